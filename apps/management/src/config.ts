@@ -1,0 +1,57 @@
+import { optionalEnv, parseEnv, zCommonEnv } from '@credential-service/server-kit'
+import { z } from 'zod'
+
+export const zManagementEnv = zCommonEnv
+  .extend({
+    AUTH_CLIENT_ID: optionalEnv(z.string().min(3)).describe(
+      'Root (operator) client id, created or updated at start. Required unless OIDC is set',
+    ),
+    AUTH_CLIENT_SECRET: optionalEnv(z.string().min(16)).describe(
+      'Root client secret (≥ 16 characters). Required unless OIDC is set',
+    ),
+    ACCESS_TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(86_400)
+      .default(3600)
+      .describe('Lifetime of management access tokens from /api/oauth2/token'),
+    OIDC: optionalEnv(z.url()).describe(
+      'Issuer URL of an external OpenID Connect provider; switches to external OIDC mode',
+    ),
+    OIDC_INTERNAL_ISSUER_URL: optionalEnv(z.url()).describe(
+      'OIDC mode: issuer URL as reachable from inside the deployment, if it differs from OIDC',
+    ),
+    OIDC_CLIENT_ID: optionalEnv(z.string().min(1)).describe(
+      'OIDC mode: admin client used to manage clients and roles',
+    ),
+    OIDC_CLIENT_SECRET: optionalEnv(z.string().min(1)).describe('OIDC mode: secret of OIDC_CLIENT_ID'),
+  })
+  .superRefine((env, ctx) => {
+    const missing = (name: keyof typeof env, why: string) =>
+      ctx.addIssue({ code: 'custom', path: [name], message: `${name} is required ${why}` })
+    if (env.OIDC === undefined) {
+      // Spec §5.3: the built-in token server needs all of these.
+      if (env.AUTH_CLIENT_ID === undefined)
+        missing('AUTH_CLIENT_ID', 'when OIDC is unset (built-in token server)')
+      if (env.AUTH_CLIENT_SECRET === undefined)
+        missing('AUTH_CLIENT_SECRET', 'when OIDC is unset (built-in token server)')
+    } else {
+      // Spec §5.4: external OIDC mode.
+      if (env.OIDC_CLIENT_ID === undefined) missing('OIDC_CLIENT_ID', 'when OIDC is set')
+      if (env.OIDC_CLIENT_SECRET === undefined) missing('OIDC_CLIENT_SECRET', 'when OIDC is set')
+      if ((env.AUTH_CLIENT_ID === undefined) !== (env.AUTH_CLIENT_SECRET === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_CLIENT_SECRET'],
+          message: 'AUTH_CLIENT_ID and AUTH_CLIENT_SECRET are set together or not at all in OIDC mode',
+        })
+      }
+    }
+  })
+
+export type ManagementConfig = Readonly<z.output<typeof zManagementEnv>>
+
+export function parseManagementConfig(env: Record<string, string | undefined>): ManagementConfig {
+  return parseEnv(zManagementEnv, env)
+}

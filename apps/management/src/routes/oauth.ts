@@ -1,0 +1,86 @@
+import { zOAuthError, zTokenRequest, zTokenResponse } from '@credential-service/core-domain'
+import { oauthErrorHandler } from '@credential-service/server-kit'
+import formbody from '@fastify/formbody'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import type { JWK } from 'jose'
+import { z } from 'zod'
+import { type createTokenService, parseBasicAuthorization } from '../services/token-service'
+
+export interface OAuthRoutesOptions {
+  exchange: ReturnType<typeof createTokenService>
+  /** `{PUBLIC_URL}/api`: issuer of management tokens. */
+  issuer: string
+  jwks: { keys: JWK[] }
+}
+
+const tags = ['oauth2']
+
+/**
+ * The built-in token server (spec §5.3): client credentials only, JSON or form bodies, Basic or
+ * body credentials. Errors follow RFC 6749 §5.2, not problem+json.
+ */
+export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod {
+  return async (app) => {
+    await app.register(formbody)
+    app.setErrorHandler(oauthErrorHandler)
+
+    app.post(
+      '/api/oauth2/token',
+      {
+        schema: {
+          operationId: 'requestToken',
+          tags,
+          summary: 'Get an access token with the client credentials grant (RFC 6749 §4.4)',
+          description:
+            'Body as `application/json` or `application/x-www-form-urlencoded`; credentials in the body or as `Authorization: Basic`.',
+          body: zTokenRequest,
+          response: { 200: zTokenResponse, 400: zOAuthError, 401: zOAuthError, 415: zOAuthError },
+        },
+      },
+      async (req, reply) => {
+        const token = await options.exchange({
+          grantType: req.body.grant_type,
+          bodyCredentials: { clientId: req.body.client_id, clientSecret: req.body.client_secret },
+          basicCredentials: parseBasicAuthorization(req.headers.authorization),
+          scope: req.body.scope,
+        })
+        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(token)
+      },
+    )
+
+    app.get(
+      '/api/oauth2/jwks',
+      {
+        schema: {
+          operationId: 'getTokenJwks',
+          tags,
+          summary: 'Public keys that verify management access tokens',
+          response: { 200: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }) },
+        },
+      },
+      async (_req, reply) => reply.header('cache-control', 'public, max-age=300').send(options.jwks),
+    )
+
+    // RFC 8414 metadata of the token server whose issuer is `{PUBLIC_URL}/api`.
+    app.get(
+      '/api/.well-known/oauth-authorization-server',
+      {
+        schema: {
+          operationId: 'getTokenServerMetadata',
+          tags,
+          summary: 'Authorization server metadata (RFC 8414) of the built-in token server',
+          response: { 200: z.record(z.string(), z.unknown()) },
+        },
+      },
+      async () => ({
+        issuer: options.issuer,
+        token_endpoint: `${options.issuer}/oauth2/token`,
+        jwks_uri: `${options.issuer}/oauth2/jwks`,
+        grant_types_supported: ['client_credentials'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        response_types_supported: [],
+        scopes_supported: undefined,
+      }),
+    )
+  }
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod'
+import { zTimestamp } from './common'
+
+/** Tenant ids appear in URLs (`/issuers/{tenant}`), so they are lowercase slugs. */
+export const zTenantId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{1,62}$/, 'lowercase letters, digits, "-" and "_", 2 to 63 characters')
+  .describe('Tenant identifier, used in URLs')
+
+export const zTenant = z.object({
+  id: zTenantId,
+  name: z.string(),
+  description: z.string().nullable(),
+  createdAt: zTimestamp,
+  updatedAt: zTimestamp,
+})
+export type Tenant = z.infer<typeof zTenant>
+
+export const zTenantCreate = z
+  .object({
+    id: zTenantId.optional().describe('Tenant identifier; generated when absent'),
+    name: z.string().min(1).max(200),
+    description: z.string().max(2000).optional(),
+  })
+  .strict()
+export type TenantCreate = z.infer<typeof zTenantCreate>
+
+export const zTenantUpdate = z
+  .object({
+    name: z.string().min(1).max(200).optional(),
+    description: z.string().max(2000).nullable().optional(),
+  })
+  .strict()
+export type TenantUpdate = z.infer<typeof zTenantUpdate>

@@ -1,0 +1,35 @@
+import { z } from 'zod'
+import { zRole } from '../roles'
+
+/** `POST /api/oauth2/token` body (RFC 6749 §4.4); credentials may come by Basic auth instead. */
+export const zTokenRequest = z
+  .object({
+    grant_type: z.string().min(1),
+    client_id: z.string().optional(),
+    client_secret: z.string().optional(),
+    scope: z.string().optional(),
+  })
+  .loose()
+export type TokenRequest = z.infer<typeof zTokenRequest>
+
+/** RFC 6749 §5.1 successful response. */
+export const zTokenResponse = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int(),
+  scope: z.string().describe('Granted roles, space-separated'),
+})
+export type TokenResponse = z.infer<typeof zTokenResponse>
+
+/** Claims of a management access token. */
+export const zAccessTokenClaims = z.object({
+  iss: z.string(),
+  aud: z.string(),
+  sub: z.string().optional().describe('Tenant id; absent for operator clients'),
+  client_id: z.string(),
+  roles: z.array(zRole),
+  iat: z.number(),
+  exp: z.number(),
+  jti: z.string(),
+})
+export type AccessTokenClaims = z.infer<typeof zAccessTokenClaims>

@@ -1,0 +1,112 @@
+/**
+ * One error hierarchy for the whole service. Management routes render it as RFC 9457
+ * problem+json, protocol routes as OAuth error responses; the mapping lives in server-kit.
+ * `detail` is public; anything diagnostic goes in `cause` and is only logged.
+ */
+export type DomainErrorCode =
+  | 'not_found'
+  | 'conflict'
+  | 'forbidden'
+  | 'unauthenticated'
+  | 'invalid_input'
+  | 'upstream_failure'
+  | 'protocol_error'
+
+export interface ValidationIssue {
+  /** Dotted path of the offending field, `''` for the whole body. */
+  path: string
+  message: string
+}
+
+export class DomainError extends Error {
+  readonly code: DomainErrorCode
+  readonly detail: string
+
+  constructor(code: DomainErrorCode, detail: string, options?: { cause?: unknown }) {
+    super(detail, options)
+    this.name = new.target.name
+    this.code = code
+    this.detail = detail
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(resource: string, id: string) {
+    super('not_found', `${resource} '${id}' was not found`)
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(detail: string) {
+    super('conflict', detail)
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(detail: string) {
+    super('forbidden', detail)
+  }
+}
+
+export class UnauthenticatedError extends DomainError {
+  /** True when a token was presented and refused (RFC 6750 §3.1 `error="invalid_token"`). */
+  readonly invalidToken: boolean
+
+  constructor(detail: string, options?: { cause?: unknown; invalidToken?: boolean }) {
+    super('unauthenticated', detail, options)
+    this.invalidToken = options?.invalidToken ?? false
+  }
+}
+
+export class InvalidInputError extends DomainError {
+  readonly issues: ValidationIssue[]
+
+  constructor(detail: string, issues: ValidationIssue[] = []) {
+    super('invalid_input', detail)
+    this.issues = issues
+  }
+}
+
+export class UpstreamError extends DomainError {
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('upstream_failure', detail, options)
+  }
+}
+
+/** Error codes defined by RFC 6749 §5.2, RFC 6750 §3, OpenID4VCI 1.0 and OpenID4VP 1.0. */
+export type ProtocolErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'invalid_proof'
+  | 'invalid_nonce'
+  | 'invalid_credential_request'
+  | 'unknown_credential_configuration'
+  | 'unknown_credential_identifier'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
+  | 'access_denied'
+  | 'server_error'
+
+export class ProtocolError extends DomainError {
+  readonly error: ProtocolErrorCode
+  readonly status: number
+  /** Value of `WWW-Authenticate` to send with a 401, if any. */
+  readonly challenge: string | undefined
+
+  constructor(
+    error: ProtocolErrorCode,
+    description: string,
+    options: { status?: number; challenge?: string; cause?: unknown } = {},
+  ) {
+    super('protocol_error', description, { cause: options.cause })
+    this.error = error
+    this.status = options.status ?? 400
+    this.challenge = options.challenge
+  }
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod'
+
+/** The eleven roles of interface spec §5 "Roles". */
+export const ROLES = [
+  'tenant:manage',
+  'tenant:read',
+  'tenant:admin',
+  'issuance:offer',
+  'issuance:config',
+  'presentation:request',
+  'presentation:config',
+  'key:manage',
+  'key:read',
+  'registrar:manage',
+  'metrics:read',
+] as const
+
+export const zRole = z.enum(ROLES).describe('Role value (interface spec §5)')
+export type Role = z.infer<typeof zRole>
+
+/** The authenticated caller of a management route, from a verified access token. */
+export interface Principal {
+  clientId: string
+  /** Tenant the client belongs to; undefined for operator clients (spec §5 rule 3). */
+  tenantId: string | undefined
+  roles: readonly Role[]
+}
+
+export function hasAnyRole(principal: Principal, roles: readonly Role[]): boolean {
+  return roles.some((role) => principal.roles.includes(role))
+}
+
+export function isOperator(principal: Principal): boolean {
+  return principal.tenantId === undefined && principal.roles.includes('tenant:manage')
+}
+
+/**
+ * Spec §5 rules 2 and 3: a client belongs to at most one tenant, and a `tenant:manage`
+ * client belongs to none. Returns the problem, or undefined when the assignment is valid.
+ */
+export function checkClientTenantBinding(
+  roles: readonly Role[],
+  tenantId: string | undefined,
+): string | undefined {
+  if (tenantId !== undefined && roles.includes('tenant:manage')) {
+    return "a client with role 'tenant:manage' manages the whole service and cannot belong to a tenant"
+  }
+  if (tenantId === undefined && !roles.includes('tenant:manage')) {
+    return "a client without role 'tenant:manage' must belong to a tenant"
+  }
+  return undefined
+}

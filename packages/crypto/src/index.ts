@@ -1,0 +1,6 @@
+export type { IssuedToken, TokenIssuerOptions, TokenVerifierOptions } from './management-token'
+export { createManagementTokenIssuer, createManagementTokenVerifier } from './management-token'
+export type { ManagementSigningKey, MasterKeyPurpose } from './master-secret'
+export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
+export type { SecretVerifier } from './secret-hash'
+export { createSecretVerifier, generateSecret, hashSecret } from './secret-hash'

@@ -1,0 +1,65 @@
+import {
+  type AccessTokenClaims,
+  type Principal,
+  UnauthenticatedError,
+  zAccessTokenClaims,
+} from '@credential-service/core-domain'
+import { createLocalJWKSet, type JWK, jwtVerify, SignJWT } from 'jose'
+import type { ManagementSigningKey } from './master-secret'
+
+export interface TokenIssuerOptions {
+  key: ManagementSigningKey
+  /** `iss` and `aud` of management tokens: `{PUBLIC_URL}/api`. */
+  issuer: string
+  lifetimeSeconds: number
+  now?: () => Date
+}
+
+export interface IssuedToken {
+  accessToken: string
+  expiresIn: number
+}
+
+export function createManagementTokenIssuer(options: TokenIssuerOptions) {
+  const now = options.now ?? (() => new Date())
+  return async function issue(principal: Principal): Promise<IssuedToken> {
+    const iat = Math.floor(now().getTime() / 1000)
+    const builder = new SignJWT({ client_id: principal.clientId, roles: [...principal.roles] })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: options.key.publicJwk.kid })
+      .setIssuer(options.issuer)
+      .setAudience(options.issuer)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + options.lifetimeSeconds)
+      .setJti(globalThis.crypto.randomUUID())
+    if (principal.tenantId !== undefined) builder.setSubject(principal.tenantId)
+    return { accessToken: await builder.sign(options.key.privateKey), expiresIn: options.lifetimeSeconds }
+  }
+}
+
+export interface TokenVerifierOptions {
+  /** Keys accepted for management tokens (the derived key; a JWKS lets other services verify too). */
+  jwks: { keys: JWK[] }
+  issuer: string
+  now?: () => Date
+}
+
+/** Stateless verification (spec §5 rule 1): signature, issuer, audience, lifetime, claim shapes. */
+export function createManagementTokenVerifier(options: TokenVerifierOptions) {
+  const keySet = createLocalJWKSet(options.jwks)
+  return async function verify(token: string): Promise<Principal> {
+    let claims: AccessTokenClaims
+    try {
+      const { payload } = await jwtVerify(token, keySet, {
+        issuer: options.issuer,
+        audience: options.issuer,
+        algorithms: ['EdDSA'],
+        typ: 'at+jwt',
+        ...(options.now ? { currentDate: options.now() } : {}),
+      })
+      claims = zAccessTokenClaims.parse(payload)
+    } catch (cause) {
+      throw new UnauthenticatedError('the access token is invalid or expired', { cause, invalidToken: true })
+    }
+    return { clientId: claims.client_id, tenantId: claims.sub, roles: claims.roles }
+  }
+}

@@ -1,0 +1,94 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { PGlite } from '@electric-sql/pglite'
+import { sql } from 'drizzle-orm'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
+import postgres from 'postgres'
+import type { Database, DatabaseKind } from './database'
+import * as schema from './schema'
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection string. When absent, an embedded PGlite database is used. */
+  url?: string | undefined
+  /** PGlite data folder; `memory://` keeps it in memory (tests). */
+  dataDir?: string | undefined
+  /** Pool size for PostgreSQL. */
+  maxConnections?: number | undefined
+}
+
+export interface DatabaseHandle {
+  db: Database
+  kind: DatabaseKind
+  /** Applies the committed SQL migrations; safe when several processes start at once. */
+  migrate(): Promise<void>
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}
+
+// Statements are in order; pods racing to migrate serialise on this advisory lock.
+const MIGRATION_LOCK = 727_100_501
+
+/** Finds the migrations folder next to the source (workspace) or next to a bundled entry point. */
+export function migrationsFolder(): string {
+  const candidates = [new URL('../migrations', import.meta.url), new URL('./migrations', import.meta.url)]
+  for (const candidate of candidates) {
+    const path = fileURLToPath(candidate)
+    if (existsSync(`${path}/meta/_journal.json`)) return path
+  }
+  throw new Error('database migrations folder not found next to the application')
+}
+
+export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  return options.url
+    ? createPostgres(options.url, options.maxConnections ?? 10)
+    : createPglite(options.dataDir)
+}
+
+function createPostgres(url: string, max: number): DatabaseHandle {
+  const client = postgres(url, { max, onnotice: () => {} })
+  const db = drizzlePostgres(client, { schema, casing: 'snake_case' }) as unknown as Database
+  return {
+    db,
+    kind: 'postgres',
+    async migrate() {
+      // One dedicated connection holds the session-level advisory lock for the whole run.
+      const single = postgres(url, { max: 1, onnotice: () => {} })
+      try {
+        await single`select pg_advisory_lock(${MIGRATION_LOCK})`
+        await migratePostgres(drizzlePostgres(single), { migrationsFolder: migrationsFolder() })
+      } finally {
+        await single`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {})
+        await single.end()
+      }
+    },
+    ping: () => ping(db),
+    close: () => client.end({ timeout: 5 }),
+  }
+}
+
+async function createPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
+  const location = dataDir ?? 'memory://'
+  if (!location.startsWith('memory://')) mkdirSync(location, { recursive: true })
+  const client = await PGlite.create(location)
+  const db = drizzlePglite(client, { schema, casing: 'snake_case' }) as unknown as Database
+  return {
+    db,
+    kind: 'pglite',
+    // PGlite is one in-process connection, so there is no one to race with.
+    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: migrationsFolder() }),
+    ping: () => ping(db),
+    close: () => client.close(),
+  }
+}
+
+async function ping(db: Database): Promise<boolean> {
+  try {
+    await db.execute(sql`select 1`)
+    return true
+  } catch {
+    return false
+  }
+}

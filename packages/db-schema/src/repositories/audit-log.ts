@@ -1,0 +1,17 @@
+import { newId } from '@credential-service/core-domain'
+import type { Executor } from '../database'
+import { auditLog } from '../schema'
+
+export interface AuditEntry {
+  tenantId: string | null
+  actorClientId: string
+  action: 'create' | 'update' | 'delete' | 'rotate-secret'
+  resourceType: 'tenant' | 'client' | 'key-chain'
+  resourceId: string
+  /** Never secrets: ids, changed field names. */
+  detail?: Record<string, unknown>
+}
+
+export async function recordAudit(tx: Executor, entry: AuditEntry): Promise<void> {
+  await tx.insert(auditLog).values({ id: newId('aud'), ...entry, detail: entry.detail ?? null })
+}

@@ -1,0 +1,160 @@
+import type { Client, PageQuery, Role } from '@credential-service/core-domain'
+import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm'
+import type { Database, Executor } from '../database'
+import { type ClientRow, clients } from '../schema'
+import { decodeCursor, toPage } from './pagination'
+
+function toClient(row: ClientRow): Client {
+  return {
+    clientId: row.clientId,
+    tenantId: row.tenantId,
+    description: row.description,
+    roles: row.roles as Role[],
+    allowedPresentationConfigs: row.allowedPresentationConfigs,
+    allowedIssuanceConfigs: row.allowedIssuanceConfigs,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    secretRotatedAt: row.secretRotatedAt.toISOString(),
+  }
+}
+
+export interface NewClient {
+  clientId: string
+  secretHash: string
+  description?: string | undefined
+  roles: Role[]
+  allowedPresentationConfigs?: string[] | null | undefined
+  allowedIssuanceConfigs?: string[] | null | undefined
+}
+
+export interface ClientPatch {
+  description?: string | null | undefined
+  roles?: Role[] | undefined
+  allowedPresentationConfigs?: string[] | null | undefined
+  allowedIssuanceConfigs?: string[] | null | undefined
+}
+
+/**
+ * Clients of one scope: a tenant id, or null for operator clients. A client of another scope
+ * reads as not found.
+ */
+export function createClientRepository(db: Database, tenantId: string | null) {
+  const inScope = (clientId?: string): SQL => {
+    const scope = tenantId === null ? isNull(clients.tenantId) : eq(clients.tenantId, tenantId)
+    return clientId === undefined ? scope : (and(scope, eq(clients.clientId, clientId)) as SQL)
+  }
+
+  return {
+    async list(query: PageQuery) {
+      const after = decodeCursor(query.cursor)
+      const rows = await db
+        .select()
+        .from(clients)
+        .where(after === undefined ? inScope() : and(inScope(), gt(clients.clientId, after)))
+        .orderBy(asc(clients.clientId))
+        .limit(query.limit + 1)
+      return toPage(rows, query.limit, (r) => r.clientId, toClient)
+    },
+
+    async get(clientId: string, tx: Executor = db): Promise<Client | undefined> {
+      const [row] = await tx.select().from(clients).where(inScope(clientId))
+      return row && toClient(row)
+    },
+
+    /** Returns undefined when the client id is already taken (in any scope). */
+    async create(input: NewClient, tx: Executor = db): Promise<Client | undefined> {
+      const [row] = await tx
+        .insert(clients)
+        .values({
+          clientId: input.clientId,
+          tenantId,
+          secretHash: input.secretHash,
+          description: input.description ?? null,
+          roles: input.roles,
+          allowedPresentationConfigs: input.allowedPresentationConfigs ?? null,
+          allowedIssuanceConfigs: input.allowedIssuanceConfigs ?? null,
+        })
+        .onConflictDoNothing()
+        .returning()
+      return row && toClient(row)
+    },
+
+    async update(clientId: string, patch: ClientPatch, tx: Executor = db): Promise<Client | undefined> {
+      const [row] = await tx
+        .update(clients)
+        .set({ ...patch, updatedAt: new Date() })
+        .where(inScope(clientId))
+        .returning()
+      return row && toClient(row)
+    },
+
+    async replaceSecret(
+      clientId: string,
+      secretHash: string,
+      tx: Executor = db,
+    ): Promise<Client | undefined> {
+      const now = new Date()
+      const [row] = await tx
+        .update(clients)
+        .set({ secretHash, updatedAt: now, secretRotatedAt: now })
+        .where(inScope(clientId))
+        .returning()
+      return row && toClient(row)
+    },
+
+    async delete(clientId: string, tx: Executor = db): Promise<boolean> {
+      const rows = await tx.delete(clients).where(inScope(clientId)).returning({ id: clients.clientId })
+      return rows.length > 0
+    },
+  }
+}
+export type ClientRepository = ReturnType<typeof createClientRepository>
+
+export interface ClientCredentials {
+  client: Client
+  secretHash: string
+}
+
+/** The token endpoint's look-up: by client id alone, before any tenant is known. */
+export async function findClientCredentials(
+  db: Database,
+  clientId: string,
+): Promise<ClientCredentials | undefined> {
+  const [row] = await db.select().from(clients).where(eq(clients.clientId, clientId))
+  return row && { client: toClient(row), secretHash: row.secretHash }
+}
+
+/**
+ * Creates or updates the root operator client from AUTH_CLIENT_ID / AUTH_CLIENT_SECRET (spec §5.3).
+ * Refuses to take over a tenant's client of the same id.
+ */
+export async function upsertOperatorClient(
+  db: Database,
+  input: { clientId: string; secretHash: string; roles: Role[] },
+): Promise<'created' | 'updated'> {
+  return db.transaction(async (tx) => {
+    const [existing] = await tx
+      .select()
+      .from(clients)
+      .where(eq(clients.clientId, input.clientId))
+      .for('update')
+    if (existing?.tenantId) {
+      throw new Error(
+        `client '${input.clientId}' belongs to tenant '${existing.tenantId}' and cannot be the root client`,
+      )
+    }
+    if (existing) {
+      const roles = [...new Set([...(existing.roles as Role[]), ...input.roles])]
+      const now = new Date()
+      await tx
+        .update(clients)
+        .set({ secretHash: input.secretHash, roles, updatedAt: now, secretRotatedAt: now })
+        .where(eq(clients.clientId, input.clientId))
+      return 'updated'
+    }
+    await tx
+      .insert(clients)
+      .values({ clientId: input.clientId, tenantId: null, secretHash: input.secretHash, roles: input.roles })
+    return 'created'
+  })
+}

@@ -1,0 +1,65 @@
+import type { PageQuery, Tenant, TenantUpdate } from '@credential-service/core-domain'
+import { asc, eq, gt } from 'drizzle-orm'
+import type { Database, Executor } from '../database'
+import { type TenantRow, tenants } from '../schema'
+import { decodeCursor, toPage } from './pagination'
+
+function toTenant(row: TenantRow): Tenant {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+/** Tenants are the one aggregate not owned by a tenant: only operator routes list them all. */
+export function createTenantRepository(db: Database) {
+  return {
+    async list(query: PageQuery) {
+      const after = decodeCursor(query.cursor)
+      const rows = await db
+        .select()
+        .from(tenants)
+        .where(after === undefined ? undefined : gt(tenants.id, after))
+        .orderBy(asc(tenants.id))
+        .limit(query.limit + 1)
+      return toPage(rows, query.limit, (r) => r.id, toTenant)
+    },
+
+    async get(id: string, tx: Executor = db): Promise<Tenant | undefined> {
+      const [row] = await tx.select().from(tenants).where(eq(tenants.id, id))
+      return row && toTenant(row)
+    },
+
+    /** Returns undefined when the id is taken. */
+    async create(
+      input: { id: string; name: string; description?: string | undefined },
+      tx: Executor = db,
+    ): Promise<Tenant | undefined> {
+      const [row] = await tx
+        .insert(tenants)
+        .values({ id: input.id, name: input.name, description: input.description ?? null })
+        .onConflictDoNothing()
+        .returning()
+      return row && toTenant(row)
+    },
+
+    async update(id: string, patch: TenantUpdate, tx: Executor = db): Promise<Tenant | undefined> {
+      const [row] = await tx
+        .update(tenants)
+        .set({ ...patch, updatedAt: new Date() })
+        .where(eq(tenants.id, id))
+        .returning()
+      return row && toTenant(row)
+    },
+
+    /** Deletes the tenant and, by cascade, everything it owns. */
+    async delete(id: string, tx: Executor = db): Promise<boolean> {
+      const rows = await tx.delete(tenants).where(eq(tenants.id, id)).returning({ id: tenants.id })
+      return rows.length > 0
+    },
+  }
+}
+export type TenantRepository = ReturnType<typeof createTenantRepository>

@@ -1,0 +1,8 @@
+export type { AuditLogRow } from './audit-log'
+export { auditLog } from './audit-log'
+export type { ClientRow } from './clients'
+export { clients } from './clients'
+export type { KeyChainRow } from './key-chains'
+export { keyChains } from './key-chains'
+export type { TenantRow } from './tenants'
+export { tenants } from './tenants'

@@ -1,0 +1,88 @@
+import {
+  ForbiddenError,
+  hasAnyRole,
+  NotFoundError,
+  type Principal,
+  type Role,
+  UnauthenticatedError,
+} from '@credential-service/core-domain'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified caller; set on every route that declares roles. */
+    principal: Principal
+    /**
+     * Tenant the request acts on: the path's `{tenantId}`, else the token's tenant; null for an
+     * operator on a shorthand route (operator scope).
+     */
+    tenantScope: string | null
+  }
+  interface FastifyContextConfig {
+    /** Roles of which the caller needs at least one (spec §5 rule 4). */
+    roles?: readonly Role[]
+  }
+}
+
+export type VerifyAccessToken = (token: string) => Promise<Principal>
+
+export interface SecuredRoute {
+  method: string
+  url: string
+  roles: readonly Role[]
+}
+
+function bearerToken(request: FastifyRequest): string {
+  const header = request.headers.authorization
+  const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null
+  if (!match?.[1]) throw new UnauthenticatedError('a Bearer access token is required')
+  return match[1]
+}
+
+/**
+ * Role-based protection declared once per route as `config: { roles }`: the hook verifies the
+ * token, checks the roles, resolves the tenant scope, and adds `security` to the route's OpenAPI
+ * entry. Returns the list of secured routes (tests run the role matrix over it).
+ */
+export function registerRoleGuard(app: FastifyInstance, verify: VerifyAccessToken): SecuredRoute[] {
+  const secured: SecuredRoute[] = []
+  app.decorateRequest('principal', null as unknown as Principal)
+  app.decorateRequest('tenantScope', null)
+
+  app.addHook('onRoute', (route) => {
+    const roles = route.config?.roles
+    if (!roles) return
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods) if (method !== 'HEAD') secured.push({ method, url: route.url, roles })
+    route.schema = {
+      ...route.schema,
+      security: [{ oauth2: [...roles] }],
+      description: [route.schema?.description, `Roles (any of): ${roles.map((r) => `\`${r}\``).join(', ')}.`]
+        .filter(Boolean)
+        .join('\n\n'),
+    }
+    const guard: onRequestHookHandler = async (request) => {
+      const principal = await verify(bearerToken(request))
+      if (!hasAnyRole(principal, roles)) {
+        throw new ForbiddenError(`this operation needs one of the roles ${roles.join(', ')}`)
+      }
+      request.principal = principal
+      request.tenantScope = resolveTenantScope(request, principal)
+    }
+    const existing = route.onRequest
+    route.onRequest = existing ? [guard, ...(Array.isArray(existing) ? existing : [existing])] : [guard]
+  })
+  return secured
+}
+
+/**
+ * DESIGN.md "Management API shape": a tenant-bound client acts on its own tenant only, and a path
+ * tenant that is not its own reads as not found; an operator (no tenant) may name any tenant.
+ */
+function resolveTenantScope(request: FastifyRequest, principal: Principal): string | null {
+  const pathTenant = (request.params as { tenantId?: string } | undefined)?.tenantId
+  if (pathTenant === undefined) return principal.tenantId ?? null
+  if (principal.tenantId !== undefined && principal.tenantId !== pathTenant)
+    throw new NotFoundError('tenant', pathTenant)
+  return pathTenant
+}

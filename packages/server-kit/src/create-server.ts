@@ -1,0 +1,78 @@
+import { newId } from '@credential-service/core-domain'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify'
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
+import { oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
+import { problem } from './problem'
+import { SERVICE_VERSION } from './version'
+
+export interface ServerOptions {
+  logLevel: string
+  /** Reports whether the database answers; used by `GET /healthz`. */
+  ping: () => Promise<boolean>
+  /** App plugins to mount on this origin (one in a standalone app, three in all-in-one mode). */
+  apps: FastifyPluginAsync[]
+  /** Largest accepted request body. */
+  bodyLimit?: number
+}
+
+/** Fields that must never reach a log line. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'body.client_secret',
+  'body.clientSecret',
+  '*.client_secret',
+  '*.clientSecret',
+  '*.secretHash',
+  '*.privateJwk',
+  '*.d',
+]
+
+export const DEFAULT_BODY_LIMIT = 256 * 1024
+
+/**
+ * The Fastify root shared by every process: logging, ids, zod validation, the version header,
+ * `GET /`, `GET /healthz`, and error and not-found rendering by path (`/api` problem+json,
+ * everything else OAuth-style JSON). Apps add their routes as plugins.
+ */
+export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: options.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } },
+    genReqId: () => newId('req', 16),
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    trustProxy: true,
+  })
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
+
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('x-service-version', SERVICE_VERSION)
+  })
+
+  app.setErrorHandler((error, request, reply) =>
+    request.url.startsWith('/api')
+      ? problemErrorHandler(error, request, reply)
+      : oauthErrorHandler(error, request, reply),
+  )
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url
+    if (path.startsWith('/api')) {
+      const body = problem('route_not_found', `no route ${request.method} ${path}`, { instance: path })
+      return reply.status(404).type(PROBLEM_CONTENT_TYPE).send(body)
+    }
+    return reply
+      .status(404)
+      .send({ error: 'not_found', error_description: `no route ${request.method} ${path}` })
+  })
+
+  // Spec §9.1: `GET /` names the service but carries no version.
+  app.get('/', { schema: { hide: true } }, async () => ({ name: 'credential-service' }))
+  // Liveness and readiness for orchestrators; not routed by the ingress.
+  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+    const up = await options.ping()
+    return reply.status(up ? 200 : 503).send({ status: up ? 'ok' : 'unavailable' })
+  })
+
+  for (const plugin of options.apps) await app.register(plugin)
+  return app
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod'
+
+/** A failed configuration parse: lists every offending variable by name. */
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value)
+
+/** An optional variable where an empty string counts as unset (compose files often pass `VAR=`). */
+export function optionalEnv<T extends z.ZodType>(schema: T) {
+  return z.preprocess(emptyAsUndefined, schema.optional())
+}
+
+/** Variables every app reads. */
+export const zCommonEnv = z.object({
+  PUBLIC_URL: z
+    .url()
+    .transform((url) => url.replace(/\/+$/, ''))
+    .describe('External base URL of the service, e.g. https://credentials.example.com (no trailing slash)'),
+  MASTER_SECRET: z
+    .string({ error: 'MASTER_SECRET is required' })
+    .min(32, 'MASTER_SECRET must be at least 32 characters')
+    .describe('Secret (≥ 32 characters) from which token-signing and key-encryption keys are derived'),
+  DATABASE_URL: optionalEnv(z.string().describe('PostgreSQL connection string')).describe(
+    'PostgreSQL connection string; required by the standalone apps. Unset in all-in-one mode: embedded PGlite',
+  ),
+  PGLITE_DATA_DIR: z
+    .string()
+    .default('.data/pglite')
+    .describe('All-in-one mode without DATABASE_URL: folder of the embedded database'),
+  DATABASE_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(10)
+    .describe('PostgreSQL connections per process'),
+  HOST: z.string().default('0.0.0.0').describe('Interface to listen on'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port to listen on'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('pino log level'),
+})
+
+/**
+ * Parses the environment once. Errors name each variable, never its value (it may be a secret).
+ */
+export function parseEnv<T extends z.ZodType>(
+  schema: T,
+  env: Record<string, string | undefined>,
+): Readonly<z.output<T>> {
+  const result = schema.safeParse(env)
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => {
+        const name = issue.path.join('.') || 'environment'
+        return issue.message.includes(name) ? issue.message : `${name}: ${issue.message}`
+      }),
+    )
+  }
+  return Object.freeze(result.data) as Readonly<z.output<T>>
+}

@@ -1,0 +1,81 @@
+import {
+  type DomainError,
+  type DomainErrorCode,
+  InvalidInputError,
+  type Problem,
+  type ValidationIssue,
+} from '@credential-service/core-domain'
+
+/** Problem codes of `/api`: the domain codes plus what the HTTP layer itself can refuse. */
+export type ProblemCode =
+  | Exclude<DomainErrorCode, 'protocol_error'>
+  | 'malformed_request'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'route_not_found'
+  | 'internal_error'
+
+interface ProblemKind {
+  status: number
+  title: string
+}
+
+/** The one table of status and title per code; the `never` check makes a new code fail the typecheck. */
+export function problemKind(code: ProblemCode): ProblemKind {
+  switch (code) {
+    case 'invalid_input':
+      return { status: 400, title: 'Invalid input' }
+    case 'malformed_request':
+      return { status: 400, title: 'Malformed request' }
+    case 'unauthenticated':
+      return { status: 401, title: 'Authentication required' }
+    case 'forbidden':
+      return { status: 403, title: 'Forbidden' }
+    case 'not_found':
+      return { status: 404, title: 'Not found' }
+    case 'route_not_found':
+      return { status: 404, title: 'No such route' }
+    case 'conflict':
+      return { status: 409, title: 'Conflict' }
+    case 'payload_too_large':
+      return { status: 413, title: 'Payload too large' }
+    case 'unsupported_media_type':
+      return { status: 415, title: 'Unsupported media type' }
+    case 'upstream_failure':
+      return { status: 502, title: 'Upstream failure' }
+    case 'internal_error':
+      return { status: 500, title: 'Internal server error' }
+    default: {
+      const unmapped: never = code
+      throw new Error(`unmapped problem code ${String(unmapped)}`)
+    }
+  }
+}
+
+export const PROBLEM_TYPE_BASE = 'https://credential-service.dev/problems/'
+
+export function problem(
+  code: ProblemCode,
+  detail: string,
+  options: { instance?: string; errors?: ValidationIssue[] } = {},
+): Problem {
+  const kind = problemKind(code)
+  return {
+    type: `${PROBLEM_TYPE_BASE}${code.replaceAll('_', '-')}`,
+    title: kind.title,
+    status: kind.status,
+    detail,
+    code,
+    ...(options.instance ? { instance: options.instance } : {}),
+    ...(options.errors?.length ? { errors: options.errors } : {}),
+  }
+}
+
+export function problemFromDomainError(error: DomainError, instance?: string): Problem {
+  const code: ProblemCode = error.code === 'protocol_error' ? 'invalid_input' : error.code
+  const errors = error instanceof InvalidInputError ? error.issues : undefined
+  return problem(code, error.detail, { ...(instance ? { instance } : {}), ...(errors ? { errors } : {}) })
+}
+
+/** Every problem status a management route can answer, for the OpenAPI description. */
+export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 500] as const

@@ -1,0 +1,72 @@
+import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { z } from 'zod'
+import { createServer } from './create-server'
+import { ConfigError, type zCommonEnv } from './env'
+
+type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
+
+export interface RunOptions<C extends CommonConfig> {
+  name: string
+  parseConfig: (env: Record<string, string | undefined>) => C
+  /** Whether the process may fall back to embedded PGlite (all-in-one mode only). */
+  allowEmbeddedDatabase: boolean
+  /** Returns the app plugins to mount, after the database is migrated. */
+  build: (config: C, database: DatabaseHandle) => Promise<FastifyPluginAsync[]>
+  /** Runs once the server listens (e.g. to print the root client). */
+  onListening?: (config: C, server: FastifyInstance) => void | Promise<void>
+}
+
+/**
+ * A process entry point: parse the environment once, open and migrate the database, mount the
+ * apps, listen, and close gracefully on SIGTERM/SIGINT. Configuration errors exit with status 1
+ * and a message naming each variable.
+ */
+export async function runProcess<C extends CommonConfig>(options: RunOptions<C>): Promise<void> {
+  let config: C
+  try {
+    config = options.parseConfig(process.env)
+    if (!options.allowEmbeddedDatabase && !config.DATABASE_URL) {
+      throw new ConfigError([
+        `DATABASE_URL is required by the standalone ${options.name} app (the embedded database is for all-in-one mode only)`,
+      ])
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`${options.name}: ${error.message}`)
+      process.exit(1)
+    }
+    throw error
+  }
+
+  const database = await createDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.PGLITE_DATA_DIR,
+    maxConnections: config.DATABASE_POOL_SIZE,
+  })
+  await database.migrate()
+  const server = await createServer({
+    logLevel: config.LOG_LEVEL,
+    ping: database.ping,
+    apps: await options.build(config, database),
+  })
+  server.addHook('onClose', () => database.close())
+
+  let closing = false
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      if (closing) return
+      closing = true
+      server.log.info({ signal }, 'shutting down')
+      server.close().then(
+        () => process.exit(0),
+        (error) => {
+          server.log.error({ err: error }, 'shutdown failed')
+          process.exit(1)
+        },
+      )
+    })
+  }
+  await server.listen({ host: config.HOST, port: config.PORT })
+  await options.onListening?.(config, server)
+}

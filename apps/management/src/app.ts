@@ -38,6 +38,8 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const now = deps.now ?? (() => new Date())
 
     app.setErrorHandler(problemErrorHandler)
+    // The API speaks JSON (and forms at the token endpoint); anything else is a 415, not a string body.
+    app.removeContentTypeParser('text/plain')
     await registerDocs(app, { publicUrl: config.PUBLIC_URL, builtInTokenServer: config.OIDC === undefined })
     const secured = registerRoleGuard(app, createManagementTokenVerifier({ jwks, issuer, now }))
 

@@ -115,7 +115,7 @@ export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): Fa
           description:
             'Access tokens already issued stay valid until they expire (verification is stateless).',
           params: itemParams,
-          body: zClientSecretRotate.optional(),
+          body: zClientSecretRotate.nullish(),
           response: { 200: zClientWithSecret, ...problemResponses },
         },
       },

@@ -27,28 +27,33 @@ export const zManagementEnv = zCommonEnv
     ),
     OIDC_CLIENT_SECRET: optionalEnv(z.string().min(1)).describe('OIDC mode: secret of OIDC_CLIENT_ID'),
   })
-  .superRefine((env, ctx) => {
-    const missing = (name: keyof typeof env, why: string) =>
-      ctx.addIssue({ code: 'custom', path: [name], message: `${name} is required ${why}` })
-    if (env.OIDC === undefined) {
-      // Spec §5.3: the built-in token server needs all of these.
-      if (env.AUTH_CLIENT_ID === undefined)
-        missing('AUTH_CLIENT_ID', 'when OIDC is unset (built-in token server)')
-      if (env.AUTH_CLIENT_SECRET === undefined)
-        missing('AUTH_CLIENT_SECRET', 'when OIDC is unset (built-in token server)')
-    } else {
-      // Spec §5.4: external OIDC mode.
-      if (env.OIDC_CLIENT_ID === undefined) missing('OIDC_CLIENT_ID', 'when OIDC is set')
-      if (env.OIDC_CLIENT_SECRET === undefined) missing('OIDC_CLIENT_SECRET', 'when OIDC is set')
-      if ((env.AUTH_CLIENT_ID === undefined) !== (env.AUTH_CLIENT_SECRET === undefined)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['AUTH_CLIENT_SECRET'],
-          message: 'AUTH_CLIENT_ID and AUTH_CLIENT_SECRET are set together or not at all in OIDC mode',
-        })
+  .superRefine(
+    (env, ctx) => {
+      const missing = (name: keyof typeof env, why: string) =>
+        ctx.addIssue({ code: 'custom', path: [name], message: `${name} is required ${why}` })
+      const isSet = (value: unknown) => value !== undefined && value !== ''
+      if (!isSet(env.OIDC)) {
+        // Spec §5.3: the built-in token server needs all of these.
+        if (env.AUTH_CLIENT_ID === undefined)
+          missing('AUTH_CLIENT_ID', 'when OIDC is unset (built-in token server)')
+        if (env.AUTH_CLIENT_SECRET === undefined)
+          missing('AUTH_CLIENT_SECRET', 'when OIDC is unset (built-in token server)')
+      } else {
+        // Spec §5.4: external OIDC mode.
+        if (!isSet(env.OIDC_CLIENT_ID)) missing('OIDC_CLIENT_ID', 'when OIDC is set')
+        if (!isSet(env.OIDC_CLIENT_SECRET)) missing('OIDC_CLIENT_SECRET', 'when OIDC is set')
+        if (isSet(env.AUTH_CLIENT_ID) !== isSet(env.AUTH_CLIENT_SECRET)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['AUTH_CLIENT_SECRET'],
+            message: 'AUTH_CLIENT_ID and AUTH_CLIENT_SECRET are set together or not at all in OIDC mode',
+          })
+        }
       }
-    }
-  })
+    },
+    // Run even when other variables failed, so one start-up lists every problem at once.
+    { when: () => true },
+  )
 
 export type ManagementConfig = Readonly<z.output<typeof zManagementEnv>>
 

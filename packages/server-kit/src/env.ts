@@ -18,7 +18,7 @@ export function optionalEnv<T extends z.ZodType>(schema: T) {
 /** Variables every app reads. */
 export const zCommonEnv = z.object({
   PUBLIC_URL: z
-    .url()
+    .url({ error: 'PUBLIC_URL must be an absolute http(s) URL' })
     .transform((url) => url.replace(/\/+$/, ''))
     .describe('External base URL of the service, e.g. https://credentials.example.com (no trailing slash)'),
   MASTER_SECRET: z

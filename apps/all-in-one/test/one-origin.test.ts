@@ -1,0 +1,86 @@
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { parseManagementConfig } from '@credential-service/management'
+import { createServer, SERVICE_VERSION } from '@credential-service/server-kit'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { composeApps } from '../src/compose'
+
+describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
+  let app: FastifyInstance
+  const secret = 'all-in-one-root-secret-0123456789'
+  const clientId = `root-${crypto.randomUUID()}`
+
+  beforeAll(async () => {
+    const database = await testDatabase.open()
+    const config = parseManagementConfig({
+      PUBLIC_URL: 'http://localhost:3000',
+      MASTER_SECRET: 'x'.repeat(40),
+      AUTH_CLIENT_ID: clientId,
+      AUTH_CLIENT_SECRET: secret,
+    })
+    app = await createServer({ logLevel: 'silent', ping: database.ping, apps: await composeApps(config, database) })
+    app.addHook('onClose', () => database.close())
+    await app.ready()
+  })
+  afterAll(() => app.close())
+
+  it('spec §9.1: GET / names the service without any version', async () => {
+    const response = await app.inject({ url: '/' })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toStrictEqual({ name: 'credential-service' })
+    expect(response.body).not.toContain(SERVICE_VERSION)
+  })
+
+  it('spec §9.1: every response carries X-Service-Version, errors included', async () => {
+    for (const url of ['/', '/api/health', '/api/tenants', '/issuers/x/unknown', '/verifiers/x/unknown', '/healthz']) {
+      const response = await app.inject({ url })
+      expect(response.headers['x-service-version'], url).toBe(SERVICE_VERSION)
+    }
+  })
+
+  it('GET /api/health reports status, version and the database', async () => {
+    const response = await app.inject({ url: '/api/health' })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toStrictEqual({
+      status: 'ok',
+      version: SERVICE_VERSION,
+      database: { status: 'up', kind: testDatabase.name },
+    })
+  })
+
+  it('the root client from AUTH_CLIENT_ID / AUTH_CLIENT_SECRET is an operator', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/oauth2/token',
+      payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
+    })
+    expect(response.statusCode).toBe(200)
+    expect(response.json().scope).toBe('tenant:manage')
+  })
+
+  it('spec §4: /api/docs serves the UI and /api/docs-json an OpenAPI document with roles and oauth2', async () => {
+    const ui = await app.inject({ url: '/api/docs/' })
+    expect(ui.statusCode).toBe(200)
+    expect(ui.headers['content-type']).toContain('text/html')
+    const doc = (await app.inject({ url: '/api/docs-json' })).json()
+    expect(doc.openapi).toBe('3.1.0')
+    expect(doc.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe('/api/oauth2/token')
+    const listTenants = doc.paths['/api/tenants'].get
+    expect(listTenants.operationId).toBe('listTenants')
+    expect(listTenants.security).toStrictEqual([{ oauth2: ['tenant:manage', 'tenant:read'] }])
+    expect(listTenants.responses['403']).toBeDefined()
+    expect(doc.paths['/api/tenants/{tenantId}/clients/{clientId}/rotate-secret'].post.operationId).toBe(
+      'rotateClientSecretOfTenant',
+    )
+    // Only the management API is described there; protocol endpoints are not under /api.
+    expect(Object.keys(doc.paths).every((path) => path.startsWith('/api/'))).toBe(true)
+  })
+
+  it('protocol paths answer OAuth-style errors, /api paths problem+json', async () => {
+    const protocol = await app.inject({ url: '/issuers/acme/nothing' })
+    expect(protocol.statusCode).toBe(404)
+    expect(protocol.json().error).toBe('not_found')
+    const api = await app.inject({ url: '/api/nothing' })
+    expect(api.headers['content-type']).toContain('application/problem+json')
+  })
+})

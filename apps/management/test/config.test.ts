@@ -1,0 +1,83 @@
+import { spawnSync } from 'node:child_process'
+import { ConfigError } from '@credential-service/server-kit'
+import { describe, expect, it } from 'vitest'
+import { parseManagementConfig } from '../src/config'
+
+const base = {
+  PUBLIC_URL: 'https://issuer.test',
+  MASTER_SECRET: 'm'.repeat(32),
+  AUTH_CLIENT_ID: 'root',
+  AUTH_CLIENT_SECRET: 's'.repeat(16),
+}
+
+const issuesOf = (env: Record<string, string>) => {
+  try {
+    parseManagementConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues
+    throw error
+  }
+  return []
+}
+
+describe('management configuration (spec §5.3, §5.4, §8)', () => {
+  it('accepts the built-in token server set and fills defaults', () => {
+    const config = parseManagementConfig({ ...base, PUBLIC_URL: 'https://issuer.test/' })
+    expect(config.PUBLIC_URL).toBe('https://issuer.test')
+    expect(config.ACCESS_TOKEN_TTL_SECONDS).toBe(3600)
+    expect(Object.isFrozen(config)).toBe(true)
+  })
+
+  it('spec §8: a MASTER_SECRET under 32 characters is refused, naming the variable, never its value', () => {
+    const issues = issuesOf({ ...base, MASTER_SECRET: 'short-secret-value' })
+    expect(issues).toStrictEqual(['MASTER_SECRET must be at least 32 characters'])
+    expect(issues.join()).not.toContain('short-secret-value')
+  })
+
+  it('spec §5.3: without OIDC every built-in variable is required, each named', () => {
+    expect(issuesOf({})).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('PUBLIC_URL'),
+        expect.stringContaining('MASTER_SECRET'),
+        expect.stringContaining('AUTH_CLIENT_ID'),
+        expect.stringContaining('AUTH_CLIENT_SECRET'),
+      ]),
+    )
+  })
+
+  it('spec §5.4: OIDC mode needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET, not AUTH_*', () => {
+    const oidc = { PUBLIC_URL: base.PUBLIC_URL, MASTER_SECRET: base.MASTER_SECRET, OIDC: 'https://idp.test/realms/x' }
+    expect(issuesOf(oidc)).toStrictEqual([
+      'OIDC_CLIENT_ID is required when OIDC is set',
+      'OIDC_CLIENT_SECRET is required when OIDC is set',
+    ])
+    expect(issuesOf({ ...oidc, OIDC_CLIENT_ID: 'admin', OIDC_CLIENT_SECRET: 'x' })).toStrictEqual([])
+    expect(issuesOf({ ...oidc, OIDC_CLIENT_ID: 'admin', OIDC_CLIENT_SECRET: 'x', AUTH_CLIENT_ID: 'root' })).toStrictEqual([
+      'AUTH_CLIENT_ID and AUTH_CLIENT_SECRET are set together or not at all in OIDC mode',
+    ])
+    expect(issuesOf({ ...oidc, OIDC: 'not a url', OIDC_CLIENT_ID: 'a', OIDC_CLIENT_SECRET: 'b' })[0]).toContain('OIDC')
+  })
+})
+
+describe('standalone start-up', () => {
+  const start = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'apps/management/src/main.ts'], {
+      cwd: new URL('../../..', import.meta.url).pathname,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+
+  it('spec §8: a short MASTER_SECRET stops the process with a message naming it', () => {
+    const result = start({ ...base, MASTER_SECRET: 'too-short', DATABASE_URL: 'postgres://127.0.0.1:1/none' })
+    expect(result.status).toBe(1)
+    expect(result.stderr).toContain('MASTER_SECRET must be at least 32 characters')
+    expect(result.stderr).not.toContain('too-short')
+  })
+
+  it('the standalone app refuses to start without DATABASE_URL', () => {
+    const result = start(base)
+    expect(result.status).toBe(1)
+    expect(result.stderr).toContain('DATABASE_URL is required')
+  })
+})

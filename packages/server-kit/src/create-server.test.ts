@@ -1,0 +1,45 @@
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { describe, expect, it } from 'vitest'
+import { createServer } from './create-server'
+import { SERVICE_VERSION } from './version'
+
+describe('createServer', () => {
+  it('GET /healthz is 503 once the database is gone', async () => {
+    const [embedded] = testDatabases()
+    const database = await embedded!.open()
+    const app = await createServer({ logLevel: 'silent', ping: database.ping, apps: [] })
+    expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200)
+    await database.close()
+    const down = await app.inject({ url: '/healthz' })
+    expect(down.statusCode).toBe(503)
+    expect(down.json()).toStrictEqual({ status: 'unavailable' })
+    expect(down.headers['x-service-version']).toBe(SERVICE_VERSION)
+    await app.close()
+  })
+
+  it('an unexpected fault is a generic 500: the message is logged, never echoed', async () => {
+    const database = await testDatabases()[0]!.open()
+    const app = await createServer({
+      logLevel: 'silent',
+      ping: database.ping,
+      apps: [
+        async (scope) => {
+          scope.get('/api/boom', async () => {
+            throw new Error('connection string postgres://user:hunter2@db')
+          })
+          scope.get('/issuers/boom', async () => {
+            throw new Error('internal detail hunter2')
+          })
+        },
+      ],
+    })
+    const api = await app.inject({ url: '/api/boom' })
+    expect(api.statusCode).toBe(500)
+    expect(api.json().code).toBe('internal_error')
+    expect(api.body).not.toContain('hunter2')
+    const protocol = await app.inject({ url: '/issuers/boom' })
+    expect(protocol.json()).toStrictEqual({ error: 'server_error', error_description: 'an unexpected error occurred' })
+    await app.close()
+    await database.close()
+  })
+})

@@ -24,7 +24,9 @@ function pnpm(args, options) {
 
 /** Installs only when the lockfile changed since the last install on this machine. */
 function install() {
-  const lock = createHash('sha256').update(readFileSync(join(root, 'pnpm-lock.yaml'))).digest('hex')
+  const lock = createHash('sha256')
+    .update(readFileSync(join(root, 'pnpm-lock.yaml')))
+    .digest('hex')
   const marker = join(root, 'node_modules', '.install-stamp')
   if (existsSync(marker) && readFileSync(marker, 'utf8') === lock) return
   pnpm(['install', '--frozen-lockfile', '--config.confirmModulesPurge=false'])

@@ -1,13 +1,24 @@
 import { deriveManagementSigningKey } from '@credential-service/crypto'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { buildIssuerApp } from '@credential-service/issuer'
-import { bootstrapRootClient, buildManagementApp, type ManagementConfig } from '@credential-service/management'
+import {
+  bootstrapRootClient,
+  buildManagementApp,
+  type ManagementConfig,
+} from '@credential-service/management'
 import { buildVerifierApp } from '@credential-service/verifier'
 import type { FastifyPluginAsync } from 'fastify'
 
 /** The three apps for one origin, as the ingress would route them (DESIGN.md). */
-export async function composeApps(config: ManagementConfig, database: DatabaseHandle): Promise<FastifyPluginAsync[]> {
+export async function composeApps(
+  config: ManagementConfig,
+  database: DatabaseHandle,
+): Promise<FastifyPluginAsync[]> {
   await bootstrapRootClient(database.db, config)
   const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
-  return [buildManagementApp({ config, database, signingKey }), buildIssuerApp({ config }), buildVerifierApp({ config })]
+  return [
+    buildManagementApp({ config, database, signingKey }),
+    buildIssuerApp({ config }),
+    buildVerifierApp({ config }),
+  ]
 }

@@ -18,7 +18,11 @@ describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
       AUTH_CLIENT_ID: clientId,
       AUTH_CLIENT_SECRET: secret,
     })
-    app = await createServer({ logLevel: 'silent', ping: database.ping, apps: await composeApps(config, database) })
+    app = await createServer({
+      logLevel: 'silent',
+      ping: database.ping,
+      apps: await composeApps(config, database),
+    })
     app.addHook('onClose', () => database.close())
     await app.ready()
   })
@@ -32,7 +36,14 @@ describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
   })
 
   it('spec §9.1: every response carries X-Service-Version, errors included', async () => {
-    for (const url of ['/', '/api/health', '/api/tenants', '/issuers/x/unknown', '/verifiers/x/unknown', '/healthz']) {
+    for (const url of [
+      '/',
+      '/api/health',
+      '/api/tenants',
+      '/issuers/x/unknown',
+      '/verifiers/x/unknown',
+      '/healthz',
+    ]) {
       const response = await app.inject({ url })
       expect(response.headers['x-service-version'], url).toBe(SERVICE_VERSION)
     }

@@ -14,7 +14,12 @@ const entry = (app: string) => ['--import', 'tsx', `apps/${app}/src/main.ts`]
 
 describe.each(['management', 'issuer', 'verifier'])('standalone %s process', (app) => {
   it('DESIGN.md: refuses to start without DATABASE_URL', () => {
-    const result = spawnSync(process.execPath, entry(app), { cwd: root, env, encoding: 'utf8', timeout: 30_000 })
+    const result = spawnSync(process.execPath, entry(app), {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
     expect(result.status).toBe(1)
     expect(result.stderr).toContain(`DATABASE_URL is required by the standalone ${app} app`)
   })

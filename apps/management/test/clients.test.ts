@@ -17,7 +17,11 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
         method: 'POST',
         url: clientsOf(h.tenantA),
         headers: h.root.auth,
-        payload: { roles: ['issuance:offer'], allowedIssuanceConfigs: ['pid'], description: 'wallet backend' },
+        payload: {
+          roles: ['issuance:offer'],
+          allowedIssuanceConfigs: ['pid'],
+          description: 'wallet backend',
+        },
       })
       expect(created.statusCode).toBe(201)
       const body = created.json()
@@ -35,7 +39,10 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
       })
       expect(body.clientSecret.length).toBeGreaterThanOrEqual(40)
 
-      const got = await h.app.inject({ url: `${clientsOf(h.tenantA)}/${body.clientId}`, headers: h.root.auth })
+      const got = await h.app.inject({
+        url: `${clientsOf(h.tenantA)}/${body.clientId}`,
+        headers: h.root.auth,
+      })
       const { clientSecret: _shownOnce, ...withoutSecret } = body
       expect(got.json()).toStrictEqual(withoutSecret)
       expect(got.body).not.toContain(body.clientSecret)
@@ -54,10 +61,21 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
         method: 'POST',
         url: clientsOf(h.tenantA),
         headers: h.root.auth,
-        payload: { clientId, clientSecret, roles: ['presentation:request'], allowedPresentationConfigs: ['age-over-18'], allowedIssuanceConfigs: [] },
+        payload: {
+          clientId,
+          clientSecret,
+          roles: ['presentation:request'],
+          allowedPresentationConfigs: ['age-over-18'],
+          allowedIssuanceConfigs: [],
+        },
       })
       expect(created.statusCode).toBe(201)
-      expect(created.json()).toMatchObject({ clientId, clientSecret, allowedPresentationConfigs: ['age-over-18'], allowedIssuanceConfigs: [] })
+      expect(created.json()).toMatchObject({
+        clientId,
+        clientSecret,
+        allowedPresentationConfigs: ['age-over-18'],
+        allowedIssuanceConfigs: [],
+      })
       expect(await h.tokenFor(clientId, clientSecret)).toEqual(expect.any(String))
     })
 
@@ -92,7 +110,12 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
 
     it('the shorthand /api/clients acts on the token’s tenant', async () => {
       const admin = await h.createClient(h.tenantB, ['tenant:admin'])
-      const created = await h.app.inject({ method: 'POST', url: '/api/clients', headers: admin.auth, payload: { roles: ['key:read'] } })
+      const created = await h.app.inject({
+        method: 'POST',
+        url: '/api/clients',
+        headers: admin.auth,
+        payload: { roles: ['key:read'] },
+      })
       expect(created.statusCode).toBe(201)
       expect(created.json().tenantId).toBe(h.tenantB)
       const list = await h.app.inject({ url: '/api/clients', headers: admin.auth })
@@ -111,12 +134,18 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
       expect(created.statusCode).toBe(201)
       expect(created.json().tenantId).toBeNull()
       const { decodeJwt } = await import('jose')
-      expect(decodeJwt(await h.tokenFor(created.json().clientId, created.json().clientSecret)).sub).toBeUndefined()
+      expect(
+        decodeJwt(await h.tokenFor(created.json().clientId, created.json().clientSecret)).sub,
+      ).toBeUndefined()
     })
 
     it('deletes a client; its secret stops working', async () => {
       const client = await h.createClient(h.tenantA, ['key:read'])
-      const deleted = await h.app.inject({ method: 'DELETE', url: `${clientsOf(h.tenantA)}/${client.clientId}`, headers: h.root.auth })
+      const deleted = await h.app.inject({
+        method: 'DELETE',
+        url: `${clientsOf(h.tenantA)}/${client.clientId}`,
+        headers: h.root.auth,
+      })
       expect(deleted.statusCode).toBe(204)
       await expect(h.tokenFor(client.clientId, client.clientSecret)).rejects.toThrow(/401/)
     })
@@ -131,7 +160,9 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
         payload: { roles: ['tenant:manage'] },
       })
       expect(response.statusCode).toBe(400)
-      expect(response.json().errors).toStrictEqual([{ path: 'body.roles', message: expect.stringContaining('tenant:manage') }])
+      expect(response.json().errors).toStrictEqual([
+        { path: 'body.roles', message: expect.stringContaining('tenant:manage') },
+      ])
       const promote = await h.createClient(h.tenantA, ['key:read'])
       const patch = await h.app.inject({
         method: 'PATCH',
@@ -143,7 +174,12 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
     })
 
     it('spec §5 rule 2: an operator client without tenant:manage is refused', async () => {
-      const response = await h.app.inject({ method: 'POST', url: '/api/clients', headers: h.root.auth, payload: { roles: ['key:read'] } })
+      const response = await h.app.inject({
+        method: 'POST',
+        url: '/api/clients',
+        headers: h.root.auth,
+        payload: { roles: ['key:read'] },
+      })
       expect(response.statusCode).toBe(400)
       expect(response.json().errors[0].path).toBe('body.roles')
     })
@@ -174,7 +210,11 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
 
     it('a client cannot delete itself', async () => {
       const admin = await h.createClient(h.tenantA, ['tenant:admin'])
-      const response = await h.app.inject({ method: 'DELETE', url: `/api/clients/${admin.clientId}`, headers: admin.auth })
+      const response = await h.app.inject({
+        method: 'DELETE',
+        url: `/api/clients/${admin.clientId}`,
+        headers: admin.auth,
+      })
       expect(response.statusCode).toBe(409)
     })
 
@@ -202,7 +242,10 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
         expect(response.statusCode, `${attempt.method} ${attempt.url}`).toBe(404)
       }
       expect(await h.tokenFor(victim.clientId, victim.clientSecret)).toEqual(expect.any(String))
-      const check = await h.app.inject({ url: `${clientsOf(h.tenantA)}/${victim.clientId}`, headers: h.root.auth })
+      const check = await h.app.inject({
+        url: `${clientsOf(h.tenantA)}/${victim.clientId}`,
+        headers: h.root.auth,
+      })
       expect(check.json().roles).toStrictEqual(['key:read'])
     })
 

@@ -46,16 +46,22 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
   })
 
   it('spec §5.4: OIDC mode needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET, not AUTH_*', () => {
-    const oidc = { PUBLIC_URL: base.PUBLIC_URL, MASTER_SECRET: base.MASTER_SECRET, OIDC: 'https://idp.test/realms/x' }
+    const oidc = {
+      PUBLIC_URL: base.PUBLIC_URL,
+      MASTER_SECRET: base.MASTER_SECRET,
+      OIDC: 'https://idp.test/realms/x',
+    }
     expect(issuesOf(oidc)).toStrictEqual([
       'OIDC_CLIENT_ID is required when OIDC is set',
       'OIDC_CLIENT_SECRET is required when OIDC is set',
     ])
     expect(issuesOf({ ...oidc, OIDC_CLIENT_ID: 'admin', OIDC_CLIENT_SECRET: 'x' })).toStrictEqual([])
-    expect(issuesOf({ ...oidc, OIDC_CLIENT_ID: 'admin', OIDC_CLIENT_SECRET: 'x', AUTH_CLIENT_ID: 'root' })).toStrictEqual([
-      'AUTH_CLIENT_ID and AUTH_CLIENT_SECRET are set together or not at all in OIDC mode',
-    ])
-    expect(issuesOf({ ...oidc, OIDC: 'not a url', OIDC_CLIENT_ID: 'a', OIDC_CLIENT_SECRET: 'b' })[0]).toContain('OIDC')
+    expect(
+      issuesOf({ ...oidc, OIDC_CLIENT_ID: 'admin', OIDC_CLIENT_SECRET: 'x', AUTH_CLIENT_ID: 'root' }),
+    ).toStrictEqual(['AUTH_CLIENT_ID and AUTH_CLIENT_SECRET are set together or not at all in OIDC mode'])
+    expect(
+      issuesOf({ ...oidc, OIDC: 'not a url', OIDC_CLIENT_ID: 'a', OIDC_CLIENT_SECRET: 'b' })[0],
+    ).toContain('OIDC')
   })
 })
 

@@ -5,7 +5,12 @@ import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import type { TestDatabase } from '@credential-service/db-schema/testing'
 import { createServer, type SecuredRoute } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
-import { bootstrapRootClient, buildManagementApp, type ManagementConfig, parseManagementConfig } from '../src/app'
+import {
+  bootstrapRootClient,
+  buildManagementApp,
+  type ManagementConfig,
+  parseManagementConfig,
+} from '../src/app'
 
 export interface TestClient {
   clientId: string
@@ -67,7 +72,8 @@ export async function createHarness(testDatabase: TestDatabase): Promise<Harness
       url: '/api/oauth2/token',
       payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
     })
-    if (response.statusCode !== 200) throw new Error(`token for ${clientId}: ${response.statusCode} ${response.body}`)
+    if (response.statusCode !== 200)
+      throw new Error(`token for ${clientId}: ${response.statusCode} ${response.body}`)
     return response.json().access_token
   }
 
@@ -80,7 +86,12 @@ export async function createHarness(testDatabase: TestDatabase): Promise<Harness
   const tenantA = random('ta')
   const tenantB = random('tb')
   for (const id of [tenantA, tenantB]) {
-    const response = await app.inject({ method: 'POST', url: '/api/tenants', headers: root.auth, payload: { id, name: id } })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/tenants',
+      headers: root.auth,
+      payload: { id, name: id },
+    })
     if (response.statusCode !== 201) throw new Error(`seed tenant ${id}: ${response.body}`)
   }
 

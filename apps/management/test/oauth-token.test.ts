@@ -18,11 +18,20 @@ describe.each(testDatabases())('POST /api/oauth2/token on $name', (testDatabase)
 
   describe('happy', () => {
     it('RFC 6749 §4.4: credentials in a JSON body give a Bearer JWT with no-store', async () => {
-      const response = await token({ grant_type: 'client_credentials', client_id: h.root.clientId, client_secret: h.root.clientSecret })
+      const response = await token({
+        grant_type: 'client_credentials',
+        client_id: h.root.clientId,
+        client_secret: h.root.clientSecret,
+      })
       expect(response.statusCode).toBe(200)
       expect(response.headers['cache-control']).toBe('no-store')
       const body = response.json()
-      expect(body).toStrictEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'tenant:manage' })
+      expect(body).toStrictEqual({
+        access_token: expect.any(String),
+        token_type: 'Bearer',
+        expires_in: 3600,
+        scope: 'tenant:manage',
+      })
       const claims = decodeJwt(body.access_token)
       expect(claims).toStrictEqual({
         iss: 'https://issuer.test/api',
@@ -38,12 +47,19 @@ describe.each(testDatabases())('POST /api/oauth2/token on $name', (testDatabase)
     })
 
     it('RFC 6749 §2.3.1: credentials by Authorization: Basic', async () => {
-      const response = await token({ grant_type: 'client_credentials' }, { authorization: basic(h.root.clientId, h.root.clientSecret) })
+      const response = await token(
+        { grant_type: 'client_credentials' },
+        { authorization: basic(h.root.clientId, h.root.clientSecret) },
+      )
       expect(response.statusCode).toBe(200)
     })
 
     it('RFC 6749 §4.4.2: an application/x-www-form-urlencoded body', async () => {
-      const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: h.root.clientId, client_secret: h.root.clientSecret })
+      const form = new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: h.root.clientId,
+        client_secret: h.root.clientSecret,
+      })
       const response = await token(form.toString(), { 'content-type': 'application/x-www-form-urlencoded' })
       expect(response.statusCode).toBe(200)
     })
@@ -57,10 +73,20 @@ describe.each(testDatabases())('POST /api/oauth2/token on $name', (testDatabase)
 
     it('RFC 6749 §3.3: scope narrows the roles; a role the client lacks is invalid_scope', async () => {
       const client = await h.createClient(h.tenantA, ['issuance:offer', 'key:read'])
-      const narrowed = await token({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret, scope: 'key:read' })
+      const narrowed = await token({
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        scope: 'key:read',
+      })
       expect(narrowed.json().scope).toBe('key:read')
       expect(decodeJwt(narrowed.json().access_token).roles).toStrictEqual(['key:read'])
-      const wider = await token({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret, scope: 'key:manage' })
+      const wider = await token({
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        scope: 'key:manage',
+      })
       expect(wider.statusCode).toBe(400)
       expect(wider.json().error).toBe('invalid_scope')
     })
@@ -83,21 +109,39 @@ describe.each(testDatabases())('POST /api/oauth2/token on $name', (testDatabase)
 
   describe('error', () => {
     it('RFC 6749 §5.2: a wrong secret is invalid_client 401 with WWW-Authenticate', async () => {
-      const response = await token({ grant_type: 'client_credentials', client_id: h.root.clientId, client_secret: 'wrong-secret-wrong-secret' })
+      const response = await token({
+        grant_type: 'client_credentials',
+        client_id: h.root.clientId,
+        client_secret: 'wrong-secret-wrong-secret',
+      })
       expect(response.statusCode).toBe(401)
       expect(response.headers['www-authenticate']).toMatch(/^Basic realm=/)
       expect(response.headers['cache-control']).toBe('no-store')
-      expect(response.json()).toStrictEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+      expect(response.json()).toStrictEqual({
+        error: 'invalid_client',
+        error_description: 'client authentication failed',
+      })
     })
 
     it('RFC 6749 §5.2: an unknown client answers exactly like a wrong secret', async () => {
-      const response = await token({ grant_type: 'client_credentials', client_id: 'no-such-client', client_secret: 'whatever-secret-123' })
+      const response = await token({
+        grant_type: 'client_credentials',
+        client_id: 'no-such-client',
+        client_secret: 'whatever-secret-123',
+      })
       expect(response.statusCode).toBe(401)
-      expect(response.json()).toStrictEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+      expect(response.json()).toStrictEqual({
+        error: 'invalid_client',
+        error_description: 'client authentication failed',
+      })
     })
 
     it('RFC 6749 §5.2: another grant is unsupported_grant_type', async () => {
-      const response = await token({ grant_type: 'password', client_id: h.root.clientId, client_secret: h.root.clientSecret })
+      const response = await token({
+        grant_type: 'password',
+        client_id: h.root.clientId,
+        client_secret: h.root.clientSecret,
+      })
       expect(response.statusCode).toBe(400)
       expect(response.json().error).toBe('unsupported_grant_type')
     })

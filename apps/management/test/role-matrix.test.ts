@@ -17,11 +17,17 @@ describe.each(testDatabases())('role matrix on $name', (testDatabase) => {
   }, 120_000)
   afterAll(() => h.close())
 
-  const fill = (url: string, tenantId: string) => url.replace(':tenantId', tenantId).replace(':clientId', 'cli_does_not_exist')
+  const fill = (url: string, tenantId: string) =>
+    url.replace(':tenantId', tenantId).replace(':clientId', 'cli_does_not_exist')
 
   it('covers the management routes', () => {
     const urls = new Set(h.securedRoutes.map((r) => `${r.method} ${r.url}`))
-    for (const route of ['GET /api/tenants', 'DELETE /api/tenants/:tenantId', 'POST /api/clients', 'POST /api/tenants/:tenantId/clients/:clientId/rotate-secret']) {
+    for (const route of [
+      'GET /api/tenants',
+      'DELETE /api/tenants/:tenantId',
+      'POST /api/clients',
+      'POST /api/tenants/:tenantId/clients/:clientId/rotate-secret',
+    ]) {
       expect(urls).toContain(route)
     }
   })

@@ -1,5 +1,5 @@
+import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
-import { testDatabases } from '@credential-service/db-schema/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, random } from './harness'
 
@@ -39,12 +39,20 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
       const got = await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })
       expect(got.json()).toStrictEqual(patched.json())
 
-      expect((await h.app.inject({ method: 'DELETE', url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(204)
+      expect(
+        (await h.app.inject({ method: 'DELETE', url: `/api/tenants/${id}`, headers: h.root.auth }))
+          .statusCode,
+      ).toBe(204)
       expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(404)
     })
 
     it('generates a tenant id when none is given', async () => {
-      const created = await h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { name: 'No id' } })
+      const created = await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: h.root.auth,
+        payload: { name: 'No id' },
+      })
       expect(created.statusCode).toBe(201)
       expect(created.json().id).toMatch(/^t_[0-9a-z]{20}$/)
     })
@@ -70,7 +78,12 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
 
     it('deleting a tenant removes its clients: their secrets stop working', async () => {
       const id = random('gone')
-      await h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { id, name: id } })
+      await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: h.root.auth,
+        payload: { id, name: id },
+      })
       const client = await h.createClient(id, ['key:read'])
       await h.app.inject({ method: 'DELETE', url: `/api/tenants/${id}`, headers: h.root.auth })
       await expect(h.tokenFor(client.clientId, client.clientSecret)).rejects.toThrow(/401/)
@@ -78,12 +91,22 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
 
     it('writes an audit entry per change, naming the actor', async () => {
       const id = random('audited')
-      await h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { id, name: id } })
-      await h.app.inject({ method: 'PATCH', url: `/api/tenants/${id}`, headers: h.root.auth, payload: { name: 'x' } })
-      const result = await h.database.db.execute(
+      await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: h.root.auth,
+        payload: { id, name: id },
+      })
+      await h.app.inject({
+        method: 'PATCH',
+        url: `/api/tenants/${id}`,
+        headers: h.root.auth,
+        payload: { name: 'x' },
+      })
+      const rows = await queryRows(
+        h.database.db,
         sql`select action, actor_client_id, resource_type from audit_log where tenant_id = ${id} order by at`,
       )
-      const rows = Array.from('rows' in result ? result.rows : result, (row) => ({ ...row }))
       expect(rows).toStrictEqual([
         { action: 'create', actor_client_id: h.root.clientId, resource_type: 'tenant' },
         { action: 'update', actor_client_id: h.root.clientId, resource_type: 'tenant' },
@@ -93,7 +116,12 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
 
   describe('error', () => {
     it('a taken id is 409 problem+json', async () => {
-      const response = await h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { id: h.tenantA, name: 'dup' } })
+      const response = await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: h.root.auth,
+        payload: { id: h.tenantA, name: 'dup' },
+      })
       expect(response.statusCode).toBe(409)
       expect(response.headers['content-type']).toContain('application/problem+json')
       expect(response.json()).toStrictEqual({
@@ -179,8 +207,15 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
 
     it('another tenant’s tenant record is 404, for read and for update', async () => {
       const admin = await h.createClient(h.tenantB, ['tenant:admin'])
-      expect((await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: admin.auth })).statusCode).toBe(404)
-      const patch = await h.app.inject({ method: 'PATCH', url: `/api/tenants/${h.tenantA}`, headers: admin.auth, payload: { name: 'pwned' } })
+      expect((await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+      const patch = await h.app.inject({
+        method: 'PATCH',
+        url: `/api/tenants/${h.tenantA}`,
+        headers: admin.auth,
+        payload: { name: 'pwned' },
+      })
       expect(patch.statusCode).toBe(404)
       const a = await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: h.root.auth })
       expect(a.json().name).toBe(h.tenantA)
@@ -188,7 +223,12 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
 
     it('a tenant admin may update its own tenant', async () => {
       const admin = await h.createClient(h.tenantB, ['tenant:admin'])
-      const patch = await h.app.inject({ method: 'PATCH', url: `/api/tenants/${h.tenantB}`, headers: admin.auth, payload: { description: 'mine' } })
+      const patch = await h.app.inject({
+        method: 'PATCH',
+        url: `/api/tenants/${h.tenantB}`,
+        headers: admin.auth,
+        payload: { description: 'mine' },
+      })
       expect(patch.statusCode).toBe(200)
       expect(patch.json().description).toBe('mine')
     })

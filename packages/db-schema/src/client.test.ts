@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
-import { testDatabases } from './testing'
+import { queryRows, testDatabases } from './testing'
 
 describe.each(testDatabases())('database on $name', ({ open }) => {
   it('spec §7: a raw insert of a vault key chain without externalKeyId is aborted by the CHECK', async () => {
@@ -13,24 +13,29 @@ describe.each(testDatabases())('database on $name', ({ open }) => {
           database.db.execute(
             sql`insert into key_chains (tenant_id, id, kms_provider, external_key_id, active_jwk) values (${tenant}, ${`kc-${provider}`}, ${provider}, null, 'x')`,
           ),
-        ).rejects.toMatchObject({ cause: expect.objectContaining({ message: expect.stringContaining('key_chains_external_key_id_required') }) })
+        ).rejects.toMatchObject({
+          cause: expect.objectContaining({
+            message: expect.stringContaining('key_chains_external_key_id_required'),
+          }),
+        })
       }
       // An update that clears externalKeyId of an external key chain is aborted too.
       await database.db.execute(
         sql`insert into key_chains (tenant_id, id, kms_provider, external_key_id, active_jwk) values (${tenant}, 'kc-ok', 'vault', 'transit/key1', 'x')`,
       )
       await expect(
-        database.db.execute(sql`update key_chains set external_key_id = null where tenant_id = ${tenant} and id = 'kc-ok'`),
+        database.db.execute(
+          sql`update key_chains set external_key_id = null where tenant_id = ${tenant} and id = 'kc-ok'`,
+        ),
       ).rejects.toThrow()
       // A db key chain needs no external id.
       await database.db.execute(
         sql`insert into key_chains (tenant_id, id, kms_provider, active_jwk) values (${tenant}, 'kc-db', 'db', 'x')`,
       )
-      const rows = await database.db.execute<{ id: string; external_key_id: string | null }>(
+      const list = await queryRows(
+        database.db,
         sql`select id, external_key_id from key_chains where tenant_id = ${tenant} order by id`,
       )
-      // PGlite answers { rows }, postgres.js an array subclass: compare plain objects.
-      const list = Array.from('rows' in rows ? rows.rows : rows, (row) => ({ ...row }))
       expect(list).toStrictEqual([
         { id: 'kc-db', external_key_id: null },
         { id: 'kc-ok', external_key_id: 'transit/key1' },

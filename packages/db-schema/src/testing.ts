@@ -1,4 +1,6 @@
+import type { SQL } from 'drizzle-orm'
 import { createDatabase, type DatabaseHandle } from './client'
+import type { Database } from './database'
 
 export interface TestDatabase {
   name: 'pglite' | 'postgres'
@@ -21,4 +23,11 @@ export function testDatabases(): TestDatabase[] {
     { name: 'pglite', open: open({}) },
     ...(url ? [{ name: 'postgres' as const, open: open({ url }) }] : []),
   ]
+}
+
+/** Runs raw SQL and returns plain row objects, whichever driver answers. */
+export async function queryRows<T extends Record<string, unknown>>(db: Database, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows: T[] } | T[]
+  // PGlite answers { rows }, postgres.js an array subclass: copy into plain objects.
+  return Array.from(Array.isArray(result) ? result : result.rows, (row) => ({ ...row }))
 }

@@ -1,4 +1,4 @@
-import { testDatabases } from '@credential-service/db-schema/testing'
+import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { describe, expect, it } from 'vitest'
 import { createServer } from './create-server'
 import { SERVICE_VERSION } from './version'
@@ -6,7 +6,7 @@ import { SERVICE_VERSION } from './version'
 describe('createServer', () => {
   it('GET /healthz is 503 once the database is gone', async () => {
     const [embedded] = testDatabases()
-    const database = await embedded!.open()
+    const database = await (embedded as TestDatabase).open()
     const app = await createServer({ logLevel: 'silent', ping: database.ping, apps: [] })
     expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200)
     await database.close()
@@ -18,7 +18,7 @@ describe('createServer', () => {
   })
 
   it('an unexpected fault is a generic 500: the message is logged, never echoed', async () => {
-    const database = await testDatabases()[0]!.open()
+    const database = await (testDatabases()[0] as TestDatabase).open()
     const app = await createServer({
       logLevel: 'silent',
       ping: database.ping,
@@ -38,7 +38,10 @@ describe('createServer', () => {
     expect(api.json().code).toBe('internal_error')
     expect(api.body).not.toContain('hunter2')
     const protocol = await app.inject({ url: '/issuers/boom' })
-    expect(protocol.json()).toStrictEqual({ error: 'server_error', error_description: 'an unexpected error occurred' })
+    expect(protocol.json()).toStrictEqual({
+      error: 'server_error',
+      error_description: 'an unexpected error occurred',
+    })
     await app.close()
     await database.close()
   })

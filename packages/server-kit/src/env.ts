@@ -31,7 +31,7 @@ export const zCommonEnv = z.object({
   PGLITE_DATA_DIR: z
     .string()
     .default('.data/pglite')
-    .describe('All-in-one mode without DATABASE_URL: folder of the embedded database'),
+    .describe('Folder of the embedded database when DATABASE_URL is unset (all-in-one: <DATA_DIR>/pglite)'),
   DATABASE_POOL_SIZE: z.coerce
     .number()
     .int()

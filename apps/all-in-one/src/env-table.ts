@@ -1,0 +1,44 @@
+import { zManagementEnv } from '@credential-service/management'
+import { z } from 'zod'
+
+/** All-in-one only: where generated dev secrets and the embedded database live. */
+export const zAllInOneEnv = z.object({
+  DATA_DIR: z
+    .string()
+    .default('.data')
+    .describe('All-in-one mode: folder for dev-secrets.json and the embedded database (pglite/)'),
+})
+
+/** Which processes read each variable. Issuer and verifier read the common set only. */
+const COMMON = 'all'
+const MANAGEMENT_ONLY = new Set(
+  Object.keys(zManagementEnv.shape).filter(
+    (key) => key.startsWith('AUTH_') || key.startsWith('OIDC') || key === 'ACCESS_TOKEN_TTL_SECONDS',
+  ),
+)
+
+/**
+ * The README's table of environment variables, generated from the zod schemas the processes
+ * parse at start-up, so the two cannot drift (a test compares them).
+ */
+export function renderEnvTable(): string {
+  const rows = ['| Variable | Read by | Required | Default | Description |', '|---|---|---|---|---|']
+  const add = (schema: z.ZodObject, readBy: (key: string) => string) => {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+      properties: Record<string, { description?: string; default?: unknown }>
+      required?: string[]
+    }
+    for (const [key, property] of Object.entries(json.properties)) {
+      const field = schema.shape[key] as z.ZodType
+      const required = json.required?.includes(key) && property.default === undefined ? 'yes' : 'no'
+      const fallback = property.default === undefined ? '' : `\`${String(property.default)}\``
+      const description = field.description ?? property.description ?? ''
+      rows.push(`| \`${key}\` | ${readBy(key)} | ${required} | ${fallback} | ${description} |`)
+    }
+  }
+  add(zManagementEnv, (key) => (MANAGEMENT_ONLY.has(key) ? 'management' : COMMON))
+  add(zAllInOneEnv, () => 'all-in-one')
+  return rows.join('\n')
+}
+
+if (process.argv[1]?.endsWith('env-table.ts')) console.log(renderEnvTable())

@@ -1,29 +1,16 @@
 import { testDatabases } from '@credential-service/db-schema/testing'
-import { parseManagementConfig } from '@credential-service/management'
-import { createServer, SERVICE_VERSION } from '@credential-service/server-kit'
+import { SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { composeApps } from '../src/compose'
+import { startAllInOne } from './harness'
 
 describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
   let app: FastifyInstance
-  const secret = 'all-in-one-root-secret-0123456789'
-  const clientId = `root-${crypto.randomUUID()}`
+  let clientId: string
+  let secret: string
 
   beforeAll(async () => {
-    const database = await testDatabase.open()
-    const config = parseManagementConfig({
-      PUBLIC_URL: 'http://localhost:3000',
-      MASTER_SECRET: 'x'.repeat(40),
-      AUTH_CLIENT_ID: clientId,
-      AUTH_CLIENT_SECRET: secret,
-    })
-    app = await createServer({
-      logLevel: 'silent',
-      ping: database.ping,
-      apps: await composeApps(config, database),
-    })
-    app.addHook('onClose', () => database.close())
+    ;({ app, rootClientId: clientId, rootSecret: secret } = await startAllInOne(testDatabase))
     await app.ready()
   })
   afterAll(() => app.close())

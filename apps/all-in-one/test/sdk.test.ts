@@ -1,32 +1,22 @@
 import type { Role } from '@credential-service/core-domain'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { parseManagementConfig } from '@credential-service/management'
 import { createManagementClient, ManagementApiError, type Tenant } from '@credential-service/sdk'
-import { createServer } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
-import { composeApps } from '../src/compose'
+import { startAllInOne } from './harness'
 
 describe('SDK against a listening service', () => {
   let app: FastifyInstance
   let baseUrl: string
-  const clientId = `root-${crypto.randomUUID()}`
-  const clientSecret = 'sdk-root-secret-0123456789abcdef'
+  let clientId: string
+  let clientSecret: string
 
   beforeAll(async () => {
-    const database = await (testDatabases().at(-1) as TestDatabase).open()
-    const config = parseManagementConfig({
-      PUBLIC_URL: 'http://127.0.0.1',
-      MASTER_SECRET: 'y'.repeat(40),
-      AUTH_CLIENT_ID: clientId,
-      AUTH_CLIENT_SECRET: clientSecret,
-    })
-    app = await createServer({
-      logLevel: 'silent',
-      ping: database.ping,
-      apps: await composeApps(config, database),
-    })
-    app.addHook('onClose', () => database.close())
+    ;({
+      app,
+      rootClientId: clientId,
+      rootSecret: clientSecret,
+    } = await startAllInOne(testDatabases().at(-1) as TestDatabase, 'http://127.0.0.1'))
     await app.listen({ host: '127.0.0.1', port: 0 })
     const address = app.server.address()
     baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`

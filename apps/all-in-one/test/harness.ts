@@ -1,0 +1,34 @@
+import type { TestDatabase } from '@credential-service/db-schema/testing'
+import { parseManagementConfig } from '@credential-service/management'
+import { createServer } from '@credential-service/server-kit'
+import type { FastifyInstance } from 'fastify'
+import { composeApps } from '../src/compose'
+
+export interface AllInOne {
+  app: FastifyInstance
+  rootClientId: string
+  rootSecret: string
+}
+
+/** The all-in-one composition on a test database, with a fresh root client. */
+export async function startAllInOne(
+  testDatabase: TestDatabase,
+  publicUrl = 'http://localhost:3000',
+): Promise<AllInOne> {
+  const database = await testDatabase.open()
+  const rootClientId = `root-${crypto.randomUUID()}`
+  const rootSecret = `secret-${crypto.randomUUID()}`
+  const config = parseManagementConfig({
+    PUBLIC_URL: publicUrl,
+    MASTER_SECRET: 'all-in-one-test-master-secret-0123456789',
+    AUTH_CLIENT_ID: rootClientId,
+    AUTH_CLIENT_SECRET: rootSecret,
+  })
+  const app = await createServer({
+    logLevel: 'silent',
+    ping: database.ping,
+    apps: await composeApps(config, database),
+  })
+  app.addHook('onClose', () => database.close())
+  return { app, rootClientId, rootSecret }
+}

@@ -1,0 +1,141 @@
+import 'reflect-metadata'
+import { randomBytes, webcrypto } from 'node:crypto'
+import * as x509 from '@peculiar/x509'
+import { calculateJwkThumbprint, type JWK } from 'jose'
+import { publicPart } from './keys'
+import { algorithmForJwk, type SigningAlgorithm } from './signer'
+
+function webAlgorithms(alg: SigningAlgorithm) {
+  switch (alg) {
+    case 'ES256':
+      return { key: { name: 'ECDSA', namedCurve: 'P-256' }, signing: { name: 'ECDSA', hash: 'SHA-256' } }
+    case 'ES384':
+      return { key: { name: 'ECDSA', namedCurve: 'P-384' }, signing: { name: 'ECDSA', hash: 'SHA-384' } }
+    case 'EdDSA':
+      return { key: { name: 'Ed25519' }, signing: { name: 'Ed25519' } }
+  }
+}
+
+async function importKeyPair(privateJwk: JWK) {
+  const alg = algorithmForJwk(privateJwk)
+  const { key, signing } = webAlgorithms(alg)
+  const publicJwk = publicPart(privateJwk)
+  const privateKey = await webcrypto.subtle.importKey('jwk', privateJwk as webcrypto.JsonWebKey, key, false, [
+    'sign',
+  ])
+  const publicKey = await webcrypto.subtle.importKey('jwk', publicJwk as webcrypto.JsonWebKey, key, true, [
+    'verify',
+  ])
+  return { privateKey, publicKey, signing }
+}
+
+export interface CertificateOptions {
+  /** Public key the certificate is for. */
+  subjectPublicJwk: JWK
+  /** Distinguished name, e.g. `CN=ACME issuer`. */
+  subject: string
+  /** Private key that signs: the subject's own (self-signed) or the root's. */
+  issuerPrivateJwk: JWK
+  /** Issuer certificate (PEM) when not self-signed. */
+  issuerCertificate?: string
+  validityDays: number
+  /** A CA certificate may sign others (root of an internal CA). */
+  ca?: boolean
+  /** SAN dNSName entries (OpenID4VP `x509_san_dns` takes the client id from here). */
+  dnsNames?: string[]
+  now?: Date
+}
+
+/** Issues an X.509 certificate with WebCrypto through @peculiar/x509; returns PEM. */
+export async function createCertificate(options: CertificateOptions): Promise<string> {
+  const issuer = await importKeyPair(options.issuerPrivateJwk)
+  const { key } = webAlgorithms(algorithmForJwk(options.subjectPublicJwk))
+  const subjectPublicKey = await webcrypto.subtle.importKey(
+    'jwk',
+    publicPart(options.subjectPublicJwk) as webcrypto.JsonWebKey,
+    key,
+    true,
+    ['verify'],
+  )
+  const notBefore = new Date((options.now ?? new Date()).getTime() - 60_000)
+  const notAfter = new Date(notBefore.getTime() + options.validityDays * 86_400_000)
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(options.ca ?? false, options.ca ? 0 : undefined, true),
+    new x509.KeyUsagesExtension(
+      options.ca
+        ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign
+        : x509.KeyUsageFlags.digitalSignature,
+      true,
+    ),
+    await x509.SubjectKeyIdentifierExtension.create(subjectPublicKey, false, webcrypto),
+  ]
+  if (options.dnsNames?.length) {
+    extensions.push(
+      new x509.SubjectAlternativeNameExtension(
+        options.dnsNames.map((value) => ({ type: 'dns' as const, value })),
+      ),
+    )
+  }
+  const serialNumber = randomBytes(16)
+    .toString('hex')
+    .replace(/^[89a-f]/, '1')
+  const certificate = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber,
+      subject: options.subject,
+      issuer: options.issuerCertificate
+        ? new x509.X509Certificate(options.issuerCertificate).subject
+        : options.subject,
+      notBefore,
+      notAfter,
+      publicKey: subjectPublicKey,
+      signingKey: issuer.privateKey,
+      signingAlgorithm: issuer.signing,
+      extensions,
+    },
+    webcrypto,
+  )
+  return certificate.toString('pem')
+}
+
+export interface ParsedChain {
+  /** Base64 DER, leaf first, for `x5c` / `x5chain`. */
+  x5c: string[]
+  pem: string[]
+  leafKid: string
+  notAfter: Date
+}
+
+/**
+ * Reads a PEM chain (leaf first), checks each certificate is signed by the next one, and that the
+ * leaf carries `publicJwk`. Throws with a message naming the offending position.
+ */
+export async function parseCertificateChain(pems: string[], publicJwk: JWK): Promise<ParsedChain> {
+  const certificates = pems.map((pem, index) => {
+    try {
+      return new x509.X509Certificate(pem)
+    } catch (cause) {
+      throw new Error(`certificate ${index} is not a valid PEM or DER X.509 certificate`, { cause })
+    }
+  })
+  const [leaf] = certificates
+  if (!leaf) throw new Error('the certificate chain is empty')
+  const leafJwk = (await webcrypto.subtle.exportKey('jwk', await leaf.publicKey.export(webcrypto))) as JWK
+  const leafKid = await calculateJwkThumbprint(publicPart(leafJwk))
+  if (leafKid !== (await calculateJwkThumbprint(publicPart(publicJwk)))) {
+    throw new Error('certificate 0 does not certify the key chain’s public key')
+  }
+  for (let index = 0; index + 1 < certificates.length; index++) {
+    const child = certificates[index] as x509.X509Certificate
+    const parent = certificates[index + 1] as x509.X509Certificate
+    if (!(await child.verify({ publicKey: parent.publicKey, signatureOnly: true }, webcrypto))) {
+      throw new Error(`certificate ${index} is not signed by certificate ${index + 1}`)
+    }
+  }
+  return {
+    x5c: certificates.map((certificate) => Buffer.from(certificate.rawData).toString('base64')),
+    pem: certificates.map((certificate) => certificate.toString('pem')),
+    leafKid,
+    notAfter: leaf.notAfter,
+  }
+}

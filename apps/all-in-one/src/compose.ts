@@ -6,6 +6,7 @@ import {
   buildManagementApp,
   type ManagementConfig,
 } from '@credential-service/management'
+import { createKeyRuntime } from '@credential-service/server-kit'
 import { buildVerifierApp } from '@credential-service/verifier'
 import type { FastifyPluginAsync } from 'fastify'
 
@@ -16,9 +17,11 @@ export async function composeApps(
 ): Promise<FastifyPluginAsync[]> {
   await bootstrapRootClient(database.db, config)
   const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
+  // One key runtime for the process: one cache of imported keys, one set of provider clients.
+  const keys = createKeyRuntime({ config, db: database.db })
   return [
-    buildManagementApp({ config, database, signingKey }),
-    buildIssuerApp({ config }),
+    buildManagementApp({ config, database, signingKey, keys }),
+    buildIssuerApp({ config, database, keys }),
     buildVerifierApp({ config }),
   ]
 }

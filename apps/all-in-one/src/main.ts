@@ -1,13 +1,7 @@
 import { join } from 'node:path'
-import { deriveManagementSigningKey } from '@credential-service/crypto'
-import { buildIssuerApp } from '@credential-service/issuer'
-import {
-  bootstrapRootClient,
-  buildManagementApp,
-  parseManagementConfig,
-} from '@credential-service/management'
+import { parseManagementConfig } from '@credential-service/management'
 import { runProcess } from '@credential-service/server-kit'
-import { buildVerifierApp } from '@credential-service/verifier'
+import { composeApps } from './compose'
 import { loadOrCreateDevSecrets } from './dev-secrets'
 
 /**
@@ -32,15 +26,7 @@ await runProcess({
   name: 'all-in-one',
   parseConfig,
   allowEmbeddedDatabase: true,
-  build: async (config, database) => {
-    await bootstrapRootClient(database.db, config)
-    const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
-    return [
-      buildManagementApp({ config, database, signingKey }),
-      buildIssuerApp({ config }),
-      buildVerifierApp({ config }),
-    ]
-  },
+  build: composeApps,
   onListening: (config) => {
     const lines = [
       `credential service (all-in-one) at ${config.PUBLIC_URL}`,

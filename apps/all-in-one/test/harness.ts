@@ -1,4 +1,4 @@
-import type { TestDatabase } from '@credential-service/db-schema/testing'
+import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
 import { createServer } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
@@ -20,7 +20,7 @@ export async function startAllInOne(
   const rootSecret = `secret-${crypto.randomUUID()}`
   const config = parseManagementConfig({
     PUBLIC_URL: publicUrl,
-    MASTER_SECRET: 'all-in-one-test-master-secret-0123456789',
+    MASTER_SECRET: TEST_MASTER_SECRET,
     AUTH_CLIENT_ID: rootClientId,
     AUTH_CLIENT_SECRET: rootSecret,
   })

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { describe, expect, it } from 'vitest'
 
 const root = new URL('../../..', import.meta.url).pathname
 const env = {
   PATH: process.env.PATH ?? '',
   PUBLIC_URL: 'http://localhost',
-  MASTER_SECRET: 'standalone-master-secret-0123456789abcdef',
+  MASTER_SECRET: TEST_MASTER_SECRET,
   AUTH_CLIENT_ID: `root-${crypto.randomUUID()}`,
   AUTH_CLIENT_SECRET: 'standalone-root-secret-0123456789',
   LOG_LEVEL: 'error',

@@ -1,6 +1,14 @@
-import { oauthErrorHandler, parseEnv, zCommonEnv } from '@credential-service/server-kit'
+import type { Database } from '@credential-service/db-schema'
+import {
+  createKeyRuntime,
+  type KeyRuntime,
+  oauthErrorHandler,
+  parseEnv,
+  zCommonEnv,
+} from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
+import { jwksRoutes } from './routes/jwks'
 
 export const zIssuerEnv = zCommonEnv
 export type IssuerConfig = Readonly<z.output<typeof zIssuerEnv>>
@@ -9,14 +17,19 @@ export const parseIssuerConfig = (env: Record<string, string | undefined>): Issu
 
 export interface IssuerDeps {
   config: IssuerConfig
+  database: { db: Database }
+  /** Key access shared with the other apps of the process; built from the config when absent. */
+  keys?: KeyRuntime
 }
 
 /**
  * Wallet-facing OpenID4VCI endpoints under `/issuers/{tenant}` and `/.well-known/*` (DESIGN.md).
  * Protocol errors render as OAuth error responses.
  */
-export function buildIssuerApp(_deps: IssuerDeps): FastifyPluginAsync {
+export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
+    const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
+    await app.register(jwksRoutes({ db: deps.database.db, keys, publicUrl: deps.config.PUBLIC_URL }))
   }
 }

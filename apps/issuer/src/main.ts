@@ -6,5 +6,5 @@ await runProcess({
   name: 'issuer',
   parseConfig: parseIssuerConfig,
   allowEmbeddedDatabase: false,
-  build: async (config) => [buildIssuerApp({ config })],
+  build: async (config, database) => [buildIssuerApp({ config, database })],
 })

@@ -5,14 +5,22 @@ import {
   type ManagementSigningKey,
 } from '@credential-service/crypto'
 import { type Database, type DatabaseKind, findClientCredentials } from '@credential-service/db-schema'
-import { problemErrorHandler, registerRoleGuard, type SecuredRoute } from '@credential-service/server-kit'
-import type { FastifyPluginAsync } from 'fastify'
+import {
+  createKeyRuntime,
+  type KeyRuntime,
+  problemErrorHandler,
+  registerRoleGuard,
+  type SecuredRoute,
+} from '@credential-service/server-kit'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
 import { clientRoutes } from './routes/clients'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
+import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes } from './routes/oauth'
 import { tenantRoutes } from './routes/tenants'
+import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
 import { createTenantService } from './services/tenant-service'
 import { createTokenService } from './services/token-service'
 
@@ -20,6 +28,8 @@ export interface ManagementDeps {
   config: ManagementConfig
   database: { db: Database; kind: DatabaseKind; ping: () => Promise<boolean> }
   signingKey: ManagementSigningKey
+  /** Key access shared with the other apps of the process; built from the config when absent. */
+  keys?: KeyRuntime
   now?: () => Date
   /** Filled with every role-protected route once the app is ready (for the role matrix). */
   securedRoutes?: SecuredRoute[]
@@ -61,8 +71,39 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     await app.register(clientRoutes(database.db, { tenantInPath: true }))
     await app.register(clientRoutes(database.db, { tenantInPath: false }))
 
+    const keyDeps: KeyChainServiceDeps = {
+      db: database.db,
+      keys: deps.keys ?? createKeyRuntime({ config, db: database.db, now }),
+      publicHost: new URL(config.PUBLIC_URL).hostname,
+      now,
+    }
+    await app.register(keyChainRoutes(keyDeps, { tenantInPath: true }))
+    await app.register(keyChainRoutes(keyDeps, { tenantInPath: false }))
+    if (config.KEY_ROTATION_CHECK_SECONDS > 0)
+      scheduleKeyRotation(app, keyDeps, config.KEY_ROTATION_CHECK_SECONDS)
+
     app.addHook('onReady', async () => {
       deps.securedRoutes?.push(...secured)
     })
   }
+}
+
+/** Runs the rotation job on a timer; the timer does not keep the process alive and stops on close. */
+function scheduleKeyRotation(app: FastifyInstance, deps: KeyChainServiceDeps, everySeconds: number) {
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<unknown> = Promise.resolve()
+  const tick = () => {
+    running = rotateDueKeyChains(deps).then(
+      (rotated) => rotated.length && app.log.info({ rotated }, 'key chains rotated by policy'),
+      (error) => app.log.error({ err: error }, 'key rotation job failed'),
+    )
+  }
+  app.addHook('onReady', async () => {
+    timer = setInterval(tick, everySeconds * 1000)
+    timer.unref()
+  })
+  app.addHook('onClose', async () => {
+    clearInterval(timer)
+    await running
+  })
 }

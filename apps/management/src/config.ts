@@ -16,6 +16,15 @@ export const zManagementEnv = zCommonEnv
       .max(86_400)
       .default(3600)
       .describe('Lifetime of management access tokens from /api/oauth2/token'),
+    KEY_ROTATION_CHECK_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(300)
+      .describe(
+        'How often the management process rotates key chains whose policy is due; 0 turns the job off',
+      ),
     OIDC: optionalEnv(z.url()).describe(
       'Issuer URL of an external OpenID Connect provider; switches to external OIDC mode',
     ),

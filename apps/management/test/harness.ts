@@ -2,8 +2,14 @@ import { randomBytes } from 'node:crypto'
 import type { Role } from '@credential-service/core-domain'
 import { deriveManagementSigningKey } from '@credential-service/crypto'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
-import type { TestDatabase } from '@credential-service/db-schema/testing'
-import { createServer, type SecuredRoute } from '@credential-service/server-kit'
+import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
+import {
+  createKeyRuntime,
+  createServer,
+  type KeyRuntime,
+  type KeyRuntimeOptions,
+  type SecuredRoute,
+} from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import {
   bootstrapRootClient,
@@ -21,6 +27,7 @@ export interface TestClient {
 
 export interface Harness {
   app: FastifyInstance
+  keys: KeyRuntime
   database: DatabaseHandle
   config: ManagementConfig
   securedRoutes: SecuredRoute[]
@@ -38,7 +45,7 @@ export const random = (prefix: string) => `${prefix}-${randomBytes(6).toString('
 export function testConfig(overrides: Record<string, string> = {}): ManagementConfig {
   return parseManagementConfig({
     PUBLIC_URL: 'https://issuer.test',
-    MASTER_SECRET: 'test-master-secret-that-is-long-enough-0123456789',
+    MASTER_SECRET: TEST_MASTER_SECRET,
     AUTH_CLIENT_ID: random('root'),
     AUTH_CLIENT_SECRET: randomBytes(24).toString('base64url'),
     LOG_LEVEL: 'silent',
@@ -47,13 +54,33 @@ export function testConfig(overrides: Record<string, string> = {}): ManagementCo
 }
 
 /** The management app as production builds it, on a real database with real migrations. */
-export async function createHarness(testDatabase: TestDatabase): Promise<Harness> {
+export interface HarnessOptions {
+  /** External key providers (local Vault / KMS implementations). */
+  providers?: KeyRuntimeOptions['providers']
+  /** The clock of the app; defaults to real time. */
+  now?: () => Date
+  /** Captures every log line at trace level. */
+  logLines?: string[]
+}
+
+export async function createHarness(
+  testDatabase: TestDatabase,
+  options: HarnessOptions = {},
+): Promise<Harness> {
   const database = await testDatabase.open()
-  const config = testConfig()
+  const config = testConfig({ KEY_ROTATION_CHECK_SECONDS: '0' })
   await bootstrapRootClient(database.db, config)
   const securedRoutes: SecuredRoute[] = []
+  const keys = createKeyRuntime({
+    config,
+    db: database.db,
+    ...(options.providers ? { providers: options.providers } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  })
+  const logLines = options.logLines
   const app = await createServer({
-    logLevel: 'silent',
+    logLevel: logLines ? 'trace' : 'silent',
+    ...(logLines ? { logStream: { write: (line: string) => void logLines.push(line) } } : {}),
     ping: database.ping,
     apps: [
       buildManagementApp({
@@ -61,6 +88,8 @@ export async function createHarness(testDatabase: TestDatabase): Promise<Harness
         database,
         signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
         securedRoutes,
+        keys,
+        ...(options.now ? { now: options.now } : {}),
       }),
     ],
   })
@@ -97,6 +126,7 @@ export async function createHarness(testDatabase: TestDatabase): Promise<Harness
 
   return {
     app,
+    keys,
     database,
     config,
     securedRoutes,
@@ -106,7 +136,9 @@ export async function createHarness(testDatabase: TestDatabase): Promise<Harness
     tokenFor,
     async createClient(tenantId, roles) {
       const url = tenantId === null ? '/api/clients' : `/api/tenants/${tenantId}/clients`
-      const response = await app.inject({ method: 'POST', url, headers: root.auth, payload: { roles } })
+      // A fresh root token: suites that move the clock would find the first one expired.
+      const headers = { authorization: `Bearer ${await tokenFor(root.clientId, root.clientSecret)}` }
+      const response = await app.inject({ method: 'POST', url, headers, payload: { roles } })
       if (response.statusCode !== 201) throw new Error(`create client: ${response.body}`)
       const created = response.json()
       return asClient(created.clientId, created.clientSecret)

@@ -17,6 +17,27 @@ export type { Page, PageQuery, Problem } from './contract/common'
 export { zOAuthError, zPage, zPageQuery, zProblem, zTimestamp } from './contract/common'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
+export type {
+  KeyChain,
+  KeyChainCreate,
+  KeyChainRotate,
+  KeyChainUpdate,
+  KmsProvider,
+  RotationPolicy,
+  SigningAlgorithm,
+} from './contract/key-chain'
+export {
+  zCertificateMode,
+  zKeyChain,
+  zKeyChainCreate,
+  zKeyChainId,
+  zKeyChainRotate,
+  zKeyChainUpdate,
+  zKmsProvider,
+  zPublicKeyInfo,
+  zRotationPolicy,
+  zSigningAlgorithm,
+} from './contract/key-chain'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'

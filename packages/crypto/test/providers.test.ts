@@ -6,8 +6,8 @@ import { createAwsKmsProvider } from '../src/providers/aws-kms'
 import { KeyProviderError } from '../src/providers/provider'
 import { createVaultProvider } from '../src/providers/vault'
 import { signJws } from '../src/signer'
-import { startFakeKms } from './fake-kms'
-import { startFakeVault } from './fake-vault'
+import { startFakeKms } from '../src/testing/fake-kms'
+import { startFakeVault } from '../src/testing/fake-vault'
 
 const cipher = createJwkCipher('provider-test-master-secret-0123456789')
 

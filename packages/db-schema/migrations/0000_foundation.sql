@@ -28,14 +28,38 @@ CREATE TABLE "key_chains" (
 	"description" text,
 	"kms_provider" text DEFAULT 'db' NOT NULL,
 	"external_key_id" text,
+	"algorithm" text NOT NULL,
+	"certificate_mode" text NOT NULL,
+	"subject" text NOT NULL,
+	"dns_names" text[] DEFAULT '{}' NOT NULL,
 	"active_jwk" text NOT NULL,
+	"active_kid" text NOT NULL,
+	"active_public_jwk" jsonb NOT NULL,
+	"active_certificates" text[] DEFAULT '{}' NOT NULL,
 	"root_jwk" text,
+	"root_certificate" text,
 	"previous_jwk" text,
+	"previous_kid" text,
+	"previous_public_jwk" jsonb,
+	"previous_certificates" text[],
+	"previous_expires_at" timestamp with time zone,
+	"rotation_enabled" boolean DEFAULT false NOT NULL,
+	"rotation_interval_days" integer DEFAULT 90 NOT NULL,
+	"rotation_grace_days" integer DEFAULT 30 NOT NULL,
+	"rotated_at" timestamp with time zone,
+	"next_rotation_at" timestamp with time zone,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "key_chains_tenant_id_id_pk" PRIMARY KEY("tenant_id","id"),
 	CONSTRAINT "key_chains_kms_provider_known" CHECK ("key_chains"."kms_provider" in ('db', 'vault', 'aws-kms')),
-	CONSTRAINT "key_chains_external_key_id_required" CHECK ("key_chains"."kms_provider" = 'db' or "key_chains"."external_key_id" is not null)
+	CONSTRAINT "key_chains_external_key_id_required" CHECK ("key_chains"."kms_provider" = 'db' or "key_chains"."external_key_id" is not null),
+	CONSTRAINT "key_chains_previous_complete" CHECK (("key_chains"."previous_jwk" is null) = ("key_chains"."previous_kid" is null))
+);
+--> statement-breakpoint
+CREATE TABLE "service_settings" (
+	"key" text PRIMARY KEY NOT NULL,
+	"value" text NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "tenants" (
@@ -49,4 +73,5 @@ CREATE TABLE "tenants" (
 ALTER TABLE "clients" ADD CONSTRAINT "clients_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "key_chains" ADD CONSTRAINT "key_chains_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "audit_log_tenant_id_at_index" ON "audit_log" USING btree ("tenant_id","at");--> statement-breakpoint
-CREATE INDEX "clients_tenant_id_client_id_index" ON "clients" USING btree ("tenant_id","client_id");
+CREATE INDEX "clients_tenant_id_client_id_index" ON "clients" USING btree ("tenant_id","client_id");--> statement-breakpoint
+CREATE INDEX "key_chains_rotation_due" ON "key_chains" USING btree ("next_rotation_at") WHERE "key_chains"."rotation_enabled";

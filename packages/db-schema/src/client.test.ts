@@ -11,7 +11,7 @@ describe.each(testDatabases())('database on $name', ({ open }) => {
       for (const provider of ['vault', 'aws-kms']) {
         await expect(
           database.db.execute(
-            sql`insert into key_chains (tenant_id, id, kms_provider, external_key_id, active_jwk) values (${tenant}, ${`kc-${provider}`}, ${provider}, null, 'x')`,
+            sql`insert into key_chains (tenant_id, id, kms_provider, external_key_id, algorithm, certificate_mode, subject, active_jwk, active_kid, active_public_jwk) values (${tenant}, ${`kc-${provider}`}, ${provider}, null, 'ES256', 'none', 'CN=x', 'x', 'kid', '{}')`,
           ),
         ).rejects.toMatchObject({
           cause: expect.objectContaining({
@@ -21,7 +21,7 @@ describe.each(testDatabases())('database on $name', ({ open }) => {
       }
       // An update that clears externalKeyId of an external key chain is aborted too.
       await database.db.execute(
-        sql`insert into key_chains (tenant_id, id, kms_provider, external_key_id, active_jwk) values (${tenant}, 'kc-ok', 'vault', 'transit/key1', 'x')`,
+        sql`insert into key_chains (tenant_id, id, kms_provider, external_key_id, algorithm, certificate_mode, subject, active_jwk, active_kid, active_public_jwk) values (${tenant}, 'kc-ok', 'vault', 'transit/key1', 'ES256', 'none', 'CN=x', 'x', 'kid', '{}')`,
       )
       await expect(
         database.db.execute(
@@ -30,7 +30,7 @@ describe.each(testDatabases())('database on $name', ({ open }) => {
       ).rejects.toThrow()
       // A db key chain needs no external id.
       await database.db.execute(
-        sql`insert into key_chains (tenant_id, id, kms_provider, active_jwk) values (${tenant}, 'kc-db', 'db', 'x')`,
+        sql`insert into key_chains (tenant_id, id, kms_provider, external_key_id, algorithm, certificate_mode, subject, active_jwk, active_kid, active_public_jwk) values (${tenant}, 'kc-db', 'db', null, 'ES256', 'none', 'CN=x', 'x', 'kid', '{}')`,
       )
       const list = await queryRows(
         database.db,

@@ -7,6 +7,15 @@ export {
   findClientCredentials,
   upsertOperatorClient,
 } from './repositories/clients'
+export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
+export {
+  createKeyChainRepository,
+  forgetExpiredPreviousKeys,
+  lockDueKeyChains,
+  toKeyChain,
+} from './repositories/key-chains'
+export { recordMasterSecretFingerprint } from './repositories/service-settings'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
+export type { KeyChainRow, NewKeyChainRow } from './schema'
 export * as schema from './schema'

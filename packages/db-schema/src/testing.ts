@@ -2,6 +2,9 @@ import type { SQL } from 'drizzle-orm'
 import { createDatabase, type DatabaseHandle } from './client'
 import type { Database } from './database'
 
+/** One MASTER_SECRET for every suite: a shared PostgreSQL test database remembers its fingerprint. */
+export const TEST_MASTER_SECRET = 'test-master-secret-that-is-long-enough-0123456789'
+
 export interface TestDatabase {
   name: 'pglite' | 'postgres'
   /** Opens the database and applies the real migrations. */

@@ -1,6 +1,7 @@
 import {
   ForbiddenError,
   hasAnyRole,
+  InvalidInputError,
   NotFoundError,
   type Principal,
   type Role,
@@ -85,4 +86,11 @@ function resolveTenantScope(request: FastifyRequest, principal: Principal): stri
   if (principal.tenantId !== undefined && principal.tenantId !== pathTenant)
     throw new NotFoundError('tenant', pathTenant)
   return pathTenant
+}
+
+/** The tenant a tenant-owned route acts on; an operator on a shorthand route must name one. */
+export function requireTenantScope(request: FastifyRequest): string {
+  if (request.tenantScope !== null) return request.tenantScope
+  const message = 'an operator token has no tenant: use the /api/tenants/{tenantId}/… form of this route'
+  throw new InvalidInputError(message, [{ path: 'path.tenantId', message }])
 }

@@ -13,6 +13,8 @@ export interface ServerOptions {
   apps: FastifyPluginAsync[]
   /** Largest accepted request body. */
   bodyLimit?: number
+  /** Where log lines go; stdout when absent (tests capture them here). */
+  logStream?: { write(line: string): void }
 }
 
 /** Fields that must never reach a log line. */
@@ -37,7 +39,11 @@ export const DEFAULT_BODY_LIMIT = 256 * 1024
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: options.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } },
+    logger: {
+      level: options.logLevel,
+      redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     genReqId: () => newId('req', 16),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: true,

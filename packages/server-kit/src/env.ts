@@ -41,6 +41,20 @@ export const zCommonEnv = z.object({
     .describe('PostgreSQL connections per process'),
   HOST: z.string().default('0.0.0.0').describe('Interface to listen on'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port to listen on'),
+  VAULT_ADDR: optionalEnv(z.url()).describe(
+    'HashiCorp Vault address for `vault` key chains, e.g. https://vault:8200',
+  ),
+  VAULT_TOKEN: optionalEnv(z.string().min(1)).describe(
+    'Vault token allowed to read and sign with the transit keys',
+  ),
+  VAULT_NAMESPACE: optionalEnv(z.string().min(1)).describe('Vault Enterprise namespace, if any'),
+  VAULT_TRANSIT_MOUNT: z.string().default('transit').describe('Mount path of the Vault transit engine'),
+  AWS_REGION: optionalEnv(z.string().min(1)).describe(
+    'AWS region for `aws-kms` key chains; credentials come from the standard AWS variables, profile or role',
+  ),
+  AWS_ENDPOINT_URL_KMS: optionalEnv(z.url()).describe(
+    'AWS KMS endpoint override (VPC endpoint or a local KMS)',
+  ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

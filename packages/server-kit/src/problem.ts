@@ -78,4 +78,4 @@ export function problemFromDomainError(error: DomainError, instance?: string): P
 }
 
 /** Every problem status a management route can answer, for the OpenAPI description. */
-export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 500] as const
+export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 500, 502] as const

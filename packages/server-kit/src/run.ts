@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { createServer } from './create-server'
 import { ConfigError, type zCommonEnv } from './env'
+import { verifyMasterSecret } from './key-runtime'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
 
@@ -45,6 +46,16 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     maxConnections: config.DATABASE_POOL_SIZE,
   })
   await database.migrate()
+  try {
+    await verifyMasterSecret(database.db, config.MASTER_SECRET)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`${options.name}: ${error.message}`)
+      await database.close()
+      process.exit(1)
+    }
+    throw error
+  }
   const server = await createServer({
     logLevel: config.LOG_LEVEL,
     ping: database.ping,

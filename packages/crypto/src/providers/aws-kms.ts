@@ -59,7 +59,16 @@ export function createAwsKmsProvider(options: AwsKmsOptions): KeyProvider {
   const failure = (keyId: string, cause: unknown) => {
     const name = (cause as { name?: string })?.name ?? 'Error'
     const message = (cause as { message?: string })?.message ?? ''
-    return new KeyProviderError(`AWS KMS key '${keyId}': ${name}${message ? ` (${message})` : ''}`, { cause })
+    const reason =
+      name === 'NotFoundException'
+        ? 'not_found'
+        : (cause as { $metadata?: unknown })?.$metadata
+          ? 'refused'
+          : 'unavailable'
+    return new KeyProviderError(`AWS KMS key '${keyId}': ${name}${message ? ` (${message})` : ''}`, {
+      cause,
+      reason,
+    })
   }
 
   return {

@@ -3,9 +3,14 @@ import type { SigningAlgorithm } from '../signer'
 
 /** An external key store's failure: unknown key, unreachable, or an error answer. */
 export class KeyProviderError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** `not_found`: no such key; `unavailable`: the provider could not be reached; `refused`: any other error answer. */
+  readonly reason: 'not_found' | 'unavailable' | 'refused'
+
+  constructor(message: string, options?: { cause?: unknown; reason?: KeyProviderError['reason'] }) {
     super(message, options)
     this.name = 'KeyProviderError'
+    this.reason =
+      options?.reason ?? (options?.cause instanceof KeyProviderError ? options.cause.reason : 'refused')
   }
 }
 

@@ -49,12 +49,18 @@ export function createVaultProvider(options: VaultOptions): KeyProvider {
         signal: AbortSignal.timeout(10_000),
       })
     } catch (cause) {
-      throw new KeyProviderError(`Vault is unreachable at ${options.address}`, { cause })
+      throw new KeyProviderError(`Vault is unreachable at ${options.address}`, {
+        cause,
+        reason: 'unavailable',
+      })
     }
     const json = (await response.json().catch(() => ({}))) as { data?: T; errors?: string[] }
     if (!response.ok || !json.data) {
       const reason = json.errors?.join('; ') || `HTTP ${response.status}`
-      throw new KeyProviderError(`Vault transit key '${name}': ${reason}`)
+      const notFound = response.status === 404 || /not found/i.test(reason)
+      throw new KeyProviderError(`Vault transit key '${name}': ${reason}`, {
+        reason: notFound ? 'not_found' : 'refused',
+      })
     }
     return json.data
   }

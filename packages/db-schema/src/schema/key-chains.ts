@@ -1,10 +1,24 @@
 import { sql } from 'drizzle-orm'
-import { check, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core'
+import type { JWK } from 'jose'
 import { tenants } from './tenants'
 
 /**
- * Key chains (spec §2.4). The JWK columns hold one encrypted JWK each. The CHECK is the last line of
- * defence of spec §7: a write that leaves a non-`db` key chain without `external_key_id` is aborted.
+ * Key chains (spec §2.4): the active key, an optional root (CA) key, and the previous key kept
+ * through a grace period after rotation. `*_jwk` columns hold one encrypted JWK each (private for
+ * `db`, public for external providers); `*_public_jwk` keep the public half in clear for JWKS.
+ * The CHECK is the last line of defence of spec §7: a write that leaves a non-`db` key chain
+ * without `external_key_id` is aborted.
  */
 export const keyChains = pgTable(
   'key_chains',
@@ -16,9 +30,26 @@ export const keyChains = pgTable(
     description: text(),
     kmsProvider: text().notNull().default('db'),
     externalKeyId: text(),
+    algorithm: text().notNull(),
+    certificateMode: text().notNull(),
+    subject: text().notNull(),
+    dnsNames: text().array().notNull().default(sql`'{}'`),
     activeJwk: text().notNull(),
+    activeKid: text().notNull(),
+    activePublicJwk: jsonb().$type<JWK>().notNull(),
+    activeCertificates: text().array().notNull().default(sql`'{}'`),
     rootJwk: text(),
+    rootCertificate: text(),
     previousJwk: text(),
+    previousKid: text(),
+    previousPublicJwk: jsonb().$type<JWK>(),
+    previousCertificates: text().array(),
+    previousExpiresAt: timestamp({ withTimezone: true }),
+    rotationEnabled: boolean().notNull().default(false),
+    rotationIntervalDays: integer().notNull().default(90),
+    rotationGraceDays: integer().notNull().default(30),
+    rotatedAt: timestamp({ withTimezone: true }),
+    nextRotationAt: timestamp({ withTimezone: true }),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
@@ -29,6 +60,9 @@ export const keyChains = pgTable(
       'key_chains_external_key_id_required',
       sql`${t.kmsProvider} = 'db' or ${t.externalKeyId} is not null`,
     ),
+    check('key_chains_previous_complete', sql`(${t.previousJwk} is null) = (${t.previousKid} is null)`),
+    index('key_chains_rotation_due').on(t.nextRotationAt).where(sql`${t.rotationEnabled}`),
   ],
 )
 export type KeyChainRow = typeof keyChains.$inferSelect
+export type NewKeyChainRow = typeof keyChains.$inferInsert

@@ -1,0 +1,35 @@
+import { NotFoundError, zTenantId } from '@credential-service/core-domain'
+import { createTenantRepository, type Database } from '@credential-service/db-schema'
+import type { KeyRuntime } from '@credential-service/server-kit'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+
+const params = z.object({ tenant: zTenantId })
+// Short enough that a rotated-in key is seen soon; the rotated-out key stays listed through its grace period.
+const CACHE = 'public, max-age=60'
+
+/**
+ * The tenant's signing keys for wallets and verifiers: `{issuer}/jwks`, and the SD-JWT VC issuer
+ * metadata at `/.well-known/jwt-vc-issuer/issuers/{tenant}` (well-known path insertion).
+ */
+export function jwksRoutes(deps: {
+  db: Database
+  keys: KeyRuntime
+  publicUrl: string
+}): FastifyPluginAsyncZod {
+  const jwksOf = async (tenant: string) => {
+    if (!(await createTenantRepository(deps.db).get(tenant))) throw new NotFoundError('issuer', tenant)
+    return deps.keys.jwks(tenant)
+  }
+  return async (app) => {
+    app.get('/issuers/:tenant/jwks', { schema: { params } }, async (req, reply) =>
+      reply.header('cache-control', CACHE).send(await jwksOf(req.params.tenant)),
+    )
+    app.get('/.well-known/jwt-vc-issuer/issuers/:tenant', { schema: { params } }, async (req, reply) =>
+      reply.header('cache-control', CACHE).send({
+        issuer: `${deps.publicUrl}/issuers/${req.params.tenant}`,
+        jwks: await jwksOf(req.params.tenant),
+      }),
+    )
+  }
+}

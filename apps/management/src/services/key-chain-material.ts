@@ -1,0 +1,226 @@
+import type { KeyChainCreate } from '@credential-service/core-domain'
+import { InvalidInputError, UpstreamError } from '@credential-service/core-domain'
+import {
+  createCertificate,
+  generateKeyPair,
+  importPrivateKey,
+  type JwkCipher,
+  jwkContext,
+  type KeyPairJwks,
+  type KeyProvider,
+  KeyProviderError,
+  parseCertificateChain,
+  thumbprint,
+} from '@credential-service/crypto'
+import type { KeyChainPatch, NewKeyChainRow } from '@credential-service/db-schema'
+import type { JWK } from 'jose'
+
+/** Certificates of generated keys outlive one rotation period comfortably. */
+const DEFAULT_VALIDITY_DAYS = 365
+const ROOT_VALIDITY_DAYS = 3650
+
+export interface MaterialContext {
+  tenantId: string
+  keyChainId: string
+  cipher: JwkCipher
+  providers: Partial<Record<'vault' | 'aws-kms', KeyProvider>>
+  now: Date
+}
+
+type ActiveColumns = Pick<
+  NewKeyChainRow,
+  'activeJwk' | 'activeKid' | 'activePublicJwk' | 'activeCertificates' | 'certificateMode' | 'algorithm'
+>
+
+const invalid = (path: string, message: string) => new InvalidInputError(message, [{ path, message }])
+
+/** Reads a provider's key; a provider failure becomes a clear error naming the key chain. */
+export async function describeExternalKey(
+  context: MaterialContext,
+  kmsProvider: 'vault' | 'aws-kms',
+  externalKeyId: string,
+) {
+  const provider = context.providers[kmsProvider]
+  const name = `key chain '${context.keyChainId}'`
+  if (!provider)
+    throw invalid(
+      'body.kmsProvider',
+      `${name}: the ${kmsProvider} provider is not configured on this service`,
+    )
+  try {
+    return await provider.describe(externalKeyId)
+  } catch (error) {
+    if (error instanceof KeyProviderError && error.reason === 'not_found') {
+      throw invalid('body.externalKeyId', `${name}: ${error.message}`)
+    }
+    throw new UpstreamError(`${name}: ${(error as Error).message}`, { cause: error })
+  }
+}
+
+export async function verifiedChain(pems: string[], publicJwk: JWK, path: string): Promise<string[]> {
+  try {
+    return (await parseCertificateChain(pems, publicJwk)).pem
+  } catch (error) {
+    throw invalid(path, (error as Error).message)
+  }
+}
+
+export interface CertificatePlan {
+  mode: 'self-signed' | 'internal-ca'
+  subject: string
+  validityDays: number
+  dnsNames: string[]
+}
+
+/** A leaf certificate for a db key: self-signed, or issued by the chain's root. */
+export async function certifyLocalKey(
+  pair: KeyPairJwks,
+  plan: CertificatePlan,
+  root: { privateJwk: JWK; certificate: string } | undefined,
+  now: Date,
+): Promise<string> {
+  return createCertificate({
+    subjectPublicJwk: pair.publicJwk,
+    subject: plan.subject,
+    issuerPrivateJwk: root?.privateJwk ?? pair.privateJwk,
+    ...(root ? { issuerCertificate: root.certificate } : {}),
+    validityDays: plan.validityDays,
+    dnsNames: plan.dnsNames,
+    now,
+  })
+}
+
+export function localActiveColumns(
+  context: MaterialContext,
+  pair: KeyPairJwks,
+  certificates: string[],
+  mode: string,
+): ActiveColumns {
+  return {
+    algorithm: pair.alg,
+    activeJwk: context.cipher.encrypt(pair.privateJwk, jwkContext(context.tenantId, context.keyChainId)),
+    activeKid: pair.kid,
+    activePublicJwk: pair.publicJwk,
+    activeCertificates: certificates,
+    certificateMode: mode,
+  }
+}
+
+/** The key material columns of a new key chain, for each way of creating one. */
+export async function createMaterial(
+  context: MaterialContext,
+  input: KeyChainCreate,
+  defaults: { subject: string; dnsNames: string[] },
+): Promise<Omit<NewKeyChainRow, 'tenantId' | 'id'>> {
+  const base = { subject: defaults.subject, dnsNames: defaults.dnsNames }
+  switch (input.source) {
+    case 'generate': {
+      const plan: CertificatePlan = {
+        mode: input.certificate?.mode ?? 'self-signed',
+        subject: input.certificate?.subject ?? defaults.subject,
+        validityDays: input.certificate?.validityDays ?? DEFAULT_VALIDITY_DAYS,
+        dnsNames: input.certificate?.dnsNames ?? defaults.dnsNames,
+      }
+      const pair = await generateKeyPair(input.algorithm)
+      let root: { privateJwk: JWK; certificate: string } | undefined
+      let rootColumns = {}
+      if (plan.mode === 'internal-ca') {
+        const rootPair = await generateKeyPair(input.algorithm)
+        const certificate = await createCertificate({
+          subjectPublicJwk: rootPair.publicJwk,
+          issuerPrivateJwk: rootPair.privateJwk,
+          subject: `${plan.subject} Root CA`,
+          validityDays: ROOT_VALIDITY_DAYS,
+          ca: true,
+          now: context.now,
+        })
+        root = { privateJwk: rootPair.privateJwk, certificate }
+        rootColumns = {
+          rootJwk: context.cipher.encrypt(
+            rootPair.privateJwk,
+            jwkContext(context.tenantId, context.keyChainId),
+          ),
+          rootCertificate: certificate,
+        }
+      }
+      const leaf = await certifyLocalKey(pair, plan, root, context.now)
+      return {
+        ...base,
+        subject: plan.subject,
+        dnsNames: plan.dnsNames,
+        kmsProvider: 'db',
+        ...localActiveColumns(context, pair, [leaf], plan.mode),
+        ...rootColumns,
+      }
+    }
+    case 'import': {
+      let pair: KeyPairJwks
+      try {
+        pair = await importPrivateKey(input.privateKey as JWK | string)
+      } catch (error) {
+        throw invalid('body.privateKey', (error as Error).message)
+      }
+      const certificates = input.certificateChain
+        ? await verifiedChain(input.certificateChain, pair.publicJwk, 'body.certificateChain')
+        : [
+            await certifyLocalKey(
+              pair,
+              {
+                mode: 'self-signed',
+                subject: defaults.subject,
+                validityDays: DEFAULT_VALIDITY_DAYS,
+                dnsNames: defaults.dnsNames,
+              },
+              undefined,
+              context.now,
+            ),
+          ]
+      return {
+        ...base,
+        kmsProvider: 'db',
+        ...localActiveColumns(
+          context,
+          pair,
+          certificates,
+          input.certificateChain ? 'provided' : 'self-signed',
+        ),
+      }
+    }
+    case 'external': {
+      const { publicJwk, alg } = await describeExternalKey(context, input.kmsProvider, input.externalKeyId)
+      const certificates = input.certificateChain
+        ? await verifiedChain(input.certificateChain, publicJwk, 'body.certificateChain')
+        : []
+      return {
+        ...base,
+        kmsProvider: input.kmsProvider,
+        externalKeyId: input.externalKeyId,
+        algorithm: alg,
+        activeJwk: context.cipher.encrypt(publicJwk, jwkContext(context.tenantId, context.keyChainId)),
+        activeKid: await thumbprint(publicJwk),
+        activePublicJwk: publicJwk,
+        activeCertificates: certificates,
+        certificateMode: input.certificateChain ? 'provided' : 'none',
+      }
+    }
+  }
+}
+
+/** Columns that move the active key to the previous slot for a grace period. */
+export function retireActive(
+  row: {
+    activeJwk: string
+    activeKid: string
+    activePublicJwk: JWK
+    activeCertificates: string[]
+  },
+  expiresAt: Date,
+): KeyChainPatch {
+  return {
+    previousJwk: row.activeJwk,
+    previousKid: row.activeKid,
+    previousPublicJwk: row.activePublicJwk,
+    previousCertificates: row.activeCertificates,
+    previousExpiresAt: expiresAt,
+  }
+}

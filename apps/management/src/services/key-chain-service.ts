@@ -1,0 +1,298 @@
+import {
+  ConflictError,
+  InvalidInputError,
+  type KeyChain,
+  type KeyChainCreate,
+  type KeyChainRotate,
+  type KeyChainUpdate,
+  NotFoundError,
+  newId,
+  type Page,
+  type PageQuery,
+  type Principal,
+  type SigningAlgorithm,
+} from '@credential-service/core-domain'
+import { generateKeyPair, jwkContext, thumbprint } from '@credential-service/crypto'
+import {
+  createKeyChainRepository,
+  createTenantRepository,
+  type Database,
+  type Executor,
+  forgetExpiredPreviousKeys,
+  type KeyChainPatch,
+  type KeyChainRow,
+  lockDueKeyChains,
+  recordAudit,
+  toKeyChain,
+} from '@credential-service/db-schema'
+import type { KeyRuntime } from '@credential-service/server-kit'
+import type { JWK } from 'jose'
+import {
+  certifyLocalKey,
+  createMaterial,
+  describeExternalKey,
+  localActiveColumns,
+  type MaterialContext,
+  retireActive,
+  verifiedChain,
+} from './key-chain-material'
+
+const DAY = 86_400_000
+
+export interface KeyChainServiceDeps {
+  db: Database
+  keys: KeyRuntime
+  /** Host of PUBLIC_URL: the default SAN dNSName of generated certificates. */
+  publicHost: string
+  now: () => Date
+}
+
+const addDays = (date: Date, days: number) => new Date(date.getTime() + days * DAY)
+
+/** Rotation policy columns; automatic rotation is for keys the service can generate itself. */
+function policyColumns(
+  row: Pick<KeyChainRow, 'kmsProvider'>,
+  policy: KeyChain['rotationPolicy'] | undefined,
+  from: Date,
+) {
+  if (!policy) return {}
+  if (policy.enabled && row.kmsProvider !== 'db') {
+    const message =
+      'automatic rotation needs a key the service generates (`db`); rotate external keys in their provider'
+    throw new InvalidInputError(message, [{ path: 'body.rotationPolicy.enabled', message }])
+  }
+  return {
+    rotationEnabled: policy.enabled,
+    rotationIntervalDays: policy.intervalDays,
+    rotationGraceDays: policy.gracePeriodDays,
+    nextRotationAt: policy.enabled ? addDays(from, policy.intervalDays) : null,
+  }
+}
+
+/** Decrypts the root key of an internal CA, to certify a rotated leaf. */
+function rootOf(
+  deps: KeyChainServiceDeps,
+  row: KeyChainRow,
+): { privateJwk: JWK; certificate: string } | undefined {
+  if (!row.rootJwk || !row.rootCertificate) return undefined
+  return {
+    privateJwk: deps.keys.cipher.decrypt(row.rootJwk, jwkContext(row.tenantId, row.id)),
+    certificate: row.rootCertificate,
+  }
+}
+
+/**
+ * Replaces the active key of a locked row and keeps the old one as `previous` through the grace
+ * period. `db` chains get a fresh key (certified like the old one); external chains take the
+ * provider's current key for `externalKeyId`.
+ */
+async function rotateRow(
+  deps: KeyChainServiceDeps,
+  tx: Executor,
+  row: KeyChainRow,
+  input: KeyChainRotate,
+): Promise<KeyChainRow> {
+  const now = deps.now()
+  const context: MaterialContext = {
+    tenantId: row.tenantId,
+    keyChainId: row.id,
+    cipher: deps.keys.cipher,
+    providers: deps.keys.providers,
+    now,
+  }
+  let active: KeyChainPatch
+  if (row.kmsProvider === 'db') {
+    if (input.externalKeyId !== undefined) {
+      const message = 'externalKeyId applies to vault and aws-kms key chains only'
+      throw new InvalidInputError(message, [{ path: 'body.externalKeyId', message }])
+    }
+    const pair = await generateKeyPair(row.algorithm as SigningAlgorithm)
+    const root = rootOf(deps, row)
+    const plan = {
+      mode: root ? ('internal-ca' as const) : ('self-signed' as const),
+      subject: row.subject,
+      validityDays: Math.max(365, row.rotationIntervalDays + row.rotationGraceDays),
+      dnsNames: row.dnsNames,
+    }
+    const certificate = await certifyLocalKey(pair, plan, root, now)
+    active = localActiveColumns(context, pair, [certificate], plan.mode)
+  } else {
+    const externalKeyId = input.externalKeyId ?? (row.externalKeyId as string)
+    const { publicJwk, alg } = await describeExternalKey(
+      context,
+      row.kmsProvider as 'vault' | 'aws-kms',
+      externalKeyId,
+    )
+    const kid = await thumbprint(publicJwk)
+    if (kid === row.activeKid) {
+      throw new ConflictError(
+        `key chain '${row.id}': the provider still holds the same key; rotate it there first or name a new externalKeyId`,
+      )
+    }
+    active = {
+      externalKeyId,
+      algorithm: alg,
+      activeJwk: deps.keys.cipher.encrypt(publicJwk, jwkContext(row.tenantId, row.id)),
+      activeKid: kid,
+      activePublicJwk: publicJwk,
+      activeCertificates: [],
+      certificateMode: 'none',
+    }
+  }
+  const repo = createKeyChainRepository(deps.db, row.tenantId)
+  const updated = await repo.update(
+    row.id,
+    {
+      ...retireActive(row, addDays(now, row.rotationGraceDays)),
+      ...active,
+      rotatedAt: now,
+      nextRotationAt: row.rotationEnabled ? addDays(now, row.rotationIntervalDays) : null,
+    },
+    tx,
+  )
+  return updated as KeyChainRow
+}
+
+/** Key chains of one tenant (spec §2.4): public material out, private material never. */
+export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: string, actor: Principal) {
+  const repo = createKeyChainRepository(deps.db, tenantId)
+  const audit = (
+    action: 'create' | 'update' | 'delete' | 'rotate-secret',
+    id: string,
+    detail?: Record<string, unknown>,
+  ) => ({
+    tenantId,
+    actorClientId: actor.clientId,
+    action,
+    resourceType: 'key-chain' as const,
+    resourceId: id,
+    ...(detail ? { detail } : {}),
+  })
+
+  async function requireTenant(): Promise<void> {
+    if (!(await createTenantRepository(deps.db).get(tenantId))) throw new NotFoundError('tenant', tenantId)
+  }
+
+  async function found(id: string): Promise<KeyChainRow> {
+    const row = await repo.get(id)
+    if (!row) throw new NotFoundError('key chain', id)
+    return row
+  }
+
+  return {
+    async list(query: PageQuery): Promise<Page<KeyChain>> {
+      await requireTenant()
+      return repo.list(query)
+    },
+
+    get: async (id: string): Promise<KeyChain> => toKeyChain(await found(id), deps.now()),
+
+    async create(input: KeyChainCreate): Promise<KeyChain> {
+      await requireTenant()
+      const id = input.id ?? newId('kc')
+      const now = deps.now()
+      if (await repo.get(id)) throw new ConflictError(`key chain '${id}' already exists`)
+      const context: MaterialContext = {
+        tenantId,
+        keyChainId: id,
+        cipher: deps.keys.cipher,
+        providers: deps.keys.providers,
+        now,
+      }
+      // Provider calls and key generation happen before the write: a failure leaves nothing behind.
+      const material = await createMaterial(context, input, {
+        subject: `CN=${tenantId} ${id}`,
+        dnsNames: [deps.publicHost],
+      })
+      return deps.db.transaction(async (tx) => {
+        const row = await repo.insert(
+          {
+            id,
+            description: input.description ?? null,
+            ...material,
+            ...policyColumns(material as KeyChainRow, input.rotationPolicy, now),
+          },
+          tx,
+        )
+        if (!row) throw new ConflictError(`key chain '${id}' already exists`)
+        await recordAudit(
+          tx,
+          audit('create', id, { source: input.source, kmsProvider: row.kmsProvider, kid: row.activeKid }),
+        )
+        return toKeyChain(row, now)
+      })
+    },
+
+    async update(id: string, patch: KeyChainUpdate): Promise<KeyChain> {
+      return deps.db.transaction(async (tx) => {
+        const row = await repo.lock(id, tx)
+        if (!row) throw new NotFoundError('key chain', id)
+        const changes: KeyChainPatch = {
+          ...(patch.description !== undefined ? { description: patch.description } : {}),
+          ...policyColumns(row, patch.rotationPolicy, row.rotatedAt ?? row.createdAt),
+        }
+        if (patch.certificateChain) {
+          changes.activeCertificates = await verifiedChain(
+            patch.certificateChain,
+            row.activePublicJwk,
+            'body.certificateChain',
+          )
+          changes.certificateMode = 'provided'
+        }
+        const updated = (await repo.update(id, changes, tx)) as KeyChainRow
+        await recordAudit(tx, audit('update', id, { fields: Object.keys(patch) }))
+        return toKeyChain(updated, deps.now())
+      })
+    },
+
+    async rotate(id: string, input: KeyChainRotate): Promise<KeyChain> {
+      return deps.db.transaction(async (tx) => {
+        // The row lock makes concurrent rotations queue: each sees the chain the previous one left.
+        const row = await repo.lock(id, tx)
+        if (!row) throw new NotFoundError('key chain', id)
+        const rotated = await rotateRow(deps, tx, row, input)
+        await recordAudit(
+          tx,
+          audit('update', id, { rotated: true, kid: rotated.activeKid, retiredKid: row.activeKid }),
+        )
+        return toKeyChain(rotated, deps.now())
+      })
+    },
+
+    async delete(id: string): Promise<void> {
+      await deps.db.transaction(async (tx) => {
+        if (!(await repo.delete(id, tx))) throw new NotFoundError('key chain', id)
+        await recordAudit(tx, audit('delete', id))
+      })
+    },
+  }
+}
+export type KeyChainService = ReturnType<typeof createKeyChainService>
+
+/**
+ * The rotation job: rotates every key chain whose policy is due. SKIP LOCKED hands each row to one
+ * pod; the due time is re-read under the lock, so a chain rotated meanwhile is not rotated twice.
+ * Also forgets previous keys whose grace period ended. Returns the ids rotated.
+ */
+export async function rotateDueKeyChains(deps: KeyChainServiceDeps, limit = 20): Promise<string[]> {
+  const now = deps.now()
+  return deps.db.transaction(async (tx) => {
+    const due = await lockDueKeyChains(tx, now, limit)
+    const rotated: string[] = []
+    for (const row of due) {
+      if (row.kmsProvider !== 'db') continue
+      await rotateRow(deps, tx, row, {})
+      await recordAudit(tx, {
+        tenantId: row.tenantId,
+        actorClientId: 'system:rotation',
+        action: 'update',
+        resourceType: 'key-chain',
+        resourceId: row.id,
+        detail: { rotated: true, automatic: true },
+      })
+      rotated.push(`${row.tenantId}/${row.id}`)
+    }
+    await forgetExpiredPreviousKeys(tx, now)
+    return rotated
+  })
+}

@@ -1,0 +1,6 @@
+// Local implementations of external key stores' wire protocols, for tests only.
+
+export { startFakeKms } from './fake-kms'
+export { startFakeVault } from './fake-vault'
+export type { GeneratedKey } from './test-keys'
+export { generateTestKey } from './test-keys'

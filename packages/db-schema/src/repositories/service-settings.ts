@@ -1,0 +1,18 @@
+import { eq } from 'drizzle-orm'
+import type { Database } from '../database'
+import { serviceSettings } from '../schema'
+
+const MASTER_SECRET_KEY = 'master_secret_fingerprint'
+
+/**
+ * Records the MASTER_SECRET fingerprint on first start and returns the one on record. The first
+ * writer wins when several processes start at once.
+ */
+export async function recordMasterSecretFingerprint(db: Database, fingerprint: string): Promise<string> {
+  await db
+    .insert(serviceSettings)
+    .values({ key: MASTER_SECRET_KEY, value: fingerprint })
+    .onConflictDoNothing()
+  const [row] = await db.select().from(serviceSettings).where(eq(serviceSettings.key, MASTER_SECRET_KEY))
+  return row?.value ?? fingerprint
+}

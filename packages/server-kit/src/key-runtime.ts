@@ -1,0 +1,143 @@
+import { NotFoundError } from '@credential-service/core-domain'
+import {
+  type ActiveKeyMaterial,
+  createAwsKmsProvider,
+  createJwkCipher,
+  createSignerFactory,
+  createVaultProvider,
+  fingerprintsMatch,
+  type JwkCipher,
+  type KeyProvider,
+  type KmsProvider,
+  masterSecretFingerprint,
+  type Signer,
+  type SigningAlgorithm,
+} from '@credential-service/crypto'
+import {
+  createKeyChainRepository,
+  type Database,
+  type KeyChainRow,
+  recordMasterSecretFingerprint,
+} from '@credential-service/db-schema'
+import type { z } from 'zod'
+import { ConfigError, type zCommonEnv } from './env'
+
+type KeyConfig = Pick<
+  Readonly<z.output<typeof zCommonEnv>>,
+  | 'MASTER_SECRET'
+  | 'VAULT_ADDR'
+  | 'VAULT_TOKEN'
+  | 'VAULT_NAMESPACE'
+  | 'VAULT_TRANSIT_MOUNT'
+  | 'AWS_REGION'
+  | 'AWS_ENDPOINT_URL_KMS'
+>
+
+export interface KeyRuntimeOptions {
+  config: KeyConfig
+  db: Database
+  /** Replaces the providers built from the configuration (tests pass explicit credentials). */
+  providers?: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>>
+  now?: () => Date
+}
+
+export interface PublishedJwk extends Record<string, unknown> {
+  kid: string
+  alg: SigningAlgorithm
+  use: 'sig'
+  x5c?: string[]
+}
+
+const pemToDer = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')
+
+function material(row: KeyChainRow): ActiveKeyMaterial {
+  return {
+    tenantId: row.tenantId,
+    keyChainId: row.id,
+    kmsProvider: row.kmsProvider as KmsProvider,
+    externalKeyId: row.externalKeyId,
+    alg: row.algorithm as SigningAlgorithm,
+    kid: row.activeKid,
+    encryptedJwk: row.activeJwk,
+    x5c: row.activeCertificates.map(pemToDer),
+  }
+}
+
+/**
+ * Keys as every app needs them: the JWK cipher, the external providers from the environment,
+ * a Signer per tenant key chain, and the tenant's published JWKS.
+ */
+export function createKeyRuntime(options: KeyRuntimeOptions) {
+  const { config, db } = options
+  const now = options.now ?? (() => new Date())
+  const cipher: JwkCipher = createJwkCipher(config.MASTER_SECRET)
+  const providers: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>> = options.providers ?? {
+    ...(config.VAULT_ADDR && config.VAULT_TOKEN
+      ? {
+          vault: createVaultProvider({
+            address: config.VAULT_ADDR,
+            token: config.VAULT_TOKEN,
+            namespace: config.VAULT_NAMESPACE,
+            mount: config.VAULT_TRANSIT_MOUNT,
+          }),
+        }
+      : {}),
+    'aws-kms': createAwsKmsProvider({ region: config.AWS_REGION, endpoint: config.AWS_ENDPOINT_URL_KMS }),
+  }
+  const signerFor = createSignerFactory({ cipher, providers })
+
+  return {
+    cipher,
+    providers,
+
+    /** Signer of a tenant's key chain; NotFoundError when the tenant has no such chain. */
+    async signer(tenantId: string, keyChainId: string): Promise<Signer> {
+      const row = await createKeyChainRepository(db, tenantId).get(keyChainId)
+      if (!row) throw new NotFoundError('key chain', keyChainId)
+      return signerFor(material(row), row.activePublicJwk)
+    },
+
+    signerForRow: (row: KeyChainRow): Signer => signerFor(material(row), row.activePublicJwk),
+
+    /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
+    async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
+      const rows = await createKeyChainRepository(db, tenantId).all()
+      const at = now()
+      const keys: PublishedJwk[] = []
+      // The same key may sit in two chains (imported twice): publish each kid once.
+      const push = (key: PublishedJwk) => {
+        if (!keys.some((existing) => existing.kid === key.kid)) keys.push(key)
+      }
+      for (const row of rows) {
+        const alg = row.algorithm as SigningAlgorithm
+        const entry = (jwk: Record<string, unknown>, kid: string, certificates: string[]) => ({
+          ...jwk,
+          kid,
+          alg,
+          use: 'sig' as const,
+          ...(certificates.length ? { x5c: certificates.map(pemToDer) } : {}),
+        })
+        push(entry(row.activePublicJwk, row.activeKid, row.activeCertificates))
+        if (row.previousKid && row.previousPublicJwk && row.previousExpiresAt && row.previousExpiresAt > at) {
+          push(entry(row.previousPublicJwk, row.previousKid, row.previousCertificates ?? []))
+        }
+      }
+      return { keys }
+    },
+  }
+}
+export type KeyRuntime = ReturnType<typeof createKeyRuntime>
+
+/**
+ * Start-up guard: the database remembers a fingerprint of the MASTER_SECRET it was set up with;
+ * a process with another secret stops with a clear message instead of producing undecryptable keys.
+ */
+export async function verifyMasterSecret(db: Database, masterSecret: string): Promise<void> {
+  const expected = masterSecretFingerprint(masterSecret)
+  const recorded = await recordMasterSecretFingerprint(db, expected)
+  if (!fingerprintsMatch(expected, recorded)) {
+    throw new ConfigError([
+      'MASTER_SECRET does not match the secret this database was set up with; keys encrypted under the old secret could not be read',
+    ])
+  }
+}

@@ -13,7 +13,11 @@ export const zAllInOneEnv = z.object({
 const COMMON = 'all'
 const MANAGEMENT_ONLY = new Set(
   Object.keys(zManagementEnv.shape).filter(
-    (key) => key.startsWith('AUTH_') || key.startsWith('OIDC') || key === 'ACCESS_TOKEN_TTL_SECONDS',
+    (key) =>
+      key.startsWith('AUTH_') ||
+      key.startsWith('OIDC') ||
+      key === 'ACCESS_TOKEN_TTL_SECONDS' ||
+      key === 'KEY_ROTATION_CHECK_SECONDS',
   ),
 )
 

@@ -74,6 +74,60 @@ describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
     expect(Object.keys(doc.paths).every((path) => path.startsWith('/api/'))).toBe(true)
   })
 
+  it('SD-JWT VC issuer metadata and the issuer JWKS publish a key chain created through /api', async () => {
+    const token = async (id: string, secret: string) =>
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/api/oauth2/token',
+          payload: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
+        })
+      ).json().access_token as string
+    const root = { authorization: `Bearer ${await token(clientId, secret)}` }
+    const tenant = `jwks-${crypto.randomUUID().slice(0, 8)}`
+    await app.inject({
+      method: 'POST',
+      url: '/api/tenants',
+      headers: root,
+      payload: { id: tenant, name: tenant },
+    })
+    const created = (
+      await app.inject({
+        method: 'POST',
+        url: `/api/tenants/${tenant}/clients`,
+        headers: root,
+        payload: { roles: ['key:manage'] },
+      })
+    ).json()
+    const keyAdmin = { authorization: `Bearer ${await token(created.clientId, created.clientSecret)}` }
+    const chain = (
+      await app.inject({
+        method: 'POST',
+        url: '/api/key-chains',
+        headers: keyAdmin,
+        payload: { source: 'generate', id: 'pid' },
+      })
+    ).json()
+
+    const jwks = await app.inject({ url: `/issuers/${tenant}/jwks` })
+    expect(jwks.statusCode).toBe(200)
+    expect(jwks.json().keys).toStrictEqual([
+      {
+        ...chain.activeKey.publicJwk,
+        kid: chain.activeKey.kid,
+        alg: 'ES256',
+        use: 'sig',
+        x5c: [expect.any(String)],
+      },
+    ])
+    const metadata = await app.inject({ url: `/.well-known/jwt-vc-issuer/issuers/${tenant}` })
+    expect(metadata.json()).toStrictEqual({
+      issuer: `http://localhost:3000/issuers/${tenant}`,
+      jwks: jwks.json(),
+    })
+    expect((await app.inject({ url: '/issuers/no-such-tenant/jwks' })).statusCode).toBe(404)
+  })
+
   it('protocol paths answer OAuth-style errors, /api paths problem+json', async () => {
     const protocol = await app.inject({ url: '/issuers/acme/nothing' })
     expect(protocol.statusCode).toBe(404)

@@ -285,6 +285,49 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
       expect(Date.parse(after.nextRotationAt) - clock).toBe(10 * DAY)
     })
 
+    it.runIf(testDatabase.name === 'postgres')(
+      'two pods running the rotation job at once rotate each due chain exactly once',
+      async () => {
+        const { rotateDueKeyChains } = await import('../src/services/key-chain-service')
+        const ids = [random('pod'), random('pod'), random('pod')]
+        const originals = new Map<string, string>()
+        for (const id of ids) {
+          const created = (
+            await create({
+              source: 'generate',
+              id,
+              rotationPolicy: { enabled: true, intervalDays: 1, gracePeriodDays: 1 },
+            })
+          ).json()
+          originals.set(id, created.activeKey.kid)
+        }
+        await travel(DAY + 1000)
+        const secondPod = await testDatabase.open()
+        try {
+          const deps = (db: typeof h.database.db) => ({
+            db,
+            keys: h.keys,
+            publicHost: 'issuer.test',
+            now: () => new Date(clock),
+          })
+          const [one, two] = await Promise.all([
+            rotateDueKeyChains(deps(h.database.db), 1000),
+            rotateDueKeyChains(deps(secondPod.db), 1000),
+          ])
+          for (const id of ids) {
+            const key = `${h.tenantA}/${id}`
+            expect([one?.includes(key), two?.includes(key)].filter(Boolean), id).toHaveLength(1)
+            const after = (
+              await h.app.inject({ url: `${chains(h.tenantA)}/${id}`, headers: admin.auth })
+            ).json()
+            expect(after.previousKey.kid).toBe(originals.get(id))
+          }
+        } finally {
+          await secondPod.close()
+        }
+      },
+    )
+
     it('two concurrent rotations leave one consistent chain', async () => {
       const id = random('race')
       const original = (await create({ source: 'generate', id })).json()

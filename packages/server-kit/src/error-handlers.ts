@@ -86,6 +86,17 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
   return reply.status(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
 }
 
+/** Domain errors met on a protocol route, in OAuth terms. */
+const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
+  not_found: [404, 'not_found'],
+  invalid_input: [400, 'invalid_request'],
+  conflict: [400, 'invalid_request'],
+  forbidden: [403, 'access_denied'],
+  unauthenticated: [401, 'invalid_token'],
+  upstream_failure: [502, 'server_error'],
+  protocol_error: [400, 'invalid_request'],
+}
+
 /**
  * Renders protocol errors as RFC 6749 §5.2 `{ error, error_description }` with `Cache-Control:
  * no-store`, and `WWW-Authenticate` on 401.
@@ -97,6 +108,11 @@ export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, repl
     request.log.info({ error: error.error, err: error.cause }, error.detail)
     if (error.challenge) reply.header('www-authenticate', error.challenge)
     return reply.status(error.status).send({ error: error.error, error_description: error.detail })
+  }
+  if (error instanceof DomainError) {
+    const [status, code] = OAUTH_STATUS[error.code]
+    request.log.info({ code: error.code, err: error.cause }, error.detail)
+    return reply.status(status).send({ error: code, error_description: error.detail })
   }
   const issue = frameworkIssue(error)
   if (issue) {

@@ -7,10 +7,9 @@ import {
   zClientWithSecret,
   zPage,
   zPageQuery,
-  zTenantId,
 } from '@credential-service/core-domain'
 import type { Database } from '@credential-service/db-schema'
-import { problemResponses } from '@credential-service/server-kit'
+import { problemResponses, tenantMount } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createClientService } from '../services/client-service'
@@ -23,11 +22,12 @@ const WRITE = ['tenant:manage', 'tenant:admin'] as const
  * shorthand `/api/clients` whose tenant is the token's (operator clients for an operator).
  */
 export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): FastifyPluginAsyncZod {
-  const base = mount.tenantInPath ? '/api/tenants/:tenantId/clients' : '/api/clients'
-  const op = (name: string) => (mount.tenantInPath ? `${name}OfTenant` : name)
-  const tenantParam = mount.tenantInPath ? { tenantId: zTenantId } : {}
-  const listParams = z.object(tenantParam)
-  const itemParams = z.object({ ...tenantParam, clientId: zClientId })
+  const { base, item, op, listParams, itemParams } = tenantMount({
+    collection: 'clients',
+    tenantInPath: mount.tenantInPath,
+    itemKey: 'clientId',
+    itemSchema: zClientId,
+  })
   const tags = ['clients']
   const scopeNote = mount.tenantInPath
     ? undefined
@@ -74,7 +74,7 @@ export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): Fa
     )
 
     app.get(
-      `${base}/:clientId`,
+      item,
       {
         config: { roles: READ },
         schema: {
@@ -89,7 +89,7 @@ export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): Fa
     )
 
     app.patch(
-      `${base}/:clientId`,
+      item,
       {
         config: { roles: WRITE },
         schema: {
@@ -105,7 +105,7 @@ export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): Fa
     )
 
     app.post(
-      `${base}/:clientId/rotate-secret`,
+      `${item}/rotate-secret`,
       {
         config: { roles: WRITE },
         schema: {
@@ -123,7 +123,7 @@ export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): Fa
     )
 
     app.delete(
-      `${base}/:clientId`,
+      item,
       {
         config: { roles: WRITE },
         schema: {

@@ -6,9 +6,8 @@ import {
   zKeyChainUpdate,
   zPage,
   zPageQuery,
-  zTenantId,
 } from '@credential-service/core-domain'
-import { problemResponses, requireTenantScope } from '@credential-service/server-kit'
+import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createKeyChainService, type KeyChainServiceDeps } from '../services/key-chain-service'
@@ -24,11 +23,12 @@ export function keyChainRoutes(
   deps: KeyChainServiceDeps,
   mount: { tenantInPath: boolean },
 ): FastifyPluginAsyncZod {
-  const base = mount.tenantInPath ? '/api/tenants/:tenantId/key-chains' : '/api/key-chains'
-  const op = (name: string) => (mount.tenantInPath ? `${name}OfTenant` : name)
-  const tenantParam = mount.tenantInPath ? { tenantId: zTenantId } : {}
-  const listParams = z.object(tenantParam)
-  const itemParams = z.object({ ...tenantParam, keyChainId: zKeyChainId })
+  const { base, item, op, listParams, itemParams } = tenantMount({
+    collection: 'key-chains',
+    tenantInPath: mount.tenantInPath,
+    itemKey: 'keyChainId',
+    itemSchema: zKeyChainId,
+  })
   const tags = ['key-chains']
 
   return async (app) => {
@@ -70,7 +70,7 @@ export function keyChainRoutes(
     )
 
     app.get(
-      `${base}/:keyChainId`,
+      item,
       {
         config: { roles: READ },
         schema: {
@@ -85,7 +85,7 @@ export function keyChainRoutes(
     )
 
     app.patch(
-      `${base}/:keyChainId`,
+      item,
       {
         config: { roles: WRITE },
         schema: {
@@ -101,7 +101,7 @@ export function keyChainRoutes(
     )
 
     app.post(
-      `${base}/:keyChainId/rotate`,
+      `${item}/rotate`,
       {
         config: { roles: WRITE },
         schema: {
@@ -117,7 +117,7 @@ export function keyChainRoutes(
     )
 
     app.delete(
-      `${base}/:keyChainId`,
+      item,
       {
         config: { roles: WRITE },
         schema: {

@@ -9,6 +9,7 @@ export type DomainErrorCode =
   | 'forbidden'
   | 'unauthenticated'
   | 'invalid_input'
+  | 'rule_violation'
   | 'upstream_failure'
   | 'protocol_error'
 
@@ -63,6 +64,16 @@ export class InvalidInputError extends DomainError {
 
   constructor(detail: string, issues: ValidationIssue[] = []) {
     super('invalid_input', detail)
+    this.issues = issues
+  }
+}
+
+/** Well-formed input that breaks a rule of the domain or a protocol (DCQL, mdoc namespaces, …). */
+export class RuleViolationError extends DomainError {
+  readonly issues: ValidationIssue[]
+
+  constructor(detail: string, issues: ValidationIssue[] = []) {
+    super('rule_violation', detail)
     this.issues = issues
   }
 }

@@ -15,6 +15,45 @@ export {
 } from './contract/client'
 export type { Page, PageQuery, Problem } from './contract/common'
 export { zOAuthError, zPage, zPageQuery, zProblem, zTimestamp } from './contract/common'
+export type {
+  ClaimField,
+  CredentialConfig,
+  CredentialConfigData,
+  CredentialConfigInput,
+  CredentialFormat,
+  FieldDisplay,
+  FieldType,
+} from './contract/credential-config'
+export {
+  zClaimField,
+  zConfigId,
+  zCredentialConfig,
+  zCredentialConfigInput,
+  zCredentialFormat,
+  zFieldDisplay,
+  zFieldType,
+  zIssuerMetadataConfig,
+} from './contract/credential-config'
+export type { DcqlQuery } from './contract/dcql'
+export { zDcqlClaim, zDcqlCredentialQuery, zDcqlCredentialSet, zDcqlQuery } from './contract/dcql'
+export type {
+  AttributeProvider,
+  AttributeProviderData,
+  AttributeProviderInput,
+  EndpointAuth,
+  WebhookEndpoint,
+  WebhookEndpointData,
+  WebhookEndpointInput,
+} from './contract/endpoint'
+export {
+  withSigningSecret,
+  zAttributeProvider,
+  zAttributeProviderInput,
+  zEndpointAuth,
+  zEndpointAuthInput,
+  zWebhookEndpoint,
+  zWebhookEndpointInput,
+} from './contract/endpoint'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
 export type {
@@ -38,6 +77,12 @@ export {
   zRotationPolicy,
   zSigningAlgorithm,
 } from './contract/key-chain'
+export type {
+  PresentationConfig,
+  PresentationConfigData,
+  PresentationConfigInput,
+} from './contract/presentation-config'
+export { zPresentationConfig, zPresentationConfigInput } from './contract/presentation-config'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
@@ -56,3 +101,16 @@ export {
 export { newId } from './ids'
 export type { Principal, Role } from './roles'
 export { checkClientTenantBinding, hasAnyRole, isOperator, ROLES, zRole } from './roles'
+export type { ClaimsResult } from './rules/claims-schema'
+export {
+  claimPath,
+  defaultClaims,
+  deriveClaimsJsonSchema,
+  deriveClaimsSchema,
+  resolveClaims,
+} from './rules/claims-schema'
+export { checkCredentialConfig, valueMatches } from './rules/credential-config'
+export { checkDcqlQuery } from './rules/dcql'
+export type { OutboundUrlPolicy } from './rules/outbound-url'
+export { checkOutboundUrl } from './rules/outbound-url'
+export { findRemovedCredentialFields, findRemovedKeyChainFields } from './rules/removed-fields'

@@ -1,0 +1,127 @@
+import { z } from 'zod'
+import { zTimestamp } from './common'
+import { zKeyChainId } from './key-chain'
+
+export const zConfigId = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+    'letters, digits, ".", "_", ":" and "-", up to 128 characters',
+  )
+
+export const zCredentialFormat = z
+  .enum(['dc+sd-jwt', 'mso_mdoc'])
+  .describe('`dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)')
+export type CredentialFormat = z.infer<typeof zCredentialFormat>
+
+const zLocale = z.string().regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'a BCP 47 language tag')
+
+/** Field labels: both shapes of spec §2.3 are accepted, `{name, locale}` and FieldDisplayDto `{lang, label}`. */
+export const zFieldDisplay = z.union([
+  z.object({ name: z.string().min(1).max(200), locale: zLocale }).strict(),
+  z.object({ lang: zLocale, label: z.string().min(1).max(200) }).strict(),
+])
+export type FieldDisplay = z.infer<typeof zFieldDisplay>
+
+export const zFieldType = z
+  .enum(['string', 'number', 'integer', 'boolean', 'date', 'date-time', 'array', 'object'])
+  .describe('Value type of the claim')
+export type FieldType = z.infer<typeof zFieldType>
+
+/** ClaimFieldDefinitionDto (spec §2.3): one entry per leaf claim. */
+export const zClaimField = z
+  .object({
+    path: z
+      .array(z.string().min(1).max(200))
+      .min(1)
+      .max(10)
+      .describe('Path of the claim, e.g. `["address", "street"]`'),
+    type: zFieldType,
+    defaultValue: z.unknown().optional().describe('Value issued when no other source gives one'),
+    mandatory: z.boolean().optional().describe('Unset or false: optional'),
+    disclosable: z
+      .boolean()
+      .optional()
+      .describe('Selectively disclosable (SD-JWT) / individually released (mdoc)'),
+    namespace: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('mso_mdoc only: namespace of the element; required there'),
+    display: z.array(zFieldDisplay).max(50).optional(),
+  })
+  .strict()
+export type ClaimField = z.infer<typeof zClaimField>
+
+/** IssuerMetadataCredentialConfig (spec §2.2). */
+export const zIssuerMetadataConfig = z
+  .object({
+    format: zCredentialFormat,
+    docType: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('mso_mdoc: document type, e.g. `org.iso.18013.5.1.mDL`'),
+    vct: z.string().min(1).max(500).optional().describe('dc+sd-jwt: verifiable credential type'),
+    scope: z
+      .string()
+      .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'an RFC 6749 scope token')
+      .optional()
+      .describe('OAuth scope of this credential (HAIP 4.3); defaults to the configuration id'),
+    display: z
+      .array(z.object({ name: z.string().min(1).max(200), locale: zLocale }).loose())
+      .max(50)
+      .optional()
+      .describe('Credential display per locale; extra members (logo, colours) are passed through'),
+  })
+  .strict()
+
+/** Credential configuration, version 2 (spec §2.1): field-based. */
+export const zCredentialConfigInput = z
+  .object({
+    id: zConfigId.describe('Configuration id: the `credential_configuration_id` wallets ask for'),
+    description: z.string().max(2000).optional(),
+    config: zIssuerMetadataConfig,
+    fields: z.array(zClaimField).min(1).max(500),
+    keyChainId: zKeyChainId.describe('Key chain that signs these credentials'),
+    attributeProviderId: zConfigId
+      .optional()
+      .describe('Where claims come from at issuance (replaces `claimsWebhook`)'),
+    webhookEndpointId: zConfigId
+      .optional()
+      .describe('Where issuance notifications go (replaces `notificationWebhook`)'),
+    lifetimeSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(10 * 365 * 86_400)
+      .default(365 * 86_400)
+      .describe('Validity of issued credentials'),
+    keyBinding: z.boolean().default(true).describe('Bind credentials to a holder key (proof required)'),
+    statusManagement: z
+      .boolean()
+      .default(false)
+      .describe('Give credentials a status list entry (revocation)'),
+    batchSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(1)
+      .describe('Credentials per request at most (one per proof key)'),
+  })
+  .strict()
+export type CredentialConfigInput = z.input<typeof zCredentialConfigInput>
+export type CredentialConfigData = z.output<typeof zCredentialConfigInput>
+
+export const zCredentialConfig = zCredentialConfigInput.extend({
+  lifetimeSeconds: z.number().int(),
+  keyBinding: z.boolean(),
+  statusManagement: z.boolean(),
+  batchSize: z.number().int(),
+  createdAt: zTimestamp,
+  updatedAt: zTimestamp,
+})
+export type CredentialConfig = z.infer<typeof zCredentialConfig>

@@ -1,0 +1,83 @@
+import { z } from 'zod'
+import { zTimestamp } from './common'
+import { zConfigId } from './credential-config'
+
+/** How the service authenticates to an attribute provider or webhook endpoint. */
+export const zEndpointAuthInput = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('none') }).strict(),
+  z
+    .object({
+      type: z.literal('api-key'),
+      headerName: z
+        .string()
+        .regex(/^[A-Za-z0-9-]{1,100}$/)
+        .default('x-api-key'),
+      value: z.string().min(8).max(1000).describe('Sent in `headerName`; stored encrypted, never returned'),
+    })
+    .strict(),
+  z
+    .object({ type: z.literal('hmac') })
+    .strict()
+    .describe('Requests carry an HMAC-SHA256 signature; the secret is generated and shown once'),
+])
+
+/** The same, as returned: no secret value. */
+export const zEndpointAuth = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('none') }),
+  z.object({ type: z.literal('api-key'), headerName: z.string() }),
+  z.object({ type: z.literal('hmac') }),
+])
+export type EndpointAuth = z.infer<typeof zEndpointAuth>
+
+const endpointInput = {
+  id: zConfigId,
+  description: z.string().max(2000).optional(),
+  url: z
+    .url()
+    .max(2000)
+    .describe(
+      'https (http only where OUTBOUND_ALLOW_HTTP is set); no private or loopback address unless allowed',
+    ),
+  auth: zEndpointAuthInput.default({ type: 'none' }),
+}
+
+export const zAttributeProviderInput = z
+  .object({ ...endpointInput, timeoutMs: z.number().int().min(100).max(30_000).default(5000) })
+  .strict()
+export type AttributeProviderInput = z.input<typeof zAttributeProviderInput>
+export type AttributeProviderData = z.output<typeof zAttributeProviderInput>
+
+export const zWebhookEndpointInput = z
+  .object({
+    ...endpointInput,
+    events: z
+      .array(z.string().min(1).max(100))
+      .max(50)
+      .optional()
+      .describe('Event types to deliver; all when absent'),
+  })
+  .strict()
+export type WebhookEndpointInput = z.input<typeof zWebhookEndpointInput>
+export type WebhookEndpointData = z.output<typeof zWebhookEndpointInput>
+
+const endpointOutput = {
+  id: zConfigId,
+  description: z.string().nullable(),
+  url: z.string(),
+  auth: zEndpointAuth,
+  createdAt: zTimestamp,
+  updatedAt: zTimestamp,
+}
+export const zAttributeProvider = z.object({ ...endpointOutput, timeoutMs: z.number().int() })
+export type AttributeProvider = z.infer<typeof zAttributeProvider>
+export const zWebhookEndpoint = z.object({ ...endpointOutput, events: z.array(z.string()).nullable() })
+export type WebhookEndpoint = z.infer<typeof zWebhookEndpoint>
+
+/** Create and replace answers: the HMAC signing secret appears here once. */
+export const withSigningSecret = <T extends z.ZodObject>(schema: T) =>
+  schema.extend({
+    signingSecret: z
+      .string()
+      .optional()
+      .describe('HMAC signing secret: shown once, on create or when auth changes to hmac'),
+  })

@@ -1,0 +1,61 @@
+import type { DcqlQuery } from '../contract/dcql'
+import type { ValidationIssue } from '../errors'
+
+/**
+ * OpenID4VP 1.0 §6–7 rules a DCQL query must follow beyond its shape (checklist V-10): unique
+ * credential ids; `meta` matching the format; mdoc claim paths of exactly `[namespace, element]`;
+ * unique claim ids and paths; claim ids wherever `claim_sets` is used, and `claim_sets` naming
+ * existing claims; `credential_sets` options naming existing credentials.
+ */
+export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): ValidationIssue[] {
+  const issues: ValidationIssue[] = []
+  const add = (path: string, message: string) => issues.push({ path: `${prefix}.${path}`, message })
+  const credentialIds = new Set<string>()
+
+  query.credentials.forEach((credential, c) => {
+    const at = `credentials.${c}`
+    if (credentialIds.has(credential.id)) add(`${at}.id`, `credential id '${credential.id}' is used twice`)
+    credentialIds.add(credential.id)
+    const mdoc = credential.format === 'mso_mdoc'
+    if (mdoc && !('doctype_value' in credential.meta))
+      add(`${at}.meta`, 'mso_mdoc queries need meta.doctype_value')
+    if (!mdoc && !('vct_values' in credential.meta))
+      add(`${at}.meta`, 'dc+sd-jwt queries need meta.vct_values')
+
+    const claimIds = new Set<string>()
+    const paths = new Set<string>()
+    credential.claims?.forEach((claim, k) => {
+      const claimAt = `${at}.claims.${k}`
+      if (mdoc && (claim.path.length !== 2 || !claim.path.every((part) => typeof part === 'string'))) {
+        add(`${claimAt}.path`, 'mso_mdoc claim paths are exactly [namespace, element identifier]')
+      }
+      if (!mdoc && claim.intent_to_retain !== undefined)
+        add(`${claimAt}.intent_to_retain`, 'applies to mso_mdoc only')
+      const key = JSON.stringify(claim.path)
+      if (paths.has(key)) add(`${claimAt}.path`, 'the same claim path is requested twice')
+      paths.add(key)
+      if (claim.id !== undefined) {
+        if (claimIds.has(claim.id)) add(`${claimAt}.id`, `claim id '${claim.id}' is used twice`)
+        claimIds.add(claim.id)
+      } else if (credential.claim_sets) {
+        add(`${claimAt}.id`, 'every claim needs an id when claim_sets is used')
+      }
+    })
+    if (credential.claim_sets && !credential.claims) add(`${at}.claim_sets`, 'claim_sets needs claims')
+    for (const [s, set] of (credential.claim_sets ?? []).entries()) {
+      for (const [i, id] of set.entries()) {
+        if (!claimIds.has(id)) add(`${at}.claim_sets.${s}.${i}`, `no claim with id '${id}'`)
+      }
+    }
+  })
+
+  for (const [s, set] of (query.credential_sets ?? []).entries()) {
+    for (const [o, option] of set.options.entries()) {
+      for (const [i, id] of option.entries()) {
+        if (!credentialIds.has(id))
+          add(`credential_sets.${s}.options.${o}.${i}`, `no credential query with id '${id}'`)
+      }
+    }
+  }
+  return issues
+}

@@ -15,6 +15,7 @@ import {
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
 import { clientRoutes } from './routes/clients'
+import { registerConfigRoutes } from './routes/configs'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
@@ -79,6 +80,11 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(keyChainRoutes(keyDeps, { tenantInPath: true }))
     await app.register(keyChainRoutes(keyDeps, { tenantInPath: false }))
+    await registerConfigRoutes(app, {
+      db: database.db,
+      cipher: keyDeps.keys.cipher,
+      outbound: { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS },
+    })
     if (config.KEY_ROTATION_CHECK_SECONDS > 0)
       scheduleKeyRotation(app, keyDeps, config.KEY_ROTATION_CHECK_SECONDS)
 

@@ -95,6 +95,7 @@ export {
   InvalidInputError,
   NotFoundError,
   ProtocolError,
+  RuleViolationError,
   UnauthenticatedError,
   UpstreamError,
 } from './errors'

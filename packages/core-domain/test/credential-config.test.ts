@@ -9,7 +9,16 @@ const sdJwt = zCredentialConfigInput.parse({
   config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1', display: [{ name: 'PID', locale: 'en-US' }] },
   keyChainId: 'pid-keys',
   fields: [
-    { path: ['given_name'], type: 'string', mandatory: true, disclosable: true, display: [{ name: 'Given name', locale: 'en' }, { lang: 'de', label: 'Vorname' }] },
+    {
+      path: ['given_name'],
+      type: 'string',
+      mandatory: true,
+      disclosable: true,
+      display: [
+        { name: 'Given name', locale: 'en' },
+        { lang: 'de', label: 'Vorname' },
+      ],
+    },
     { path: ['birthdate'], type: 'date', disclosable: true },
     { path: ['address', 'street_address'], type: 'string', defaultValue: 'Main St 1', disclosable: true },
     { path: ['age_over_18'], type: 'boolean', defaultValue: true },
@@ -68,21 +77,34 @@ describe('credential configuration rules', () => {
 
   it('spec §2.3: mdoc fields need a namespace; SD-JWT fields must not have one', () => {
     const mdocWithout = { ...mdoc, fields: [{ path: ['x'], type: 'string' as const }] }
-    expect(checkCredentialConfig(mdocWithout)).toStrictEqual([{ path: 'body.fields.0.namespace', message: 'mso_mdoc fields need a namespace' }])
+    expect(checkCredentialConfig(mdocWithout)).toStrictEqual([
+      { path: 'body.fields.0.namespace', message: 'mso_mdoc fields need a namespace' },
+    ])
     const sdWith = { ...sdJwt, fields: [{ path: ['x'], type: 'string' as const, namespace: 'ns' }] }
-    expect(checkCredentialConfig(sdWith)).toStrictEqual([{ path: 'body.fields.0.namespace', message: 'namespace applies to mso_mdoc fields only' }])
+    expect(checkCredentialConfig(sdWith)).toStrictEqual([
+      { path: 'body.fields.0.namespace', message: 'namespace applies to mso_mdoc fields only' },
+    ])
   })
 
   it('spec §2.2: docType for mdoc, vct for SD-JWT', () => {
     const paths = (c: typeof sdJwt) => checkCredentialConfig(c).map((i) => i.path)
     expect(paths({ ...mdoc, config: { format: 'mso_mdoc' } })).toStrictEqual(['body.config.docType'])
-    expect(paths({ ...sdJwt, config: { format: 'dc+sd-jwt', docType: 'x' } })).toStrictEqual(['body.config.vct', 'body.config.docType'])
+    expect(paths({ ...sdJwt, config: { format: 'dc+sd-jwt', docType: 'x' } })).toStrictEqual([
+      'body.config.vct',
+      'body.config.docType',
+    ])
   })
 
   it('OID4VCI §12.2.4 (I-10): one display per locale; a claim is a leaf or a parent; defaults of the declared type', () => {
     const broken = {
       ...sdJwt,
-      config: { ...sdJwt.config, display: [{ name: 'A', locale: 'en' }, { name: 'B', locale: 'EN' }] },
+      config: {
+        ...sdJwt.config,
+        display: [
+          { name: 'A', locale: 'en' },
+          { name: 'B', locale: 'EN' },
+        ],
+      },
       fields: [
         { path: ['address'], type: 'object' as const },
         { path: ['address', 'street'], type: 'string' as const },
@@ -104,20 +126,32 @@ describe('claims schema derived from fields (spec §2.1)', () => {
     const result = resolveClaims(sdJwt, { given_name: 'Erika', birthdate: '1964-08-12' })
     expect(result).toStrictEqual({
       ok: true,
-      claims: { given_name: 'Erika', birthdate: '1964-08-12', address: { street_address: 'Main St 1' }, age_over_18: true },
+      claims: {
+        given_name: 'Erika',
+        birthdate: '1964-08-12',
+        address: { street_address: 'Main St 1' },
+        age_over_18: true,
+      },
     })
   })
 
   it('refuses a missing mandatory claim, a wrong type and an undeclared claim, naming each', () => {
     const result = resolveClaims(sdJwt, { birthdate: '12.08.1964', nickname: 'E' }, 'offer.claims')
     expect(result.ok).toBe(false)
-    expect(!result.ok && result.issues.map((i) => i.path).sort()).toStrictEqual(['offer.claims.birthdate', 'offer.claims.given_name', 'offer.claims.nickname'])
+    expect(!result.ok && result.issues.map((i) => i.path).sort()).toStrictEqual([
+      'offer.claims.birthdate',
+      'offer.claims.given_name',
+      'offer.claims.nickname',
+    ])
   })
 
   it('groups mdoc claims by namespace', () => {
     expect(resolveClaims(mdoc, { 'org.iso.18013.5.1': { family_name: 'Mustermann' } })).toStrictEqual({
       ok: true,
-      claims: { 'org.iso.18013.5.1': { family_name: 'Mustermann' }, 'org.iso.18013.5.1.aamva': { age_over_18: true } },
+      claims: {
+        'org.iso.18013.5.1': { family_name: 'Mustermann' },
+        'org.iso.18013.5.1.aamva': { age_over_18: true },
+      },
     })
     expect(resolveClaims(mdoc, {}).ok).toBe(false)
   })
@@ -128,7 +162,10 @@ describe('claims schema derived from fields (spec §2.1)', () => {
       type: 'object',
       required: ['given_name'],
       additionalProperties: false,
-      properties: { birthdate: { type: 'string', format: 'date' }, address: { type: 'object', properties: { street_address: { type: 'string' } } } },
+      properties: {
+        birthdate: { type: 'string', format: 'date' },
+        address: { type: 'object', properties: { street_address: { type: 'string' } } },
+      },
     })
   })
 })

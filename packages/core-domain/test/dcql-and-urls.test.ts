@@ -35,7 +35,13 @@ describe('DCQL (OpenID4VP 1.0 §6, checklist V-10)', () => {
     const broken = zDcqlQuery.parse({
       credentials: [
         { id: 'a', format: 'mso_mdoc', meta: { vct_values: ['x'] }, claims: [{ path: ['only-element'] }] },
-        { id: 'a', format: 'dc+sd-jwt', meta: { vct_values: ['x'] }, claims: [{ id: 'c1', path: ['x'] }, { path: ['x'] }], claim_sets: [['c1', 'c9']] },
+        {
+          id: 'a',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: ['x'] },
+          claims: [{ id: 'c1', path: ['x'] }, { path: ['x'] }],
+          claim_sets: [['c1', 'c9']],
+        },
       ],
       credential_sets: [{ options: [['a'], ['missing']] }],
     })
@@ -51,10 +57,16 @@ describe('DCQL (OpenID4VP 1.0 §6, checklist V-10)', () => {
   })
 
   it('S-122: more than 50 credential queries, bad ids and empty paths fail the shape', () => {
-    const many = { credentials: Array.from({ length: 51 }, (_, i) => ({ ...valid.credentials[0], id: `c${i}` })) }
+    const many = {
+      credentials: Array.from({ length: 51 }, (_, i) => ({ ...valid.credentials[0], id: `c${i}` })),
+    }
     expect(zDcqlQuery.safeParse(many).success).toBe(false)
-    expect(zDcqlQuery.safeParse({ credentials: [{ ...valid.credentials[0], id: 'has space' }] }).success).toBe(false)
-    expect(zDcqlQuery.safeParse({ credentials: [{ ...valid.credentials[1], claims: [{ path: [] }] }] }).success).toBe(false)
+    expect(
+      zDcqlQuery.safeParse({ credentials: [{ ...valid.credentials[0], id: 'has space' }] }).success,
+    ).toBe(false)
+    expect(
+      zDcqlQuery.safeParse({ credentials: [{ ...valid.credentials[1], claims: [{ path: [] }] }] }).success,
+    ).toBe(false)
     expect(zDcqlQuery.safeParse({ credentials: [] }).success).toBe(false)
   })
 })
@@ -84,6 +96,8 @@ describe('outbound URLs of attribute providers and webhooks', () => {
   })
 
   it('an allow-list and the http switch open them for development', () => {
-    expect(checkOutboundUrl('http://localhost:4000/hook', { allowHttp: true, allowedHosts: ['localhost'] })).toStrictEqual([])
+    expect(
+      checkOutboundUrl('http://localhost:4000/hook', { allowHttp: true, allowedHosts: ['localhost'] }),
+    ).toStrictEqual([])
   })
 })

@@ -13,24 +13,24 @@ export class JwkDecryptionError extends Error {
 }
 
 /**
- * Encrypts JWKs at rest with AES-256-GCM under a key derived from MASTER_SECRET (HKDF). The
+ * Encrypts JWKs (and other secrets, such as webhook signing secrets) at rest with AES-256-GCM under a key derived from MASTER_SECRET (HKDF). The
  * additional data binds each ciphertext to its row, so a value copied into another tenant's key
  * chain does not decrypt. Format: `v1.<iv>.<ciphertext>.<tag>` (base64url).
  */
 export function createJwkCipher(masterSecret: string) {
   const key = deriveKeyMaterial(masterSecret, 'jwk-encryption')
   return {
-    encrypt(jwk: JWK, context: string): string {
+    encrypt(value: JWK | Record<string, unknown> | string, context: string): string {
       const iv = randomBytes(12)
       const cipher = createCipheriv('aes-256-gcm', key, iv)
       cipher.setAAD(Buffer.from(context, 'utf8'))
-      const ciphertext = Buffer.concat([cipher.update(JSON.stringify(jwk), 'utf8'), cipher.final()])
+      const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()])
       return [VERSION, iv, ciphertext, cipher.getAuthTag()]
         .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
         .join('.')
     },
 
-    decrypt(stored: string, context: string): JWK {
+    decrypt<T = JWK>(stored: string, context: string): T {
       const [version, iv, ciphertext, tag] = stored.split('.')
       if (version !== VERSION || !iv || !ciphertext || !tag) throw new JwkDecryptionError(context)
       try {
@@ -38,7 +38,7 @@ export function createJwkCipher(masterSecret: string) {
         decipher.setAAD(Buffer.from(context, 'utf8'))
         decipher.setAuthTag(Buffer.from(tag, 'base64url'))
         const plain = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()])
-        return JSON.parse(plain.toString('utf8')) as JWK
+        return JSON.parse(plain.toString('utf8')) as T
       } catch (cause) {
         throw new JwkDecryptionError(context, { cause })
       }

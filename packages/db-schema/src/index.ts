@@ -7,6 +7,16 @@ export {
   findClientCredentials,
   upsertOperatorClient,
 } from './repositories/clients'
+export type { OwnedRepository } from './repositories/configs'
+export {
+  createAttributeProviderRepository,
+  createCredentialConfigRepository,
+  createPresentationConfigRepository,
+  createWebhookEndpointRepository,
+  credentialConfigColumns,
+  presentationConfigColumns,
+} from './repositories/configs'
+export { foreignKeyViolation } from './repositories/errors'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
 export {
   createKeyChainRepository,

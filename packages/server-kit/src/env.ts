@@ -55,6 +55,22 @@ export const zCommonEnv = z.object({
   AWS_ENDPOINT_URL_KMS: optionalEnv(z.url()).describe(
     'AWS KMS endpoint override (VPC endpoint or a local KMS)',
   ),
+  OUTBOUND_ALLOW_HTTP: z
+    .stringbool()
+    .default(false)
+    .describe('Development only: let attribute providers and webhooks use http:// URLs'),
+  OUTBOUND_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((host) => host.trim())
+        .filter(Boolean),
+    )
+    .describe(
+      'Comma-separated hosts that attribute providers and webhooks may use although private or loopback',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

@@ -90,6 +90,7 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
 const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
   not_found: [404, 'not_found'],
   invalid_input: [400, 'invalid_request'],
+  rule_violation: [400, 'invalid_request'],
   conflict: [400, 'invalid_request'],
   forbidden: [403, 'access_denied'],
   unauthenticated: [401, 'invalid_token'],

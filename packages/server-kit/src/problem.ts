@@ -3,6 +3,7 @@ import {
   type DomainErrorCode,
   InvalidInputError,
   type Problem,
+  RuleViolationError,
   type ValidationIssue,
 } from '@credential-service/core-domain'
 
@@ -37,6 +38,8 @@ export function problemKind(code: ProblemCode): ProblemKind {
       return { status: 404, title: 'No such route' }
     case 'conflict':
       return { status: 409, title: 'Conflict' }
+    case 'rule_violation':
+      return { status: 422, title: 'Unprocessable content' }
     case 'payload_too_large':
       return { status: 413, title: 'Payload too large' }
     case 'unsupported_media_type':
@@ -73,9 +76,10 @@ export function problem(
 
 export function problemFromDomainError(error: DomainError, instance?: string): Problem {
   const code: ProblemCode = error.code === 'protocol_error' ? 'invalid_input' : error.code
-  const errors = error instanceof InvalidInputError ? error.issues : undefined
+  const errors =
+    error instanceof InvalidInputError || error instanceof RuleViolationError ? error.issues : undefined
   return problem(code, error.detail, { ...(instance ? { instance } : {}), ...(errors ? { errors } : {}) })
 }
 
 /** Every problem status a management route can answer, for the OpenAPI description. */
-export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 500, 502] as const
+export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 422, 500, 502] as const

@@ -18,6 +18,7 @@ import {
   createTenantRepository,
   type Database,
   type Executor,
+  foreignKeyViolation,
   forgetExpiredPreviousKeys,
   type KeyChainPatch,
   type KeyChainRow,
@@ -259,11 +260,17 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
       })
     },
 
+    /** Refused (409) while a credential or presentation configuration references the chain. */
     async delete(id: string): Promise<void> {
-      await deps.db.transaction(async (tx) => {
-        if (!(await repo.delete(id, tx))) throw new NotFoundError('key chain', id)
-        await recordAudit(tx, audit('delete', id))
-      })
+      try {
+        await deps.db.transaction(async (tx) => {
+          if (!(await repo.delete(id, tx))) throw new NotFoundError('key chain', id)
+          await recordAudit(tx, audit('delete', id))
+        })
+      } catch (error) {
+        if (foreignKeyViolation(error) === undefined) throw error
+        throw new ConflictError(`key chain '${id}' is used by a credential or presentation configuration`)
+      }
     },
   }
 }

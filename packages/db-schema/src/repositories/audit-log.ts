@@ -6,7 +6,14 @@ export interface AuditEntry {
   tenantId: string | null
   actorClientId: string
   action: 'create' | 'update' | 'delete' | 'rotate-secret'
-  resourceType: 'tenant' | 'client' | 'key-chain'
+  resourceType:
+    | 'tenant'
+    | 'client'
+    | 'key-chain'
+    | 'credential-config'
+    | 'presentation-config'
+    | 'attribute-provider'
+    | 'webhook-endpoint'
   resourceId: string
   /** Never secrets: ids, changed field names. */
   detail?: Record<string, unknown>

@@ -2,6 +2,13 @@ export type { AuditLogRow } from './audit-log'
 export { auditLog } from './audit-log'
 export type { ClientRow } from './clients'
 export { clients } from './clients'
+export type {
+  AttributeProviderRow,
+  CredentialConfigRow,
+  PresentationConfigRow,
+  WebhookEndpointRow,
+} from './configs'
+export { attributeProviders, credentialConfigs, presentationConfigs, webhookEndpoints } from './configs'
 export type { KeyChainRow, NewKeyChainRow } from './key-chains'
 export { keyChains } from './key-chains'
 export { serviceSettings } from './service-settings'

@@ -1,0 +1,152 @@
+import {
+  InvalidInputError,
+  type Role,
+  type ValidationIssue,
+  zConfigId,
+  zPage,
+  zPageQuery,
+} from '@credential-service/core-domain'
+import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+
+interface CollectionService<I, O> {
+  list(query: {
+    limit: number
+    cursor?: string | undefined
+  }): Promise<{ items: O[]; nextCursor: string | null }>
+  get(id: string): Promise<O>
+  create(input: I): Promise<O>
+  replace(id: string, input: I): Promise<O>
+  delete(id: string): Promise<void>
+}
+
+export interface ConfigCollectionOptions<I extends z.ZodType, O extends z.ZodType, C extends z.ZodType> {
+  collection: string
+  itemKey: string
+  /** Operation id stem, e.g. `CredentialConfig` → `createCredentialConfig`. */
+  name: string
+  label: string
+  tag: string
+  roles: { read: readonly Role[]; write: readonly Role[] }
+  input: I
+  output: O
+  /** Create/replace answer (may add a once-shown secret). */
+  saved: C
+  /** Checks the raw body before validation (removed 4.x fields named with their replacement). */
+  rawBodyIssues?: (body: unknown) => ValidationIssue[]
+  service: (tenantId: string, request: FastifyRequest) => CollectionService<z.output<I>, z.output<O>>
+}
+
+/**
+ * List, create, get, replace (PUT) and delete of a tenant's configuration collection, mounted under
+ * the tenant and as the token-tenant shorthand.
+ */
+export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType, C extends z.ZodType>(
+  options: ConfigCollectionOptions<I, O, C>,
+  mount: { tenantInPath: boolean },
+): FastifyPluginAsyncZod {
+  const paths = tenantMount({
+    collection: options.collection,
+    tenantInPath: mount.tenantInPath,
+    itemKey: options.itemKey,
+    itemSchema: zConfigId,
+  })
+  const tags = [options.tag]
+  const idOf = (req: FastifyRequest) => (req.params as Record<string, string>)[options.itemKey] as string
+  const service = (req: FastifyRequest) => options.service(requireTenantScope(req), req)
+  const checkRaw: preValidationAsyncHookHandler = async (req) => {
+    const issues = options.rawBodyIssues?.(req.body) ?? []
+    if (issues.length)
+      throw new InvalidInputError(`the ${options.label} uses fields removed from this version`, issues)
+  }
+
+  return async (scope) => {
+    // Generic schemas defeat the type provider's inference: register through the untyped instance
+    // and rely on the zod schemas at run time (they validate bodies and serialise answers).
+    const app = scope as unknown as FastifyInstance
+    app.get(
+      paths.base,
+      {
+        config: { roles: options.roles.read },
+        schema: {
+          operationId: paths.op(`list${options.name}s`),
+          tags,
+          summary: `List ${options.label}s`,
+          params: paths.listParams,
+          querystring: zPageQuery,
+          response: { 200: zPage(options.output), ...problemResponses },
+        },
+      },
+      (req) => service(req).list(req.query as { limit: number; cursor?: string }),
+    )
+
+    app.post(
+      paths.base,
+      {
+        config: { roles: options.roles.write },
+        preValidation: checkRaw,
+        schema: {
+          operationId: paths.op(`create${options.name}`),
+          tags,
+          summary: `Create a ${options.label}`,
+          params: paths.listParams,
+          body: options.input,
+          response: { 201: options.saved, ...problemResponses },
+        },
+      },
+      async (req, reply) => reply.status(201).send(await service(req).create(req.body as z.output<I>)),
+    )
+
+    app.get(
+      paths.item,
+      {
+        config: { roles: options.roles.read },
+        schema: {
+          operationId: paths.op(`get${options.name}`),
+          tags,
+          summary: `Get a ${options.label}`,
+          params: paths.itemParams,
+          response: { 200: options.output, ...problemResponses },
+        },
+      },
+      (req) => service(req).get(idOf(req)),
+    )
+
+    app.put(
+      paths.item,
+      {
+        config: { roles: options.roles.write },
+        preValidation: checkRaw,
+        schema: {
+          operationId: paths.op(`replace${options.name}`),
+          tags,
+          summary: `Replace a ${options.label} (the path id wins over the body id)`,
+          params: paths.itemParams,
+          body: options.input,
+          response: { 200: options.saved, ...problemResponses },
+        },
+      },
+      (req) => service(req).replace(idOf(req), req.body as z.output<I>),
+    )
+
+    app.delete(
+      paths.item,
+      {
+        config: { roles: options.roles.write },
+        schema: {
+          operationId: paths.op(`delete${options.name}`),
+          tags,
+          summary: `Delete a ${options.label}; refused while another configuration references it`,
+          params: paths.itemParams,
+          response: { 204: z.null().describe('Deleted'), ...problemResponses },
+        },
+      },
+      async (req, reply) => {
+        await service(req).delete(idOf(req))
+        return reply.status(204).send(null)
+      },
+    )
+  }
+}

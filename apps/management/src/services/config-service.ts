@@ -1,0 +1,243 @@
+import {
+  type AttributeProvider,
+  type AttributeProviderData,
+  ConflictError,
+  type CredentialConfig,
+  type CredentialConfigData,
+  checkOutboundUrl,
+  deriveClaimsJsonSchema,
+  NotFoundError,
+  type OutboundUrlPolicy,
+  type Page,
+  type PageQuery,
+  type PresentationConfig,
+  type PresentationConfigData,
+  type Principal,
+  RuleViolationError,
+  type ValidationIssue,
+  type WebhookEndpoint,
+  type WebhookEndpointData,
+} from '@credential-service/core-domain'
+import { generateSecret, type JwkCipher } from '@credential-service/crypto'
+import {
+  type AuditEntry,
+  createAttributeProviderRepository,
+  createCredentialConfigRepository,
+  createPresentationConfigRepository,
+  createTenantRepository,
+  createWebhookEndpointRepository,
+  credentialConfigColumns,
+  type Database,
+  type Executor,
+  foreignKeyViolation,
+  type OwnedRepository,
+  presentationConfigColumns,
+  recordAudit,
+} from '@credential-service/db-schema'
+import { credentialConfigIssues, presentationConfigIssues } from './config-validation'
+
+export interface ConfigServiceDeps {
+  db: Database
+  cipher: JwkCipher
+  outbound: OutboundUrlPolicy
+}
+
+type ResourceType = AuditEntry['resourceType']
+
+function refuse(issues: ValidationIssue[], what: string): void {
+  if (issues.length)
+    throw new RuleViolationError(`the ${what} breaks ${issues.length} rule(s); see errors`, issues)
+}
+
+/**
+ * CRUD shared by the tenant's configuration collections: existence of the tenant, 409 on a taken
+ * id, 404 on a missing one, 409 when a referenced row is deleted, an audit entry per change.
+ */
+function collection<T>(
+  deps: ConfigServiceDeps,
+  tenantId: string,
+  actor: Principal,
+  resourceType: ResourceType,
+  repo: OwnedRepository<T>,
+) {
+  const audit = (tx: Executor, action: AuditEntry['action'], id: string) =>
+    recordAudit(tx, { tenantId, actorClientId: actor.clientId, action, resourceType, resourceId: id })
+  const label = resourceType.replaceAll('-', ' ')
+
+  return {
+    async requireTenant() {
+      if (!(await createTenantRepository(deps.db).get(tenantId))) throw new NotFoundError('tenant', tenantId)
+    },
+    async list(query: PageQuery): Promise<Page<T>> {
+      await this.requireTenant()
+      return repo.list(query)
+    },
+    async get(id: string): Promise<T> {
+      const found = await repo.get(id)
+      if (!found) throw new NotFoundError(label, id)
+      return found
+    },
+    /** Validates inside the write transaction so references cannot vanish between check and write. */
+    async save(
+      id: string,
+      mode: 'create' | 'replace',
+      columns: (tx: Executor) => Promise<Record<string, unknown>>,
+    ): Promise<T> {
+      await this.requireTenant()
+      return deps.db.transaction(async (tx) => {
+        const exists = (await repo.row(id, tx)) !== undefined
+        if (mode === 'create' && exists) throw new ConflictError(`${label} '${id}' already exists`)
+        if (mode === 'replace' && !exists) throw new NotFoundError(label, id)
+        const saved = await repo.upsert(await columns(tx), tx)
+        await audit(tx, mode === 'create' ? 'create' : 'update', id)
+        return saved
+      })
+    },
+    async delete(id: string): Promise<void> {
+      try {
+        await deps.db.transaction(async (tx) => {
+          if (!(await repo.delete(id, tx))) throw new NotFoundError(label, id)
+          await audit(tx, 'delete', id)
+        })
+      } catch (error) {
+        if (foreignKeyViolation(error) !== undefined) {
+          throw new ConflictError(
+            `${label} '${id}' is still referenced by a configuration; change or delete that first`,
+          )
+        }
+        throw error
+      }
+    },
+  }
+}
+
+export function createCredentialConfigService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
+  const repo = createCredentialConfigRepository(deps.db, tenantId)
+  const base = collection<CredentialConfig>(deps, tenantId, actor, 'credential-config', repo)
+  const save = (input: CredentialConfigData, mode: 'create' | 'replace') =>
+    base.save(input.id, mode, async (tx) => {
+      refuse(await credentialConfigIssues(deps.db, tenantId, input, { tx }), 'credential configuration')
+      return credentialConfigColumns(input)
+    })
+  return {
+    list: base.list.bind(base),
+    get: base.get.bind(base),
+    delete: base.delete.bind(base),
+    create: (input: CredentialConfigData) => save(input, 'create'),
+    replace: (id: string, input: CredentialConfigData) => save({ ...input, id }, 'replace'),
+    /** The JSON Schema of the configuration's claims, derived from `fields` (never stored). */
+    async schema(id: string) {
+      return deriveClaimsJsonSchema(await base.get(id))
+    },
+  }
+}
+
+export function createPresentationConfigService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
+  const repo = createPresentationConfigRepository(deps.db, tenantId)
+  const base = collection<PresentationConfig>(deps, tenantId, actor, 'presentation-config', repo)
+  const save = (input: PresentationConfigData, mode: 'create' | 'replace') =>
+    base.save(input.id, mode, async (tx) => {
+      refuse(await presentationConfigIssues(deps.db, tenantId, input, { tx }), 'presentation configuration')
+      return presentationConfigColumns(input)
+    })
+  return {
+    list: base.list.bind(base),
+    get: base.get.bind(base),
+    delete: base.delete.bind(base),
+    create: (input: PresentationConfigData) => save(input, 'create'),
+    replace: (id: string, input: PresentationConfigData) => save({ ...input, id }, 'replace'),
+  }
+}
+
+type EndpointData = AttributeProviderData | WebhookEndpointData
+
+/**
+ * Auth columns of an endpoint. The API key value and the HMAC secret are encrypted at rest; a new
+ * HMAC secret is made when auth turns to hmac and returned once as `signingSecret`.
+ */
+async function endpointColumns(
+  deps: ConfigServiceDeps,
+  context: string,
+  input: EndpointData,
+  previous: { authType: string; authSecret: string | null } | undefined,
+): Promise<{ columns: Record<string, unknown>; signingSecret?: string }> {
+  const auth = input.auth
+  const common = { id: input.id, description: input.description ?? null, url: input.url }
+  if (auth.type === 'api-key') {
+    return {
+      columns: {
+        ...common,
+        authType: 'api-key',
+        authHeader: auth.headerName,
+        authSecret: deps.cipher.encrypt(auth.value, context),
+      },
+    }
+  }
+  if (auth.type === 'hmac') {
+    if (previous?.authType === 'hmac' && previous.authSecret) {
+      return { columns: { ...common, authType: 'hmac', authHeader: null, authSecret: previous.authSecret } }
+    }
+    const signingSecret = generateSecret()
+    return {
+      columns: {
+        ...common,
+        authType: 'hmac',
+        authHeader: null,
+        authSecret: deps.cipher.encrypt(signingSecret, context),
+      },
+      signingSecret,
+    }
+  }
+  return { columns: { ...common, authType: 'none', authHeader: null, authSecret: null } }
+}
+
+function endpointService<T, D extends EndpointData>(
+  deps: ConfigServiceDeps,
+  tenantId: string,
+  actor: Principal,
+  resourceType: 'attribute-provider' | 'webhook-endpoint',
+  repo: OwnedRepository<T>,
+  extra: (input: D) => Record<string, unknown>,
+) {
+  const base = collection<T>(deps, tenantId, actor, resourceType, repo)
+  const save = async (input: D, mode: 'create' | 'replace'): Promise<T & { signingSecret?: string }> => {
+    refuse(checkOutboundUrl(input.url, deps.outbound), resourceType.replace('-', ' '))
+    let signingSecret: string | undefined
+    const saved = await base.save(input.id, mode, async (tx) => {
+      const previous = (await repo.row(input.id, tx)) as
+        | { authType: string; authSecret: string | null }
+        | undefined
+      const result = await endpointColumns(deps, `${resourceType}:${tenantId}/${input.id}`, input, previous)
+      signingSecret = result.signingSecret
+      return { ...result.columns, ...extra(input) }
+    })
+    return (signingSecret ? { ...saved, signingSecret } : saved) as T & { signingSecret?: string }
+  }
+  return {
+    list: base.list.bind(base),
+    get: base.get.bind(base),
+    delete: base.delete.bind(base),
+    create: (input: D) => save(input, 'create'),
+    replace: (id: string, input: D) => save({ ...input, id }, 'replace'),
+  }
+}
+
+export const createAttributeProviderService = (deps: ConfigServiceDeps, tenantId: string, actor: Principal) =>
+  endpointService<AttributeProvider, AttributeProviderData>(
+    deps,
+    tenantId,
+    actor,
+    'attribute-provider',
+    createAttributeProviderRepository(deps.db, tenantId),
+    (input) => ({ timeoutMs: input.timeoutMs }),
+  )
+
+export const createWebhookEndpointService = (deps: ConfigServiceDeps, tenantId: string, actor: Principal) =>
+  endpointService<WebhookEndpoint, WebhookEndpointData>(
+    deps,
+    tenantId,
+    actor,
+    'webhook-endpoint',
+    createWebhookEndpointRepository(deps.db, tenantId),
+    (input) => ({ events: input.events ?? null }),
+  )

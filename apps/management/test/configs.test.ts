@@ -1,0 +1,349 @@
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHarness, type Harness, random, type TestClient } from './harness'
+
+const pid = (id: string, keyChainId: string) => ({
+  id,
+  config: { format: 'dc+sd-jwt', vct: `urn:example:${id}`, display: [{ name: 'PID', locale: 'en' }] },
+  keyChainId,
+  fields: [
+    {
+      path: ['given_name'],
+      type: 'string',
+      mandatory: true,
+      disclosable: true,
+      display: [{ lang: 'de', label: 'Vorname' }],
+    },
+    { path: ['address', 'locality'], type: 'string', defaultValue: 'Berlin', disclosable: true },
+  ],
+})
+
+const mdl = (id: string, keyChainId: string) => ({
+  id,
+  config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+  keyChainId,
+  fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true }],
+})
+
+const dcql = {
+  credentials: [
+    {
+      id: 'pid',
+      format: 'dc+sd-jwt',
+      meta: { vct_values: ['urn:example:pid'] },
+      claims: [{ path: ['given_name'] }],
+    },
+  ],
+}
+
+describe.each(testDatabases())('configurations on $name', (testDatabase) => {
+  let h: Harness
+  let admin: TestClient
+  let keyChainId: string
+  let otherTenantKeyChain: string
+
+  beforeAll(async () => {
+    h = await createHarness(testDatabase)
+    admin = await h.createClient(h.tenantA, ['issuance:config', 'presentation:config', 'key:manage'])
+    keyChainId = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/api/key-chains',
+        headers: admin.auth,
+        payload: { source: 'generate' },
+      })
+    ).json().id
+    const adminB = await h.createClient(h.tenantB, ['key:manage'])
+    otherTenantKeyChain = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/api/key-chains',
+        headers: adminB.auth,
+        payload: { source: 'generate', id: random('b-keys') },
+      })
+    ).json().id
+  })
+  afterAll(() => h.close())
+
+  const post = (url: string, payload: unknown, client = admin) =>
+    h.app.inject({ method: 'POST', url, headers: client.auth, payload: payload as object })
+
+  describe('credential configurations', () => {
+    it('spec §4: POST /api/tenants/{id}/credentials stores a v2 configuration; GET, list and PUT work', async () => {
+      const id = random('pid')
+      const created = await post(`/api/tenants/${h.tenantA}/credentials`, pid(id, keyChainId))
+      expect(created.statusCode).toBe(201)
+      expect(created.json()).toStrictEqual({
+        ...pid(id, keyChainId),
+        config: { ...pid(id, keyChainId).config, scope: id },
+        lifetimeSeconds: 31_536_000,
+        keyBinding: true,
+        statusManagement: false,
+        batchSize: 1,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      })
+      const got = await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })
+      expect(got.json()).toStrictEqual(created.json())
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/credentials/${id}`,
+        headers: admin.auth,
+        payload: { ...pid(id, keyChainId), lifetimeSeconds: 86_400 },
+      })
+      expect(replaced.statusCode).toBe(200)
+      expect(replaced.json().lifetimeSeconds).toBe(86_400)
+      expect(replaced.json().createdAt).toBe(created.json().createdAt)
+      const list = await h.app.inject({ url: '/api/credentials?limit=100', headers: admin.auth })
+      expect(list.json().items.map((c: { id: string }) => c.id)).toContain(id)
+    })
+
+    it('stores an mdoc configuration with per-field namespaces', async () => {
+      const response = await post('/api/credentials', mdl(random('mdl'), keyChainId))
+      expect(response.statusCode).toBe(201)
+      expect(response.json().fields[0].namespace).toBe('org.iso.18013.5.1')
+    })
+
+    it('spec §2.1: the claims JSON Schema is derived from fields on request', async () => {
+      const id = random('schema')
+      await post('/api/credentials', pid(id, keyChainId))
+      const schema = await h.app.inject({ url: `/api/credentials/${id}/schema`, headers: admin.auth })
+      expect(schema.json()).toMatchObject({
+        type: 'object',
+        required: ['given_name'],
+        properties: {
+          given_name: { type: 'string' },
+          address: { type: 'object', properties: { locality: { type: 'string' } } },
+        },
+      })
+    })
+
+    it('spec §2.1–2.4: every removed field is refused, named with its replacement', async () => {
+      const legacy = {
+        ...pid(random('v1'), keyChainId),
+        claims: { given_name: 'Erika' },
+        disclosureFrame: { _sd: ['given_name'] },
+        schema: {},
+        claimsWebhook: { url: 'https://x.example' },
+        notificationWebhook: { url: 'https://x.example' },
+        keyId: 'k',
+        certId: 'c',
+        config: {
+          format: 'mso_mdoc',
+          docType: 'x',
+          namespace: 'ns',
+          claimsByNamespace: {},
+          claimsMetadata: {},
+        },
+      }
+      const response = await post('/api/credentials', legacy)
+      expect(response.statusCode).toBe(400)
+      const errors = response.json().errors as { path: string; message: string }[]
+      expect(errors.map((e) => e.path)).toStrictEqual([
+        'body.claims',
+        'body.disclosureFrame',
+        'body.schema',
+        'body.claimsWebhook',
+        'body.notificationWebhook',
+        'body.keyId',
+        'body.certId',
+        'body.config.namespace',
+        'body.config.claimsByNamespace',
+        'body.config.claimsMetadata',
+      ])
+      expect(errors[3]?.message).toContain('attributeProviderId')
+      expect(
+        (await h.app.inject({ url: `/api/credentials/${legacy.id}`, headers: admin.auth })).statusCode,
+      ).toBe(404)
+    })
+
+    it('rule violations are 422 with each field named: mdoc namespace, vct, display locale', async () => {
+      const bad = { ...mdl(random('bad'), keyChainId), fields: [{ path: ['family_name'], type: 'string' }] }
+      const response = await post('/api/credentials', bad)
+      expect(response.statusCode).toBe(422)
+      expect(response.json().errors).toStrictEqual([
+        { path: 'body.fields.0.namespace', message: 'mso_mdoc fields need a namespace' },
+      ])
+    })
+
+    it('references must exist in the same tenant: another tenant’s key chain is refused', async () => {
+      const response = await post('/api/credentials', {
+        ...pid(random('x'), otherTenantKeyChain),
+        attributeProviderId: 'nope',
+      })
+      expect(response.statusCode).toBe(422)
+      expect(response.json().errors.map((e: { path: string }) => e.path)).toStrictEqual([
+        'body.keyChainId',
+        'body.attributeProviderId',
+      ])
+    })
+
+    it('HAIP 4.3 (I-06): one scope cannot name two credential types', async () => {
+      const first = random('scoped')
+      await post('/api/credentials', {
+        ...pid(first, keyChainId),
+        config: { ...pid(first, keyChainId).config, scope: 'pid-scope' },
+      })
+      const second = random('scoped')
+      const clash = await post('/api/credentials', {
+        ...pid(second, keyChainId),
+        config: { format: 'dc+sd-jwt', vct: 'urn:other', scope: 'pid-scope' },
+      })
+      expect(clash.statusCode).toBe(422)
+      expect(clash.json().errors[0].path).toBe('body.config.scope')
+    })
+
+    it('a key chain in use cannot be deleted (409); a taken id is 409', async () => {
+      const id = random('inuse')
+      await post('/api/credentials', pid(id, keyChainId))
+      expect((await post('/api/credentials', pid(id, keyChainId))).statusCode).toBe(409)
+      const del = await h.app.inject({
+        method: 'DELETE',
+        url: `/api/key-chains/${keyChainId}`,
+        headers: admin.auth,
+      })
+      expect(del.statusCode).toBe(409)
+      expect(
+        (await h.app.inject({ url: `/api/key-chains/${keyChainId}`, headers: admin.auth })).statusCode,
+      ).toBe(200)
+    })
+  })
+
+  describe('presentation configurations', () => {
+    it('stores a configuration with a DCQL query and defaults', async () => {
+      const id = random('age')
+      const response = await post('/api/presentations', { id, dcqlQuery: dcql, keyChainId })
+      expect(response.statusCode).toBe(201)
+      expect(response.json()).toMatchObject({
+        id,
+        responseMode: 'direct_post.jwt',
+        lifetimeSeconds: 300,
+        dcqlQuery: dcql,
+      })
+    })
+
+    it('OpenID4VP §6 (V-10): a malformed DCQL query is 422 naming the path', async () => {
+      const broken = {
+        credentials: [
+          { id: 'm', format: 'mso_mdoc', meta: { doctype_value: 'x' }, claims: [{ path: ['no-namespace'] }] },
+        ],
+      }
+      const response = await post('/api/presentations', { id: random('bad'), dcqlQuery: broken, keyChainId })
+      expect(response.statusCode).toBe(422)
+      expect(response.json().errors).toStrictEqual([
+        {
+          path: 'body.dcqlQuery.credentials.0.claims.0.path',
+          message: 'mso_mdoc claim paths are exactly [namespace, element identifier]',
+        },
+      ])
+    })
+
+    it('a presentation client without presentation:config is 403', async () => {
+      const offerOnly = await h.createClient(h.tenantA, ['issuance:config'])
+      expect(
+        (await post('/api/presentations', { id: random('x'), dcqlQuery: dcql, keyChainId }, offerOnly))
+          .statusCode,
+      ).toBe(403)
+    })
+  })
+
+  describe('attribute providers and webhook endpoints', () => {
+    it('an HMAC secret is generated and shown once; an API key value is never returned', async () => {
+      const id = random('attrs')
+      const created = await post('/api/attribute-providers', {
+        id,
+        url: 'https://attributes.example.com/pid',
+        auth: { type: 'hmac' },
+      })
+      expect(created.statusCode).toBe(201)
+      expect(created.json()).toMatchObject({
+        id,
+        auth: { type: 'hmac' },
+        signingSecret: expect.any(String),
+        timeoutMs: 5000,
+      })
+      const got = await h.app.inject({ url: `/api/attribute-providers/${id}`, headers: admin.auth })
+      expect(got.json()).not.toHaveProperty('signingSecret')
+      // Replacing with hmac again keeps the secret: nothing new to show.
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/attribute-providers/${id}`,
+        headers: admin.auth,
+        payload: { id, url: 'https://attributes.example.com/v2', auth: { type: 'hmac' } },
+      })
+      expect(replaced.json()).not.toHaveProperty('signingSecret')
+
+      const hook = await post('/api/webhook-endpoints', {
+        id: random('hook'),
+        url: 'https://hooks.example.com/in',
+        auth: { type: 'api-key', headerName: 'x-token', value: 'super-secret-api-key' },
+      })
+      expect(hook.statusCode).toBe(201)
+      expect(hook.json().auth).toStrictEqual({ type: 'api-key', headerName: 'x-token' })
+      expect(hook.body).not.toContain('super-secret-api-key')
+    })
+
+    it('URLs must be https and public unless allowed', async () => {
+      for (const url of [
+        'http://attributes.example.com',
+        'https://127.0.0.1:8080',
+        'https://10.0.0.5/x',
+        'https://metadata.internal',
+      ]) {
+        const response = await post('/api/webhook-endpoints', { id: random('h'), url })
+        expect(response.statusCode, url).toBe(422)
+        expect(response.json().errors[0].path).toBe('body.url')
+      }
+    })
+
+    it('a referenced provider cannot be deleted; a configuration may name it', async () => {
+      const provider = random('p')
+      await post('/api/attribute-providers', { id: provider, url: 'https://attributes.example.com' })
+      const id = random('with-provider')
+      expect(
+        (await post('/api/credentials', { ...pid(id, keyChainId), attributeProviderId: provider }))
+          .statusCode,
+      ).toBe(201)
+      expect(
+        (
+          await h.app.inject({
+            method: 'DELETE',
+            url: `/api/attribute-providers/${provider}`,
+            headers: admin.auth,
+          })
+        ).statusCode,
+      ).toBe(409)
+      await h.app.inject({ method: 'DELETE', url: `/api/credentials/${id}`, headers: admin.auth })
+      expect(
+        (
+          await h.app.inject({
+            method: 'DELETE',
+            url: `/api/attribute-providers/${provider}`,
+            headers: admin.auth,
+          })
+        ).statusCode,
+      ).toBe(204)
+    })
+  })
+
+  describe('security', () => {
+    it('another tenant’s configurations are 404 and unchanged', async () => {
+      const id = random('private')
+      await post('/api/credentials', pid(id, keyChainId))
+      const intruder = await h.createClient(h.tenantB, ['issuance:config'])
+      for (const attempt of [
+        { method: 'GET', url: `/api/credentials/${id}` },
+        { method: 'GET', url: `/api/credentials/${id}/schema` },
+        { method: 'PUT', url: `/api/credentials/${id}`, payload: pid(id, otherTenantKeyChain) },
+        { method: 'DELETE', url: `/api/credentials/${id}` },
+        { method: 'GET', url: `/api/tenants/${h.tenantA}/credentials` },
+      ] as const) {
+        const response = await h.app.inject({ ...attempt, headers: intruder.auth })
+        expect(response.statusCode, `${attempt.method} ${attempt.url}`).toBe(404)
+      }
+      expect(
+        (await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).json().keyChainId,
+      ).toBe(keyChainId)
+    })
+  })
+})

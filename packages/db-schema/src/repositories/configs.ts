@@ -1,0 +1,221 @@
+import type {
+  AttributeProvider,
+  CredentialConfig,
+  CredentialConfigData,
+  EndpointAuth,
+  PageQuery,
+  PresentationConfig,
+  PresentationConfigData,
+  WebhookEndpoint,
+} from '@credential-service/core-domain'
+import { and, asc, eq, gt, type SQL } from 'drizzle-orm'
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core'
+import type { Database, Executor } from '../database'
+import {
+  type AttributeProviderRow,
+  attributeProviders,
+  type CredentialConfigRow,
+  credentialConfigs,
+  type PresentationConfigRow,
+  presentationConfigs,
+  type WebhookEndpointRow,
+  webhookEndpoints,
+} from '../schema'
+import { decodeCursor, toPage } from './pagination'
+
+type OwnedTable = PgTable & { tenantId: PgColumn; id: PgColumn }
+
+/**
+ * List/get/upsert/delete of one tenant-owned configuration table; every statement filters on the
+ * tenant, so another tenant's row reads as not found.
+ */
+function owned<Row extends { id: string }, T>(
+  db: Database,
+  table: OwnedTable,
+  tenantId: string,
+  map: (row: Row) => T,
+) {
+  const byId = (id: string): SQL => and(eq(table.tenantId, tenantId), eq(table.id, id)) as SQL
+  return {
+    async list(query: PageQuery) {
+      const after = decodeCursor(query.cursor)
+      const rows = (await db
+        .select()
+        .from(table as PgTable)
+        .where(and(eq(table.tenantId, tenantId), after === undefined ? undefined : gt(table.id, after)))
+        .orderBy(asc(table.id))
+        .limit(query.limit + 1)) as unknown as Row[]
+      return toPage(rows, query.limit, (r) => r.id, map)
+    },
+    async row(id: string, tx: Executor = db): Promise<Row | undefined> {
+      const [row] = (await tx
+        .select()
+        .from(table as PgTable)
+        .where(byId(id))) as unknown as Row[]
+      return row
+    },
+    async get(id: string, tx: Executor = db): Promise<T | undefined> {
+      const row = await this.row(id, tx)
+      return row && map(row)
+    },
+    async all(tx: Executor = db): Promise<T[]> {
+      const rows = (await tx
+        .select()
+        .from(table as PgTable)
+        .where(eq(table.tenantId, tenantId))
+        .orderBy(asc(table.id))) as unknown as Row[]
+      return rows.map(map)
+    },
+    /** Insert or replace by id; `createdAt` survives a replace. */
+    async upsert(values: Record<string, unknown>, tx: Executor = db): Promise<T> {
+      const row = { ...values, tenantId, updatedAt: new Date() }
+      const [saved] = (await tx
+        .insert(table)
+        .values(row as never)
+        .onConflictDoUpdate({ target: [table.tenantId, table.id], set: row as never })
+        .returning()) as unknown as Row[]
+      return map(saved as Row)
+    },
+    async delete(id: string, tx: Executor = db): Promise<boolean> {
+      const rows = await tx.delete(table).where(byId(id)).returning({ id: table.id })
+      return rows.length > 0
+    },
+  }
+}
+
+const iso = (date: Date) => date.toISOString()
+const optional = <K extends string, V>(key: K, value: V | null) =>
+  value === null ? {} : ({ [key]: value } as Record<K, V>)
+
+export function toCredentialConfig(row: CredentialConfigRow): CredentialConfig {
+  return {
+    id: row.id,
+    ...optional('description', row.description),
+    config: {
+      format: row.format as CredentialConfig['config']['format'],
+      ...optional('docType', row.docType),
+      ...optional('vct', row.vct),
+      scope: row.scope,
+      ...optional('display', row.display as CredentialConfig['config']['display'] | null),
+    },
+    fields: row.fields,
+    keyChainId: row.keyChainId,
+    ...optional('attributeProviderId', row.attributeProviderId),
+    ...optional('webhookEndpointId', row.webhookEndpointId),
+    lifetimeSeconds: row.lifetimeSeconds,
+    keyBinding: row.keyBinding,
+    statusManagement: row.statusManagement,
+    batchSize: row.batchSize,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  }
+}
+
+export function credentialConfigColumns(config: CredentialConfigData) {
+  return {
+    id: config.id,
+    description: config.description ?? null,
+    format: config.config.format,
+    docType: config.config.docType ?? null,
+    vct: config.config.vct ?? null,
+    scope: config.config.scope ?? config.id,
+    display: config.config.display ?? null,
+    fields: config.fields,
+    keyChainId: config.keyChainId,
+    attributeProviderId: config.attributeProviderId ?? null,
+    webhookEndpointId: config.webhookEndpointId ?? null,
+    lifetimeSeconds: config.lifetimeSeconds,
+    keyBinding: config.keyBinding,
+    statusManagement: config.statusManagement,
+    batchSize: config.batchSize,
+  }
+}
+
+export function toPresentationConfig(row: PresentationConfigRow): PresentationConfig {
+  return {
+    id: row.id,
+    ...optional('description', row.description),
+    dcqlQuery: row.dcqlQuery,
+    lifetimeSeconds: row.lifetimeSeconds,
+    responseMode: row.responseMode as PresentationConfig['responseMode'],
+    ...optional('transactionDataTypes', row.transactionDataTypes),
+    ...optional('webhookEndpointId', row.webhookEndpointId),
+    ...optional('redirectUri', row.redirectUri),
+    keyChainId: row.keyChainId,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  }
+}
+
+export function presentationConfigColumns(config: PresentationConfigData) {
+  return {
+    id: config.id,
+    description: config.description ?? null,
+    dcqlQuery: config.dcqlQuery,
+    lifetimeSeconds: config.lifetimeSeconds,
+    responseMode: config.responseMode,
+    transactionDataTypes: config.transactionDataTypes ?? null,
+    webhookEndpointId: config.webhookEndpointId ?? null,
+    redirectUri: config.redirectUri ?? null,
+    keyChainId: config.keyChainId,
+  }
+}
+
+function authOf(row: { authType: string; authHeader: string | null }): EndpointAuth {
+  if (row.authType === 'api-key') return { type: 'api-key', headerName: row.authHeader ?? 'x-api-key' }
+  return { type: row.authType as 'none' | 'hmac' }
+}
+
+export function toAttributeProvider(row: AttributeProviderRow): AttributeProvider {
+  return {
+    id: row.id,
+    description: row.description,
+    url: row.url,
+    auth: authOf(row),
+    timeoutMs: row.timeoutMs,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  }
+}
+
+export function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    description: row.description,
+    url: row.url,
+    auth: authOf(row),
+    events: row.events,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  }
+}
+
+export const createCredentialConfigRepository = (db: Database, tenantId: string) =>
+  owned<CredentialConfigRow, CredentialConfig>(
+    db,
+    credentialConfigs as unknown as OwnedTable,
+    tenantId,
+    toCredentialConfig,
+  )
+export const createPresentationConfigRepository = (db: Database, tenantId: string) =>
+  owned<PresentationConfigRow, PresentationConfig>(
+    db,
+    presentationConfigs as unknown as OwnedTable,
+    tenantId,
+    toPresentationConfig,
+  )
+export const createAttributeProviderRepository = (db: Database, tenantId: string) =>
+  owned<AttributeProviderRow, AttributeProvider>(
+    db,
+    attributeProviders as unknown as OwnedTable,
+    tenantId,
+    toAttributeProvider,
+  )
+export const createWebhookEndpointRepository = (db: Database, tenantId: string) =>
+  owned<WebhookEndpointRow, WebhookEndpoint>(
+    db,
+    webhookEndpoints as unknown as OwnedTable,
+    tenantId,
+    toWebhookEndpoint,
+  )
+export type OwnedRepository<T> = ReturnType<typeof owned<{ id: string }, T>>

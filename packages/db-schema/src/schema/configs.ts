@@ -1,0 +1,118 @@
+import type { ClaimField, DcqlQuery } from '@credential-service/core-domain'
+import {
+  boolean,
+  foreignKey,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core'
+import { keyChains } from './key-chains'
+import { tenants } from './tenants'
+
+const owned = () => ({
+  tenantId: text()
+    .notNull()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  id: text().notNull(),
+  description: text(),
+  createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+})
+
+const endpoint = () => ({
+  ...owned(),
+  url: text().notNull(),
+  authType: text().notNull(),
+  authHeader: text(),
+  /** Encrypted (MASTER_SECRET): the API key value or the HMAC signing secret. */
+  authSecret: text(),
+})
+
+export const attributeProviders = pgTable(
+  'attribute_providers',
+  { ...endpoint(), timeoutMs: integer().notNull().default(5000) },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+)
+export type AttributeProviderRow = typeof attributeProviders.$inferSelect
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  { ...endpoint(), events: text().array() },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+)
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect
+
+/**
+ * Credential configurations, version 2 only: no `claims`, `disclosure_frame` or `schema` columns
+ * (spec §9.2). References are composite foreign keys within the tenant, so a referenced key chain,
+ * provider or endpoint cannot be deleted and another tenant's cannot be named.
+ */
+export const credentialConfigs = pgTable(
+  'credential_configs',
+  {
+    ...owned(),
+    format: text().notNull(),
+    docType: text(),
+    vct: text(),
+    scope: text().notNull(),
+    display: jsonb().$type<Record<string, unknown>[]>(),
+    fields: jsonb().$type<ClaimField[]>().notNull(),
+    keyChainId: text().notNull(),
+    attributeProviderId: text(),
+    webhookEndpointId: text(),
+    lifetimeSeconds: integer().notNull(),
+    keyBinding: boolean().notNull(),
+    statusManagement: boolean().notNull(),
+    batchSize: integer().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    foreignKey({
+      name: 'credential_configs_key_chain_fk',
+      columns: [t.tenantId, t.keyChainId],
+      foreignColumns: [keyChains.tenantId, keyChains.id],
+    }).onDelete('no action'),
+    foreignKey({
+      name: 'credential_configs_attribute_provider_fk',
+      columns: [t.tenantId, t.attributeProviderId],
+      foreignColumns: [attributeProviders.tenantId, attributeProviders.id],
+    }).onDelete('no action'),
+    foreignKey({
+      name: 'credential_configs_webhook_endpoint_fk',
+      columns: [t.tenantId, t.webhookEndpointId],
+      foreignColumns: [webhookEndpoints.tenantId, webhookEndpoints.id],
+    }).onDelete('no action'),
+  ],
+)
+export type CredentialConfigRow = typeof credentialConfigs.$inferSelect
+
+export const presentationConfigs = pgTable(
+  'presentation_configs',
+  {
+    ...owned(),
+    dcqlQuery: jsonb().$type<DcqlQuery>().notNull(),
+    lifetimeSeconds: integer().notNull(),
+    responseMode: text().notNull(),
+    transactionDataTypes: text().array(),
+    webhookEndpointId: text(),
+    redirectUri: text(),
+    keyChainId: text().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    foreignKey({
+      name: 'presentation_configs_key_chain_fk',
+      columns: [t.tenantId, t.keyChainId],
+      foreignColumns: [keyChains.tenantId, keyChains.id],
+    }).onDelete('no action'),
+    foreignKey({
+      name: 'presentation_configs_webhook_endpoint_fk',
+      columns: [t.tenantId, t.webhookEndpointId],
+      foreignColumns: [webhookEndpoints.tenantId, webhookEndpoints.id],
+    }).onDelete('no action'),
+  ],
+)
+export type PresentationConfigRow = typeof presentationConfigs.$inferSelect

@@ -4,6 +4,7 @@ import { buildIssuerApp } from '@credential-service/issuer'
 import {
   bootstrapRootClient,
   buildManagementApp,
+  importAtStartup,
   type ManagementConfig,
 } from '@credential-service/management'
 import { createKeyRuntime } from '@credential-service/server-kit'
@@ -14,11 +15,13 @@ import type { FastifyPluginAsync } from 'fastify'
 export async function composeApps(
   config: ManagementConfig,
   database: DatabaseHandle,
+  env: Record<string, string | undefined> = {},
 ): Promise<FastifyPluginAsync[]> {
   await bootstrapRootClient(database.db, config)
   const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
   // One key runtime for the process: one cache of imported keys, one set of provider clients.
   const keys = createKeyRuntime({ config, db: database.db })
+  await importAtStartup(config, database.db, keys, env)
   return [
     buildManagementApp({ config, database, signingKey, keys }),
     buildIssuerApp({ config, database, keys }),

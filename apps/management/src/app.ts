@@ -39,6 +39,9 @@ export interface ManagementDeps {
 export { bootstrapRootClient } from './bootstrap'
 export type { ManagementConfig } from './config'
 export { parseManagementConfig, zManagementEnv } from './config'
+export type { ImportReport } from './config-import/import-config'
+export { formatImportReport, importConfigDir } from './config-import/import-config'
+export { importAtStartup, importDeps } from './config-import/startup'
 
 /** The management API (`/api/**`) as a Fastify plugin (DESIGN.md). */
 export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {

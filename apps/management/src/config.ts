@@ -25,6 +25,9 @@ export const zManagementEnv = zCommonEnv
       .describe(
         'How often the management process rotates key chains whose policy is due; 0 turns the job off',
       ),
+    CONFIG_IMPORT_DIR: optionalEnv(z.string().min(1)).describe(
+      'Folder imported at start-up: <dir>/<tenant>/{key-chains,credentials,presentations,clients,attribute-providers,webhook-endpoints}/*.json',
+    ),
     OIDC: optionalEnv(z.url()).describe(
       'Issuer URL of an external OpenID Connect provider; switches to external OIDC mode',
     ),

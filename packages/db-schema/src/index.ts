@@ -24,7 +24,7 @@ export {
   lockDueKeyChains,
   toKeyChain,
 } from './repositories/key-chains'
-export { recordMasterSecretFingerprint } from './repositories/service-settings'
+export { lockTenant, recordMasterSecretFingerprint } from './repositories/service-settings'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type { KeyChainRow, NewKeyChainRow } from './schema'

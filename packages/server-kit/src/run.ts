@@ -13,7 +13,11 @@ export interface RunOptions<C extends CommonConfig> {
   /** Whether the process may fall back to embedded PGlite (all-in-one mode only). */
   allowEmbeddedDatabase: boolean
   /** Returns the app plugins to mount, after the database is migrated. */
-  build: (config: C, database: DatabaseHandle) => Promise<FastifyPluginAsync[]>
+  build: (
+    config: C,
+    database: DatabaseHandle,
+    env: Record<string, string | undefined>,
+  ) => Promise<FastifyPluginAsync[]>
   /** Runs once the server listens (e.g. to print the root client). */
   onListening?: (config: C, server: FastifyInstance) => void | Promise<void>
 }
@@ -56,11 +60,18 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     }
     throw error
   }
-  const server = await createServer({
-    logLevel: config.LOG_LEVEL,
-    ping: database.ping,
-    apps: await options.build(config, database),
-  })
+  let apps: FastifyPluginAsync[]
+  try {
+    apps = await options.build(config, database, process.env)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`${options.name}: ${error.message}`)
+      await database.close()
+      process.exit(1)
+    }
+    throw error
+  }
+  const server = await createServer({ logLevel: config.LOG_LEVEL, ping: database.ping, apps })
   server.addHook('onClose', () => database.close())
 
   let closing = false

@@ -155,7 +155,7 @@ type EndpointData = AttributeProviderData | WebhookEndpointData
  * Auth columns of an endpoint. The API key value and the HMAC secret are encrypted at rest; a new
  * HMAC secret is made when auth turns to hmac and returned once as `signingSecret`.
  */
-async function endpointColumns(
+export async function endpointColumns(
   deps: ConfigServiceDeps,
   context: string,
   input: EndpointData,
@@ -174,6 +174,16 @@ async function endpointColumns(
     }
   }
   if (auth.type === 'hmac') {
+    if (auth.secret) {
+      return {
+        columns: {
+          ...common,
+          authType: 'hmac',
+          authHeader: null,
+          authSecret: deps.cipher.encrypt(auth.secret, context),
+        },
+      }
+    }
     if (previous?.authType === 'hmac' && previous.authSecret) {
       return { columns: { ...common, authType: 'hmac', authHeader: null, authSecret: previous.authSecret } }
     }

@@ -51,7 +51,7 @@ export interface KeyChainServiceDeps {
 const addDays = (date: Date, days: number) => new Date(date.getTime() + days * DAY)
 
 /** Rotation policy columns; automatic rotation is for keys the service can generate itself. */
-function policyColumns(
+export function policyColumns(
   row: Pick<KeyChainRow, 'kmsProvider'>,
   policy: KeyChain['rotationPolicy'] | undefined,
   from: Date,

@@ -16,9 +16,17 @@ export const zEndpointAuthInput = z.discriminatedUnion('type', [
     })
     .strict(),
   z
-    .object({ type: z.literal('hmac') })
+    .object({
+      type: z.literal('hmac'),
+      secret: z
+        .string()
+        .min(32)
+        .max(500)
+        .optional()
+        .describe('Your own signing secret (e.g. from an import file); generated when absent'),
+    })
     .strict()
-    .describe('Requests carry an HMAC-SHA256 signature; the secret is generated and shown once'),
+    .describe('Requests carry an HMAC-SHA256 signature; a generated secret is shown once'),
 ])
 
 /** The same, as returned: no secret value. */

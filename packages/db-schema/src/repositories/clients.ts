@@ -102,6 +102,11 @@ export function createClientRepository(db: Database, tenantId: string | null) {
       return row && toClient(row)
     },
 
+    async secretHash(clientId: string, tx: Executor = db): Promise<string | undefined> {
+      const [row] = await tx.select({ secretHash: clients.secretHash }).from(clients).where(inScope(clientId))
+      return row?.secretHash
+    },
+
     async delete(clientId: string, tx: Executor = db): Promise<boolean> {
       const rows = await tx.delete(clients).where(inScope(clientId)).returning({ id: clients.clientId })
       return rows.length > 0

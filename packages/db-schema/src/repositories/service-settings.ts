@@ -1,5 +1,5 @@
-import { eq } from 'drizzle-orm'
-import type { Database } from '../database'
+import { eq, sql } from 'drizzle-orm'
+import type { Database, Executor } from '../database'
 import { serviceSettings } from '../schema'
 
 const MASTER_SECRET_KEY = 'master_secret_fingerprint'
@@ -15,4 +15,12 @@ export async function recordMasterSecretFingerprint(db: Database, fingerprint: s
     .onConflictDoNothing()
   const [row] = await db.select().from(serviceSettings).where(eq(serviceSettings.key, MASTER_SECRET_KEY))
   return row?.value ?? fingerprint
+}
+
+/**
+ * Serialises work on one tenant across processes for the rest of the transaction (config import
+ * when several pods start at once).
+ */
+export async function lockTenant(tx: Executor, tenantId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`tenant:${tenantId}`}))`)
 }

@@ -1,0 +1,233 @@
+import type { Principal } from '@credential-service/core-domain'
+import { hashSecret, type SecretVerifier } from '@credential-service/crypto'
+import {
+  createAttributeProviderRepository,
+  createClientRepository,
+  createCredentialConfigRepository,
+  createKeyChainRepository,
+  createPresentationConfigRepository,
+  createTenantRepository,
+  createWebhookEndpointRepository,
+  credentialConfigColumns,
+  type Database,
+  type Executor,
+  lockTenant,
+  presentationConfigColumns,
+  recordAudit,
+} from '@credential-service/db-schema'
+import { type ConfigServiceDeps, endpointColumns } from '../services/config-service'
+import { credentialConfigIssues, presentationConfigIssues } from '../services/config-validation'
+import { createMaterial } from '../services/key-chain-material'
+import { type KeyChainServiceDeps, policyColumns } from '../services/key-chain-service'
+import type { ImportIssue } from './read-config-dir'
+import type { TenantPlan } from './validate-tenant'
+
+export interface ApplyDeps {
+  keyChains: KeyChainServiceDeps
+  configs: ConfigServiceDeps
+  verifySecret: SecretVerifier
+}
+
+/** Issues met while applying: the tenant's transaction is rolled back. */
+export class ImportRejected extends Error {
+  constructor(readonly issues: ImportIssue[]) {
+    super(`${issues.length} import issue(s)`)
+  }
+}
+
+export interface AppliedCounts {
+  keyChainsCreated: number
+  attributeProviders: number
+  webhookEndpoints: number
+  credentials: number
+  presentations: number
+  clients: number
+}
+
+const IMPORTER: Principal = { clientId: 'system:config-import', tenantId: undefined, roles: [] }
+
+/**
+ * Applies a validated tenant folder in one transaction, under a per-tenant advisory lock so pods
+ * starting together import one after the other. Idempotent: key chains are created once (their
+ * keys are never regenerated); configurations, endpoints and clients are brought to the files'
+ * state. Any issue rolls the whole tenant back.
+ */
+export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promise<AppliedCounts> {
+  const db: Database = deps.configs.db
+  const tenantId = plan.tenant
+  const now = deps.keyChains.now()
+  return db.transaction(async (tx) => {
+    await lockTenant(tx, tenantId)
+    await upsertTenant(db, tx, plan)
+
+    const keyChains = createKeyChainRepository(db, tenantId)
+    let keyChainsCreated = 0
+    for (const { data } of plan.keyChains) {
+      if (await keyChains.get(data.id, tx)) continue
+      const context = {
+        tenantId,
+        keyChainId: data.id,
+        cipher: deps.keyChains.keys.cipher,
+        providers: deps.keyChains.keys.providers,
+        now,
+      }
+      const material = await createMaterial(context, data, {
+        subject: `CN=${tenantId} ${data.id}`,
+        dnsNames: [deps.keyChains.publicHost],
+      }).catch((error: Error) => {
+        throw new ImportRejected([
+          {
+            file: plan.keyChains.find((k) => k.data.id === data.id)?.file ?? '',
+            path: '',
+            message: error.message,
+          },
+        ])
+      })
+      await keyChains.insert(
+        {
+          id: data.id,
+          description: data.description ?? null,
+          ...material,
+          ...policyColumns({ kmsProvider: material.kmsProvider ?? 'db' }, data.rotationPolicy, now),
+        },
+        tx,
+      )
+      keyChainsCreated++
+    }
+
+    for (const [items, repo, extra, kind] of [
+      [
+        plan.attributeProviders,
+        createAttributeProviderRepository(db, tenantId),
+        (d: { timeoutMs?: number }) => ({ timeoutMs: d.timeoutMs }),
+        'attribute-provider',
+      ],
+      [
+        plan.webhookEndpoints,
+        createWebhookEndpointRepository(db, tenantId),
+        (d: { events?: string[] }) => ({ events: d.events ?? null }),
+        'webhook-endpoint',
+      ],
+    ] as const) {
+      for (const { data } of items) {
+        const previous = (await repo.row(data.id, tx)) as
+          | { authType: string; authSecret: string | null }
+          | undefined
+        const { columns } = await endpointColumns(
+          deps.configs,
+          `${kind}:${tenantId}/${data.id}`,
+          data,
+          previous,
+        )
+        await repo.upsert({ ...columns, ...extra(data as never) }, tx)
+      }
+    }
+
+    const rejected: ImportIssue[] = []
+    const credentials = createCredentialConfigRepository(db, tenantId)
+    for (const { file, data } of plan.credentials) {
+      const issues = await credentialConfigIssues(db, tenantId, data, { tx, prefix: '' })
+      rejected.push(
+        ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
+      )
+      if (!issues.length) await credentials.upsert(credentialConfigColumns(data), tx)
+    }
+    const presentations = createPresentationConfigRepository(db, tenantId)
+    for (const { file, data } of plan.presentations) {
+      const issues = await presentationConfigIssues(db, tenantId, data, { tx, prefix: '' })
+      rejected.push(
+        ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
+      )
+      if (!issues.length) await presentations.upsert(presentationConfigColumns(data), tx)
+    }
+    rejected.push(...(await applyClients(deps, db, tx, plan)))
+    if (rejected.length) throw new ImportRejected(rejected)
+
+    await recordAudit(tx, {
+      tenantId,
+      actorClientId: IMPORTER.clientId,
+      action: 'update',
+      resourceType: 'tenant',
+      resourceId: tenantId,
+      detail: { configImport: true, files: countFiles(plan) },
+    })
+    return {
+      keyChainsCreated,
+      attributeProviders: plan.attributeProviders.length,
+      webhookEndpoints: plan.webhookEndpoints.length,
+      credentials: plan.credentials.length,
+      presentations: plan.presentations.length,
+      clients: plan.clients.length,
+    }
+  })
+}
+
+async function upsertTenant(db: Database, tx: Executor, plan: TenantPlan) {
+  const tenants = createTenantRepository(db)
+  const existing = await tenants.get(plan.tenant, tx)
+  if (!existing) {
+    await tenants.create(
+      { id: plan.tenant, name: plan.settings?.name ?? plan.tenant, description: plan.settings?.description },
+      tx,
+    )
+  } else if (plan.settings) {
+    await tenants.update(
+      plan.tenant,
+      {
+        name: plan.settings.name ?? existing.name,
+        description: plan.settings.description ?? existing.description,
+      },
+      tx,
+    )
+  }
+}
+
+/** Clients are created with the file's secret, or brought to its roles, lists and secret. */
+async function applyClients(
+  deps: ApplyDeps,
+  db: Database,
+  tx: Executor,
+  plan: TenantPlan,
+): Promise<ImportIssue[]> {
+  const issues: ImportIssue[] = []
+  const clients = createClientRepository(db, plan.tenant)
+  for (const { file, data } of plan.clients) {
+    const existing = await clients.get(data.clientId, tx)
+    const fields = {
+      description: data.description,
+      roles: data.roles,
+      allowedPresentationConfigs: data.allowedPresentationConfigs ?? null,
+      allowedIssuanceConfigs: data.allowedIssuanceConfigs ?? null,
+    }
+    if (!existing) {
+      const created = await clients.create(
+        { clientId: data.clientId, secretHash: await hashSecret(data.clientSecret), ...fields },
+        tx,
+      )
+      if (!created)
+        issues.push({
+          file,
+          path: 'clientId',
+          message: `client id '${data.clientId}' is taken by another tenant or an operator`,
+        })
+      continue
+    }
+    await clients.update(data.clientId, fields, tx)
+    const stored = await clients.secretHash(data.clientId, tx)
+    if (stored && !(await deps.verifySecret(data.clientSecret, stored))) {
+      await clients.replaceSecret(data.clientId, await hashSecret(data.clientSecret), tx)
+    }
+  }
+  return issues
+}
+
+function countFiles(plan: TenantPlan) {
+  return (
+    plan.keyChains.length +
+    plan.attributeProviders.length +
+    plan.webhookEndpoints.length +
+    plan.credentials.length +
+    plan.presentations.length +
+    plan.clients.length
+  )
+}

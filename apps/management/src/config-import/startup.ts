@@ -1,0 +1,41 @@
+import { createSecretVerifier } from '@credential-service/crypto'
+import type { Database } from '@credential-service/db-schema'
+import { ConfigError, type KeyRuntime } from '@credential-service/server-kit'
+import type { ManagementConfig } from '../config'
+import type { ApplyDeps } from './apply-tenant'
+import { formatImportReport, type ImportReport, importConfigDir } from './import-config'
+
+export function importDeps(
+  config: ManagementConfig,
+  db: Database,
+  keys: KeyRuntime,
+  now: () => Date = () => new Date(),
+) {
+  const outbound = { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }
+  const deps: ApplyDeps & { outbound: typeof outbound } = {
+    keyChains: { db, keys, publicHost: new URL(config.PUBLIC_URL).hostname, now },
+    configs: { db, cipher: keys.cipher, outbound },
+    verifySecret: createSecretVerifier(),
+    outbound,
+  }
+  return deps
+}
+
+/**
+ * Start-up import of CONFIG_IMPORT_DIR. A rejected tenant stops the start with the report, so a
+ * deployment never runs on half its declared configuration.
+ */
+export async function importAtStartup(
+  config: ManagementConfig,
+  db: Database,
+  keys: KeyRuntime,
+  env: Record<string, string | undefined>,
+): Promise<ImportReport | undefined> {
+  if (!config.CONFIG_IMPORT_DIR) return undefined
+  const report = await importConfigDir(importDeps(config, db, keys), config.CONFIG_IMPORT_DIR, env)
+  if (!report.ok)
+    throw new ConfigError([
+      `configuration import from ${config.CONFIG_IMPORT_DIR} failed:\n${formatImportReport(report)}`,
+    ])
+  return report
+}

@@ -1,0 +1,158 @@
+import {
+  type AttributeProviderData,
+  type ClientCreate,
+  type CredentialConfigData,
+  checkClientTenantBinding,
+  checkCredentialConfig,
+  checkDcqlQuery,
+  checkOutboundUrl,
+  findRemovedCredentialFields,
+  findRemovedKeyChainFields,
+  type KeyChainCreate,
+  type OutboundUrlPolicy,
+  type PresentationConfigData,
+  type ValidationIssue,
+  type WebhookEndpointData,
+  zAttributeProviderInput,
+  zClientCreate,
+  zCredentialConfigInput,
+  zKeyChainCreate,
+  zPresentationConfigInput,
+  zTenantId,
+  zWebhookEndpointInput,
+} from '@credential-service/core-domain'
+import type { z } from 'zod'
+import type { ConfigFile, ImportIssue, TenantFolder } from './read-config-dir'
+
+/** A parsed resource and the file it came from (for the report). */
+export interface Planned<T> {
+  file: string
+  data: T
+}
+
+export interface TenantPlan {
+  tenant: string
+  settings: TenantFolder['settings']
+  keyChains: Planned<KeyChainCreate & { id: string }>[]
+  attributeProviders: Planned<AttributeProviderData>[]
+  webhookEndpoints: Planned<WebhookEndpointData>[]
+  credentials: Planned<CredentialConfigData>[]
+  presentations: Planned<PresentationConfigData>[]
+  clients: Planned<ClientCreate & { clientId: string; clientSecret: string }>[]
+}
+
+/** A client file must name its id and secret: the service cannot show a generated one to anybody. */
+const zImportedClient = zClientCreate.required({ clientId: true, clientSecret: true })
+
+function parse<T extends z.ZodType>(
+  schema: T,
+  file: ConfigFile,
+  issues: ImportIssue[],
+): z.output<T> | undefined {
+  // The file name gives the id when the body has none.
+  const idKey = schema === (zImportedClient as z.ZodType) ? 'clientId' : 'id'
+  const body = { [idKey]: file.name, ...file.json }
+  if (body[idKey] !== file.name) {
+    issues.push({
+      file: file.file,
+      path: idKey,
+      message: `'${String(body[idKey])}' differs from the file name '${file.name}'`,
+    })
+  }
+  const result = schema.safeParse(body)
+  if (result.success) return result.data
+  for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys)
+        issues.push({
+          file: file.file,
+          path: [...issue.path, key].join('.'),
+          message: `unknown field '${key}'`,
+        })
+    } else {
+      issues.push({ file: file.file, path: issue.path.join('.'), message: issue.message })
+    }
+  }
+  return undefined
+}
+
+const located = (file: string, list: ValidationIssue[]): ImportIssue[] =>
+  list.map((issue) => ({ file, path: issue.path.replace(/^(body)?\.?/, ''), message: issue.message }))
+
+/**
+ * Checks every file of a tenant folder without touching the database: shapes, removed 4.x/3.x
+ * fields (named with their replacement), configuration and DCQL rules, URL policy, and references
+ * to ids that the folder itself defines (references to existing rows are checked on apply).
+ */
+export function validateTenantFolder(
+  folder: TenantFolder,
+  outbound: OutboundUrlPolicy,
+): { plan: TenantPlan; issues: ImportIssue[] } {
+  const issues: ImportIssue[] = []
+  if (!zTenantId.safeParse(folder.tenant).success) {
+    issues.push({
+      file: folder.tenant,
+      path: '',
+      message: 'a tenant folder name is a tenant id: lowercase letters, digits, "-" and "_"',
+    })
+  }
+  const plan: TenantPlan = {
+    tenant: folder.tenant,
+    settings: folder.settings,
+    keyChains: [],
+    attributeProviders: [],
+    webhookEndpoints: [],
+    credentials: [],
+    presentations: [],
+    clients: [],
+  }
+
+  for (const file of folder.files['key-chains']) {
+    const removed = findRemovedKeyChainFields(file.json, '')
+    if (removed.length) issues.push(...located(file.file, removed))
+    else {
+      const parsed = parse(zKeyChainCreate, file, issues)
+      if (parsed) plan.keyChains.push({ file: file.file, data: { ...parsed, id: parsed.id ?? file.name } })
+    }
+  }
+  for (const [kind, schema, target] of [
+    ['attribute-providers', zAttributeProviderInput, plan.attributeProviders],
+    ['webhook-endpoints', zWebhookEndpointInput, plan.webhookEndpoints],
+  ] as const) {
+    for (const file of folder.files[kind]) {
+      const parsed = parse(schema, file, issues)
+      if (!parsed) continue
+      const urlIssues = checkOutboundUrl(parsed.url, outbound, 'url')
+      issues.push(...urlIssues.map((issue) => ({ file: file.file, ...issue })))
+      if (!urlIssues.length) (target as Planned<unknown>[]).push({ file: file.file, data: parsed })
+    }
+  }
+  for (const file of folder.files.credentials) {
+    // Version 1 files are refused whole, each removed field named (spec §7, §9.2).
+    const removed = findRemovedCredentialFields(file.json, '')
+    if (removed.length) {
+      issues.push(...located(file.file, removed))
+      continue
+    }
+    const parsed = parse(zCredentialConfigInput, file, issues)
+    if (!parsed) continue
+    const ruleIssues = located(file.file, checkCredentialConfig(parsed))
+    issues.push(...ruleIssues)
+    if (!ruleIssues.length) plan.credentials.push({ file: file.file, data: parsed })
+  }
+  for (const file of folder.files.presentations) {
+    const parsed = parse(zPresentationConfigInput, file, issues)
+    if (!parsed) continue
+    const ruleIssues = located(file.file, checkDcqlQuery(parsed.dcqlQuery, 'dcqlQuery'))
+    issues.push(...ruleIssues)
+    if (!ruleIssues.length) plan.presentations.push({ file: file.file, data: parsed })
+  }
+  for (const file of folder.files.clients) {
+    const parsed = parse(zImportedClient, file, issues)
+    if (!parsed) continue
+    const binding = checkClientTenantBinding(parsed.roles, folder.tenant)
+    if (binding) issues.push({ file: file.file, path: 'roles', message: binding })
+    else plan.clients.push({ file: file.file, data: parsed })
+  }
+  return { plan, issues }
+}

@@ -1,0 +1,246 @@
+import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { importConfigDir, importDeps } from '../src/app'
+import { createHarness, type Harness, random } from './harness'
+
+const EXAMPLE = new URL('../../../docker/config', import.meta.url).pathname
+const folders: string[] = []
+
+/** A fresh import folder; `files` maps `<tenant>/<kind>/<name>.json` to contents. */
+function tree(files: Record<string, unknown>): string {
+  const root = mkdtempSync(join(tmpdir(), 'import-'))
+  folders.push(root)
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true })
+    writeFileSync(join(root, path), typeof content === 'string' ? content : JSON.stringify(content))
+  }
+  return root
+}
+
+/** The shipped example under a random tenant id and client id, so suites do not collide. */
+function exampleCopy(): { root: string; tenant: string; clientId: string } {
+  const root = mkdtempSync(join(tmpdir(), 'example-'))
+  folders.push(root)
+  const tenant = random('acme')
+  const clientId = random('backend')
+  cpSync(join(EXAMPLE, 'acme'), join(root, tenant), { recursive: true })
+  renameSync(join(root, tenant, 'clients', 'backend.json'), join(root, tenant, 'clients', `${clientId}.json`))
+  return { root, tenant, clientId }
+}
+
+const keyChain = { source: 'generate' }
+const credential = (keyChainId: string) => ({
+  config: { format: 'dc+sd-jwt', vct: 'urn:example:x' },
+  fields: [{ path: ['name'], type: 'string', defaultValue: 'x' }],
+  keyChainId,
+})
+
+describe.each(testDatabases())('config import on $name', (testDatabase) => {
+  let h: Harness
+  const run = (root: string, env: Record<string, string> = {}) =>
+    importConfigDir(importDeps(h.config, h.database.db, h.keys), root, env)
+  const tenantExists = async (tenant: string) =>
+    (
+      await h.app.inject({
+        url: `/api/tenants/${tenant}`,
+        headers: { authorization: `Bearer ${await h.tokenFor(h.root.clientId, h.root.clientSecret)}` },
+      })
+    ).statusCode === 200
+
+  beforeAll(async () => {
+    h = await createHarness(testDatabase)
+  })
+  afterAll(async () => {
+    await h.close()
+    for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+  })
+
+  it('imports the shipped example in dependency order, resolving ${VAR:default} placeholders', async () => {
+    const { root, tenant, clientId } = exampleCopy()
+    const report = await run(root, { ACME_BACKEND_SECRET: 'backend-secret-from-the-environment' })
+    expect(report).toStrictEqual({
+      ok: true,
+      tenants: [
+        {
+          tenant,
+          status: 'imported',
+          issues: [],
+          counts: {
+            keyChainsCreated: 2,
+            attributeProviders: 1,
+            webhookEndpoints: 1,
+            credentials: 2,
+            presentations: 1,
+            clients: 1,
+          },
+        },
+      ],
+    })
+    // The client got the secret from the environment, not the default.
+    expect(await h.tokenFor(clientId, 'backend-secret-from-the-environment')).toEqual(expect.any(String))
+    const admin = await h.createClient(tenant, ['issuance:config', 'key:read'])
+    const pid = (await h.app.inject({ url: '/api/credentials/pid', headers: admin.auth })).json()
+    expect(pid).toMatchObject({
+      keyChainId: 'pid-signing',
+      attributeProviderId: 'hr-system',
+      webhookEndpointId: 'events',
+    })
+    const chain = (await h.app.inject({ url: '/api/key-chains/pid-signing', headers: admin.auth })).json()
+    expect(chain).toMatchObject({
+      certificateMode: 'internal-ca',
+      rotationPolicy: { enabled: true, intervalDays: 90 },
+    })
+  })
+
+  it('is idempotent: a second run changes no keys and creates nothing twice', async () => {
+    const { root, tenant } = exampleCopy()
+    await run(root)
+    const admin = await h.createClient(tenant, ['key:read', 'issuance:config'])
+    const kid = (await h.app.inject({ url: '/api/key-chains/pid-signing', headers: admin.auth })).json()
+      .activeKey.kid
+    const again = await run(root)
+    expect(again.ok).toBe(true)
+    expect(again.tenants[0]?.counts?.keyChainsCreated).toBe(0)
+    expect(
+      (await h.app.inject({ url: '/api/key-chains/pid-signing', headers: admin.auth })).json().activeKey.kid,
+    ).toBe(kid)
+    expect(
+      (await h.app.inject({ url: '/api/credentials?limit=100', headers: admin.auth })).json().items,
+    ).toHaveLength(2)
+  })
+
+  it('spec §7: a version 1 credential file is rejected, each removed field named; the tenant is untouched', async () => {
+    const tenant = random('v1')
+    const root = tree({
+      [`${tenant}/key-chains/k.json`]: keyChain,
+      [`${tenant}/credentials/old.json`]: {
+        ...credential('k'),
+        claims: { name: 'x' },
+        disclosureFrame: { _sd: ['name'] },
+        schema: {},
+        config: { format: 'dc+sd-jwt', vct: 'x', claimsMetadata: {} },
+      },
+    })
+    const report = await run(root)
+    expect(report.ok).toBe(false)
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/credentials/old.json`,
+        path: 'claims',
+        message: expect.stringContaining('fields[].defaultValue'),
+      },
+      {
+        file: `${tenant}/credentials/old.json`,
+        path: 'disclosureFrame',
+        message: expect.stringContaining('fields[].disclosable'),
+      },
+      { file: `${tenant}/credentials/old.json`, path: 'schema', message: expect.stringContaining('derived') },
+      {
+        file: `${tenant}/credentials/old.json`,
+        path: 'config.claimsMetadata',
+        message: expect.stringContaining('fields[].display'),
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
+  it('spec §9.1: the 3.x keys/ and certs/ folders are rejected with a pointer to config:migrate', async () => {
+    const tenant = random('three')
+    const root = tree({
+      [`${tenant}/keys/k.json`]: { id: 'k', algorithm: 'ES256', privateKeyPem: 'x' },
+      [`${tenant}/certs/c.json`]: {},
+    })
+    const issues = (await run(root)).tenants[0]?.issues ?? []
+    expect(issues.map((i) => i.file)).toStrictEqual([`${tenant}/certs`, `${tenant}/keys`])
+    expect(issues[0]?.message).toContain('config:migrate')
+  })
+
+  it('spec §7: a vault key chain file without externalKeyId is rejected naming the field', async () => {
+    const tenant = random('vault')
+    const root = tree({ [`${tenant}/key-chains/v.json`]: { source: 'external', kmsProvider: 'vault' } })
+    expect((await run(root)).tenants[0]?.issues).toStrictEqual([
+      { file: `${tenant}/key-chains/v.json`, path: 'externalKeyId', message: expect.any(String) },
+    ])
+  })
+
+  it('a placeholder without value or default rejects the file, naming the variable', async () => {
+    const tenant = random('ph')
+    const root = tree({
+      [`${tenant}/clients/c.json`]: '{"clientSecret": "${MISSING_SECRET}", "roles": ["issuance:offer"]}',
+    })
+    expect((await run(root)).tenants[0]?.issues).toContainEqual({
+      file: `${tenant}/clients/c.json`,
+      path: '',
+      message: '${MISSING_SECRET} is not set and has no default',
+    })
+  })
+
+  it('one transaction per tenant: a failure while applying rolls the whole tenant back; other tenants import', async () => {
+    const bad = random('bad')
+    const good = random('good')
+    const root = tree({
+      [`${bad}/key-chains/k.json`]: keyChain,
+      [`${bad}/credentials/c.json`]: credential('no-such-chain'),
+      [`${good}/key-chains/k.json`]: keyChain,
+      [`${good}/credentials/c.json`]: credential('k'),
+    })
+    const report = await run(root)
+    expect(report.tenants.map((t) => [t.tenant, t.status]).sort()).toStrictEqual(
+      [
+        [bad, 'rejected'],
+        [good, 'imported'],
+      ].sort(),
+    )
+    expect(report.tenants.find((t) => t.tenant === bad)?.issues).toStrictEqual([
+      {
+        file: `${bad}/credentials/c.json`,
+        path: 'keyChainId',
+        message: "no keyChain 'no-such-chain' in this tenant",
+      },
+    ])
+    // Neither the tenant nor its valid key chain was written.
+    expect(await tenantExists(bad)).toBe(false)
+    expect(await tenantExists(good)).toBe(true)
+  })
+
+  it('refuses unknown fields and folders, and an id that differs from the file name', async () => {
+    const tenant = random('odd')
+    const root = tree({
+      [`${tenant}/widgets/w.json`]: {},
+      [`${tenant}/key-chains/a.json`]: { ...keyChain, id: 'b', colour: 'red' },
+    })
+    const paths = (await run(root)).tenants[0]?.issues.map((i) => `${i.file}:${i.path}`)
+    expect(paths).toStrictEqual([
+      `${tenant}/widgets:`,
+      `${tenant}/key-chains/a.json:id`,
+      `${tenant}/key-chains/a.json:colour`,
+    ])
+  })
+
+  it.runIf(testDatabase.name === 'postgres')(
+    'pods importing at once: both succeed, each key chain exists once',
+    async () => {
+      const { root, tenant } = exampleCopy()
+      const second = await testDatabase.open()
+      try {
+        const [a, b] = await Promise.all([
+          run(root),
+          importConfigDir(importDeps(h.config, second.db, h.keys), root, {}),
+        ])
+        expect([a.ok, b.ok]).toStrictEqual([true, true])
+        expect(
+          (a.tenants[0]?.counts?.keyChainsCreated ?? 0) + (b.tenants[0]?.counts?.keyChainsCreated ?? 0),
+        ).toBe(2)
+        const admin = await h.createClient(tenant, ['key:read'])
+        expect(
+          (await h.app.inject({ url: '/api/key-chains', headers: admin.auth })).json().items,
+        ).toHaveLength(2)
+      } finally {
+        await second.close()
+      }
+    },
+  )
+})

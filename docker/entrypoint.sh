@@ -1,8 +1,10 @@
 #!/bin/sh
-# Chooses the process by its first argument.
+# Chooses the process (or operator command) by its first argument.
 set -e
-app="${1:-all-in-one}"
-case "$app" in
-  management|issuer|verifier|all-in-one) exec node --enable-source-maps "/app/$app/main.js" ;;
-  *) echo "usage: credential-service management|issuer|verifier|all-in-one" >&2; exit 2 ;;
+command="${1:-all-in-one}"
+[ "$#" -gt 0 ] && shift
+case "$command" in
+  management|issuer|verifier|all-in-one) exec node --enable-source-maps "/app/$command/main.js" "$@" ;;
+  config:import|config:migrate|upgrade:check) exec node --enable-source-maps "/app/all-in-one/cli/$(echo "$command" | tr : -).js" "$@" ;;
+  *) echo "usage: credential-service management|issuer|verifier|all-in-one|config:import|config:migrate|upgrade:check" >&2; exit 2 ;;
 esac

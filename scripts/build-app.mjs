@@ -1,17 +1,18 @@
-// Bundles an app entry point into dist/main.js: workspace packages are compiled in (they export
+// Bundles app entry points (src/main.ts → dist/main.js, src/cli/x.ts → dist/cli/x.js): workspace packages are compiled in (they export
 // TypeScript source), npm dependencies stay external and load from node_modules.
 import { cpSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
-const entry = process.argv[2] ?? 'src/main.ts'
+const entries = process.argv.length > 2 ? process.argv.slice(2) : ['src/main.ts']
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 rmSync('dist', { recursive: true, force: true })
 await build({
-  entryPoints: [entry],
-  outfile: 'dist/main.js',
+  entryPoints: entries,
+  outdir: 'dist',
+  outbase: 'src',
   bundle: true,
   platform: 'node',
   target: 'node20',

@@ -1,30 +1,10 @@
-import { join } from 'node:path'
-import { parseManagementConfig } from '@credential-service/management'
 import { runProcess } from '@credential-service/server-kit'
 import { composeApps } from './compose'
-import { loadOrCreateDevSecrets } from './dev-secrets'
-
-/**
- * All-in-one mode (`npm start`): the three apps on one origin, on the embedded database unless
- * DATABASE_URL is set. Missing secrets come from `<data>/dev-secrets.json`.
- */
-function parseConfig(env: Record<string, string | undefined>) {
-  const dataRoot = env.DATA_DIR ?? '.data'
-  const dev = loadOrCreateDevSecrets(join(dataRoot, 'dev-secrets.json'))
-  const port = env.PORT ?? '3000'
-  const withDefaults = {
-    PGLITE_DATA_DIR: join(dataRoot, 'pglite'),
-    PUBLIC_URL: `http://localhost:${port}`,
-    MASTER_SECRET: dev.MASTER_SECRET,
-    ...(env.OIDC ? {} : { AUTH_CLIENT_ID: dev.AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: dev.AUTH_CLIENT_SECRET }),
-    ...Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== '')),
-  }
-  return parseManagementConfig(withDefaults)
-}
+import { parseAllInOneConfig } from './config'
 
 await runProcess({
   name: 'all-in-one',
-  parseConfig,
+  parseConfig: parseAllInOneConfig,
   allowEmbeddedDatabase: true,
   build: composeApps,
   onListening: (config) => {

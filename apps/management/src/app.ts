@@ -42,6 +42,8 @@ export { parseManagementConfig, zManagementEnv } from './config'
 export type { ImportReport } from './config-import/import-config'
 export { formatImportReport, importConfigDir } from './config-import/import-config'
 export { importAtStartup, importDeps } from './config-import/startup'
+export { migrateConfigDir } from './config-migrate/migrate-dir'
+export { upgradeCheck } from './upgrade-check'
 
 /** The management API (`/api/**`) as a Fastify plugin (DESIGN.md). */
 export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import { sql } from 'drizzle-orm'
@@ -91,4 +91,21 @@ async function ping(db: Database): Promise<boolean> {
   } catch {
     return false
   }
+}
+
+/** Migration tags not yet applied to the database (an upgrade applies them at start). */
+export async function pendingMigrations(db: Database): Promise<string[]> {
+  const journal = JSON.parse(readFileSync(`${migrationsFolder()}/meta/_journal.json`, 'utf8')) as {
+    entries: { tag: string }[]
+  }
+  let applied = 0
+  try {
+    const result = (await db.execute(
+      sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
+    )) as unknown as { rows: { n: number }[] } | { n: number }[]
+    applied = (Array.isArray(result) ? result[0]?.n : result.rows[0]?.n) ?? 0
+  } catch {
+    applied = 0
+  }
+  return journal.entries.slice(applied).map((entry) => entry.tag)
 }

@@ -24,7 +24,11 @@ export {
   lockDueKeyChains,
   toKeyChain,
 } from './repositories/key-chains'
-export { lockTenant, recordMasterSecretFingerprint } from './repositories/service-settings'
+export {
+  lockTenant,
+  recordedMasterSecretFingerprint,
+  recordMasterSecretFingerprint,
+} from './repositories/service-settings'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type { KeyChainRow, NewKeyChainRow } from './schema'

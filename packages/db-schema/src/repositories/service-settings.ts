@@ -17,6 +17,16 @@ export async function recordMasterSecretFingerprint(db: Database, fingerprint: s
   return row?.value ?? fingerprint
 }
 
+/** The fingerprint on record, without recording one (read-only checks). */
+export async function recordedMasterSecretFingerprint(db: Database): Promise<string | undefined> {
+  try {
+    const [row] = await db.select().from(serviceSettings).where(eq(serviceSettings.key, MASTER_SECRET_KEY))
+    return row?.value
+  } catch {
+    return undefined // no settings table yet: a database from before 5.0
+  }
+}
+
 /**
  * Serialises work on one tenant across processes for the rest of the transaction (config import
  * when several pods start at once).

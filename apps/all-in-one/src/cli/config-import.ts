@@ -1,0 +1,24 @@
+import { createDatabase } from '@credential-service/db-schema/client'
+import { formatImportReport, importConfigDir, importDeps } from '@credential-service/management'
+import { createKeyRuntime, verifyMasterSecret } from '@credential-service/server-kit'
+import { parseAllInOneConfig } from '../config'
+
+// `pnpm config:import [dir]`: imports a configuration folder (default CONFIG_IMPORT_DIR) into
+// DATABASE_URL, or into the embedded database of all-in-one mode. Exit 1 when a tenant is rejected.
+const config = parseAllInOneConfig(process.env)
+const dir = process.argv[2] ?? config.CONFIG_IMPORT_DIR
+if (!dir) {
+  console.error('usage: config:import <dir>   (or set CONFIG_IMPORT_DIR)')
+  process.exit(2)
+}
+const database = await createDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR })
+try {
+  await database.migrate()
+  await verifyMasterSecret(database.db, config.MASTER_SECRET)
+  const keys = createKeyRuntime({ config, db: database.db })
+  const report = await importConfigDir(importDeps(config, database.db, keys), dir, process.env)
+  console.log(formatImportReport(report))
+  process.exitCode = report.ok ? 0 : 1
+} finally {
+  await database.close()
+}

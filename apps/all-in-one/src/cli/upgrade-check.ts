@@ -1,0 +1,24 @@
+import { createDatabase } from '@credential-service/db-schema/client'
+import { upgradeCheck } from '@credential-service/management'
+import { parseAllInOneConfig } from '../config'
+
+// `pnpm upgrade:check [dir]`: lists everything that would block the 5.0 start-up or import
+// (version 1 credential files, the 3.x layout, external key chains without externalKeyId,
+// pending migrations, a changed MASTER_SECRET). Exit 1 when anything does. Writes nothing.
+const config = parseAllInOneConfig(process.env)
+const dir = process.argv[2] ?? config.CONFIG_IMPORT_DIR
+const database = await createDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR })
+try {
+  const findings = await upgradeCheck({
+    dir,
+    env: process.env,
+    outbound: { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS },
+    database: database.db,
+    masterSecret: config.MASTER_SECRET,
+  })
+  for (const finding of findings) console.log(finding)
+  console.log(findings.length ? `${findings.length} blocking finding(s)` : 'nothing blocks the upgrade')
+  process.exitCode = findings.length ? 1 : 0
+} finally {
+  await database.close()
+}

@@ -14,6 +14,7 @@ export interface AllInOne {
 export async function startAllInOne(
   testDatabase: TestDatabase,
   publicUrl = 'http://localhost:3000',
+  env: Record<string, string> = {},
 ): Promise<AllInOne> {
   const database = await testDatabase.open()
   const rootClientId = `root-${crypto.randomUUID()}`
@@ -23,12 +24,13 @@ export async function startAllInOne(
     MASTER_SECRET: TEST_MASTER_SECRET,
     AUTH_CLIENT_ID: rootClientId,
     AUTH_CLIENT_SECRET: rootSecret,
+    ...env,
   })
-  const app = await createServer({
-    logLevel: 'silent',
-    ping: database.ping,
-    apps: await composeApps(config, database),
+  const apps = await composeApps(config, database, env).catch(async (error: unknown) => {
+    await database.close()
+    throw error
   })
+  const app = await createServer({ logLevel: 'silent', ping: database.ping, apps })
   app.addHook('onClose', () => database.close())
   return { app, rootClientId, rootSecret }
 }

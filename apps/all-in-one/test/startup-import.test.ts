@@ -25,7 +25,11 @@ describe.each(testDatabases())('CONFIG_IMPORT_DIR at start-up on $name', (testDa
       const token = await app.inject({
         method: 'POST',
         url: '/api/oauth2/token',
-        payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: 'example-backend-client-secret-change-me' },
+        payload: {
+          grant_type: 'client_credentials',
+          client_id: clientId,
+          client_secret: 'example-backend-client-secret-change-me',
+        },
       })
       expect(token.statusCode).toBe(200)
       const jwks = await app.inject({ url: `/issuers/${tenant}/jwks` })
@@ -39,8 +43,13 @@ describe.each(testDatabases())('CONFIG_IMPORT_DIR at start-up on $name', (testDa
     const dir = mkdtempSync(join(tmpdir(), 'startup-bad-'))
     scratch.push(dir)
     mkdirSync(join(dir, 'broken', 'credentials'), { recursive: true })
-    writeFileSync(join(dir, 'broken', 'credentials', 'old.json'), JSON.stringify({ id: 'old', claims: {}, config: { format: 'dc+sd-jwt' } }))
-    const error = await startAllInOne(testDatabase, undefined, { CONFIG_IMPORT_DIR: dir }).catch((e: unknown) => e)
+    writeFileSync(
+      join(dir, 'broken', 'credentials', 'old.json'),
+      JSON.stringify({ id: 'old', claims: {}, config: { format: 'dc+sd-jwt' } }),
+    )
+    const error = await startAllInOne(testDatabase, undefined, { CONFIG_IMPORT_DIR: dir }).catch(
+      (e: unknown) => e,
+    )
     expect(error).toBeInstanceOf(ConfigError)
     expect(String((error as Error).message)).toContain('broken/credentials/old.json claims')
   })

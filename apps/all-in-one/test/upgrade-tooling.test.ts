@@ -8,6 +8,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -228,6 +229,19 @@ describe('operator commands', () => {
     const after = cli('upgrade-check', [out], env)
     expect(after.stdout).toContain('nothing blocks the upgrade')
     expect(after.status).toBe(0)
+  })
+
+  it('upgrade:check names an external key chain file without externalKeyId', () => {
+    const { dir, tenant } = legacyCopy()
+    const out = join(temp(), 'v5')
+    migrateConfigDir(dir, out)
+    writeFileSync(
+      join(out, tenant, 'key-chains', 'kms.json'),
+      JSON.stringify({ source: 'external', kmsProvider: 'aws-kms' }),
+    )
+    const result = cli('upgrade-check', [out])
+    expect(result.status).toBe(1)
+    expect(result.stdout).toContain(`config ${tenant}/key-chains/kms.json externalKeyId:`)
   })
 
   it('config:import exits 1 and names the file when a tenant is rejected', () => {

@@ -112,7 +112,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     ).toHaveLength(2)
   })
 
-  it('spec §7: a version 1 credential file is rejected, each removed field named; the tenant is untouched', async () => {
+  it('spec §7: a version 1 credential file is rejected, every removed field named; the tenant is untouched', async () => {
     const tenant = random('v1')
     const root = tree({
       [`${tenant}/key-chains/k.json`]: keyChain,
@@ -121,28 +121,37 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
         claims: { name: 'x' },
         disclosureFrame: { _sd: ['name'] },
         schema: {},
-        config: { format: 'dc+sd-jwt', vct: 'x', claimsMetadata: {} },
+        claimsWebhook: { url: 'https://hr.example.com' },
+        notificationWebhook: { url: 'https://hooks.example.com' },
+        keyId: 'k',
+        certId: 'c',
+        config: {
+          format: 'mso_mdoc',
+          docType: 'x',
+          namespace: 'ns',
+          claimsByNamespace: {},
+          claimsMetadata: {},
+        },
       },
     })
     const report = await run(root)
     expect(report.ok).toBe(false)
+    const file = `${tenant}/credentials/old.json`
     expect(report.tenants[0]?.issues).toStrictEqual([
+      { file, path: 'claims', message: expect.stringContaining('fields[].defaultValue') },
+      { file, path: 'disclosureFrame', message: expect.stringContaining('fields[].disclosable') },
+      { file, path: 'schema', message: expect.stringContaining('derived') },
+      { file, path: 'claimsWebhook', message: expect.stringContaining('attributeProviderId') },
+      { file, path: 'notificationWebhook', message: expect.stringContaining('webhookEndpointId') },
+      { file, path: 'keyId', message: expect.stringContaining('keyChainId') },
+      { file, path: 'certId', message: expect.stringContaining('keyChainId') },
+      { file, path: 'config.namespace', message: expect.stringContaining('fields[].namespace') },
       {
-        file: `${tenant}/credentials/old.json`,
-        path: 'claims',
-        message: expect.stringContaining('fields[].defaultValue'),
+        file,
+        path: 'config.claimsByNamespace',
+        message: expect.stringContaining('namespace and defaultValue'),
       },
-      {
-        file: `${tenant}/credentials/old.json`,
-        path: 'disclosureFrame',
-        message: expect.stringContaining('fields[].disclosable'),
-      },
-      { file: `${tenant}/credentials/old.json`, path: 'schema', message: expect.stringContaining('derived') },
-      {
-        file: `${tenant}/credentials/old.json`,
-        path: 'config.claimsMetadata',
-        message: expect.stringContaining('fields[].display'),
-      },
+      { file, path: 'config.claimsMetadata', message: expect.stringContaining('fields[].display') },
     ])
     expect(await tenantExists(tenant)).toBe(false)
   })

@@ -9,6 +9,7 @@ import {
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { jwksRoutes } from './routes/jwks'
+import { oid4vciRoutes } from './routes/oid4vci'
 
 export const zIssuerEnv = zCommonEnv
 export type IssuerConfig = Readonly<z.output<typeof zIssuerEnv>>
@@ -20,6 +21,7 @@ export interface IssuerDeps {
   database: { db: Database }
   /** Key access shared with the other apps of the process; built from the config when absent. */
   keys?: KeyRuntime
+  now?: () => Date
 }
 
 /**
@@ -31,5 +33,13 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
     app.setErrorHandler(oauthErrorHandler)
     const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
     await app.register(jwksRoutes({ db: deps.database.db, keys, publicUrl: deps.config.PUBLIC_URL }))
+    await app.register(
+      oid4vciRoutes({
+        db: deps.database.db,
+        keys,
+        publicUrl: deps.config.PUBLIC_URL,
+        now: deps.now ?? (() => new Date()),
+      }),
+    )
   }
 }

@@ -20,6 +20,7 @@ import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes } from './routes/oauth'
+import { offerRoutes } from './routes/offers'
 import { tenantRoutes } from './routes/tenants'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
 import { createTenantService } from './services/tenant-service'
@@ -90,6 +91,15 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       cipher: keyDeps.keys.cipher,
       outbound: { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS },
     })
+    const offerDeps = {
+      db: database.db,
+      cipher: keyDeps.keys.cipher,
+      outbound: { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS },
+      publicUrl: config.PUBLIC_URL,
+      now,
+    }
+    await app.register(offerRoutes(offerDeps, { tenantInPath: true }))
+    await app.register(offerRoutes(offerDeps, { tenantInPath: false }))
     if (config.KEY_ROTATION_CHECK_SECONDS > 0)
       scheduleKeyRotation(app, keyDeps, config.KEY_ROTATION_CHECK_SECONDS)
 

@@ -56,6 +56,17 @@ export {
 } from './contract/endpoint'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
+export type { IssuanceSession, OfferCreate, OfferCreated } from './contract/issuance'
+export {
+  buildCredentialOffer,
+  ISSUANCE_STATUSES,
+  PRE_AUTHORIZED_CODE_GRANT,
+  zIssuanceSession,
+  zIssuanceStatus,
+  zOfferCreate,
+  zOfferCreated,
+  zTxCodeSpec,
+} from './contract/issuance'
 export type {
   KeyChain,
   KeyChainCreate,

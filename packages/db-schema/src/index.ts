@@ -17,6 +17,8 @@ export {
   presentationConfigColumns,
 } from './repositories/configs'
 export { foreignKeyViolation } from './repositories/errors'
+export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
+export { createIssuanceSessionRepository, createNonceRepository } from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
 export {
   createKeyChainRepository,
@@ -31,5 +33,11 @@ export {
 } from './repositories/service-settings'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
-export type { KeyChainRow, NewKeyChainRow } from './schema'
+export type {
+  AttributeProviderRow,
+  IssuanceSessionRow,
+  KeyChainRow,
+  NewKeyChainRow,
+  WebhookEndpointRow,
+} from './schema'
 export * as schema from './schema'

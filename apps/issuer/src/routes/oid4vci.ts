@@ -1,0 +1,117 @@
+import { NotFoundError, zTenantId } from '@credential-service/core-domain'
+import { signJws } from '@credential-service/crypto'
+import {
+  createCredentialConfigRepository,
+  createKeyChainRepository,
+  createTenantRepository,
+} from '@credential-service/db-schema'
+import formbody from '@fastify/formbody'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
+import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
+
+const tenantParams = z.object({ tenant: zTenantId })
+const NO_STORE = 'no-store'
+
+/** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
+export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
+  const service = (tenant: string) => createIssuanceService(deps, tenant)
+
+  async function metadataOf(tenant: string) {
+    const found = await createTenantRepository(deps.db).get(tenant)
+    if (!found) throw new NotFoundError('issuer', tenant)
+    const configs = await createCredentialConfigRepository(deps.db, tenant).all()
+    const chains = createKeyChainRepository(deps.db, tenant)
+    const withAlgs = await Promise.all(
+      configs.map(async (config) => ({
+        config,
+        signingAlg: (await chains.get(config.keyChainId))?.algorithm ?? 'ES256',
+      })),
+    )
+    return {
+      metadata: issuerMetadata({ issuer: service(tenant).issuer, tenantName: found.name, configs: withAlgs }),
+      configs,
+    }
+  }
+
+  return async (app) => {
+    await app.register(formbody)
+
+    // OpenID4VCI §12.2.2: well-known path insertion before the issuer path.
+    app.get(
+      '/.well-known/openid-credential-issuer/issuers/:tenant',
+      { schema: { params: tenantParams } },
+      async (req, reply) => {
+        const { metadata, configs } = await metadataOf(req.params.tenant)
+        if (!String(req.headers.accept ?? '').includes('application/jwt') || configs.length === 0)
+          return reply.send(metadata)
+        // §12.2.3: signed metadata, with the key chain of the first configuration.
+        const signer = await deps.keys.signer(
+          req.params.tenant,
+          (configs[0] as { keyChainId: string }).keyChainId,
+        )
+        const now = Math.floor(deps.now().getTime() / 1000)
+        const jwt = await signJws(
+          signer,
+          {
+            typ: 'openidvci-issuer-metadata+jwt',
+            kid: signer.kid,
+            ...(signer.x5c.length ? { x5c: signer.x5c } : {}),
+          },
+          { ...metadata, sub: service(req.params.tenant).issuer, iat: now },
+        )
+        return reply.type('application/jwt').send(jwt)
+      },
+    )
+
+    app.get(
+      '/.well-known/oauth-authorization-server/issuers/:tenant',
+      { schema: { params: tenantParams } },
+      async (req) => {
+        if (!(await createTenantRepository(deps.db).get(req.params.tenant)))
+          throw new NotFoundError('issuer', req.params.tenant)
+        return authorizationServerMetadata(service(req.params.tenant).issuer)
+      },
+    )
+
+    app.get(
+      '/issuers/:tenant/offers/:id',
+      { schema: { params: tenantParams.extend({ id: z.string().max(100) }) } },
+      async (req, reply) => {
+        const offer = await service(req.params.tenant).offer(req.params.id)
+        if (!offer) throw new NotFoundError('credential offer', req.params.id)
+        return reply.header('cache-control', NO_STORE).send(offer)
+      },
+    )
+
+    app.post(
+      '/issuers/:tenant/token',
+      { schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) } },
+      async (req, reply) => {
+        const body = req.body
+        const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : undefined)
+        const token = await service(req.params.tenant).token({
+          grantType: text('grant_type'),
+          code: text('pre-authorized_code'),
+          txCode: text('tx_code'),
+        })
+        return reply.header('cache-control', NO_STORE).send(token)
+      },
+    )
+
+    app.post('/issuers/:tenant/nonce', { schema: { params: tenantParams } }, async (req, reply) =>
+      reply.header('cache-control', NO_STORE).send(await service(req.params.tenant).nonce()),
+    )
+
+    app.post(
+      '/issuers/:tenant/credential',
+      { schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) } },
+      async (req, reply) => {
+        const issuer = service(req.params.tenant)
+        const token = await issuer.authorize(req.headers.authorization)
+        return reply.header('cache-control', NO_STORE).send(await issuer.credential(token, req.body))
+      },
+    )
+  }
+}

@@ -1,0 +1,265 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { buildCredentialOffer, ProtocolError } from '@credential-service/core-domain'
+import { issueSdJwtVc, signJws } from '@credential-service/crypto'
+import {
+  createCredentialConfigRepository,
+  createIssuanceSessionRepository,
+  createNonceRepository,
+  type Database,
+} from '@credential-service/db-schema'
+import type { KeyRuntime } from '@credential-service/server-kit'
+import { createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
+import { PROOF_ALGORITHMS } from './metadata'
+
+export const ACCESS_TOKEN_SECONDS = 300
+export const NONCE_SECONDS = 300
+export const TX_CODE_ATTEMPTS = 5
+/** How old a proof's `iat` may be, and how far in the future (clock skew). */
+const PROOF_MAX_AGE_SECONDS = 300
+const PROOF_MAX_SKEW_SECONDS = 60
+
+export interface IssuanceDeps {
+  db: Database
+  keys: KeyRuntime
+  publicUrl: string
+  now: () => Date
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url')
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
+const invalidToken = (description: string) =>
+  new ProtocolError('invalid_token', description, {
+    status: 401,
+    challenge: `Bearer error="invalid_token", error_description="${description}"`,
+  })
+
+/** The OpenID4VCI endpoints of one tenant's credential issuer. */
+export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
+  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+  const sessions = createIssuanceSessionRepository(deps.db, tenantId)
+  const configs = createCredentialConfigRepository(deps.db, tenantId)
+  const nonces = createNonceRepository(deps.db, tenantId)
+
+  return {
+    issuer,
+
+    /** Offer by reference (OpenID4VCI §4.1.3): served while the offer is open, 404 after. */
+    async offer(sessionId: string): Promise<Record<string, unknown> | undefined> {
+      const row = await sessions.fetchOffer(sessionId, deps.now())
+      if (!row?.offerCodeEncrypted) return undefined
+      const code = deps.keys.cipher.decrypt<string>(row.offerCodeEncrypted, `offer:${tenantId}/${sessionId}`)
+      return buildCredentialOffer(issuer, row.credentialConfigurationIds, code, row.txCodeSpec)
+    },
+
+    /** Token endpoint, pre-authorized code grant (OpenID4VCI §6, RFC 6749 §5). */
+    async token(input: { grantType?: string; code?: string; txCode?: string }) {
+      if (input.grantType !== 'urn:ietf:params:oauth:grant-type:pre-authorized_code') {
+        throw new ProtocolError('unsupported_grant_type', 'only the pre-authorized code grant is supported')
+      }
+      if (!input.code) throw new ProtocolError('invalid_request', 'pre-authorized_code is required')
+      const now = deps.now()
+      const row = await sessions.byCodeHash(sha256(input.code))
+      if (!row || row.status !== 'offered' || row.expiresAt <= now) {
+        throw new ProtocolError(
+          'invalid_grant',
+          'the pre-authorized code is invalid, expired or already used',
+        )
+      }
+      if (row.txCodeHash !== null) {
+        if (!input.txCode) throw new ProtocolError('invalid_request', 'tx_code is required for this offer')
+        if (sha256(input.txCode) !== row.txCodeHash) {
+          const counted = await sessions.countTxCodeFailure(row.id, TX_CODE_ATTEMPTS)
+          const locked = counted?.status === 'failed'
+          throw new ProtocolError(
+            'invalid_grant',
+            locked
+              ? 'too many wrong transaction codes; the offer is locked'
+              : 'the transaction code is wrong',
+          )
+        }
+      }
+      const redeemed = await sessions.redeem(row.id, now)
+      if (!redeemed)
+        throw new ProtocolError(
+          'invalid_grant',
+          'the pre-authorized code is invalid, expired or already used',
+        )
+      const first = await configs.get(redeemed.credentialConfigurationIds[0] as string)
+      const signer = await deps.keys.signer(tenantId, first?.keyChainId ?? '')
+      const accessToken = await signJws(
+        signer,
+        { typ: 'at+jwt', kid: signer.kid },
+        {
+          iss: issuer,
+          aud: issuer,
+          sub: redeemed.id,
+          client_id: 'wallet',
+          iat: seconds(now),
+          exp: seconds(now) + ACCESS_TOKEN_SECONDS,
+          jti: randomBytes(16).toString('base64url'),
+          credential_configuration_ids: redeemed.credentialConfigurationIds,
+        },
+      )
+      return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS }
+    },
+
+    /** Nonce endpoint (OpenID4VCI §7): a fresh single-use c_nonce. */
+    async nonce() {
+      const value = randomBytes(24).toString('base64url')
+      await nonces.issue(value, new Date(deps.now().getTime() + NONCE_SECONDS * 1000))
+      return { c_nonce: value }
+    },
+
+    /** Verifies the access token: signed by a key of this tenant, for this issuer, unexpired. */
+    async authorize(authorization: string | undefined) {
+      const match = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization) : null
+      if (!match?.[1]) {
+        throw new ProtocolError('invalid_token', 'an access token is required', {
+          status: 401,
+          challenge: 'Bearer',
+        })
+      }
+      try {
+        const { payload } = await jwtVerify(match[1], createLocalJWKSet(await deps.keys.jwks(tenantId)), {
+          issuer,
+          audience: issuer,
+          typ: 'at+jwt',
+          currentDate: deps.now(),
+        })
+        return {
+          sessionId: String(payload.sub),
+          configurationIds: (payload.credential_configuration_ids as string[]) ?? [],
+        }
+      } catch (cause) {
+        throw invalidToken('the access token is invalid or expired')
+      }
+    },
+
+    /** Credential endpoint (OpenID4VCI §8): one credential per proof key, up to the batch size. */
+    async credential(
+      token: { sessionId: string; configurationIds: string[] },
+      body: Record<string, unknown>,
+    ) {
+      const session = await sessions.get(token.sessionId)
+      if (!session || !['token_issued', 'credential_issued', 'completed'].includes(session.status)) {
+        throw invalidToken('the session of this access token is not active')
+      }
+      if (body.credential_identifier !== undefined) {
+        throw new ProtocolError(
+          'unknown_credential_identifier',
+          'this issuer does not hand out credential identifiers',
+        )
+      }
+      const configurationId = body.credential_configuration_id
+      if (typeof configurationId !== 'string')
+        throw new ProtocolError('invalid_credential_request', 'credential_configuration_id is required')
+      if (!token.configurationIds.includes(configurationId)) {
+        throw new ProtocolError(
+          'unknown_credential_configuration',
+          `'${configurationId}' was not offered in this session`,
+        )
+      }
+      const config = await configs.get(configurationId)
+      if (!config)
+        throw new ProtocolError(
+          'unknown_credential_configuration',
+          `no credential configuration '${configurationId}'`,
+        )
+      if (config.config.format !== 'dc+sd-jwt') {
+        throw new ProtocolError(
+          'invalid_credential_request',
+          `format ${config.config.format} is not issued yet`,
+        )
+      }
+      const holderKeys = config.keyBinding ? await verifyProofs(body, config.batchSize) : [undefined]
+      const signer = await deps.keys.signer(tenantId, config.keyChainId)
+      const now = deps.now()
+      const claims = (session.claims[configurationId] ?? {}) as Record<string, unknown>
+      const disclosable = config.fields.filter((f) => f.disclosable).map((f) => f.path)
+      const credentials = await Promise.all(
+        holderKeys.map(async (holderJwk) => ({
+          credential: await issueSdJwtVc({
+            signer,
+            issuer,
+            vct: config.config.vct as string,
+            issuedAt: now,
+            expiresAt: new Date(now.getTime() + config.lifetimeSeconds * 1000),
+            holderJwk,
+            claims,
+            disclosable,
+            decoys: 2,
+          }),
+        })),
+      )
+      await sessions.recordIssued(session.id, configurationId, now)
+      return { credentials }
+    },
+  }
+
+  /**
+   * `proofs.jwt` (OpenID4VCI §8.2.1, Appendix F.1): `typ` openid4vci-proof+jwt, an asymmetric
+   * allowed alg, signed by the public `jwk` in its header, `aud` the issuer, a fresh `iat`, and a
+   * `nonce` we issued, consumed once for the whole request. Returns the holder keys.
+   */
+  async function verifyProofs(body: Record<string, unknown>, batchSize: number): Promise<JWK[]> {
+    if (body.proof !== undefined)
+      throw new ProtocolError('invalid_credential_request', 'use proofs (OpenID4VCI 1.0), not proof')
+    const proofs = (body.proofs as { jwt?: unknown } | undefined)?.jwt
+    if (!Array.isArray(proofs) || proofs.length === 0 || !proofs.every((p) => typeof p === 'string')) {
+      throw new ProtocolError('invalid_proof', 'proofs.jwt must be a non-empty array of JWTs')
+    }
+    if (proofs.length > batchSize)
+      throw new ProtocolError('invalid_credential_request', `at most ${batchSize} proofs per request`)
+    const now = seconds(deps.now())
+    const keys: JWK[] = []
+    let nonce: unknown
+    for (const proof of proofs as string[]) {
+      let header: ReturnType<typeof decodeProtectedHeader>
+      try {
+        header = decodeProtectedHeader(proof)
+      } catch {
+        throw new ProtocolError('invalid_proof', 'a proof is not a JWT')
+      }
+      if (header.typ !== 'openid4vci-proof+jwt')
+        throw new ProtocolError('invalid_proof', 'proof typ must be openid4vci-proof+jwt')
+      if (!(PROOF_ALGORITHMS as readonly string[]).includes(String(header.alg))) {
+        throw new ProtocolError('invalid_proof', `proof alg ${String(header.alg)} is not allowed`)
+      }
+      const jwk = header.jwk as JWK | undefined
+      if (!jwk || jwk.d !== undefined)
+        throw new ProtocolError('invalid_proof', 'the proof header needs the public jwk of the holder key')
+      let payload: Record<string, unknown>
+      try {
+        const verified = await jwtVerify(proof, await importJWK(jwk, String(header.alg)), {
+          audience: issuer,
+          algorithms: [...PROOF_ALGORITHMS],
+          typ: 'openid4vci-proof+jwt',
+          currentDate: deps.now(),
+        })
+        payload = verified.payload
+      } catch (cause) {
+        throw new ProtocolError('invalid_proof', 'the proof signature, audience or lifetime is invalid', {
+          cause,
+        })
+      }
+      const iat = Number(payload.iat)
+      if (!Number.isFinite(iat) || iat < now - PROOF_MAX_AGE_SECONDS || iat > now + PROOF_MAX_SKEW_SECONDS) {
+        throw new ProtocolError('invalid_proof', 'the proof iat is missing or not fresh')
+      }
+      if (typeof payload.nonce !== 'string')
+        throw new ProtocolError('invalid_nonce', 'the proof has no nonce')
+      if (nonce !== undefined && payload.nonce !== nonce)
+        throw new ProtocolError('invalid_proof', 'all proofs of a request use the same nonce')
+      nonce = payload.nonce
+      const { kty, crv, x, y } = jwk
+      const publicJwk = JSON.parse(JSON.stringify({ kty, crv, x, y })) as JWK
+      if (keys.some((k) => k.x === publicJwk.x && k.y === publicJwk.y))
+        throw new ProtocolError('invalid_proof', 'two proofs use the same key')
+      keys.push(publicJwk)
+    }
+    if (!(await nonces.consume(String(nonce), deps.now()))) {
+      throw new ProtocolError('invalid_nonce', 'the nonce is unknown, expired or already used')
+    }
+    return keys
+  }
+}

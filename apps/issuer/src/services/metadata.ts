@@ -1,0 +1,67 @@
+import { type CredentialConfig, claimPath, type FieldDisplay } from '@credential-service/core-domain'
+
+export const PROOF_ALGORITHMS = ['ES256', 'ES384', 'EdDSA'] as const
+// COSE algorithm ids (RFC 9053): ES256 -7, ES384 -35, EdDSA -8.
+const COSE_ALG: Record<string, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
+
+const displayOf = (entry: FieldDisplay) =>
+  'locale' in entry ? { name: entry.name, locale: entry.locale } : { name: entry.label, locale: entry.lang }
+
+/** One entry of `credential_configurations_supported` (OpenID4VCI §12.2.4, Appendix A). */
+export function configurationMetadata(config: CredentialConfig, signingAlg: string): Record<string, unknown> {
+  const mdoc = config.config.format === 'mso_mdoc'
+  return {
+    format: config.config.format,
+    ...(mdoc ? { doctype: config.config.docType } : { vct: config.config.vct }),
+    scope: config.config.scope ?? config.id,
+    credential_signing_alg_values_supported: mdoc ? [COSE_ALG[signingAlg] ?? -7] : [signingAlg],
+    ...(config.keyBinding
+      ? {
+          cryptographic_binding_methods_supported: [mdoc ? 'cose_key' : 'jwk'],
+          proof_types_supported: { jwt: { proof_signing_alg_values_supported: [...PROOF_ALGORITHMS] } },
+        }
+      : {}),
+    credential_metadata: {
+      ...(config.config.display ? { display: config.config.display } : {}),
+      claims: config.fields.map((field) => ({
+        path: claimPath(field),
+        ...(field.mandatory ? { mandatory: true } : {}),
+        ...(field.display?.length ? { display: field.display.map(displayOf) } : {}),
+      })),
+    },
+  }
+}
+
+export interface IssuerMetadataInput {
+  issuer: string
+  tenantName: string
+  configs: { config: CredentialConfig; signingAlg: string }[]
+}
+
+/** Credential issuer metadata (OpenID4VCI §12.2). The issuer is its own authorization server. */
+export function issuerMetadata(input: IssuerMetadataInput): Record<string, unknown> {
+  const batch = Math.max(1, ...input.configs.map(({ config }) => config.batchSize))
+  return {
+    credential_issuer: input.issuer,
+    credential_endpoint: `${input.issuer}/credential`,
+    nonce_endpoint: `${input.issuer}/nonce`,
+    display: [{ name: input.tenantName }],
+    ...(batch >= 2 ? { batch_credential_issuance: { batch_size: batch } } : {}),
+    credential_configurations_supported: Object.fromEntries(
+      input.configs.map(({ config, signingAlg }) => [config.id, configurationMetadata(config, signingAlg)]),
+    ),
+  }
+}
+
+/** RFC 8414 metadata of the tenant's authorization server (pre-authorized code only, for now). */
+export function authorizationServerMetadata(issuer: string): Record<string, unknown> {
+  return {
+    issuer,
+    token_endpoint: `${issuer}/token`,
+    jwks_uri: `${issuer}/jwks`,
+    grant_types_supported: ['urn:ietf:params:oauth:grant-type:pre-authorized_code'],
+    'pre-authorized_grant_anonymous_access_supported': true,
+    token_endpoint_auth_methods_supported: ['none'],
+    response_types_supported: [],
+  }
+}

@@ -1,0 +1,186 @@
+import { createHash, randomBytes, randomInt } from 'node:crypto'
+import {
+  buildCredentialOffer,
+  ForbiddenError,
+  type IssuanceSession,
+  isOperator,
+  NotFoundError,
+  newId,
+  type OfferCreate,
+  type OfferCreated,
+  type OutboundUrlPolicy,
+  type Page,
+  type PageQuery,
+  type Principal,
+  RuleViolationError,
+  resolveClaims,
+  type ValidationIssue,
+} from '@credential-service/core-domain'
+import type { JwkCipher } from '@credential-service/crypto'
+import {
+  createAttributeProviderRepository,
+  createClientRepository,
+  createCredentialConfigRepository,
+  createIssuanceSessionRepository,
+  createTenantRepository,
+  type Database,
+  type IssuanceSessionRow,
+} from '@credential-service/db-schema'
+import { fetchAttributes } from './attribute-provider-client'
+
+export interface OfferServiceDeps {
+  db: Database
+  cipher: JwkCipher
+  outbound: OutboundUrlPolicy
+  publicUrl: string
+  now: () => Date
+}
+
+export const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url')
+
+function generateTxCode(mode: 'numeric' | 'text', length: number): string {
+  const alphabet = mode === 'numeric' ? '0123456789' : 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'
+  return Array.from({ length }, () => alphabet[randomInt(alphabet.length)]).join('')
+}
+
+export function toIssuanceSession(row: IssuanceSessionRow, now: Date): IssuanceSession {
+  const expired = row.status === 'offered' && row.expiresAt <= now
+  const iso = (d: Date | null) => d?.toISOString() ?? null
+  return {
+    id: row.id,
+    kind: 'issuance',
+    status: (expired ? 'expired' : row.status) as IssuanceSession['status'],
+    credentialConfigurationIds: row.credentialConfigurationIds,
+    issuedConfigurationIds: row.issuedConfigurationIds,
+    txCodeRequired: row.txCodeHash !== null,
+    byReference: row.byReference,
+    failureReason: row.failureReason,
+    createdByClientId: row.createdByClientId,
+    expiresAt: row.expiresAt.toISOString(),
+    offerFetchedAt: iso(row.offerFetchedAt),
+    tokenIssuedAt: iso(row.tokenIssuedAt),
+    credentialIssuedAt: iso(row.credentialIssuedAt),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+/** Credential offers (OpenID4VCI §4) and the sessions they start, for one tenant. */
+export function createOfferService(deps: OfferServiceDeps, tenantId: string, actor: Principal) {
+  const sessions = createIssuanceSessionRepository(deps.db, tenantId)
+  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+
+  /** Spec §5 rule 5: a client with a non-empty allowed list may offer only those configurations. */
+  async function checkAllowed(ids: string[]) {
+    if (isOperator(actor)) return
+    const client = await createClientRepository(deps.db, tenantId).get(actor.clientId)
+    const allowed = client?.allowedIssuanceConfigs
+    if (allowed?.length) {
+      const refused = ids.filter((id) => !allowed.includes(id))
+      if (refused.length) throw new ForbiddenError(`this client may not offer ${refused.join(', ')}`)
+    }
+  }
+
+  return {
+    async create(input: OfferCreate): Promise<OfferCreated> {
+      if (!(await createTenantRepository(deps.db).get(tenantId))) throw new NotFoundError('tenant', tenantId)
+      await checkAllowed(input.credentialConfigurationIds)
+      const sessionId = newId('ses')
+      const configs = createCredentialConfigRepository(deps.db, tenantId)
+      const issues: ValidationIssue[] = Object.keys(input.claims ?? {})
+        .filter((key) => !input.credentialConfigurationIds.includes(key))
+        .map((key) => ({ path: `body.claims.${key}`, message: 'not one of credentialConfigurationIds' }))
+      const claims: Record<string, Record<string, unknown>> = {}
+      for (const [index, id] of input.credentialConfigurationIds.entries()) {
+        const config = await configs.get(id)
+        if (!config) {
+          issues.push({
+            path: `body.credentialConfigurationIds.${index}`,
+            message: `no credential configuration '${id}'`,
+          })
+          continue
+        }
+        for (const key of Object.keys(input.claims ?? {})) {
+          if (!input.credentialConfigurationIds.includes(key))
+            issues.push({ path: `body.claims.${key}`, message: 'not one of credentialConfigurationIds' })
+        }
+        let supplied = input.claims?.[id]
+        if (!supplied && config.attributeProviderId) {
+          const provider = await createAttributeProviderRepository(deps.db, tenantId).row(
+            config.attributeProviderId,
+          )
+          if (provider)
+            supplied = await fetchAttributes(
+              provider,
+              { tenantId, sessionId, credentialConfigurationId: id },
+              deps,
+            )
+        }
+        const resolved = resolveClaims(config, supplied ?? {}, `body.claims.${id}`)
+        if (resolved.ok) claims[id] = resolved.claims
+        else issues.push(...resolved.issues)
+      }
+      if (issues.length)
+        throw new RuleViolationError('the offer cannot be made; see errors', [
+          ...new Map(issues.map((i) => [i.path + i.message, i])).values(),
+        ])
+
+      const now = deps.now()
+      const code = randomBytes(32).toString('base64url')
+      const txCode = input.txCode
+        ? (input.txCode.value ?? generateTxCode(input.txCode.inputMode, input.txCode.length))
+        : undefined
+      const expiresAt = new Date(now.getTime() + input.lifetimeSeconds * 1000)
+      const txCodeSpec =
+        input.txCode && txCode
+          ? {
+              inputMode: input.txCode.inputMode,
+              length: txCode.length,
+              description: input.txCode.description,
+            }
+          : null
+      await sessions.insert({
+        id: sessionId,
+        status: 'offered',
+        credentialConfigurationIds: input.credentialConfigurationIds,
+        claims,
+        preAuthorizedCodeHash: sha256(code),
+        txCodeHash: txCode ? sha256(txCode) : null,
+        txCodeSpec,
+        byReference: input.byReference,
+        offerCodeEncrypted: input.byReference
+          ? deps.cipher.encrypt(code, `offer:${tenantId}/${sessionId}`)
+          : null,
+        createdByClientId: actor.clientId,
+        expiresAt,
+      })
+      const credentialOffer = buildCredentialOffer(issuer, input.credentialConfigurationIds, code, txCodeSpec)
+      const credentialOfferUri = input.byReference ? `${issuer}/offers/${sessionId}` : null
+      const offerUri = credentialOfferUri
+        ? `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`
+        : `openid-credential-offer://?credential_offer=${encodeURIComponent(JSON.stringify(credentialOffer))}`
+      return {
+        sessionId,
+        credentialOffer,
+        offerUri,
+        credentialOfferUri,
+        txCode: input.txCode && !input.txCode.value ? (txCode ?? null) : null,
+        expiresAt: expiresAt.toISOString(),
+      }
+    },
+
+    async get(id: string): Promise<IssuanceSession> {
+      const row = await sessions.get(id)
+      if (!row) throw new NotFoundError('session', id)
+      return toIssuanceSession(row, deps.now())
+    },
+
+    async list(query: PageQuery & { status?: string }): Promise<Page<IssuanceSession>> {
+      const page = await sessions.list(query)
+      return {
+        items: page.items.map((row) => toIssuanceSession(row, deps.now())),
+        nextCursor: page.nextCursor,
+      }
+    },
+  }
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod'
+import { zTimestamp } from './common'
+import { zConfigId } from './credential-config'
+
+export const PRE_AUTHORIZED_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
+
+export const zTxCodeSpec = z
+  .object({
+    inputMode: z.enum(['numeric', 'text']).default('numeric'),
+    length: z.number().int().min(4).max(12).default(6),
+    description: z
+      .string()
+      .max(300)
+      .optional()
+      .describe('Shown by the wallet (OpenID4VCI §4.1.1: at most 300 characters)'),
+    value: z
+      .string()
+      .min(4)
+      .max(12)
+      .optional()
+      .describe('The code to require; generated and returned once when absent'),
+  })
+  .strict()
+
+export const zOfferCreate = z
+  .object({
+    credentialConfigurationIds: z
+      .array(zConfigId)
+      .min(1)
+      .max(20)
+      .refine((ids) => new Set(ids).size === ids.length, 'configuration ids must not repeat'),
+    grant: z.enum(['pre-authorized_code']).default('pre-authorized_code'),
+    txCode: zTxCodeSpec.optional().describe('Require a transaction code sent to the holder out of band'),
+    claims: z
+      .record(zConfigId, z.record(z.string(), z.unknown()))
+      .optional()
+      .describe('Claims per configuration id; without them, the configuration’s attribute provider is asked'),
+    lifetimeSeconds: z.number().int().min(60).max(86_400).default(600),
+    byReference: z
+      .boolean()
+      .default(true)
+      .describe('Offer by reference (`credential_offer_uri`) or by value'),
+  })
+  .strict()
+export type OfferCreate = z.output<typeof zOfferCreate>
+
+export const zOfferCreated = z.object({
+  sessionId: z.string(),
+  credentialOffer: z.record(z.string(), z.unknown()).describe('The offer object (OpenID4VCI §4.1.1)'),
+  offerUri: z.string().describe('`openid-credential-offer://` URI for a QR code or a link'),
+  credentialOfferUri: z.string().nullable(),
+  txCode: z.string().nullable().describe('The generated transaction code, shown once'),
+  expiresAt: zTimestamp,
+})
+export type OfferCreated = z.infer<typeof zOfferCreated>
+
+export const ISSUANCE_STATUSES = [
+  'offered',
+  'token_issued',
+  'credential_issued',
+  'completed',
+  'failed',
+  'expired',
+] as const
+export const zIssuanceStatus = z.enum(ISSUANCE_STATUSES)
+
+export const zIssuanceSession = z.object({
+  id: z.string(),
+  kind: z.literal('issuance'),
+  status: zIssuanceStatus,
+  credentialConfigurationIds: z.array(z.string()),
+  issuedConfigurationIds: z.array(z.string()),
+  txCodeRequired: z.boolean(),
+  byReference: z.boolean(),
+  failureReason: z.string().nullable(),
+  createdByClientId: z.string(),
+  expiresAt: zTimestamp,
+  offerFetchedAt: zTimestamp.nullable(),
+  tokenIssuedAt: zTimestamp.nullable(),
+  credentialIssuedAt: zTimestamp.nullable(),
+  createdAt: zTimestamp,
+  updatedAt: zTimestamp,
+})
+export type IssuanceSession = z.infer<typeof zIssuanceSession>
+
+/** The credential offer object (OpenID4VCI §4.1.1), pre-authorized code grant. */
+export function buildCredentialOffer(
+  issuer: string,
+  ids: string[],
+  code: string,
+  txCode: { inputMode: string; length: number; description?: string | undefined } | null | undefined,
+): Record<string, unknown> {
+  return {
+    credential_issuer: issuer,
+    credential_configuration_ids: ids,
+    grants: {
+      [PRE_AUTHORIZED_CODE_GRANT]: {
+        'pre-authorized_code': code,
+        ...(txCode
+          ? {
+              tx_code: {
+                input_mode: txCode.inputMode,
+                length: txCode.length,
+                ...(txCode.description ? { description: txCode.description } : {}),
+              },
+            }
+          : {}),
+      },
+    },
+  }
+}

@@ -1,0 +1,67 @@
+import { sql } from 'drizzle-orm'
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
+import { tenants } from './tenants'
+
+/**
+ * One credential offer and its way through token and credential requests. The pre-authorized code
+ * and the transaction code are stored as SHA-256 hashes only.
+ */
+export const issuanceSessions = pgTable(
+  'issuance_sessions',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: text().notNull(),
+    status: text().notNull(),
+    credentialConfigurationIds: text().array().notNull(),
+    issuedConfigurationIds: text().array().notNull().default(sql`'{}'`),
+    /** Claims per configuration id, validated against the derived schemas at offer time. */
+    claims: jsonb().$type<Record<string, Record<string, unknown>>>().notNull(),
+    preAuthorizedCodeHash: text().notNull(),
+    txCodeHash: text(),
+    /** `tx_code` object of the offer (input_mode, length, description), to serve it by reference. */
+    txCodeSpec: jsonb().$type<{ inputMode: string; length: number; description?: string | undefined }>(),
+    txCodeAttempts: integer().notNull().default(0),
+    byReference: boolean().notNull().default(false),
+    /** By-reference offers only: the pre-authorized code, encrypted, to serve the offer once. */
+    offerCodeEncrypted: text(),
+    createdByClientId: text().notNull(),
+    failureReason: text(),
+    expiresAt: timestamp({ withTimezone: true }).notNull(),
+    offerFetchedAt: timestamp({ withTimezone: true }),
+    tokenIssuedAt: timestamp({ withTimezone: true }),
+    credentialIssuedAt: timestamp({ withTimezone: true }),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('issuance_sessions_code').on(t.tenantId, t.preAuthorizedCodeHash),
+    index('issuance_sessions_status').on(t.tenantId, t.status, t.createdAt),
+  ],
+)
+export type IssuanceSessionRow = typeof issuanceSessions.$inferSelect
+
+/** Single-use c_nonce values (OpenID4VCI §7), consumed with DELETE … RETURNING. */
+export const nonces = pgTable(
+  'nonces',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    value: text().notNull(),
+    expiresAt: timestamp({ withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.value] }), index('nonces_expiry').on(t.expiresAt)],
+)

@@ -1,0 +1,513 @@
+import { createServer as createHttpServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { digest } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import type { FastifyInstance } from 'fastify'
+import {
+  base64url,
+  compactVerify,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  type JWK,
+  SignJWT,
+} from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startAllInOne } from './harness'
+
+const PUBLIC_URL = 'http://localhost:3000'
+
+describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testDatabase) => {
+  let app: FastifyInstance
+  let tenant: string
+  let otherTenant: string
+  let admin: Record<string, string>
+  const issuerOf = (t: string) => `${PUBLIC_URL}/issuers/${t}`
+
+  const token = async (clientId: string, secret: string) =>
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/oauth2/token',
+        payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
+      })
+    ).json().access_token as string
+
+  async function setUpTenant(id: string) {
+    await app.inject({
+      method: 'POST',
+      url: '/api/tenants',
+      headers: root,
+      payload: { id, name: `Tenant ${id}` },
+    })
+    const client = (
+      await app.inject({
+        method: 'POST',
+        url: `/api/tenants/${id}/clients`,
+        headers: root,
+        payload: { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
+      })
+    ).json()
+    const auth = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    await app.inject({
+      method: 'POST',
+      url: '/api/key-chains',
+      headers: auth,
+      payload: { source: 'generate', id: 'pid-keys', certificate: { mode: 'internal-ca' } },
+    })
+    const config = await app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: auth,
+      payload: {
+        id: 'pid',
+        config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' },
+        keyChainId: 'pid-keys',
+        batchSize: 2,
+        fields: [
+          { path: ['given_name'], type: 'string', mandatory: true, disclosable: true },
+          { path: ['family_name'], type: 'string', mandatory: true, disclosable: true },
+          { path: ['address', 'locality'], type: 'string', disclosable: true },
+          { path: ['issuing_country'], type: 'string', defaultValue: 'DE' },
+        ],
+      },
+    })
+    expect(config.statusCode, config.body).toBe(201)
+    return auth
+  }
+  let root: Record<string, string>
+
+  beforeAll(async () => {
+    // The attribute provider of these tests listens on loopback over http.
+    const started = await startAllInOne(testDatabase, PUBLIC_URL, {
+      OUTBOUND_ALLOW_HTTP: 'true',
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    })
+    app = started.app
+    await app.ready()
+    root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
+    tenant = `wallet-${crypto.randomUUID().slice(0, 8)}`
+    otherTenant = `other-${crypto.randomUUID().slice(0, 8)}`
+    admin = await setUpTenant(tenant)
+    await setUpTenant(otherTenant)
+  })
+  afterAll(() => app.close())
+
+  const offer = async (payload: Record<string, unknown> = {}) => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/offers',
+      headers: admin,
+      payload: {
+        credentialConfigurationIds: ['pid'],
+        claims: { pid: { given_name: 'Erika', family_name: 'Mustermann', address: { locality: 'Berlin' } } },
+        ...payload,
+      },
+    })
+    expect(response.statusCode, response.body).toBe(201)
+    return response.json()
+  }
+
+  const tokenRequest = (t: string, form: Record<string, string>) =>
+    app.inject({
+      method: 'POST',
+      url: `/issuers/${t}/token`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(form).toString(),
+    })
+
+  const redeem = async (
+    created: { credentialOffer: Record<string, unknown> },
+    txCode?: string,
+    t = tenant,
+  ) => {
+    const grant = (created.credentialOffer.grants as Record<string, Record<string, string>>)[
+      'urn:ietf:params:oauth:grant-type:pre-authorized_code'
+    ]
+    const response = await tokenRequest(t, {
+      grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+      'pre-authorized_code': grant?.['pre-authorized_code'] as string,
+      ...(txCode ? { tx_code: txCode } : {}),
+    })
+    return response
+  }
+
+  const nonce = async (t = tenant) =>
+    (await app.inject({ method: 'POST', url: `/issuers/${t}/nonce` })).json().c_nonce as string
+
+  async function holderKey() {
+    const { privateKey, publicKey } = await generateKeyPair('ES256')
+    return { privateKey, jwk: await exportJWK(publicKey) }
+  }
+
+  async function proof(options: {
+    nonce: string
+    aud?: string
+    iat?: number
+    alg?: string
+    typ?: string
+    key?: Awaited<ReturnType<typeof holderKey>>
+  }) {
+    const key = options.key ?? (await holderKey())
+    const jwt = await new SignJWT({
+      nonce: options.nonce,
+      ...(options.iat === undefined ? {} : { iat: options.iat }),
+    })
+      .setProtectedHeader({ alg: 'ES256', typ: options.typ ?? 'openid4vci-proof+jwt', jwk: key.jwk })
+      .setAudience(options.aud ?? issuerOf(tenant))
+    if (options.iat === undefined) jwt.setIssuedAt()
+    return { jwt: await jwt.sign(key.privateKey), key }
+  }
+
+  const credentialRequest = (accessToken: string, body: Record<string, unknown>, t = tenant) =>
+    app.inject({
+      method: 'POST',
+      url: `/issuers/${t}/credential`,
+      headers: { authorization: `Bearer ${accessToken}` },
+      payload: body,
+    })
+
+  it('OID4VCI §4–§8: offer by reference → metadata → token with tx_code → nonce → batch credential, verified independently', async () => {
+    const created = await offer({ txCode: { inputMode: 'numeric', length: 6, description: 'Sent by SMS' } })
+    expect(created.txCode).toMatch(/^\d{6}$/)
+    expect(created.offerUri).toBe(
+      `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(`${issuerOf(tenant)}/offers/${created.sessionId}`)}`,
+    )
+
+    // I-22: the offer by reference is JSON and carries the tx_code object.
+    const byReference = await app.inject({ url: new URL(created.credentialOfferUri).pathname })
+    expect(byReference.statusCode).toBe(200)
+    expect(byReference.json()).toStrictEqual(created.credentialOffer)
+    expect(
+      byReference.json().grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'].tx_code,
+    ).toStrictEqual({
+      input_mode: 'numeric',
+      length: 6,
+      description: 'Sent by SMS',
+    })
+
+    // I-01..I-07: metadata at the well-known path.
+    const metadata = (
+      await app.inject({ url: `/.well-known/openid-credential-issuer/issuers/${tenant}` })
+    ).json()
+    expect(metadata).toMatchObject({
+      credential_issuer: issuerOf(tenant),
+      credential_endpoint: `${issuerOf(tenant)}/credential`,
+      nonce_endpoint: `${issuerOf(tenant)}/nonce`,
+      batch_credential_issuance: { batch_size: 2 },
+      credential_configurations_supported: {
+        pid: {
+          format: 'dc+sd-jwt',
+          vct: 'urn:eudi:pid:1',
+          scope: 'pid',
+          cryptographic_binding_methods_supported: ['jwk'],
+          credential_signing_alg_values_supported: ['ES256'],
+          proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] } },
+        },
+      },
+    })
+    expect(metadata.credential_configurations_supported.pid.credential_metadata.claims).toContainEqual({
+      path: ['given_name'],
+      mandatory: true,
+    })
+    const signed = await app.inject({
+      url: `/.well-known/openid-credential-issuer/issuers/${tenant}`,
+      headers: { accept: 'application/jwt' },
+    })
+    const jwks = (await app.inject({ url: `/issuers/${tenant}/jwks` })).json()
+    const { protectedHeader } = await compactVerify(signed.body, createLocalJWKSet(jwks))
+    expect(protectedHeader.typ).toBe('openidvci-issuer-metadata+jwt')
+
+    const tokenResponse = await redeem(created, created.txCode)
+    expect(tokenResponse.statusCode, tokenResponse.body).toBe(200)
+    expect(tokenResponse.headers['cache-control']).toBe('no-store')
+    const accessToken = tokenResponse.json().access_token
+
+    const c_nonce = await nonce()
+    const first = await proof({ nonce: c_nonce })
+    const second = await proof({ nonce: c_nonce })
+    const issued = await credentialRequest(accessToken, {
+      credential_configuration_id: 'pid',
+      proofs: { jwt: [first.jwt, second.jwt] },
+    })
+    expect(issued.statusCode, issued.body).toBe(200)
+    const credentials = issued.json().credentials as { credential: string }[]
+    expect(credentials).toHaveLength(2)
+
+    // Independent verification with @sd-jwt/sd-jwt-vc against the published JWKS.
+    const keySet = createLocalJWKSet(jwks)
+    const verifier = new SDJwtVcInstance({
+      hasher: digest,
+      verifier: async (data: string, signature: string) => {
+        const [header, payload] = data.split('.')
+        await compactVerify(`${header}.${payload}.${signature}`, keySet)
+        return true
+      },
+    })
+    for (const [index, { credential }] of credentials.entries()) {
+      const { payload, header } = await verifier.verify(credential)
+      expect(header).toMatchObject({ typ: 'dc+sd-jwt', alg: 'ES256', x5c: [expect.any(String)] })
+      expect(payload).toMatchObject({
+        iss: issuerOf(tenant),
+        vct: 'urn:eudi:pid:1',
+        given_name: 'Erika',
+        family_name: 'Mustermann',
+        address: { locality: 'Berlin' },
+        issuing_country: 'DE',
+        cnf: { jwk: [first, second][index]?.key.jwk },
+      })
+      // Disclosable claims are digests in the signed payload, not plain values.
+      const signedPayload = JSON.parse(
+        new TextDecoder().decode(base64url.decode(credential.split('.')[1] as string)),
+      )
+      expect(signedPayload.given_name).toBeUndefined()
+      expect(signedPayload.issuing_country).toBe('DE')
+      expect(signedPayload._sd.length).toBeGreaterThanOrEqual(4) // 2 claims + 2 decoys
+    }
+
+    const session = await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })
+    expect(session.json()).toMatchObject({
+      id: created.sessionId,
+      status: 'completed',
+      txCodeRequired: true,
+      issuedConfigurationIds: ['pid'],
+    })
+    expect(session.body).not.toContain('Erika')
+  })
+
+  it('I-23: a pre-authorized code is single use; the offer is 404 once redeemed', async () => {
+    const created = await offer()
+    expect((await redeem(created)).statusCode).toBe(200)
+    const again = await redeem(created)
+    expect(again.statusCode).toBe(400)
+    expect(again.json().error).toBe('invalid_grant')
+    expect((await app.inject({ url: new URL(created.credentialOfferUri).pathname })).statusCode).toBe(404)
+  })
+
+  it('tx_code: a wrong code is invalid_grant; five wrong codes lock the offer', async () => {
+    const created = await offer({ txCode: { length: 4 } })
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const response = await redeem(created, '0000' === created.txCode ? '1111' : '0000')
+      expect(response.json().error).toBe('invalid_grant')
+    }
+    const locked = await redeem(created, created.txCode)
+    expect(locked.json().error).toBe('invalid_grant')
+    const session = (await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })).json()
+    expect(session).toMatchObject({ status: 'failed', failureReason: 'too many wrong transaction codes' })
+  })
+
+  describe('credential request errors (OID4VCI §8.3.1.2)', () => {
+    let accessToken: string
+    beforeAll(async () => {
+      accessToken = (await redeem(await offer())).json().access_token
+    })
+
+    const expectError = async (
+      body: Record<string, unknown>,
+      error: string,
+      t = tenant,
+      tokenValue = accessToken,
+    ) => {
+      const response = await credentialRequest(tokenValue, body, t)
+      expect(response.json().error, response.body).toBe(error)
+      return response
+    }
+
+    it('a reused nonce is invalid_nonce', async () => {
+      const c_nonce = await nonce()
+      const ok = await credentialRequest(accessToken, {
+        credential_configuration_id: 'pid',
+        proofs: { jwt: [(await proof({ nonce: c_nonce })).jwt] },
+      })
+      expect(ok.statusCode).toBe(200)
+      await expectError(
+        { credential_configuration_id: 'pid', proofs: { jwt: [(await proof({ nonce: c_nonce })).jwt] } },
+        'invalid_nonce',
+      )
+    })
+
+    it('a nonce we never issued, or one from another tenant, is invalid_nonce', async () => {
+      await expectError(
+        { credential_configuration_id: 'pid', proofs: { jwt: [(await proof({ nonce: 'made-up' })).jwt] } },
+        'invalid_nonce',
+      )
+      const foreign = await nonce(otherTenant)
+      await expectError(
+        { credential_configuration_id: 'pid', proofs: { jwt: [(await proof({ nonce: foreign })).jwt] } },
+        'invalid_nonce',
+      )
+    })
+
+    it('proofs with a wrong aud, a stale iat, typ, alg none or HS256, or a mismatched key are invalid_proof', async () => {
+      const cases = [
+        (await proof({ nonce: await nonce(), aud: 'https://evil.example' })).jwt,
+        (await proof({ nonce: await nonce(), iat: Math.floor(Date.now() / 1000) - 3600 })).jwt,
+        (await proof({ nonce: await nonce(), typ: 'JWT' })).jwt,
+      ]
+      const key = await holderKey()
+      const header = (alg: string) =>
+        base64url.encode(JSON.stringify({ alg, typ: 'openid4vci-proof+jwt', jwk: key.jwk }))
+      const body = base64url.encode(
+        JSON.stringify({ aud: issuerOf(tenant), iat: Math.floor(Date.now() / 1000), nonce: await nonce() }),
+      )
+      cases.push(`${header('none')}.${body}.`)
+      cases.push(`${header('HS256')}.${body}.${base64url.encode('not-a-mac-anyone-checks')}`)
+      // Signed by one key, claiming another in the header.
+      const honest = await proof({ nonce: await nonce() })
+      const other = await holderKey()
+      const [, payload, signature] = honest.jwt.split('.')
+      cases.push(
+        `${base64url.encode(JSON.stringify({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: other.jwk }))}.${payload}.${signature}`,
+      )
+      for (const jwt of cases)
+        await expectError({ credential_configuration_id: 'pid', proofs: { jwt: [jwt] } }, 'invalid_proof')
+    })
+
+    it('more proofs than the batch size is invalid_credential_request; a missing proof is invalid_proof', async () => {
+      const c_nonce = await nonce()
+      const proofs = await Promise.all([1, 2, 3].map(async () => (await proof({ nonce: c_nonce })).jwt))
+      await expectError(
+        { credential_configuration_id: 'pid', proofs: { jwt: proofs } },
+        'invalid_credential_request',
+      )
+      await expectError({ credential_configuration_id: 'pid' }, 'invalid_proof')
+    })
+
+    it('an unknown configuration is unknown_credential_configuration', async () => {
+      await expectError(
+        {
+          credential_configuration_id: 'mdl',
+          proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
+        },
+        'unknown_credential_configuration',
+      )
+    })
+
+    it('a token of tenant A at tenant B is invalid_token with WWW-Authenticate', async () => {
+      const response = await expectError(
+        {
+          credential_configuration_id: 'pid',
+          proofs: {
+            jwt: [(await proof({ nonce: await nonce(otherTenant), aud: issuerOf(otherTenant) })).jwt],
+          },
+        },
+        'invalid_token',
+        otherTenant,
+      )
+      expect(response.statusCode).toBe(401)
+      expect(response.headers['www-authenticate']).toContain('error="invalid_token"')
+    })
+  })
+
+  describe('offers (management)', () => {
+    it('spec §5 rule 5: a client restricted to other configurations gets 403', async () => {
+      const restricted = (
+        await app.inject({
+          method: 'POST',
+          url: `/api/tenants/${tenant}/clients`,
+          headers: root,
+          payload: { roles: ['issuance:offer'], allowedIssuanceConfigs: ['mdl'] },
+        })
+      ).json()
+      const auth = { authorization: `Bearer ${await token(restricted.clientId, restricted.clientSecret)}` }
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/offers',
+        headers: auth,
+        payload: { credentialConfigurationIds: ['pid'] },
+      })
+      expect(response.statusCode).toBe(403)
+    })
+
+    it('claims failing the derived schema are a 422 naming each claim; unknown configurations too', async () => {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/offers',
+        headers: admin,
+        payload: {
+          credentialConfigurationIds: ['pid', 'nope'],
+          claims: { pid: { given_name: 42, nickname: 'E' } },
+        },
+      })
+      expect(response.statusCode).toBe(422)
+      expect(
+        response
+          .json()
+          .errors.map((e: { path: string }) => e.path)
+          .sort(),
+      ).toStrictEqual([
+        'body.claims.pid.family_name',
+        'body.claims.pid.given_name',
+        'body.claims.pid.nickname',
+        'body.credentialConfigurationIds.1',
+      ])
+    })
+
+    it('claims come from the attribute provider (API key sent); a provider that is down is a 502 naming it', async () => {
+      const seen: { key: unknown; body: unknown }[] = []
+      const server = createHttpServer((req, res) => {
+        let raw = ''
+        req.on('data', (chunk) => {
+          raw += chunk
+        })
+        req.on('end', () => {
+          seen.push({ key: req.headers['x-api-key'], body: JSON.parse(raw) })
+          res.writeHead(200, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ given_name: 'Max' }))
+        })
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const port = (server.address() as AddressInfo).port
+      try {
+        for (const [id, url] of [
+          ['hr', `http://127.0.0.1:${port}/claims`],
+          ['down', 'http://127.0.0.1:1/claims'],
+        ]) {
+          const provider = await app.inject({
+            method: 'POST',
+            url: '/api/attribute-providers',
+            headers: admin,
+            payload: { id, url, auth: { type: 'api-key', value: 'provider-api-key-123' } },
+          })
+          expect(provider.statusCode, provider.body).toBe(201)
+          await app.inject({
+            method: 'POST',
+            url: '/api/credentials',
+            headers: admin,
+            payload: {
+              id: `from-${id}`,
+              config: { format: 'dc+sd-jwt', vct: `urn:example:${id}` },
+              keyChainId: 'pid-keys',
+              attributeProviderId: id,
+              fields: [{ path: ['given_name'], type: 'string', mandatory: true }],
+            },
+          })
+        }
+        const ok = await app.inject({
+          method: 'POST',
+          url: '/api/offers',
+          headers: admin,
+          payload: { credentialConfigurationIds: ['from-hr'] },
+        })
+        expect(ok.statusCode, ok.body).toBe(201)
+        expect(seen).toStrictEqual([
+          {
+            key: 'provider-api-key-123',
+            body: { tenantId: tenant, sessionId: ok.json().sessionId, credentialConfigurationId: 'from-hr' },
+          },
+        ])
+        const down = await app.inject({
+          method: 'POST',
+          url: '/api/offers',
+          headers: admin,
+          payload: { credentialConfigurationIds: ['from-down'] },
+        })
+        expect(down.statusCode).toBe(502)
+        expect(down.json().detail).toBe("attribute provider 'down' could not be reached")
+      } finally {
+        server.close()
+      }
+    })
+  })
+})

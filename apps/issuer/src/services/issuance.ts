@@ -59,7 +59,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       if (!input.code) throw new ProtocolError('invalid_request', 'pre-authorized_code is required')
       const now = deps.now()
       const row = await sessions.byCodeHash(sha256(input.code))
-      if (!row || row.status !== 'offered' || row.expiresAt <= now) {
+      if (row?.status !== 'offered' || row.expiresAt <= now) {
         throw new ProtocolError(
           'invalid_grant',
           'the pre-authorized code is invalid, expired or already used',
@@ -130,7 +130,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
           sessionId: String(payload.sub),
           configurationIds: (payload.credential_configuration_ids as string[]) ?? [],
         }
-      } catch (cause) {
+      } catch (_cause) {
         throw invalidToken('the access token is invalid or expired')
       }
     },

@@ -1,12 +1,15 @@
+import { X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { testDatabases } from '@credential-service/db-schema/testing'
+import { Holder, IssuerSigned } from '@owf/mdoc'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+import { mdocContext } from './mdoc-context'
 
 const PUBLIC_URL = 'http://localhost:3000'
 
@@ -46,7 +49,11 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       method: 'POST',
       url: '/api/key-chains',
       headers: auth,
-      payload: { source: 'generate', id: 'pid-keys', certificate: { mode: 'internal-ca' } },
+      payload: {
+        source: 'generate',
+        id: 'pid-keys',
+        certificate: { mode: 'internal-ca', subject: 'CN=Test PID Issuer,C=DE' },
+      },
     })
     const config = await app.inject({
       method: 'POST',
@@ -66,6 +73,22 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       },
     })
     expect(config.statusCode, config.body).toBe(201)
+    const mdl = await app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: auth,
+      payload: {
+        id: 'mdl',
+        config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+        keyChainId: 'pid-keys',
+        fields: [
+          { path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true },
+          { path: ['birth_date'], type: 'date', namespace: 'org.iso.18013.5.1' },
+          { path: ['age_over_18'], type: 'boolean', namespace: 'org.iso.18013.5.1', defaultValue: true },
+        ],
+      },
+    })
+    expect(mdl.statusCode, mdl.body).toBe(201)
     return auth
   }
   let root: Record<string, string>
@@ -266,6 +289,43 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       issuedConfigurationIds: ['pid'],
     })
     expect(session.body).not.toContain('Erika')
+  })
+
+  it('ISO 18013-5 §9.1.2.4: an mso_mdoc credential verifies with @owf/mdoc: MSO signature, x5chain, value digests', async () => {
+    const created = await offer({
+      credentialConfigurationIds: ['mdl'],
+      claims: { mdl: { 'org.iso.18013.5.1': { family_name: 'Mustermann', birth_date: '1964-08-12' } } },
+    })
+    const accessToken = (await redeem(created)).json().access_token
+    const holder = await proof({ nonce: await nonce() })
+    const issued = await credentialRequest(accessToken, {
+      credential_configuration_id: 'mdl',
+      proofs: { jwt: [holder.jwt] },
+    })
+    expect(issued.statusCode, issued.body).toBe(200)
+    const encoded = issued.json().credentials[0].credential as string
+
+    const chain = (await app.inject({ url: '/api/key-chains/pid-keys', headers: admin })).json()
+    const root = new X509Certificate(chain.rootCertificate).raw
+    const checks: { status: string; check: string }[] = []
+    await Holder.verifyIssuerSigned(
+      {
+        issuerSigned: encoded,
+        trustedCertificates: [new Uint8Array(root)],
+        verificationCallback: (item) => checks.push(item),
+      },
+      mdocContext,
+    )
+    expect(checks.filter((c) => c.status === 'FAILED')).toStrictEqual([])
+    const issuerSigned = IssuerSigned.fromEncodedForOid4Vci(encoded)
+    expect(issuerSigned.issuerAuth.mobileSecurityObject.docType).toBe('org.iso.18013.5.1.mDL')
+    const claims = issuerSigned.getPrettyClaims('org.iso.18013.5.1') as Record<string, unknown>
+    expect(claims.family_name).toBe('Mustermann')
+    expect(claims.age_over_18).toBe(true)
+    expect(String(claims.birth_date)).toContain('1964-08-12')
+    // The device key is the proof key (holder binding).
+    const deviceKey = issuerSigned.issuerAuth.mobileSecurityObject.deviceKeyInfo.deviceKey.jwk
+    expect({ x: deviceKey.x, y: deviceKey.y }).toStrictEqual({ x: holder.key.jwk.x, y: holder.key.jwk.y })
   })
 
   it('I-23: a pre-authorized code is single use; the offer is 404 once redeemed', async () => {

@@ -10,6 +10,8 @@ export type { IssuedToken, TokenIssuerOptions, TokenVerifierOptions } from './ma
 export { createManagementTokenIssuer, createManagementTokenVerifier } from './management-token'
 export type { ManagementSigningKey, MasterKeyPurpose } from './master-secret'
 export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
+export type { IssueMdocOptions } from './mdoc'
+export { cbor, issueMdoc, jwkToCoseKey } from './mdoc'
 export type { AwsKmsOptions } from './providers/aws-kms'
 export { createAwsKmsProvider, derToJoseSignature } from './providers/aws-kms'
 export type { KeyProvider } from './providers/provider'

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { buildCredentialOffer, ProtocolError } from '@credential-service/core-domain'
-import { issueSdJwtVc, signJws } from '@credential-service/crypto'
+import { issueMdoc, issueSdJwtVc, signJws } from '@credential-service/crypto'
 import {
   createCredentialConfigRepository,
   createIssuanceSessionRepository,
@@ -8,7 +8,7 @@ import {
   type Database,
 } from '@credential-service/db-schema'
 import type { KeyRuntime } from '@credential-service/server-kit'
-import { createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
+import { base64url, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 
 export const ACCESS_TOKEN_SECONDS = 300
@@ -165,31 +165,43 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
           'unknown_credential_configuration',
           `no credential configuration '${configurationId}'`,
         )
-      if (config.config.format !== 'dc+sd-jwt') {
-        throw new ProtocolError(
-          'invalid_credential_request',
-          `format ${config.config.format} is not issued yet`,
-        )
-      }
       const holderKeys = config.keyBinding ? await verifyProofs(body, config.batchSize) : [undefined]
       const signer = await deps.keys.signer(tenantId, config.keyChainId)
       const now = deps.now()
+      const expiresAt = new Date(now.getTime() + config.lifetimeSeconds * 1000)
       const claims = (session.claims[configurationId] ?? {}) as Record<string, unknown>
-      const disclosable = config.fields.filter((f) => f.disclosable).map((f) => f.path)
-      const credentials = await Promise.all(
-        holderKeys.map(async (holderJwk) => ({
-          credential: await issueSdJwtVc({
+      const issueOne = async (holderJwk: JWK | undefined): Promise<string> => {
+        if (config.config.format === 'mso_mdoc') {
+          if (!holderJwk)
+            throw new ProtocolError('invalid_credential_request', 'mso_mdoc credentials need a holder key')
+          const mdoc = await issueMdoc({
             signer,
-            issuer,
-            vct: config.config.vct as string,
-            issuedAt: now,
-            expiresAt: new Date(now.getTime() + config.lifetimeSeconds * 1000),
-            holderJwk,
-            claims,
-            disclosable,
-            decoys: 2,
-          }),
-        })),
+            docType: config.config.docType as string,
+            namespaces: claims as Record<string, Record<string, unknown>>,
+            deviceJwk: holderJwk,
+            signedAt: now,
+            validFrom: now,
+            validUntil: expiresAt,
+            fullDates: new Set(
+              config.fields.filter((f) => f.type === 'date').map((f) => `${f.namespace}/${f.path[0]}`),
+            ),
+          })
+          return base64url.encode(mdoc)
+        }
+        return issueSdJwtVc({
+          signer,
+          issuer,
+          vct: config.config.vct as string,
+          issuedAt: now,
+          expiresAt,
+          holderJwk,
+          claims,
+          disclosable: config.fields.filter((f) => f.disclosable).map((f) => f.path),
+          decoys: 2,
+        })
+      }
+      const credentials = await Promise.all(
+        holderKeys.map(async (key) => ({ credential: await issueOne(key) })),
       )
       await sessions.recordIssued(session.id, configurationId, now)
       return { credentials }

@@ -129,7 +129,9 @@ export async function createMaterial(
         const certificate = await createCertificate({
           subjectPublicJwk: rootPair.publicJwk,
           issuerPrivateJwk: rootPair.privateJwk,
-          subject: `${plan.subject} Root CA`,
+          subject: /CN=/.test(plan.subject)
+            ? plan.subject.replace(/CN=([^,]+)/, 'CN=$1 Root CA')
+            : `CN=Root CA,${plan.subject}`,
           validityDays: ROOT_VALIDITY_DAYS,
           ca: true,
           now: context.now,

@@ -1,0 +1,144 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { clientAuthenticationNone, setGlobalConfig } from '@openid4vc/oauth2'
+import { Openid4vciClient } from '@openid4vc/openid4vci'
+import { digest } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import type { FastifyInstance } from 'fastify'
+import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startAllInOne } from './harness'
+
+// The wallet side is someone else's reading of OpenID4VCI 1.0: oid4vc-ts over real HTTP.
+setGlobalConfig({ allowInsecureUrls: true })
+
+describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', () => {
+  let app: FastifyInstance
+  let baseUrl: string
+  let admin: Record<string, string>
+  const tenant = `interop-${crypto.randomUUID().slice(0, 8)}`
+
+  beforeAll(async () => {
+    const port = 41_000 + Math.floor(Math.random() * 8000)
+    baseUrl = `http://127.0.0.1:${port}`
+    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl)
+    app = started.app
+    await app.listen({ host: '127.0.0.1', port })
+    const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${baseUrl}${url}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+      return response.json()
+    }
+    const rootToken = (
+      await post('/api/oauth2/token', {
+        grant_type: 'client_credentials',
+        client_id: started.rootClientId,
+        client_secret: started.rootSecret,
+      })
+    ).access_token
+    await post('/api/tenants', { id: tenant, name: 'Interop' }, { authorization: `Bearer ${rootToken}` })
+    const client = await post(
+      `/api/tenants/${tenant}/clients`,
+      { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
+      { authorization: `Bearer ${rootToken}` },
+    )
+    const token = (
+      await post('/api/oauth2/token', {
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      })
+    ).access_token
+    admin = { authorization: `Bearer ${token}` }
+    await post(
+      '/api/key-chains',
+      { source: 'generate', id: 'keys', certificate: { subject: 'CN=Interop Issuer,C=DE' } },
+      admin,
+    )
+    await post(
+      '/api/credentials',
+      {
+        id: 'pid',
+        config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1', display: [{ name: 'PID', locale: 'en' }] },
+        keyChainId: 'keys',
+        fields: [
+          { path: ['given_name'], type: 'string', mandatory: true, disclosable: true },
+          { path: ['family_name'], type: 'string', disclosable: true },
+        ],
+      },
+      admin,
+    )
+  })
+  afterAll(() => app.close())
+
+  it('resolves the offer, metadata, token (tx_code), nonce and credential; the SD-JWT VC verifies', async () => {
+    const created = await (
+      await fetch(`${baseUrl}/api/offers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...admin },
+        body: JSON.stringify({
+          credentialConfigurationIds: ['pid'],
+          txCode: { length: 6 },
+          claims: { pid: { given_name: 'Erika', family_name: 'Mustermann' } },
+        }),
+      })
+    ).json()
+
+    const holder = await generateKeyPair('ES256')
+    const publicJwk = await exportJWK(holder.publicKey)
+    const wallet = new Openid4vciClient({
+      callbacks: {
+        clientAuthentication: clientAuthenticationNone({ clientId: 'interop-wallet' }),
+        hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
+        generateRandom: (length) => new Uint8Array(randomBytes(length)),
+        signJwt: async (_signer, { header, payload }) => ({
+          jwt: await new SignJWT(payload).setProtectedHeader(header as never).sign(holder.privateKey),
+          signerJwk: publicJwk as never,
+        }),
+      },
+    })
+
+    const offer = await wallet.resolveCredentialOffer(created.offerUri)
+    expect(offer.credential_configuration_ids).toStrictEqual(['pid'])
+    const issuerMetadata = await wallet.resolveIssuerMetadata(offer.credential_issuer)
+    const { accessTokenResponse } = await wallet.retrievePreAuthorizedCodeAccessTokenFromOffer({
+      credentialOffer: offer,
+      issuerMetadata,
+      txCode: created.txCode,
+    })
+    const { c_nonce } = await wallet.requestNonce({ issuerMetadata })
+    const { jwt } = await wallet.createCredentialRequestJwtProof({
+      issuerMetadata,
+      credentialConfigurationId: 'pid',
+      nonce: c_nonce,
+      signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never },
+    })
+    const result = await wallet.retrieveCredentials({
+      issuerMetadata,
+      accessToken: accessTokenResponse.access_token,
+      credentialConfigurationId: 'pid',
+      proofs: { jwt: [jwt] },
+    })
+    const credential = (result.credentialResponse.credentials as { credential: string }[])[0]
+      ?.credential as string
+
+    const jwks = createLocalJWKSet(await (await fetch(`${baseUrl}/issuers/${tenant}/jwks`)).json())
+    const verifier = new SDJwtVcInstance({
+      hasher: digest,
+      verifier: async (data: string, signature: string) => {
+        await compactVerify(`${data}.${signature}`, jwks)
+        return true
+      },
+    })
+    const { payload } = await verifier.verify(credential)
+    expect(payload).toMatchObject({
+      iss: `${baseUrl}/issuers/${tenant}`,
+      vct: 'urn:eudi:pid:1',
+      given_name: 'Erika',
+      cnf: { jwk: { x: publicJwk.x, y: publicJwk.y } },
+    })
+  })
+})

@@ -49,3 +49,135 @@ describe.each(['management', 'issuer', 'verifier'])('standalone %s process', (ap
     expect(child.exitCode).toBe(0)
   })
 })
+
+describe('management and issuer as separate processes on one PostgreSQL', () => {
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'an offer made by management is redeemed at the issuer',
+    async () => {
+      const managementPort = 40_000 + Math.floor(Math.random() * 5000)
+      const issuerPort = managementPort + 5000
+      // Without an ingress, PUBLIC_URL is the issuer's origin: offers point wallets there.
+      const shared = {
+        ...env,
+        DATABASE_URL: process.env.TEST_DATABASE_URL as string,
+        HOST: '127.0.0.1',
+        PUBLIC_URL: `http://127.0.0.1:${issuerPort}`,
+      }
+      const children = [
+        spawn(process.execPath, entry('management'), {
+          cwd: root,
+          env: { ...shared, PORT: String(managementPort) },
+          stdio: 'ignore',
+        }),
+        spawn(process.execPath, entry('issuer'), {
+          cwd: root,
+          env: { ...shared, PORT: String(issuerPort) },
+          stdio: 'ignore',
+        }),
+      ]
+      const api = `http://127.0.0.1:${managementPort}`
+      const issuerOrigin = `http://127.0.0.1:${issuerPort}`
+      try {
+        for (const origin of [api, issuerOrigin]) {
+          let up = false
+          for (let attempt = 0; attempt < 100 && !up; attempt++) {
+            up = (await fetch(`${origin}/healthz`).catch(() => undefined))?.ok ?? false
+            if (!up) await new Promise((resolve) => setTimeout(resolve, 200))
+          }
+          expect(up, origin).toBe(true)
+        }
+        const post = async (url: string, body: unknown, token?: string) => {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              ...(token ? { authorization: `Bearer ${token}` } : {}),
+            },
+            body: JSON.stringify(body),
+          })
+          // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
+          return { status: response.status, json: (await response.json()) as Record<string, any> }
+        }
+        const tokenOf = async (id: string, secret: string) =>
+          (
+            await post(`${api}/api/oauth2/token`, {
+              grant_type: 'client_credentials',
+              client_id: id,
+              client_secret: secret,
+            })
+          ).json.access_token as string
+        const rootToken = await tokenOf(env.AUTH_CLIENT_ID, env.AUTH_CLIENT_SECRET)
+        const tenant = `procs-${crypto.randomUUID().slice(0, 8)}`
+        await post(`${api}/api/tenants`, { id: tenant, name: tenant }, rootToken)
+        const client = (
+          await post(
+            `${api}/api/tenants/${tenant}/clients`,
+            { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
+            rootToken,
+          )
+        ).json
+        const token = await tokenOf(client.clientId, client.clientSecret)
+        await post(`${api}/api/key-chains`, { source: 'generate', id: 'keys' }, token)
+        const config = await post(
+          `${api}/api/credentials`,
+          {
+            id: 'pid',
+            config: { format: 'dc+sd-jwt', vct: 'urn:x' },
+            keyChainId: 'keys',
+            fields: [{ path: ['name'], type: 'string', defaultValue: 'Erika' }],
+          },
+          token,
+        )
+        expect(config.status).toBe(201)
+        const offer = (
+          await post(`${api}/api/offers`, { credentialConfigurationIds: ['pid'], byReference: false }, token)
+        ).json
+        const code =
+          offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+            'pre-authorized-code'
+          ] ??
+          offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+            'pre-authorized_code'
+          ]
+
+        const issuer = `${issuerOrigin}/issuers/${tenant}`
+        const tokenResponse = await fetch(`${issuer}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+            'pre-authorized_code': code,
+          }),
+        })
+        expect(tokenResponse.status).toBe(200)
+        const accessToken = ((await tokenResponse.json()) as { access_token: string }).access_token
+        const { c_nonce } = (await post(`${issuer}/nonce`, {})).json
+        const { generateKeyPair, exportJWK, SignJWT } = await import('jose')
+        const holder = await generateKeyPair('ES256')
+        const proof = await new SignJWT({ nonce: c_nonce })
+          .setProtectedHeader({
+            alg: 'ES256',
+            typ: 'openid4vci-proof+jwt',
+            jwk: await exportJWK(holder.publicKey),
+          })
+          .setAudience(issuer)
+          .setIssuedAt()
+          .sign(holder.privateKey)
+        const credential = await post(
+          `${issuer}/credential`,
+          { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
+          accessToken,
+        )
+        expect(credential.status).toBe(200)
+        expect(credential.json.credentials[0].credential).toMatch(/^ey.+~/)
+        const session = await fetch(`${api}/api/sessions/${offer.sessionId}`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+        expect(((await session.json()) as { status: string }).status).toBe('completed')
+      } finally {
+        for (const child of children) child.kill('SIGTERM')
+        await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))))
+      }
+    },
+  )
+})

@@ -5,7 +5,14 @@ import { Openid4vciClient } from '@openid4vc/openid4vci'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
-import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
+import {
+  compactVerify,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  type JSONWebKeySet,
+  SignJWT,
+} from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
 
@@ -30,7 +37,8 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(body),
       })
-      return response.json()
+      // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
+      return (await response.json()) as any
     }
     const rootToken = (
       await post('/api/oauth2/token', {
@@ -75,7 +83,8 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
   afterAll(() => app.close())
 
   it('resolves the offer, metadata, token (tx_code), nonce and credential; the SD-JWT VC verifies', async () => {
-    const created = await (
+    // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
+    const created: any = await (
       await fetch(`${baseUrl}/api/offers`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...admin },
@@ -125,7 +134,9 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
     const credential = (result.credentialResponse.credentials as { credential: string }[])[0]
       ?.credential as string
 
-    const jwks = createLocalJWKSet(await (await fetch(`${baseUrl}/issuers/${tenant}/jwks`)).json())
+    const jwks = createLocalJWKSet(
+      (await (await fetch(`${baseUrl}/issuers/${tenant}/jwks`)).json()) as JSONWebKeySet,
+    )
     const verifier = new SDJwtVcInstance({
       hasher: digest,
       verifier: async (data: string, signature: string) => {

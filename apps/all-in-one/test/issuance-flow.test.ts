@@ -496,7 +496,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       ])
     })
 
-    it('claims come from the attribute provider (API key sent); a provider that is down is a 502 naming it', async () => {
+    it('claims come from the attribute provider at the credential request (API key sent); a provider that is down fails the session and the request', async () => {
       const seen: { key: unknown; body: unknown }[] = []
       const server = createHttpServer((req, res) => {
         let raw = ''
@@ -536,27 +536,37 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
             },
           })
         }
-        const ok = await app.inject({
-          method: 'POST',
-          url: '/api/offers',
-          headers: admin,
-          payload: { credentialConfigurationIds: ['from-hr'] },
-        })
-        expect(ok.statusCode, ok.body).toBe(201)
+        // Claims are asked for at the credential request, with the session id.
+        const issueFrom = async (configurationId: string) => {
+          const created = await offer({ credentialConfigurationIds: [configurationId], claims: undefined })
+          const accessToken = (await redeem(created)).json().access_token
+          const response = await credentialRequest(accessToken, {
+            credential_configuration_id: configurationId,
+            proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
+          })
+          return { created, response }
+        }
+        const ok = await issueFrom('from-hr')
+        expect(ok.response.statusCode, ok.response.body).toBe(200)
         expect(seen).toStrictEqual([
           {
             key: 'provider-api-key-123',
-            body: { tenantId: tenant, sessionId: ok.json().sessionId, credentialConfigurationId: 'from-hr' },
+            body: { tenantId: tenant, sessionId: ok.created.sessionId, credentialConfigurationId: 'from-hr' },
           },
         ])
-        const down = await app.inject({
-          method: 'POST',
-          url: '/api/offers',
-          headers: admin,
-          payload: { credentialConfigurationIds: ['from-down'] },
+        const down = await issueFrom('from-down')
+        expect(down.response.statusCode).toBe(400)
+        expect(down.response.json()).toStrictEqual({
+          error: 'credential_request_denied',
+          error_description: "attribute provider 'down' could not be reached",
         })
-        expect(down.statusCode).toBe(502)
-        expect(down.json().detail).toBe("attribute provider 'down' could not be reached")
+        const session = (
+          await app.inject({ url: `/api/sessions/${down.created.sessionId}`, headers: admin })
+        ).json()
+        expect(session).toMatchObject({
+          status: 'failed',
+          failureReason: "attribute provider 'down' could not be reached",
+        })
       } finally {
         server.close()
       }

@@ -39,6 +39,10 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
         keys,
         publicUrl: deps.config.PUBLIC_URL,
         now: deps.now ?? (() => new Date()),
+        outbound: {
+          allowHttp: deps.config.OUTBOUND_ALLOW_HTTP,
+          allowedHosts: deps.config.OUTBOUND_ALLOWED_HOSTS,
+        },
       }),
     )
   }

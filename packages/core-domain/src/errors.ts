@@ -99,6 +99,7 @@ export type ProtocolErrorCode =
   | 'invalid_credential_request'
   | 'unknown_credential_configuration'
   | 'unknown_credential_identifier'
+  | 'credential_request_denied'
   | 'invalid_dpop_proof'
   | 'use_dpop_nonce'
   | 'access_denied'

@@ -1,3 +1,5 @@
+export type { AttributeRequest } from './attribute-provider-client'
+export { fetchAttributes } from './attribute-provider-client'
 export type { SecuredRoute, VerifyAccessToken } from './auth'
 export { registerRoleGuard, requireTenantScope } from './auth'
 export type { ServerOptions } from './create-server'

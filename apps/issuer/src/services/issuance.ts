@@ -1,13 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { buildCredentialOffer, ProtocolError } from '@credential-service/core-domain'
+import {
+  buildCredentialOffer,
+  type CredentialConfig,
+  DomainError,
+  type OutboundUrlPolicy,
+  ProtocolError,
+  resolveClaims,
+} from '@credential-service/core-domain'
 import { issueMdoc, issueSdJwtVc, signJws } from '@credential-service/crypto'
 import {
+  createAttributeProviderRepository,
   createCredentialConfigRepository,
   createIssuanceSessionRepository,
   createNonceRepository,
   type Database,
+  type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import type { KeyRuntime } from '@credential-service/server-kit'
+import { fetchAttributes, type KeyRuntime } from '@credential-service/server-kit'
 import { base64url, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 
@@ -21,6 +30,7 @@ const PROOF_MAX_SKEW_SECONDS = 60
 export interface IssuanceDeps {
   db: Database
   keys: KeyRuntime
+  outbound: OutboundUrlPolicy
   publicUrl: string
   now: () => Date
 }
@@ -169,7 +179,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       const signer = await deps.keys.signer(tenantId, config.keyChainId)
       const now = deps.now()
       const expiresAt = new Date(now.getTime() + config.lifetimeSeconds * 1000)
-      const claims = (session.claims[configurationId] ?? {}) as Record<string, unknown>
+      const claims = await claimsFor(session, config)
       const issueOne = async (holderJwk: JWK | undefined): Promise<string> => {
         if (config.config.format === 'mso_mdoc') {
           if (!holderJwk)
@@ -206,6 +216,39 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       await sessions.recordIssued(session.id, configurationId, now)
       return { credentials }
     },
+  }
+
+  /**
+   * Claims of one credential: the offer's, else the attribute provider's answer, validated against
+   * the schema derived from `fields`. A provider failure fails the session and the request; no
+   * credential is ever issued with claims that did not validate.
+   */
+  async function claimsFor(
+    session: IssuanceSessionRow,
+    config: CredentialConfig,
+  ): Promise<Record<string, unknown>> {
+    const inline = session.claims[config.id]
+    if (inline) return inline
+    const provider = config.attributeProviderId
+      ? await createAttributeProviderRepository(deps.db, tenantId).row(config.attributeProviderId)
+      : undefined
+    let reason: string
+    try {
+      const supplied = provider
+        ? await fetchAttributes(
+            provider,
+            { tenantId, sessionId: session.id, credentialConfigurationId: config.id },
+            { cipher: deps.keys.cipher, outbound: deps.outbound },
+          )
+        : {}
+      const resolved = resolveClaims(config, supplied, 'claims')
+      if (resolved.ok) return resolved.claims
+      reason = `claims of '${config.id}' failed validation: ${resolved.issues.map((i) => `${i.path} ${i.message}`).join('; ')}`
+    } catch (error) {
+      reason = error instanceof DomainError ? error.detail : 'the attribute provider failed'
+    }
+    await sessions.fail(session.id, reason)
+    throw new ProtocolError('credential_request_denied', reason)
   }
 
   /**

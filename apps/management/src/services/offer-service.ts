@@ -18,7 +18,6 @@ import {
 } from '@credential-service/core-domain'
 import type { JwkCipher } from '@credential-service/crypto'
 import {
-  createAttributeProviderRepository,
   createClientRepository,
   createCredentialConfigRepository,
   createIssuanceSessionRepository,
@@ -26,7 +25,6 @@ import {
   type Database,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import { fetchAttributes } from './attribute-provider-client'
 
 export interface OfferServiceDeps {
   db: Database
@@ -100,30 +98,15 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
           })
           continue
         }
-        for (const key of Object.keys(input.claims ?? {})) {
-          if (!input.credentialConfigurationIds.includes(key))
-            issues.push({ path: `body.claims.${key}`, message: 'not one of credentialConfigurationIds' })
-        }
-        let supplied = input.claims?.[id]
-        if (!supplied && config.attributeProviderId) {
-          const provider = await createAttributeProviderRepository(deps.db, tenantId).row(
-            config.attributeProviderId,
-          )
-          if (provider)
-            supplied = await fetchAttributes(
-              provider,
-              { tenantId, sessionId, credentialConfigurationId: id },
-              deps,
-            )
-        }
+        const supplied = input.claims?.[id]
+        // Without inline claims, the attribute provider is asked at the credential request, when the
+        // wallet is there; its answer is validated then.
+        if (!supplied && config.attributeProviderId) continue
         const resolved = resolveClaims(config, supplied ?? {}, `body.claims.${id}`)
         if (resolved.ok) claims[id] = resolved.claims
         else issues.push(...resolved.issues)
       }
-      if (issues.length)
-        throw new RuleViolationError('the offer cannot be made; see errors', [
-          ...new Map(issues.map((i) => [i.path + i.message, i])).values(),
-        ])
+      if (issues.length) throw new RuleViolationError('the offer cannot be made; see errors', issues)
 
       const now = deps.now()
       const code = randomBytes(32).toString('base64url')

@@ -93,6 +93,14 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       return row
     },
 
+    /** Fails the session with a reason shown to the integrator (never claim values). */
+    async fail(id: string, reason: string): Promise<void> {
+      await db
+        .update(issuanceSessions)
+        .set({ status: 'failed', failureReason: reason, updatedAt: now() })
+        .where(byId(id))
+    },
+
     /** Records an issued configuration; `completed` once every offered configuration was issued. */
     async recordIssued(id: string, configurationId: string, at: Date): Promise<void> {
       await db

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto'
+import { createHmac, X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { testDatabases } from '@credential-service/db-schema/testing'
@@ -450,6 +450,93 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       expect(response.statusCode).toBe(401)
       expect(response.headers['www-authenticate']).toContain('error="invalid_token"')
     })
+  })
+
+  it('OID4VCI §11: a notification is recorded on the session and delivered to the webhook, HMAC-signed', async () => {
+    const received: { headers: Record<string, unknown>; body: string }[] = []
+    const server = createHttpServer((req, res) => {
+      let raw = ''
+      req.on('data', (chunk) => {
+        raw += chunk
+      })
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: raw })
+        res.writeHead(received.length === 1 ? 503 : 204) // the first attempt fails: a retry must follow
+        res.end()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (server.address() as AddressInfo).port
+      const hook = await app.inject({
+        method: 'POST',
+        url: '/api/webhook-endpoints',
+        headers: admin,
+        payload: { id: 'events', url: `http://127.0.0.1:${port}/events`, auth: { type: 'hmac' } },
+      })
+      const { signingSecret } = hook.json()
+      const withHook = (await app.inject({ url: '/api/credentials/pid', headers: admin })).json()
+      const { createdAt: _c, updatedAt: _u, ...config } = withHook
+      await app.inject({
+        method: 'PUT',
+        url: '/api/credentials/pid',
+        headers: admin,
+        payload: { ...config, webhookEndpointId: 'events' },
+      })
+
+      const created = await offer()
+      const accessToken = (await redeem(created)).json().access_token
+      const issued = await credentialRequest(accessToken, {
+        credential_configuration_id: 'pid',
+        proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
+      })
+      const notificationId = issued.json().notification_id
+      expect(notificationId).toMatch(/^ntf_/)
+      const notify = (body: Record<string, unknown>, t = accessToken) =>
+        app.inject({
+          method: 'POST',
+          url: `/issuers/${tenant}/notification`,
+          headers: { authorization: `Bearer ${t}` },
+          payload: body,
+        })
+      expect(
+        (await notify({ notification_id: 'ntf_unknown', event: 'credential_accepted' })).json().error,
+      ).toBe('invalid_notification_id')
+      expect(
+        (await notify({ notification_id: notificationId, event: 'credential_liked' })).json().error,
+      ).toBe('invalid_notification_request')
+      expect(
+        (await notify({ notification_id: notificationId, event: 'credential_accepted' })).statusCode,
+      ).toBe(204)
+
+      let session: { notifications?: { delivery: { status: string } }[] } = {}
+      for (let i = 0; i < 50; i++) {
+        session = (await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })).json()
+        if (session.notifications?.[0]?.delivery.status === 'delivered') break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(session.notifications).toStrictEqual([
+        {
+          credentialConfigurationId: 'pid',
+          event: 'credential_accepted',
+          receivedAt: expect.any(String),
+          delivery: { status: 'delivered', attempts: 2, error: null },
+        },
+      ])
+      const last = received.at(-1) as { headers: Record<string, string>; body: string }
+      expect(JSON.parse(last.body)).toMatchObject({
+        type: 'issuance.notification',
+        sessionId: created.sessionId,
+        event: 'credential_accepted',
+      })
+      const expected = createHmac('sha256', signingSecret)
+        .update(`${last.headers['x-timestamp']}.${last.body}`)
+        .digest('hex')
+      expect(last.headers['x-signature']).toBe(`sha256=${expected}`)
+      await app.inject({ method: 'PUT', url: '/api/credentials/pid', headers: admin, payload: config })
+    } finally {
+      server.close()
+    }
   })
 
   describe('offers (management)', () => {

@@ -43,6 +43,8 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
           allowHttp: deps.config.OUTBOUND_ALLOW_HTTP,
           allowedHosts: deps.config.OUTBOUND_ALLOWED_HOSTS,
         },
+        webhook: { attempts: deps.config.WEBHOOK_MAX_ATTEMPTS, backoffMs: deps.config.WEBHOOK_BACKOFF_MS },
+        background: new Set(),
       }),
     )
   }

@@ -100,6 +100,8 @@ export type ProtocolErrorCode =
   | 'unknown_credential_configuration'
   | 'unknown_credential_identifier'
   | 'credential_request_denied'
+  | 'invalid_notification_id'
+  | 'invalid_notification_request'
   | 'invalid_dpop_proof'
   | 'use_dpop_nonce'
   | 'access_denied'

@@ -18,7 +18,11 @@ export {
 } from './repositories/configs'
 export { foreignKeyViolation } from './repositories/errors'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
-export { createIssuanceSessionRepository, createNonceRepository } from './repositories/issuance'
+export {
+  createIssuanceSessionRepository,
+  createNonceRepository,
+  createNotificationRepository,
+} from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
 export {
   createKeyChainRepository,

@@ -1,8 +1,6 @@
-import { createHmac } from 'node:crypto'
-import { lookup } from 'node:dns/promises'
-import { checkOutboundUrl, type OutboundUrlPolicy, UpstreamError } from '@credential-service/core-domain'
+import { type OutboundUrlPolicy, UpstreamError } from '@credential-service/core-domain'
 import type { JwkCipher } from '@credential-service/crypto'
-import type { AttributeProviderRow } from '@credential-service/db-schema'
+import { assertPublicAddress, authHeaders, type OutboundEndpoint } from './outbound-http'
 
 export interface AttributeRequest {
   tenantId: string
@@ -11,38 +9,22 @@ export interface AttributeRequest {
 }
 
 /**
- * Asks an attribute provider for the claims of one credential: `POST <url>` with the request as JSON,
- * authenticated by API key header or by `X-Signature: sha256=<HMAC of "<timestamp>.<body>">` with
- * `X-Timestamp`. The resolved address is checked against the outbound policy before connecting.
+ * Asks an attribute provider for the claims of one credential: `POST <url>` with the request as
+ * JSON and the endpoint's authentication; the caller validates the answer.
  */
 export async function fetchAttributes(
-  provider: AttributeProviderRow,
+  provider: OutboundEndpoint & { timeoutMs: number },
   request: AttributeRequest,
   deps: { cipher: JwkCipher; outbound: OutboundUrlPolicy; fetch?: typeof fetch },
 ): Promise<Record<string, unknown>> {
   const name = `attribute provider '${provider.id}'`
   const url = new URL(provider.url)
-  const allowed = deps.outbound.allowedHosts.includes(url.hostname)
-  if (!allowed) {
-    const addresses = await lookup(url.hostname, { all: true }).catch(() => [])
-    for (const { address } of addresses) {
-      const literal = address.includes(':') ? `[${address}]` : address
-      if (checkOutboundUrl(`https://${literal}/`, { allowHttp: true, allowedHosts: [] }).length) {
-        throw new UpstreamError(`${name}: ${url.hostname} resolves to a private or loopback address`)
-      }
-    }
-  }
+  await assertPublicAddress(url, deps.outbound, name)
   const body = JSON.stringify(request)
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
-  const context = `attribute-provider:${provider.tenantId}/${provider.id}`
-  if (provider.authType === 'api-key' && provider.authSecret) {
-    headers[provider.authHeader ?? 'x-api-key'] = deps.cipher.decrypt<string>(provider.authSecret, context)
-  } else if (provider.authType === 'hmac' && provider.authSecret) {
-    const timestamp = String(Math.floor(Date.now() / 1000))
-    const secret = deps.cipher.decrypt<string>(provider.authSecret, context)
-    headers['x-timestamp'] = timestamp
-    headers['x-signature'] =
-      `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    ...authHeaders(provider, 'attribute-provider', body, deps.cipher),
   }
   let response: Response
   try {

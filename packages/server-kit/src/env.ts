@@ -71,6 +71,20 @@ export const zCommonEnv = z.object({
     .describe(
       'Comma-separated hosts that attribute providers and webhooks may use although private or loopback',
     ),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .default(4)
+    .describe('Attempts to deliver one webhook event'),
+  WEBHOOK_BACKOFF_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(600_000)
+    .default(1000)
+    .describe('Delay before the first webhook retry; doubled on each further retry'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

@@ -37,6 +37,10 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
 
   return async (app) => {
     await app.register(formbody)
+    // Webhook deliveries still running finish before the process closes.
+    app.addHook('onClose', async () => {
+      await Promise.allSettled([...deps.background])
+    })
 
     // OpenID4VCI §12.2.2: well-known path insertion before the issuer path.
     app.get(
@@ -111,6 +115,16 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
         const issuer = service(req.params.tenant)
         const token = await issuer.authorize(req.headers.authorization)
         return reply.header('cache-control', NO_STORE).send(await issuer.credential(token, req.body))
+      },
+    )
+
+    app.post(
+      '/issuers/:tenant/notification',
+      { schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) } },
+      async (req, reply) => {
+        const issuer = service(req.params.tenant)
+        await issuer.notification(await issuer.authorize(req.headers.authorization), req.body)
+        return reply.status(204).send()
       },
     )
   }

@@ -3,6 +3,7 @@ import {
   buildCredentialOffer,
   type CredentialConfig,
   DomainError,
+  newId,
   type OutboundUrlPolicy,
   ProtocolError,
   resolveClaims,
@@ -13,10 +14,12 @@ import {
   createCredentialConfigRepository,
   createIssuanceSessionRepository,
   createNonceRepository,
+  createNotificationRepository,
+  createWebhookEndpointRepository,
   type Database,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import { fetchAttributes, type KeyRuntime } from '@credential-service/server-kit'
+import { deliverWebhook, fetchAttributes, type KeyRuntime } from '@credential-service/server-kit'
 import { base64url, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 
@@ -31,6 +34,9 @@ export interface IssuanceDeps {
   db: Database
   keys: KeyRuntime
   outbound: OutboundUrlPolicy
+  webhook: { attempts: number; backoffMs: number }
+  /** Background work (webhook deliveries) to await before the process closes. */
+  background: Set<Promise<unknown>>
   publicUrl: string
   now: () => Date
 }
@@ -49,6 +55,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
   const sessions = createIssuanceSessionRepository(deps.db, tenantId)
   const configs = createCredentialConfigRepository(deps.db, tenantId)
   const nonces = createNonceRepository(deps.db, tenantId)
+  const notifications = createNotificationRepository(deps.db, tenantId)
 
   return {
     issuer,
@@ -118,6 +125,53 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       const value = randomBytes(24).toString('base64url')
       await nonces.issue(value, new Date(deps.now().getTime() + NONCE_SECONDS * 1000))
       return { c_nonce: value }
+    },
+
+    /**
+     * Notification endpoint (OpenID4VCI §11): records the wallet's event on the session and hands
+     * it to the configuration's webhook endpoint in the background (signed, retried, outcome recorded).
+     */
+    async notification(token: { sessionId: string }, body: Record<string, unknown>): Promise<void> {
+      const events = ['credential_accepted', 'credential_failure', 'credential_deleted']
+      if (typeof body.notification_id !== 'string')
+        throw new ProtocolError('invalid_notification_request', 'notification_id is required')
+      if (typeof body.event !== 'string' || !events.includes(body.event)) {
+        throw new ProtocolError('invalid_notification_request', `event must be one of ${events.join(', ')}`)
+      }
+      const description = typeof body.event_description === 'string' ? body.event_description : undefined
+      const row = await notifications.record(
+        body.notification_id,
+        token.sessionId,
+        body.event,
+        description,
+        deps.now(),
+      )
+      if (!row)
+        throw new ProtocolError('invalid_notification_id', 'unknown notification_id for this access token')
+      const config = await configs.get(row.credentialConfigurationId)
+      const endpoint = config?.webhookEndpointId
+        ? await createWebhookEndpointRepository(deps.db, tenantId).row(config.webhookEndpointId)
+        : undefined
+      if (!endpoint) {
+        await notifications.delivered(row.id, { status: 'none', attempts: 0, lastError: null })
+        return
+      }
+      const event = {
+        type: 'issuance.notification',
+        tenantId,
+        sessionId: token.sessionId,
+        credentialConfigurationId: row.credentialConfigurationId,
+        event: body.event,
+        ...(description ? { eventDescription: description } : {}),
+        at: deps.now().toISOString(),
+      }
+      const delivery = deliverWebhook(endpoint, event, {
+        cipher: deps.keys.cipher,
+        outbound: deps.outbound,
+        ...deps.webhook,
+      }).then((outcome) => notifications.delivered(row.id, outcome))
+      deps.background.add(delivery)
+      void delivery.finally(() => deps.background.delete(delivery))
     },
 
     /** Verifies the access token: signed by a key of this tenant, for this issuer, unexpired. */
@@ -214,7 +268,13 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
         holderKeys.map(async (key) => ({ credential: await issueOne(key) })),
       )
       await sessions.recordIssued(session.id, configurationId, now)
-      return { credentials }
+      const notificationId = newId('ntf')
+      await notifications.create({
+        id: notificationId,
+        sessionId: session.id,
+        credentialConfigurationId: configurationId,
+      })
+      return { credentials, notification_id: notificationId }
     },
   }
 

@@ -21,6 +21,7 @@ import {
   createClientRepository,
   createCredentialConfigRepository,
   createIssuanceSessionRepository,
+  createNotificationRepository,
   createTenantRepository,
   type Database,
   type IssuanceSessionRow,
@@ -155,7 +156,20 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
     async get(id: string): Promise<IssuanceSession> {
       const row = await sessions.get(id)
       if (!row) throw new NotFoundError('session', id)
-      return toIssuanceSession(row, deps.now())
+      const notifications = await createNotificationRepository(deps.db, tenantId).ofSession(id)
+      return {
+        ...toIssuanceSession(row, deps.now()),
+        notifications: notifications.map((n) => ({
+          credentialConfigurationId: n.credentialConfigurationId,
+          event: n.event as 'credential_accepted' | 'credential_failure' | 'credential_deleted' | null,
+          receivedAt: n.receivedAt?.toISOString() ?? null,
+          delivery: {
+            status: n.deliveryStatus as 'none' | 'pending' | 'delivered' | 'failed',
+            attempts: n.deliveryAttempts,
+            error: n.deliveryError,
+          },
+        })),
+      }
     },
 
     async list(query: PageQuery & { status?: string }): Promise<Page<IssuanceSession>> {

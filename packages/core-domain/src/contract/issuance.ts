@@ -80,6 +80,23 @@ export const zIssuanceSession = z.object({
   credentialIssuedAt: zTimestamp.nullable(),
   createdAt: zTimestamp,
   updatedAt: zTimestamp,
+  notifications: z
+    .array(
+      z.object({
+        credentialConfigurationId: z.string(),
+        event: z.enum(['credential_accepted', 'credential_failure', 'credential_deleted']).nullable(),
+        receivedAt: zTimestamp.nullable(),
+        delivery: z.object({
+          status: z.enum(['none', 'pending', 'delivered', 'failed']),
+          attempts: z.number().int(),
+          error: z.string().nullable(),
+        }),
+      }),
+    )
+    .optional()
+    .describe(
+      'Wallet notifications (OpenID4VCI §11) and their webhook delivery; in single-session reads only',
+    ),
 })
 export type IssuanceSession = z.infer<typeof zIssuanceSession>
 

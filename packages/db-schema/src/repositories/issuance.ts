@@ -1,7 +1,7 @@
 import type { PageQuery } from '@credential-service/core-domain'
 import { and, asc, eq, gt, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
-import { type IssuanceSessionRow, issuanceSessions, nonces } from '../schema'
+import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
 import { decodeCursor, toPage } from './pagination'
 
 export type NewIssuanceSession = Omit<typeof issuanceSessions.$inferInsert, 'tenantId'>
@@ -135,6 +135,51 @@ export function createNonceRepository(db: Database, tenantId: string) {
 
     async purgeExpired(at: Date): Promise<void> {
       await db.delete(nonces).where(and(eq(nonces.tenantId, tenantId), lt(nonces.expiresAt, at)))
+    },
+  }
+}
+
+/** Notification ids of one tenant's issuance sessions (OpenID4VCI §11). */
+export function createNotificationRepository(db: Database, tenantId: string) {
+  const byId = (id: string): SQL =>
+    and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.id, id)) as SQL
+  return {
+    async create(row: { id: string; sessionId: string; credentialConfigurationId: string }): Promise<void> {
+      await db.insert(issuanceNotifications).values({ ...row, tenantId })
+    },
+
+    /** Records the wallet's event on a notification of `sessionId`; undefined when it is not one. */
+    async record(id: string, sessionId: string, event: string, description: string | undefined, at: Date) {
+      const [row] = await db
+        .update(issuanceNotifications)
+        .set({ event, eventDescription: description ?? null, receivedAt: at, deliveryStatus: 'pending' })
+        .where(and(byId(id), eq(issuanceNotifications.sessionId, sessionId)))
+        .returning()
+      return row
+    },
+
+    async delivered(
+      id: string,
+      outcome: { status: string; attempts: number; lastError: string | null },
+    ): Promise<void> {
+      await db
+        .update(issuanceNotifications)
+        .set({
+          deliveryStatus: outcome.status,
+          deliveryAttempts: outcome.attempts,
+          deliveryError: outcome.lastError,
+        })
+        .where(byId(id))
+    },
+
+    ofSession(sessionId: string) {
+      return db
+        .select()
+        .from(issuanceNotifications)
+        .where(
+          and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.sessionId, sessionId)),
+        )
+        .orderBy(asc(issuanceNotifications.createdAt))
     },
   }
 }

@@ -9,8 +9,8 @@ export type {
   WebhookEndpointRow,
 } from './configs'
 export { attributeProviders, credentialConfigs, presentationConfigs, webhookEndpoints } from './configs'
-export type { IssuanceSessionRow } from './issuance'
-export { issuanceSessions, nonces } from './issuance'
+export type { IssuanceNotificationRow, IssuanceSessionRow } from './issuance'
+export { issuanceNotifications, issuanceSessions, nonces } from './issuance'
 export type { KeyChainRow, NewKeyChainRow } from './key-chains'
 export { keyChains } from './key-chains'
 export { serviceSettings } from './service-settings'

@@ -65,3 +65,31 @@ export const nonces = pgTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.value] }), index('nonces_expiry').on(t.expiresAt)],
 )
+
+/**
+ * Notification ids handed out with credentials (OpenID4VCI §11), the wallet's event once it
+ * arrives, and the outcome of delivering it to the configuration's webhook endpoint.
+ */
+export const issuanceNotifications = pgTable(
+  'issuance_notifications',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: text().notNull(),
+    sessionId: text().notNull(),
+    credentialConfigurationId: text().notNull(),
+    event: text(),
+    eventDescription: text(),
+    receivedAt: timestamp({ withTimezone: true }),
+    deliveryStatus: text().notNull().default('none'),
+    deliveryAttempts: integer().notNull().default(0),
+    deliveryError: text(),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('issuance_notifications_session').on(t.tenantId, t.sessionId),
+  ],
+)
+export type IssuanceNotificationRow = typeof issuanceNotifications.$inferSelect

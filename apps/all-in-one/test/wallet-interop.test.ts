@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { clientAuthenticationNone, setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
+import { Holder, IssuerSigned } from '@owf/mdoc'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
@@ -11,13 +12,30 @@ import {
   exportJWK,
   generateKeyPair,
   type JSONWebKeySet,
+  type JWK,
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+import { mdocContext } from './mdoc-context'
 
 // The wallet side is someone else's reading of OpenID4VCI 1.0: oid4vc-ts over real HTTP.
 setGlobalConfig({ allowInsecureUrls: true })
+
+/** A wallet of oid4vc-ts holding one ES256 key. */
+function walletFor(privateKey: Parameters<SignJWT['sign']>[0], publicJwk: JWK) {
+  return new Openid4vciClient({
+    callbacks: {
+      clientAuthentication: clientAuthenticationNone({ clientId: 'interop-wallet' }),
+      hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
+      generateRandom: (length) => new Uint8Array(randomBytes(length)),
+      signJwt: async (_signer, { header, payload }) => ({
+        jwt: await new SignJWT(payload).setProtectedHeader(header as never).sign(privateKey),
+        signerJwk: publicJwk as never,
+      }),
+    },
+  })
+}
 
 describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', () => {
   let app: FastifyInstance
@@ -79,8 +97,69 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
       },
       admin,
     )
+    await post(
+      '/api/credentials',
+      {
+        id: 'mdl',
+        config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+        keyChainId: 'keys',
+        fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true }],
+      },
+      admin,
+    )
   })
   afterAll(() => app.close())
+
+  it('issues an mso_mdoc to the same wallet; @owf/mdoc verifies it', async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
+    const created: any = await (
+      await fetch(`${baseUrl}/api/offers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...admin },
+        body: JSON.stringify({
+          credentialConfigurationIds: ['mdl'],
+          claims: { mdl: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } } },
+        }),
+      })
+    ).json()
+    const holder = await generateKeyPair('ES256')
+    const publicJwk = await exportJWK(holder.publicKey)
+    const wallet = walletFor(holder.privateKey, publicJwk)
+    const offer = await wallet.resolveCredentialOffer(created.offerUri)
+    const issuerMetadata = await wallet.resolveIssuerMetadata(offer.credential_issuer)
+    const { accessTokenResponse } = await wallet.retrievePreAuthorizedCodeAccessTokenFromOffer({
+      credentialOffer: offer,
+      issuerMetadata,
+    })
+    const { c_nonce } = await wallet.requestNonce({ issuerMetadata })
+    const { jwt } = await wallet.createCredentialRequestJwtProof({
+      issuerMetadata,
+      credentialConfigurationId: 'mdl',
+      nonce: c_nonce,
+      signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never },
+    })
+    const result = await wallet.retrieveCredentials({
+      issuerMetadata,
+      accessToken: accessTokenResponse.access_token,
+      credentialConfigurationId: 'mdl',
+      proofs: { jwt: [jwt] },
+    })
+    const encoded = (result.credentialResponse.credentials as { credential: string }[])[0]
+      ?.credential as string
+    const failed: unknown[] = []
+    await Holder.verifyIssuerSigned(
+      {
+        issuerSigned: encoded,
+        disableCertificateChainValidation: true,
+        verificationCallback: (item) => item.status === 'FAILED' && failed.push(item),
+      },
+      mdocContext,
+    )
+    expect(failed).toStrictEqual([])
+    expect(IssuerSigned.fromEncodedForOid4Vci(encoded).getPrettyClaims('org.iso.18013.5.1')).toMatchObject({
+      family_name: 'Mustermann',
+    })
+  })
 
   it('resolves the offer, metadata, token (tx_code), nonce and credential; the SD-JWT VC verifies', async () => {
     // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
@@ -98,17 +177,7 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
 
     const holder = await generateKeyPair('ES256')
     const publicJwk = await exportJWK(holder.publicKey)
-    const wallet = new Openid4vciClient({
-      callbacks: {
-        clientAuthentication: clientAuthenticationNone({ clientId: 'interop-wallet' }),
-        hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
-        generateRandom: (length) => new Uint8Array(randomBytes(length)),
-        signJwt: async (_signer, { header, payload }) => ({
-          jwt: await new SignJWT(payload).setProtectedHeader(header as never).sign(holder.privateKey),
-          signerJwk: publicJwk as never,
-        }),
-      },
-    })
+    const wallet = walletFor(holder.privateKey, publicJwk)
 
     const offer = await wallet.resolveCredentialOffer(created.offerUri)
     expect(offer.credential_configuration_ids).toStrictEqual(['pid'])

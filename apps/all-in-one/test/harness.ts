@@ -1,3 +1,4 @@
+import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
 import { createServer } from '@credential-service/server-kit'
@@ -6,6 +7,7 @@ import { composeApps } from '../src/compose'
 
 export interface AllInOne {
   app: FastifyInstance
+  database: DatabaseHandle
   rootClientId: string
   rootSecret: string
 }
@@ -32,5 +34,5 @@ export async function startAllInOne(
   })
   const app = await createServer({ logLevel: 'silent', ping: database.ping, apps })
   app.addHook('onClose', () => database.close())
-  return { app, rootClientId, rootSecret }
+  return { app, database, rootClientId, rootSecret }
 }

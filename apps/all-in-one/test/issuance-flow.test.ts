@@ -1,6 +1,8 @@
 import { createHmac, X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { createNonceRepository } from '@credential-service/db-schema'
+import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { Holder, IssuerSigned } from '@owf/mdoc'
 import { digest } from '@sd-jwt/crypto-nodejs'
@@ -15,6 +17,7 @@ const PUBLIC_URL = 'http://localhost:3000'
 
 describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testDatabase) => {
   let app: FastifyInstance
+  let database: DatabaseHandle
   let tenant: string
   let otherTenant: string
   let admin: Record<string, string>
@@ -100,6 +103,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
     })
     app = started.app
+    database = started.database
     await app.ready()
     root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
     tenant = `wallet-${crypto.randomUUID().slice(0, 8)}`
@@ -379,6 +383,17 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       )
     })
 
+    it('OID4VCI §7: an expired nonce is invalid_nonce', async () => {
+      await createNonceRepository(database.db, tenant).issue('expired-nonce', new Date(Date.now() - 1000))
+      await expectError(
+        {
+          credential_configuration_id: 'pid',
+          proofs: { jwt: [(await proof({ nonce: 'expired-nonce' })).jwt] },
+        },
+        'invalid_nonce',
+      )
+    })
+
     it('a nonce we never issued, or one from another tenant, is invalid_nonce', async () => {
       await expectError(
         { credential_configuration_id: 'pid', proofs: { jwt: [(await proof({ nonce: 'made-up' })).jwt] } },
@@ -537,6 +552,18 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     } finally {
       server.close()
     }
+  })
+
+  it('sessions list with pagination and a status filter', async () => {
+    const open = await offer()
+    const listed = (
+      await app.inject({ url: '/api/sessions?status=offered&limit=100', headers: admin })
+    ).json()
+    expect(listed.items.every((item: { status: string }) => item.status === 'offered')).toBe(true)
+    expect(listed.items.map((item: { id: string }) => item.id)).toContain(open.sessionId)
+    const failed = (await app.inject({ url: '/api/sessions?status=failed&limit=100', headers: admin })).json()
+    expect(failed.items.map((item: { id: string }) => item.id)).not.toContain(open.sessionId)
+    expect((await app.inject({ url: '/api/sessions?status=bogus', headers: admin })).statusCode).toBe(400)
   })
 
   describe('offers (management)', () => {

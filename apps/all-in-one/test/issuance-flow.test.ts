@@ -339,6 +339,8 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     expect(again.statusCode).toBe(400)
     expect(again.json().error).toBe('invalid_grant')
     expect((await app.inject({ url: new URL(created.credentialOfferUri).pathname })).statusCode).toBe(404)
+    // I-22: an offer id that never existed is 404 too.
+    expect((await app.inject({ url: `/issuers/${tenant}/offers/ses_doesnotexist` })).statusCode).toBe(404)
   })
 
   it('tx_code: a wrong code is invalid_grant; five wrong codes lock the offer', async () => {
@@ -620,7 +622,14 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
         req.on('end', () => {
           seen.push({ key: req.headers['x-api-key'], body: JSON.parse(raw) })
           res.writeHead(200, { 'content-type': 'application/json' })
-          res.end(JSON.stringify({ given_name: 'Max' }))
+          // The second configuration's provider answers a wrong type: it must never reach a credential.
+          res.end(
+            JSON.stringify(
+              JSON.parse(raw).credentialConfigurationId === 'from-bad'
+                ? { given_name: 42 }
+                : { given_name: 'Max' },
+            ),
+          )
         })
       })
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -628,6 +637,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       try {
         for (const [id, url] of [
           ['hr', `http://127.0.0.1:${port}/claims`],
+          ['bad', `http://127.0.0.1:${port}/claims`],
           ['down', 'http://127.0.0.1:1/claims'],
         ]) {
           const provider = await app.inject({
@@ -668,6 +678,12 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
             body: { tenantId: tenant, sessionId: ok.created.sessionId, credentialConfigurationId: 'from-hr' },
           },
         ])
+        const bad = await issueFrom('from-bad')
+        expect(bad.response.json()).toMatchObject({
+          error: 'credential_request_denied',
+          error_description: expect.stringContaining('claims.given_name'),
+        })
+        expect(bad.response.body).not.toContain('credentials')
         const down = await issueFrom('from-down')
         expect(down.response.statusCode).toBe(400)
         expect(down.response.json()).toStrictEqual({

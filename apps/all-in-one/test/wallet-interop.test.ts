@@ -110,42 +110,53 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
   })
   afterAll(() => app.close())
 
-  it('issues an mso_mdoc to the same wallet; @owf/mdoc verifies it', async () => {
+  /** Creates an offer through /api and lets the oid4vc-ts wallet walk the whole flow. */
+  async function walletFlow(offerBody: Record<string, unknown>, configurationId: string) {
     // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
     const created: any = await (
       await fetch(`${baseUrl}/api/offers`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...admin },
-        body: JSON.stringify({
-          credentialConfigurationIds: ['mdl'],
-          claims: { mdl: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } } },
-        }),
+        body: JSON.stringify(offerBody),
       })
     ).json()
     const holder = await generateKeyPair('ES256')
     const publicJwk = await exportJWK(holder.publicKey)
     const wallet = walletFor(holder.privateKey, publicJwk)
     const offer = await wallet.resolveCredentialOffer(created.offerUri)
+    expect(offer.credential_configuration_ids).toStrictEqual([configurationId])
     const issuerMetadata = await wallet.resolveIssuerMetadata(offer.credential_issuer)
     const { accessTokenResponse } = await wallet.retrievePreAuthorizedCodeAccessTokenFromOffer({
       credentialOffer: offer,
       issuerMetadata,
+      ...(created.txCode ? { txCode: created.txCode } : {}),
     })
     const { c_nonce } = await wallet.requestNonce({ issuerMetadata })
     const { jwt } = await wallet.createCredentialRequestJwtProof({
       issuerMetadata,
-      credentialConfigurationId: 'mdl',
+      credentialConfigurationId: configurationId,
       nonce: c_nonce,
       signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never },
     })
     const result = await wallet.retrieveCredentials({
       issuerMetadata,
       accessToken: accessTokenResponse.access_token,
-      credentialConfigurationId: 'mdl',
+      credentialConfigurationId: configurationId,
       proofs: { jwt: [jwt] },
     })
-    const encoded = (result.credentialResponse.credentials as { credential: string }[])[0]
+    const credential = (result.credentialResponse.credentials as { credential: string }[])[0]
       ?.credential as string
+    return { credential, publicJwk }
+  }
+
+  it('issues an mso_mdoc to the same wallet; @owf/mdoc verifies it', async () => {
+    const { credential: encoded } = await walletFlow(
+      {
+        credentialConfigurationIds: ['mdl'],
+        claims: { mdl: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } } },
+      },
+      'mdl',
+    )
     const failed: unknown[] = []
     await Holder.verifyIssuerSigned(
       {
@@ -162,47 +173,14 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
   })
 
   it('resolves the offer, metadata, token (tx_code), nonce and credential; the SD-JWT VC verifies', async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
-    const created: any = await (
-      await fetch(`${baseUrl}/api/offers`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...admin },
-        body: JSON.stringify({
-          credentialConfigurationIds: ['pid'],
-          txCode: { length: 6 },
-          claims: { pid: { given_name: 'Erika', family_name: 'Mustermann' } },
-        }),
-      })
-    ).json()
-
-    const holder = await generateKeyPair('ES256')
-    const publicJwk = await exportJWK(holder.publicKey)
-    const wallet = walletFor(holder.privateKey, publicJwk)
-
-    const offer = await wallet.resolveCredentialOffer(created.offerUri)
-    expect(offer.credential_configuration_ids).toStrictEqual(['pid'])
-    const issuerMetadata = await wallet.resolveIssuerMetadata(offer.credential_issuer)
-    const { accessTokenResponse } = await wallet.retrievePreAuthorizedCodeAccessTokenFromOffer({
-      credentialOffer: offer,
-      issuerMetadata,
-      txCode: created.txCode,
-    })
-    const { c_nonce } = await wallet.requestNonce({ issuerMetadata })
-    const { jwt } = await wallet.createCredentialRequestJwtProof({
-      issuerMetadata,
-      credentialConfigurationId: 'pid',
-      nonce: c_nonce,
-      signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never },
-    })
-    const result = await wallet.retrieveCredentials({
-      issuerMetadata,
-      accessToken: accessTokenResponse.access_token,
-      credentialConfigurationId: 'pid',
-      proofs: { jwt: [jwt] },
-    })
-    const credential = (result.credentialResponse.credentials as { credential: string }[])[0]
-      ?.credential as string
-
+    const { credential, publicJwk } = await walletFlow(
+      {
+        credentialConfigurationIds: ['pid'],
+        txCode: { length: 6 },
+        claims: { pid: { given_name: 'Erika', family_name: 'Mustermann' } },
+      },
+      'pid',
+    )
     const jwks = createLocalJWKSet(
       (await (await fetch(`${baseUrl}/issuers/${tenant}/jwks`)).json()) as JSONWebKeySet,
     )

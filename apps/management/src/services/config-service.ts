@@ -111,20 +111,34 @@ function collection<T>(
   }
 }
 
-export function createCredentialConfigService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
-  const repo = createCredentialConfigRepository(deps.db, tenantId)
-  const base = collection<CredentialConfig>(deps, tenantId, actor, 'credential-config', repo)
-  const save = (input: CredentialConfigData, mode: 'create' | 'replace') =>
-    base.save(input.id, mode, async (tx) => {
-      refuse(await credentialConfigIssues(deps.db, tenantId, input, { tx }), 'credential configuration')
-      return credentialConfigColumns(input)
-    })
+/** The five verbs of a configuration collection whose rows are validated, then written. */
+function validatedCrud<T, D extends { id: string }>(
+  base: ReturnType<typeof collection<T>>,
+  prepare: (input: D, tx: Executor) => Promise<Record<string, unknown>>,
+) {
+  const save = (input: D, mode: 'create' | 'replace') => base.save(input.id, mode, (tx) => prepare(input, tx))
   return {
     list: base.list.bind(base),
     get: base.get.bind(base),
     delete: base.delete.bind(base),
-    create: (input: CredentialConfigData) => save(input, 'create'),
-    replace: (id: string, input: CredentialConfigData) => save({ ...input, id }, 'replace'),
+    create: (input: D) => save(input, 'create'),
+    replace: (id: string, input: D) => save({ ...input, id }, 'replace'),
+  }
+}
+
+export function createCredentialConfigService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
+  const base = collection<CredentialConfig>(
+    deps,
+    tenantId,
+    actor,
+    'credential-config',
+    createCredentialConfigRepository(deps.db, tenantId),
+  )
+  return {
+    ...validatedCrud(base, async (input: CredentialConfigData, tx) => {
+      refuse(await credentialConfigIssues(deps.db, tenantId, input, { tx }), 'credential configuration')
+      return credentialConfigColumns(input)
+    }),
     /** The JSON Schema of the configuration's claims, derived from `fields` (never stored). */
     async schema(id: string) {
       return deriveClaimsJsonSchema(await base.get(id))
@@ -133,20 +147,17 @@ export function createCredentialConfigService(deps: ConfigServiceDeps, tenantId:
 }
 
 export function createPresentationConfigService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
-  const repo = createPresentationConfigRepository(deps.db, tenantId)
-  const base = collection<PresentationConfig>(deps, tenantId, actor, 'presentation-config', repo)
-  const save = (input: PresentationConfigData, mode: 'create' | 'replace') =>
-    base.save(input.id, mode, async (tx) => {
-      refuse(await presentationConfigIssues(deps.db, tenantId, input, { tx }), 'presentation configuration')
-      return presentationConfigColumns(input)
-    })
-  return {
-    list: base.list.bind(base),
-    get: base.get.bind(base),
-    delete: base.delete.bind(base),
-    create: (input: PresentationConfigData) => save(input, 'create'),
-    replace: (id: string, input: PresentationConfigData) => save({ ...input, id }, 'replace'),
-  }
+  const base = collection<PresentationConfig>(
+    deps,
+    tenantId,
+    actor,
+    'presentation-config',
+    createPresentationConfigRepository(deps.db, tenantId),
+  )
+  return validatedCrud(base, async (input: PresentationConfigData, tx) => {
+    refuse(await presentationConfigIssues(deps.db, tenantId, input, { tx }), 'presentation configuration')
+    return presentationConfigColumns(input)
+  })
 }
 
 type EndpointData = AttributeProviderData | WebhookEndpointData

@@ -25,6 +25,6 @@ export async function composeApps(
   return [
     buildManagementApp({ config, database, signingKey, keys }),
     buildIssuerApp({ config, database, keys }),
-    buildVerifierApp({ config }),
+    buildVerifierApp({ config, database, keys }),
   ]
 }

@@ -1,6 +1,14 @@
-import { oauthErrorHandler, parseEnv, zCommonEnv } from '@credential-service/server-kit'
+import type { Database } from '@credential-service/db-schema'
+import {
+  createKeyRuntime,
+  type KeyRuntime,
+  oauthErrorHandler,
+  parseEnv,
+  zCommonEnv,
+} from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
+import { requestRoutes } from './routes/requests'
 
 export const zVerifierEnv = zCommonEnv
 export type VerifierConfig = Readonly<z.output<typeof zVerifierEnv>>
@@ -9,11 +17,24 @@ export const parseVerifierConfig = (env: Record<string, string | undefined>): Ve
 
 export interface VerifierDeps {
   config: VerifierConfig
+  database: { db: Database }
+  /** Key access shared with the other apps of the process; built from the config when absent. */
+  keys?: KeyRuntime
+  now?: () => Date
 }
 
 /** Wallet-facing OpenID4VP endpoints under `/verifiers/{tenant}` (DESIGN.md). */
-export function buildVerifierApp(_deps: VerifierDeps): FastifyPluginAsync {
+export function buildVerifierApp(deps: VerifierDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
+    const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
+    await app.register(
+      requestRoutes({
+        db: deps.database.db,
+        keys,
+        publicUrl: deps.config.PUBLIC_URL,
+        now: deps.now ?? (() => new Date()),
+      }),
+    )
   }
 }

@@ -6,5 +6,5 @@ await runProcess({
   name: 'verifier',
   parseConfig: parseVerifierConfig,
   allowEmbeddedDatabase: false,
-  build: async (config) => [buildVerifierApp({ config })],
+  build: async (config, database) => [buildVerifierApp({ config, database })],
 })

@@ -92,8 +92,17 @@ export type {
   PresentationConfig,
   PresentationConfigData,
   PresentationConfigInput,
+  PresentationRequestCreate,
+  PresentationRequestCreated,
+  PresentationSession,
 } from './contract/presentation-config'
-export { zPresentationConfig, zPresentationConfigInput } from './contract/presentation-config'
+export {
+  zPresentationConfig,
+  zPresentationConfigInput,
+  zPresentationRequestCreate,
+  zPresentationRequestCreated,
+  zPresentationSession,
+} from './contract/presentation-config'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'

@@ -30,6 +30,8 @@ export {
   lockDueKeyChains,
   toKeyChain,
 } from './repositories/key-chains'
+export type { NewPresentationSession, PresentationSessionRepository } from './repositories/presentation'
+export { createPresentationSessionRepository } from './repositories/presentation'
 export {
   lockTenant,
   recordedMasterSecretFingerprint,
@@ -42,6 +44,7 @@ export type {
   IssuanceSessionRow,
   KeyChainRow,
   NewKeyChainRow,
+  PresentationSessionRow,
   WebhookEndpointRow,
 } from './schema'
 export * as schema from './schema'

@@ -1,15 +1,20 @@
 import {
+  NotFoundError,
   zIssuanceSession,
   zIssuanceStatus,
   zOfferCreate,
   zOfferCreated,
   zPage,
   zPageQuery,
+  zPresentationRequestCreate,
+  zPresentationRequestCreated,
+  zPresentationSession,
 } from '@credential-service/core-domain'
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createOfferService, type OfferServiceDeps } from '../services/offer-service'
+import { createPresentationRequestService } from '../services/presentation-request-service'
 
 /** Credential offers and sessions, under the tenant and as the token-tenant shorthand. */
 export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boolean }): FastifyPluginAsyncZod {
@@ -17,6 +22,12 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
     collection: 'offers',
     tenantInPath: mount.tenantInPath,
     itemKey: 'sessionId',
+    itemSchema: z.string().max(100),
+  })
+  const requests = tenantMount({
+    collection: 'presentation-requests',
+    tenantInPath: mount.tenantInPath,
+    itemKey: 'id',
     itemSchema: z.string().max(100),
   })
   const sessions = tenantMount({
@@ -48,6 +59,31 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
       async (req, reply) => reply.status(201).send(await service(req).create(req.body)),
     )
 
+    app.post(
+      requests.base,
+      {
+        config: { roles: ['presentation:request'] },
+        schema: {
+          operationId: requests.op('createPresentationRequest'),
+          tags: ['presentation-requests'],
+          summary: 'Create an OpenID4VP presentation request',
+          description:
+            'Answers the `openid4vp://` URI (client_id + request_uri, request_uri_method=post) for a QR code (cross-device) or a link (same-device, with redirectUri). A client with a non-empty `allowedPresentationConfigs` gets 403 for any other configuration.',
+          params: requests.listParams,
+          body: zPresentationRequestCreate,
+          response: { 201: zPresentationRequestCreated, ...problemResponses },
+        },
+      },
+      async (req, reply) =>
+        reply
+          .status(201)
+          .send(
+            await createPresentationRequestService(deps, requireTenantScope(req), req.principal).create(
+              req.body,
+            ),
+          ),
+    )
+
     app.get(
       sessions.base,
       {
@@ -74,10 +110,19 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
           summary:
             'Get a session: status, timestamps, configuration ids, failure reason (never secrets or claims)',
           params: sessions.itemParams,
-          response: { 200: zIssuanceSession, ...problemResponses },
+          response: { 200: z.union([zIssuanceSession, zPresentationSession]), ...problemResponses },
         },
       },
-      (req) => service(req).get((req.params as { id: string }).id),
+      async (req) => {
+        const id = (req.params as { id: string }).id
+        // Session ids are unique across kinds: an issuance session, else a presentation session.
+        try {
+          return await service(req).get(id)
+        } catch (error) {
+          if (!(error instanceof NotFoundError)) throw error
+          return createPresentationRequestService(deps, requireTenantScope(req), req.principal).get(id)
+        }
+      },
     )
   }
 }

@@ -28,6 +28,12 @@ export const zPresentationConfigInput = z
     webhookEndpointId: zConfigId.optional().describe('Where results are delivered'),
     redirectUri: z.url().optional().describe('Same-device flows: where the wallet sends the user back'),
     keyChainId: zKeyChainId.describe('Key chain that signs request objects'),
+    clientIdPrefix: z
+      .enum(['x509_san_dns', 'x509_hash'])
+      .default('x509_san_dns')
+      .describe(
+        'Client identifier prefix (OpenID4VP §5.9.3): the SAN dNSName of the signing certificate, or the hash of it',
+      ),
   })
   .strict()
 export type PresentationConfigInput = z.input<typeof zPresentationConfigInput>
@@ -36,7 +42,58 @@ export type PresentationConfigData = z.output<typeof zPresentationConfigInput>
 export const zPresentationConfig = zPresentationConfigInput.extend({
   lifetimeSeconds: z.number().int(),
   responseMode: z.enum(['direct_post', 'direct_post.jwt']),
+  clientIdPrefix: z.enum(['x509_san_dns', 'x509_hash']),
   createdAt: zTimestamp,
   updatedAt: zTimestamp,
 })
 export type PresentationConfig = z.infer<typeof zPresentationConfig>
+
+export const zPresentationRequestCreate = z
+  .object({
+    presentationConfigId: zConfigId,
+    responseMode: z
+      .enum(['direct_post', 'direct_post.jwt'])
+      .optional()
+      .describe('Overrides the configuration'),
+    transactionData: z
+      .array(z.object({ type: z.string().min(1), credential_ids: z.array(z.string()).min(1) }).loose())
+      .max(10)
+      .optional()
+      .describe('Transaction data objects (OpenID4VP §5.1); each type must be allowed by the configuration'),
+    redirectUri: z
+      .url()
+      .optional()
+      .describe('Same-device flows: where the wallet sends the user after responding'),
+    webhookEndpointId: zConfigId.optional().describe('Overrides the configuration'),
+    lifetimeSeconds: z.number().int().min(30).max(86_400).optional().describe('Overrides the configuration'),
+  })
+  .strict()
+export type PresentationRequestCreate = z.output<typeof zPresentationRequestCreate>
+
+export const zPresentationRequestCreated = z.object({
+  sessionId: z.string(),
+  clientId: z.string().describe('Client identifier with its prefix'),
+  requestUri: z.string(),
+  requestUriMethod: z.literal('post'),
+  authorizationRequestUri: z
+    .string()
+    .describe('`openid4vp://` URI for a QR code (cross-device) or a link (same-device)'),
+  expiresAt: zTimestamp,
+})
+export type PresentationRequestCreated = z.infer<typeof zPresentationRequestCreated>
+
+export const zPresentationSession = z.object({
+  id: z.string(),
+  kind: z.literal('presentation'),
+  status: z.enum(['pending', 'verified', 'failed', 'expired']),
+  presentationConfigId: z.string(),
+  failureReason: z.string().nullable(),
+  claims: z.record(z.string(), z.unknown()).nullable().describe('Disclosed claims per DCQL credential id'),
+  createdByClientId: z.string(),
+  expiresAt: zTimestamp,
+  requestFetchedAt: zTimestamp.nullable(),
+  responseReceivedAt: zTimestamp.nullable(),
+  createdAt: zTimestamp,
+  updatedAt: zTimestamp,
+})
+export type PresentationSession = z.infer<typeof zPresentationSession>

@@ -142,6 +142,7 @@ export function toPresentationConfig(row: PresentationConfigRow): PresentationCo
     ...optional('webhookEndpointId', row.webhookEndpointId),
     ...optional('redirectUri', row.redirectUri),
     keyChainId: row.keyChainId,
+    clientIdPrefix: row.clientIdPrefix as PresentationConfig['clientIdPrefix'],
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   }
@@ -158,6 +159,7 @@ export function presentationConfigColumns(config: PresentationConfigData) {
     webhookEndpointId: config.webhookEndpointId ?? null,
     redirectUri: config.redirectUri ?? null,
     keyChainId: config.keyChainId,
+    clientIdPrefix: config.clientIdPrefix,
   }
 }
 

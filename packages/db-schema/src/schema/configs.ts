@@ -100,6 +100,7 @@ export const presentationConfigs = pgTable(
     webhookEndpointId: text(),
     redirectUri: text(),
     keyChainId: text().notNull(),
+    clientIdPrefix: text().notNull().default('x509_san_dns'),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),

@@ -1,0 +1,203 @@
+import { createHash, X509Certificate } from 'node:crypto'
+import { testDatabases } from '@credential-service/db-schema/testing'
+import type { FastifyInstance } from 'fastify'
+import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startAllInOne } from './harness'
+
+const PUBLIC_URL = 'https://verifier.example.com'
+const dcql = {
+  credentials: [
+    {
+      id: 'pid',
+      format: 'dc+sd-jwt',
+      meta: { vct_values: ['urn:eudi:pid:1'] },
+      claims: [{ path: ['given_name'] }],
+    },
+  ],
+}
+
+describe.each(testDatabases())('OpenID4VP presentation requests on $name', (testDatabase) => {
+  let app: FastifyInstance
+  let admin: Record<string, string>
+  let root: Record<string, string>
+  const tenant = `rp-${crypto.randomUUID().slice(0, 8)}`
+
+  const token = async (id: string, secret: string) =>
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/oauth2/token',
+        payload: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
+      })
+    ).json().access_token as string
+  const post = (url: string, payload: unknown, headers = admin) =>
+    app.inject({ method: 'POST', url, headers, payload: payload as object })
+
+  beforeAll(async () => {
+    const started = await startAllInOne(testDatabase, PUBLIC_URL)
+    app = started.app
+    await app.ready()
+    root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
+    await post('/api/tenants', { id: tenant, name: tenant }, root)
+    const client = (
+      await post(
+        `/api/tenants/${tenant}/clients`,
+        { roles: ['key:manage', 'presentation:config', 'presentation:request'] },
+        root,
+      )
+    ).json()
+    admin = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    await post('/api/key-chains', {
+      source: 'generate',
+      id: 'rp-keys',
+      certificate: { subject: 'CN=Example Verifier,C=DE' },
+    })
+    expect(
+      (await post('/api/presentations', { id: 'age', dcqlQuery: dcql, keyChainId: 'rp-keys' })).statusCode,
+    ).toBe(201)
+    expect(
+      (
+        await post('/api/presentations', {
+          id: 'age-hash',
+          dcqlQuery: dcql,
+          keyChainId: 'rp-keys',
+          clientIdPrefix: 'x509_hash',
+        })
+      ).statusCode,
+    ).toBe(201)
+  })
+  afterAll(() => app.close())
+
+  async function fetchRequest(requestUri: string, walletNonce?: string) {
+    const url = new URL(requestUri).pathname
+    const response = walletNonce
+      ? await app.inject({
+          method: 'POST',
+          url,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: `wallet_nonce=${walletNonce}`,
+        })
+      : await app.inject({ url })
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.headers['content-type']).toContain('application/oauth-authz-req+jwt')
+    const header = decodeProtectedHeader(response.body)
+    const leaf = new X509Certificate(Buffer.from((header.x5c as string[])[0] as string, 'base64'))
+    const { payload } = await compactVerify(response.body, leaf.publicKey)
+    return {
+      header,
+      leaf,
+      jwt: response.body,
+      // biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
+      claims: JSON.parse(new TextDecoder().decode(payload)) as Record<string, any>,
+    }
+  }
+
+  it('OpenID4VP §5 (V-01..V-04, V-06, V-09): a signed request object by reference with x509_san_dns', async () => {
+    const created = await post('/api/presentation-requests', { presentationConfigId: 'age' })
+    expect(created.statusCode, created.body).toBe(201)
+    const body = created.json()
+    expect(body.clientId).toBe('x509_san_dns:verifier.example.com')
+    const uri = new URL(body.authorizationRequestUri)
+    expect(uri.protocol).toBe('openid4vp:')
+    expect(Object.fromEntries(uri.searchParams)).toStrictEqual({
+      client_id: body.clientId,
+      request_uri: body.requestUri,
+      request_uri_method: 'post',
+    })
+    expect(body.requestUri).toMatch(
+      new RegExp(`^${PUBLIC_URL}/verifiers/${tenant}/requests/[A-Za-z0-9_-]{32}$`),
+    )
+    expect(body.requestUri).not.toContain(body.sessionId)
+
+    const { header, leaf, claims } = await fetchRequest(body.requestUri)
+    expect(header).toMatchObject({ typ: 'oauth-authz-req+jwt', alg: 'ES256' })
+    expect((header.x5c as string[]).length).toBe(1) // HAIP: no trust anchor in x5c
+    expect(leaf.subjectAltName).toBe('DNS:verifier.example.com')
+    expect(claims).toMatchObject({
+      aud: 'https://self-issued.me/v2',
+      client_id: body.clientId,
+      response_type: 'vp_token',
+      response_mode: 'direct_post.jwt',
+      response_uri: `${PUBLIC_URL}/verifiers/${tenant}/responses/${new URL(body.requestUri).pathname.split('/').at(-1)}`,
+      dcql_query: dcql,
+      client_metadata: {
+        vp_formats_supported: {
+          'dc+sd-jwt': { 'kb-jwt_alg_values': expect.arrayContaining(['ES256']) },
+          mso_mdoc: expect.any(Object),
+        },
+        encrypted_response_enc_values_supported: ['A128GCM', 'A256GCM'],
+      },
+    })
+    expect(claims.redirect_uri).toBeUndefined() // V-01: response_uri and no redirect_uri
+    expect(claims.nonce).toMatch(/^[A-Za-z0-9_-]{43}$/) // 256 bits, URL-safe
+    expect(claims.state).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const [key] = claims.client_metadata.jwks.keys as JWK[]
+    expect(key).toMatchObject({
+      kty: 'EC',
+      crv: 'P-256',
+      alg: 'ECDH-ES',
+      use: 'enc',
+      kid: expect.any(String),
+    })
+    expect(key).not.toHaveProperty('d')
+
+    // V-09: every request has its own encryption key.
+    const other = (
+      await fetchRequest(
+        (await post('/api/presentation-requests', { presentationConfigId: 'age' })).json().requestUri,
+      )
+    ).claims
+    const thumb = (jwk: JWK) => calculateJwkThumbprint(jwk)
+    expect(await thumb(other.client_metadata.jwks.keys[0])).not.toBe(await thumb(key as JWK))
+    expect(other.nonce).not.toBe(claims.nonce)
+
+    const session = await app.inject({ url: `/api/sessions/${body.sessionId}`, headers: admin })
+    expect(session.json()).toMatchObject({
+      id: body.sessionId,
+      kind: 'presentation',
+      status: 'pending',
+      presentationConfigId: 'age',
+      claims: null,
+      requestFetchedAt: expect.any(String),
+    })
+  })
+
+  it('OpenID4VP §5.10 (V-04): request_uri_method=post echoes wallet_nonce', async () => {
+    const body = (await post('/api/presentation-requests', { presentationConfigId: 'age' })).json()
+    expect((await fetchRequest(body.requestUri, 'wallet-nonce-123')).claims.wallet_nonce).toBe(
+      'wallet-nonce-123',
+    )
+  })
+
+  it('OpenID4VP §5.9.3 (V-05): x509_hash is the base64url SHA-256 of the leaf DER', async () => {
+    const body = (await post('/api/presentation-requests', { presentationConfigId: 'age-hash' })).json()
+    const { leaf, claims } = await fetchRequest(body.requestUri)
+    const expected = `x509_hash:${createHash('sha256').update(leaf.raw).digest('base64url')}`
+    expect(body.clientId).toBe(expected)
+    expect(claims.client_id).toBe(expected)
+  })
+
+  it('refuses an unknown configuration (422), a restricted client (403), and another tenant’s request (404)', async () => {
+    expect((await post('/api/presentation-requests', { presentationConfigId: 'nope' })).statusCode).toBe(422)
+    const restricted = (
+      await post(
+        `/api/tenants/${tenant}/clients`,
+        { roles: ['presentation:request'], allowedPresentationConfigs: ['age-hash'] },
+        root,
+      )
+    ).json()
+    const auth = { authorization: `Bearer ${await token(restricted.clientId, restricted.clientSecret)}` }
+    expect((await post('/api/presentation-requests', { presentationConfigId: 'age' }, auth)).statusCode).toBe(
+      403,
+    )
+    expect(
+      (await post('/api/presentation-requests', { presentationConfigId: 'age-hash' }, auth)).statusCode,
+    ).toBe(201)
+
+    const body = (await post('/api/presentation-requests', { presentationConfigId: 'age' })).json()
+    const requestId = new URL(body.requestUri).pathname.split('/').at(-1)
+    expect((await app.inject({ url: `/verifiers/someone-else/requests/${requestId}` })).statusCode).toBe(404)
+    expect((await app.inject({ url: `/verifiers/${tenant}/requests/unknown-request` })).statusCode).toBe(404)
+  })
+})

@@ -1,0 +1,140 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import {
+  ForbiddenError,
+  isOperator,
+  NotFoundError,
+  newId,
+  type PresentationRequestCreate,
+  type PresentationRequestCreated,
+  type PresentationSession,
+  type Principal,
+  RuleViolationError,
+} from '@credential-service/core-domain'
+import { type JwkCipher, verifierClientId } from '@credential-service/crypto'
+import {
+  createClientRepository,
+  createKeyChainRepository,
+  createPresentationConfigRepository,
+  createPresentationSessionRepository,
+  type Database,
+  type PresentationSessionRow,
+} from '@credential-service/db-schema'
+
+export interface PresentationRequestDeps {
+  db: Database
+  cipher: JwkCipher
+  publicUrl: string
+  now: () => Date
+}
+
+export function toPresentationSession(row: PresentationSessionRow, now: Date): PresentationSession {
+  const iso = (d: Date | null) => d?.toISOString() ?? null
+  return {
+    id: row.id,
+    kind: 'presentation',
+    status: (row.status === 'pending' && row.expiresAt <= now
+      ? 'expired'
+      : row.status) as PresentationSession['status'],
+    presentationConfigId: row.presentationConfigId,
+    failureReason: row.failureReason,
+    claims: row.result ?? null,
+    createdByClientId: row.createdByClientId,
+    expiresAt: row.expiresAt.toISOString(),
+    requestFetchedAt: iso(row.requestFetchedAt),
+    responseReceivedAt: iso(row.responseReceivedAt),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+/**
+ * OpenID4VP authorization requests (§5) of one tenant: a session with a fresh nonce, state,
+ * request id and response encryption key, and the `openid4vp://` URI that points to the request.
+ */
+export function createPresentationRequestService(
+  deps: PresentationRequestDeps,
+  tenantId: string,
+  actor: Principal,
+) {
+  const sessions = createPresentationSessionRepository(deps.db, tenantId)
+
+  return {
+    async create(input: PresentationRequestCreate): Promise<PresentationRequestCreated> {
+      const config = await createPresentationConfigRepository(deps.db, tenantId).get(
+        input.presentationConfigId,
+      )
+      if (!config) {
+        const message = `no presentation configuration '${input.presentationConfigId}'`
+        throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
+      }
+      if (!isOperator(actor)) {
+        const allowed = (await createClientRepository(deps.db, tenantId).get(actor.clientId))
+          ?.allowedPresentationConfigs
+        if (allowed?.length && !allowed.includes(config.id))
+          throw new ForbiddenError(`this client may not request '${config.id}'`)
+      }
+      const types = input.transactionData?.map((entry) => entry.type) ?? []
+      const refused = types.filter((type) => !config.transactionDataTypes?.includes(type))
+      if (refused.length) {
+        const message = `transaction data types not allowed by the configuration: ${refused.join(', ')}`
+        throw new RuleViolationError(message, [{ path: 'body.transactionData', message }])
+      }
+      const chain = await createKeyChainRepository(deps.db, tenantId).get(config.keyChainId)
+      const leaf = chain?.activeCertificates[0]
+      if (!leaf)
+        throw new RuleViolationError(
+          `key chain '${config.keyChainId}' has no certificate to sign requests with`,
+        )
+      const clientId = verifierClientId(config.clientIdPrefix, leaf)
+
+      // A fresh ECDH-ES key per request (HAIP 5): a response can only be read by its own request.
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      const id = newId('ses')
+      const requestId = randomBytes(24).toString('base64url')
+      const now = deps.now()
+      const expiresAt = new Date(now.getTime() + (input.lifetimeSeconds ?? config.lifetimeSeconds) * 1000)
+      await sessions.insert({
+        id,
+        requestId,
+        status: 'pending',
+        presentationConfigId: config.id,
+        clientId,
+        nonce: randomBytes(32).toString('base64url'),
+        state: randomBytes(32).toString('base64url'),
+        responseMode: input.responseMode ?? config.responseMode,
+        redirectUri: input.redirectUri ?? config.redirectUri ?? null,
+        transactionData:
+          input.transactionData?.map((entry) => Buffer.from(JSON.stringify(entry)).toString('base64url')) ??
+          null,
+        webhookEndpointId: input.webhookEndpointId ?? config.webhookEndpointId ?? null,
+        encryptionKey: deps.cipher.encrypt(
+          privateKey.export({ format: 'jwk' }) as Record<string, unknown>,
+          `presentation:${tenantId}/${id}`,
+        ),
+        encryptionKid: randomBytes(12).toString('base64url'),
+        createdByClientId: actor.clientId,
+        expiresAt,
+      })
+      const requestUri = `${deps.publicUrl}/verifiers/${tenantId}/requests/${requestId}`
+      const query = new URLSearchParams({
+        client_id: clientId,
+        request_uri: requestUri,
+        request_uri_method: 'post',
+      })
+      return {
+        sessionId: id,
+        clientId,
+        requestUri,
+        requestUriMethod: 'post',
+        authorizationRequestUri: `openid4vp://?${query}`,
+        expiresAt: expiresAt.toISOString(),
+      }
+    },
+
+    async get(id: string): Promise<PresentationSession> {
+      const row = await sessions.get(id)
+      if (!row) throw new NotFoundError('session', id)
+      return toPresentationSession(row, deps.now())
+    },
+  }
+}

@@ -1,0 +1,76 @@
+import { ProtocolError } from '@credential-service/core-domain'
+import { publicPart, signJws } from '@credential-service/crypto'
+import {
+  createPresentationConfigRepository,
+  createPresentationSessionRepository,
+  type Database,
+  type PresentationSessionRow,
+} from '@credential-service/db-schema'
+import type { KeyRuntime } from '@credential-service/server-kit'
+import type { JWK } from 'jose'
+
+export interface VerifierDeps {
+  db: Database
+  keys: KeyRuntime
+  publicUrl: string
+  now: () => Date
+}
+
+/** Formats and algorithms we verify (OpenID4VP §11.1, Appendix B.2.2 and B.3.4). */
+export const VP_FORMATS_SUPPORTED = {
+  'dc+sd-jwt': {
+    'sd-jwt_alg_values': ['ES256', 'ES384', 'EdDSA'],
+    'kb-jwt_alg_values': ['ES256', 'ES384', 'EdDSA'],
+  },
+  mso_mdoc: { issuerauth_alg_values: [-7, -35], deviceauth_alg_values: [-7, -35] },
+}
+export const RESPONSE_ENC_VALUES = ['A128GCM', 'A256GCM']
+
+/** The public half of a request's response encryption key, as published in `client_metadata`. */
+export function encryptionJwk(deps: VerifierDeps, row: PresentationSessionRow): JWK {
+  const privateJwk = deps.keys.cipher.decrypt(row.encryptionKey, `presentation:${row.tenantId}/${row.id}`)
+  return { ...publicPart(privateJwk), kid: row.encryptionKid, alg: 'ECDH-ES', use: 'enc' }
+}
+
+/**
+ * The signed request object (OpenID4VP §5, JAR RFC 9101): `typ` oauth-authz-req+jwt, `x5c` with
+ * the leaf only (HAIP: no trust anchor), the request's nonce, state, DCQL query, response URI and
+ * mode, and client metadata with this request's encryption key. `wallet_nonce` is echoed (§5.10).
+ */
+export async function requestObject(
+  deps: VerifierDeps,
+  tenantId: string,
+  requestId: string,
+  walletNonce?: string,
+): Promise<string> {
+  const row = await createPresentationSessionRepository(deps.db, tenantId).fetchRequest(requestId, deps.now())
+  if (!row) throw new ProtocolError('invalid_request', 'no open request with this id', { status: 404 })
+  const config = await createPresentationConfigRepository(deps.db, tenantId).get(row.presentationConfigId)
+  if (!config)
+    throw new ProtocolError('invalid_request', 'the presentation configuration is gone', { status: 404 })
+  const signer = await deps.keys.signer(tenantId, config.keyChainId)
+  const iat = Math.floor(deps.now().getTime() / 1000)
+  return signJws(
+    signer,
+    { typ: 'oauth-authz-req+jwt', kid: signer.kid, x5c: signer.x5c.slice(0, 1) },
+    {
+      aud: 'https://self-issued.me/v2',
+      iat,
+      exp: Math.floor(row.expiresAt.getTime() / 1000),
+      client_id: row.clientId,
+      response_type: 'vp_token',
+      response_mode: row.responseMode,
+      response_uri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+      nonce: row.nonce,
+      state: row.state,
+      dcql_query: config.dcqlQuery,
+      client_metadata: {
+        jwks: { keys: [encryptionJwk(deps, row)] },
+        vp_formats_supported: VP_FORMATS_SUPPORTED,
+        encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,
+      },
+      ...(row.transactionData ? { transaction_data: row.transactionData } : {}),
+      ...(walletNonce ? { wallet_nonce: walletNonce } : {}),
+    },
+  )
+}

@@ -1,0 +1,45 @@
+import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { tenants } from './tenants'
+
+/**
+ * One OpenID4VP authorization request and its outcome. `request_id` (in the request and response
+ * URIs) is random and is not the session id; the response encryption key is per request and
+ * stored encrypted.
+ */
+export const presentationSessions = pgTable(
+  'presentation_sessions',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: text().notNull(),
+    requestId: text().notNull(),
+    status: text().notNull(),
+    presentationConfigId: text().notNull(),
+    clientId: text().notNull(),
+    nonce: text().notNull(),
+    state: text().notNull(),
+    responseMode: text().notNull(),
+    redirectUri: text(),
+    transactionData: jsonb().$type<string[]>(),
+    webhookEndpointId: text(),
+    encryptionKey: text().notNull(),
+    encryptionKid: text().notNull(),
+    createdByClientId: text().notNull(),
+    expiresAt: timestamp({ withTimezone: true }).notNull(),
+    requestFetchedAt: timestamp({ withTimezone: true }),
+    responseReceivedAt: timestamp({ withTimezone: true }),
+    responseCodeHash: text(),
+    /** Disclosed claims per DCQL credential id, kept per the tenant's retention setting. */
+    result: jsonb().$type<Record<string, unknown>>(),
+    failureReason: text(),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('presentation_sessions_request').on(t.tenantId, t.requestId),
+    index('presentation_sessions_status').on(t.tenantId, t.status, t.createdAt),
+  ],
+)
+export type PresentationSessionRow = typeof presentationSessions.$inferSelect

@@ -26,6 +26,8 @@ CREATE TABLE "presentation_sessions" (
 );
 --> statement-breakpoint
 ALTER TABLE "presentation_configs" ADD COLUMN "client_id_prefix" text DEFAULT 'x509_san_dns' NOT NULL;--> statement-breakpoint
+ALTER TABLE "presentation_configs" ADD COLUMN "trust_anchors" text[];--> statement-breakpoint
+ALTER TABLE "presentation_configs" ADD COLUMN "accept_any_issuer" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "presentation_sessions" ADD CONSTRAINT "presentation_sessions_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "presentation_sessions_request" ON "presentation_sessions" USING btree ("tenant_id","request_id");--> statement-breakpoint
 CREATE INDEX "presentation_sessions_status" ON "presentation_sessions" USING btree ("tenant_id","status","created_at");

@@ -1,8 +1,9 @@
-import { zTenantId } from '@credential-service/core-domain'
+import { ProtocolError, zTenantId } from '@credential-service/core-domain'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { requestObject, type VerifierDeps } from '../services/request-object'
+import { handleResponse } from '../services/response'
 
 const params = z.object({ tenant: zTenantId, requestId: z.string().max(100) })
 const JAR = 'application/oauth-authz-req+jwt'
@@ -11,6 +12,19 @@ const JAR = 'application/oauth-authz-req+jwt'
 export function requestRoutes(deps: VerifierDeps): FastifyPluginAsyncZod {
   return async (app) => {
     await app.register(formbody)
+    app.post(
+      '/verifiers/:tenant/responses/:requestId',
+      { schema: { params, body: z.record(z.string(), z.unknown()) } },
+      async (req, reply) => {
+        // OpenID4VP §8.2 (V-20): the response is a form post.
+        if (!String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
+          throw new ProtocolError('invalid_request', 'the response must be application/x-www-form-urlencoded')
+        }
+        return reply
+          .header('cache-control', 'no-store')
+          .send(await handleResponse(deps, req.params.tenant, req.params.requestId, req.body))
+      },
+    )
     app.get('/verifiers/:tenant/requests/:requestId', { schema: { params } }, async (req, reply) =>
       reply
         .type(JAR)

@@ -34,6 +34,17 @@ export const zPresentationConfigInput = z
       .describe(
         'Client identifier prefix (OpenID4VP §5.9.3): the SAN dNSName of the signing certificate, or the hash of it',
       ),
+    trustAnchors: z
+      .array(z.string().min(1).max(20_000))
+      .max(50)
+      .optional()
+      .describe('PEM certificates credential issuers must chain to, besides the tenant’s own key chains'),
+    acceptAnyIssuer: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Development only: accept credentials whose issuer chains to no trust anchor (the signature is still checked)',
+      ),
   })
   .strict()
 export type PresentationConfigInput = z.input<typeof zPresentationConfigInput>
@@ -43,6 +54,7 @@ export const zPresentationConfig = zPresentationConfigInput.extend({
   lifetimeSeconds: z.number().int(),
   responseMode: z.enum(['direct_post', 'direct_post.jwt']),
   clientIdPrefix: z.enum(['x509_san_dns', 'x509_hash']),
+  acceptAnyIssuer: z.boolean(),
   createdAt: zTimestamp,
   updatedAt: zTimestamp,
 })

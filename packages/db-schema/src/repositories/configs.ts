@@ -143,6 +143,8 @@ export function toPresentationConfig(row: PresentationConfigRow): PresentationCo
     ...optional('redirectUri', row.redirectUri),
     keyChainId: row.keyChainId,
     clientIdPrefix: row.clientIdPrefix as PresentationConfig['clientIdPrefix'],
+    ...optional('trustAnchors', row.trustAnchors),
+    acceptAnyIssuer: row.acceptAnyIssuer,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   }
@@ -160,6 +162,8 @@ export function presentationConfigColumns(config: PresentationConfigData) {
     redirectUri: config.redirectUri ?? null,
     keyChainId: config.keyChainId,
     clientIdPrefix: config.clientIdPrefix,
+    trustAnchors: config.trustAnchors ?? null,
+    acceptAnyIssuer: config.acceptAnyIssuer,
   }
 }
 

@@ -101,6 +101,8 @@ export const presentationConfigs = pgTable(
     redirectUri: text(),
     keyChainId: text().notNull(),
     clientIdPrefix: text().notNull().default('x509_san_dns'),
+    trustAnchors: text().array(),
+    acceptAnyIssuer: boolean().notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),

@@ -1,0 +1,429 @@
+import { createHash } from 'node:crypto'
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import type { FastifyInstance } from 'fastify'
+import {
+  base64url,
+  CompactEncrypt,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  SignJWT,
+} from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startAllInOne } from './harness'
+
+// biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
+type Loose = Record<string, any>
+
+const PUBLIC_URL = 'https://credentials.example.com'
+const VCT = 'urn:eudi:pid:1'
+
+describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $name', (testDatabase) => {
+  let app: FastifyInstance
+  let root: Record<string, string>
+  const tenants: Record<string, Record<string, string>> = {}
+  const rp = `rp-${crypto.randomUUID().slice(0, 8)}`
+  const foreign = `foreign-${crypto.randomUUID().slice(0, 8)}`
+
+  const token = async (id: string, secret: string) =>
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/oauth2/token',
+        payload: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
+      })
+    ).json().access_token as string
+  const post = (url: string, payload: unknown, headers: Record<string, string>) =>
+    app.inject({ method: 'POST', url, headers, payload: payload as object })
+
+  async function setUp(tenant: string) {
+    await post('/api/tenants', { id: tenant, name: tenant }, root)
+    const roles = [
+      'key:manage',
+      'issuance:config',
+      'issuance:offer',
+      'presentation:config',
+      'presentation:request',
+    ]
+    const client = (await post(`/api/tenants/${tenant}/clients`, { roles }, root)).json()
+    const auth = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    await post(
+      '/api/key-chains',
+      { source: 'generate', id: 'keys', certificate: { mode: 'internal-ca', subject: `CN=${tenant},C=DE` } },
+      auth,
+    )
+    await post(
+      '/api/credentials',
+      {
+        id: 'pid',
+        config: { format: 'dc+sd-jwt', vct: VCT },
+        keyChainId: 'keys',
+        fields: [
+          { path: ['given_name'], type: 'string', disclosable: true },
+          { path: ['age_over_18'], type: 'boolean', disclosable: true },
+        ],
+      },
+      auth,
+    )
+    const dcqlQuery = {
+      credentials: [
+        {
+          id: 'pid',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: [VCT] },
+          claims: [{ path: ['age_over_18'], values: [true] }],
+        },
+      ],
+    }
+    for (const [id, responseMode] of [
+      ['plain', 'direct_post'],
+      ['encrypted', 'direct_post.jwt'],
+    ]) {
+      const created = await post(
+        '/api/presentations',
+        { id, dcqlQuery, keyChainId: 'keys', responseMode, transactionDataTypes: ['payment'] },
+        auth,
+      )
+      expect(created.statusCode, created.body).toBe(201)
+    }
+    tenants[tenant] = auth
+  }
+
+  beforeAll(async () => {
+    const started = await startAllInOne(testDatabase, PUBLIC_URL)
+    app = started.app
+    await app.ready()
+    root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
+    await setUp(rp)
+    await setUp(foreign)
+  })
+  afterAll(() => app.close())
+
+  /** A holder key and an SD-JWT VC for it, issued by `tenant` over OpenID4VCI. */
+  async function issue(tenant: string, claims = { given_name: 'Erika', age_over_18: true }) {
+    const auth = tenants[tenant] as Record<string, string>
+    const offer = (
+      await post(
+        '/api/offers',
+        { credentialConfigurationIds: ['pid'], claims: { pid: claims }, byReference: false },
+        auth,
+      )
+    ).json()
+    const code =
+      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+        'pre-authorized_code'
+      ]
+    const accessToken = (
+      await app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/token`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+          'pre-authorized_code': code,
+        }).toString(),
+      })
+    ).json().access_token
+    const nonce = (await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })).json().c_nonce
+    const holder = await generateKeyPair('ES256')
+    const jwk = await exportJWK(holder.publicKey)
+    const proof = await new SignJWT({ nonce })
+      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk })
+      .setAudience(`${PUBLIC_URL}/issuers/${tenant}`)
+      .setIssuedAt()
+      .sign(holder.privateKey)
+    const response = await post(
+      `/issuers/${tenant}/credential`,
+      { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
+      { authorization: `Bearer ${accessToken}` },
+    )
+    return { credential: response.json().credentials[0].credential as string, holder }
+  }
+
+  async function request(configId: string, extra: Record<string, unknown> = {}) {
+    const created = (
+      await post(
+        '/api/presentation-requests',
+        { presentationConfigId: configId, ...extra },
+        tenants[rp] as Record<string, string>,
+      )
+    ).json()
+    const jar = (await app.inject({ url: new URL(created.requestUri).pathname })).body
+    return { created, claims: decodeJwt(jar) as Loose }
+  }
+
+  /** The wallet's SD-JWT+KB over the disclosures it chooses (@sd-jwt/sd-jwt-vc). */
+  async function present(
+    issued: Awaited<ReturnType<typeof issue>>,
+    kb: { nonce: string; aud: string; iat?: number; transaction_data_hashes?: string[] } | undefined,
+  ) {
+    const holderSdJwt = new SDJwtVcInstance({
+      hasher: digest,
+      saltGenerator: generateSalt,
+      kbSigner: async (data: string) => {
+        const [header, payload] = data.split('.')
+        const signed = await new SignJWT(JSON.parse(Buffer.from(payload as string, 'base64url').toString()))
+          .setProtectedHeader(JSON.parse(Buffer.from(header as string, 'base64url').toString()))
+          .sign(issued.holder.privateKey)
+        return signed.split('.')[2] as string
+      },
+      kbSignAlg: 'ES256',
+    })
+    return holderSdJwt.present(
+      issued.credential,
+      { age_over_18: true },
+      kb ? { kb: { payload: { iat: Math.floor(Date.now() / 1000), ...kb } } } : undefined,
+    )
+  }
+
+  const respond = (requestUri: string, form: Record<string, string>) =>
+    app.inject({
+      method: 'POST',
+      url: new URL(requestUri).pathname.replace('/requests/', '/responses/'),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(form).toString(),
+    })
+
+  async function encrypt(claims: Loose, body: Record<string, unknown>) {
+    const key = claims.client_metadata.jwks.keys[0] as JWK
+    return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(body)))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: key.kid as string })
+      .encrypt(await importJWK(key, 'ECDH-ES'))
+  }
+
+  const session = async (id: string) =>
+    (await app.inject({ url: `/api/sessions/${id}`, headers: tenants[rp] as Record<string, string> })).json()
+
+  it('OpenID4VP §8.2 direct_post: a valid SD-JWT+KB from our own issuer verifies; claims on the session', async () => {
+    const issued = await issue(rp)
+    const { created, claims } = await request('plain')
+    const vp = await present(issued, { nonce: claims.nonce, aud: claims.client_id })
+    const response = await respond(created.requestUri, {
+      vp_token: JSON.stringify({ pid: [vp] }),
+      state: claims.state,
+    })
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.json()).toStrictEqual({})
+    const result = await session(created.sessionId)
+    expect(result).toMatchObject({ kind: 'presentation', status: 'verified', failureReason: null })
+    expect(result.claims.pid[0]).toMatchObject({
+      vct: VCT,
+      iss: `${PUBLIC_URL}/issuers/${rp}`,
+      age_over_18: true,
+    })
+    expect(result.claims.pid[0].given_name).toBeUndefined() // not disclosed
+
+    // V-23: replaying the same response is refused.
+    const replay = await respond(created.requestUri, {
+      vp_token: JSON.stringify({ pid: [vp] }),
+      state: claims.state,
+    })
+    expect(replay.statusCode).toBe(400)
+  })
+
+  it('OpenID4VP §8.3 direct_post.jwt (V-25): an ECDH-ES JWE to this request’s key verifies; same-device gets a response_code', async () => {
+    const issued = await issue(rp)
+    const { created, claims } = await request('encrypted', { redirectUri: 'https://rp.example.com/done' })
+    const vp = await present(issued, { nonce: claims.nonce, aud: claims.client_id })
+    const response = await respond(created.requestUri, {
+      response: await encrypt(claims, { vp_token: { pid: [vp] }, state: claims.state }),
+    })
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.json().redirect_uri).toMatch(
+      /^https:\/\/rp\.example\.com\/done#response_code=[A-Za-z0-9_-]{43}$/,
+    )
+    expect((await session(created.sessionId)).status).toBe('verified')
+  })
+
+  const attacks: [
+    string,
+    (ctx: {
+      issued: Awaited<ReturnType<typeof issue>>
+      claims: Loose
+      created: Loose
+    }) => Promise<Record<string, string>>,
+    string,
+  ][] = [
+    [
+      'KB-JWT nonce mismatch',
+      async ({ issued, claims }) => ({
+        vp_token: JSON.stringify({ pid: [await present(issued, { nonce: 'other', aud: claims.client_id })] }),
+        state: claims.state,
+      }),
+      'did not verify',
+    ],
+    [
+      'KB-JWT aud without the client id prefix (V-34)',
+      async ({ issued, claims }) => ({
+        vp_token: JSON.stringify({
+          pid: [await present(issued, { nonce: claims.nonce, aud: 'credentials.example.com' })],
+        }),
+        state: claims.state,
+      }),
+      'aud is not this client id',
+    ],
+    [
+      'missing KB-JWT',
+      async ({ issued, claims }) => ({
+        vp_token: JSON.stringify({ pid: [await present(issued, undefined)] }),
+        state: claims.state,
+      }),
+      'Key Binding JWT not exist',
+    ],
+    [
+      'stale KB-JWT iat',
+      async ({ issued, claims }) => ({
+        vp_token: JSON.stringify({
+          pid: [
+            await present(issued, {
+              nonce: claims.nonce,
+              aud: claims.client_id,
+              iat: Math.floor(Date.now() / 1000) - 3600,
+            }),
+          ],
+        }),
+        state: claims.state,
+      }),
+      'iat is not fresh',
+    ],
+    [
+      'tampered disclosure',
+      async ({ issued, claims }) => {
+        const vp = await present(issued, { nonce: claims.nonce, aud: claims.client_id })
+        const parts = vp.split('~')
+        parts[1] = base64url.encode(JSON.stringify(['salt', 'age_over_18', false]))
+        return { vp_token: JSON.stringify({ pid: [parts.join('~')] }), state: claims.state }
+      },
+      'did not verify',
+    ],
+    [
+      'response for another request (state)',
+      async ({ issued, claims }) => ({
+        vp_token: JSON.stringify({
+          pid: [await present(issued, { nonce: claims.nonce, aud: claims.client_id })],
+        }),
+        state: 'another-state',
+      }),
+      'state does not match',
+    ],
+    [
+      'unknown credential id',
+      async ({ issued, claims }) => ({
+        vp_token: JSON.stringify({
+          other: [await present(issued, { nonce: claims.nonce, aud: claims.client_id })],
+        }),
+        state: claims.state,
+      }),
+      'did not ask for',
+    ],
+    [
+      'wallet error response (V-24)',
+      async () => ({ error: 'access_denied', error_description: 'user declined' }),
+      'wallet error: access_denied',
+    ],
+  ]
+
+  for (const [name, build, reason] of attacks) {
+    it(`attack: ${name} ends in a failed session with the reason`, async () => {
+      const issued = await issue(rp)
+      const { created, claims } = await request('plain')
+      const response = await respond(created.requestUri, await build({ issued, claims, created }))
+      if (!name.startsWith('wallet error')) expect(response.statusCode, response.body).toBe(400)
+      const result = await session(created.sessionId)
+      expect(result.status).toBe('failed')
+      expect(result.failureReason).toContain(reason)
+    })
+  }
+
+  it('attack: a credential from an issuer the tenant does not trust fails (V-32, fail closed)', async () => {
+    const issued = await issue(foreign)
+    const { created, claims } = await request('plain')
+    const response = await respond(created.requestUri, {
+      vp_token: JSON.stringify({
+        pid: [await present(issued, { nonce: claims.nonce, aud: claims.client_id })],
+      }),
+      state: claims.state,
+    })
+    expect(response.statusCode).toBe(400)
+    expect((await session(created.sessionId)).failureReason).toBe(
+      'the issuer does not chain to a trust anchor of this tenant',
+    )
+  })
+
+  it('attack: plaintext where a JWE is required, and a JWE to another request’s key', async () => {
+    const issued = await issue(rp)
+    const first = await request('encrypted')
+    const plain = await respond(first.created.requestUri, {
+      vp_token: JSON.stringify({
+        pid: [await present(issued, { nonce: first.claims.nonce, aud: first.claims.client_id })],
+      }),
+      state: first.claims.state,
+    })
+    expect(plain.statusCode).toBe(400)
+    expect((await session(first.created.sessionId)).failureReason).toContain('must be encrypted')
+
+    const second = await request('encrypted')
+    const other = await request('encrypted')
+    const misdirected = await encrypt(other.claims, { vp_token: { pid: ['x'] }, state: second.claims.state })
+    const response = await respond(second.created.requestUri, { response: misdirected })
+    expect(response.statusCode).toBe(400)
+    expect((await session(second.created.sessionId)).failureReason).toMatch(
+      /another key|could not be decrypted/,
+    )
+  })
+
+  it('transaction data (V-28): the KB-JWT must carry the hashes of the request’s transaction data', async () => {
+    const issued = await issue(rp)
+    const { created, claims } = await request('plain', {
+      transactionData: [{ type: 'payment', credential_ids: ['pid'], amount: '42.00 EUR' }],
+    })
+    expect(claims.transaction_data).toHaveLength(1)
+    const hashes = (claims.transaction_data as string[]).map((entry) =>
+      createHash('sha256').update(entry).digest('base64url'),
+    )
+    const ok = await respond(created.requestUri, {
+      vp_token: JSON.stringify({
+        pid: [
+          await present(issued, {
+            nonce: claims.nonce,
+            aud: claims.client_id,
+            transaction_data_hashes: hashes,
+          }),
+        ],
+      }),
+      state: claims.state,
+    })
+    expect(ok.statusCode, ok.body).toBe(200)
+    const again = await request('plain', {
+      transactionData: [{ type: 'payment', credential_ids: ['pid'], amount: '42.00 EUR' }],
+    })
+    const missing = await respond(again.created.requestUri, {
+      vp_token: JSON.stringify({
+        pid: [await present(issued, { nonce: again.claims.nonce, aud: again.claims.client_id })],
+      }),
+      state: again.claims.state,
+    })
+    expect(missing.statusCode).toBe(400)
+    expect((await session(again.created.sessionId)).failureReason).toContain('transaction_data_hashes')
+  })
+
+  it('V-20: a JSON body at the response endpoint is refused; a request of another tenant is unknown', async () => {
+    const { created } = await request('plain')
+    const path = new URL(created.requestUri).pathname.replace('/requests/', '/responses/')
+    const json = await app.inject({ method: 'POST', url: path, payload: { vp_token: '{}' } })
+    expect(json.statusCode).toBe(400)
+    expect((await session(created.sessionId)).failureReason, json.body).toBeNull()
+    const elsewhere = await app.inject({
+      method: 'POST',
+      url: path.replace(rp, foreign),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'state=x',
+    })
+    expect(elsewhere.statusCode).toBe(400)
+    expect((await session(created.sessionId)).failureReason).toBeNull()
+  })
+})

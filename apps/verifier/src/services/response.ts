@@ -1,0 +1,194 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { type DcqlQuery, ProtocolError } from '@credential-service/core-domain'
+import {
+  createPresentationConfigRepository,
+  createPresentationSessionRepository,
+  type PresentationSessionRow,
+} from '@credential-service/db-schema'
+import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
+import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt-presentation'
+import { trustAnchors } from './trust'
+
+type Form = Record<string, unknown>
+
+/** Reads the authorization response (OpenID4VP §8.2, §8.3): plain form fields or a JWE `response`. */
+async function responseParameters(
+  deps: VerifierDeps,
+  row: PresentationSessionRow,
+  form: Form,
+): Promise<Form> {
+  if (row.responseMode !== 'direct_post.jwt') return form
+  if (typeof form.response !== 'string') {
+    throw new PresentationRejected('the response must be encrypted (direct_post.jwt) but came in plain text')
+  }
+  let header: ReturnType<typeof decodeProtectedHeader>
+  try {
+    header = decodeProtectedHeader(form.response)
+  } catch {
+    throw new PresentationRejected('the response is not a JWE')
+  }
+  if (header.alg !== 'ECDH-ES' || !RESPONSE_ENC_VALUES.includes(String(header.enc))) {
+    throw new PresentationRejected(
+      `the response JWE uses ${String(header.alg)}/${String(header.enc)}, not ECDH-ES with A128GCM or A256GCM`,
+    )
+  }
+  if (header.kid !== undefined && header.kid !== row.encryptionKid)
+    throw new PresentationRejected('the response is encrypted to another key')
+  const privateJwk = deps.keys.cipher.decrypt<JWK>(
+    row.encryptionKey,
+    `presentation:${row.tenantId}/${row.id}`,
+  )
+  try {
+    const { plaintext } = await compactDecrypt(
+      form.response,
+      await importJWK({ ...privateJwk, alg: 'ECDH-ES' }, 'ECDH-ES'),
+    )
+    return JSON.parse(new TextDecoder().decode(plaintext)) as Form
+  } catch {
+    throw new PresentationRejected('the response could not be decrypted with this request’s key')
+  }
+}
+
+/**
+ * Which credential queries must be answered (OpenID4VP §6.4.2): every required credential set
+ * needs one option fully present; without credential_sets, every credential query is required.
+ */
+function checkCredentialSets(query: DcqlQuery, presented: Set<string>): void {
+  const sets = query.credential_sets ?? [{ options: [query.credentials.map((c) => c.id)], required: true }]
+  for (const set of sets) {
+    if (set.required === false) continue
+    if (!set.options.some((option) => option.every((id) => presented.has(id)))) {
+      throw new PresentationRejected(
+        `no option of a required credential set was presented (${set.options.map((o) => o.join('+')).join(' | ')})`,
+      )
+    }
+  }
+}
+
+/** Requested claims present with allowed values, and one claim set satisfied (OpenID4VP §6.3, §6.4.1). */
+function checkClaims(credential: DcqlQuery['credentials'][number], claims: Record<string, unknown>): void {
+  if (!credential.claims) return
+  const valueAt = (path: (string | number | null)[]) =>
+    path.reduce<unknown>((node, key) => {
+      if (node === undefined || node === null) return undefined
+      if (key === null) return Array.isArray(node) ? node : undefined
+      return (node as Record<string, unknown>)[String(key)]
+    }, claims)
+  const satisfied = (claim: NonNullable<typeof credential.claims>[number]) => {
+    const value = valueAt(claim.path)
+    if (value === undefined) return false
+    return !claim.values || claim.values.some((allowed) => allowed === value)
+  }
+  const byId = new Map(credential.claims.map((claim) => [claim.id, claim]))
+  const sets = credential.claim_sets ?? [credential.claims.map((claim) => claim.id)]
+  const ok = sets.some((set) =>
+    set.every((id) => {
+      const claim = credential.claim_sets ? byId.get(id) : credential.claims?.find((c) => c.id === id)
+      return claim ? satisfied(claim) : false
+    }),
+  )
+  if (!credential.claim_sets) {
+    const missing = credential.claims.filter((claim) => !satisfied(claim))
+    if (missing.length)
+      throw new PresentationRejected(
+        `requested claims missing or not matching: ${missing.map((c) => JSON.stringify(c.path)).join(', ')}`,
+      )
+  } else if (!ok) {
+    throw new PresentationRejected('no claim set of the query is satisfied')
+  }
+}
+
+/**
+ * The response endpoint (OpenID4VP §8.2): accepts one response per request, validates it and ends
+ * the session verified or failed with the reason. Same-device requests get a `redirect_uri` with a
+ * fresh `response_code` (§13.3).
+ */
+export async function handleResponse(deps: VerifierDeps, tenantId: string, requestId: string, form: Form) {
+  const sessions = createPresentationSessionRepository(deps.db, tenantId)
+  const row = await sessions.byRequestId(requestId)
+  const now = deps.now()
+  if (row?.status !== 'pending' || row.expiresAt <= now) {
+    throw new ProtocolError(
+      'invalid_request',
+      'no open request for this response (unknown, expired or already answered)',
+    )
+  }
+  const fail = async (reason: string) => {
+    await sessions.finish(row.id, { status: 'failed', failureReason: reason }, now)
+    return reason
+  }
+
+  let params: Form
+  try {
+    params = await responseParameters(deps, row, form)
+  } catch (error) {
+    if (!(error instanceof PresentationRejected)) throw error
+    throw new ProtocolError('invalid_request', await fail(error.message))
+  }
+  // A wallet error (§8.5) ends the session as failed; the wallet gets a normal answer.
+  if (typeof params.error === 'string') {
+    await fail(
+      `wallet error: ${params.error}${typeof params.error_description === 'string' ? ` (${params.error_description})` : ''}`,
+    )
+    return {}
+  }
+  if (params.state !== row.state)
+    throw new ProtocolError('invalid_request', await fail('the state does not match this request'))
+
+  const config = await createPresentationConfigRepository(deps.db, tenantId).get(row.presentationConfigId)
+  if (!config)
+    throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))
+  try {
+    const vpToken =
+      typeof params.vp_token === 'string' ? (JSON.parse(params.vp_token) as unknown) : params.vp_token
+    if (typeof vpToken !== 'object' || vpToken === null || Array.isArray(vpToken))
+      throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id')
+    const anchors = await trustAnchors(deps.db, tenantId, config)
+    const result: Record<string, unknown[]> = {}
+    for (const [id, presentations] of Object.entries(vpToken as Record<string, unknown>)) {
+      const query = config.dcqlQuery.credentials.find((credential) => credential.id === id)
+      if (!query) throw new PresentationRejected(`vp_token has '${id}', which the query did not ask for`)
+      if (!Array.isArray(presentations) || presentations.length === 0)
+        throw new PresentationRejected(`vp_token.${id} must be a non-empty array`)
+      if (presentations.length > 1 && !query.multiple)
+        throw new PresentationRejected(
+          `vp_token.${id} has ${presentations.length} presentations; one was asked for`,
+        )
+      if (query.format !== 'dc+sd-jwt')
+        throw new PresentationRejected(`${query.format} presentations are not verified by this service yet`)
+      result[id] = []
+      for (const presentation of presentations) {
+        const claims = await verifySdJwtPresentation({
+          presentation: String(presentation),
+          vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
+          nonce: row.nonce,
+          clientId: row.clientId,
+          now,
+          anchors,
+          acceptAnyIssuer: config.acceptAnyIssuer,
+          transactionData: row.transactionData,
+          requireHolderBinding: query.require_cryptographic_holder_binding !== false,
+        })
+        checkClaims(query, claims)
+        result[id]?.push(claims)
+      }
+    }
+    checkCredentialSets(config.dcqlQuery, new Set(Object.keys(result)))
+    const responseCode = row.redirectUri ? randomBytes(32).toString('base64url') : undefined
+    const finished = await sessions.finish(
+      row.id,
+      {
+        status: 'verified',
+        result,
+        responseCodeHash: responseCode ? createHash('sha256').update(responseCode).digest('base64url') : null,
+      },
+      now,
+    )
+    if (!finished) throw new ProtocolError('invalid_request', 'this request was answered already')
+    return responseCode ? { redirect_uri: `${row.redirectUri}#response_code=${responseCode}` } : {}
+  } catch (error) {
+    if (!(error instanceof PresentationRejected)) throw error
+    throw new ProtocolError('invalid_request', await fail(error.message))
+  }
+}

@@ -1,0 +1,101 @@
+import { createHash, X509Certificate } from 'node:crypto'
+import { digest } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { checkChain } from './trust'
+
+/** A presentation that fails a check: the reason ends up on the session. */
+export class PresentationRejected extends Error {}
+
+export interface SdJwtCheck {
+  presentation: string
+  vctValues: string[]
+  nonce: string
+  clientId: string
+  now: Date
+  anchors: X509Certificate[]
+  acceptAnyIssuer: boolean
+  /** Base64url transaction data strings sent with the request, if any. */
+  transactionData: string[] | null
+  requireHolderBinding: boolean
+}
+
+const KB_MAX_AGE_SECONDS = 300
+const KB_MAX_SKEW_SECONDS = 60
+
+/**
+ * Verifies an SD-JWT VC presentation (OpenID4VP Appendix B.3, checklist V-28, V-32): the issuer
+ * signature with the `x5c` leaf, the chain to a trust anchor, validity, `vct`, disclosures and
+ * digests, and the KB-JWT (`typ` kb+jwt, signed by `cnf.jwk`, nonce, `aud` = full client id, fresh
+ * `iat`, `sd_hash`, transaction data hashes). Returns the disclosed claims.
+ */
+export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record<string, unknown>> {
+  const issuerJwt = check.presentation.split('~')[0] ?? ''
+  let header: ReturnType<typeof decodeProtectedHeader>
+  try {
+    header = decodeProtectedHeader(issuerJwt)
+  } catch {
+    throw new PresentationRejected('the presentation is not an SD-JWT')
+  }
+  const chainProblem = checkChain(header.x5c, check.anchors, check.now)
+  if (chainProblem && !(check.acceptAnyIssuer && Array.isArray(header.x5c)))
+    throw new PresentationRejected(chainProblem)
+  const leaf = new X509Certificate(Buffer.from(String((header.x5c as string[])[0]), 'base64'))
+
+  let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
+  const instance = new SDJwtVcInstance({
+    hasher: digest,
+    verifier: async (data: string, signature: string) => {
+      await compactVerify(`${data}.${signature}`, leaf.publicKey)
+      return true
+    },
+    kbVerifier: async (data: string, signature: string, payload: Record<string, unknown>) => {
+      const cnf = (payload.cnf as { jwk?: JWK } | undefined)?.jwk
+      if (!cnf) throw new PresentationRejected('the credential has no cnf.jwk for holder binding')
+      const kbHeader = decodeProtectedHeader(`${data}.${signature}`)
+      await compactVerify(`${data}.${signature}`, await importJWK(cnf, String(kbHeader.alg)))
+      return true
+    },
+  })
+  let result: Awaited<ReturnType<typeof instance.verify>>
+  try {
+    result = await instance.verify(check.presentation, {
+      currentDate: Math.floor(check.now.getTime() / 1000),
+      ...(check.requireHolderBinding ? { keyBindingNonce: check.nonce } : {}),
+    })
+    kb = (result as { kb?: typeof kb }).kb
+  } catch (error) {
+    if (error instanceof PresentationRejected) throw error
+    throw new PresentationRejected(`the SD-JWT did not verify: ${(error as Error).message}`)
+  }
+  const payload = result.payload as Record<string, unknown>
+  // Fail closed: a credential that carries a status reference cannot be checked here yet.
+  if (payload.status !== undefined)
+    throw new PresentationRejected('credentials with a status list reference are not accepted yet')
+  if (!check.vctValues.includes(String(payload.vct)))
+    throw new PresentationRejected(`vct '${String(payload.vct)}' was not requested`)
+
+  if (check.requireHolderBinding) {
+    if (!kb) throw new PresentationRejected('the key binding JWT is missing')
+    if (kb.header.typ !== 'kb+jwt') throw new PresentationRejected('the key binding JWT typ is not kb+jwt')
+    if (kb.payload.aud !== check.clientId)
+      throw new PresentationRejected('the key binding JWT aud is not this client id')
+    const iat = Number(kb.payload.iat)
+    const now = Math.floor(check.now.getTime() / 1000)
+    if (!(iat >= now - KB_MAX_AGE_SECONDS && iat <= now + KB_MAX_SKEW_SECONDS))
+      throw new PresentationRejected('the key binding JWT iat is not fresh')
+    if (check.transactionData) {
+      const expected = check.transactionData.map((entry) =>
+        createHash('sha256').update(entry).digest('base64url'),
+      )
+      const hashes = kb.payload.transaction_data_hashes
+      if (!Array.isArray(hashes) || expected.some((hash) => !hashes.includes(hash))) {
+        throw new PresentationRejected(
+          'transaction_data_hashes do not match the transaction data of the request',
+        )
+      }
+    }
+  }
+  const { iss, iat, exp, nbf, cnf, vct, status, _sd_alg, ...claims } = payload
+  return { vct, iss, ...claims }
+}

@@ -1,0 +1,52 @@
+import { X509Certificate } from 'node:crypto'
+import type { PresentationConfig } from '@credential-service/core-domain'
+import { createKeyChainRepository, type Database } from '@credential-service/db-schema'
+
+/**
+ * The certificates a tenant trusts for credential issuers (HAIP 6.1.1, checklist V-32): the
+ * configuration's trust anchors and the tenant's own key chains (roots and self-signed leaves).
+ */
+export async function trustAnchors(
+  db: Database,
+  tenantId: string,
+  config: PresentationConfig,
+): Promise<X509Certificate[]> {
+  const own = (await createKeyChainRepository(db, tenantId).all()).flatMap((row) => [
+    ...(row.rootCertificate ? [row.rootCertificate] : []),
+    ...row.activeCertificates.slice(-1),
+    ...(row.previousCertificates ?? []).slice(-1),
+  ])
+  return [...(config.trustAnchors ?? []), ...own].flatMap((pem) => {
+    try {
+      return [new X509Certificate(pem)]
+    } catch {
+      return []
+    }
+  })
+}
+
+/**
+ * Checks an `x5c` chain (base64 DER, leaf first) at `now`: each certificate valid and signed by
+ * the next, and the last one either a trust anchor or issued by one. Returns the failure, or undefined.
+ */
+export function checkChain(x5c: unknown, anchors: X509Certificate[], now: Date): string | undefined {
+  if (!Array.isArray(x5c) || x5c.length === 0) return 'the credential has no x5c certificate chain'
+  let chain: X509Certificate[]
+  try {
+    chain = x5c.map((der) => new X509Certificate(Buffer.from(String(der), 'base64')))
+  } catch {
+    return 'the x5c chain is not made of X.509 certificates'
+  }
+  for (const [index, certificate] of chain.entries()) {
+    if (new Date(certificate.validFrom) > now || new Date(certificate.validTo) < now)
+      return `x5c certificate ${index} is not valid now`
+    const next = chain[index + 1]
+    if (next && !certificate.verify(next.publicKey))
+      return `x5c certificate ${index} is not signed by certificate ${index + 1}`
+  }
+  const top = chain.at(-1) as X509Certificate
+  const trusted = anchors.some(
+    (anchor) => anchor.raw.equals(top.raw) || (top.checkIssued(anchor) && top.verify(anchor.publicKey)),
+  )
+  return trusted ? undefined : 'the issuer does not chain to a trust anchor of this tenant'
+}

@@ -1,0 +1,238 @@
+import { createHash, X509Certificate } from 'node:crypto'
+import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { setGlobalConfig } from '@openid4vc/oauth2'
+import { Openid4vpClient } from '@openid4vc/openid4vp'
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import type { FastifyInstance } from 'fastify'
+import { CompactEncrypt, compactVerify, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startAllInOne } from './harness'
+
+setGlobalConfig({ allowInsecureUrls: true })
+const VCT = 'urn:eudi:pid:1'
+
+/** oid4vc-ts as the wallet: it resolves and checks our request object, then answers it. */
+function walletClient() {
+  return new Openid4vpClient({
+    callbacks: {
+      hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
+      verifyJwt: async (signer, { compact }) => {
+        const x5c = (signer as { x5c?: string[] }).x5c
+        if (!x5c?.[0]) return { verified: false }
+        const certificate = new X509Certificate(Buffer.from(x5c[0], 'base64'))
+        await compactVerify(compact, certificate.publicKey)
+        return { verified: true, signerJwk: certificate.publicKey.export({ format: 'jwk' }) as never }
+      },
+      getX509CertificateMetadata: (certificate) => {
+        const san = new X509Certificate(Buffer.from(certificate, 'base64')).subjectAltName ?? ''
+        return {
+          sanDnsNames: san
+            .split(', ')
+            .filter((e) => e.startsWith('DNS:'))
+            .map((e) => e.slice(4)),
+          sanUriNames: san
+            .split(', ')
+            .filter((e) => e.startsWith('URI:'))
+            .map((e) => e.slice(4)),
+        }
+      },
+      encryptJwe: async (encryptor, data) => {
+        const jwk = encryptor.publicJwk as JWK
+        const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
+          .setProtectedHeader({
+            alg: encryptor.alg,
+            enc: encryptor.enc,
+            ...(jwk.kid ? { kid: jwk.kid } : {}),
+          })
+          .encrypt(await importJWK(jwk, encryptor.alg))
+        return { jwe, encryptionJwk: jwk as never }
+      },
+      signJwt: () => {
+        throw new Error('the wallet signs nothing here')
+      },
+      decryptJwe: () => {
+        throw new Error('not used')
+      },
+    },
+  })
+}
+
+describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () => {
+  let app: FastifyInstance
+  let baseUrl: string
+  let auth: Record<string, string>
+  const tenant = `vp-${crypto.randomUUID().slice(0, 8)}`
+  // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
+  const api = async (path: string, body: unknown, headers: Record<string, string> = auth): Promise<any> =>
+    await (
+      await fetch(`${baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+    ).json()
+
+  beforeAll(async () => {
+    const port = 42_000 + Math.floor(Math.random() * 7000)
+    baseUrl = `http://localhost:${port}`
+    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl)
+    app = started.app
+    await app.listen({ host: '::', port })
+    const root = {
+      authorization: `Bearer ${(await api('/api/oauth2/token', { grant_type: 'client_credentials', client_id: started.rootClientId, client_secret: started.rootSecret }, {})).access_token}`,
+    }
+    await api('/api/tenants', { id: tenant, name: tenant }, root)
+    const roles = [
+      'key:manage',
+      'issuance:config',
+      'issuance:offer',
+      'presentation:config',
+      'presentation:request',
+    ]
+    const client = await api(`/api/tenants/${tenant}/clients`, { roles }, root)
+    auth = {
+      authorization: `Bearer ${(await api('/api/oauth2/token', { grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret }, {})).access_token}`,
+    }
+    await api('/api/key-chains', {
+      source: 'generate',
+      id: 'keys',
+      certificate: { subject: 'CN=Interop RP,C=DE' },
+    })
+    await api('/api/credentials', {
+      id: 'pid',
+      config: { format: 'dc+sd-jwt', vct: VCT },
+      keyChainId: 'keys',
+      fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
+    })
+    const dcqlQuery = {
+      credentials: [
+        { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }] },
+      ],
+    }
+    await api('/api/presentations', {
+      id: 'plain',
+      dcqlQuery,
+      keyChainId: 'keys',
+      responseMode: 'direct_post',
+    })
+    await api('/api/presentations', {
+      id: 'encrypted',
+      dcqlQuery,
+      keyChainId: 'keys',
+      responseMode: 'direct_post.jwt',
+    })
+  })
+  afterAll(() => app.close())
+
+  async function issueCredential() {
+    const offer = await api('/api/offers', {
+      credentialConfigurationIds: ['pid'],
+      claims: { pid: { given_name: 'Erika' } },
+      byReference: false,
+    })
+    const code =
+      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+        'pre-authorized_code'
+      ]
+    const issuer = `${baseUrl}/issuers/${tenant}`
+    const token = await (
+      await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+          'pre-authorized_code': code,
+        }),
+      })
+    ).json()
+    const { c_nonce } = await api(`/issuers/${tenant}/nonce`, {}, {})
+    const holder = await generateKeyPair('ES256')
+    const proof = await new SignJWT({ nonce: c_nonce })
+      .setProtectedHeader({
+        alg: 'ES256',
+        typ: 'openid4vci-proof+jwt',
+        jwk: await exportJWK(holder.publicKey),
+      })
+      .setAudience(issuer)
+      .setIssuedAt()
+      .sign(holder.privateKey)
+    const issued = await api(
+      `/issuers/${tenant}/credential`,
+      { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
+      { authorization: `Bearer ${(token as { access_token: string }).access_token}` },
+    )
+    return { credential: issued.credentials[0].credential as string, holder }
+  }
+
+  for (const configId of ['plain', 'encrypted']) {
+    it(`OpenID4VP §5, §8 (${configId === 'plain' ? 'direct_post' : 'direct_post.jwt'}): the wallet accepts our request and our verifier accepts its answer`, async () => {
+      const { credential, holder } = await issueCredential()
+      const created = await api('/api/presentation-requests', { presentationConfigId: configId })
+      const wallet = walletClient()
+      const parsed = wallet.parseOpenid4vpAuthorizationRequest({
+        authorizationRequest: created.authorizationRequestUri,
+      })
+      const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
+        authorizationRequestPayload: parsed.params as never,
+      })
+      const request = resolved.authorizationRequestPayload as Record<string, string>
+      expect(resolved.client.effective).toBe(created.clientId)
+
+      const presenter = new SDJwtVcInstance({
+        hasher: digest,
+        saltGenerator: generateSalt,
+        kbSignAlg: 'ES256',
+        kbSigner: async (data: string) => {
+          const [header, payload] = data.split('.')
+          const jwt = await new SignJWT(JSON.parse(Buffer.from(payload as string, 'base64url').toString()))
+            .setProtectedHeader(JSON.parse(Buffer.from(header as string, 'base64url').toString()))
+            .sign(holder.privateKey)
+          return jwt.split('.')[2] as string
+        },
+      })
+      const vp = await presenter.present(
+        credential,
+        { given_name: true },
+        {
+          kb: {
+            payload: {
+              iat: Math.floor(Date.now() / 1000),
+              nonce: request.nonce as string,
+              aud: request.client_id as string,
+            },
+          },
+        },
+      )
+      const response = await wallet.createOpenid4vpAuthorizationResponse({
+        authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+        authorizationResponsePayload: { vp_token: { pid: [vp] } } as never,
+        ...(configId === 'encrypted'
+          ? {
+              jarm: {
+                encryption: { nonce: request.nonce as string },
+                serverMetadata: {
+                  authorization_encryption_alg_values_supported: ['ECDH-ES'],
+                  authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+                } as never,
+              },
+            }
+          : {}),
+      })
+      const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
+        authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+        authorizationResponsePayload: response.authorizationResponsePayload,
+        ...(response.jarm ? { jarm: { responseJwt: response.jarm.responseJwt } } : {}),
+      })
+      expect(submitted.response.status, await submitted.response.clone().text()).toBe(200)
+      expect(submitted.responseMode).toBe(configId === 'plain' ? 'direct_post' : 'direct_post.jwt')
+      const session = await (
+        await fetch(`${baseUrl}/api/sessions/${created.sessionId}`, { headers: auth })
+      ).json()
+      expect(session).toMatchObject({
+        status: 'verified',
+        claims: { pid: [{ given_name: 'Erika', vct: VCT }] },
+      })
+    })
+  }
+})

@@ -1,4 +1,6 @@
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
+import { createServer as createHttpServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
@@ -94,7 +96,11 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   }
 
   beforeAll(async () => {
-    const started = await startAllInOne(testDatabase, PUBLIC_URL)
+    const started = await startAllInOne(testDatabase, PUBLIC_URL, {
+      OUTBOUND_ALLOW_HTTP: 'true',
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+      WEBHOOK_BACKOFF_MS: '20',
+    })
     app = started.app
     await app.ready()
     root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
@@ -409,6 +415,77 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     })
     expect(missing.statusCode).toBe(400)
     expect((await session(again.created.sessionId)).failureReason).toContain('transaction_data_hashes')
+  })
+
+  it('the result goes to the webhook endpoint, signed; with drop-after-delivery the claims leave the session', async () => {
+    const received: { headers: Record<string, unknown>; body: string }[] = []
+    const server = createHttpServer((req, res) => {
+      let raw = ''
+      req.on('data', (chunk) => {
+        raw += chunk
+      })
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: raw })
+        res.writeHead(204)
+        res.end()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const auth = tenants[rp] as Record<string, string>
+      const hook = await post(
+        '/api/webhook-endpoints',
+        {
+          id: 'results',
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`,
+          auth: { type: 'hmac' },
+        },
+        auth,
+      )
+      expect(hook.statusCode, hook.body).toBe(201)
+      await app.inject({
+        method: 'PATCH',
+        url: `/api/tenants/${rp}`,
+        headers: root,
+        payload: { presentationRetention: 'drop-after-delivery' },
+      })
+      const issued = await issue(rp)
+      const { created, claims } = await request('plain', { webhookEndpointId: 'results' })
+      const vp = await present(issued, { nonce: claims.nonce, aud: claims.client_id })
+      expect(
+        (await respond(created.requestUri, { vp_token: JSON.stringify({ pid: [vp] }), state: claims.state }))
+          .statusCode,
+      ).toBe(200)
+      let result: Loose = {}
+      for (let i = 0; i < 50 && result.delivery?.status !== 'delivered'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        result = await session(created.sessionId)
+      }
+      expect(result).toMatchObject({
+        status: 'verified',
+        claims: null,
+        delivery: { status: 'delivered', attempts: 1, error: null },
+      })
+      const event = JSON.parse(received[0]?.body as string)
+      expect(event).toMatchObject({
+        type: 'presentation.result',
+        sessionId: created.sessionId,
+        status: 'verified',
+        claims: { pid: [{ age_over_18: true }] },
+      })
+      const signature = createHmac('sha256', hook.json().signingSecret)
+        .update(`${received[0]?.headers['x-timestamp']}.${received[0]?.body}`)
+        .digest('hex')
+      expect(received[0]?.headers['x-signature']).toBe(`sha256=${signature}`)
+    } finally {
+      await app.inject({
+        method: 'PATCH',
+        url: `/api/tenants/${rp}`,
+        headers: root,
+        payload: { presentationRetention: 'keep' },
+      })
+      server.close()
+    }
   })
 
   it('V-20: a JSON body at the response endpoint is refused; a request of another tenant is unknown', async () => {

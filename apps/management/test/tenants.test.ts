@@ -24,6 +24,7 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         id,
         name: 'ACME',
         description: 'test',
+        presentationRetention: 'keep',
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       })
@@ -32,9 +33,14 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         method: 'PATCH',
         url: `/api/tenants/${id}`,
         headers: h.root.auth,
-        payload: { name: 'ACME Corp', description: null },
+        payload: { name: 'ACME Corp', description: null, presentationRetention: 'drop-after-delivery' },
       })
-      expect(patched.json()).toMatchObject({ id, name: 'ACME Corp', description: null })
+      expect(patched.json()).toMatchObject({
+        id,
+        name: 'ACME Corp',
+        description: null,
+        presentationRetention: 'drop-after-delivery',
+      })
 
       const got = await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })
       expect(got.json()).toStrictEqual(patched.json())

@@ -38,6 +38,11 @@ export function toPresentationSession(row: PresentationSessionRow, now: Date): P
     presentationConfigId: row.presentationConfigId,
     failureReason: row.failureReason,
     claims: row.result ?? null,
+    delivery: {
+      status: row.deliveryStatus as PresentationSession['delivery']['status'],
+      attempts: row.deliveryAttempts,
+      error: row.deliveryError,
+    },
     createdByClientId: row.createdByClientId,
     expiresAt: row.expiresAt.toISOString(),
     requestFetchedAt: iso(row.requestFetchedAt),

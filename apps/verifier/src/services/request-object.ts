@@ -1,4 +1,4 @@
-import { ProtocolError } from '@credential-service/core-domain'
+import { type OutboundUrlPolicy, ProtocolError } from '@credential-service/core-domain'
 import { publicPart, signJws } from '@credential-service/crypto'
 import {
   createPresentationConfigRepository,
@@ -14,6 +14,10 @@ export interface VerifierDeps {
   keys: KeyRuntime
   publicUrl: string
   now: () => Date
+  outbound: OutboundUrlPolicy
+  webhook: { attempts: number; backoffMs: number }
+  /** Background work (webhook deliveries) to await before the process closes. */
+  background: Set<Promise<unknown>>
 }
 
 /** Formats and algorithms we verify (OpenID4VP §11.1, Appendix B.2.2 and B.3.4). */

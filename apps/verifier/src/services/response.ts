@@ -3,8 +3,11 @@ import { type DcqlQuery, ProtocolError } from '@credential-service/core-domain'
 import {
   createPresentationConfigRepository,
   createPresentationSessionRepository,
+  createTenantRepository,
+  createWebhookEndpointRepository,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
+import { deliverWebhook } from '@credential-service/server-kit'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt-presentation'
@@ -100,6 +103,44 @@ function checkClaims(credential: DcqlQuery['credentials'][number], claims: Recor
 }
 
 /**
+ * Sends the outcome to the session's webhook endpoint in the background (signed, retried) and
+ * records the delivery; with the tenant's `drop-after-delivery` retention the claims are then removed.
+ */
+function deliverResult(
+  deps: VerifierDeps,
+  row: PresentationSessionRow,
+  outcome: Record<string, unknown>,
+): void {
+  if (!row.webhookEndpointId) return
+  const work = (async () => {
+    const endpoint = await createWebhookEndpointRepository(deps.db, row.tenantId).row(
+      row.webhookEndpointId as string,
+    )
+    if (!endpoint) return
+    const event = {
+      type: 'presentation.result',
+      tenantId: row.tenantId,
+      sessionId: row.id,
+      presentationConfigId: row.presentationConfigId,
+      ...outcome,
+    }
+    const delivery = await deliverWebhook(endpoint, event, {
+      cipher: deps.keys.cipher,
+      outbound: deps.outbound,
+      ...deps.webhook,
+    })
+    const tenant = await createTenantRepository(deps.db).get(row.tenantId)
+    await createPresentationSessionRepository(deps.db, row.tenantId).delivered(
+      row.id,
+      delivery,
+      tenant?.presentationRetention === 'drop-after-delivery',
+    )
+  })()
+  deps.background.add(work)
+  void work.finally(() => deps.background.delete(work))
+}
+
+/**
  * The response endpoint (OpenID4VP §8.2): accepts one response per request, validates it and ends
  * the session verified or failed with the reason. Same-device requests get a `redirect_uri` with a
  * fresh `response_code` (§13.3).
@@ -115,7 +156,9 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     )
   }
   const fail = async (reason: string) => {
-    await sessions.finish(row.id, { status: 'failed', failureReason: reason }, now)
+    if (await sessions.finish(row.id, { status: 'failed', failureReason: reason }, now)) {
+      deliverResult(deps, row, { status: 'failed', failureReason: reason })
+    }
     return reason
   }
 
@@ -186,6 +229,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       now,
     )
     if (!finished) throw new ProtocolError('invalid_request', 'this request was answered already')
+    deliverResult(deps, row, { status: 'verified', claims: result })
     return responseCode ? { redirect_uri: `${row.redirectUri}#response_code=${responseCode}` } : {}
   } catch (error) {
     if (!(error instanceof PresentationRejected)) throw error

@@ -100,7 +100,19 @@ export const zPresentationSession = z.object({
   status: z.enum(['pending', 'verified', 'failed', 'expired']),
   presentationConfigId: z.string(),
   failureReason: z.string().nullable(),
-  claims: z.record(z.string(), z.unknown()).nullable().describe('Disclosed claims per DCQL credential id'),
+  claims: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe(
+      'Disclosed claims per DCQL credential id; null before a verified response or once dropped by retention',
+    ),
+  delivery: z
+    .object({
+      status: z.enum(['none', 'delivered', 'failed']),
+      attempts: z.number().int(),
+      error: z.string().nullable(),
+    })
+    .describe('Delivery of the result to the webhook endpoint'),
   createdByClientId: z.string(),
   expiresAt: zTimestamp,
   requestFetchedAt: zTimestamp.nullable(),

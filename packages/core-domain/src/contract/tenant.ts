@@ -7,10 +7,15 @@ export const zTenantId = z
   .regex(/^[a-z0-9][a-z0-9_-]{1,62}$/, 'lowercase letters, digits, "-" and "_", 2 to 63 characters')
   .describe('Tenant identifier, used in URLs')
 
+export const zPresentationRetention = z
+  .enum(['keep', 'drop-after-delivery'])
+  .describe('Verified presentation claims: kept on the session, or dropped once the webhook has them')
+
 export const zTenant = z.object({
   id: zTenantId,
   name: z.string(),
   description: z.string().nullable(),
+  presentationRetention: zPresentationRetention,
   createdAt: zTimestamp,
   updatedAt: zTimestamp,
 })
@@ -21,6 +26,7 @@ export const zTenantCreate = z
     id: zTenantId.optional().describe('Tenant identifier; generated when absent'),
     name: z.string().min(1).max(200),
     description: z.string().max(2000).optional(),
+    presentationRetention: zPresentationRetention.default('keep'),
   })
   .strict()
 export type TenantCreate = z.infer<typeof zTenantCreate>
@@ -29,6 +35,7 @@ export const zTenantUpdate = z
   .object({
     name: z.string().min(1).max(200).optional(),
     description: z.string().max(2000).nullable().optional(),
+    presentationRetention: zPresentationRetention.optional(),
   })
   .strict()
 export type TenantUpdate = z.infer<typeof zTenantUpdate>

@@ -74,6 +74,24 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
         .returning()
       return row
     },
+
+    /** Records the webhook outcome; drops the claims when the tenant keeps nothing after delivery. */
+    async delivered(
+      id: string,
+      outcome: { status: string; attempts: number; lastError: string | null },
+      dropResult: boolean,
+    ) {
+      await db
+        .update(presentationSessions)
+        .set({
+          deliveryStatus: outcome.status,
+          deliveryAttempts: outcome.attempts,
+          deliveryError: outcome.lastError,
+          ...(dropResult && outcome.status === 'delivered' ? { result: null } : {}),
+          updatedAt: new Date(),
+        })
+        .where(and(inTenant, eq(presentationSessions.id, id)))
+    },
   }
 }
 export type PresentationSessionRepository = ReturnType<typeof createPresentationSessionRepository>

@@ -9,6 +9,7 @@ function toTenant(row: TenantRow): Tenant {
     id: row.id,
     name: row.name,
     description: row.description,
+    presentationRetention: row.presentationRetention as Tenant['presentationRetention'],
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   }
@@ -35,12 +36,22 @@ export function createTenantRepository(db: Database) {
 
     /** Returns undefined when the id is taken. */
     async create(
-      input: { id: string; name: string; description?: string | undefined },
+      input: {
+        id: string
+        name: string
+        description?: string | undefined
+        presentationRetention?: string | undefined
+      },
       tx: Executor = db,
     ): Promise<Tenant | undefined> {
       const [row] = await tx
         .insert(tenants)
-        .values({ id: input.id, name: input.name, description: input.description ?? null })
+        .values({
+          id: input.id,
+          name: input.name,
+          description: input.description ?? null,
+          presentationRetention: input.presentationRetention ?? 'keep',
+        })
         .onConflictDoNothing()
         .returning()
       return row && toTenant(row)

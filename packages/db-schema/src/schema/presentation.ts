@@ -1,4 +1,4 @@
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { tenants } from './tenants'
 
 /**
@@ -33,6 +33,9 @@ export const presentationSessions = pgTable(
     /** Disclosed claims per DCQL credential id, kept per the tenant's retention setting. */
     result: jsonb().$type<Record<string, unknown>>(),
     failureReason: text(),
+    deliveryStatus: text().notNull().default('none'),
+    deliveryAttempts: integer().notNull().default(0),
+    deliveryError: text(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },

@@ -29,7 +29,7 @@ export const zTenantCreate = z
     presentationRetention: zPresentationRetention.default('keep'),
   })
   .strict()
-export type TenantCreate = z.infer<typeof zTenantCreate>
+export type TenantCreate = z.input<typeof zTenantCreate>
 
 export const zTenantUpdate = z
   .object({

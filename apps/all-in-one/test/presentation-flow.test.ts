@@ -1,13 +1,16 @@
 import { createHash, createHmac } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { cbor } from '@credential-service/crypto'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { Tag } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
 import {
   base64url,
   CompactEncrypt,
+  calculateJwkThumbprint,
   decodeJwt,
   exportJWK,
   generateKeyPair,
@@ -23,6 +26,8 @@ type Loose = Record<string, any>
 
 const PUBLIC_URL = 'https://credentials.example.com'
 const VCT = 'urn:eudi:pid:1'
+const DOCTYPE = 'org.iso.18013.5.1.mDL'
+const NS = 'org.iso.18013.5.1'
 
 describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $name', (testDatabase) => {
   let app: FastifyInstance
@@ -71,6 +76,43 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       },
       auth,
     )
+    await post(
+      '/api/credentials',
+      {
+        id: 'mdl',
+        config: { format: 'mso_mdoc', docType: DOCTYPE },
+        keyChainId: 'keys',
+        fields: [
+          { path: ['family_name'], type: 'string', namespace: NS, mandatory: true },
+          { path: ['age_over_18'], type: 'boolean', namespace: NS },
+        ],
+      },
+      auth,
+    )
+    const mdlQuery = {
+      credentials: [
+        {
+          id: 'mdl',
+          format: 'mso_mdoc',
+          meta: { doctype_value: DOCTYPE },
+          claims: [{ path: [NS, 'age_over_18'], values: [true] }],
+        },
+      ],
+    }
+    for (const [id, responseMode] of [
+      ['mdl-plain', 'direct_post'],
+      ['mdl-encrypted', 'direct_post.jwt'],
+    ]) {
+      expect(
+        (
+          await post(
+            '/api/presentations',
+            { id, dcqlQuery: mdlQuery, keyChainId: 'keys', responseMode },
+            auth,
+          )
+        ).statusCode,
+      ).toBe(201)
+    }
     const dcqlQuery = {
       credentials: [
         {
@@ -487,6 +529,125 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       server.close()
     }
   })
+
+  /** An mdoc issued by `tenant` over OpenID4VCI, and the holder's key pair. */
+  async function issueMdl(tenant: string) {
+    const auth = tenants[tenant] as Record<string, string>
+    const claims = { mdl: { [NS]: { family_name: 'Mustermann', age_over_18: true } } }
+    const offer = (
+      await post('/api/offers', { credentialConfigurationIds: ['mdl'], claims, byReference: false }, auth)
+    ).json()
+    const code =
+      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+        'pre-authorized_code'
+      ]
+    const accessToken = (
+      await app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/token`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+          'pre-authorized_code': code,
+        }).toString(),
+      })
+    ).json().access_token
+    const nonce = (await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })).json().c_nonce
+    const holder = await generateKeyPair('ES256')
+    const proof = await new SignJWT({ nonce })
+      .setProtectedHeader({
+        alg: 'ES256',
+        typ: 'openid4vci-proof+jwt',
+        jwk: await exportJWK(holder.publicKey),
+      })
+      .setAudience(`${PUBLIC_URL}/issuers/${tenant}`)
+      .setIssuedAt()
+      .sign(holder.privateKey)
+    const response = await post(
+      `/issuers/${tenant}/credential`,
+      { credential_configuration_id: 'mdl', proofs: { jwt: [proof] } },
+      { authorization: `Bearer ${accessToken}` },
+    )
+    return { credential: response.json().credentials[0].credential as string, holder }
+  }
+
+  /**
+   * The wallet's DeviceResponse (ISO 18013-5 §8.3.2.1.2.2) with the device signature over the
+   * OpenID4VP SessionTranscript (OpenID4VP B.2.6.1), built here with cbor-x.
+   */
+  async function deviceResponse(
+    issued: Awaited<ReturnType<typeof issueMdl>>,
+    binding: { clientId: string; nonce: string; responseUri: string; encryptionJwk?: JWK },
+  ) {
+    const thumbprint = binding.encryptionJwk
+      ? base64url.decode(await calculateJwkThumbprint(binding.encryptionJwk))
+      : null
+    const handover = createHash('sha256')
+      .update(cbor.encode([binding.clientId, binding.nonce, thumbprint, binding.responseUri]))
+      .digest()
+    const sessionTranscript = [null, null, ['OpenID4VPHandover', handover]]
+    const deviceNameSpaces = new Tag(cbor.encode(new Map()), 24)
+    const payload = cbor.encode(
+      new Tag(cbor.encode(['DeviceAuthentication', sessionTranscript, DOCTYPE, deviceNameSpaces]), 24),
+    )
+    const protectedHeader = cbor.encode(new Map([[1, -7]]))
+    const toBeSigned = cbor.encode(['Signature1', protectedHeader, new Uint8Array(0), payload])
+    const signature = new Uint8Array(
+      await crypto.subtle.sign(
+        { name: 'ECDSA', hash: 'SHA-256' },
+        issued.holder.privateKey as Parameters<typeof crypto.subtle.sign>[1],
+        toBeSigned,
+      ),
+    )
+    const document = {
+      docType: DOCTYPE,
+      issuerSigned: cbor.decode(base64url.decode(issued.credential)),
+      deviceSigned: {
+        nameSpaces: deviceNameSpaces,
+        deviceAuth: { deviceSignature: [protectedHeader, new Map(), null, signature] },
+      },
+    }
+    return base64url.encode(cbor.encode({ version: '1.0', documents: [document], status: 0 }))
+  }
+
+  for (const configId of ['mdl-plain', 'mdl-encrypted']) {
+    it(`OpenID4VP B.2 (${configId}): an mdoc DeviceResponse bound to the SessionTranscript verifies; another transcript fails`, async () => {
+      const issued = await issueMdl(rp)
+      const { created, claims } = await request(configId)
+      const encryptionJwk =
+        configId === 'mdl-encrypted' ? (claims.client_metadata.jwks.keys[0] as JWK) : undefined
+      const send = async (target: { created: Loose; claims: Loose }, vp: string) =>
+        encryptionJwk
+          ? respond(target.created.requestUri, {
+              response: await encrypt(target.claims, { vp_token: { mdl: [vp] }, state: target.claims.state }),
+            })
+          : respond(target.created.requestUri, {
+              vp_token: JSON.stringify({ mdl: [vp] }),
+              state: target.claims.state,
+            })
+      const binding = (target: Loose, nonce: string) => ({
+        clientId: target.client_id,
+        nonce,
+        responseUri: target.response_uri,
+        ...(encryptionJwk ? { encryptionJwk: target.client_metadata.jwks.keys[0] as JWK } : {}),
+      })
+      const response = await send(
+        { created, claims },
+        await deviceResponse(issued, binding(claims, claims.nonce)),
+      )
+      expect(response.statusCode, response.body).toBe(200)
+      expect(await session(created.sessionId)).toMatchObject({
+        status: 'verified',
+        claims: { mdl: [{ [NS]: { family_name: 'Mustermann', age_over_18: true } }] },
+      })
+
+      // Wrong SessionTranscript: the device signed for another nonce.
+      const again = await request(configId)
+      const refused = await send(again, await deviceResponse(issued, binding(again.claims, 'another-nonce')))
+      expect(refused.statusCode).toBe(400)
+      expect((await session(again.created.sessionId)).failureReason).toContain('the mdoc did not verify')
+    })
+  }
 
   it('V-20: a JSON body at the response endpoint is refused; a request of another tenant is unknown', async () => {
     const { created } = await request('plain')

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { mdocContext } from '@credential-service/verifier'
 import { clientAuthenticationNone, setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
 import { Holder, IssuerSigned } from '@owf/mdoc'
@@ -17,7 +18,6 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
-import { mdocContext } from './mdoc-context'
 
 // The wallet side is someone else's reading of OpenID4VCI 1.0: oid4vc-ts over real HTTP.
 setGlobalConfig({ allowInsecureUrls: true })

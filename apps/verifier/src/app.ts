@@ -10,6 +10,8 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { requestRoutes } from './routes/requests'
 
+export { mdocContext } from './services/mdoc-context'
+
 export const zVerifierEnv = zCommonEnv
 export type VerifierConfig = Readonly<z.output<typeof zVerifierEnv>>
 export const parseVerifierConfig = (env: Record<string, string | undefined>): VerifierConfig =>

@@ -9,7 +9,8 @@ import {
 } from '@credential-service/db-schema'
 import { deliverWebhook } from '@credential-service/server-kit'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
-import { RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
+import { verifyMdocPresentation } from './mdoc-presentation'
+import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt-presentation'
 import { trustAnchors } from './trust'
 
@@ -198,10 +199,24 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
         throw new PresentationRejected(
           `vp_token.${id} has ${presentations.length} presentations; one was asked for`,
         )
-      if (query.format !== 'dc+sd-jwt')
-        throw new PresentationRejected(`${query.format} presentations are not verified by this service yet`)
       result[id] = []
       for (const presentation of presentations) {
+        if (query.format === 'mso_mdoc') {
+          const claims = await verifyMdocPresentation({
+            presentation: String(presentation),
+            docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
+            clientId: row.clientId,
+            nonce: row.nonce,
+            responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+            encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
+            anchors,
+            acceptAnyIssuer: config.acceptAnyIssuer,
+            now,
+          })
+          checkClaims(query, claims)
+          result[id]?.push(claims)
+          continue
+        }
         const claims = await verifySdJwtPresentation({
           presentation: String(presentation),
           vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],

@@ -3,7 +3,8 @@ import { CoseKey, type MdocContext } from '@owf/mdoc'
 
 /**
  * The crypto callbacks @owf/mdoc delegates to, from node:crypto: the library parses the mdoc and
- * checks structure, value digests, validity and the chain; these only do primitives.
+ * checks structure, value digests, validity, device authentication and the chain; these only do
+ * primitives (digests, COSE_Sign1 verification, X.509 parsing and chain checks).
  */
 export const mdocContext: Pick<MdocContext, 'crypto' | 'cose' | 'x509'> = {
   crypto: {

@@ -1,0 +1,73 @@
+import type { X509Certificate } from 'node:crypto'
+import { DeviceResponse, SessionTranscript, Verifier } from '@owf/mdoc'
+import { base64url, calculateJwkThumbprint, type JWK } from 'jose'
+import { mdocContext } from './mdoc-context'
+import { PresentationRejected } from './sd-jwt-presentation'
+
+export interface MdocCheck {
+  presentation: string
+  docType: string
+  clientId: string
+  nonce: string
+  responseUri: string
+  /** The request's encryption key when the response was encrypted (its thumbprint enters the transcript). */
+  encryptionJwk: JWK | undefined
+  anchors: X509Certificate[]
+  acceptAnyIssuer: boolean
+  now: Date
+}
+
+/**
+ * Verifies an mdoc `DeviceResponse` (OpenID4VP Appendix B.2, checklist V-29, V-30) with @owf/mdoc:
+ * issuer signature and `x5chain` to a trust anchor, value digests, validity, and the device
+ * signature over the OpenID4VP SessionTranscript built from this request's client id, nonce,
+ * response URI and encryption key thumbprint. Returns the elements per namespace.
+ */
+export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<string, unknown>> {
+  let response: DeviceResponse
+  try {
+    response = DeviceResponse.fromEncodedForOid4Vp(check.presentation)
+  } catch {
+    throw new PresentationRejected('the presentation is not an mdoc DeviceResponse')
+  }
+  const sessionTranscript = await SessionTranscript.forOid4Vp(
+    {
+      clientId: check.clientId,
+      nonce: check.nonce,
+      responseUri: check.responseUri,
+      ...(check.encryptionJwk
+        ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(check.encryptionJwk)) }
+        : {}),
+    },
+    mdocContext,
+  )
+  const failed: string[] = []
+  try {
+    await Verifier.verifyDeviceResponse(
+      {
+        deviceResponse: response,
+        sessionTranscript,
+        trustedCertificates: check.anchors.map((anchor) => new Uint8Array(anchor.raw)),
+        disableCertificateChainValidation: check.acceptAnyIssuer,
+        now: check.now,
+        onCheck: (item) => {
+          if (item.status === 'FAILED') failed.push(`${item.check}${item.reason ? ` (${item.reason})` : ''}`)
+        },
+      },
+      mdocContext,
+    )
+  } catch (error) {
+    failed.push((error as Error).message)
+  }
+  if (failed.length) throw new PresentationRejected(`the mdoc did not verify: ${failed[0]}`)
+  const document = response.documents?.[0]
+  if (!document || (response.documents?.length ?? 0) > 1)
+    throw new PresentationRejected('the DeviceResponse must hold exactly one document')
+  if (document.docType !== check.docType)
+    throw new PresentationRejected(`docType '${document.docType}' was not requested`)
+  const claims: Record<string, unknown> = {}
+  for (const namespace of document.issuerSigned.issuerNamespaces.issuerNamespaces.keys()) {
+    claims[namespace] = document.issuerSigned.getPrettyClaims(namespace)
+  }
+  return claims
+}

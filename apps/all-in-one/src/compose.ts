@@ -16,15 +16,17 @@ export async function composeApps(
   config: ManagementConfig,
   database: DatabaseHandle,
   env: Record<string, string | undefined> = {},
+  /** The clock of every app (tests move it); real time when absent. */
+  now?: () => Date,
 ): Promise<FastifyPluginAsync[]> {
   await bootstrapRootClient(database.db, config)
   const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
   // One key runtime for the process: one cache of imported keys, one set of provider clients.
-  const keys = createKeyRuntime({ config, db: database.db })
+  const keys = createKeyRuntime({ config, db: database.db, ...(now ? { now } : {}) })
   await importAtStartup(config, database.db, keys, env)
   return [
-    buildManagementApp({ config, database, signingKey, keys }),
-    buildIssuerApp({ config, database, keys }),
-    buildVerifierApp({ config, database, keys }),
+    buildManagementApp({ config, database, signingKey, keys, ...(now ? { now } : {}) }),
+    buildIssuerApp({ config, database, keys, ...(now ? { now } : {}) }),
+    buildVerifierApp({ config, database, keys, ...(now ? { now } : {}) }),
   ]
 }

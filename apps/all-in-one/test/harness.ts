@@ -17,6 +17,7 @@ export async function startAllInOne(
   testDatabase: TestDatabase,
   publicUrl = 'http://localhost:3000',
   env: Record<string, string> = {},
+  now?: () => Date,
 ): Promise<AllInOne> {
   const database = await testDatabase.open()
   const rootClientId = `root-${crypto.randomUUID()}`
@@ -28,7 +29,7 @@ export async function startAllInOne(
     AUTH_CLIENT_SECRET: rootSecret,
     ...env,
   })
-  const apps = await composeApps(config, database, env).catch(async (error: unknown) => {
+  const apps = await composeApps(config, database, env, now).catch(async (error: unknown) => {
     await database.close()
     throw error
   })

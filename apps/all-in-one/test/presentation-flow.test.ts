@@ -31,6 +31,8 @@ const NS = 'org.iso.18013.5.1'
 
 describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $name', (testDatabase) => {
   let app: FastifyInstance
+  /** Moves the clock of every app (expiry tests). */
+  let clockOffset = 0
   let root: Record<string, string>
   const tenants: Record<string, Record<string, string>> = {}
   const rp = `rp-${crypto.randomUUID().slice(0, 8)}`
@@ -138,11 +140,16 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   }
 
   beforeAll(async () => {
-    const started = await startAllInOne(testDatabase, PUBLIC_URL, {
-      OUTBOUND_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-      WEBHOOK_BACKOFF_MS: '20',
-    })
+    const started = await startAllInOne(
+      testDatabase,
+      PUBLIC_URL,
+      {
+        OUTBOUND_ALLOW_HTTP: 'true',
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+        WEBHOOK_BACKOFF_MS: '20',
+      },
+      () => new Date(Date.now() + clockOffset),
+    )
     app = started.app
     await app.ready()
     root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
@@ -648,6 +655,45 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       expect((await session(again.created.sessionId)).failureReason).toContain('the mdoc did not verify')
     })
   }
+
+  it('attack: an expired credential fails (SD-JWT VC exp)', async () => {
+    const auth = tenants[rp] as Record<string, string>
+    const pid = (await app.inject({ url: '/api/credentials/pid', headers: auth })).json()
+    const { createdAt: _c, updatedAt: _u, ...config } = pid
+    await app.inject({
+      method: 'PUT',
+      url: '/api/credentials/pid',
+      headers: auth,
+      payload: { ...config, lifetimeSeconds: 60 },
+    })
+    try {
+      const issued = await issue(rp)
+      clockOffset = 120_000 // two minutes later: the credential has expired
+      const { created, claims } = await request('plain')
+      const vp = await present(issued, {
+        nonce: claims.nonce,
+        aud: claims.client_id,
+        iat: Math.floor((Date.now() + clockOffset) / 1000),
+      })
+      const response = await respond(created.requestUri, {
+        vp_token: JSON.stringify({ pid: [vp] }),
+        state: claims.state,
+      })
+      expect(response.statusCode).toBe(400)
+      expect((await session(created.sessionId)).failureReason).toMatch(/did not verify.*expired/i)
+    } finally {
+      clockOffset = 0
+      await app.inject({ method: 'PUT', url: '/api/credentials/pid', headers: auth, payload: config })
+    }
+  })
+
+  it('S-122: an oversized response body is refused with 413 and changes nothing', async () => {
+    const { created } = await request('plain')
+    const response = await respond(created.requestUri, { vp_token: 'x'.repeat(300 * 1024), state: 'x' })
+    expect(response.statusCode).toBe(413)
+    expect(response.json().error).toBe('invalid_request')
+    expect((await session(created.sessionId)).status).toBe('pending')
+  })
 
   it('V-20: a JSON body at the response endpoint is refused; a request of another tenant is unknown', async () => {
     const { created } = await request('plain')

@@ -1,13 +1,51 @@
-import { createHash, X509Certificate } from 'node:crypto'
+import { createHash, createPrivateKey, sign as nodeSign, X509Certificate } from 'node:crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { mdocContext } from '@credential-service/verifier'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vpClient } from '@openid4vc/openid4vp'
+import {
+  CoseKey,
+  DeviceRequest,
+  DocRequest,
+  Holder,
+  IssuerSigned,
+  ItemsRequest,
+  SessionTranscript,
+} from '@owf/mdoc'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
-import { CompactEncrypt, compactVerify, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
+import {
+  base64url,
+  CompactEncrypt,
+  calculateJwkThumbprint,
+  compactVerify,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  SignJWT,
+} from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+
+/** The wallet's crypto for @owf/mdoc: the verifier's primitives plus COSE_Sign1 signing. */
+const walletContext = {
+  ...mdocContext,
+  cose: {
+    ...mdocContext.cose,
+    sign1: {
+      ...mdocContext.cose.sign1,
+      sign: ({ toBeSigned, key }: { toBeSigned: Uint8Array; key: CoseKey }) =>
+        new Uint8Array(
+          nodeSign('sha256', toBeSigned, {
+            key: createPrivateKey({ key: key.jwk as never, format: 'jwk' }),
+            dsaEncoding: 'ieee-p1363',
+          }),
+        ),
+    },
+  },
+} as typeof mdocContext
 
 setGlobalConfig({ allowInsecureUrls: true })
 const VCT = 'urn:eudi:pid:1'
@@ -164,6 +202,135 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
     )
     return { credential: issued.credentials[0].credential as string, holder }
   }
+
+  it('OpenID4VP B.2: an mso_mdoc DeviceResponse made by @owf/mdoc, sent by the oid4vc-ts wallet (direct_post.jwt), verifies', async () => {
+    await api('/api/credentials', {
+      id: 'mdl',
+      config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+      keyChainId: 'keys',
+      fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true }],
+    })
+    const dcqlQuery = {
+      credentials: [
+        {
+          id: 'mdl',
+          format: 'mso_mdoc',
+          meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
+          claims: [{ path: ['org.iso.18013.5.1', 'family_name'] }],
+        },
+      ],
+    }
+    await api('/api/presentations', {
+      id: 'mdl-check',
+      dcqlQuery,
+      keyChainId: 'keys',
+      responseMode: 'direct_post.jwt',
+    })
+
+    // Issue the mdoc to a holder key over OpenID4VCI.
+    const offer = await api('/api/offers', {
+      credentialConfigurationIds: ['mdl'],
+      claims: { mdl: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } } },
+      byReference: false,
+    })
+    const code =
+      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+        'pre-authorized_code'
+      ]
+    const issuer = `${baseUrl}/issuers/${tenant}`
+    const token = (await (
+      await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+          'pre-authorized_code': code,
+        }),
+      })
+    ).json()) as { access_token: string }
+    const { c_nonce } = await api(`/issuers/${tenant}/nonce`, {}, {})
+    const holder = await generateKeyPair('ES256', { extractable: true })
+    const proof = await new SignJWT({ nonce: c_nonce })
+      .setProtectedHeader({
+        alg: 'ES256',
+        typ: 'openid4vci-proof+jwt',
+        jwk: await exportJWK(holder.publicKey),
+      })
+      .setAudience(issuer)
+      .setIssuedAt()
+      .sign(holder.privateKey)
+    const issued = await api(
+      `/issuers/${tenant}/credential`,
+      { credential_configuration_id: 'mdl', proofs: { jwt: [proof] } },
+      { authorization: `Bearer ${token.access_token}` },
+    )
+
+    // The wallet: oid4vc-ts resolves the request; @owf/mdoc builds the DeviceResponse for it.
+    const created = await api('/api/presentation-requests', { presentationConfigId: 'mdl-check' })
+    const wallet = walletClient()
+    const parsed = wallet.parseOpenid4vpAuthorizationRequest({
+      authorizationRequest: created.authorizationRequestUri,
+    })
+    const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
+      authorizationRequestPayload: parsed.params as never,
+    })
+    const request = resolved.authorizationRequestPayload as Record<string, unknown>
+    const encryptionKey = (request.client_metadata as { jwks: { keys: JWK[] } }).jwks.keys[0] as JWK
+    const sessionTranscript = await SessionTranscript.forOid4Vp(
+      {
+        clientId: request.client_id as string,
+        nonce: request.nonce as string,
+        responseUri: request.response_uri as string,
+        jwkThumbprint: base64url.decode(await calculateJwkThumbprint(encryptionKey)),
+      },
+      walletContext,
+    )
+    const deviceRequest = DeviceRequest.create({
+      docRequests: [
+        DocRequest.create({
+          itemsRequest: ItemsRequest.create({
+            docType: 'org.iso.18013.5.1.mDL',
+            namespaces: { 'org.iso.18013.5.1': { family_name: false } },
+          }),
+        }),
+      ],
+    })
+    const deviceResponse = await Holder.createDeviceResponseForDeviceRequest(
+      {
+        deviceRequest,
+        sessionTranscript,
+        issuerSigned: [IssuerSigned.fromEncodedForOid4Vci(issued.credentials[0].credential)],
+        signature: {
+          signingKey: CoseKey.fromJwk((await exportJWK(holder.privateKey)) as Record<string, unknown>),
+        },
+      },
+      walletContext,
+    )
+    const response = await wallet.createOpenid4vpAuthorizationResponse({
+      authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+      authorizationResponsePayload: { vp_token: { mdl: [deviceResponse.encodedForOid4Vp] } } as never,
+      jarm: {
+        encryption: { nonce: request.nonce as string },
+        serverMetadata: {
+          authorization_encryption_alg_values_supported: ['ECDH-ES'],
+          authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+        } as never,
+      },
+    })
+    const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
+      authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+      authorizationResponsePayload: response.authorizationResponsePayload,
+      ...(response.jarm ? { jarm: { responseJwt: response.jarm.responseJwt } } : {}),
+    })
+    expect(submitted.response.status, await submitted.response.clone().text()).toBe(200)
+    const session = await (
+      await fetch(`${baseUrl}/api/sessions/${created.sessionId}`, { headers: auth })
+    ).json()
+    expect(session).toMatchObject({
+      status: 'verified',
+      claims: { mdl: [{ 'org.iso.18013.5.1': { family_name: 'Mustermann' } }] },
+    })
+  })
 
   for (const configId of ['plain', 'encrypted']) {
     it(`OpenID4VP §5, §8 (${configId === 'plain' ? 'direct_post' : 'direct_post.jwt'}): the wallet accepts our request and our verifier accepts its answer`, async () => {

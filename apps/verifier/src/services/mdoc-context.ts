@@ -53,6 +53,8 @@ export const mdocContext: Pick<MdocContext, 'crypto' | 'cose' | 'x509'> = {
       for (const [index, certificate] of chain.entries()) {
         if (new Date(certificate.validFrom) > at || new Date(certificate.validTo) < at)
           throw new Error(`certificate ${index} is not valid now`)
+        // A certificate that is itself a trust anchor (a self-signed issuer key) ends the chain.
+        if (anchors.some((anchor) => anchor.raw.equals(certificate.raw))) return
         const parent = chain[index + 1] ?? anchors.find((anchor) => certificate.checkIssued(anchor))
         if (!parent || !certificate.verify(parent.publicKey))
           throw new Error(`certificate ${index} does not chain to a trusted certificate`)

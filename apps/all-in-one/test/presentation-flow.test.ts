@@ -695,6 +695,71 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     expect((await session(created.sessionId)).status).toBe('pending')
   })
 
+  it('OpenID4VP §6.4 (V-26): credential_sets and claim_sets decide what must be presented', async () => {
+    const auth = tenants[rp] as Record<string, string>
+    const pidQuery = {
+      id: 'pid',
+      format: 'dc+sd-jwt',
+      meta: { vct_values: [VCT] },
+      claims: [
+        { id: 'name', path: ['given_name'] },
+        { id: 'age', path: ['age_over_18'] },
+      ],
+      claim_sets: [['name'], ['age']],
+    }
+    const mdlQuery = {
+      id: 'mdl',
+      format: 'mso_mdoc',
+      meta: { doctype_value: DOCTYPE },
+      claims: [{ path: [NS, 'family_name'] }],
+    }
+    const either = { credentials: [pidQuery, mdlQuery], credential_sets: [{ options: [['pid'], ['mdl']] }] }
+    const both = { credentials: [pidQuery, mdlQuery] }
+    for (const [id, dcqlQuery] of [
+      ['either', either],
+      ['both', both],
+    ] as const) {
+      const created = await post(
+        '/api/presentations',
+        { id, dcqlQuery, keyChainId: 'keys', responseMode: 'direct_post' },
+        auth,
+      )
+      expect(created.statusCode, created.body).toBe(201)
+    }
+    const issued = await issue(rp)
+    const outcome = async (configId: string, disclose: Record<string, boolean>) => {
+      const { created, claims } = await request(configId)
+      const holder = new SDJwtVcInstance({
+        hasher: digest,
+        saltGenerator: generateSalt,
+        kbSignAlg: 'ES256',
+        kbSigner: async (data: string) => {
+          const [header, payload] = data.split('.')
+          const jwt = await new SignJWT(JSON.parse(Buffer.from(payload as string, 'base64url').toString()))
+            .setProtectedHeader(JSON.parse(Buffer.from(header as string, 'base64url').toString()))
+            .sign(issued.holder.privateKey)
+          return jwt.split('.')[2] as string
+        },
+      })
+      const vp = await holder.present(issued.credential, disclose, {
+        kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: claims.nonce, aud: claims.client_id } },
+      })
+      await respond(created.requestUri, { vp_token: JSON.stringify({ pid: [vp] }), state: claims.state })
+      return session(created.sessionId)
+    }
+    // One option of the credential set and one claim set (age only) suffice.
+    expect(await outcome('either', { age_over_18: true })).toMatchObject({ status: 'verified' })
+    // No claim set satisfied when nothing is disclosed.
+    expect(await outcome('either', {})).toMatchObject({
+      status: 'failed',
+      failureReason: 'no claim set of the query is satisfied',
+    })
+    // Without credential_sets every credential query is required.
+    expect((await outcome('both', { age_over_18: true })).failureReason).toContain(
+      'no option of a required credential set',
+    )
+  })
+
   it('V-20: a JSON body at the response endpoint is refused; a request of another tenant is unknown', async () => {
     const { created } = await request('plain')
     const path = new URL(created.requestUri).pathname.replace('/requests/', '/responses/')

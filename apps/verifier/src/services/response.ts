@@ -84,23 +84,23 @@ function checkClaims(credential: DcqlQuery['credentials'][number], claims: Recor
     if (value === undefined) return false
     return !claim.values || claim.values.some((allowed) => allowed === value)
   }
-  const byId = new Map(credential.claims.map((claim) => [claim.id, claim]))
-  const sets = credential.claim_sets ?? [credential.claims.map((claim) => claim.id)]
-  const ok = sets.some((set) =>
-    set.every((id) => {
-      const claim = credential.claim_sets ? byId.get(id) : credential.claims?.find((c) => c.id === id)
-      return claim ? satisfied(claim) : false
-    }),
-  )
   if (!credential.claim_sets) {
     const missing = credential.claims.filter((claim) => !satisfied(claim))
-    if (missing.length)
+    if (missing.length) {
       throw new PresentationRejected(
         `requested claims missing or not matching: ${missing.map((c) => JSON.stringify(c.path)).join(', ')}`,
       )
-  } else if (!ok) {
-    throw new PresentationRejected('no claim set of the query is satisfied')
+    }
+    return
   }
+  const byId = new Map(credential.claims.map((claim) => [claim.id, claim]))
+  const ok = credential.claim_sets.some((set) =>
+    set.every((id) => {
+      const claim = byId.get(id)
+      return claim !== undefined && satisfied(claim)
+    }),
+  )
+  if (!ok) throw new PresentationRejected('no claim set of the query is satisfied')
 }
 
 /**

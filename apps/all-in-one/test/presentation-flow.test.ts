@@ -1,9 +1,18 @@
-import { createHash, createHmac } from 'node:crypto'
+import { createHash, createHmac, createPrivateKey, X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { cbor } from '@credential-service/crypto'
+import {
+  cbor,
+  createCertificate,
+  generateKeyPair as generateIssuerKeyPair,
+  issueSdJwtVc,
+  type Signer,
+  signJws,
+  signWithKeyObject,
+} from '@credential-service/crypto'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { StatusList } from '@sd-jwt/jwt-status-list'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { Tag } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
@@ -758,6 +767,98 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     expect((await outcome('both', { age_over_18: true })).failureReason).toContain(
       'no option of a required credential set',
     )
+  })
+
+  it('Token Status List (V-33): a revoked credential fails; a valid entry passes', async () => {
+    // An external issuer: its own CA (given to the configuration as trust anchor) and a status list server.
+    const ca = await generateIssuerKeyPair('ES256')
+    const caPem = await createCertificate({
+      subjectPublicJwk: ca.publicJwk,
+      issuerPrivateJwk: ca.privateJwk,
+      subject: 'CN=External CA,C=DE',
+      validityDays: 30,
+      ca: true,
+    })
+    const leafKeys = await generateIssuerKeyPair('ES256')
+    const leafPem = await createCertificate({
+      subjectPublicJwk: leafKeys.publicJwk,
+      issuerPrivateJwk: ca.privateJwk,
+      issuerCertificate: caPem,
+      subject: 'CN=External Issuer,C=DE',
+      validityDays: 30,
+    })
+    const signer: Signer = {
+      alg: 'ES256',
+      kid: leafKeys.kid,
+      publicJwk: leafKeys.publicJwk,
+      x5c: [new X509Certificate(leafPem).raw.toString('base64')],
+      sign: async (data) =>
+        signWithKeyObject(
+          createPrivateKey({ key: leafKeys.privateJwk as never, format: 'jwk' }),
+          'ES256',
+          data,
+        ),
+    }
+    let statusToken = ''
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/statuslist+jwt' })
+      res.end(statusToken)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/status/1`
+      const lst = new StatusList([0, 0, 0, 1, 0, 0, 0, 0], 1).compressStatusList()
+      const now = Math.floor(Date.now() / 1000)
+      statusToken = await signJws(
+        signer,
+        { typ: 'statuslist+jwt', kid: signer.kid, x5c: signer.x5c },
+        { sub: uri, iat: now, exp: now + 3600, status_list: { bits: 1, lst } },
+      )
+      const auth = tenants[rp] as Record<string, string>
+      const dcqlQuery = {
+        credentials: [
+          {
+            id: 'ext',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: ['urn:external:1'] },
+            claims: [{ path: ['age_over_18'] }],
+          },
+        ],
+      }
+      const created = await post(
+        '/api/presentations',
+        { id: 'external', dcqlQuery, keyChainId: 'keys', responseMode: 'direct_post', trustAnchors: [caPem] },
+        auth,
+      )
+      expect(created.statusCode, created.body).toBe(201)
+
+      const outcome = async (idx: number) => {
+        const holder = await generateKeyPair('ES256')
+        const credential = await issueSdJwtVc({
+          signer,
+          issuer: 'https://external.example.com',
+          vct: 'urn:external:1',
+          issuedAt: new Date(),
+          expiresAt: new Date(Date.now() + 3_600_000),
+          holderJwk: await exportJWK(holder.publicKey),
+          claims: { age_over_18: true, status: { status_list: { idx, uri } } },
+          disclosable: [['age_over_18']],
+        })
+        const { created: req, claims } = await request('external')
+        const vp = await present({ credential, holder }, { nonce: claims.nonce, aud: claims.client_id })
+        await respond(req.requestUri, { vp_token: JSON.stringify({ ext: [vp] }), state: claims.state })
+        return session(req.sessionId)
+      }
+      const valid = await outcome(1)
+      expect(valid.failureReason).toBeNull()
+      expect(valid).toMatchObject({ status: 'verified' })
+      expect(await outcome(3)).toMatchObject({
+        status: 'failed',
+        failureReason: 'the credential is revoked (INVALID)',
+      })
+    } finally {
+      server.close()
+    }
   })
 
   it('V-20: a JSON body at the response endpoint is refused; a request of another tenant is unknown', async () => {

@@ -227,6 +227,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
           acceptAnyIssuer: config.acceptAnyIssuer,
           transactionData: row.transactionData,
           requireHolderBinding: query.require_cryptographic_holder_binding !== false,
+          outbound: deps.outbound,
         })
         checkClaims(query, claims)
         result[id]?.push(claims)

@@ -1,7 +1,9 @@
 import { createHash, X509Certificate } from 'node:crypto'
+import type { OutboundUrlPolicy } from '@credential-service/core-domain'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { checkStatusList } from './status-list'
 import { checkChain } from './trust'
 
 /** A presentation that fails a check: the reason ends up on the session. */
@@ -18,6 +20,7 @@ export interface SdJwtCheck {
   /** Base64url transaction data strings sent with the request, if any. */
   transactionData: string[] | null
   requireHolderBinding: boolean
+  outbound: OutboundUrlPolicy
 }
 
 const KB_MAX_AGE_SECONDS = 300
@@ -69,9 +72,15 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
     throw new PresentationRejected(`the SD-JWT did not verify: ${(error as Error).message}`)
   }
   const payload = result.payload as Record<string, unknown>
-  // Fail closed: a credential that carries a status reference cannot be checked here yet.
-  if (payload.status !== undefined)
-    throw new PresentationRejected('credentials with a status list reference are not accepted yet')
+  if (payload.status !== undefined) {
+    await checkStatusList({
+      status: payload.status,
+      anchors: check.anchors,
+      acceptAnyIssuer: check.acceptAnyIssuer,
+      outbound: check.outbound,
+      now: check.now,
+    })
+  }
   if (!check.vctValues.includes(String(payload.vct)))
     throw new PresentationRejected(`vct '${String(payload.vct)}' was not requested`)
 

@@ -3,7 +3,7 @@ import type { OutboundUrlPolicy } from '@credential-service/core-domain'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
-import { checkStatusList } from './status-list'
+import { statusListHooks } from './status-list'
 import { checkChain } from './trust'
 
 /** A presentation that fails a check: the reason ends up on the session. */
@@ -48,6 +48,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
   const instance = new SDJwtVcInstance({
     hasher: digest,
+    ...statusListHooks(check),
     verifier: async (data: string, signature: string) => {
       await compactVerify(`${data}.${signature}`, leaf.publicKey)
       return true
@@ -69,18 +70,12 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
     kb = (result as { kb?: typeof kb }).kb
   } catch (error) {
     if (error instanceof PresentationRejected) throw error
+    // The library wraps errors of our status hooks: keep their precise reason.
+    const cause = (error as { details?: unknown }).details
+    if (cause instanceof PresentationRejected) throw cause
     throw new PresentationRejected(`the SD-JWT did not verify: ${(error as Error).message}`)
   }
   const payload = result.payload as Record<string, unknown>
-  if (payload.status !== undefined) {
-    await checkStatusList({
-      status: payload.status,
-      anchors: check.anchors,
-      acceptAnyIssuer: check.acceptAnyIssuer,
-      outbound: check.outbound,
-      now: check.now,
-    })
-  }
   if (!check.vctValues.includes(String(payload.vct)))
     throw new PresentationRejected(`vct '${String(payload.vct)}' was not requested`)
 

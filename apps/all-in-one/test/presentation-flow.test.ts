@@ -696,6 +696,16 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     }
   })
 
+  it('transaction data aimed at an mso_mdoc credential is refused at request time (422)', async () => {
+    const response = await post(
+      '/api/presentation-requests',
+      { presentationConfigId: 'mdl-plain', transactionData: [{ type: 'payment', credential_ids: ['mdl'] }] },
+      tenants[rp] as Record<string, string>,
+    )
+    expect(response.statusCode).toBe(422)
+    expect(response.json().errors[0].message).toContain('not supported: mdl')
+  })
+
   it('S-122: an oversized response body is refused with 413 and changes nothing', async () => {
     const { created } = await request('plain')
     const response = await respond(created.requestUri, { vp_token: 'x'.repeat(300 * 1024), state: 'x' })

@@ -78,6 +78,17 @@ export function createPresentationRequestService(
         if (allowed?.length && !allowed.includes(config.id))
           throw new ForbiddenError(`this client may not request '${config.id}'`)
       }
+      // Transaction data hashes are defined for SD-JWT VC key binding here; mdoc device-signed
+      // hashes are not verified, so such a request is refused rather than half-checked.
+      const mdocIds = new Set(
+        config.dcqlQuery.credentials.filter((c) => c.format === 'mso_mdoc').map((c) => c.id),
+      )
+      const onMdoc =
+        input.transactionData?.flatMap((entry) => entry.credential_ids.filter((id) => mdocIds.has(id))) ?? []
+      if (onMdoc.length) {
+        const message = `transaction data for mso_mdoc credentials is not supported: ${onMdoc.join(', ')}`
+        throw new RuleViolationError(message, [{ path: 'body.transactionData', message }])
+      }
       const types = input.transactionData?.map((entry) => entry.type) ?? []
       const refused = types.filter((type) => !config.transactionDataTypes?.includes(type))
       if (refused.length) {

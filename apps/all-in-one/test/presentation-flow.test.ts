@@ -29,6 +29,7 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+import { kbSigner } from './wallet'
 
 // biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
 type Loose = Record<string, any>
@@ -168,12 +169,20 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   afterAll(() => app.close())
 
   /** A holder key and an SD-JWT VC for it, issued by `tenant` over OpenID4VCI. */
-  async function issue(tenant: string, claims = { given_name: 'Erika', age_over_18: true }) {
+  async function issue(
+    tenant: string,
+    claims: Record<string, unknown> = { given_name: 'Erika', age_over_18: true },
+    configurationId = 'pid',
+  ) {
     const auth = tenants[tenant] as Record<string, string>
     const offer = (
       await post(
         '/api/offers',
-        { credentialConfigurationIds: ['pid'], claims: { pid: claims }, byReference: false },
+        {
+          credentialConfigurationIds: [configurationId],
+          claims: { [configurationId]: claims },
+          byReference: false,
+        },
         auth,
       )
     ).json()
@@ -202,7 +211,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       .sign(holder.privateKey)
     const response = await post(
       `/issuers/${tenant}/credential`,
-      { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
+      { credential_configuration_id: configurationId, proofs: { jwt: [proof] } },
       { authorization: `Bearer ${accessToken}` },
     )
     return { credential: response.json().credentials[0].credential as string, holder }
@@ -228,13 +237,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     const holderSdJwt = new SDJwtVcInstance({
       hasher: digest,
       saltGenerator: generateSalt,
-      kbSigner: async (data: string) => {
-        const [header, payload] = data.split('.')
-        const signed = await new SignJWT(JSON.parse(Buffer.from(payload as string, 'base64url').toString()))
-          .setProtectedHeader(JSON.parse(Buffer.from(header as string, 'base64url').toString()))
-          .sign(issued.holder.privateKey)
-        return signed.split('.')[2] as string
-      },
+      kbSigner: kbSigner(issued.holder.privateKey),
       kbSignAlg: 'ES256',
     })
     return holderSdJwt.present(
@@ -548,43 +551,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
 
   /** An mdoc issued by `tenant` over OpenID4VCI, and the holder's key pair. */
   async function issueMdl(tenant: string) {
-    const auth = tenants[tenant] as Record<string, string>
-    const claims = { mdl: { [NS]: { family_name: 'Mustermann', age_over_18: true } } }
-    const offer = (
-      await post('/api/offers', { credentialConfigurationIds: ['mdl'], claims, byReference: false }, auth)
-    ).json()
-    const code =
-      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
-        'pre-authorized_code'
-      ]
-    const accessToken = (
-      await app.inject({
-        method: 'POST',
-        url: `/issuers/${tenant}/token`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
-          'pre-authorized_code': code,
-        }).toString(),
-      })
-    ).json().access_token
-    const nonce = (await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })).json().c_nonce
-    const holder = await generateKeyPair('ES256')
-    const proof = await new SignJWT({ nonce })
-      .setProtectedHeader({
-        alg: 'ES256',
-        typ: 'openid4vci-proof+jwt',
-        jwk: await exportJWK(holder.publicKey),
-      })
-      .setAudience(`${PUBLIC_URL}/issuers/${tenant}`)
-      .setIssuedAt()
-      .sign(holder.privateKey)
-    const response = await post(
-      `/issuers/${tenant}/credential`,
-      { credential_configuration_id: 'mdl', proofs: { jwt: [proof] } },
-      { authorization: `Bearer ${accessToken}` },
-    )
-    return { credential: response.json().credentials[0].credential as string, holder }
+    return issue(tenant, { [NS]: { family_name: 'Mustermann', age_over_18: true } }, 'mdl')
   }
 
   /**
@@ -752,13 +719,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         hasher: digest,
         saltGenerator: generateSalt,
         kbSignAlg: 'ES256',
-        kbSigner: async (data: string) => {
-          const [header, payload] = data.split('.')
-          const jwt = await new SignJWT(JSON.parse(Buffer.from(payload as string, 'base64url').toString()))
-            .setProtectedHeader(JSON.parse(Buffer.from(header as string, 'base64url').toString()))
-            .sign(issued.holder.privateKey)
-          return jwt.split('.')[2] as string
-        },
+        kbSigner: kbSigner(issued.holder.privateKey),
       })
       const vp = await holder.present(issued.credential, disclose, {
         kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: claims.nonce, aud: claims.client_id } },

@@ -28,6 +28,7 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+import { kbSigner } from './wallet'
 
 /** The wallet's crypto for @owf/mdoc: the verifier's primitives plus COSE_Sign1 signing. */
 const walletContext = {
@@ -350,13 +351,7 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
         hasher: digest,
         saltGenerator: generateSalt,
         kbSignAlg: 'ES256',
-        kbSigner: async (data: string) => {
-          const [header, payload] = data.split('.')
-          const jwt = await new SignJWT(JSON.parse(Buffer.from(payload as string, 'base64url').toString()))
-            .setProtectedHeader(JSON.parse(Buffer.from(header as string, 'base64url').toString()))
-            .sign(holder.privateKey)
-          return jwt.split('.')[2] as string
-        },
+        kbSigner: kbSigner(holder.privateKey),
       })
       const vp = await presenter.present(
         credential,

@@ -1,9 +1,12 @@
 import type { Database } from '@credential-service/db-schema'
 import {
+  backgroundWork,
   createKeyRuntime,
   type KeyRuntime,
   oauthErrorHandler,
+  outboundPolicy,
   parseEnv,
+  webhookPolicy,
   zCommonEnv,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
@@ -39,12 +42,9 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
         keys,
         publicUrl: deps.config.PUBLIC_URL,
         now: deps.now ?? (() => new Date()),
-        outbound: {
-          allowHttp: deps.config.OUTBOUND_ALLOW_HTTP,
-          allowedHosts: deps.config.OUTBOUND_ALLOWED_HOSTS,
-        },
-        webhook: { attempts: deps.config.WEBHOOK_MAX_ATTEMPTS, backoffMs: deps.config.WEBHOOK_BACKOFF_MS },
-        background: new Set(),
+        outbound: outboundPolicy(deps.config),
+        webhook: webhookPolicy(deps.config),
+        background: backgroundWork(app),
       }),
     )
   }

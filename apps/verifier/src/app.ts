@@ -1,9 +1,12 @@
 import type { Database } from '@credential-service/db-schema'
 import {
+  backgroundWork,
   createKeyRuntime,
   type KeyRuntime,
   oauthErrorHandler,
+  outboundPolicy,
   parseEnv,
+  webhookPolicy,
   zCommonEnv,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
@@ -30,22 +33,15 @@ export function buildVerifierApp(deps: VerifierDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
     const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
-    const background = new Set<Promise<unknown>>()
-    app.addHook('onClose', async () => {
-      await Promise.allSettled([...background])
-    })
     await app.register(
       requestRoutes({
         db: deps.database.db,
         keys,
         publicUrl: deps.config.PUBLIC_URL,
         now: deps.now ?? (() => new Date()),
-        outbound: {
-          allowHttp: deps.config.OUTBOUND_ALLOW_HTTP,
-          allowedHosts: deps.config.OUTBOUND_ALLOWED_HOSTS,
-        },
-        webhook: { attempts: deps.config.WEBHOOK_MAX_ATTEMPTS, backoffMs: deps.config.WEBHOOK_BACKOFF_MS },
-        background,
+        outbound: outboundPolicy(deps.config),
+        webhook: webhookPolicy(deps.config),
+        background: backgroundWork(app),
       }),
     )
   }

@@ -37,10 +37,6 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
 
   return async (app) => {
     await app.register(formbody)
-    // Webhook deliveries still running finish before the process closes.
-    app.addHook('onClose', async () => {
-      await Promise.allSettled([...deps.background])
-    })
 
     // OpenID4VCI §12.2.2: well-known path insertion before the issuer path.
     app.get(

@@ -1,0 +1,27 @@
+import type { OutboundUrlPolicy } from '@credential-service/core-domain'
+import type { FastifyInstance } from 'fastify'
+import type { z } from 'zod'
+import type { zCommonEnv } from './env'
+
+type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
+
+/** Where the service may send requests, from OUTBOUND_ALLOW_HTTP and OUTBOUND_ALLOWED_HOSTS. */
+export function outboundPolicy(
+  config: Pick<CommonConfig, 'OUTBOUND_ALLOW_HTTP' | 'OUTBOUND_ALLOWED_HOSTS'>,
+): OutboundUrlPolicy {
+  return { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }
+}
+
+/** Webhook retry settings, from WEBHOOK_MAX_ATTEMPTS and WEBHOOK_BACKOFF_MS. */
+export function webhookPolicy(config: Pick<CommonConfig, 'WEBHOOK_MAX_ATTEMPTS' | 'WEBHOOK_BACKOFF_MS'>) {
+  return { attempts: config.WEBHOOK_MAX_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS }
+}
+
+/** Background work of an app (webhook deliveries) that must finish before the app closes. */
+export function backgroundWork(app: FastifyInstance): Set<Promise<unknown>> {
+  const pending = new Set<Promise<unknown>>()
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([...pending])
+  })
+  return pending
+}

@@ -8,6 +8,7 @@ import { type Database, type DatabaseKind, findClientCredentials } from '@creden
 import {
   createKeyRuntime,
   type KeyRuntime,
+  outboundPolicy,
   problemErrorHandler,
   registerRoleGuard,
   type SecuredRoute,
@@ -89,12 +90,12 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     await registerConfigRoutes(app, {
       db: database.db,
       cipher: keyDeps.keys.cipher,
-      outbound: { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS },
+      outbound: outboundPolicy(config),
     })
     const offerDeps = {
       db: database.db,
       cipher: keyDeps.keys.cipher,
-      outbound: { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS },
+      outbound: outboundPolicy(config),
       publicUrl: config.PUBLIC_URL,
       now,
     }

@@ -1,5 +1,6 @@
 import { createDatabase } from '@credential-service/db-schema/client'
 import { upgradeCheck } from '@credential-service/management'
+import { outboundPolicy } from '@credential-service/server-kit'
 import { parseAllInOneConfig } from '../config'
 
 // `pnpm upgrade:check [dir]`: lists everything that would block the 5.0 start-up or import
@@ -12,7 +13,7 @@ try {
   const findings = await upgradeCheck({
     dir,
     env: process.env,
-    outbound: { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS },
+    outbound: outboundPolicy(config),
     database: database.db,
     masterSecret: config.MASTER_SECRET,
   })

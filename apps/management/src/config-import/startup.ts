@@ -1,6 +1,6 @@
 import { createSecretVerifier } from '@credential-service/crypto'
 import type { Database } from '@credential-service/db-schema'
-import { ConfigError, type KeyRuntime } from '@credential-service/server-kit'
+import { ConfigError, type KeyRuntime, outboundPolicy } from '@credential-service/server-kit'
 import type { ManagementConfig } from '../config'
 import type { ApplyDeps } from './apply-tenant'
 import { formatImportReport, type ImportReport, importConfigDir } from './import-config'
@@ -11,7 +11,7 @@ export function importDeps(
   keys: KeyRuntime,
   now: () => Date = () => new Date(),
 ) {
-  const outbound = { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }
+  const outbound = outboundPolicy(config)
   const deps: ApplyDeps & { outbound: typeof outbound } = {
     keyChains: { db, keys, publicHost: new URL(config.PUBLIC_URL).hostname, now },
     configs: { db, cipher: keys.cipher, outbound },

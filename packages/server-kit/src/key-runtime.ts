@@ -39,6 +39,8 @@ export interface KeyRuntimeOptions {
   /** Replaces the providers built from the configuration (tests pass explicit credentials). */
   providers?: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>>
   now?: () => Date
+  /** How long a process reuses a tenant's key chains it has read (default 5 s; 0 = always read). */
+  cacheTtlMs?: number
 }
 
 export interface PublishedJwk extends Record<string, unknown> {
@@ -85,14 +87,36 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
     'aws-kms': createAwsKmsProvider({ region: config.AWS_REGION, endpoint: config.AWS_ENDPOINT_URL_KMS }),
   }
   const signerFor = createSignerFactory({ cipher, providers })
+  const ttlMs = options.cacheTtlMs ?? 5000
+  const cache = new Map<string, { rows: KeyChainRow[]; loadedAt: number }>()
+
+  /**
+   * A tenant's key chains, read at most every few seconds per process: every token, credential
+   * and request object needs them. Changes made through this process invalidate at once; other
+   * processes see them within the TTL (rotated-out keys stay published for their grace period).
+   */
+  async function rowsOf(tenantId: string, fresh = false): Promise<KeyChainRow[]> {
+    const cached = cache.get(tenantId)
+    if (!fresh && cached && Date.now() - cached.loadedAt < ttlMs) return cached.rows
+    const rows = await createKeyChainRepository(db, tenantId).all()
+    cache.set(tenantId, { rows, loadedAt: Date.now() })
+    return rows
+  }
 
   return {
     cipher,
     providers,
 
+    /** Forgets the cached key chains of a tenant after a change. */
+    invalidate(tenantId: string): void {
+      cache.delete(tenantId)
+    },
+
     /** Signer of a tenant's key chain; NotFoundError when the tenant has no such chain. */
     async signer(tenantId: string, keyChainId: string): Promise<Signer> {
-      const row = await createKeyChainRepository(db, tenantId).get(keyChainId)
+      const find = (rows: KeyChainRow[]) => rows.find((row) => row.id === keyChainId)
+      // A chain created by another process since the last read: read once more before giving up.
+      const row = find(await rowsOf(tenantId)) ?? find(await rowsOf(tenantId, true))
       if (!row) throw new NotFoundError('key chain', keyChainId)
       return signerFor(material(row), row.activePublicJwk)
     },
@@ -101,7 +125,7 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
 
     /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
     async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
-      const rows = await createKeyChainRepository(db, tenantId).all()
+      const rows = await rowsOf(tenantId)
       const at = now()
       const keys: PublishedJwk[] = []
       // The same key may sit in two chains (imported twice): publish each kid once.

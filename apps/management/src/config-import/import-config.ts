@@ -41,6 +41,7 @@ export async function importConfigDir(
         counts: await applyTenantPlan(deps, plan),
         issues: [],
       })
+      deps.keyChains.keys.invalidate(folder.tenant)
     } catch (error) {
       if (!(error instanceof ImportRejected)) throw error
       results.push({ tenant: folder.tenant, status: 'rejected', issues: error.issues })

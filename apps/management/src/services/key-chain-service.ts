@@ -180,7 +180,7 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
     return row
   }
 
-  return {
+  const service = {
     async list(query: PageQuery): Promise<Page<KeyChain>> {
       await requireTenant()
       return repo.list(query)
@@ -273,6 +273,23 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
       }
     },
   }
+  // Signers and JWKS are cached per process: every change drops the tenant's cached chains.
+  const invalidating =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await fn(...args)
+      } finally {
+        deps.keys.invalidate(tenantId)
+      }
+    }
+  return {
+    ...service,
+    create: invalidating(service.create),
+    update: invalidating(service.update),
+    rotate: invalidating(service.rotate),
+    delete: invalidating(service.delete),
+  }
 }
 export type KeyChainService = ReturnType<typeof createKeyChainService>
 
@@ -283,7 +300,7 @@ export type KeyChainService = ReturnType<typeof createKeyChainService>
  */
 export async function rotateDueKeyChains(deps: KeyChainServiceDeps, limit = 20): Promise<string[]> {
   const now = deps.now()
-  return deps.db.transaction(async (tx) => {
+  const rotated = await deps.db.transaction(async (tx) => {
     const due = await lockDueKeyChains(tx, now, limit)
     const rotated: string[] = []
     for (const row of due) {
@@ -302,4 +319,6 @@ export async function rotateDueKeyChains(deps: KeyChainServiceDeps, limit = 20):
     await forgetExpiredPreviousKeys(tx, now)
     return rotated
   })
+  for (const key of rotated) deps.keys.invalidate(key.split('/')[0] as string)
+  return rotated
 }

@@ -673,6 +673,24 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     expect(response.json().errors[0].message).toContain('not supported: mdl')
   })
 
+  it('a request nobody answered in time is expired, and a late response is refused', async () => {
+    const issued = await issue(rp)
+    const { created, claims } = await request('plain')
+    const vp = await present(issued, { nonce: claims.nonce, aud: claims.client_id })
+    clockOffset = 10 * 60_000 // past the 300 s lifetime
+    try {
+      expect((await session(created.sessionId)).status).toBe('expired')
+      const late = await respond(created.requestUri, {
+        vp_token: JSON.stringify({ pid: [vp] }),
+        state: claims.state,
+      })
+      expect(late.statusCode).toBe(400)
+      expect((await session(created.sessionId)).status).toBe('expired')
+    } finally {
+      clockOffset = 0
+    }
+  })
+
   it('S-122: an oversized response body is refused with 413 and changes nothing', async () => {
     const { created } = await request('plain')
     const response = await respond(created.requestUri, { vp_token: 'x'.repeat(300 * 1024), state: 'x' })

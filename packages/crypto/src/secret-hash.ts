@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import bcrypt from 'bcryptjs'
 
 const BCRYPT_COST = 10
@@ -6,6 +6,11 @@ const BCRYPT_COST = 10
 /** bcrypt at rest (spec §2.5, §5 rule 5). */
 export function hashSecret(secret: string): Promise<string> {
   return bcrypt.hash(secret, BCRYPT_COST)
+}
+
+/** SHA-256 of a single-use code (pre-authorized code, transaction code) as stored: base64url. */
+export function codeHash(value: string): string {
+  return createHash('sha256').update(value).digest('base64url')
 }
 
 /** High-entropy client secret: 32 random bytes, base64url. */

@@ -121,8 +121,6 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
       return signerFor(material(row), row.activePublicJwk)
     },
 
-    signerForRow: (row: KeyChainRow): Signer => signerFor(material(row), row.activePublicJwk),
-
     /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
     async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
       const rows = await rowsOf(tenantId)

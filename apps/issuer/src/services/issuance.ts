@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import {
   buildCredentialOffer,
   type CredentialConfig,
@@ -8,7 +8,7 @@ import {
   ProtocolError,
   resolveClaims,
 } from '@credential-service/core-domain'
-import { issueMdoc, issueSdJwtVc, signJws } from '@credential-service/crypto'
+import { codeHash, issueMdoc, issueSdJwtVc, signJws } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
   createCredentialConfigRepository,
@@ -41,7 +41,6 @@ export interface IssuanceDeps {
   now: () => Date
 }
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url')
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 const invalidToken = (description: string) =>
   new ProtocolError('invalid_token', description, {
@@ -75,7 +74,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       }
       if (!input.code) throw new ProtocolError('invalid_request', 'pre-authorized_code is required')
       const now = deps.now()
-      const row = await sessions.byCodeHash(sha256(input.code))
+      const row = await sessions.byCodeHash(codeHash(input.code))
       if (row?.status !== 'offered' || row.expiresAt <= now) {
         throw new ProtocolError(
           'invalid_grant',
@@ -84,7 +83,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       }
       if (row.txCodeHash !== null) {
         if (!input.txCode) throw new ProtocolError('invalid_request', 'tx_code is required for this offer')
-        if (sha256(input.txCode) !== row.txCodeHash) {
+        if (codeHash(input.txCode) !== row.txCodeHash) {
           const counted = await sessions.countTxCodeFailure(row.id, TX_CODE_ATTEMPTS)
           const locked = counted?.status === 'failed'
           throw new ProtocolError(

@@ -79,7 +79,6 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
         grant_types_supported: ['client_credentials'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
         response_types_supported: [],
-        scopes_supported: undefined,
       }),
     )
   }

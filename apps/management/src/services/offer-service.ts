@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import {
   buildCredentialOffer,
   ForbiddenError,
@@ -16,7 +16,7 @@ import {
   resolveClaims,
   type ValidationIssue,
 } from '@credential-service/core-domain'
-import type { JwkCipher } from '@credential-service/crypto'
+import { codeHash, type JwkCipher } from '@credential-service/crypto'
 import {
   createClientRepository,
   createCredentialConfigRepository,
@@ -34,8 +34,6 @@ export interface OfferServiceDeps {
   publicUrl: string
   now: () => Date
 }
-
-export const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url')
 
 function generateTxCode(mode: 'numeric' | 'text', length: number): string {
   const alphabet = mode === 'numeric' ? '0123456789' : 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'
@@ -128,8 +126,8 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         status: 'offered',
         credentialConfigurationIds: input.credentialConfigurationIds,
         claims,
-        preAuthorizedCodeHash: sha256(code),
-        txCodeHash: txCode ? sha256(txCode) : null,
+        preAuthorizedCodeHash: codeHash(code),
+        txCodeHash: txCode ? codeHash(txCode) : null,
         txCodeSpec,
         byReference: input.byReference,
         offerCodeEncrypted: input.byReference

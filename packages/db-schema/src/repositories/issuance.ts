@@ -1,5 +1,5 @@
 import type { PageQuery } from '@credential-service/core-domain'
-import { and, asc, eq, gt, lt, type SQL, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
 import { decodeCursor, toPage } from './pagination'
@@ -131,10 +131,6 @@ export function createNonceRepository(db: Database, tenantId: string) {
         .where(and(eq(nonces.tenantId, tenantId), eq(nonces.value, value), gt(nonces.expiresAt, at)))
         .returning({ value: nonces.value })
       return rows.length === 1
-    },
-
-    async purgeExpired(at: Date): Promise<void> {
-      await db.delete(nonces).where(and(eq(nonces.tenantId, tenantId), lt(nonces.expiresAt, at)))
     },
   }
 }

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { CompactEncrypt, decodeJwt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
-import { kbSigner } from '../test/wallet'
+import { CompactEncrypt, decodeJwt, generateKeyPair, importJWK, type JWK } from 'jose'
+import { issueOverHttp, kbSigner } from '../test/wallet'
 
 const root = new URL('../../..', import.meta.url).pathname
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
@@ -147,40 +147,18 @@ async function main() {
     auth,
   )
   const holder = await generateKeyPair('ES256')
-  const holderJwk = await exportJWK(holder.publicKey)
-  const issuer = `${base}/issuers/bench`
+  const _issuer = `${base}/issuers/bench`
 
   async function issuance(): Promise<string> {
-    const offer = await post(
-      '/api/offers',
-      {
-        credentialConfigurationIds: ['pid'],
-        claims: { pid: { given_name: 'Erika', age_over_18: true } },
-        byReference: false,
-      },
-      auth,
-    )
     await (await fetch(`${base}/.well-known/openid-credential-issuer/issuers/bench`)).json()
-    const code =
-      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
-        'pre-authorized_code'
-      ]
-    const { access_token } = await form(`${issuer}/token`, {
-      grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
-      'pre-authorized_code': code,
+    const issued = await issueOverHttp({
+      apiBase: base,
+      auth,
+      configurationId: 'pid',
+      claims: { given_name: 'Erika', age_over_18: true },
+      holder,
     })
-    const { c_nonce } = await post('/issuers/bench/nonce', {})
-    const proof = await new SignJWT({ nonce: c_nonce })
-      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holderJwk })
-      .setAudience(issuer)
-      .setIssuedAt()
-      .sign(holder.privateKey)
-    const issued = await post(
-      '/issuers/bench/credential',
-      { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
-      { authorization: `Bearer ${access_token}` },
-    )
-    return issued.credentials[0].credential
+    return issued.credential
   }
 
   const credential = await issuance()

@@ -129,48 +129,15 @@ describe('management and issuer as separate processes on one PostgreSQL', () => 
           token,
         )
         expect(config.status).toBe(201)
-        const offer = (
-          await post(`${api}/api/offers`, { credentialConfigurationIds: ['pid'], byReference: false }, token)
-        ).json
-        const code =
-          offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
-            'pre-authorized-code'
-          ] ??
-          offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
-            'pre-authorized_code'
-          ]
-
-        const issuer = `${issuerOrigin}/issuers/${tenant}`
-        const tokenResponse = await fetch(`${issuer}/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
-            'pre-authorized_code': code,
-          }),
+        const { issueOverHttp } = await import('./wallet')
+        const issued = await issueOverHttp({
+          apiBase: api,
+          auth: { authorization: `Bearer ${token}` },
+          configurationId: 'pid',
+          claims: {},
         })
-        expect(tokenResponse.status).toBe(200)
-        const accessToken = ((await tokenResponse.json()) as { access_token: string }).access_token
-        const { c_nonce } = (await post(`${issuer}/nonce`, {})).json
-        const { generateKeyPair, exportJWK, SignJWT } = await import('jose')
-        const holder = await generateKeyPair('ES256')
-        const proof = await new SignJWT({ nonce: c_nonce })
-          .setProtectedHeader({
-            alg: 'ES256',
-            typ: 'openid4vci-proof+jwt',
-            jwk: await exportJWK(holder.publicKey),
-          })
-          .setAudience(issuer)
-          .setIssuedAt()
-          .sign(holder.privateKey)
-        const credential = await post(
-          `${issuer}/credential`,
-          { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
-          accessToken,
-        )
-        expect(credential.status).toBe(200)
-        expect(credential.json.credentials[0].credential).toMatch(/^ey.+~/)
-        const session = await fetch(`${api}/api/sessions/${offer.sessionId}`, {
+        expect(issued.credential).toMatch(/^ey.+~/)
+        const session = await fetch(`${api}/api/sessions/${issued.sessionId}`, {
           headers: { authorization: `Bearer ${token}` },
         })
         expect(((await session.json()) as { status: string }).status).toBe('completed')

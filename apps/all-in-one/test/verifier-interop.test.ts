@@ -21,14 +21,12 @@ import {
   calculateJwkThumbprint,
   compactVerify,
   exportJWK,
-  generateKeyPair,
   importJWK,
   type JWK,
-  SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
-import { kbSigner } from './wallet'
+import { issueOverHttp, kbSigner } from './wallet'
 
 /** The wallet's crypto for @owf/mdoc: the verifier's primitives plus COSE_Sign1 signing. */
 const walletContext = {
@@ -164,45 +162,8 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
   })
   afterAll(() => app.close())
 
-  async function issueCredential() {
-    const offer = await api('/api/offers', {
-      credentialConfigurationIds: ['pid'],
-      claims: { pid: { given_name: 'Erika' } },
-      byReference: false,
-    })
-    const code =
-      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
-        'pre-authorized_code'
-      ]
-    const issuer = `${baseUrl}/issuers/${tenant}`
-    const token = await (
-      await fetch(`${issuer}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
-          'pre-authorized_code': code,
-        }),
-      })
-    ).json()
-    const { c_nonce } = await api(`/issuers/${tenant}/nonce`, {}, {})
-    const holder = await generateKeyPair('ES256')
-    const proof = await new SignJWT({ nonce: c_nonce })
-      .setProtectedHeader({
-        alg: 'ES256',
-        typ: 'openid4vci-proof+jwt',
-        jwk: await exportJWK(holder.publicKey),
-      })
-      .setAudience(issuer)
-      .setIssuedAt()
-      .sign(holder.privateKey)
-    const issued = await api(
-      `/issuers/${tenant}/credential`,
-      { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
-      { authorization: `Bearer ${(token as { access_token: string }).access_token}` },
-    )
-    return { credential: issued.credentials[0].credential as string, holder }
-  }
+  const issueCredential = () =>
+    issueOverHttp({ apiBase: baseUrl, auth, configurationId: 'pid', claims: { given_name: 'Erika' } })
 
   it('OpenID4VP B.2: an mso_mdoc DeviceResponse made by @owf/mdoc, sent by the oid4vc-ts wallet (direct_post.jwt), verifies', async () => {
     await api('/api/credentials', {
@@ -229,42 +190,13 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
     })
 
     // Issue the mdoc to a holder key over OpenID4VCI.
-    const offer = await api('/api/offers', {
-      credentialConfigurationIds: ['mdl'],
-      claims: { mdl: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } } },
-      byReference: false,
+    const issued = await issueOverHttp({
+      apiBase: baseUrl,
+      auth,
+      configurationId: 'mdl',
+      claims: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } },
     })
-    const code =
-      offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
-        'pre-authorized_code'
-      ]
-    const issuer = `${baseUrl}/issuers/${tenant}`
-    const token = (await (
-      await fetch(`${issuer}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
-          'pre-authorized_code': code,
-        }),
-      })
-    ).json()) as { access_token: string }
-    const { c_nonce } = await api(`/issuers/${tenant}/nonce`, {}, {})
-    const holder = await generateKeyPair('ES256', { extractable: true })
-    const proof = await new SignJWT({ nonce: c_nonce })
-      .setProtectedHeader({
-        alg: 'ES256',
-        typ: 'openid4vci-proof+jwt',
-        jwk: await exportJWK(holder.publicKey),
-      })
-      .setAudience(issuer)
-      .setIssuedAt()
-      .sign(holder.privateKey)
-    const issued = await api(
-      `/issuers/${tenant}/credential`,
-      { credential_configuration_id: 'mdl', proofs: { jwt: [proof] } },
-      { authorization: `Bearer ${token.access_token}` },
-    )
+    const holder = issued.holder
 
     // The wallet: oid4vc-ts resolves the request; @owf/mdoc builds the DeviceResponse for it.
     const created = await api('/api/presentation-requests', { presentationConfigId: 'mdl-check' })
@@ -300,7 +232,7 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
       {
         deviceRequest,
         sessionTranscript,
-        issuerSigned: [IssuerSigned.fromEncodedForOid4Vci(issued.credentials[0].credential)],
+        issuerSigned: [IssuerSigned.fromEncodedForOid4Vci(issued.credential)],
         signature: {
           signingKey: CoseKey.fromJwk((await exportJWK(holder.privateKey)) as Record<string, unknown>),
         },

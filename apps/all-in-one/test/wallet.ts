@@ -1,4 +1,4 @@
-import { SignJWT } from 'jose'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 
 /**
  * The `kbSigner` of @sd-jwt/sd-jwt-vc for a holder key: signs the KB-JWT signing input with jose
@@ -11,5 +11,71 @@ export function kbSigner(privateKey: Parameters<SignJWT['sign']>[0]) {
       .setProtectedHeader(JSON.parse(Buffer.from(header as string, 'base64url').toString()))
       .sign(privateKey)
     return jwt.split('.')[2] as string
+  }
+}
+
+type HolderKeys = Awaited<ReturnType<typeof generateKeyPair>>
+
+async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`)
+  // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
+  return (await response.json()) as any
+}
+
+/**
+ * A credential for a fresh (or given) holder key over real HTTP: offer by value through `/api`,
+ * then token, nonce and credential at the offer's credential issuer (OpenID4VCI pre-authorized flow).
+ */
+export async function issueOverHttp(options: {
+  apiBase: string
+  auth: Record<string, string>
+  configurationId: string
+  claims: Record<string, unknown>
+  holder?: HolderKeys
+}): Promise<{ credential: string; holder: HolderKeys; sessionId: string }> {
+  const offer = await postJson(
+    `${options.apiBase}/api/offers`,
+    {
+      credentialConfigurationIds: [options.configurationId],
+      claims: { [options.configurationId]: options.claims },
+      byReference: false,
+    },
+    options.auth,
+  )
+  const issuer = offer.credentialOffer.credential_issuer as string
+  const code =
+    offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+      'pre-authorized_code'
+    ]
+  const tokenResponse = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+      'pre-authorized_code': code,
+    }),
+  })
+  const { access_token } = (await tokenResponse.json()) as { access_token: string }
+  const { c_nonce } = await postJson(`${issuer}/nonce`, {})
+  const holder = options.holder ?? (await generateKeyPair('ES256', { extractable: true }))
+  const proof = await new SignJWT({ nonce: c_nonce })
+    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: await exportJWK(holder.publicKey) })
+    .setAudience(issuer)
+    .setIssuedAt()
+    .sign(holder.privateKey)
+  const issued = await postJson(
+    `${issuer}/credential`,
+    { credential_configuration_id: options.configurationId, proofs: { jwt: [proof] } },
+    { authorization: `Bearer ${access_token}` },
+  )
+  return {
+    credential: issued.credentials[0].credential as string,
+    holder,
+    sessionId: offer.sessionId as string,
   }
 }

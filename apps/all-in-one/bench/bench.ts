@@ -37,7 +37,11 @@ async function start(): Promise<{ child: ChildProcess; base: string; dataDir: st
   const port = 43_000 + Math.floor(Math.random() * 5000)
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
   const base = `http://127.0.0.1:${port}`
-  const child = spawn(process.execPath, ['apps/all-in-one/dist/main.js'], {
+  // BENCH_PROFILE=<dir>: V8 CPU profiles of the server, for finding hot paths.
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    : []
+  const child = spawn(process.execPath, [...profile, 'apps/all-in-one/dist/main.js'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

@@ -1,11 +1,12 @@
-import { createHash, X509Certificate } from 'node:crypto'
+import { createHash } from 'node:crypto'
+import { parseCertificate } from './parsed-certificates'
 
 /**
  * OpenID4VP §5.9.3 client identifiers of a verifier whose requests are signed with the
  * certificate `leafPem`: `x509_san_dns:<first SAN dNSName>` or `x509_hash:<base64url SHA-256 of the DER>`.
  */
 export function verifierClientId(prefix: 'x509_san_dns' | 'x509_hash', leafPem: string): string {
-  const certificate = new X509Certificate(leafPem)
+  const certificate = parseCertificate(leafPem)
   if (prefix === 'x509_hash')
     return `x509_hash:${createHash('sha256').update(certificate.raw).digest('base64url')}`
   const dns = certificate.subjectAltName

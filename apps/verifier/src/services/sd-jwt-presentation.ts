@@ -1,5 +1,6 @@
-import { createHash, X509Certificate } from 'node:crypto'
+import { createHash, type X509Certificate } from 'node:crypto'
 import type { OutboundUrlPolicy } from '@credential-service/core-domain'
+import { parseCertificate } from '@credential-service/crypto'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
@@ -43,7 +44,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   const chainProblem = checkChain(header.x5c, check.anchors, check.now)
   if (chainProblem && !(check.acceptAnyIssuer && Array.isArray(header.x5c)))
     throw new PresentationRejected(chainProblem)
-  const leaf = new X509Certificate(Buffer.from(String((header.x5c as string[])[0]), 'base64'))
+  const leaf = parseCertificate(String((header.x5c as string[])[0]))
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
   const instance = new SDJwtVcInstance({

@@ -1,5 +1,6 @@
-import { X509Certificate } from 'node:crypto'
+import type { X509Certificate } from 'node:crypto'
 import type { PresentationConfig } from '@credential-service/core-domain'
+import { parseCertificate } from '@credential-service/crypto'
 import { createKeyChainRepository, type Database } from '@credential-service/db-schema'
 
 /**
@@ -18,7 +19,7 @@ export async function trustAnchors(
   ])
   return [...(config.trustAnchors ?? []), ...own].flatMap((pem) => {
     try {
-      return [new X509Certificate(pem)]
+      return [parseCertificate(pem)]
     } catch {
       return []
     }
@@ -33,7 +34,7 @@ export function checkChain(x5c: unknown, anchors: X509Certificate[], now: Date):
   if (!Array.isArray(x5c) || x5c.length === 0) return 'the credential has no x5c certificate chain'
   let chain: X509Certificate[]
   try {
-    chain = x5c.map((der) => new X509Certificate(Buffer.from(String(der), 'base64')))
+    chain = x5c.map((der) => parseCertificate(String(der)))
   } catch {
     return 'the x5c chain is not made of X.509 certificates'
   }

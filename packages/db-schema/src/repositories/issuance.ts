@@ -3,6 +3,112 @@ import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
 import { decodeCursor, toPage } from './pagination'
+import { insertValues, param, prepared, preparedInsert } from './prepared'
+
+const INSERT_COLUMNS = [
+  'tenantId',
+  'id',
+  'status',
+  'credentialConfigurationIds',
+  'claims',
+  'preAuthorizedCodeHash',
+  'txCodeHash',
+  'txCodeSpec',
+  'byReference',
+  'offerCodeEncrypted',
+  'createdByClientId',
+  'expiresAt',
+]
+
+const tenant = param('tenantId')
+const id = param('id')
+const at = param('at')
+const sessionById = and(eq(issuanceSessions.tenantId, tenant), eq(issuanceSessions.id, id))
+const openSession = and(
+  sessionById,
+  eq(issuanceSessions.status, 'offered'),
+  gt(issuanceSessions.expiresAt, at),
+)
+
+// The statements of every issuance flow, prepared once per database.
+const statements = {
+  get: (db: Database) =>
+    prepared(db, 'issuance_get', (d) =>
+      d.select().from(issuanceSessions).where(sessionById).prepare('issuance_get'),
+    ),
+  byCodeHash: (db: Database) =>
+    prepared(db, 'issuance_by_code', (d) =>
+      d
+        .select()
+        .from(issuanceSessions)
+        .where(
+          and(
+            eq(issuanceSessions.tenantId, tenant),
+            eq(issuanceSessions.preAuthorizedCodeHash, param('codeHash')),
+          ),
+        )
+        .prepare('issuance_by_code'),
+    ),
+  fetchOffer: (db: Database) =>
+    prepared(db, 'issuance_fetch_offer', (d) =>
+      d
+        .update(issuanceSessions)
+        .set({ offerFetchedAt: at, updatedAt: sql`now()` })
+        .where(openSession)
+        .returning()
+        .prepare('issuance_fetch_offer'),
+    ),
+  redeem: (db: Database) =>
+    prepared(db, 'issuance_redeem', (d) =>
+      d
+        .update(issuanceSessions)
+        .set({ status: 'token_issued', tokenIssuedAt: at, updatedAt: sql`now()` })
+        .where(openSession)
+        .returning()
+        .prepare('issuance_redeem'),
+    ),
+  recordIssued: (db: Database) =>
+    prepared(db, 'issuance_record_issued', (d) => {
+      const configurationId = sql`array[${param('configurationId')}]::text[]`
+      return d
+        .update(issuanceSessions)
+        .set({
+          issuedConfigurationIds: sql`array(select distinct unnest(${issuanceSessions.issuedConfigurationIds} || ${configurationId}))`,
+          status: sql`case when ${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${configurationId}) then 'completed' else 'credential_issued' end`,
+          credentialIssuedAt: at,
+          updatedAt: sql`now()`,
+        })
+        .where(sessionById)
+        .prepare('issuance_record_issued')
+    }),
+  issueNonce: (db: Database) =>
+    prepared(db, 'nonce_issue', (d) =>
+      d
+        .insert(nonces)
+        .values({ tenantId: tenant, value: param('value'), expiresAt: at })
+        .prepare('nonce_issue'),
+    ),
+  consumeNonce: (db: Database) =>
+    prepared(db, 'nonce_consume', (d) =>
+      d
+        .delete(nonces)
+        .where(and(eq(nonces.tenantId, tenant), eq(nonces.value, param('value')), gt(nonces.expiresAt, at)))
+        .returning({ value: nonces.value })
+        .prepare('nonce_consume'),
+    ),
+  createNotification: (db: Database) =>
+    prepared(db, 'notification_create', (d) =>
+      d
+        .insert(issuanceNotifications)
+        .values({
+          tenantId: tenant,
+          id,
+          sessionId: param('sessionId'),
+          credentialConfigurationId: param('credentialConfigurationId'),
+        })
+        .prepare('notification_create'),
+    ),
+}
 
 export type NewIssuanceSession = Omit<typeof issuanceSessions.$inferInsert, 'tenantId'>
 
@@ -14,6 +120,20 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
   return {
     async insert(row: NewIssuanceSession, tx: Executor = db): Promise<IssuanceSessionRow> {
+      if (tx === db) {
+        const values = insertValues(issuanceSessions, INSERT_COLUMNS, {
+          ...row,
+          tenantId,
+          byReference: row.byReference ?? false,
+        })
+        const [inserted] = await preparedInsert(
+          db,
+          'issuance_insert',
+          issuanceSessions,
+          INSERT_COLUMNS,
+        ).execute(values)
+        return inserted as IssuanceSessionRow
+      }
       const [inserted] = await tx
         .insert(issuanceSessions)
         .values({ ...row, tenantId })
@@ -22,17 +142,12 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
     },
 
     async get(id: string): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await db.select().from(issuanceSessions).where(byId(id))
+      const [row] = await statements.get(db).execute({ tenantId, id })
       return row
     },
 
     async byCodeHash(codeHash: string): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await db
-        .select()
-        .from(issuanceSessions)
-        .where(
-          and(eq(issuanceSessions.tenantId, tenantId), eq(issuanceSessions.preAuthorizedCodeHash, codeHash)),
-        )
+      const [row] = await statements.byCodeHash(db).execute({ tenantId, codeHash })
       return row
     },
 
@@ -60,11 +175,7 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
     /** Marks a by-reference offer fetched; answers the row only while it is still open. */
     async fetchOffer(id: string, at: Date): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await db
-        .update(issuanceSessions)
-        .set({ offerFetchedAt: at, updatedAt: now() })
-        .where(and(byId(id), eq(issuanceSessions.status, 'offered'), gt(issuanceSessions.expiresAt, at)))
-        .returning()
+      const [row] = await statements.fetchOffer(db).execute({ tenantId, id, at: at.toISOString() })
       return row
     },
 
@@ -85,11 +196,7 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
     /** Redeems the pre-authorized code: only one request moves `offered` to `token_issued`. */
     async redeem(id: string, at: Date): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await db
-        .update(issuanceSessions)
-        .set({ status: 'token_issued', tokenIssuedAt: at, updatedAt: now() })
-        .where(and(byId(id), eq(issuanceSessions.status, 'offered'), gt(issuanceSessions.expiresAt, at)))
-        .returning()
+      const [row] = await statements.redeem(db).execute({ tenantId, id, at: at.toISOString() })
       return row
     },
 
@@ -103,15 +210,7 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
     /** Records an issued configuration; `completed` once every offered configuration was issued. */
     async recordIssued(id: string, configurationId: string, at: Date): Promise<void> {
-      await db
-        .update(issuanceSessions)
-        .set({
-          issuedConfigurationIds: sql`array(select distinct unnest(${issuanceSessions.issuedConfigurationIds} || array[${configurationId}]::text[]))`,
-          status: sql`case when ${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || array[${configurationId}]::text[]) then 'completed' else 'credential_issued' end`,
-          credentialIssuedAt: at,
-          updatedAt: now(),
-        })
-        .where(byId(id))
+      await statements.recordIssued(db).execute({ tenantId, id, configurationId, at: at.toISOString() })
     },
   }
 }
@@ -121,15 +220,12 @@ export type IssuanceSessionRepository = ReturnType<typeof createIssuanceSessionR
 export function createNonceRepository(db: Database, tenantId: string) {
   return {
     async issue(value: string, expiresAt: Date): Promise<void> {
-      await db.insert(nonces).values({ tenantId, value, expiresAt })
+      await statements.issueNonce(db).execute({ tenantId, value, at: expiresAt.toISOString() })
     },
 
     /** Consumes a nonce atomically: true for the one caller that finds it unexpired. */
     async consume(value: string, at: Date): Promise<boolean> {
-      const rows = await db
-        .delete(nonces)
-        .where(and(eq(nonces.tenantId, tenantId), eq(nonces.value, value), gt(nonces.expiresAt, at)))
-        .returning({ value: nonces.value })
+      const rows = await statements.consumeNonce(db).execute({ tenantId, value, at: at.toISOString() })
       return rows.length === 1
     },
   }
@@ -141,7 +237,7 @@ export function createNotificationRepository(db: Database, tenantId: string) {
     and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.id, id)) as SQL
   return {
     async create(row: { id: string; sessionId: string; credentialConfigurationId: string }): Promise<void> {
-      await db.insert(issuanceNotifications).values({ ...row, tenantId })
+      await statements.createNotification(db).execute({ tenantId, ...row })
     },
 
     /** Records the wallet's event on a notification of `sessionId`; undefined when it is not one. */

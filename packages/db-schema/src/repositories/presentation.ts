@@ -1,6 +1,82 @@
-import { and, eq, gt } from 'drizzle-orm'
+import { and, eq, gt, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
+import { insertValues, param, prepared, preparedInsert } from './prepared'
+
+const INSERT_COLUMNS = [
+  'tenantId',
+  'id',
+  'requestId',
+  'status',
+  'presentationConfigId',
+  'clientId',
+  'nonce',
+  'state',
+  'responseMode',
+  'redirectUri',
+  'transactionData',
+  'webhookEndpointId',
+  'encryptionKey',
+  'encryptionKid',
+  'createdByClientId',
+  'expiresAt',
+]
+const tenant = eq(presentationSessions.tenantId, param('tenantId'))
+const at = param('at')
+
+// The statements of every presentation flow, prepared once per database.
+const statements = {
+  get: (db: Database) =>
+    prepared(db, 'presentation_get', (d) =>
+      d
+        .select()
+        .from(presentationSessions)
+        .where(and(tenant, eq(presentationSessions.id, param('id'))))
+        .prepare('presentation_get'),
+    ),
+  byRequestId: (db: Database) =>
+    prepared(db, 'presentation_by_request', (d) =>
+      d
+        .select()
+        .from(presentationSessions)
+        .where(and(tenant, eq(presentationSessions.requestId, param('requestId'))))
+        .prepare('presentation_by_request'),
+    ),
+  fetchRequest: (db: Database) =>
+    prepared(db, 'presentation_fetch_request', (d) =>
+      d
+        .update(presentationSessions)
+        .set({ requestFetchedAt: at, updatedAt: sql`now()` })
+        .where(
+          and(
+            tenant,
+            eq(presentationSessions.requestId, param('requestId')),
+            eq(presentationSessions.status, 'pending'),
+            gt(presentationSessions.expiresAt, at),
+          ),
+        )
+        .returning()
+        .prepare('presentation_fetch_request'),
+    ),
+  finish: (db: Database) =>
+    prepared(db, 'presentation_finish', (d) =>
+      d
+        .update(presentationSessions)
+        .set({
+          status: param('status'),
+          result: param('result'),
+          failureReason: param('failureReason'),
+          responseCodeHash: param('responseCodeHash'),
+          responseReceivedAt: at,
+          updatedAt: sql`now()`,
+        })
+        .where(
+          and(tenant, eq(presentationSessions.id, param('id')), eq(presentationSessions.status, 'pending')),
+        )
+        .returning()
+        .prepare('presentation_finish'),
+    ),
+}
 
 export type NewPresentationSession = Omit<typeof presentationSessions.$inferInsert, 'tenantId'>
 
@@ -9,43 +85,29 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
   const inTenant = eq(presentationSessions.tenantId, tenantId)
   return {
     async insert(row: NewPresentationSession): Promise<PresentationSessionRow> {
-      const [inserted] = await db
-        .insert(presentationSessions)
-        .values({ ...row, tenantId })
-        .returning()
+      const values = insertValues(presentationSessions, INSERT_COLUMNS, { ...row, tenantId })
+      const [inserted] = await preparedInsert(
+        db,
+        'presentation_insert',
+        presentationSessions,
+        INSERT_COLUMNS,
+      ).execute(values)
       return inserted as PresentationSessionRow
     },
 
     async get(id: string): Promise<PresentationSessionRow | undefined> {
-      const [row] = await db
-        .select()
-        .from(presentationSessions)
-        .where(and(inTenant, eq(presentationSessions.id, id)))
+      const [row] = await statements.get(db).execute({ tenantId, id })
       return row
     },
 
     /** The open request behind a request or response URI; marks the request fetched. */
     async fetchRequest(requestId: string, at: Date): Promise<PresentationSessionRow | undefined> {
-      const [row] = await db
-        .update(presentationSessions)
-        .set({ requestFetchedAt: at, updatedAt: new Date() })
-        .where(
-          and(
-            inTenant,
-            eq(presentationSessions.requestId, requestId),
-            eq(presentationSessions.status, 'pending'),
-            gt(presentationSessions.expiresAt, at),
-          ),
-        )
-        .returning()
+      const [row] = await statements.fetchRequest(db).execute({ tenantId, requestId, at: at.toISOString() })
       return row
     },
 
     async byRequestId(requestId: string): Promise<PresentationSessionRow | undefined> {
-      const [row] = await db
-        .select()
-        .from(presentationSessions)
-        .where(and(inTenant, eq(presentationSessions.requestId, requestId)))
+      const [row] = await statements.byRequestId(db).execute({ tenantId, requestId })
       return row
     },
 
@@ -60,18 +122,15 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
       },
       at: Date,
     ): Promise<PresentationSessionRow | undefined> {
-      const [row] = await db
-        .update(presentationSessions)
-        .set({
-          status: outcome.status,
-          result: outcome.result ?? null,
-          failureReason: outcome.failureReason ?? null,
-          responseCodeHash: outcome.responseCodeHash ?? null,
-          responseReceivedAt: at,
-          updatedAt: new Date(),
-        })
-        .where(and(inTenant, eq(presentationSessions.id, id), eq(presentationSessions.status, 'pending')))
-        .returning()
+      const [row] = await statements.finish(db).execute({
+        tenantId,
+        id,
+        at: at.toISOString(),
+        status: outcome.status,
+        result: outcome.result ? presentationSessions.result.mapToDriverValue(outcome.result) : null,
+        failureReason: outcome.failureReason ?? null,
+        responseCodeHash: outcome.responseCodeHash ?? null,
+      })
       return row
     },
 

@@ -7,7 +7,7 @@ import {
   importAtStartup,
   type ManagementConfig,
 } from '@credential-service/management'
-import { createKeyRuntime } from '@credential-service/server-kit'
+import { createKeyRuntime, createTenantCache } from '@credential-service/server-kit'
 import { buildVerifierApp } from '@credential-service/verifier'
 import type { FastifyPluginAsync } from 'fastify'
 
@@ -23,10 +23,11 @@ export async function composeApps(
   const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
   // One key runtime for the process: one cache of imported keys, one set of provider clients.
   const keys = createKeyRuntime({ config, db: database.db, ...(now ? { now } : {}) })
+  const tenants = createTenantCache({ db: database.db })
   await importAtStartup(config, database.db, keys, env)
   return [
-    buildManagementApp({ config, database, signingKey, keys, ...(now ? { now } : {}) }),
-    buildIssuerApp({ config, database, keys, ...(now ? { now } : {}) }),
-    buildVerifierApp({ config, database, keys, ...(now ? { now } : {}) }),
+    buildManagementApp({ config, database, signingKey, keys, tenants, ...(now ? { now } : {}) }),
+    buildIssuerApp({ config, database, keys, tenants, ...(now ? { now } : {}) }),
+    buildVerifierApp({ config, database, keys, tenants, ...(now ? { now } : {}) }),
   ]
 }

@@ -2,10 +2,12 @@ import type { Database } from '@credential-service/db-schema'
 import {
   backgroundWork,
   createKeyRuntime,
+  createTenantCache,
   type KeyRuntime,
   oauthErrorHandler,
   outboundPolicy,
   parseEnv,
+  type TenantCache,
   webhookPolicy,
   zCommonEnv,
 } from '@credential-service/server-kit'
@@ -24,6 +26,8 @@ export interface IssuerDeps {
   database: { db: Database }
   /** Key access shared with the other apps of the process; built from the config when absent. */
   keys?: KeyRuntime
+  /** Tenant settings and configurations shared with the other apps of the process. */
+  tenants?: TenantCache
   now?: () => Date
 }
 
@@ -35,11 +39,13 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
     const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
+    const tenants = deps.tenants ?? createTenantCache({ db: deps.database.db })
     await app.register(jwksRoutes({ db: deps.database.db, keys, publicUrl: deps.config.PUBLIC_URL }))
     await app.register(
       oid4vciRoutes({
         db: deps.database.db,
         keys,
+        tenants,
         publicUrl: deps.config.PUBLIC_URL,
         now: deps.now ?? (() => new Date()),
         outbound: outboundPolicy(deps.config),

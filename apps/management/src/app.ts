@@ -7,11 +7,13 @@ import {
 import { type Database, type DatabaseKind, findClientCredentials } from '@credential-service/db-schema'
 import {
   createKeyRuntime,
+  createTenantCache,
   type KeyRuntime,
   outboundPolicy,
   problemErrorHandler,
   registerRoleGuard,
   type SecuredRoute,
+  type TenantCache,
 } from '@credential-service/server-kit'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
@@ -33,6 +35,8 @@ export interface ManagementDeps {
   signingKey: ManagementSigningKey
   /** Key access shared with the other apps of the process; built from the config when absent. */
   keys?: KeyRuntime
+  /** Tenant settings and configurations shared with the other apps of the process. */
+  tenants?: TenantCache
   now?: () => Date
   /** Filled with every role-protected route once the app is ready (for the role matrix). */
   securedRoutes?: SecuredRoute[]
@@ -95,6 +99,8 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const offerDeps = {
       db: database.db,
       cipher: keyDeps.keys.cipher,
+      keys: keyDeps.keys,
+      tenants: deps.tenants ?? createTenantCache({ db: database.db }),
       outbound: outboundPolicy(config),
       publicUrl: config.PUBLIC_URL,
       now,

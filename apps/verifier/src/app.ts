@@ -2,10 +2,12 @@ import type { Database } from '@credential-service/db-schema'
 import {
   backgroundWork,
   createKeyRuntime,
+  createTenantCache,
   type KeyRuntime,
   oauthErrorHandler,
   outboundPolicy,
   parseEnv,
+  type TenantCache,
   webhookPolicy,
   zCommonEnv,
 } from '@credential-service/server-kit'
@@ -25,6 +27,8 @@ export interface VerifierDeps {
   database: { db: Database }
   /** Key access shared with the other apps of the process; built from the config when absent. */
   keys?: KeyRuntime
+  /** Tenant settings and configurations shared with the other apps of the process. */
+  tenants?: TenantCache
   now?: () => Date
 }
 
@@ -33,10 +37,12 @@ export function buildVerifierApp(deps: VerifierDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
     const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
+    const tenants = deps.tenants ?? createTenantCache({ db: deps.database.db })
     await app.register(
       requestRoutes({
         db: deps.database.db,
         keys,
+        tenants,
         publicUrl: deps.config.PUBLIC_URL,
         now: deps.now ?? (() => new Date()),
         outbound: outboundPolicy(deps.config),

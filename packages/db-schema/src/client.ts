@@ -25,6 +25,8 @@ export interface DatabaseHandle {
   /** Applies the committed SQL migrations; safe when several processes start at once. */
   migrate(): Promise<void>
   ping(): Promise<boolean>
+  /** Calls `onPayload` for every NOTIFY on `channel`, from any process; returns the unlisten function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -65,6 +67,11 @@ function createPostgres(url: string, max: number): DatabaseHandle {
       }
     },
     ping: () => ping(db),
+    // postgres.js listens on a dedicated connection and re-listens after a reconnect.
+    async listen(channel, onPayload) {
+      const { unlisten } = await client.listen(channel, onPayload)
+      return unlisten
+    },
     close: () => client.end({ timeout: 5 }),
   }
 }
@@ -80,6 +87,9 @@ async function createPglite(dataDir: string | undefined): Promise<DatabaseHandle
     // PGlite is one in-process connection, so there is no one to race with.
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: migrationsFolder() }),
     ping: () => ping(db),
+    async listen(channel, onPayload) {
+      return client.listen(channel, onPayload)
+    },
     close: () => client.close(),
   }
 }

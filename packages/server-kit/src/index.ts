@@ -16,6 +16,8 @@ export { PROBLEM_STATUSES, PROBLEM_TYPE_BASE, problem, problemKind } from './pro
 export type { RunOptions } from './run'
 export { runProcess } from './run'
 export { backgroundWork, outboundPolicy, webhookPolicy } from './runtime-policies'
+export type { TenantCache, TenantCacheOptions, TenantSnapshot } from './tenant-cache'
+export { createTenantCache } from './tenant-cache'
 export { tenantMount } from './tenant-mount'
 export { SERVICE_VERSION } from './version'
 export type { DeliveryOptions, DeliveryOutcome } from './webhook-delivery'

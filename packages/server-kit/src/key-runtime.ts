@@ -17,8 +17,10 @@ import {
   createKeyChainRepository,
   type Database,
   type KeyChainRow,
+  onTenantChange,
   recordMasterSecretFingerprint,
 } from '@credential-service/db-schema'
+import { createLocalJWKSet, type JWTVerifyGetKey } from 'jose'
 import type { z } from 'zod'
 import { ConfigError, type zCommonEnv } from './env'
 
@@ -88,29 +90,59 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
   }
   const signerFor = createSignerFactory({ cipher, providers })
   const ttlMs = options.cacheTtlMs ?? 5000
-  const cache = new Map<string, { rows: KeyChainRow[]; loadedAt: number }>()
+  const cache = new Map<string, { rows: Promise<KeyChainRow[]>; loadedAt: number }>()
+  // Derived from one read of the rows, so they are dropped together with it.
+  const signers = new WeakMap<KeyChainRow, Signer>()
+  const keySets = new WeakMap<KeyChainRow[], JWTVerifyGetKey>()
+  onTenantChange((tenantId) => cache.delete(tenantId))
 
   /**
    * A tenant's key chains, read at most every few seconds per process: every token, credential
-   * and request object needs them. Changes made through this process invalidate at once; other
-   * processes see them within the TTL (rotated-out keys stay published for their grace period).
+   * and request object needs them. Audited changes drop them at once in every process (NOTIFY,
+   * see db-schema changes.ts); the TTL is the safety net. Rotated-out keys stay published for
+   * their grace period, so a token signed just before a rotation still verifies.
    */
-  async function rowsOf(tenantId: string, fresh = false): Promise<KeyChainRow[]> {
+  function rowsOf(tenantId: string, fresh = false): Promise<KeyChainRow[]> {
     const cached = cache.get(tenantId)
     if (!fresh && cached && Date.now() - cached.loadedAt < ttlMs) return cached.rows
-    const rows = await createKeyChainRepository(db, tenantId).all()
+    const rows = createKeyChainRepository(db, tenantId).all()
+    rows.catch(() => {
+      if (cache.get(tenantId)?.rows === rows) cache.delete(tenantId)
+    })
     cache.set(tenantId, { rows, loadedAt: Date.now() })
     return rows
+  }
+
+  async function publishedKeys(rows: KeyChainRow[]): Promise<{ keys: PublishedJwk[] }> {
+    const at = now()
+    const keys: PublishedJwk[] = []
+    // The same key may sit in two chains (imported twice): publish each kid once.
+    const push = (key: PublishedJwk) => {
+      if (!keys.some((existing) => existing.kid === key.kid)) keys.push(key)
+    }
+    for (const row of rows) {
+      const alg = row.algorithm as SigningAlgorithm
+      const entry = (jwk: Record<string, unknown>, kid: string, certificates: string[]) => ({
+        ...jwk,
+        kid,
+        alg,
+        use: 'sig' as const,
+        ...(certificates.length ? { x5c: certificates.map(pemToDer) } : {}),
+      })
+      push(entry(row.activePublicJwk, row.activeKid, row.activeCertificates))
+      if (row.previousKid && row.previousPublicJwk && row.previousExpiresAt && row.previousExpiresAt > at) {
+        push(entry(row.previousPublicJwk, row.previousKid, row.previousCertificates ?? []))
+      }
+    }
+    return { keys }
   }
 
   return {
     cipher,
     providers,
 
-    /** Forgets the cached key chains of a tenant after a change. */
-    invalidate(tenantId: string): void {
-      cache.delete(tenantId)
-    },
+    /** The tenant's key chain rows as last read (certificates for trust decisions). */
+    keyChains: (tenantId: string): Promise<KeyChainRow[]> => rowsOf(tenantId),
 
     /** Signer of a tenant's key chain; NotFoundError when the tenant has no such chain. */
     async signer(tenantId: string, keyChainId: string): Promise<Signer> {
@@ -118,33 +150,31 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
       // A chain created by another process since the last read: read once more before giving up.
       const row = find(await rowsOf(tenantId)) ?? find(await rowsOf(tenantId, true))
       if (!row) throw new NotFoundError('key chain', keyChainId)
-      return signerFor(material(row), row.activePublicJwk)
+      let signer = signers.get(row)
+      if (!signer) {
+        signer = signerFor(material(row), row.activePublicJwk)
+        signers.set(row, signer)
+      }
+      return signer
+    },
+
+    /**
+     * Resolves a JWS header to one of the tenant's published keys, for jose's jwtVerify. The
+     * imported keys live as long as the cached rows, so a token check imports nothing.
+     */
+    async verificationKeys(tenantId: string): Promise<JWTVerifyGetKey> {
+      const rows = await rowsOf(tenantId)
+      let keySet = keySets.get(rows)
+      if (!keySet) {
+        keySet = createLocalJWKSet(await publishedKeys(rows))
+        keySets.set(rows, keySet)
+      }
+      return keySet
     },
 
     /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
     async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
-      const rows = await rowsOf(tenantId)
-      const at = now()
-      const keys: PublishedJwk[] = []
-      // The same key may sit in two chains (imported twice): publish each kid once.
-      const push = (key: PublishedJwk) => {
-        if (!keys.some((existing) => existing.kid === key.kid)) keys.push(key)
-      }
-      for (const row of rows) {
-        const alg = row.algorithm as SigningAlgorithm
-        const entry = (jwk: Record<string, unknown>, kid: string, certificates: string[]) => ({
-          ...jwk,
-          kid,
-          alg,
-          use: 'sig' as const,
-          ...(certificates.length ? { x5c: certificates.map(pemToDer) } : {}),
-        })
-        push(entry(row.activePublicJwk, row.activeKid, row.activeCertificates))
-        if (row.previousKid && row.previousPublicJwk && row.previousExpiresAt && row.previousExpiresAt > at) {
-          push(entry(row.previousPublicJwk, row.previousKid, row.previousCertificates ?? []))
-        }
-      }
-      return { keys }
+      return publishedKeys(await rowsOf(tenantId))
     },
   }
 }

@@ -1,3 +1,4 @@
+import { TENANT_CHANGES_CHANNEL, tenantChanged } from '@credential-service/db-schema'
 import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
@@ -71,8 +72,13 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     }
     throw error
   }
+  // Changes committed by other processes (management, other pods) reach this process's caches.
+  const unlisten = await database.listen(TENANT_CHANGES_CHANNEL, tenantChanged)
   const server = await createServer({ logLevel: config.LOG_LEVEL, ping: database.ping, apps })
-  server.addHook('onClose', () => database.close())
+  server.addHook('onClose', async () => {
+    await unlisten()
+    await database.close()
+  })
 
   let closing = false
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,10 +1,5 @@
 import { NotFoundError, zTenantId } from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
-import {
-  createCredentialConfigRepository,
-  createKeyChainRepository,
-  createTenantRepository,
-} from '@credential-service/db-schema'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -19,16 +14,14 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
   const service = (tenant: string) => createIssuanceService(deps, tenant)
 
   async function metadataOf(tenant: string) {
-    const found = await createTenantRepository(deps.db).get(tenant)
+    const found = await deps.tenants.tenant(tenant)
     if (!found) throw new NotFoundError('issuer', tenant)
-    const configs = await createCredentialConfigRepository(deps.db, tenant).all()
-    const chains = createKeyChainRepository(deps.db, tenant)
-    const withAlgs = await Promise.all(
-      configs.map(async (config) => ({
-        config,
-        signingAlg: (await chains.get(config.keyChainId))?.algorithm ?? 'ES256',
-      })),
-    )
+    const configs = await deps.tenants.credentialConfigs(tenant)
+    const chains = await deps.keys.keyChains(tenant)
+    const withAlgs = configs.map((config) => ({
+      config,
+      signingAlg: chains.find((chain) => chain.id === config.keyChainId)?.algorithm ?? 'ES256',
+    }))
     return {
       metadata: issuerMetadata({ issuer: service(tenant).issuer, tenantName: found.name, configs: withAlgs }),
       configs,
@@ -69,7 +62,7 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
       '/.well-known/oauth-authorization-server/issuers/:tenant',
       { schema: { params: tenantParams } },
       async (req) => {
-        if (!(await createTenantRepository(deps.db).get(req.params.tenant)))
+        if (!(await deps.tenants.tenant(req.params.tenant)))
           throw new NotFoundError('issuer', req.params.tenant)
         return authorizationServerMetadata(service(req.params.tenant).issuer)
       },

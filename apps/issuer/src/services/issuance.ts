@@ -11,7 +11,6 @@ import {
 import { codeHash, issueMdoc, issueSdJwtVc, signJws } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
-  createCredentialConfigRepository,
   createIssuanceSessionRepository,
   createNonceRepository,
   createNotificationRepository,
@@ -19,8 +18,13 @@ import {
   type Database,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import { deliverWebhook, fetchAttributes, type KeyRuntime } from '@credential-service/server-kit'
-import { base64url, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
+import {
+  deliverWebhook,
+  fetchAttributes,
+  type KeyRuntime,
+  type TenantCache,
+} from '@credential-service/server-kit'
+import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 
 export const ACCESS_TOKEN_SECONDS = 300
@@ -33,6 +37,7 @@ const PROOF_MAX_SKEW_SECONDS = 60
 export interface IssuanceDeps {
   db: Database
   keys: KeyRuntime
+  tenants: TenantCache
   outbound: OutboundUrlPolicy
   webhook: { attempts: number; backoffMs: number }
   /** Background work (webhook deliveries) to await before the process closes. */
@@ -52,7 +57,7 @@ const invalidToken = (description: string) =>
 export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
   const issuer = `${deps.publicUrl}/issuers/${tenantId}`
   const sessions = createIssuanceSessionRepository(deps.db, tenantId)
-  const configs = createCredentialConfigRepository(deps.db, tenantId)
+  const config = (id: string) => deps.tenants.credentialConfig(tenantId, id)
   const nonces = createNonceRepository(deps.db, tenantId)
   const notifications = createNotificationRepository(deps.db, tenantId)
 
@@ -100,7 +105,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
           'invalid_grant',
           'the pre-authorized code is invalid, expired or already used',
         )
-      const first = await configs.get(redeemed.credentialConfigurationIds[0] as string)
+      const first = await config(redeemed.credentialConfigurationIds[0] as string)
       const signer = await deps.keys.signer(tenantId, first?.keyChainId ?? '')
       const accessToken = await signJws(
         signer,
@@ -147,9 +152,9 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       )
       if (!row)
         throw new ProtocolError('invalid_notification_id', 'unknown notification_id for this access token')
-      const config = await configs.get(row.credentialConfigurationId)
-      const endpoint = config?.webhookEndpointId
-        ? await createWebhookEndpointRepository(deps.db, tenantId).row(config.webhookEndpointId)
+      const offered = await config(row.credentialConfigurationId)
+      const endpoint = offered?.webhookEndpointId
+        ? await createWebhookEndpointRepository(deps.db, tenantId).row(offered.webhookEndpointId)
         : undefined
       if (!endpoint) {
         await notifications.delivered(row.id, { status: 'none', attempts: 0, lastError: null })
@@ -183,7 +188,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
         })
       }
       try {
-        const { payload } = await jwtVerify(match[1], createLocalJWKSet(await deps.keys.jwks(tenantId)), {
+        const { payload } = await jwtVerify(match[1], await deps.keys.verificationKeys(tenantId), {
           issuer,
           audience: issuer,
           typ: 'at+jwt',
@@ -222,31 +227,31 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
           `'${configurationId}' was not offered in this session`,
         )
       }
-      const config = await configs.get(configurationId)
-      if (!config)
+      const offered = await config(configurationId)
+      if (!offered)
         throw new ProtocolError(
           'unknown_credential_configuration',
           `no credential configuration '${configurationId}'`,
         )
-      const holderKeys = config.keyBinding ? await verifyProofs(body, config.batchSize) : [undefined]
-      const signer = await deps.keys.signer(tenantId, config.keyChainId)
+      const holderKeys = offered.keyBinding ? await verifyProofs(body, offered.batchSize) : [undefined]
+      const signer = await deps.keys.signer(tenantId, offered.keyChainId)
       const now = deps.now()
-      const expiresAt = new Date(now.getTime() + config.lifetimeSeconds * 1000)
-      const claims = await claimsFor(session, config)
+      const expiresAt = new Date(now.getTime() + offered.lifetimeSeconds * 1000)
+      const claims = await claimsFor(session, offered)
       const issueOne = async (holderJwk: JWK | undefined): Promise<string> => {
-        if (config.config.format === 'mso_mdoc') {
+        if (offered.config.format === 'mso_mdoc') {
           if (!holderJwk)
             throw new ProtocolError('invalid_credential_request', 'mso_mdoc credentials need a holder key')
           const mdoc = await issueMdoc({
             signer,
-            docType: config.config.docType as string,
+            docType: offered.config.docType as string,
             namespaces: claims as Record<string, Record<string, unknown>>,
             deviceJwk: holderJwk,
             signedAt: now,
             validFrom: now,
             validUntil: expiresAt,
             fullDates: new Set(
-              config.fields.filter((f) => f.type === 'date').map((f) => `${f.namespace}/${f.path[0]}`),
+              offered.fields.filter((f) => f.type === 'date').map((f) => `${f.namespace}/${f.path[0]}`),
             ),
           })
           return base64url.encode(mdoc)
@@ -254,12 +259,12 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
         return issueSdJwtVc({
           signer,
           issuer,
-          vct: config.config.vct as string,
+          vct: offered.config.vct as string,
           issuedAt: now,
           expiresAt,
           holderJwk,
           claims,
-          disclosable: config.fields.filter((f) => f.disclosable).map((f) => f.path),
+          disclosable: offered.fields.filter((f) => f.disclosable).map((f) => f.path),
           decoys: 2,
         })
       }

@@ -1,4 +1,5 @@
 import type { OutboundUrlPolicy } from '@credential-service/core-domain'
+import { tenantChanged } from '@credential-service/db-schema'
 import { type AppliedCounts, type ApplyDeps, applyTenantPlan, ImportRejected } from './apply-tenant'
 import { type ImportIssue, readConfigDir } from './read-config-dir'
 import { validateTenantFolder } from './validate-tenant'
@@ -41,7 +42,7 @@ export async function importConfigDir(
         counts: await applyTenantPlan(deps, plan),
         issues: [],
       })
-      deps.keyChains.keys.invalidate(folder.tenant)
+      tenantChanged(folder.tenant)
     } catch (error) {
       if (!(error instanceof ImportRejected)) throw error
       results.push({ tenant: folder.tenant, status: 'rejected', issues: error.issues })

@@ -24,6 +24,7 @@ import {
   type KeyChainRow,
   lockDueKeyChains,
   recordAudit,
+  tenantChanged,
   toKeyChain,
 } from '@credential-service/db-schema'
 import type { KeyRuntime } from '@credential-service/server-kit'
@@ -273,14 +274,15 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
       }
     },
   }
-  // Signers and JWKS are cached per process: every change drops the tenant's cached chains.
+  // Signers and JWKS are cached per process: after the commit, drop this process's copy at once
+  // (recordAudit announced the change, which other processes hear on commit).
   const invalidating =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       try {
         return await fn(...args)
       } finally {
-        deps.keys.invalidate(tenantId)
+        tenantChanged(tenantId)
       }
     }
   return {
@@ -319,6 +321,6 @@ export async function rotateDueKeyChains(deps: KeyChainServiceDeps, limit = 20):
     await forgetExpiredPreviousKeys(tx, now)
     return rotated
   })
-  for (const key of rotated) deps.keys.invalidate(key.split('/')[0] as string)
+  for (const key of rotated) tenantChanged(key.split('/')[0] as string)
   return rotated
 }

@@ -19,17 +19,19 @@ import {
 import { codeHash, type JwkCipher } from '@credential-service/crypto'
 import {
   createClientRepository,
-  createCredentialConfigRepository,
   createIssuanceSessionRepository,
   createNotificationRepository,
-  createTenantRepository,
   type Database,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 
+import type { KeyRuntime, TenantCache } from '@credential-service/server-kit'
+
 export interface OfferServiceDeps {
   db: Database
   cipher: JwkCipher
+  keys: KeyRuntime
+  tenants: TenantCache
   outbound: OutboundUrlPolicy
   publicUrl: string
   now: () => Date
@@ -80,16 +82,15 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
 
   return {
     async create(input: OfferCreate): Promise<OfferCreated> {
-      if (!(await createTenantRepository(deps.db).get(tenantId))) throw new NotFoundError('tenant', tenantId)
+      if (!(await deps.tenants.tenant(tenantId))) throw new NotFoundError('tenant', tenantId)
       await checkAllowed(input.credentialConfigurationIds)
       const sessionId = newId('ses')
-      const configs = createCredentialConfigRepository(deps.db, tenantId)
       const issues: ValidationIssue[] = Object.keys(input.claims ?? {})
         .filter((key) => !input.credentialConfigurationIds.includes(key))
         .map((key) => ({ path: `body.claims.${key}`, message: 'not one of credentialConfigurationIds' }))
       const claims: Record<string, Record<string, unknown>> = {}
       for (const [index, id] of input.credentialConfigurationIds.entries()) {
-        const config = await configs.get(id)
+        const config = await deps.tenants.credentialConfig(tenantId, id)
         if (!config) {
           issues.push({
             path: `body.credentialConfigurationIds.${index}`,

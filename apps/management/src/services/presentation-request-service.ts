@@ -13,16 +13,18 @@ import {
 import { type JwkCipher, verifierClientId } from '@credential-service/crypto'
 import {
   createClientRepository,
-  createKeyChainRepository,
-  createPresentationConfigRepository,
   createPresentationSessionRepository,
   type Database,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
 
+import type { KeyRuntime, TenantCache } from '@credential-service/server-kit'
+
 export interface PresentationRequestDeps {
   db: Database
   cipher: JwkCipher
+  keys: KeyRuntime
+  tenants: TenantCache
   publicUrl: string
   now: () => Date
 }
@@ -65,9 +67,7 @@ export function createPresentationRequestService(
 
   return {
     async create(input: PresentationRequestCreate): Promise<PresentationRequestCreated> {
-      const config = await createPresentationConfigRepository(deps.db, tenantId).get(
-        input.presentationConfigId,
-      )
+      const config = await deps.tenants.presentationConfig(tenantId, input.presentationConfigId)
       if (!config) {
         const message = `no presentation configuration '${input.presentationConfigId}'`
         throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
@@ -95,7 +95,7 @@ export function createPresentationRequestService(
         const message = `transaction data types not allowed by the configuration: ${refused.join(', ')}`
         throw new RuleViolationError(message, [{ path: 'body.transactionData', message }])
       }
-      const chain = await createKeyChainRepository(deps.db, tenantId).get(config.keyChainId)
+      const chain = (await deps.keys.keyChains(tenantId)).find((row) => row.id === config.keyChainId)
       const leaf = chain?.activeCertificates[0]
       if (!leaf)
         throw new RuleViolationError(

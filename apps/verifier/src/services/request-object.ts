@@ -1,17 +1,17 @@
 import { type OutboundUrlPolicy, ProtocolError } from '@credential-service/core-domain'
 import { publicPart, signJws } from '@credential-service/crypto'
 import {
-  createPresentationConfigRepository,
   createPresentationSessionRepository,
   type Database,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
-import type { KeyRuntime } from '@credential-service/server-kit'
+import type { KeyRuntime, TenantCache } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
 
 export interface VerifierDeps {
   db: Database
   keys: KeyRuntime
+  tenants: TenantCache
   publicUrl: string
   now: () => Date
   outbound: OutboundUrlPolicy
@@ -49,7 +49,7 @@ export async function requestObject(
 ): Promise<string> {
   const row = await createPresentationSessionRepository(deps.db, tenantId).fetchRequest(requestId, deps.now())
   if (!row) throw new ProtocolError('invalid_request', 'no open request with this id', { status: 404 })
-  const config = await createPresentationConfigRepository(deps.db, tenantId).get(row.presentationConfigId)
+  const config = await deps.tenants.presentationConfig(tenantId, row.presentationConfigId)
   if (!config)
     throw new ProtocolError('invalid_request', 'the presentation configuration is gone', { status: 404 })
   const signer = await deps.keys.signer(tenantId, config.keyChainId)

@@ -1,9 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { type DcqlQuery, ProtocolError } from '@credential-service/core-domain'
 import {
-  createPresentationConfigRepository,
   createPresentationSessionRepository,
-  createTenantRepository,
   createWebhookEndpointRepository,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
@@ -130,7 +128,7 @@ function deliverResult(
       outbound: deps.outbound,
       ...deps.webhook,
     })
-    const tenant = await createTenantRepository(deps.db).get(row.tenantId)
+    const tenant = await deps.tenants.tenant(row.tenantId)
     await createPresentationSessionRepository(deps.db, row.tenantId).delivered(
       row.id,
       delivery,
@@ -180,7 +178,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
   if (params.state !== row.state)
     throw new ProtocolError('invalid_request', await fail('the state does not match this request'))
 
-  const config = await createPresentationConfigRepository(deps.db, tenantId).get(row.presentationConfigId)
+  const config = await deps.tenants.presentationConfig(tenantId, row.presentationConfigId)
   if (!config)
     throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))
   try {
@@ -188,7 +186,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       typeof params.vp_token === 'string' ? (JSON.parse(params.vp_token) as unknown) : params.vp_token
     if (typeof vpToken !== 'object' || vpToken === null || Array.isArray(vpToken))
       throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id')
-    const anchors = await trustAnchors(deps.db, tenantId, config)
+    const anchors = trustAnchors(await deps.keys.keyChains(tenantId), config)
     const result: Record<string, unknown[]> = {}
     for (const [id, presentations] of Object.entries(vpToken as Record<string, unknown>)) {
       const query = config.dcqlQuery.credentials.find((credential) => credential.id === id)

@@ -1,18 +1,14 @@
 import type { X509Certificate } from 'node:crypto'
 import type { PresentationConfig } from '@credential-service/core-domain'
 import { parseCertificate } from '@credential-service/crypto'
-import { createKeyChainRepository, type Database } from '@credential-service/db-schema'
+import type { KeyChainRow } from '@credential-service/db-schema'
 
 /**
  * The certificates a tenant trusts for credential issuers (HAIP 6.1.1, checklist V-32): the
  * configuration's trust anchors and the tenant's own key chains (roots and self-signed leaves).
  */
-export async function trustAnchors(
-  db: Database,
-  tenantId: string,
-  config: PresentationConfig,
-): Promise<X509Certificate[]> {
-  const own = (await createKeyChainRepository(db, tenantId).all()).flatMap((row) => [
+export function trustAnchors(keyChains: KeyChainRow[], config: PresentationConfig): X509Certificate[] {
+  const own = keyChains.flatMap((row) => [
     ...(row.rootCertificate ? [row.rootCertificate] : []),
     ...row.activeCertificates.slice(-1),
     ...(row.previousCertificates ?? []).slice(-1),

@@ -1,4 +1,5 @@
 import { newId } from '@credential-service/core-domain'
+import { announceTenantChange } from '../changes'
 import type { Executor } from '../database'
 import { auditLog } from '../schema'
 
@@ -19,6 +20,8 @@ export interface AuditEntry {
   detail?: Record<string, unknown>
 }
 
+/** Records a change; every audited change of a tenant is also announced to the caches of all processes. */
 export async function recordAudit(tx: Executor, entry: AuditEntry): Promise<void> {
   await tx.insert(auditLog).values({ id: newId('aud'), ...entry, detail: entry.detail ?? null })
+  if (entry.tenantId) await announceTenantChange(tx, entry.tenantId)
 }

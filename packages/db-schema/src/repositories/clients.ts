@@ -3,6 +3,7 @@ import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type ClientRow, clients } from '../schema'
 import { decodeCursor, toPage } from './pagination'
+import { param, prepared } from './prepared'
 
 function toClient(row: ClientRow): Client {
   return {
@@ -34,6 +35,15 @@ export interface ClientPatch {
   allowedIssuanceConfigs?: string[] | null | undefined
 }
 
+const tenantClient = (db: Database) =>
+  prepared(db, 'client_of_tenant', (d) =>
+    d
+      .select()
+      .from(clients)
+      .where(and(eq(clients.tenantId, param('tenantId')), eq(clients.clientId, param('clientId'))))
+      .prepare('client_of_tenant'),
+  )
+
 /**
  * Clients of one scope: a tenant id, or null for operator clients. A client of another scope
  * reads as not found.
@@ -57,7 +67,11 @@ export function createClientRepository(db: Database, tenantId: string | null) {
     },
 
     async get(clientId: string, tx: Executor = db): Promise<Client | undefined> {
-      const [row] = await tx.select().from(clients).where(inScope(clientId))
+      // Tenant clients are read on every offer and presentation request: a prepared statement.
+      const [row] =
+        tenantId !== null && tx === db
+          ? await tenantClient(db).execute({ tenantId, clientId })
+          : await tx.select().from(clients).where(inScope(clientId))
       return row && toClient(row)
     },
 

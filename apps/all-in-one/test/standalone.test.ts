@@ -141,6 +141,38 @@ describe('management and issuer as separate processes on one PostgreSQL', () => 
           headers: { authorization: `Bearer ${token}` },
         })
         expect(((await session.json()) as { status: string }).status).toBe('completed')
+
+        // The issuer process caches the tenant's configurations; a change made in the management
+        // process reaches it by NOTIFY, well before the cache's 5 s safety TTL.
+        const metadataUrl = `${issuerOrigin}/.well-known/openid-credential-issuer/issuers/${tenant}`
+        type Metadata = {
+          credential_configurations_supported: {
+            pid: { credential_metadata?: { display?: { name: string }[] } }
+          }
+        }
+        const displayName = async () =>
+          ((await (await fetch(metadataUrl)).json()) as Metadata).credential_configurations_supported.pid
+            .credential_metadata?.display?.[0]?.name
+        expect(await displayName()).toBeUndefined()
+        const replaced = await fetch(`${api}/api/credentials/pid`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({
+            id: 'pid',
+            config: { format: 'dc+sd-jwt', vct: 'urn:x', display: [{ name: 'Renamed', locale: 'en' }] },
+            keyChainId: 'keys',
+            fields: [{ path: ['name'], type: 'string', defaultValue: 'Erika' }],
+          }),
+        })
+        expect(replaced.status).toBe(200)
+        const changedAt = Date.now()
+        let seen: unknown
+        while (seen !== 'Renamed' && Date.now() - changedAt < 2000) {
+          seen = await displayName()
+          if (seen !== 'Renamed') await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        expect(seen).toBe('Renamed')
+        expect(Date.now() - changedAt).toBeLessThan(2000)
       } finally {
         for (const child of children) child.kill('SIGTERM')
         await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))))

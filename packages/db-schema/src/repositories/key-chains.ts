@@ -66,9 +66,13 @@ export function createKeyChainRepository(db: Database, tenantId: string) {
       )
     },
 
-    /** All rows, for publishing the tenant's JWKS. */
-    all(): Promise<KeyChainRow[]> {
-      return db.select().from(keyChains).where(eq(keyChains.tenantId, tenantId)).orderBy(asc(keyChains.id))
+    /** All rows, for publishing the tenant's JWKS. A real promise: callers cache it. */
+    async all(): Promise<KeyChainRow[]> {
+      return await db
+        .select()
+        .from(keyChains)
+        .where(eq(keyChains.tenantId, tenantId))
+        .orderBy(asc(keyChains.id))
     },
 
     async get(id: string, tx: Executor = db): Promise<KeyChainRow | undefined> {

@@ -1,0 +1,80 @@
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AllInOne, startAllInOne } from './harness'
+
+// Protocol endpoints read configurations and key chains from a per-process cache (issue 7). These
+// tests change rows behind the service's back to see the cache, then change them through the API
+// to see every audited change drop it.
+describe.each(testDatabases())('per-process tenant cache on $name', (testDatabase) => {
+  let service: AllInOne
+  let auth: { authorization: string }
+  const tenant = `cache-${crypto.randomUUID().slice(0, 8)}`
+
+  const inject = (method: 'GET' | 'POST' | 'PATCH' | 'PUT', url: string, payload?: unknown) =>
+    service.app.inject({ method, url, headers: auth, ...(payload ? { payload } : {}) })
+  const metadataIds = async () =>
+    Object.keys(
+      (await service.app.inject({ url: `/.well-known/openid-credential-issuer/issuers/${tenant}` })).json()
+        .credential_configurations_supported,
+    ).sort()
+  const jwksKids = async () =>
+    ((await service.app.inject({ url: `/issuers/${tenant}/jwks` })).json().keys as { kid: string }[])
+      .map((key) => key.kid)
+      .sort()
+  const config = (id: string, description = 'first') => ({
+    id,
+    description,
+    config: { format: 'dc+sd-jwt', vct: `urn:cache:${id}` },
+    keyChainId: 'keys',
+    fields: [{ path: ['name'], type: 'string' }],
+  })
+
+  beforeAll(async () => {
+    service = await startAllInOne(testDatabase)
+    const token = async (client_id: string, client_secret: string) =>
+      (
+        await service.app.inject({
+          method: 'POST',
+          url: '/api/oauth2/token',
+          payload: { grant_type: 'client_credentials', client_id, client_secret },
+        })
+      ).json().access_token as string
+    auth = { authorization: `Bearer ${await token(service.rootClientId, service.rootSecret)}` }
+    await inject('POST', '/api/tenants', { id: tenant, name: tenant })
+    const client = (
+      await inject('POST', `/api/tenants/${tenant}/clients`, { roles: ['key:manage', 'issuance:config'] })
+    ).json()
+    auth = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).statusCode).toBe(201)
+    expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'spare' })).statusCode).toBe(
+      201,
+    )
+    for (const id of ['a', 'b'])
+      expect((await inject('POST', '/api/credentials', config(id))).statusCode).toBe(201)
+  })
+  afterAll(() => service.app.close())
+
+  it('configurations are served from the cache until an audited change of the tenant drops it', async () => {
+    expect(await metadataIds()).toStrictEqual(['a', 'b'])
+    await service.database.db.execute(
+      sql`delete from credential_configs where tenant_id = ${tenant} and id = 'b'`,
+    )
+    expect(await metadataIds(), 'a row deleted behind the cache is still served').toStrictEqual(['a', 'b'])
+
+    expect((await inject('PUT', '/api/credentials/a', config('a', 'second'))).statusCode).toBe(200)
+    expect(await metadataIds(), 'the audited change re-reads the tenant').toStrictEqual(['a'])
+  })
+
+  it('key chains (JWKS, signers) are cached alike and dropped by an audited key chain change', async () => {
+    const before = await jwksKids()
+    expect(before).toHaveLength(2)
+    await service.database.db.execute(
+      sql`delete from key_chains where tenant_id = ${tenant} and id = 'spare'`,
+    )
+    expect(await jwksKids()).toStrictEqual(before)
+
+    expect((await inject('PATCH', '/api/key-chains/keys', { description: 'changed' })).statusCode).toBe(200)
+    expect(await jwksKids()).toHaveLength(1)
+  })
+})

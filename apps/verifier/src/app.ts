@@ -16,6 +16,8 @@ import type { z } from 'zod'
 import { requestRoutes } from './routes/requests'
 
 export { mdocContext } from './services/mdoc-context'
+// The bench's ceiling probe verifies presentations exactly as the response endpoint does.
+export { verifySdJwtPresentation } from './services/sd-jwt-presentation'
 
 export const zVerifierEnv = zCommonEnv
 export type VerifierConfig = Readonly<z.output<typeof zVerifierEnv>>

@@ -43,10 +43,28 @@ export interface TokenVerifierOptions {
   now?: () => Date
 }
 
-/** Stateless verification (spec §5 rule 1): signature, issuer, audience, lifetime, claim shapes. */
+const REMEMBERED_TOKENS = 10_000
+
+/**
+ * Stateless verification (spec §5 rule 1): signature, issuer, audience, lifetime, claim shapes.
+ * An integrator sends the same token for its whole lifetime, so a verified token is remembered
+ * until it expires: the signature is checked once per token and process, not once per call.
+ */
 export function createManagementTokenVerifier(options: TokenVerifierOptions) {
   const keySet = createLocalJWKSet(options.jwks)
+  const now = options.now ?? (() => new Date())
+  const verified = new Map<string, { principal: Principal; expiresAt: number }>()
   return async function verify(token: string): Promise<Principal> {
+    const known = verified.get(token)
+    if (known && now().getTime() < known.expiresAt) return known.principal
+    if (known) verified.delete(token)
+    const { principal, expiresAt } = await verifyOnce(token)
+    if (verified.size >= REMEMBERED_TOKENS) verified.delete(verified.keys().next().value as string)
+    verified.set(token, { principal, expiresAt: expiresAt * 1000 })
+    return principal
+  }
+
+  async function verifyOnce(token: string): Promise<{ principal: Principal; expiresAt: number }> {
     let claims: AccessTokenClaims
     try {
       const { payload } = await jwtVerify(token, keySet, {
@@ -60,6 +78,9 @@ export function createManagementTokenVerifier(options: TokenVerifierOptions) {
     } catch (cause) {
       throw new UnauthenticatedError('the access token is invalid or expired', { cause, invalidToken: true })
     }
-    return { clientId: claims.client_id, tenantId: claims.sub, roles: claims.roles }
+    return {
+      principal: { clientId: claims.client_id, tenantId: claims.sub, roles: claims.roles },
+      expiresAt: claims.exp,
+    }
   }
 }

@@ -1,5 +1,6 @@
-import type { CredentialConfig, PresentationConfig, Tenant } from '@credential-service/core-domain'
+import type { Client, CredentialConfig, PresentationConfig, Tenant } from '@credential-service/core-domain'
 import {
+  createClientRepository,
   createCredentialConfigRepository,
   createPresentationConfigRepository,
   createTenantRepository,
@@ -11,6 +12,8 @@ export interface TenantSnapshot {
   tenant: Tenant | undefined
   credentialConfigs: CredentialConfig[]
   presentationConfigs: PresentationConfig[]
+  /** The tenant's clients without secrets (allowed configuration lists). */
+  clients: Client[]
 }
 
 export interface TenantCacheOptions {
@@ -38,12 +41,13 @@ export function createTenantCache(options: TenantCacheOptions) {
   onTenantChange((tenantId) => entries.delete(tenantId))
 
   async function load(tenantId: string): Promise<TenantSnapshot> {
-    const [tenant, credentialConfigs, presentationConfigs] = await Promise.all([
+    const [tenant, credentialConfigs, presentationConfigs, clients] = await Promise.all([
       createTenantRepository(options.db).get(tenantId),
       createCredentialConfigRepository(options.db, tenantId).all(),
       createPresentationConfigRepository(options.db, tenantId).all(),
+      createClientRepository(options.db, tenantId).all(),
     ])
-    return { tenant, credentialConfigs, presentationConfigs }
+    return { tenant, credentialConfigs, presentationConfigs, clients }
   }
 
   function snapshot(tenantId: string, reread = false): Promise<TenantSnapshot> {
@@ -73,6 +77,8 @@ export function createTenantCache(options: TenantCacheOptions) {
       find(tenantId, (s) => s.credentialConfigs.find((config) => config.id === id)),
     presentationConfig: (tenantId: string, id: string) =>
       find(tenantId, (s) => s.presentationConfigs.find((config) => config.id === id)),
+    client: (tenantId: string, clientId: string) =>
+      find(tenantId, (s) => s.clients.find((client) => client.clientId === clientId)),
   }
 }
 export type TenantCache = ReturnType<typeof createTenantCache>

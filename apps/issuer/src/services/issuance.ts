@@ -79,32 +79,11 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       }
       if (!input.code) throw new ProtocolError('invalid_request', 'pre-authorized_code is required')
       const now = deps.now()
-      const row = await sessions.byCodeHash(codeHash(input.code))
-      if (row?.status !== 'offered' || row.expiresAt <= now) {
-        throw new ProtocolError(
-          'invalid_grant',
-          'the pre-authorized code is invalid, expired or already used',
-        )
-      }
-      if (row.txCodeHash !== null) {
-        if (!input.txCode) throw new ProtocolError('invalid_request', 'tx_code is required for this offer')
-        if (codeHash(input.txCode) !== row.txCodeHash) {
-          const counted = await sessions.countTxCodeFailure(row.id, TX_CODE_ATTEMPTS)
-          const locked = counted?.status === 'failed'
-          throw new ProtocolError(
-            'invalid_grant',
-            locked
-              ? 'too many wrong transaction codes; the offer is locked'
-              : 'the transaction code is wrong',
-          )
-        }
-      }
-      const redeemed = await sessions.redeem(row.id, now)
-      if (!redeemed)
-        throw new ProtocolError(
-          'invalid_grant',
-          'the pre-authorized code is invalid, expired or already used',
-        )
+      const hash = codeHash(input.code)
+      const txCodeHash = input.txCode ? codeHash(input.txCode) : null
+      // One statement on the way every wallet takes; the checks below only explain a refusal.
+      const redeemed =
+        (await sessions.redeemByCode(hash, txCodeHash, now)) ?? (await redeemSlowly(hash, input.txCode, now))
       const first = await config(redeemed.credentialConfigurationIds[0] as string)
       const signer = await deps.keys.signer(tenantId, first?.keyChainId ?? '')
       const accessToken = await signJws(
@@ -280,6 +259,33 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       })
       return { credentials, notification_id: notificationId }
     },
+  }
+
+  /** The token request the one-statement redemption refused: the precise error, or a late redemption. */
+  async function redeemSlowly(
+    hash: string,
+    txCode: string | undefined,
+    now: Date,
+  ): Promise<IssuanceSessionRow> {
+    const row = await sessions.byCodeHash(hash)
+    if (row?.status !== 'offered' || row.expiresAt <= now) {
+      throw new ProtocolError('invalid_grant', 'the pre-authorized code is invalid, expired or already used')
+    }
+    if (row.txCodeHash !== null) {
+      if (!txCode) throw new ProtocolError('invalid_request', 'tx_code is required for this offer')
+      if (codeHash(txCode) !== row.txCodeHash) {
+        const counted = await sessions.countTxCodeFailure(row.id, TX_CODE_ATTEMPTS)
+        const locked = counted?.status === 'failed'
+        throw new ProtocolError(
+          'invalid_grant',
+          locked ? 'too many wrong transaction codes; the offer is locked' : 'the transaction code is wrong',
+        )
+      }
+    }
+    const redeemed = await sessions.redeem(row.id, now)
+    if (!redeemed)
+      throw new ProtocolError('invalid_grant', 'the pre-authorized code is invalid, expired or already used')
+    return redeemed
   }
 
   /**

@@ -18,7 +18,6 @@ import {
 } from '@credential-service/core-domain'
 import { codeHash, type JwkCipher } from '@credential-service/crypto'
 import {
-  createClientRepository,
   createIssuanceSessionRepository,
   createNotificationRepository,
   type Database,
@@ -72,7 +71,7 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
   /** Spec §5 rule 5: a client with a non-empty allowed list may offer only those configurations. */
   async function checkAllowed(ids: string[]) {
     if (isOperator(actor)) return
-    const client = await createClientRepository(deps.db, tenantId).get(actor.clientId)
+    const client = await deps.tenants.client(tenantId, actor.clientId)
     const allowed = client?.allowedIssuanceConfigs
     if (allowed?.length) {
       const refused = ids.filter((id) => !allowed.includes(id))

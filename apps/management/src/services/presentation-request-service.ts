@@ -12,7 +12,6 @@ import {
 } from '@credential-service/core-domain'
 import { type JwkCipher, verifierClientId } from '@credential-service/crypto'
 import {
-  createClientRepository,
   createPresentationSessionRepository,
   type Database,
   type PresentationSessionRow,
@@ -73,8 +72,7 @@ export function createPresentationRequestService(
         throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
       }
       if (!isOperator(actor)) {
-        const allowed = (await createClientRepository(deps.db, tenantId).get(actor.clientId))
-          ?.allowedPresentationConfigs
+        const allowed = (await deps.tenants.client(tenantId, actor.clientId))?.allowedPresentationConfigs
         if (allowed?.length && !allowed.includes(config.id))
           throw new ForbiddenError(`this client may not request '${config.id}'`)
       }

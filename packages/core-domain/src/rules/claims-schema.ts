@@ -69,8 +69,16 @@ function schemaOf(node: Node): z.ZodType {
  * (spec §2.1): declared claims only, mandatory ones present, values of the declared types.
  */
 export function deriveClaimsSchema(config: Pick<CredentialConfigData, 'fields'>): z.ZodType<Claims> {
-  return schemaOf(tree(config.fields)) as z.ZodType<Claims>
+  let schema = derived.get(config.fields)
+  if (!schema) {
+    schema = schemaOf(tree(config.fields)) as z.ZodType<Claims>
+    derived.set(config.fields, schema)
+  }
+  return schema
 }
+// Per `fields` array: configurations served from the tenant cache keep theirs between requests,
+// and a changed configuration is a new object, so a stale schema is never found.
+const derived = new WeakMap<readonly object[], z.ZodType<Claims>>()
 
 /** The same derivation as a JSON Schema document, for integrators. */
 export function deriveClaimsJsonSchema(

@@ -66,6 +66,12 @@ export function createClientRepository(db: Database, tenantId: string | null) {
       return toPage(rows, query.limit, (r) => r.clientId, toClient)
     },
 
+    /** Every client of the scope, without secrets (the tenant cache keeps them). */
+    async all(): Promise<Client[]> {
+      const rows = await db.select().from(clients).where(inScope()).orderBy(asc(clients.clientId))
+      return rows.map(toClient)
+    },
+
     async get(clientId: string, tx: Executor = db): Promise<Client | undefined> {
       // Tenant clients are read on every offer and presentation request: a prepared statement.
       const [row] =

@@ -67,6 +67,24 @@ const statements = {
         .returning()
         .prepare('issuance_redeem'),
     ),
+  redeemByCode: (db: Database) =>
+    prepared(db, 'issuance_redeem_by_code', (d) => {
+      const txCodeHash = param('txCodeHash')
+      return d
+        .update(issuanceSessions)
+        .set({ status: 'token_issued', tokenIssuedAt: at, updatedAt: sql`now()` })
+        .where(
+          and(
+            eq(issuanceSessions.tenantId, tenant),
+            eq(issuanceSessions.preAuthorizedCodeHash, param('codeHash')),
+            eq(issuanceSessions.status, 'offered'),
+            gt(issuanceSessions.expiresAt, at),
+            sql`(${issuanceSessions.txCodeHash} is null or ${issuanceSessions.txCodeHash} = ${txCodeHash}::text)`,
+          ),
+        )
+        .returning()
+        .prepare('issuance_redeem_by_code')
+    }),
   recordIssued: (db: Database) =>
     prepared(db, 'issuance_record_issued', (d) => {
       const configurationId = sql`array[${param('configurationId')}]::text[]`
@@ -192,6 +210,17 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
         .where(and(byId(id), eq(issuanceSessions.status, 'offered')))
         .returning()
       return row
+    },
+
+    /**
+     * Redeems an open offer by its code in one statement when no transaction code is needed or the
+     * given one is right; undefined otherwise (the caller then finds out why).
+     */
+    async redeemByCode(codeHash: string, txCodeHash: string | null, at: Date) {
+      const [row] = await statements
+        .redeemByCode(db)
+        .execute({ tenantId, codeHash, txCodeHash, at: at.toISOString() })
+      return row as IssuanceSessionRow | undefined
     },
 
     /** Redeems the pre-authorized code: only one request moves `offered` to `token_issued`. */

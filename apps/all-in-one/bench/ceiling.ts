@@ -1,0 +1,403 @@
+/**
+ * The ceiling of one flow (issue 7): only the work a flow cannot avoid — token and proof
+ * verification, credential and request signing, response decryption and credential verification,
+ * and the fewest SQL statements that keep every step single-use — in a tight loop in this process,
+ * with the libraries the service uses and raw prepared SQL. No HTTP, no validation, no logging.
+ * The service's own CPU per flow is reported as a multiple of this.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import {
+  codeHash,
+  createCertificate,
+  createJwkCipher,
+  createManagementTokenIssuer,
+  createManagementTokenVerifier,
+  createSignerFactory,
+  deriveManagementSigningKey,
+  generateKeyPair,
+  issueMdoc,
+  issueSdJwtVc,
+  parseCertificate,
+  type Signer,
+  signJws,
+} from '@credential-service/crypto'
+import { migrationsFolder } from '@credential-service/db-schema/client'
+import { verifySdJwtPresentation } from '@credential-service/verifier'
+import { PGlite } from '@electric-sql/pglite'
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { drizzle } from 'drizzle-orm/pglite'
+import { migrate } from 'drizzle-orm/pglite/migrator'
+import {
+  CompactEncrypt,
+  compactDecrypt,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair as holderKeyPair,
+  importJWK,
+  type JWK,
+  jwtVerify,
+  SignJWT,
+} from 'jose'
+import postgres from 'postgres'
+
+export interface CeilingResult {
+  flow: string
+  cpuMsPerFlow: number
+  sqlStatements: number
+}
+
+interface Sql {
+  run(text: string, params: unknown[]): Promise<Record<string, unknown>[]>
+  close(): Promise<void>
+}
+
+/** Raw prepared statements: postgres.js on PostgreSQL, PGlite in memory otherwise. */
+async function openSql(url: string | undefined): Promise<Sql> {
+  if (url) {
+    const client = postgres(url, { max: 1, onnotice: () => {} })
+    return {
+      run: async (text, params) => [...(await client.unsafe(text, params as never[], { prepare: true }))],
+      close: () => client.end(),
+    }
+  }
+  const pg = await PGlite.create('memory://')
+  await migrate(drizzle(pg), { migrationsFolder: migrationsFolder() })
+  return {
+    run: async (text, params) => (await pg.query<Record<string, unknown>>(text, params)).rows,
+    close: () => pg.close(),
+  }
+}
+
+const cpuMs = () => {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1000
+}
+
+async function setUp(sql: Sql) {
+  const tenant = `ceiling-${randomBytes(4).toString('hex')}`
+  await sql.run('insert into tenants (id, name) values ($1, $2)', [tenant, tenant])
+  const masterSecret = randomBytes(32).toString('base64url')
+  const cipher = createJwkCipher(masterSecret)
+  const managementKey = await deriveManagementSigningKey(masterSecret)
+  const api = 'https://bench.example/api'
+  const managementToken = (
+    await createManagementTokenIssuer({ key: managementKey, issuer: api, lifetimeSeconds: 3600 })({
+      clientId: 'bench',
+      tenantId: tenant,
+      roles: ['issuance:offer', 'presentation:request'],
+    })
+  ).accessToken
+  const verifyManagementToken = createManagementTokenVerifier({
+    jwks: { keys: [managementKey.publicJwk] },
+    issuer: api,
+  })
+
+  const keys = await generateKeyPair('ES256')
+  const certificate = await createCertificate({
+    subjectPublicJwk: keys.publicJwk,
+    subject: 'CN=Ceiling,C=DE',
+    issuerPrivateJwk: keys.privateJwk,
+    validityDays: 30,
+    dnsNames: ['bench.example'],
+  })
+  const x5c = [certificate.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')]
+  const signer: Signer = createSignerFactory({ cipher, providers: {} })(
+    {
+      tenantId: tenant,
+      keyChainId: 'keys',
+      kmsProvider: 'db',
+      externalKeyId: null,
+      alg: 'ES256',
+      kid: 'kid-1',
+      encryptedJwk: cipher.encrypt(keys.privateJwk, `key-chain:${tenant}/keys`),
+      x5c,
+    },
+    keys.publicJwk,
+  )
+  const issuerKeySet = createLocalJWKSet({ keys: [{ ...keys.publicJwk, kid: 'kid-1', alg: 'ES256' }] })
+  return { tenant, cipher, managementToken, verifyManagementToken, signer, issuerKeySet, certificate }
+}
+
+type Setup = Awaited<ReturnType<typeof setUp>>
+const issuerUrl = 'https://bench.example/issuers/ceiling'
+
+async function issuanceFlow(
+  sql: Sql,
+  s: Setup,
+  format: 'sd-jwt' | 'mdoc',
+  proof: { jwt: string; nonce: string },
+) {
+  const now = new Date()
+  await s.verifyManagementToken(s.managementToken)
+  const sessionId = `ses_${randomBytes(12).toString('hex')}`
+  const code = randomBytes(32).toString('base64url')
+  await sql.run(
+    `insert into issuance_sessions (tenant_id, id, status, credential_configuration_ids, claims,
+       pre_authorized_code_hash, by_reference, offer_code_encrypted, created_by_client_id, expires_at)
+     values ($1, $2, 'offered', $3, $4, $5, true, $6, 'bench', $7)`,
+    [
+      s.tenant,
+      sessionId,
+      ['pid'],
+      { pid: { given_name: 'Erika', age_over_18: true } },
+      codeHash(code),
+      s.cipher.encrypt(code, `offer:${s.tenant}/${sessionId}`),
+      new Date(now.getTime() + 300_000),
+    ],
+  )
+  // Offer by reference.
+  const [offered] = await sql.run(
+    `update issuance_sessions set offer_fetched_at = now()
+     where tenant_id = $1 and id = $2 and status = 'offered' and expires_at > now() returning offer_code_encrypted`,
+    [s.tenant, sessionId],
+  )
+  s.cipher.decrypt<string>(String(offered?.offer_code_encrypted), `offer:${s.tenant}/${sessionId}`)
+  // Token.
+  const [redeemed] = await sql.run(
+    `update issuance_sessions set status = 'token_issued', token_issued_at = now()
+     where tenant_id = $1 and pre_authorized_code_hash = $2 and status = 'offered' and expires_at > now()
+     returning id, credential_configuration_ids`,
+    [s.tenant, codeHash(code)],
+  )
+  const seconds = Math.floor(now.getTime() / 1000)
+  const accessToken = await signJws(
+    s.signer,
+    { typ: 'at+jwt', kid: s.signer.kid },
+    { iss: issuerUrl, aud: issuerUrl, sub: redeemed?.id, iat: seconds, exp: seconds + 300 },
+  )
+  // Nonce.
+  await sql.run('insert into nonces (tenant_id, value, expires_at) values ($1, $2, $3)', [
+    s.tenant,
+    proof.nonce,
+    new Date(now.getTime() + 300_000),
+  ])
+  // Credential.
+  await jwtVerify(accessToken, s.issuerKeySet, { issuer: issuerUrl, audience: issuerUrl, typ: 'at+jwt' })
+  const header = JSON.parse(Buffer.from(proof.jwt.split('.')[0] as string, 'base64url').toString()) as {
+    jwk: JWK
+  }
+  const { payload } = await jwtVerify(proof.jwt, await importJWK(header.jwk, 'ES256'), {
+    audience: issuerUrl,
+    typ: 'openid4vci-proof+jwt',
+  })
+  const consumed = await sql.run(
+    'delete from nonces where tenant_id = $1 and value = $2 and expires_at > now() returning value',
+    [s.tenant, payload.nonce],
+  )
+  if (consumed.length !== 1) throw new Error('ceiling: nonce not consumed')
+  const [session] = await sql.run(
+    `update issuance_sessions set status = 'completed', credential_issued_at = now()
+     where tenant_id = $1 and id = $2 and status = 'token_issued' returning claims`,
+    [s.tenant, sessionId],
+  )
+  if (!session) throw new Error('ceiling: session not found')
+  const claims = (session.claims as Record<string, Record<string, unknown>>).pid as Record<string, unknown>
+  if (format === 'mdoc') {
+    await issueMdoc({
+      signer: s.signer,
+      docType: 'org.iso.18013.5.1.mDL',
+      namespaces: { 'org.iso.18013.5.1': claims },
+      deviceJwk: header.jwk,
+      signedAt: now,
+      validFrom: now,
+      validUntil: new Date(now.getTime() + 86_400_000),
+    })
+  } else {
+    await issueSdJwtVc({
+      signer: s.signer,
+      issuer: issuerUrl,
+      vct: 'urn:bench:pid',
+      issuedAt: now,
+      expiresAt: new Date(now.getTime() + 86_400_000),
+      holderJwk: header.jwk,
+      claims,
+      disclosable: [['given_name'], ['age_over_18']],
+      decoys: 2,
+    })
+  }
+}
+
+/** Returns the CPU the wallet side spent, so the caller can leave it out. */
+async function presentationFlow(
+  sql: Sql,
+  s: Setup,
+  wallet: (request: { nonce: string; state: string; jwk: JWK }) => Promise<string>,
+): Promise<number> {
+  const now = new Date()
+  await s.verifyManagementToken(s.managementToken)
+  const id = `ses_${randomBytes(12).toString('hex')}`
+  const requestId = randomBytes(24).toString('base64url')
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const context = `presentation:${s.tenant}/${id}`
+  await sql.run(
+    `insert into presentation_sessions (tenant_id, id, request_id, status, presentation_config_id, client_id,
+       nonce, state, response_mode, encryption_key, encryption_kid, created_by_client_id, expires_at)
+     values ($1, $2, $3, 'pending', 'age', 'x509_san_dns:bench.example', $4, $5, 'direct_post.jwt', $6, 'enc', 'bench', $7)`,
+    [
+      s.tenant,
+      id,
+      requestId,
+      randomBytes(32).toString('base64url'),
+      randomBytes(32).toString('base64url'),
+      s.cipher.encrypt(privateKey.export({ format: 'jwk' }) as JWK, context),
+      new Date(now.getTime() + 300_000),
+    ],
+  )
+  // Request object.
+  const [row] = await sql.run(
+    `update presentation_sessions set request_fetched_at = now()
+     where tenant_id = $1 and request_id = $2 and status = 'pending' and expires_at > now()
+     returning nonce, state, encryption_key`,
+    [s.tenant, requestId],
+  )
+  const { d: _d, ...publicJwk } = s.cipher.decrypt<JWK>(String(row?.encryption_key), context)
+  await signJws(
+    s.signer,
+    { typ: 'oauth-authz-req+jwt', kid: s.signer.kid, x5c: s.signer.x5c },
+    {
+      client_id: 'x509_san_dns:bench.example',
+      nonce: row?.nonce,
+      state: row?.state,
+      client_metadata: { jwks: { keys: [publicJwk] } },
+    },
+  )
+  const walletStarted = cpuMs()
+  const response = await wallet({ nonce: String(row?.nonce), state: String(row?.state), jwk: publicJwk })
+  const walletCpu = cpuMs() - walletStarted
+  // Response.
+  const [pending] = await sql.run(
+    'select nonce, state, encryption_key from presentation_sessions where tenant_id = $1 and request_id = $2',
+    [s.tenant, requestId],
+  )
+  const privateJwk = s.cipher.decrypt<JWK>(String(pending?.encryption_key), context)
+  const { plaintext } = await compactDecrypt(
+    response,
+    await importJWK({ ...privateJwk, alg: 'ECDH-ES' }, 'ECDH-ES'),
+  )
+  const form = JSON.parse(new TextDecoder().decode(plaintext)) as {
+    vp_token: { pid: string[] }
+    state: string
+  }
+  if (form.state !== pending?.state) throw new Error('ceiling: state mismatch')
+  const claims = await verifySdJwtPresentation({
+    presentation: form.vp_token.pid[0] as string,
+    vctValues: ['urn:bench:pid'],
+    nonce: String(pending?.nonce),
+    clientId: 'x509_san_dns:bench.example',
+    now,
+    anchors: [parseCertificate(s.certificate)],
+    acceptAnyIssuer: false,
+    transactionData: null,
+    requireHolderBinding: true,
+    outbound: { allowHttp: false, allowedHosts: [] },
+  })
+  const finished = await sql.run(
+    `update presentation_sessions set status = 'verified', result = $3, response_received_at = now()
+     where tenant_id = $1 and id = $2 and status = 'pending' returning id`,
+    [s.tenant, id, { pid: [claims] }],
+  )
+  if (finished.length !== 1) throw new Error('ceiling: session not finished')
+  // Session read.
+  await s.verifyManagementToken(s.managementToken)
+  await sql.run('select status, result from presentation_sessions where tenant_id = $1 and id = $2', [
+    s.tenant,
+    id,
+  ])
+  return walletCpu
+}
+
+/** CPU milliseconds per flow of the unavoidable work, after a warm-up. */
+export async function measureCeilings(
+  databaseUrl: string | undefined,
+  iterations: number,
+): Promise<CeilingResult[]> {
+  const sql = await openSql(databaseUrl)
+  try {
+    const s = await setUp(sql)
+    const holder = await holderKeyPair('ES256', { extractable: true })
+    const holderJwk = await exportJWK(holder.publicKey)
+    // Wallet work is prepared before the clock starts (proofs) or subtracted (presentations).
+    const proofs = async (count: number) =>
+      Promise.all(
+        Array.from({ length: count }, async () => {
+          const nonce = randomBytes(24).toString('base64url')
+          const jwt = await new SignJWT({ nonce })
+            .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holderJwk })
+            .setAudience(issuerUrl)
+            .setIssuedAt()
+            .sign(holder.privateKey)
+          return { jwt, nonce }
+        }),
+      )
+    const credential = await issueSdJwtVc({
+      signer: s.signer,
+      issuer: issuerUrl,
+      vct: 'urn:bench:pid',
+      issuedAt: new Date(),
+      expiresAt: new Date(Date.now() + 86_400_000),
+      holderJwk,
+      claims: { given_name: 'Erika', age_over_18: true },
+      disclosable: [['given_name'], ['age_over_18']],
+    })
+    const presenter = new SDJwtVcInstance({
+      hasher: digest,
+      saltGenerator: generateSalt,
+      kbSignAlg: 'ES256',
+      kbSigner: async (data: string) => {
+        const jws = await new SignJWT(
+          JSON.parse(Buffer.from(data.split('.')[1] as string, 'base64url').toString()),
+        )
+          .setProtectedHeader(JSON.parse(Buffer.from(data.split('.')[0] as string, 'base64url').toString()))
+          .sign(holder.privateKey)
+        return jws.split('.')[2] as string
+      },
+    })
+    const wallet = async (request: { nonce: string; state: string; jwk: JWK }) => {
+      const vp = await presenter.present(
+        credential,
+        { age_over_18: true },
+        {
+          kb: {
+            payload: {
+              iat: Math.floor(Date.now() / 1000),
+              nonce: request.nonce,
+              aud: 'x509_san_dns:bench.example',
+            },
+          },
+        },
+      )
+      return new CompactEncrypt(
+        new TextEncoder().encode(JSON.stringify({ vp_token: { pid: [vp] }, state: request.state })),
+      )
+        .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: 'enc' })
+        .encrypt(await importJWK(request.jwk, 'ECDH-ES'))
+    }
+
+    const results: CeilingResult[] = []
+    for (const format of ['sd-jwt', 'mdoc'] as const) {
+      const warm = await proofs(20)
+      for (const proof of warm) await issuanceFlow(sql, s, format, proof)
+      const timed = await proofs(iterations)
+      const started = cpuMs()
+      for (const proof of timed) await issuanceFlow(sql, s, format, proof)
+      results.push({
+        flow: format === 'mdoc' ? 'issuance (mdoc)' : 'issuance (SD-JWT VC)',
+        cpuMsPerFlow: (cpuMs() - started) / iterations,
+        sqlStatements: 6,
+      })
+    }
+    for (let i = 0; i < 20; i++) await presentationFlow(sql, s, wallet)
+    let walletCpu = 0
+    const started = cpuMs()
+    for (let i = 0; i < iterations; i++) walletCpu += await presentationFlow(sql, s, wallet)
+    results.push({
+      flow: 'presentation (direct_post.jwt)',
+      cpuMsPerFlow: (cpuMs() - started - walletCpu) / iterations,
+      sqlStatements: 5,
+    })
+    return results
+  } finally {
+    await sql.close()
+  }
+}

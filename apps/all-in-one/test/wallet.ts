@@ -37,21 +37,24 @@ export async function issueOverHttp(options: {
   configurationId: string
   claims: Record<string, unknown>
   holder?: HolderKeys
+  /** Fetch the offer from its `credential_offer_uri` (OpenID4VCI §4.1.3) instead of by value. */
+  byReference?: boolean
 }): Promise<{ credential: string; holder: HolderKeys; sessionId: string }> {
   const offer = await postJson(
     `${options.apiBase}/api/offers`,
     {
       credentialConfigurationIds: [options.configurationId],
       claims: { [options.configurationId]: options.claims },
-      byReference: false,
+      byReference: options.byReference ?? false,
     },
     options.auth,
   )
-  const issuer = offer.credentialOffer.credential_issuer as string
+  const credentialOffer = options.byReference
+    ? await (await fetch(offer.credentialOfferUri as string)).json()
+    : offer.credentialOffer
+  const issuer = credentialOffer.credential_issuer as string
   const code =
-    offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
-      'pre-authorized_code'
-    ]
+    credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']
   const tokenResponse = await fetch(`${issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -45,4 +45,35 @@ describe('createServer', () => {
     await app.close()
     await database.close()
   })
+
+  it('at warn level a request logs nothing until it fails; the failure line carries reqId, redacted', async () => {
+    const database = await (testDatabases()[0] as TestDatabase).open()
+    const lines: Record<string, unknown>[] = []
+    const app = await createServer({
+      logLevel: 'warn',
+      ping: database.ping,
+      logStream: { write: (line) => lines.push(JSON.parse(line)) },
+      apps: [
+        async (scope) => {
+          scope.get('/issuers/quiet', async (request) => {
+            request.log.info('not at warn level')
+            return { ok: true }
+          })
+          scope.get('/issuers/loud', async (request) => {
+            request.log.warn({ clientSecret: 'hunter2' }, 'something to see')
+            throw new Error('boom')
+          })
+        },
+      ],
+    })
+    expect((await app.inject({ url: '/issuers/quiet' })).statusCode).toBe(200)
+    expect(lines).toStrictEqual([])
+    const failed = await app.inject({ url: '/issuers/loud' })
+    expect(failed.statusCode).toBe(500)
+    expect(lines.map((line) => line.msg)).toStrictEqual(['something to see', 'unhandled error'])
+    for (const line of lines) expect(line.reqId).toMatch(/^req_/)
+    expect(lines[0]?.clientSecret).toBe('[redacted]')
+    await app.close()
+    await database.close()
+  })
 })

@@ -13,19 +13,28 @@ const NO_STORE = 'no-store'
 export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
   const service = (tenant: string) => createIssuanceService(deps, tenant)
 
+  // Built once per read of the tenant's configurations and key chains (both cached objects).
+  const built = new WeakMap<object, { sources: unknown[]; metadata: ReturnType<typeof issuerMetadata> }>()
+
   async function metadataOf(tenant: string) {
     const found = await deps.tenants.tenant(tenant)
     if (!found) throw new NotFoundError('issuer', tenant)
     const configs = await deps.tenants.credentialConfigs(tenant)
     const chains = await deps.keys.keyChains(tenant)
+    const known = built.get(configs)
+    if (known?.sources[0] === found && known.sources[1] === chains)
+      return { metadata: known.metadata, configs }
     const withAlgs = configs.map((config) => ({
       config,
       signingAlg: chains.find((chain) => chain.id === config.keyChainId)?.algorithm ?? 'ES256',
     }))
-    return {
-      metadata: issuerMetadata({ issuer: service(tenant).issuer, tenantName: found.name, configs: withAlgs }),
-      configs,
-    }
+    const metadata = issuerMetadata({
+      issuer: service(tenant).issuer,
+      tenantName: found.name,
+      configs: withAlgs,
+    })
+    built.set(configs, { sources: [found, chains], metadata })
+    return { metadata, configs }
   }
 
   return async (app) => {

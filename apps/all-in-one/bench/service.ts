@@ -1,0 +1,162 @@
+/**
+ * Starts the service for the bench: the all-in-one process, or (`--separate`) the management,
+ * issuer and verifier processes behind a small path-routing ingress in this process, routed as
+ * docker/nginx.conf routes them. Reports each server process's pid for CPU and RSS readings.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { Agent, createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const root = new URL('../../..', import.meta.url).pathname
+
+export interface ServerProcess {
+  name: string
+  pid: number
+}
+
+export interface RunningService {
+  /** The one origin wallets and integrators use. */
+  base: string
+  processes: ServerProcess[]
+  rootClient: { id: string; secret: string }
+  stop(): Promise<void>
+}
+
+const randomPort = () => 43_000 + Math.floor(Math.random() * 15_000)
+
+// Fixed secrets: a bench database used twice must see the MASTER_SECRET it was set up with.
+const SECRETS = {
+  MASTER_SECRET: process.env.BENCH_MASTER_SECRET ?? 'bench-master-secret-0123456789abcdef-0123456789',
+  AUTH_CLIENT_ID: 'bench-root',
+  AUTH_CLIENT_SECRET: 'bench-root-secret-0123456789abcdef',
+}
+const rootClient = { id: SECRETS.AUTH_CLIENT_ID, secret: SECRETS.AUTH_CLIENT_SECRET }
+
+function spawnApp(app: string, env: Record<string, string>): ChildProcess {
+  // BENCH_PROFILE=<dir>: V8 CPU profiles of the servers, for finding hot paths.
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    : []
+  return spawn(process.execPath, [...profile, `apps/${app}/dist/main.js`], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      KEY_ROTATION_CHECK_SECONDS: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+}
+
+async function waitHealthy(origin: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`a server process exited with ${child.exitCode}`)
+    if ((await fetch(`${origin}/healthz`).catch(() => undefined))?.ok) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`${origin} did not become healthy`)
+}
+
+async function stopAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null) return resolve(undefined)
+          child.once('exit', resolve)
+          child.kill('SIGTERM')
+        }),
+    ),
+  )
+}
+
+export async function startAllInOne(databaseUrl: string | undefined): Promise<RunningService> {
+  const port = randomPort()
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
+  const base = `http://127.0.0.1:${port}`
+  const child = spawnApp('all-in-one', {
+    PORT: String(port),
+    PUBLIC_URL: base,
+    DATA_DIR: dataDir,
+    ...SECRETS,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  })
+  await waitHealthy(base, child)
+  return {
+    base,
+    processes: [{ name: 'all-in-one', pid: child.pid as number }],
+    rootClient,
+    stop: () => stopAll([child]),
+  }
+}
+
+/** Which app serves a path (DESIGN.md ingress; docker/nginx.conf). */
+export function appFor(path: string): 'management' | 'verifier' | 'issuer' {
+  if (path === '/api' || path.startsWith('/api/')) return 'management'
+  if (path.startsWith('/verifiers/')) return 'verifier'
+  return 'issuer'
+}
+
+function startIngress(ports: Record<'management' | 'issuer' | 'verifier', number>): Promise<Server> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+  const ingress = createServer((incoming, outgoing) => {
+    const upstream = request(
+      {
+        host: '127.0.0.1',
+        port: ports[appFor(incoming.url ?? '/')],
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+        agent,
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(outgoing)
+      },
+    )
+    upstream.on('error', () => {
+      outgoing.writeHead(502).end()
+    })
+    incoming.pipe(upstream)
+  })
+  return new Promise((resolve) => ingress.listen(0, '127.0.0.1', () => resolve(ingress)))
+}
+
+export async function startSeparate(databaseUrl: string): Promise<RunningService> {
+  const ports = { management: randomPort(), issuer: randomPort() + 1, verifier: randomPort() + 2 }
+  const ingress = await startIngress(ports)
+  const base = `http://127.0.0.1:${(ingress.address() as AddressInfo).port}`
+  const shared = { DATABASE_URL: databaseUrl, PUBLIC_URL: base, MASTER_SECRET: SECRETS.MASTER_SECRET }
+  // Management first: it migrates the database and creates the root client.
+  const management = spawnApp('management', {
+    ...shared,
+    PORT: String(ports.management),
+    AUTH_CLIENT_ID: SECRETS.AUTH_CLIENT_ID,
+    AUTH_CLIENT_SECRET: SECRETS.AUTH_CLIENT_SECRET,
+  })
+  await waitHealthy(`http://127.0.0.1:${ports.management}`, management)
+  const others = (['issuer', 'verifier'] as const).map((app) =>
+    spawnApp(app, { ...shared, PORT: String(ports[app]) }),
+  )
+  await Promise.all(
+    others.map((child, i) => waitHealthy(`http://127.0.0.1:${Object.values(ports)[i + 1]}`, child)),
+  )
+  const children = [management, ...others]
+  return {
+    base,
+    processes: children.map((child, i) => ({
+      name: ['management', 'issuer', 'verifier'][i] as string,
+      pid: child.pid as number,
+    })),
+    rootClient,
+    async stop() {
+      await stopAll(children)
+      await new Promise((resolve) => ingress.close(resolve))
+    },
+  }
+}

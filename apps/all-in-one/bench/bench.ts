@@ -139,8 +139,9 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, 1000))
     const idleRssMb = Object.fromEntries(service.processes.map((p) => [p.name, round(rssMb(p.pid), 0)]))
     const results: Row[] = []
+    // Warm-up: every flow 50 times, so the first measured level does not pay for JIT compilation.
+    for (const flow of Object.values(flows)) for (let i = 0; i < 50; i++) await flow()
     for (const [name, flow] of Object.entries(flows)) {
-      await flow() // warm-up
       for (const concurrency of LEVELS) {
         const row = await runLevel(name, flow, concurrency, service.processes)
         results.push(row)

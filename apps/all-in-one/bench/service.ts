@@ -40,7 +40,8 @@ function spawnApp(app: string, env: Record<string, string>): ChildProcess {
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : []
-  return spawn(process.execPath, [...profile, `apps/${app}/dist/main.js`], {
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+  return spawn(process.execPath, [...nodeArgs, ...profile, `apps/${app}/dist/main.js`], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

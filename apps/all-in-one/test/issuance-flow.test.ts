@@ -4,14 +4,16 @@ import type { AddressInfo } from 'node:net'
 import { createNonceRepository } from '@credential-service/db-schema'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { testDatabases } from '@credential-service/db-schema/testing'
-import { mdocContext } from '@credential-service/verifier'
-import { Holder, IssuerSigned } from '@owf/mdoc'
+import { createMdocContext } from '@credential-service/verifier'
+import { CoseKey, Holder, IssuerSigned } from '@owf/mdoc'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+
+const mdocContext = createMdocContext(CoseKey)
 
 const PUBLIC_URL = 'http://localhost:3000'
 

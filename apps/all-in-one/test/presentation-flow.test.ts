@@ -2,7 +2,6 @@ import { createHash, createHmac, createPrivateKey, X509Certificate } from 'node:
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
-  cbor,
   createCertificate,
   generateKeyPair as generateIssuerKeyPair,
   issueSdJwtVc,
@@ -14,7 +13,7 @@ import { testDatabases } from '@credential-service/db-schema/testing'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { StatusList } from '@sd-jwt/jwt-status-list'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { Tag } from 'cbor-x'
+import { Encoder, Tag } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
 import {
   base64url,
@@ -30,6 +29,14 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
 import { kbSigner } from './wallet'
+
+// CBOR as ISO 18013-5 uses it (the issuer's settings): plain byte strings, maps kept as maps.
+const cbor = new Encoder({
+  useRecords: false,
+  tagUint8Array: false,
+  mapsAsObjects: false,
+  variableMapSize: true,
+})
 
 // biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
 type Loose = Record<string, any>

@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey, sign as nodeSign, X509Certificate } from 'node:crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { mdocContext } from '@credential-service/verifier'
+import { createMdocContext } from '@credential-service/verifier'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vpClient } from '@openid4vc/openid4vp'
 import {
@@ -27,6 +27,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
 import { issueOverHttp, kbSigner } from './wallet'
+
+const mdocContext = createMdocContext(CoseKey)
 
 /** The wallet's crypto for @owf/mdoc: the verifier's primitives plus COSE_Sign1 signing. */
 const walletContext = {

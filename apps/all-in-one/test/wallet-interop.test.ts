@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { mdocContext } from '@credential-service/verifier'
+import { createMdocContext } from '@credential-service/verifier'
 import { clientAuthenticationNone, setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
-import { Holder, IssuerSigned } from '@owf/mdoc'
+import { CoseKey, Holder, IssuerSigned } from '@owf/mdoc'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
@@ -18,6 +18,8 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+
+const mdocContext = createMdocContext(CoseKey)
 
 // The wallet side is someone else's reading of OpenID4VCI 1.0: oid4vc-ts over real HTTP.
 setGlobalConfig({ allowInsecureUrls: true })

@@ -15,7 +15,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { requestRoutes } from './routes/requests'
 
-export { mdocContext } from './services/mdoc-context'
+export { createMdocContext } from './services/mdoc-context'
 // The bench's ceiling probe verifies presentations exactly as the response endpoint does.
 export { verifySdJwtPresentation } from './services/sd-jwt-presentation'
 

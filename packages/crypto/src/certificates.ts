@@ -1,9 +1,13 @@
-import 'reflect-metadata'
 import { randomBytes, webcrypto } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
+import type * as X509 from '@peculiar/x509'
 import { calculateJwkThumbprint, type JWK } from 'jose'
 import { publicPart } from './keys'
 import { algorithmForJwk, type SigningAlgorithm } from './signer'
+
+// Loaded on first use: only the management app makes and reads certificate chains, and the
+// library (with reflect-metadata) would add to the resident memory of every process.
+let x509Module: Promise<typeof X509> | undefined
+const loadX509 = () => (x509Module ??= import('reflect-metadata').then(() => import('@peculiar/x509')))
 
 function webAlgorithms(alg: SigningAlgorithm) {
   switch (alg) {
@@ -48,6 +52,7 @@ export interface CertificateOptions {
 
 /** Issues an X.509 certificate with WebCrypto through @peculiar/x509; returns PEM. */
 export async function createCertificate(options: CertificateOptions): Promise<string> {
+  const x509 = await loadX509()
   const issuer = await importKeyPair(options.issuerPrivateJwk)
   const { key } = webAlgorithms(algorithmForJwk(options.subjectPublicJwk))
   const subjectPublicKey = await webcrypto.subtle.importKey(
@@ -59,7 +64,7 @@ export async function createCertificate(options: CertificateOptions): Promise<st
   )
   const notBefore = new Date((options.now ?? new Date()).getTime() - 60_000)
   const notAfter = new Date(notBefore.getTime() + options.validityDays * 86_400_000)
-  const extensions: x509.Extension[] = [
+  const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(options.ca ?? false, options.ca ? 0 : undefined, true),
     new x509.KeyUsagesExtension(
       options.ca
@@ -111,6 +116,7 @@ export interface ParsedChain {
  * leaf carries `publicJwk`. Throws with a message naming the offending position.
  */
 export async function parseCertificateChain(pems: string[], publicJwk: JWK): Promise<ParsedChain> {
+  const x509 = await loadX509()
   const certificates = pems.map((pem, index) => {
     try {
       return new x509.X509Certificate(pem)
@@ -126,8 +132,8 @@ export async function parseCertificateChain(pems: string[], publicJwk: JWK): Pro
     throw new Error('certificate 0 does not certify the key chain’s public key')
   }
   for (let index = 0; index + 1 < certificates.length; index++) {
-    const child = certificates[index] as x509.X509Certificate
-    const parent = certificates[index + 1] as x509.X509Certificate
+    const child = certificates[index] as X509.X509Certificate
+    const parent = certificates[index + 1] as X509.X509Certificate
     if (!(await child.verify({ publicKey: parent.publicKey, signatureOnly: true }, webcrypto))) {
       throw new Error(`certificate ${index} is not signed by certificate ${index + 1}`)
     }

@@ -12,7 +12,7 @@ export { createManagementTokenIssuer, createManagementTokenVerifier } from './ma
 export type { ManagementSigningKey, MasterKeyPurpose } from './master-secret'
 export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
 export type { IssueMdocOptions } from './mdoc'
-export { cbor, issueMdoc, jwkToCoseKey } from './mdoc'
+export { issueMdoc, jwkToCoseKey } from './mdoc'
 export { parseCertificate } from './parsed-certificates'
 export type { AwsKmsOptions } from './providers/aws-kms'
 export { createAwsKmsProvider, derToJoseSignature } from './providers/aws-kms'

@@ -1,18 +1,24 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
-import { Encoder, Tag } from 'cbor-x'
+import type { Encoder, Tag as TagClass } from 'cbor-x'
 import { base64url, type JWK } from 'jose'
 import type { Signer, SigningAlgorithm } from './signer'
 
 /**
  * CBOR as ISO 18013-5 needs it: maps with integer keys stay maps, byte strings are plain major
- * type 2 (cbor-x would otherwise tag Uint8Array), no cbor-x record extensions.
+ * type 2 (cbor-x would otherwise tag Uint8Array), no cbor-x record extensions. Loaded with the
+ * first mdoc: processes that never issue one do not hold cbor-x in memory.
  */
-export const cbor = new Encoder({
-  useRecords: false,
-  tagUint8Array: false,
-  mapsAsObjects: false,
-  variableMapSize: true,
-})
+let codec: Promise<{ cbor: Encoder; Tag: typeof TagClass }> | undefined
+const loadCbor = () =>
+  (codec ??= import('cbor-x').then(({ Encoder, Tag }) => ({
+    cbor: new Encoder({
+      useRecords: false,
+      tagUint8Array: false,
+      mapsAsObjects: false,
+      variableMapSize: true,
+    }),
+    Tag,
+  })))
 
 /** COSE algorithm ids (RFC 9053). */
 const COSE_ALG: Record<SigningAlgorithm, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
@@ -30,9 +36,6 @@ export function jwkToCoseKey(jwk: JWK): Map<number, unknown> {
   if (jwk.kty === 'EC') key.set(-3, base64url.decode(jwk.y as string))
   return key
 }
-
-/** tdate (RFC 8949 tag 0) without fractional seconds, as ISO 18013-5 §9.1.2.4 uses. */
-const tdate = (date: Date) => new Tag(`${date.toISOString().slice(0, 19)}Z`, 0)
 
 export interface IssueMdocOptions {
   signer: Signer
@@ -55,11 +58,14 @@ export interface IssueMdocOptions {
  * Returns the CBOR bytes.
  */
 export async function issueMdoc(options: IssueMdocOptions): Promise<Uint8Array> {
-  const nameSpaces: Record<string, Tag[]> = {}
+  const { cbor, Tag } = await loadCbor()
+  /** tdate (RFC 8949 tag 0) without fractional seconds, as ISO 18013-5 §9.1.2.4 uses. */
+  const tdate = (date: Date) => new Tag(`${date.toISOString().slice(0, 19)}Z`, 0)
+  const nameSpaces: Record<string, TagClass[]> = {}
   const valueDigests = new Map<string, Map<number, Uint8Array>>()
   let digestId = 0
   for (const [namespace, elements] of Object.entries(options.namespaces)) {
-    const items: Tag[] = []
+    const items: TagClass[] = []
     const digests = new Map<number, Uint8Array>()
     // Digest ids are not in element order, so their order says nothing about the elements (§9.1.2.5).
     const shuffled = Object.entries(elements)

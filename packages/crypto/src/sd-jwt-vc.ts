@@ -1,7 +1,12 @@
-import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { base64url, type JWK } from 'jose'
 import type { Signer } from './signer'
+
+// Loaded on first issuance: the management app imports this package but never issues.
+let libraries:
+  | Promise<[typeof import('@sd-jwt/crypto-nodejs'), typeof import('@sd-jwt/sd-jwt-vc')]>
+  | undefined
+const loadLibraries = () =>
+  (libraries ??= Promise.all([import('@sd-jwt/crypto-nodejs'), import('@sd-jwt/sd-jwt-vc')]))
 
 export interface IssueSdJwtVcOptions {
   signer: Signer
@@ -42,6 +47,7 @@ export function disclosureFrame(paths: string[][], decoys: number): Frame {
  */
 export async function issueSdJwtVc(options: IssueSdJwtVcOptions): Promise<string> {
   const { signer } = options
+  const [{ digest, generateSalt }, { SDJwtVcInstance }] = await loadLibraries()
   const instance = new SDJwtVcInstance({
     signer: async (data: string) => base64url.encode(await signer.sign(new TextEncoder().encode(data))),
     signAlg: signer.alg,

@@ -1,9 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { PGlite } from '@electric-sql/pglite'
 import { sql } from 'drizzle-orm'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
@@ -77,6 +74,12 @@ function createPostgres(url: string, max: number): DatabaseHandle {
 }
 
 async function createPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
+  // Loaded only in embedded mode: a process on PostgreSQL never holds PGlite in memory.
+  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ])
   const location = dataDir ?? 'memory://'
   if (!location.startsWith('memory://')) mkdirSync(location, { recursive: true })
   const client = await PGlite.create(location)

@@ -250,13 +250,8 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       const credentials = await Promise.all(
         holderKeys.map(async (key) => ({ credential: await issueOne(key) })),
       )
-      await sessions.recordIssued(session.id, configurationId, now)
       const notificationId = newId('ntf')
-      await notifications.create({
-        id: notificationId,
-        sessionId: session.id,
-        credentialConfigurationId: configurationId,
-      })
+      await sessions.recordIssued(session.id, configurationId, notificationId, now)
       return { credentials, notification_id: notificationId }
     },
   }

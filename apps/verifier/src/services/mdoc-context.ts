@@ -1,76 +1,90 @@
 import { createHash, createPublicKey, verify, X509Certificate } from 'node:crypto'
-import { CoseKey, type MdocContext } from '@owf/mdoc'
+import type { CoseKey as CoseKeyClass, MdocContext } from '@owf/mdoc'
 
 /**
  * The crypto callbacks @owf/mdoc delegates to, from node:crypto: the library parses the mdoc and
  * checks structure, value digests, validity, device authentication and the chain; these only do
  * primitives (digests, COSE_Sign1 verification, X.509 parsing and chain checks).
  */
-export const mdocContext: Pick<MdocContext, 'crypto' | 'cose' | 'x509'> = {
-  crypto: {
-    random: (length) =>
-      new Uint8Array(createHash('sha256').update(String(Math.random())).digest().subarray(0, length)),
-    digest: ({ digestAlgorithm, bytes }) =>
-      new Uint8Array(createHash(digestAlgorithm.replace('-', '').toLowerCase()).update(bytes).digest()),
-    calculateEphemeralMacKey: () => {
-      throw new Error('not used by issuer-signed verification')
-    },
-  },
-  cose: {
-    sign1: {
-      sign: () => {
-        throw new Error('not used by verification')
-      },
-      verify: ({ key, sign1 }) => {
-        const publicKey = createPublicKey({ key: key.jwk as never, format: 'jwk' })
-        const hash = key.jwk.crv === 'P-384' ? 'sha384' : key.jwk.crv === 'Ed25519' ? null : 'sha256'
-        return verify(hash, sign1.toBeSigned, { key: publicKey, dsaEncoding: 'ieee-p1363' }, sign1.signature)
+export type VerificationContext = Pick<MdocContext, 'crypto' | 'cose' | 'x509'>
+
+/** @owf/mdoc is loaded on the first mdoc presentation: it is large and many verifiers never see one. */
+let loaded: Promise<{ mdoc: typeof import('@owf/mdoc'); context: VerificationContext }> | undefined
+export const loadMdoc = () =>
+  (loaded ??= import('@owf/mdoc').then((mdoc) => ({ mdoc, context: createMdocContext(mdoc.CoseKey) })))
+
+export function createMdocContext(CoseKey: typeof CoseKeyClass): VerificationContext {
+  return {
+    crypto: {
+      random: (length) =>
+        new Uint8Array(createHash('sha256').update(String(Math.random())).digest().subarray(0, length)),
+      digest: ({ digestAlgorithm, bytes }) =>
+        new Uint8Array(createHash(digestAlgorithm.replace('-', '').toLowerCase()).update(bytes).digest()),
+      calculateEphemeralMacKey: () => {
+        throw new Error('not used by issuer-signed verification')
       },
     },
-    mac0: {
-      sign: () => {
-        throw new Error('not used')
+    cose: {
+      sign1: {
+        sign: () => {
+          throw new Error('not used by verification')
+        },
+        verify: ({ key, sign1 }) => {
+          const publicKey = createPublicKey({ key: key.jwk as never, format: 'jwk' })
+          const hash = key.jwk.crv === 'P-384' ? 'sha384' : key.jwk.crv === 'Ed25519' ? null : 'sha256'
+          return verify(
+            hash,
+            sign1.toBeSigned,
+            { key: publicKey, dsaEncoding: 'ieee-p1363' },
+            sign1.signature,
+          )
+        },
       },
-      verify: () => {
-        throw new Error('not used')
+      mac0: {
+        sign: () => {
+          throw new Error('not used')
+        },
+        verify: () => {
+          throw new Error('not used')
+        },
       },
     },
-  },
-  x509: {
-    getIssuerNameField: ({ certificate, field }) =>
-      new X509Certificate(certificate).issuer
-        .split('\n')
-        .filter((line) => line.startsWith(`${field}=`))
-        .map((line) => line.slice(field.length + 1)),
-    getPublicKey: ({ certificate }) =>
-      CoseKey.fromJwk(
-        new X509Certificate(certificate).publicKey.export({ format: 'jwk' }) as Record<string, unknown>,
-      ),
-    verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => {
-      const chain = x5chain.map((der) => new X509Certificate(der))
-      const anchors = trustedCertificates.map((der) => new X509Certificate(der))
-      const at = now ?? new Date()
-      for (const [index, certificate] of chain.entries()) {
-        if (new Date(certificate.validFrom) > at || new Date(certificate.validTo) < at)
-          throw new Error(`certificate ${index} is not valid now`)
-        // A certificate that is itself a trust anchor (a self-signed issuer key) ends the chain.
-        if (anchors.some((anchor) => anchor.raw.equals(certificate.raw))) return
-        const parent = chain[index + 1] ?? anchors.find((anchor) => certificate.checkIssued(anchor))
-        if (!parent || !certificate.verify(parent.publicKey))
-          throw new Error(`certificate ${index} does not chain to a trusted certificate`)
-      }
+    x509: {
+      getIssuerNameField: ({ certificate, field }) =>
+        new X509Certificate(certificate).issuer
+          .split('\n')
+          .filter((line) => line.startsWith(`${field}=`))
+          .map((line) => line.slice(field.length + 1)),
+      getPublicKey: ({ certificate }) =>
+        CoseKey.fromJwk(
+          new X509Certificate(certificate).publicKey.export({ format: 'jwk' }) as Record<string, unknown>,
+        ),
+      verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => {
+        const chain = x5chain.map((der) => new X509Certificate(der))
+        const anchors = trustedCertificates.map((der) => new X509Certificate(der))
+        const at = now ?? new Date()
+        for (const [index, certificate] of chain.entries()) {
+          if (new Date(certificate.validFrom) > at || new Date(certificate.validTo) < at)
+            throw new Error(`certificate ${index} is not valid now`)
+          // A certificate that is itself a trust anchor (a self-signed issuer key) ends the chain.
+          if (anchors.some((anchor) => anchor.raw.equals(certificate.raw))) return
+          const parent = chain[index + 1] ?? anchors.find((anchor) => certificate.checkIssued(anchor))
+          if (!parent || !certificate.verify(parent.publicKey))
+            throw new Error(`certificate ${index} does not chain to a trusted certificate`)
+        }
+      },
+      getCertificateData: ({ certificate }) => {
+        const parsed = new X509Certificate(certificate)
+        return {
+          issuerName: parsed.issuer,
+          subjectName: parsed.subject,
+          serialNumber: parsed.serialNumber,
+          thumbprint: parsed.fingerprint256.replaceAll(':', '').toLowerCase(),
+          notBefore: new Date(parsed.validFrom),
+          notAfter: new Date(parsed.validTo),
+          pem: parsed.toString(),
+        }
+      },
     },
-    getCertificateData: ({ certificate }) => {
-      const parsed = new X509Certificate(certificate)
-      return {
-        issuerName: parsed.issuer,
-        subjectName: parsed.subject,
-        serialNumber: parsed.serialNumber,
-        thumbprint: parsed.fingerprint256.replaceAll(':', '').toLowerCase(),
-        notBefore: new Date(parsed.validFrom),
-        notAfter: new Date(parsed.validTo),
-        pem: parsed.toString(),
-      }
-    },
-  },
+  }
 }

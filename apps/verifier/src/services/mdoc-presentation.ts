@@ -1,7 +1,7 @@
 import type { X509Certificate } from 'node:crypto'
-import { DeviceResponse, SessionTranscript, Verifier } from '@owf/mdoc'
+import type { DeviceResponse } from '@owf/mdoc'
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose'
-import { mdocContext } from './mdoc-context'
+import { loadMdoc } from './mdoc-context'
 import { PresentationRejected } from './sd-jwt-presentation'
 
 export interface MdocCheck {
@@ -24,6 +24,10 @@ export interface MdocCheck {
  * response URI and encryption key thumbprint. Returns the elements per namespace.
  */
 export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<string, unknown>> {
+  const {
+    mdoc: { DeviceResponse, SessionTranscript, Verifier },
+    context: mdocContext,
+  } = await loadMdoc()
   let response: DeviceResponse
   try {
     response = DeviceResponse.fromEncodedForOid4Vp(check.presentation)

@@ -1,11 +1,16 @@
 import { createHash, type X509Certificate } from 'node:crypto'
 import type { OutboundUrlPolicy } from '@credential-service/core-domain'
 import { parseCertificate } from '@credential-service/crypto'
-import { digest } from '@sd-jwt/crypto-nodejs'
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { statusListHooks } from './status-list'
 import { checkChain } from './trust'
+
+// Loaded with the first presentation, so an idle verifier does not hold the libraries.
+let libraries:
+  | Promise<[typeof import('@sd-jwt/crypto-nodejs'), typeof import('@sd-jwt/sd-jwt-vc')]>
+  | undefined
+const loadLibraries = () =>
+  (libraries ??= Promise.all([import('@sd-jwt/crypto-nodejs'), import('@sd-jwt/sd-jwt-vc')]))
 
 /** A presentation that fails a check: the reason ends up on the session. */
 export class PresentationRejected extends Error {}
@@ -47,6 +52,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   const leaf = parseCertificate(String((header.x5c as string[])[0]))
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
+  const [{ digest }, { SDJwtVcInstance }] = await loadLibraries()
   const instance = new SDJwtVcInstance({
     hasher: digest,
     ...statusListHooks(check),

@@ -1,6 +1,4 @@
 import { createHash, createPublicKey } from 'node:crypto'
-import { ECDSASigValue } from '@peculiar/asn1-ecc'
-import { AsnConvert } from '@peculiar/asn1-schema'
 import type { JWK } from 'jose'
 import { publicPart } from '../keys'
 import type { SigningAlgorithm } from '../signer'
@@ -17,10 +15,15 @@ export interface AwsKmsOptions {
 const KEY_SPECS: Record<string, SigningAlgorithm> = { ECC_NIST_P256: 'ES256', ECC_NIST_P384: 'ES384' }
 const SIZES: Record<string, number> = { ES256: 32, ES384: 48 }
 
+// The ASN.1 parser is loaded with the first KMS signature; most deployments keep keys elsewhere.
+let asn1: Promise<[typeof import('@peculiar/asn1-ecc'), typeof import('@peculiar/asn1-schema')]> | undefined
+
 /** ECDSA-Sig-Value (DER, RFC 3279 §2.2.3) to the fixed-size r‖s of JOSE and COSE. */
-export function derToJoseSignature(der: Uint8Array, alg: SigningAlgorithm): Uint8Array {
+export async function derToJoseSignature(der: Uint8Array, alg: SigningAlgorithm): Promise<Uint8Array> {
   const size = SIZES[alg]
   if (!size) throw new Error(`no DER conversion for ${alg}`)
+  asn1 ??= Promise.all([import('@peculiar/asn1-ecc'), import('@peculiar/asn1-schema')])
+  const [{ ECDSASigValue }, { AsnConvert }] = await asn1
   const value = AsnConvert.parse(der, ECDSASigValue)
   const fixed = (integer: ArrayBuffer) => {
     const bytes = new Uint8Array(integer)

@@ -88,7 +88,20 @@ const statements = {
   recordIssued: (db: Database) =>
     prepared(db, 'issuance_record_issued', (d) => {
       const configurationId = sql`array[${param('configurationId')}]::text[]`
+      // The notification id (OpenID4VCI §11) is recorded in the same statement.
+      const notification = d.$with('notification').as(
+        d
+          .insert(issuanceNotifications)
+          .values({
+            tenantId: tenant,
+            id: param('notificationId'),
+            sessionId: id,
+            credentialConfigurationId: param('configurationId'),
+          })
+          .returning({ id: issuanceNotifications.id }),
+      )
       return d
+        .with(notification)
         .update(issuanceSessions)
         .set({
           issuedConfigurationIds: sql`array(select distinct unnest(${issuanceSessions.issuedConfigurationIds} || ${configurationId}))`,
@@ -113,18 +126,6 @@ const statements = {
         .where(and(eq(nonces.tenantId, tenant), eq(nonces.value, param('value')), gt(nonces.expiresAt, at)))
         .returning({ value: nonces.value })
         .prepare('nonce_consume'),
-    ),
-  createNotification: (db: Database) =>
-    prepared(db, 'notification_create', (d) =>
-      d
-        .insert(issuanceNotifications)
-        .values({
-          tenantId: tenant,
-          id,
-          sessionId: param('sessionId'),
-          credentialConfigurationId: param('credentialConfigurationId'),
-        })
-        .prepare('notification_create'),
     ),
 }
 
@@ -237,9 +238,14 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
         .where(byId(id))
     },
 
-    /** Records an issued configuration; `completed` once every offered configuration was issued. */
-    async recordIssued(id: string, configurationId: string, at: Date): Promise<void> {
-      await statements.recordIssued(db).execute({ tenantId, id, configurationId, at: at.toISOString() })
+    /**
+     * Records an issued configuration (`completed` once every offered configuration was issued)
+     * and the credential's notification id, in one statement.
+     */
+    async recordIssued(id: string, configurationId: string, notificationId: string, at: Date): Promise<void> {
+      await statements
+        .recordIssued(db)
+        .execute({ tenantId, id, configurationId, notificationId, at: at.toISOString() })
     },
   }
 }
@@ -265,10 +271,6 @@ export function createNotificationRepository(db: Database, tenantId: string) {
   const byId = (id: string): SQL =>
     and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.id, id)) as SQL
   return {
-    async create(row: { id: string; sessionId: string; credentialConfigurationId: string }): Promise<void> {
-      await statements.createNotification(db).execute({ tenantId, ...row })
-    },
-
     /** Records the wallet's event on a notification of `sessionId`; undefined when it is not one. */
     async record(id: string, sessionId: string, event: string, description: string | undefined, at: Date) {
       const [row] = await db

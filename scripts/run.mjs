@@ -37,7 +37,7 @@ const command = process.argv[2]
 install()
 if (command === 'start') {
   pnpm(['turbo', 'run', 'build', '--filter=@credential-service/all-in-one...', '--output-logs=errors-only'])
-  run(process.execPath, ['--enable-source-maps', 'apps/all-in-one/dist/main.js'])
+  run(process.execPath, ['--enable-source-maps', '--max-semi-space-size=4', 'apps/all-in-one/dist/main.js'])
 } else if (command === 'test') {
   pnpm(['turbo', 'run', 'typecheck', '--output-logs=errors-only'])
   pnpm(['run', 'lint'])

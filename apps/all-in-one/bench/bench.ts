@@ -9,6 +9,8 @@
  *   BENCH_DATABASE_URL  PostgreSQL to run on (required with --separate); embedded PGlite otherwise
  *   BENCH_FLOWS         flows per concurrency level (default 200)
  *   BENCH_PROFILE       folder for V8 CPU profiles of the server processes
+ *   BENCH_WARMUP        sequential warm-up flows of each kind (default 50)
+ *   BENCH_OUT           output folder (default bench-results)
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
@@ -19,6 +21,7 @@ import { type ServerProcess, startAllInOne, startSeparate } from './service'
 
 const root = new URL('../../..', import.meta.url).pathname
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
+const WARMUP_FLOWS = Number(process.env.BENCH_WARMUP ?? 50)
 const LEVELS = [1, 8, 32]
 const TICK_MS = 10 // Linux USER_HZ: /proc reports CPU time in 1/100 s
 const TARGET_RATIO = 2
@@ -139,8 +142,8 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, 1000))
     const idleRssMb = Object.fromEntries(service.processes.map((p) => [p.name, round(rssMb(p.pid), 0)]))
     const results: Row[] = []
-    // Warm-up: every flow 50 times, so the first measured level does not pay for JIT compilation.
-    for (const flow of Object.values(flows)) for (let i = 0; i < 50; i++) await flow()
+    // Warm-up: every flow several times, so the first measured level does not pay for JIT compilation.
+    for (const flow of Object.values(flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
     for (const [name, flow] of Object.entries(flows)) {
       for (const concurrency of LEVELS) {
         const row = await runLevel(name, flow, concurrency, service.processes)
@@ -156,7 +159,7 @@ async function main() {
     const database = databaseUrl ? 'PostgreSQL' : 'embedded PGlite'
     const setting = `${separate ? 'management, issuer and verifier as separate processes' : 'all-in-one process'}, ${database}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
     const report = { setting, idleRssMb, ceilings, results }
-    const out = join(root, 'bench-results')
+    const out = process.env.BENCH_OUT ?? join(root, 'bench-results')
     mkdirSync(out, { recursive: true })
     const file = separate ? 'bench-separate' : 'bench'
     writeFileSync(join(out, `${file}.json`), `${JSON.stringify(report, null, 2)}\n`)

@@ -40,8 +40,13 @@ function spawnApp(app: string, env: Record<string, string>): ChildProcess {
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : []
-  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
-  return spawn(process.execPath, [...nodeArgs, ...profile, `apps/${app}/dist/main.js`], {
+  // As docker/entrypoint.sh starts the apps; BENCH_NODE_ARGS replaces these flags.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean)
+  // BENCH_FROM_SOURCE=1 runs the TypeScript sources (the bench's own test); the built apps otherwise.
+  const entry = process.env.BENCH_FROM_SOURCE
+    ? ['--import', 'tsx', `apps/${app}/src/main.ts`]
+    : [`apps/${app}/dist/main.js`]
+  return spawn(process.execPath, [...nodeArgs, ...profile, ...entry], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

@@ -1,0 +1,60 @@
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { appFor } from '../bench/service'
+
+const root = new URL('../../..', import.meta.url).pathname
+
+describe('pnpm bench', () => {
+  it('routes by path as the ingress of docker/nginx.conf does', () => {
+    const nginx = readFileSync(join(root, 'docker/nginx.conf'), 'utf8')
+    const locations = [...nginx.matchAll(/location (=\s)?(\S+) \{ proxy_pass http:\/\/(\w+):/g)].map(
+      (match) => [match[2] as string, match[3] as string],
+    )
+    expect(locations).toStrictEqual([
+      ['/api/', 'management'],
+      ['/api', 'management'],
+      ['/verifiers/', 'verifier'],
+      ['/', 'issuer'],
+    ])
+    const samples: Record<string, string> = {
+      '/api/': '/api/tenants',
+      '/api': '/api',
+      '/verifiers/': '/verifiers/t/requests/r',
+      '/': '/issuers/t/token',
+    }
+    for (const [location, app] of locations) expect(appFor(samples[location] as string), location).toBe(app)
+    expect(appFor('/api')).toBe('management')
+    expect(appFor('/apis/x')).toBe('issuer')
+    expect(appFor('/.well-known/openid-credential-issuer/issuers/x')).toBe('issuer')
+  })
+
+  it('runs every flow at every level without errors and reports CPU, RSS and the ceiling ratio', () => {
+    const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts'], {
+      cwd: root,
+      env: { ...process.env, BENCH_FROM_SOURCE: '1', BENCH_FLOWS: '2', BENCH_WARMUP: '1', BENCH_OUT: out },
+      encoding: 'utf8',
+      timeout: 240_000,
+    })
+    expect(run.status, run.stderr).toBe(0)
+    const report = JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8'))
+    expect(report.setting).toContain('all-in-one process, embedded PGlite')
+    expect(report.idleRssMb['all-in-one']).toBeGreaterThan(0)
+    expect(report.ceilings.map((c: { flow: string }) => c.flow)).toStrictEqual([
+      'issuance (SD-JWT VC)',
+      'issuance (mdoc)',
+      'presentation (direct_post.jwt)',
+    ])
+    expect(report.results).toHaveLength(9)
+    for (const row of report.results) {
+      expect(row).toMatchObject({ flows: 2, errors: 0 })
+      expect(row.serverCpuMsPerFlow).toBeGreaterThanOrEqual(0)
+      expect(row.ceilingRatio).toBeGreaterThanOrEqual(0)
+      expect(row.peakRssMb['all-in-one']).toBeGreaterThan(0)
+    }
+    expect(readFileSync(join(out, 'bench.md'), 'utf8')).toContain('| issuance (mdoc) | 32 |')
+  }, 240_000)
+})

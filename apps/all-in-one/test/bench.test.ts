@@ -25,7 +25,8 @@ describe('pnpm bench', () => {
       '/verifiers/': '/verifiers/t/requests/r',
       '/': '/issuers/t/token',
     }
-    for (const [location, app] of locations) expect(appFor(samples[location] as string), location).toBe(app)
+    for (const [location, app] of locations)
+      expect(appFor(samples[location as string] as string), location).toBe(app)
     expect(appFor('/api')).toBe('management')
     expect(appFor('/apis/x')).toBe('issuer')
     expect(appFor('/.well-known/openid-credential-issuer/issuers/x')).toBe('issuer')

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The README's two commands: `npm start` and `npm test`. Needs only Node 20 and npm: it gets pnpm
-// through npx, installs, builds, and then starts the service or runs every check and test.
+// The README's two commands, `npm start` and `npm test`, and `npm run bench`. Needs only Node 20
+// and npm: it gets pnpm through npx, installs, builds, and then starts the service, runs every
+// check and test, or runs the benchmark.
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
@@ -42,7 +43,11 @@ if (command === 'start') {
   pnpm(['turbo', 'run', 'typecheck', '--output-logs=errors-only'])
   pnpm(['run', 'lint'])
   pnpm(['exec', 'vitest', 'run'])
+} else if (command === 'bench') {
+  // `npm run bench [-- --separate]`: the README's Benchmarks section.
+  pnpm(['turbo', 'run', 'build', '--filter=./apps/*', '--output-logs=errors-only'])
+  run(process.execPath, ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts', ...process.argv.slice(3)])
 } else {
-  console.error('usage: node scripts/run.mjs start|test')
+  console.error('usage: node scripts/run.mjs start|test|bench')
   process.exit(2)
 }

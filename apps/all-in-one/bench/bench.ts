@@ -52,6 +52,8 @@ interface Row {
   p95Ms: number
   p99Ms: number
   serverCpuMsPerFlow: number
+  /** The same, per server process (one entry in all-in-one mode). */
+  cpuMsPerFlowByProcess: Record<string, number>
   ceilingRatio?: number
   peakRssMb: Record<string, number>
   errors: number
@@ -70,7 +72,7 @@ async function runLevel(
   const sampler = setInterval(() => {
     for (const p of processes) peak[p.name] = Math.max(peak[p.name] ?? 0, rssMb(p.pid))
   }, 100)
-  const cpuBefore = processes.reduce((sum, p) => sum + cpuMs(p.pid), 0)
+  const cpuBefore = processes.map((p) => cpuMs(p.pid))
   const started = performance.now()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -89,7 +91,9 @@ async function runLevel(
   )
   const seconds = (performance.now() - started) / 1000
   clearInterval(sampler)
-  const cpu = processes.reduce((sum, p) => sum + cpuMs(p.pid), 0) - cpuBefore
+  const cpuUsed = processes.map((p, i) => cpuMs(p.pid) - (cpuBefore[i] ?? 0))
+  const cpu = cpuUsed.reduce((sum, ms) => sum + ms, 0)
+  const perFlow = (ms: number) => round(ms / Math.max(1, latencies.length), 2)
   latencies.sort((a, b) => a - b)
   return {
     flow: name,
@@ -99,7 +103,8 @@ async function runLevel(
     p50Ms: round(percentile(latencies, 50)),
     p95Ms: round(percentile(latencies, 95)),
     p99Ms: round(percentile(latencies, 99)),
-    serverCpuMsPerFlow: round(cpu / Math.max(1, latencies.length), 2),
+    serverCpuMsPerFlow: perFlow(cpu),
+    cpuMsPerFlowByProcess: Object.fromEntries(processes.map((p, i) => [p.name, perFlow(cpuUsed[i] ?? 0)])),
     peakRssMb: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round(v, 0)])),
     errors,
   }
@@ -151,7 +156,8 @@ async function main() {
         console.log(JSON.stringify(row))
       }
     }
-    const ceilings = await measureCeilings(databaseUrl, Math.min(FLOWS_PER_LEVEL, 300))
+    // At least 100 iterations: fewer would leave the ratio to noise.
+    const ceilings = await measureCeilings(databaseUrl, Math.max(100, Math.min(FLOWS_PER_LEVEL, 300)))
     for (const row of results) {
       const ceiling = ceilings.find((c) => c.flow === row.flow)
       if (ceiling) row.ceilingRatio = round(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 2)

@@ -9,6 +9,7 @@ import { type AllInOne, startAllInOne } from './harness'
 describe.each(testDatabases())('per-process tenant cache on $name', (testDatabase) => {
   let service: AllInOne
   let auth: { authorization: string }
+  let root: { authorization: string }
   const tenant = `cache-${crypto.randomUUID().slice(0, 8)}`
 
   const inject = (method: 'GET' | 'POST' | 'PATCH' | 'PUT', url: string, payload?: unknown) =>
@@ -40,7 +41,8 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
           payload: { grant_type: 'client_credentials', client_id, client_secret },
         })
       ).json().access_token as string
-    auth = { authorization: `Bearer ${await token(service.rootClientId, service.rootSecret)}` }
+    root = { authorization: `Bearer ${await token(service.rootClientId, service.rootSecret)}` }
+    auth = root
     await inject('POST', '/api/tenants', { id: tenant, name: tenant })
     const client = (
       await inject('POST', `/api/tenants/${tenant}/clients`, { roles: ['key:manage', 'issuance:config'] })
@@ -76,5 +78,18 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
 
     expect((await inject('PATCH', '/api/key-chains/keys', { description: 'changed' })).statusCode).toBe(200)
     expect(await jwksKids()).toHaveLength(1)
+  })
+
+  it('a deleted tenant stops being served at once (its issuer answers 404)', async () => {
+    const metadata = `/.well-known/openid-credential-issuer/issuers/${tenant}`
+    expect((await service.app.inject({ url: metadata })).statusCode).toBe(200)
+    const deleted = await service.app.inject({
+      method: 'DELETE',
+      url: `/api/tenants/${tenant}`,
+      headers: root,
+    })
+    expect(deleted.statusCode).toBe(204)
+    expect((await service.app.inject({ url: metadata })).statusCode).toBe(404)
+    expect((await service.app.inject({ url: `/issuers/${tenant}/jwks` })).statusCode).toBe(404)
   })
 })

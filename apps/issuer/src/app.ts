@@ -1,4 +1,4 @@
-import type { Database } from '@credential-service/db-schema'
+import { type Database, purgeExpiredNonces } from '@credential-service/db-schema'
 import {
   backgroundWork,
   createKeyRuntime,
@@ -11,7 +11,7 @@ import {
   webhookPolicy,
   zCommonEnv,
 } from '@credential-service/server-kit'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { jwksRoutes } from './routes/jwks'
 import { oid4vciRoutes } from './routes/oid4vci'
@@ -29,6 +29,8 @@ export interface IssuerDeps {
   /** Tenant settings and configurations shared with the other apps of the process. */
   tenants?: TenantCache
   now?: () => Date
+  /** How often expired nonces are deleted (default 60 s; 0 = never, for tests that count rows). */
+  noncePurgeSeconds?: number
 }
 
 /**
@@ -40,6 +42,8 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
     app.setErrorHandler(oauthErrorHandler)
     const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
     const tenants = deps.tenants ?? createTenantCache({ db: deps.database.db })
+    const purgeEvery = deps.noncePurgeSeconds ?? 60
+    if (purgeEvery > 0) scheduleNoncePurge(app, deps.database.db, purgeEvery, deps.now ?? (() => new Date()))
     await app.register(jwksRoutes({ db: deps.database.db, keys, publicUrl: deps.config.PUBLIC_URL }))
     await app.register(
       oid4vciRoutes({
@@ -54,4 +58,26 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
       }),
     )
   }
+}
+
+/**
+ * Deletes expired nonces in batches on a timer (every issuer pod; the deletes do not conflict).
+ * The timer does not keep the process alive and stops with the app.
+ */
+function scheduleNoncePurge(app: FastifyInstance, db: Database, everySeconds: number, now: () => Date) {
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<unknown> = Promise.resolve()
+  const purge = async () => {
+    while ((await purgeExpiredNonces(db, now(), 1000)) === 1000) {}
+  }
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      running = purge().catch((error) => app.log.error({ err: error }, 'nonce purge failed'))
+    }, everySeconds * 1000)
+    timer.unref()
+  })
+  app.addHook('onClose', async () => {
+    clearInterval(timer)
+    await running
+  })
 }

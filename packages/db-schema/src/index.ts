@@ -23,6 +23,7 @@ export {
   createIssuanceSessionRepository,
   createNonceRepository,
   createNotificationRepository,
+  purgeExpiredNonces,
 } from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
 export {

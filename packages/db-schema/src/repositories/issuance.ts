@@ -1,5 +1,5 @@
 import type { PageQuery } from '@credential-service/core-domain'
-import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
 import { decodeCursor, toPage } from './pagination'
@@ -264,6 +264,23 @@ export function createNonceRepository(db: Database, tenantId: string) {
       return rows.length === 1
     },
   }
+}
+
+/**
+ * Deletes up to `limit` nonces of any tenant that expired before `before`; returns how many. The
+ * nonce endpoint is open to anyone, so unredeemed nonces must not pile up (index nonces_expiry).
+ */
+export async function purgeExpiredNonces(db: Database, before: Date, limit = 1000): Promise<number> {
+  const expired = db
+    .select({ tenantId: nonces.tenantId, value: nonces.value })
+    .from(nonces)
+    .where(lt(nonces.expiresAt, before))
+    .limit(limit)
+  const deleted = await db
+    .delete(nonces)
+    .where(sql`(${nonces.tenantId}, ${nonces.value}) in ${expired}`)
+    .returning({ value: nonces.value })
+  return deleted.length
 }
 
 /** Notification ids of one tenant's issuance sessions (OpenID4VCI §11). */

@@ -156,8 +156,8 @@ async function main() {
         console.log(JSON.stringify(row))
       }
     }
-    // At least 100 iterations: fewer would leave the ratio to noise.
-    const ceilings = await measureCeilings(databaseUrl, Math.max(100, Math.min(FLOWS_PER_LEVEL, 300)))
+    // At least 100 iterations a round: fewer would leave the ratio to noise.
+    const ceilings = await measureCeilings(databaseUrl, Math.max(100, Math.min(FLOWS_PER_LEVEL, 200)))
     for (const row of results) {
       const ceiling = ceilings.find((c) => c.flow === row.flow)
       if (ceiling) row.ceilingRatio = round(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 2)

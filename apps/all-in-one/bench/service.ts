@@ -52,6 +52,7 @@ function spawnApp(app: string, env: Record<string, string>): ChildProcess {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
+      ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
       KEY_ROTATION_CHECK_SECONDS: '0',
       ...env,
     },

@@ -87,10 +87,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   return app
 }
 
-// pino's level values; `silent` logs nothing.
+// pino's level values; `silent` (absent here) logs nothing.
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 }
-const enabled = (logger: FastifyBaseLogger, level: string) =>
-  (LEVELS[level] ?? 0) >= (LEVELS[logger.level] ?? Number.POSITIVE_INFINITY)
 const noop = () => {}
 
 /**
@@ -103,17 +101,22 @@ function lazyRequestLogger(
   bindings: Record<string, unknown>,
   options: Parameters<FastifyBaseLogger['child']>[1],
 ): FastifyBaseLogger {
-  if (enabled(logger, 'info')) return logger.child(bindings, options)
+  const threshold = LEVELS[logger.level] ?? Number.POSITIVE_INFINITY
+  if (threshold <= (LEVELS.info as number)) return logger.child(bindings, options)
   let child: FastifyBaseLogger | undefined
   const bound = () => {
     child ??= logger.child(bindings, options)
     return child
   }
+  // Fastify checks the logger's methods on every request: answer from the parent and create the
+  // child only when one is called.
   return new Proxy(logger, {
     get(target, property) {
-      if (typeof property === 'string' && property in LEVELS && !enabled(target, property)) return noop
-      const value = Reflect.get(bound(), property)
-      return typeof value === 'function' ? value.bind(bound()) : value
+      const rank = typeof property === 'string' ? LEVELS[property] : undefined
+      if (rank !== undefined && rank < threshold) return noop
+      const value = Reflect.get(child ?? target, property)
+      if (typeof value !== 'function') return value
+      return (...args: unknown[]) => Reflect.apply(Reflect.get(bound(), property), bound(), args)
     },
   })
 }

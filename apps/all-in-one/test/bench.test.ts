@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { describe, expect, it } from 'vitest'
 import { appFor } from '../bench/service'
 
@@ -58,4 +59,39 @@ describe('pnpm bench', () => {
     }
     expect(readFileSync(join(out, 'bench.md'), 'utf8')).toContain('| issuance (mdoc) | 32 |')
   }, 240_000)
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    '--separate runs management, issuer and verifier as three processes on PostgreSQL',
+    () => {
+      const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
+      const run = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts', '--separate'],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
+            // The shared test database remembers the suites' MASTER_SECRET.
+            BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
+            BENCH_FROM_SOURCE: '1',
+            BENCH_FLOWS: '2',
+            BENCH_WARMUP: '1',
+            BENCH_OUT: out,
+          },
+          encoding: 'utf8',
+          timeout: 240_000,
+        },
+      )
+      expect(run.status, run.stderr).toBe(0)
+      const report = JSON.parse(readFileSync(join(out, 'bench-separate.json'), 'utf8'))
+      expect(Object.keys(report.idleRssMb)).toStrictEqual(['management', 'issuer', 'verifier'])
+      expect(report.results).toHaveLength(9)
+      for (const row of report.results) {
+        expect(row).toMatchObject({ flows: 2, errors: 0 })
+        expect(Object.keys(row.cpuMsPerFlowByProcess)).toStrictEqual(['management', 'issuer', 'verifier'])
+      }
+    },
+    240_000,
+  )
 })

@@ -37,3 +37,13 @@ export async function startAllInOne(
   app.addHook('onClose', () => database.close())
   return { app, database, rootClientId, rootSecret }
 }
+
+/** The Authorization header of a client, with a token from the built-in token endpoint. */
+export async function bearer(app: FastifyInstance, clientId: string, secret: string) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/oauth2/token',
+    payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
+  })
+  return { authorization: `Bearer ${response.json().access_token as string}` }
+}

@@ -11,7 +11,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAllInOne } from './harness'
+import { bearer, startAllInOne } from './harness'
 
 const mdocContext = createMdocContext(CoseKey)
 
@@ -24,15 +24,6 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
   let otherTenant: string
   let admin: Record<string, string>
   const issuerOf = (t: string) => `${PUBLIC_URL}/issuers/${t}`
-
-  const token = async (clientId: string, secret: string) =>
-    (
-      await app.inject({
-        method: 'POST',
-        url: '/api/oauth2/token',
-        payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
-      })
-    ).json().access_token as string
 
   async function setUpTenant(id: string) {
     await app.inject({
@@ -49,7 +40,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
         payload: { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
       })
     ).json()
-    const auth = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    const auth = await bearer(app, client.clientId, client.clientSecret)
     await app.inject({
       method: 'POST',
       url: '/api/key-chains',
@@ -107,7 +98,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     app = started.app
     database = started.database
     await app.ready()
-    root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
+    root = await bearer(app, started.rootClientId, started.rootSecret)
     tenant = `wallet-${crypto.randomUUID().slice(0, 8)}`
     otherTenant = `other-${crypto.randomUUID().slice(0, 8)}`
     admin = await setUpTenant(tenant)
@@ -580,7 +571,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
           payload: { roles: ['issuance:offer'], allowedIssuanceConfigs: ['mdl'] },
         })
       ).json()
-      const auth = { authorization: `Bearer ${await token(restricted.clientId, restricted.clientSecret)}` }
+      const auth = await bearer(app, restricted.clientId, restricted.clientSecret)
       const response = await app.inject({
         method: 'POST',
         url: '/api/offers',

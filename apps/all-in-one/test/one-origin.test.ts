@@ -2,7 +2,7 @@ import { testDatabases } from '@credential-service/db-schema/testing'
 import { SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAllInOne } from './harness'
+import { bearer, startAllInOne } from './harness'
 
 describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
   let app: FastifyInstance
@@ -75,15 +75,7 @@ describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
   })
 
   it('SD-JWT VC issuer metadata and the issuer JWKS publish a key chain created through /api', async () => {
-    const token = async (id: string, secret: string) =>
-      (
-        await app.inject({
-          method: 'POST',
-          url: '/api/oauth2/token',
-          payload: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
-        })
-      ).json().access_token as string
-    const root = { authorization: `Bearer ${await token(clientId, secret)}` }
+    const root = await bearer(app, clientId, secret)
     const tenant = `jwks-${crypto.randomUUID().slice(0, 8)}`
     await app.inject({
       method: 'POST',
@@ -99,7 +91,7 @@ describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
         payload: { roles: ['key:manage'] },
       })
     ).json()
-    const keyAdmin = { authorization: `Bearer ${await token(created.clientId, created.clientSecret)}` }
+    const keyAdmin = await bearer(app, created.clientId, created.clientSecret)
     const chain = (
       await app.inject({
         method: 'POST',

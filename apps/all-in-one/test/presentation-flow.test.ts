@@ -27,7 +27,7 @@ import {
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAllInOne } from './harness'
+import { bearer, startAllInOne } from './harness'
 import { kbSigner } from './wallet'
 
 // CBOR as ISO 18013-5 uses it (the issuer's settings): plain byte strings, maps kept as maps.
@@ -55,14 +55,6 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   const rp = `rp-${crypto.randomUUID().slice(0, 8)}`
   const foreign = `foreign-${crypto.randomUUID().slice(0, 8)}`
 
-  const token = async (id: string, secret: string) =>
-    (
-      await app.inject({
-        method: 'POST',
-        url: '/api/oauth2/token',
-        payload: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
-      })
-    ).json().access_token as string
   const post = (url: string, payload: unknown, headers: Record<string, string>) =>
     app.inject({ method: 'POST', url, headers, payload: payload as object })
 
@@ -76,7 +68,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       'presentation:request',
     ]
     const client = (await post(`/api/tenants/${tenant}/clients`, { roles }, root)).json()
-    const auth = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    const auth = await bearer(app, client.clientId, client.clientSecret)
     await post(
       '/api/key-chains',
       { source: 'generate', id: 'keys', certificate: { mode: 'internal-ca', subject: `CN=${tenant},C=DE` } },
@@ -169,7 +161,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     )
     app = started.app
     await app.ready()
-    root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
+    root = await bearer(app, started.rootClientId, started.rootSecret)
     await setUp(rp)
     await setUp(foreign)
   })

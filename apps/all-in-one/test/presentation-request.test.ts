@@ -3,7 +3,7 @@ import { testDatabases } from '@credential-service/db-schema/testing'
 import type { FastifyInstance } from 'fastify'
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAllInOne } from './harness'
+import { bearer, startAllInOne } from './harness'
 
 const PUBLIC_URL = 'https://verifier.example.com'
 const dcql = {
@@ -23,14 +23,6 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
   let root: Record<string, string>
   const tenant = `rp-${crypto.randomUUID().slice(0, 8)}`
 
-  const token = async (id: string, secret: string) =>
-    (
-      await app.inject({
-        method: 'POST',
-        url: '/api/oauth2/token',
-        payload: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
-      })
-    ).json().access_token as string
   const post = (url: string, payload: unknown, headers = admin) =>
     app.inject({ method: 'POST', url, headers, payload: payload as object })
 
@@ -38,7 +30,7 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
     const started = await startAllInOne(testDatabase, PUBLIC_URL)
     app = started.app
     await app.ready()
-    root = { authorization: `Bearer ${await token(started.rootClientId, started.rootSecret)}` }
+    root = await bearer(app, started.rootClientId, started.rootSecret)
     await post('/api/tenants', { id: tenant, name: tenant }, root)
     const client = (
       await post(
@@ -47,7 +39,7 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
         root,
       )
     ).json()
-    admin = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    admin = await bearer(app, client.clientId, client.clientSecret)
     await post('/api/key-chains', {
       source: 'generate',
       id: 'rp-keys',
@@ -187,7 +179,7 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
         root,
       )
     ).json()
-    const auth = { authorization: `Bearer ${await token(restricted.clientId, restricted.clientSecret)}` }
+    const auth = await bearer(app, restricted.clientId, restricted.clientSecret)
     expect((await post('/api/presentation-requests', { presentationConfigId: 'age' }, auth)).statusCode).toBe(
       403,
     )

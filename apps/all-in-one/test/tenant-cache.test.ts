@@ -1,7 +1,7 @@
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AllInOne, startAllInOne } from './harness'
+import { type AllInOne, bearer, startAllInOne } from './harness'
 
 // Protocol endpoints read configurations and key chains from a per-process cache (issue 7). These
 // tests change rows behind the service's back to see the cache, then change them through the API
@@ -33,21 +33,13 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
 
   beforeAll(async () => {
     service = await startAllInOne(testDatabase)
-    const token = async (client_id: string, client_secret: string) =>
-      (
-        await service.app.inject({
-          method: 'POST',
-          url: '/api/oauth2/token',
-          payload: { grant_type: 'client_credentials', client_id, client_secret },
-        })
-      ).json().access_token as string
-    root = { authorization: `Bearer ${await token(service.rootClientId, service.rootSecret)}` }
+    root = await bearer(service.app, service.rootClientId, service.rootSecret)
     auth = root
     await inject('POST', '/api/tenants', { id: tenant, name: tenant })
     const client = (
       await inject('POST', `/api/tenants/${tenant}/clients`, { roles: ['key:manage', 'issuance:config'] })
     ).json()
-    auth = { authorization: `Bearer ${await token(client.clientId, client.clientSecret)}` }
+    auth = await bearer(service.app, client.clientId, client.clientSecret)
     expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).statusCode).toBe(201)
     expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'spare' })).statusCode).toBe(
       201,

@@ -1,4 +1,4 @@
-export { announceTenantChange, onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
+export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
 export type { AuditEntry } from './repositories/audit-log'
 export { recordAudit } from './repositories/audit-log'

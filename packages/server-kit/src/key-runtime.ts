@@ -17,12 +17,12 @@ import {
   createKeyChainRepository,
   type Database,
   type KeyChainRow,
-  onTenantChange,
   recordMasterSecretFingerprint,
 } from '@credential-service/db-schema'
 import { createLocalJWKSet, type JWTVerifyGetKey } from 'jose'
 import type { z } from 'zod'
 import { ConfigError, type zCommonEnv } from './env'
+import { createTenantMemo } from './tenant-memo'
 
 type KeyConfig = Pick<
   Readonly<z.output<typeof zCommonEnv>>,
@@ -41,8 +41,6 @@ export interface KeyRuntimeOptions {
   /** Replaces the providers built from the configuration (tests pass explicit credentials). */
   providers?: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>>
   now?: () => Date
-  /** How long a process reuses a tenant's key chains it has read (default 5 s; 0 = always read). */
-  cacheTtlMs?: number
 }
 
 export interface PublishedJwk extends Record<string, unknown> {
@@ -89,31 +87,18 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
     'aws-kms': createAwsKmsProvider({ region: config.AWS_REGION, endpoint: config.AWS_ENDPOINT_URL_KMS }),
   }
   const signerFor = createSignerFactory({ cipher, providers })
-  const ttlMs = options.cacheTtlMs ?? 5000
-  const cache = new Map<string, { rows: Promise<KeyChainRow[]>; loadedAt: number }>()
-  // Derived from one read of the rows, so they are dropped together with it.
-  const signers = new WeakMap<KeyChainRow, Signer>()
-  const keySets = new WeakMap<KeyChainRow[], JWTVerifyGetKey>()
-  onTenantChange((tenantId) => cache.delete(tenantId))
 
   /**
    * A tenant's key chains, read at most every few seconds per process: every token, credential
-   * and request object needs them. Audited changes drop them at once in every process (NOTIFY,
-   * see db-schema changes.ts); the TTL is the safety net. Rotated-out keys stay published for
-   * their grace period, so a token signed just before a rotation still verifies.
+   * and request object needs them. Rotated-out keys stay published for their grace period, so a
+   * token signed just before a rotation still verifies.
    */
-  function rowsOf(tenantId: string, fresh = false): Promise<KeyChainRow[]> {
-    const cached = cache.get(tenantId)
-    if (!fresh && cached && Date.now() - cached.loadedAt < ttlMs) return cached.rows
-    const rows = createKeyChainRepository(db, tenantId).all()
-    rows.catch(() => {
-      if (cache.get(tenantId)?.rows === rows) cache.delete(tenantId)
-    })
-    cache.set(tenantId, { rows, loadedAt: Date.now() })
-    return rows
-  }
+  const chains = createTenantMemo((tenantId) => createKeyChainRepository(db, tenantId).all())
+  // Derived from one read of the rows, so they are dropped together with it.
+  const signers = new WeakMap<KeyChainRow, Signer>()
+  const keySets = new WeakMap<KeyChainRow[], JWTVerifyGetKey>()
 
-  async function publishedKeys(rows: KeyChainRow[]): Promise<{ keys: PublishedJwk[] }> {
+  function publishedKeys(rows: KeyChainRow[]): { keys: PublishedJwk[] } {
     const at = now()
     const keys: PublishedJwk[] = []
     // The same key may sit in two chains (imported twice): publish each kid once.
@@ -142,13 +127,11 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
     providers,
 
     /** The tenant's key chain rows as last read (certificates for trust decisions). */
-    keyChains: (tenantId: string): Promise<KeyChainRow[]> => rowsOf(tenantId),
+    keyChains: (tenantId: string): Promise<KeyChainRow[]> => chains.get(tenantId),
 
     /** Signer of a tenant's key chain; NotFoundError when the tenant has no such chain. */
     async signer(tenantId: string, keyChainId: string): Promise<Signer> {
-      const find = (rows: KeyChainRow[]) => rows.find((row) => row.id === keyChainId)
-      // A chain created by another process since the last read: read once more before giving up.
-      const row = find(await rowsOf(tenantId)) ?? find(await rowsOf(tenantId, true))
+      const row = await chains.find(tenantId, (rows) => rows.find((candidate) => candidate.id === keyChainId))
       if (!row) throw new NotFoundError('key chain', keyChainId)
       let signer = signers.get(row)
       if (!signer) {
@@ -163,10 +146,10 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
      * imported keys live as long as the cached rows, so a token check imports nothing.
      */
     async verificationKeys(tenantId: string): Promise<JWTVerifyGetKey> {
-      const rows = await rowsOf(tenantId)
+      const rows = await chains.get(tenantId)
       let keySet = keySets.get(rows)
       if (!keySet) {
-        keySet = createLocalJWKSet(await publishedKeys(rows))
+        keySet = createLocalJWKSet(publishedKeys(rows))
         keySets.set(rows, keySet)
       }
       return keySet
@@ -174,7 +157,7 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
 
     /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
     async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
-      return publishedKeys(await rowsOf(tenantId))
+      return publishedKeys(await chains.get(tenantId))
     },
   }
 }

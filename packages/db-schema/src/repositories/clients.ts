@@ -40,8 +40,7 @@ const tenantClient = (db: Database) =>
     d
       .select()
       .from(clients)
-      .where(and(eq(clients.tenantId, param('tenantId')), eq(clients.clientId, param('clientId'))))
-      .prepare('client_of_tenant'),
+      .where(and(eq(clients.tenantId, param('tenantId')), eq(clients.clientId, param('clientId')))),
   )
 
 /**

@@ -33,9 +33,7 @@ const openSession = and(
 // The statements of every issuance flow, prepared once per database.
 const statements = {
   get: (db: Database) =>
-    prepared(db, 'issuance_get', (d) =>
-      d.select().from(issuanceSessions).where(sessionById).prepare('issuance_get'),
-    ),
+    prepared(db, 'issuance_get', (d) => d.select().from(issuanceSessions).where(sessionById)),
   byCodeHash: (db: Database) =>
     prepared(db, 'issuance_by_code', (d) =>
       d
@@ -46,8 +44,7 @@ const statements = {
             eq(issuanceSessions.tenantId, tenant),
             eq(issuanceSessions.preAuthorizedCodeHash, param('codeHash')),
           ),
-        )
-        .prepare('issuance_by_code'),
+        ),
     ),
   fetchOffer: (db: Database) =>
     prepared(db, 'issuance_fetch_offer', (d) =>
@@ -55,8 +52,7 @@ const statements = {
         .update(issuanceSessions)
         .set({ offerFetchedAt: at, updatedAt: sql`now()` })
         .where(openSession)
-        .returning()
-        .prepare('issuance_fetch_offer'),
+        .returning(),
     ),
   redeem: (db: Database) =>
     prepared(db, 'issuance_redeem', (d) =>
@@ -64,8 +60,7 @@ const statements = {
         .update(issuanceSessions)
         .set({ status: 'token_issued', tokenIssuedAt: at, updatedAt: sql`now()` })
         .where(openSession)
-        .returning()
-        .prepare('issuance_redeem'),
+        .returning(),
     ),
   redeemByCode: (db: Database) =>
     prepared(db, 'issuance_redeem_by_code', (d) => {
@@ -83,7 +78,6 @@ const statements = {
           ),
         )
         .returning()
-        .prepare('issuance_redeem_by_code')
     }),
   recordIssued: (db: Database) =>
     prepared(db, 'issuance_record_issued', (d) => {
@@ -110,22 +104,17 @@ const statements = {
           updatedAt: sql`now()`,
         })
         .where(sessionById)
-        .prepare('issuance_record_issued')
     }),
   issueNonce: (db: Database) =>
     prepared(db, 'nonce_issue', (d) =>
-      d
-        .insert(nonces)
-        .values({ tenantId: tenant, value: param('value'), expiresAt: at })
-        .prepare('nonce_issue'),
+      d.insert(nonces).values({ tenantId: tenant, value: param('value'), expiresAt: at }),
     ),
   consumeNonce: (db: Database) =>
     prepared(db, 'nonce_consume', (d) =>
       d
         .delete(nonces)
         .where(and(eq(nonces.tenantId, tenant), eq(nonces.value, param('value')), gt(nonces.expiresAt, at)))
-        .returning({ value: nonces.value })
-        .prepare('nonce_consume'),
+        .returning({ value: nonces.value }),
     ),
 }
 

@@ -11,11 +11,16 @@ export const param = (name: string) => sql`${sql.placeholder(name)}`
 const registry = new WeakMap<Database, Map<string, unknown>>()
 
 /**
- * A statement built and prepared once per database handle, then executed with placeholder values.
- * The hot protocol paths run through these: building a query with drizzle costs more CPU than
- * PostgreSQL spends running it, and a named statement also spares the server a parse per call.
+ * A statement built and prepared (as `name`) once per database handle, then executed with
+ * placeholder values. The hot protocol paths run through these: building a query with drizzle
+ * costs more CPU than PostgreSQL spends running it, and a named statement also spares the server
+ * a parse per call.
  */
-export function prepared<T>(db: Database, name: string, build: (db: Database) => T): T {
+export function prepared<T>(
+  db: Database,
+  name: string,
+  build: (db: Database) => { prepare(name: string): T },
+): T {
   let statements = registry.get(db)
   if (!statements) {
     statements = new Map()
@@ -23,7 +28,7 @@ export function prepared<T>(db: Database, name: string, build: (db: Database) =>
   }
   let statement = statements.get(name) as T | undefined
   if (statement === undefined) {
-    statement = build(db)
+    statement = build(db).prepare(name)
     statements.set(name, statement)
   }
   return statement
@@ -38,8 +43,7 @@ export function preparedInsert<T extends PgTable>(db: Database, name: string, ta
     d
       .insert(table)
       .values(Object.fromEntries(columns.map((column) => [column, param(column)])) as never)
-      .returning()
-      .prepare(name),
+      .returning(),
   )
 }
 

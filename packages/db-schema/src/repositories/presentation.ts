@@ -31,16 +31,14 @@ const statements = {
       d
         .select()
         .from(presentationSessions)
-        .where(and(tenant, eq(presentationSessions.id, param('id'))))
-        .prepare('presentation_get'),
+        .where(and(tenant, eq(presentationSessions.id, param('id')))),
     ),
   byRequestId: (db: Database) =>
     prepared(db, 'presentation_by_request', (d) =>
       d
         .select()
         .from(presentationSessions)
-        .where(and(tenant, eq(presentationSessions.requestId, param('requestId'))))
-        .prepare('presentation_by_request'),
+        .where(and(tenant, eq(presentationSessions.requestId, param('requestId')))),
     ),
   fetchRequest: (db: Database) =>
     prepared(db, 'presentation_fetch_request', (d) =>
@@ -55,8 +53,7 @@ const statements = {
             gt(presentationSessions.expiresAt, at),
           ),
         )
-        .returning()
-        .prepare('presentation_fetch_request'),
+        .returning(),
     ),
   finish: (db: Database) =>
     prepared(db, 'presentation_finish', (d) =>
@@ -73,8 +70,7 @@ const statements = {
         .where(
           and(tenant, eq(presentationSessions.id, param('id')), eq(presentationSessions.status, 'pending')),
         )
-        .returning()
-        .prepare('presentation_finish'),
+        .returning(),
     ),
 }
 

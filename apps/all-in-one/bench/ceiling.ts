@@ -20,6 +20,7 @@ import {
   parseCertificate,
   type Signer,
   signJws,
+  x5cEntry,
 } from '@credential-service/crypto'
 import { migrationsFolder } from '@credential-service/db-schema/client'
 import { verifySdJwtPresentation } from '@credential-service/verifier'
@@ -40,6 +41,7 @@ import {
   SignJWT,
 } from 'jose'
 import postgres from 'postgres'
+import { kbSigner } from '../test/wallet'
 
 export interface CeilingResult {
   flow: string
@@ -101,7 +103,7 @@ async function setUp(sql: Sql) {
     validityDays: 30,
     dnsNames: ['bench.example'],
   })
-  const x5c = [certificate.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')]
+  const x5c = [x5cEntry(certificate)]
   const signer: Signer = createSignerFactory({ cipher, providers: {} })(
     {
       tenantId: tenant,
@@ -344,14 +346,7 @@ export async function measureCeilings(
       hasher: digest,
       saltGenerator: generateSalt,
       kbSignAlg: 'ES256',
-      kbSigner: async (data: string) => {
-        const jws = await new SignJWT(
-          JSON.parse(Buffer.from(data.split('.')[1] as string, 'base64url').toString()),
-        )
-          .setProtectedHeader(JSON.parse(Buffer.from(data.split('.')[0] as string, 'base64url').toString()))
-          .sign(holder.privateKey)
-        return jws.split('.')[2] as string
-      },
+      kbSigner: kbSigner(holder.privateKey),
     })
     const wallet = async (request: { nonce: string; state: string; jwk: JWK }) => {
       const vp = await presenter.present(

@@ -7,11 +7,12 @@ import {
   oauthErrorHandler,
   outboundPolicy,
   parseEnv,
+  scheduleJob,
   type TenantCache,
   webhookPolicy,
   zCommonEnv,
 } from '@credential-service/server-kit'
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { jwksRoutes } from './routes/jwks'
 import { oid4vciRoutes } from './routes/oid4vci'
@@ -43,7 +44,13 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
     const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
     const tenants = deps.tenants ?? createTenantCache({ db: deps.database.db })
     const purgeEvery = deps.noncePurgeSeconds ?? 60
-    if (purgeEvery > 0) scheduleNoncePurge(app, deps.database.db, purgeEvery, deps.now ?? (() => new Date()))
+    // Every issuer pod purges; the batched deletes do not conflict.
+    if (purgeEvery > 0) {
+      const now = deps.now ?? (() => new Date())
+      scheduleJob(app, 'nonce purge', purgeEvery, async () => {
+        while ((await purgeExpiredNonces(deps.database.db, now(), 1000)) === 1000) {}
+      })
+    }
     await app.register(jwksRoutes({ db: deps.database.db, keys, publicUrl: deps.config.PUBLIC_URL }))
     await app.register(
       oid4vciRoutes({
@@ -58,26 +65,4 @@ export function buildIssuerApp(deps: IssuerDeps): FastifyPluginAsync {
       }),
     )
   }
-}
-
-/**
- * Deletes expired nonces in batches on a timer (every issuer pod; the deletes do not conflict).
- * The timer does not keep the process alive and stops with the app.
- */
-function scheduleNoncePurge(app: FastifyInstance, db: Database, everySeconds: number, now: () => Date) {
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<unknown> = Promise.resolve()
-  const purge = async () => {
-    while ((await purgeExpiredNonces(db, now(), 1000)) === 1000) {}
-  }
-  app.addHook('onReady', async () => {
-    timer = setInterval(() => {
-      running = purge().catch((error) => app.log.error({ err: error }, 'nonce purge failed'))
-    }, everySeconds * 1000)
-    timer.unref()
-  })
-  app.addHook('onClose', async () => {
-    clearInterval(timer)
-    await running
-  })
 }

@@ -13,9 +13,10 @@ import {
   problemErrorHandler,
   registerRoleGuard,
   type SecuredRoute,
+  scheduleJob,
   type TenantCache,
 } from '@credential-service/server-kit'
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
@@ -107,31 +108,15 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(offerRoutes(offerDeps, { tenantInPath: true }))
     await app.register(offerRoutes(offerDeps, { tenantInPath: false }))
-    if (config.KEY_ROTATION_CHECK_SECONDS > 0)
-      scheduleKeyRotation(app, keyDeps, config.KEY_ROTATION_CHECK_SECONDS)
+    if (config.KEY_ROTATION_CHECK_SECONDS > 0) {
+      scheduleJob(app, 'key rotation job', config.KEY_ROTATION_CHECK_SECONDS, async () => {
+        const rotated = await rotateDueKeyChains(keyDeps)
+        if (rotated.length) app.log.info({ rotated }, 'key chains rotated by policy')
+      })
+    }
 
     app.addHook('onReady', async () => {
       deps.securedRoutes?.push(...secured)
     })
   }
-}
-
-/** Runs the rotation job on a timer; the timer does not keep the process alive and stops on close. */
-function scheduleKeyRotation(app: FastifyInstance, deps: KeyChainServiceDeps, everySeconds: number) {
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<unknown> = Promise.resolve()
-  const tick = () => {
-    running = rotateDueKeyChains(deps).then(
-      (rotated) => rotated.length && app.log.info({ rotated }, 'key chains rotated by policy'),
-      (error) => app.log.error({ err: error }, 'key rotation job failed'),
-    )
-  }
-  app.addHook('onReady', async () => {
-    timer = setInterval(tick, everySeconds * 1000)
-    timer.unref()
-  })
-  app.addHook('onClose', async () => {
-    clearInterval(timer)
-    await running
-  })
 }

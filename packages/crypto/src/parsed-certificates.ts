@@ -19,3 +19,6 @@ export function parseCertificate(text: string): X509Certificate {
   parsed.set(text, certificate)
   return certificate
 }
+
+/** A PEM certificate as an `x5c` entry: base64 DER (RFC 7515 §4.1.6). */
+export const x5cEntry = (pem: string): string => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')

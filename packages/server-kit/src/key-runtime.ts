@@ -12,6 +12,7 @@ import {
   masterSecretFingerprint,
   type Signer,
   type SigningAlgorithm,
+  x5cEntry,
 } from '@credential-service/crypto'
 import {
   createKeyChainRepository,
@@ -50,8 +51,6 @@ export interface PublishedJwk extends Record<string, unknown> {
   x5c?: string[]
 }
 
-const pemToDer = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')
-
 function material(row: KeyChainRow): ActiveKeyMaterial {
   return {
     tenantId: row.tenantId,
@@ -61,7 +60,7 @@ function material(row: KeyChainRow): ActiveKeyMaterial {
     alg: row.algorithm as SigningAlgorithm,
     kid: row.activeKid,
     encryptedJwk: row.activeJwk,
-    x5c: row.activeCertificates.map(pemToDer),
+    x5c: row.activeCertificates.map(x5cEntry),
   }
 }
 
@@ -112,7 +111,7 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
         kid,
         alg,
         use: 'sig' as const,
-        ...(certificates.length ? { x5c: certificates.map(pemToDer) } : {}),
+        ...(certificates.length ? { x5c: certificates.map(x5cEntry) } : {}),
       })
       push(entry(row.activePublicJwk, row.activeKid, row.activeCertificates))
       if (row.previousKid && row.previousPublicJwk && row.previousExpiresAt && row.previousExpiresAt > at) {

@@ -25,3 +25,28 @@ export function backgroundWork(app: FastifyInstance): Set<Promise<unknown>> {
   })
   return pending
 }
+
+/**
+ * A job the app runs every `everySeconds` once ready (key rotation, nonce purge): the timer does
+ * not keep the process alive, a failure is logged and the next tick tries again, and closing the
+ * app stops the timer and waits for a run in progress.
+ */
+export function scheduleJob(
+  app: FastifyInstance,
+  name: string,
+  everySeconds: number,
+  job: () => Promise<unknown>,
+) {
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<unknown> = Promise.resolve()
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      running = job().catch((error) => app.log.error({ err: error }, `${name} failed`))
+    }, everySeconds * 1000)
+    timer.unref()
+  })
+  app.addHook('onClose', async () => {
+    clearInterval(timer)
+    await running
+  })
+}

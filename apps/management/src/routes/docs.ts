@@ -19,7 +19,7 @@ export async function registerDocs(
         title: 'Credential service management API',
         version: SERVICE_VERSION,
         description:
-          'Manages tenants, API clients, configurations and sessions. Errors are RFC 9457 `application/problem+json`; the token endpoint answers RFC 6749 errors.',
+          'Manages tenants, API clients, configurations and sessions. Errors are RFC 9457 `application/problem+json`; the token endpoint answers RFC 6749 errors. A change to a tenant, client, key chain or configuration reaches the issuer and verifier processes when it commits (PostgreSQL NOTIFY); a cached copy is never older than 5 seconds.',
       },
       servers: [{ url: options.publicUrl }],
       components: {

@@ -1,14 +1,8 @@
-import type { Database } from '@credential-service/db-schema'
 import {
-  backgroundWork,
-  createKeyRuntime,
-  createTenantCache,
-  type KeyRuntime,
   oauthErrorHandler,
-  outboundPolicy,
+  type ProtocolAppOptions,
   parseEnv,
-  type TenantCache,
-  webhookPolicy,
+  protocolDeps,
   zCommonEnv,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
@@ -24,33 +18,14 @@ export type VerifierConfig = Readonly<z.output<typeof zVerifierEnv>>
 export const parseVerifierConfig = (env: Record<string, string | undefined>): VerifierConfig =>
   parseEnv(zVerifierEnv, env)
 
-export interface VerifierDeps {
+export interface VerifierDeps extends ProtocolAppOptions {
   config: VerifierConfig
-  database: { db: Database }
-  /** Key access shared with the other apps of the process; built from the config when absent. */
-  keys?: KeyRuntime
-  /** Tenant settings and configurations shared with the other apps of the process. */
-  tenants?: TenantCache
-  now?: () => Date
 }
 
 /** Wallet-facing OpenID4VP endpoints under `/verifiers/{tenant}` (DESIGN.md). */
-export function buildVerifierApp(deps: VerifierDeps): FastifyPluginAsync {
+export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
-    const keys = deps.keys ?? createKeyRuntime({ config: deps.config, db: deps.database.db })
-    const tenants = deps.tenants ?? createTenantCache({ db: deps.database.db })
-    await app.register(
-      requestRoutes({
-        db: deps.database.db,
-        keys,
-        tenants,
-        publicUrl: deps.config.PUBLIC_URL,
-        now: deps.now ?? (() => new Date()),
-        outbound: outboundPolicy(deps.config),
-        webhook: webhookPolicy(deps.config),
-        background: backgroundWork(app),
-      }),
-    )
+    await app.register(requestRoutes(protocolDeps(app, options)))
   }
 }

@@ -1,6 +1,5 @@
 import { NotFoundError, zTenantId } from '@credential-service/core-domain'
-import { createTenantRepository, type Database } from '@credential-service/db-schema'
-import type { KeyRuntime } from '@credential-service/server-kit'
+import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 
@@ -12,13 +11,11 @@ const CACHE = 'public, max-age=60'
  * The tenant's signing keys for wallets and verifiers: `{issuer}/jwks`, and the SD-JWT VC issuer
  * metadata at `/.well-known/jwt-vc-issuer/issuers/{tenant}` (well-known path insertion).
  */
-export function jwksRoutes(deps: {
-  db: Database
-  keys: KeyRuntime
-  publicUrl: string
-}): FastifyPluginAsyncZod {
+export function jwksRoutes(
+  deps: Pick<ProtocolDeps, 'keys' | 'tenants' | 'publicUrl'>,
+): FastifyPluginAsyncZod {
   const jwksOf = async (tenant: string) => {
-    if (!(await createTenantRepository(deps.db).get(tenant))) throw new NotFoundError('issuer', tenant)
+    if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
     return deps.keys.jwks(tenant)
   }
   return async (app) => {

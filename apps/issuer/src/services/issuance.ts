@@ -4,7 +4,6 @@ import {
   type CredentialConfig,
   DomainError,
   newId,
-  type OutboundUrlPolicy,
   ProtocolError,
   resolveClaims,
 } from '@credential-service/core-domain'
@@ -15,15 +14,9 @@ import {
   createNonceRepository,
   createNotificationRepository,
   createWebhookEndpointRepository,
-  type Database,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import {
-  deliverWebhook,
-  fetchAttributes,
-  type KeyRuntime,
-  type TenantCache,
-} from '@credential-service/server-kit'
+import { deliverWebhook, fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
 import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 
@@ -34,17 +27,7 @@ export const TX_CODE_ATTEMPTS = 5
 const PROOF_MAX_AGE_SECONDS = 300
 const PROOF_MAX_SKEW_SECONDS = 60
 
-export interface IssuanceDeps {
-  db: Database
-  keys: KeyRuntime
-  tenants: TenantCache
-  outbound: OutboundUrlPolicy
-  webhook: { attempts: number; backoffMs: number }
-  /** Background work (webhook deliveries) to await before the process closes. */
-  background: Set<Promise<unknown>>
-  publicUrl: string
-  now: () => Date
-}
+export type IssuanceDeps = ProtocolDeps
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 const invalidToken = (description: string) =>

@@ -1,24 +1,13 @@
-import { type OutboundUrlPolicy, ProtocolError } from '@credential-service/core-domain'
+import { ProtocolError } from '@credential-service/core-domain'
 import { publicPart, signJws } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
-  type Database,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
-import type { KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
 
-export interface VerifierDeps {
-  db: Database
-  keys: KeyRuntime
-  tenants: TenantCache
-  publicUrl: string
-  now: () => Date
-  outbound: OutboundUrlPolicy
-  webhook: { attempts: number; backoffMs: number }
-  /** Background work (webhook deliveries) to await before the process closes. */
-  background: Set<Promise<unknown>>
-}
+export type VerifierDeps = ProtocolDeps
 
 /** Formats and algorithms we verify (OpenID4VP §11.1, Appendix B.2.2 and B.3.4). */
 export const VP_FORMATS_SUPPORTED = {

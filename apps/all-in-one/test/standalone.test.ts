@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
+import { TEST_MASTER_SECRET, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { verifyMasterSecret } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
 
 const root = new URL('../../..', import.meta.url).pathname
@@ -24,6 +25,31 @@ describe.each(['management', 'issuer', 'verifier'])('standalone %s process', (ap
     expect(result.status).toBe(1)
     expect(result.stderr).toContain(`DATABASE_URL is required by the standalone ${app} app`)
   })
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'a MASTER_SECRET other than the database’s stops the start with status 1 and a clear message',
+    async () => {
+      // The shared database must already remember the suites' secret, whichever suite runs first.
+      const database = await (testDatabases().find((d) => d.name === 'postgres') as TestDatabase).open()
+      await verifyMasterSecret(database.db, TEST_MASTER_SECRET)
+      await database.close()
+      const result = spawnSync(process.execPath, entry(app), {
+        cwd: root,
+        env: {
+          ...env,
+          DATABASE_URL: process.env.TEST_DATABASE_URL,
+          MASTER_SECRET: 'not-the-secret-this-database-was-set-up-with-0123456789',
+          PORT: '0',
+        },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      expect(result.status).toBe(1)
+      expect(result.stderr).toContain(`${app}: invalid configuration`)
+      expect(result.stderr).toContain('MASTER_SECRET does not match the secret this database was set up with')
+      expect(result.stderr).not.toContain('not-the-secret')
+    },
+  )
 
   it.runIf(process.env.TEST_DATABASE_URL)('starts on PostgreSQL and answers / and /healthz', async () => {
     const port = 40_000 + Math.floor(Math.random() * 10_000)

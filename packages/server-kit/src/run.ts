@@ -29,6 +29,12 @@ export interface RunOptions<C extends CommonConfig> {
  * and a message naming each variable.
  */
 export async function runProcess<C extends CommonConfig>(options: RunOptions<C>): Promise<void> {
+  const exitOnConfigError = async (error: unknown, cleanUp?: () => Promise<void>): Promise<never> => {
+    if (!(error instanceof ConfigError)) throw error
+    console.error(`${options.name}: ${error.message}`)
+    await cleanUp?.()
+    process.exit(1)
+  }
   let config: C
   try {
     config = options.parseConfig(process.env)
@@ -38,11 +44,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
       ])
     }
   } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`${options.name}: ${error.message}`)
-      process.exit(1)
-    }
-    throw error
+    return exitOnConfigError(error)
   }
 
   const database = await createDatabase({
@@ -51,26 +53,12 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     maxConnections: config.DATABASE_POOL_SIZE,
   })
   await database.migrate()
-  try {
-    await verifyMasterSecret(database.db, config.MASTER_SECRET)
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`${options.name}: ${error.message}`)
-      await database.close()
-      process.exit(1)
-    }
-    throw error
-  }
   let apps: FastifyPluginAsync[]
   try {
+    await verifyMasterSecret(database.db, config.MASTER_SECRET)
     apps = await options.build(config, database, process.env)
   } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`${options.name}: ${error.message}`)
-      await database.close()
-      process.exit(1)
-    }
-    throw error
+    return exitOnConfigError(error, () => database.close())
   }
   // Changes committed by other processes (management, other pods) reach this process's caches.
   const unlisten = await database.listen(TENANT_CHANGES_CHANNEL, tenantChanged)

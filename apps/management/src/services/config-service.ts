@@ -116,7 +116,14 @@ function validatedCrud<T, D extends { id: string }>(
   base: ReturnType<typeof collection<T>>,
   prepare: (input: D, tx: Executor) => Promise<Record<string, unknown>>,
 ) {
-  const save = (input: D, mode: 'create' | 'replace') => base.save(input.id, mode, (tx) => prepare(input, tx))
+  return crud(base, (input: D, mode) => base.save(input.id, mode, (tx) => prepare(input, tx)))
+}
+
+/** The five operations of a collection route over `base`, with `save` for create and replace. */
+function crud<T, D extends { id: string }, S>(
+  base: ReturnType<typeof collection<T>>,
+  save: (input: D, mode: 'create' | 'replace') => Promise<S>,
+) {
   return {
     list: base.list.bind(base),
     get: base.get.bind(base),
@@ -234,13 +241,7 @@ function endpointService<T, D extends EndpointData>(
     })
     return (signingSecret ? { ...saved, signingSecret } : saved) as T & { signingSecret?: string }
   }
-  return {
-    list: base.list.bind(base),
-    get: base.get.bind(base),
-    delete: base.delete.bind(base),
-    create: (input: D) => save(input, 'create'),
-    replace: (id: string, input: D) => save({ ...input, id }, 'replace'),
-  }
+  return crud(base, save)
 }
 
 export const createAttributeProviderService = (deps: ConfigServiceDeps, tenantId: string, actor: Principal) =>

@@ -1,3 +1,5 @@
+import { createServer as createHttpServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
@@ -46,4 +48,30 @@ export async function bearer(app: FastifyInstance, clientId: string, secret: str
     payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
   })
   return { authorization: `Bearer ${response.json().access_token as string}` }
+}
+
+export interface ReceivedCall {
+  headers: Record<string, string>
+  body: string
+}
+
+/**
+ * A local HTTP endpoint that records every request (a webhook receiver); `status` answers the n-th
+ * call (1-based), 204 by default.
+ */
+export async function startReceiver(status: (call: number) => number = () => 204) {
+  const received: ReceivedCall[] = []
+  const server = createHttpServer((req, res) => {
+    let body = ''
+    req.on('data', (chunk) => {
+      body += chunk
+    })
+    req.on('end', () => {
+      received.push({ headers: req.headers as Record<string, string>, body })
+      res.writeHead(status(received.length)).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return { received, url: `http://127.0.0.1:${port}`, close: () => server.close() }
 }

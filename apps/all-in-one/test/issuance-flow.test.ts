@@ -11,7 +11,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne } from './harness'
+import { bearer, type ReceivedCall, startAllInOne, startReceiver } from './harness'
 
 const mdocContext = createMdocContext(CoseKey)
 
@@ -463,26 +463,15 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
   })
 
   it('OID4VCI §11: a notification is recorded on the session and delivered to the webhook, HMAC-signed', async () => {
-    const received: { headers: Record<string, unknown>; body: string }[] = []
-    const server = createHttpServer((req, res) => {
-      let raw = ''
-      req.on('data', (chunk) => {
-        raw += chunk
-      })
-      req.on('end', () => {
-        received.push({ headers: req.headers, body: raw })
-        res.writeHead(received.length === 1 ? 503 : 204) // the first attempt fails: a retry must follow
-        res.end()
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    // The first attempt fails: a retry must follow.
+    const receiver = await startReceiver((call) => (call === 1 ? 503 : 204))
+    const { received } = receiver
     try {
-      const port = (server.address() as AddressInfo).port
       const hook = await app.inject({
         method: 'POST',
         url: '/api/webhook-endpoints',
         headers: admin,
-        payload: { id: 'events', url: `http://127.0.0.1:${port}/events`, auth: { type: 'hmac' } },
+        payload: { id: 'events', url: `${receiver.url}/events`, auth: { type: 'hmac' } },
       })
       const { signingSecret } = hook.json()
       const withHook = (await app.inject({ url: '/api/credentials/pid', headers: admin })).json()
@@ -533,7 +522,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
           delivery: { status: 'delivered', attempts: 2, error: null },
         },
       ])
-      const last = received.at(-1) as { headers: Record<string, string>; body: string }
+      const last = received.at(-1) as ReceivedCall
       expect(JSON.parse(last.body)).toMatchObject({
         type: 'issuance.notification',
         sessionId: created.sessionId,
@@ -545,7 +534,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       expect(last.headers['x-signature']).toBe(`sha256=${expected}`)
       await app.inject({ method: 'PUT', url: '/api/credentials/pid', headers: admin, payload: config })
     } finally {
-      server.close()
+      receiver.close()
     }
   })
 

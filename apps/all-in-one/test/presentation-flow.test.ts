@@ -27,7 +27,7 @@ import {
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne } from './harness'
+import { bearer, startAllInOne, startReceiver } from './harness'
 import { kbSigner } from './wallet'
 
 // CBOR as ISO 18013-5 uses it (the issuer's settings): plain byte strings, maps kept as maps.
@@ -478,26 +478,15 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   })
 
   it('the result goes to the webhook endpoint, signed; with drop-after-delivery the claims leave the session', async () => {
-    const received: { headers: Record<string, unknown>; body: string }[] = []
-    const server = createHttpServer((req, res) => {
-      let raw = ''
-      req.on('data', (chunk) => {
-        raw += chunk
-      })
-      req.on('end', () => {
-        received.push({ headers: req.headers, body: raw })
-        res.writeHead(204)
-        res.end()
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const receiver = await startReceiver()
+    const { received } = receiver
     try {
       const auth = tenants[rp] as Record<string, string>
       const hook = await post(
         '/api/webhook-endpoints',
         {
           id: 'results',
-          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`,
+          url: `${receiver.url}/in`,
           auth: { type: 'hmac' },
         },
         auth,
@@ -544,7 +533,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         headers: root,
         payload: { presentationRetention: 'keep' },
       })
-      server.close()
+      receiver.close()
     }
   })
 

@@ -76,4 +76,36 @@ describe('createServer', () => {
     await app.close()
     await database.close()
   })
+
+  it('issue 13: a well-formed X-Request-Id is kept, logged and returned on every answer; others are replaced', async () => {
+    const database = await (testDatabases()[0] as TestDatabase).open()
+    const lines: Record<string, unknown>[] = []
+    const app = await createServer({
+      logLevel: 'info',
+      ping: database.ping,
+      logStream: { write: (line) => lines.push(JSON.parse(line)) },
+      apps: [
+        async (scope) => {
+          scope.get('/api/boom', async () => {
+            throw new Error('boom')
+          })
+        },
+      ],
+    })
+    const given = '4bf92f3577b34da6a3ce929d0e0e4736'
+    for (const url of ['/', '/api/boom', '/issuers/missing', '/api/missing']) {
+      const answer = await app.inject({ url, headers: { 'x-request-id': given } })
+      expect(answer.headers['x-request-id']).toBe(given)
+    }
+    expect(lines.filter((line) => line.reqId !== undefined).every((line) => line.reqId === given)).toBe(true)
+    expect(lines.some((line) => line.msg === 'unhandled error')).toBe(true)
+    for (const bad of ['a b', 'x'.repeat(129), '{"level":60}', '']) {
+      const answer = await app.inject({ url: '/', headers: { 'x-request-id': bad } })
+      expect(answer.headers['x-request-id']).toMatch(/^req_[A-Za-z0-9_-]+$/)
+    }
+    const generated = await app.inject({ url: '/' })
+    expect(generated.headers['x-request-id']).toMatch(/^req_/)
+    await app.close()
+    await database.close()
+  })
 })

@@ -46,7 +46,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
-    genReqId: () => newId('req', 16),
+    requestIdHeader: false,
+    genReqId: requestId,
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: true,
@@ -54,8 +55,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
 
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-service-version', SERVICE_VERSION)
+    reply.header('x-request-id', request.id)
     done()
   })
 
@@ -85,6 +87,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   for (const plugin of options.apps) await app.register(plugin)
   return app
+}
+
+// What a caller's X-Request-Id may look like (a UUID, a trace id, an ingress id): anything else
+// is replaced, so a header can neither forge log structure nor grow log lines.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** The caller's `X-Request-Id` when it is well-formed (ingress or client correlation), else a new id. */
+function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = request.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req', 16)
 }
 
 // pino's level values; `silent` (absent here) logs nothing.

@@ -1,11 +1,79 @@
-import { readFileSync } from 'node:fs'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { decodeJwt } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { renderEnvTable } from '../src/env-table'
+import { redeemOffer } from './wallet'
+
+const root = new URL('../../..', import.meta.url).pathname
+const readme = readFileSync(join(root, 'README.md'), 'utf8')
+
+/** The first ```sh block after a heading of the README. */
+function shellBlock(heading: string): string {
+  const section = readme.split(`\n## ${heading}\n`)[1] ?? ''
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1]
+  if (!block) throw new Error(`README has no sh block under "## ${heading}"`)
+  return block
+}
+
+async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 240; i++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
+    const ok = await fetch(`${url}/api/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ok) return
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error('the service did not become healthy')
+}
 
 describe('README', () => {
   it('documents every environment variable exactly as the code parses them', () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
     const block = /<!-- env-table:start[^>]*-->\n([\s\S]*?)\n<!-- env-table:end -->/.exec(readme)
     expect(block?.[1], 'run `pnpm env:table` and paste it between the markers').toBe(renderEnvTable())
   })
+
+  it('issue 13: the "First issuance" commands work as written against the all-in-one service', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'cs-readme-'))
+    const port = 41_000 + Math.floor(Math.random() * 9_000)
+    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATA_DIR: join(work, '.data'),
+        PORT: String(port),
+        LOG_LEVEL: 'error',
+      },
+      stdio: 'ignore',
+    })
+    try {
+      const base = `http://localhost:${port}`
+      await waitForHealth(base, child)
+      const script = shellBlock('First issuance').replaceAll('http://localhost:3000', base)
+      const result = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: work, encoding: 'utf8' })
+      expect(result.stderr).toBe('')
+      expect(result.status).toBe(0)
+      // The last command prints the offer URI: a wallet takes the credential from there.
+      const offerUri = /openid-credential-offer:\/\/\?credential_offer_uri=(\S+)\n$/.exec(result.stdout)
+      expect(offerUri?.[1]).toBeDefined()
+      const credentialOffer = await (await fetch(decodeURIComponent(offerUri?.[1] as string))).json()
+      expect(credentialOffer.credential_issuer).toBe(`${base}/issuers/acme`)
+      const { credential } = await redeemOffer({ credentialOffer, configurationId: 'employee' })
+      const payload = decodeJwt(credential.split('~')[0] as string)
+      expect(payload).toMatchObject({ iss: `${base}/issuers/acme`, vct: 'urn:example:employee' })
+      const disclosed = credential
+        .split('~')
+        .slice(1, -1)
+        .map((d) => JSON.parse(Buffer.from(d, 'base64url').toString()))
+      expect(disclosed).toContainEqual([expect.any(String), 'name', 'Erika Mustermann'])
+    } finally {
+      child.kill('SIGTERM')
+      await new Promise((resolve) => child.once('exit', resolve))
+      rmSync(work, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

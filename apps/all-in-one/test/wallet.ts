@@ -52,6 +52,25 @@ export async function issueOverHttp(options: {
   const credentialOffer = options.byReference
     ? await (await fetch(offer.credentialOfferUri as string)).json()
     : offer.credentialOffer
+  const redeemed = await redeemOffer({
+    credentialOffer,
+    configurationId: options.configurationId,
+    ...(options.holder ? { holder: options.holder } : {}),
+  })
+  return { ...redeemed, sessionId: offer.sessionId as string }
+}
+
+/**
+ * A wallet taking a credential offer (OpenID4VCI pre-authorized flow): token, nonce, and one
+ * credential for a fresh (or given) holder key.
+ */
+export async function redeemOffer(options: {
+  // biome-ignore lint/suspicious/noExplicitAny: an offer as a wallet parses it
+  credentialOffer: any
+  configurationId: string
+  holder?: HolderKeys
+}): Promise<{ credential: string; holder: HolderKeys }> {
+  const { credentialOffer } = options
   const issuer = credentialOffer.credential_issuer as string
   const code =
     credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']
@@ -76,9 +95,5 @@ export async function issueOverHttp(options: {
     { credential_configuration_id: options.configurationId, proofs: { jwt: [proof] } },
     { authorization: `Bearer ${access_token}` },
   )
-  return {
-    credential: issued.credentials[0].credential as string,
-    holder,
-    sessionId: offer.sessionId as string,
-  }
+  return { credential: issued.credentials[0].credential as string, holder }
 }

@@ -597,7 +597,10 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       const jwts = await Promise.all(
         Array.from({ length: proofs }, async () => (await proof({ nonce: c_nonce })).jwt),
       )
-      return credentialRequest(accessToken, { credential_configuration_id: configurationId, proofs: { jwt: jwts } })
+      return credentialRequest(accessToken, {
+        credential_configuration_id: configurationId,
+        proofs: { jwt: jwts },
+      })
     }
     const sessionOf = async (sessionId: string) =>
       (await app.inject({ url: `/api/sessions/${sessionId}`, headers: admin })).json()

@@ -267,7 +267,12 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
      * issues (failed) or already issued this configuration: of two concurrent requests for the
      * same configuration, exactly one records it.
      */
-    async recordIssued(id: string, configurationId: string, notificationId: string, at: Date): Promise<boolean> {
+    async recordIssued(
+      id: string,
+      configurationId: string,
+      notificationId: string,
+      at: Date,
+    ): Promise<boolean> {
       const rows = await statements
         .recordIssued(db)
         .execute({ tenantId, id, configurationId, notificationId, at: at.toISOString() })

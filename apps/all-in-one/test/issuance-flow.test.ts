@@ -1,7 +1,7 @@
 import { createHmac, X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createNonceRepository } from '@credential-service/db-schema'
+import { createIssuanceSessionRepository, createNonceRepository } from '@credential-service/db-schema'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { createMdocContext } from '@credential-service/verifier'
@@ -12,6 +12,9 @@ import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, type ReceivedCall, startAllInOne, startReceiver } from './harness'
+
+/** OpenID4VCI 1.0 §13.6.3: guesses at a transaction code before the offer is locked. */
+const TX_CODE_ATTEMPTS = 5
 
 const mdocContext = createMdocContext(CoseKey)
 
@@ -336,16 +339,96 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     expect((await app.inject({ url: `/issuers/${tenant}/offers/ses_doesnotexist` })).statusCode).toBe(404)
   })
 
-  it('tx_code: a wrong code is invalid_grant; five wrong codes lock the offer', async () => {
-    const created = await offer({ txCode: { length: 4 } })
-    for (let attempt = 1; attempt <= 5; attempt++) {
-      const response = await redeem(created, '0000' === created.txCode ? '1111' : '0000')
-      expect(response.json().error).toBe('invalid_grant')
-    }
-    const locked = await redeem(created, created.txCode)
-    expect(locked.json().error).toBe('invalid_grant')
-    const session = (await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })).json()
-    expect(session).toMatchObject({ status: 'failed', failureReason: 'too many wrong transaction codes' })
+  describe('tx_code (S-33, S-34)', () => {
+    const oauthError = (error: string) => ({ error, error_description: expect.any(String) })
+    const sessionRow = async (sessionId: string) =>
+      createIssuanceSessionRepository(database.db, tenant).get(sessionId)
+    const wrongCodeFor = (txCode: string) => (txCode === '0000' ? '1111' : '0000')
+
+    it('S-33: a wrong tx_code is invalid_grant; a missing one, or one sent to an offer without tx_code, is invalid_request and leaves the code usable', async () => {
+      const withCode = await offer({ txCode: { length: 4 } })
+      const wrong = await redeem(withCode, wrongCodeFor(withCode.txCode))
+      expect(wrong.statusCode).toBe(400)
+      expect(wrong.json()).toStrictEqual(oauthError('invalid_grant'))
+      const missing = await redeem(withCode)
+      expect(missing.statusCode).toBe(400)
+      expect(missing.json()).toStrictEqual(oauthError('invalid_request'))
+      expect((await redeem(withCode, withCode.txCode)).statusCode).toBe(200)
+
+      const withoutCode = await offer()
+      const unexpected = await redeem(withoutCode, '1234')
+      expect(unexpected.statusCode).toBe(400)
+      expect(unexpected.json()).toStrictEqual(oauthError('invalid_request'))
+      expect((await sessionRow(withoutCode.sessionId))?.status).toBe('offered')
+      expect((await redeem(withoutCode)).statusCode).toBe(200)
+    })
+
+    it('S-34: five wrong codes lock the offer; the right one is then invalid_grant too', async () => {
+      const created = await offer({ txCode: { length: 4 } })
+      for (let attempt = 1; attempt <= TX_CODE_ATTEMPTS; attempt++) {
+        const response = await redeem(created, wrongCodeFor(created.txCode))
+        expect(response.json()).toStrictEqual(oauthError('invalid_grant'))
+      }
+      const locked = await redeem(created, created.txCode)
+      expect(locked.statusCode).toBe(400)
+      expect(locked.json()).toStrictEqual(oauthError('invalid_grant'))
+      const session = (await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })).json()
+      expect(session).toMatchObject({ status: 'failed', failureReason: 'too many wrong transaction codes' })
+    })
+
+    it('S-34: the right code on the fifth attempt, after four wrong ones, still redeems', async () => {
+      const created = await offer({ txCode: { length: 4 } })
+      for (let attempt = 1; attempt < TX_CODE_ATTEMPTS; attempt++)
+        expect((await redeem(created, wrongCodeFor(created.txCode))).statusCode).toBe(400)
+      expect((await redeem(created, created.txCode)).statusCode).toBe(200)
+      expect(await sessionRow(created.sessionId)).toMatchObject({
+        status: 'token_issued',
+        txCodeAttempts: TX_CODE_ATTEMPTS,
+      })
+    })
+
+    it('S-34 / OID4VCI §13.6.3: 100 wrong guesses at once evaluate at most five; then a burst of right codes is refused', async () => {
+      const created = await offer({ txCode: { length: 6 } })
+      const wrong = String((Number(created.txCode) + 1) % 1_000_000).padStart(6, '0')
+      const guesses = await Promise.all(Array.from({ length: 100 }, () => redeem(created, wrong)))
+      for (const response of guesses) {
+        expect(response.statusCode).toBe(400)
+        expect(response.json()).toStrictEqual(oauthError('invalid_grant'))
+      }
+      // Every evaluated guess is counted in the statement that judges it: five, never more.
+      expect(await sessionRow(created.sessionId)).toMatchObject({
+        status: 'failed',
+        txCodeAttempts: TX_CODE_ATTEMPTS,
+        tokenIssuedAt: null,
+      })
+      const right = await Promise.all(Array.from({ length: 20 }, () => redeem(created, created.txCode)))
+      for (const response of right) {
+        expect(response.statusCode).toBe(400)
+        expect(response.json()).toStrictEqual(oauthError('invalid_grant'))
+      }
+      expect(await sessionRow(created.sessionId)).toMatchObject({
+        status: 'failed',
+        txCodeAttempts: TX_CODE_ATTEMPTS,
+        tokenIssuedAt: null,
+      })
+    })
+
+    it('S-34: 60 wrong guesses with the right code sent last, all in flight at once: five are evaluated and the right code is refused', async () => {
+      const created = await offer({ txCode: { length: 4 } })
+      // Sent in one tick, the right code last: five wrong guesses reach the offer before it, so
+      // a token here means a guess was judged without being counted.
+      const codes = [...Array.from({ length: 60 }, () => wrongCodeFor(created.txCode)), created.txCode]
+      const responses = await Promise.all(codes.map((code) => redeem(created, code)))
+      for (const response of responses) {
+        expect(response.statusCode).toBe(400)
+        expect(response.json()).toStrictEqual(oauthError('invalid_grant'))
+      }
+      expect(await sessionRow(created.sessionId)).toMatchObject({
+        status: 'failed',
+        txCodeAttempts: TX_CODE_ATTEMPTS,
+        tokenIssuedAt: null,
+      })
+    })
   })
 
   describe('credential request errors (OID4VCI §8.3.1.2)', () => {
@@ -367,7 +450,8 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
 
     it('a reused nonce is invalid_nonce', async () => {
       const c_nonce = await nonce()
-      const ok = await credentialRequest(accessToken, {
+      // Another session spends the nonce, so this block's session stays unissued.
+      const ok = await credentialRequest((await redeem(await offer())).json().access_token, {
         credential_configuration_id: 'pid',
         proofs: { jwt: [(await proof({ nonce: c_nonce })).jwt] },
       })
@@ -436,6 +520,50 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       await expectError({ credential_configuration_id: 'pid' }, 'invalid_proof')
     })
 
+    it('S-08 / OID4VCI App. F.1: a proof header naming its key twice (jwk with kid, jwk with x5c) is invalid_proof', async () => {
+      const c_nonce = await nonce()
+      const key = await holderKey()
+      for (const extraHeader of [{ kid: 'holder-key-1' }, { x5c: ['MIIBszCCAVmgAwIBAgIUQ'] }]) {
+        const jwt = await new SignJWT({ nonce: c_nonce })
+          .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.jwk, ...extraHeader })
+          .setAudience(issuerOf(tenant))
+          .setIssuedAt()
+          .sign(key.privateKey)
+        const response = await expectError(
+          { credential_configuration_id: 'pid', proofs: { jwt: [jwt] } },
+          'invalid_proof',
+        )
+        expect(response.statusCode).toBe(400)
+      }
+    })
+
+    it('S-27 / OID4VCI §8.2: proofs with two proof types, or not an object, are invalid_credential_request', async () => {
+      const { jwt } = await proof({ nonce: await nonce() })
+      for (const proofs of [{ jwt: [jwt], attestation: ['eyJ.eyJ.sig'] }, [jwt], 'jwt']) {
+        const response = await expectError(
+          { credential_configuration_id: 'pid', proofs },
+          'invalid_credential_request',
+        )
+        expect(response.statusCode).toBe(400)
+        expect(response.json()).toStrictEqual({
+          error: 'invalid_credential_request',
+          error_description: expect.any(String),
+        })
+      }
+    })
+
+    it('S-28 / OID4VCI §8.2: credential_identifier with credential_configuration_id is invalid_credential_request; alone it is unknown_credential_identifier', async () => {
+      const { jwt } = await proof({ nonce: await nonce() })
+      await expectError(
+        { credential_identifier: 'pid-1', credential_configuration_id: 'pid', proofs: { jwt: [jwt] } },
+        'invalid_credential_request',
+      )
+      await expectError(
+        { credential_identifier: 'pid-1', proofs: { jwt: [jwt] } },
+        'unknown_credential_identifier',
+      )
+    })
+
     it('an unknown configuration is unknown_credential_configuration', async () => {
       await expectError(
         {
@@ -459,6 +587,82 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       )
       expect(response.statusCode).toBe(401)
       expect(response.headers['www-authenticate']).toContain('error="invalid_token"')
+    })
+  })
+
+  describe('one issuance per configuration and session (S-27, OID4VCI §8)', () => {
+    const deniedBody = { error: 'credential_request_denied', error_description: expect.any(String) }
+    const issue = async (accessToken: string, configurationId: string, proofs = 1) => {
+      const c_nonce = await nonce()
+      const jwts = await Promise.all(
+        Array.from({ length: proofs }, async () => (await proof({ nonce: c_nonce })).jwt),
+      )
+      return credentialRequest(accessToken, {
+        credential_configuration_id: configurationId,
+        proofs: { jwt: jwts },
+      })
+    }
+    const sessionOf = async (sessionId: string) =>
+      (await app.inject({ url: `/api/sessions/${sessionId}`, headers: admin })).json()
+
+    it('S-27: the token of a completed session mints no more credentials (credential_request_denied), and still takes the notification', async () => {
+      const created = await offer()
+      const accessToken = (await redeem(created)).json().access_token
+      const first = await issue(accessToken, 'pid', 2)
+      expect(first.statusCode, first.body).toBe(200)
+      expect(first.json().credentials).toHaveLength(2)
+      for (const proofs of [1, 2]) {
+        const again = await issue(accessToken, 'pid', proofs)
+        expect(again.statusCode).toBe(400)
+        expect(again.json()).toStrictEqual(deniedBody)
+      }
+      const session = await sessionOf(created.sessionId)
+      expect(session).toMatchObject({ status: 'completed', issuedConfigurationIds: ['pid'] })
+      expect(session.notifications).toHaveLength(1)
+      const notified = await app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/notification`,
+        headers: { authorization: `Bearer ${accessToken}` },
+        payload: { notification_id: first.json().notification_id, event: 'credential_accepted' },
+      })
+      expect(notified.statusCode).toBe(204)
+    })
+
+    it('S-27: with two configurations offered, each is issued once; a repeat is refused while the other is still open', async () => {
+      const created = await offer({
+        credentialConfigurationIds: ['pid', 'mdl'],
+        claims: {
+          pid: { given_name: 'Erika', family_name: 'Mustermann' },
+          mdl: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } },
+        },
+      })
+      const accessToken = (await redeem(created)).json().access_token
+      expect((await issue(accessToken, 'pid')).statusCode).toBe(200)
+      expect((await issue(accessToken, 'pid')).json()).toStrictEqual(deniedBody)
+      expect((await sessionOf(created.sessionId)).status).toBe('credential_issued')
+      expect((await issue(accessToken, 'mdl')).statusCode).toBe(200)
+      expect((await issue(accessToken, 'mdl')).json()).toStrictEqual(deniedBody)
+      const session = await sessionOf(created.sessionId)
+      expect(session).toMatchObject({ status: 'completed' })
+      expect([...session.issuedConfigurationIds].sort()).toStrictEqual(['mdl', 'pid'])
+      expect(session.notifications).toHaveLength(2)
+    })
+
+    it('S-27: parallel credential requests with valid proofs for one configuration: exactly one gets credentials', async () => {
+      for (let round = 0; round < 3; round++) {
+        const created = await offer()
+        const accessToken = (await redeem(created)).json().access_token
+        const responses = await Promise.all([1, 2, 3, 4].map(() => issue(accessToken, 'pid')))
+        const issued = responses.filter((response) => response.statusCode === 200)
+        expect(issued).toHaveLength(1)
+        for (const response of responses.filter((r) => r.statusCode !== 200)) {
+          expect(response.statusCode).toBe(400)
+          expect(response.json()).toStrictEqual(deniedBody)
+        }
+        const session = await sessionOf(created.sessionId)
+        expect(session).toMatchObject({ status: 'completed', issuedConfigurationIds: ['pid'] })
+        expect(session.notifications).toHaveLength(1)
+      }
     })
   })
 

@@ -19,10 +19,13 @@ import {
 import { deliverWebhook, fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
 import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
+import { parseCredentialRequest } from './parse-credential-request'
 
 export const ACCESS_TOKEN_SECONDS = 300
 export const NONCE_SECONDS = 300
+/** Guesses at an offer's transaction code before the offer is locked (OpenID4VCI 1.0 §13.6.3). */
 export const TX_CODE_ATTEMPTS = 5
+const TX_CODE_LOCKED = 'too many wrong transaction codes; the offer is locked'
 /** How old a proof's `iat` may be, and how far in the future (clock skew). */
 const PROOF_MAX_AGE_SECONDS = 300
 const PROOF_MAX_SKEW_SECONDS = 60
@@ -30,6 +33,15 @@ const PROOF_MAX_SKEW_SECONDS = 60
 export type IssuanceDeps = ProtocolDeps
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
+/**
+ * A configuration this session already issued (checklist S-27; the credential count of a
+ * session is its batch). credential_request_denied, 400, "the Credential Request has not been
+ * accepted" and the wallet should not retry (OpenID4VCI 1.0 §8.3.1.2). Not invalid_token: the
+ * access token is still valid, since the wallet sends its Notification Request with the same
+ * token after the credential (§11.1), and a 401 would tell the wallet to get a new token.
+ */
+const alreadyIssued = (configurationId: string) =>
+  new ProtocolError('credential_request_denied', `'${configurationId}' was already issued in this session`)
 const invalidToken = (description: string) =>
   new ProtocolError('invalid_token', description, {
     status: 401,
@@ -63,10 +75,10 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       if (!input.code) throw new ProtocolError('invalid_request', 'pre-authorized_code is required')
       const now = deps.now()
       const hash = codeHash(input.code)
-      const txCodeHash = input.txCode ? codeHash(input.txCode) : null
-      // One statement on the way every wallet takes; the checks below only explain a refusal.
-      const redeemed =
-        (await sessions.redeemByCode(hash, txCodeHash, now)) ?? (await redeemSlowly(hash, input.txCode, now))
+      // An empty tx_code counts as none: RFC 6749 §3.2, a parameter without a value is omitted.
+      const redeemed = input.txCode
+        ? await redeemWithTxCode(hash, input.txCode, now)
+        : ((await sessions.redeemByCode(hash, now)) ?? (await refuseRedemption(hash, false, now)))
       const first = await config(redeemed.credentialConfigurationIds[0] as string)
       const signer = await deps.keys.signer(tenantId, first?.keyChainId ?? '')
       const accessToken = await signJws(
@@ -171,31 +183,29 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       body: Record<string, unknown>,
     ) {
       const session = await sessions.get(token.sessionId)
+      // A completed session keeps its token (the notification endpoint takes it); each of its
+      // configurations is then refused as already issued, below.
       if (!session || !['token_issued', 'credential_issued', 'completed'].includes(session.status)) {
         throw invalidToken('the session of this access token is not active')
       }
-      if (body.credential_identifier !== undefined) {
-        throw new ProtocolError(
-          'unknown_credential_identifier',
-          'this issuer does not hand out credential identifiers',
-        )
-      }
-      const configurationId = body.credential_configuration_id
-      if (typeof configurationId !== 'string')
-        throw new ProtocolError('invalid_credential_request', 'credential_configuration_id is required')
+      const request = parseCredentialRequest(body)
+      const configurationId = request.credentialConfigurationId
       if (!token.configurationIds.includes(configurationId)) {
         throw new ProtocolError(
           'unknown_credential_configuration',
           `'${configurationId}' was not offered in this session`,
         )
       }
+      if (session.issuedConfigurationIds.includes(configurationId)) throw alreadyIssued(configurationId)
       const offered = await config(configurationId)
       if (!offered)
         throw new ProtocolError(
           'unknown_credential_configuration',
           `no credential configuration '${configurationId}'`,
         )
-      const holderKeys = offered.keyBinding ? await verifyProofs(body, offered.batchSize) : [undefined]
+      const holderKeys = offered.keyBinding
+        ? await verifyProofs(request.proofs, offered.batchSize)
+        : [undefined]
       const signer = await deps.keys.signer(tenantId, offered.keyChainId)
       const now = deps.now()
       const expiresAt = new Date(now.getTime() + offered.lifetimeSeconds * 1000)
@@ -234,36 +244,46 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
         holderKeys.map(async (key) => ({ credential: await issueOne(key) })),
       )
       const notificationId = newId('ntf')
-      await sessions.recordIssued(session.id, configurationId, notificationId, now)
+      // A concurrent request for the same configuration may have recorded it since the read above:
+      // its credentials then stay unsent (exactly one of the two gets any).
+      if (!(await sessions.recordIssued(session.id, configurationId, notificationId, now)))
+        throw alreadyIssued(configurationId)
       return { credentials, notification_id: notificationId }
     },
   }
 
-  /** The token request the one-statement redemption refused: the precise error, or a late redemption. */
-  async function redeemSlowly(
-    hash: string,
-    txCode: string | undefined,
-    now: Date,
-  ): Promise<IssuanceSessionRow> {
+  /**
+   * A token request with a transaction code (OpenID4VCI 1.0 §6.1, §13.6.3): one statement counts
+   * the guess and judges it, so however many guesses arrive at once, at most TX_CODE_ATTEMPTS are
+   * ever compared and the one that reaches the limit kills the code for every later caller.
+   */
+  async function redeemWithTxCode(hash: string, txCode: string, now: Date): Promise<IssuanceSessionRow> {
+    const row = await sessions.redeemWithTxCode(hash, codeHash(txCode), TX_CODE_ATTEMPTS, now)
+    if (!row) return refuseRedemption(hash, true, now)
+    if (row.status === 'token_issued') return row
+    throw new ProtocolError(
+      'invalid_grant',
+      row.status === 'failed' ? TX_CODE_LOCKED : 'the transaction code is wrong',
+    )
+  }
+
+  /**
+   * Why the one-statement redemption refused a token request (a read on the error path only):
+   * S-33 asks for invalid_request when a tx_code is missing or sent to an offer without one, and
+   * invalid_grant for a code that is unknown, used, expired or locked.
+   */
+  async function refuseRedemption(hash: string, txCodeSent: boolean, now: Date): Promise<never> {
     const row = await sessions.byCodeHash(hash)
-    if (row?.status !== 'offered' || row.expiresAt <= now) {
-      throw new ProtocolError('invalid_grant', 'the pre-authorized code is invalid, expired or already used')
+    if (row?.status === 'failed' && row.txCodeAttempts >= TX_CODE_ATTEMPTS) {
+      throw new ProtocolError('invalid_grant', TX_CODE_LOCKED)
     }
-    if (row.txCodeHash !== null) {
-      if (!txCode) throw new ProtocolError('invalid_request', 'tx_code is required for this offer')
-      if (codeHash(txCode) !== row.txCodeHash) {
-        const counted = await sessions.countTxCodeFailure(row.id, TX_CODE_ATTEMPTS)
-        const locked = counted?.status === 'failed'
-        throw new ProtocolError(
-          'invalid_grant',
-          locked ? 'too many wrong transaction codes; the offer is locked' : 'the transaction code is wrong',
-        )
-      }
+    if (row?.status === 'offered' && row.expiresAt > now) {
+      if (row.txCodeHash !== null && !txCodeSent)
+        throw new ProtocolError('invalid_request', 'tx_code is required for this offer')
+      if (row.txCodeHash === null && txCodeSent)
+        throw new ProtocolError('invalid_request', 'this offer has no transaction code; send no tx_code')
     }
-    const redeemed = await sessions.redeem(row.id, now)
-    if (!redeemed)
-      throw new ProtocolError('invalid_grant', 'the pre-authorized code is invalid, expired or already used')
-    return redeemed
+    throw new ProtocolError('invalid_grant', 'the pre-authorized code is invalid, expired or already used')
   }
 
   /**
@@ -304,10 +324,11 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
    * allowed alg, signed by the public `jwk` in its header, `aud` the issuer, a fresh `iat`, and a
    * `nonce` we issued, consumed once for the whole request. Returns the holder keys.
    */
-  async function verifyProofs(body: Record<string, unknown>, batchSize: number): Promise<JWK[]> {
-    if (body.proof !== undefined)
-      throw new ProtocolError('invalid_credential_request', 'use proofs (OpenID4VCI 1.0), not proof')
-    const proofs = (body.proofs as { jwt?: unknown } | undefined)?.jwt
+  async function verifyProofs(
+    proofTypes: Record<string, unknown> | undefined,
+    batchSize: number,
+  ): Promise<JWK[]> {
+    const proofs = proofTypes?.jwt
     if (!Array.isArray(proofs) || proofs.length === 0 || !proofs.every((p) => typeof p === 'string')) {
       throw new ProtocolError('invalid_proof', 'proofs.jwt must be a non-empty array of JWTs')
     }
@@ -328,6 +349,9 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       if (!(PROOF_ALGORITHMS as readonly string[]).includes(String(header.alg))) {
         throw new ProtocolError('invalid_proof', `proof alg ${String(header.alg)} is not allowed`)
       }
+      // Appendix F.1: kid, jwk and x5c each "MUST NOT be present" alongside another of them.
+      if (['kid', 'jwk', 'x5c'].filter((name) => header[name] !== undefined).length > 1)
+        throw new ProtocolError('invalid_proof', 'the proof header names its key by one of kid, jwk or x5c')
       const jwk = header.jwk as JWK | undefined
       if (!jwk || jwk.d !== undefined)
         throw new ProtocolError('invalid_proof', 'the proof header needs the public jwk of the holder key')

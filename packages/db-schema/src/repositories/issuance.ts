@@ -1,5 +1,5 @@
 import type { PageQuery } from '@credential-service/core-domain'
-import { and, asc, eq, gt, lt, type SQL, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
 import { decodeCursor, toPage } from './pagination'
@@ -29,6 +29,14 @@ const openSession = and(
   eq(issuanceSessions.status, 'offered'),
   gt(issuanceSessions.expiresAt, at),
 )
+const openByCode = and(
+  eq(issuanceSessions.tenantId, tenant),
+  eq(issuanceSessions.preAuthorizedCodeHash, param('codeHash')),
+  eq(issuanceSessions.status, 'offered'),
+  gt(issuanceSessions.expiresAt, at),
+)
+/** The failure reason of a session whose transaction code was guessed wrong too often. */
+const TX_CODE_LOCKED = 'too many wrong transaction codes'
 
 // The statements of every issuance flow, prepared once per database.
 const statements = {
@@ -54,56 +62,86 @@ const statements = {
         .where(openSession)
         .returning(),
     ),
-  redeem: (db: Database) =>
-    prepared(db, 'issuance_redeem', (d) =>
+  redeemByCode: (db: Database) =>
+    prepared(db, 'issuance_redeem_by_code', (d) =>
       d
         .update(issuanceSessions)
         .set({ status: 'token_issued', tokenIssuedAt: at, updatedAt: sql`now()` })
-        .where(openSession)
+        .where(and(openByCode, isNull(issuanceSessions.txCodeHash)))
         .returning(),
     ),
-  redeemByCode: (db: Database) =>
-    prepared(db, 'issuance_redeem_by_code', (d) => {
-      const txCodeHash = param('txCodeHash')
+  redeemWithTxCode: (db: Database) =>
+    prepared(db, 'issuance_redeem_with_tx_code', (d) => {
+      const attempts = issuanceSessions.txCodeAttempts
+      const right = sql`${issuanceSessions.txCodeHash} = ${param('txCodeHash')}::text`
+      const exhausted = sql`${attempts} + 1 >= ${param('limit')}::integer`
+      // The attempt is counted in the statement that judges it: the row lock orders concurrent
+      // guesses, and each one sees the count the previous one left (OpenID4VCI 1.0 §13.6.3).
       return d
         .update(issuanceSessions)
-        .set({ status: 'token_issued', tokenIssuedAt: at, updatedAt: sql`now()` })
+        .set({
+          txCodeAttempts: sql`${attempts} + 1`,
+          status: sql`case when ${right} then 'token_issued' when ${exhausted} then 'failed' else ${issuanceSessions.status} end`,
+          tokenIssuedAt: sql`case when ${right} then ${at}::timestamptz else ${issuanceSessions.tokenIssuedAt} end`,
+          failureReason: sql`case when ${right} then ${issuanceSessions.failureReason} when ${exhausted} then ${TX_CODE_LOCKED} else ${issuanceSessions.failureReason} end`,
+          updatedAt: sql`now()`,
+        })
         .where(
           and(
-            eq(issuanceSessions.tenantId, tenant),
-            eq(issuanceSessions.preAuthorizedCodeHash, param('codeHash')),
-            eq(issuanceSessions.status, 'offered'),
-            gt(issuanceSessions.expiresAt, at),
-            sql`(${issuanceSessions.txCodeHash} is null or ${issuanceSessions.txCodeHash} = ${txCodeHash}::text)`,
+            openByCode,
+            isNotNull(issuanceSessions.txCodeHash),
+            sql`${attempts} < ${param('limit')}::integer`,
           ),
         )
         .returning()
     }),
   recordIssued: (db: Database) =>
     prepared(db, 'issuance_record_issued', (d) => {
-      const configurationId = sql`array[${param('configurationId')}]::text[]`
-      // The notification id (OpenID4VCI §11) is recorded in the same statement.
-      const notification = d.$with('notification').as(
+      const configurationId = param('configurationId')
+      const asArray = sql`array[${configurationId}]::text[]`
+      // Claims the configuration: only a session that is still issuing and has not issued it yet
+      // matches, and the row lock makes one of two concurrent requests the only winner.
+      const claimed = d.$with('claimed').as(
         d
-          .insert(issuanceNotifications)
-          .values({
-            tenantId: tenant,
-            id: param('notificationId'),
-            sessionId: id,
-            credentialConfigurationId: param('configurationId'),
+          .update(issuanceSessions)
+          .set({
+            issuedConfigurationIds: sql`${issuanceSessions.issuedConfigurationIds} || ${asArray}`,
+            status: sql`case when ${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${asArray}) then 'completed' else 'credential_issued' end`,
+            credentialIssuedAt: at,
+            updatedAt: sql`now()`,
           })
-          .returning({ id: issuanceNotifications.id }),
+          .where(
+            and(
+              sessionById,
+              inArray(issuanceSessions.status, ['token_issued', 'credential_issued']),
+              sql`not (${issuanceSessions.issuedConfigurationIds} @> ${asArray})`,
+            ),
+          )
+          .returning({ sessionId: issuanceSessions.id }),
       )
+      // The notification id (OpenID4VCI §11) is recorded in the same statement, for a claim only.
+      // insert … select names every column in table order (drizzle checks it), defaults included.
       return d
-        .with(notification)
-        .update(issuanceSessions)
-        .set({
-          issuedConfigurationIds: sql`array(select distinct unnest(${issuanceSessions.issuedConfigurationIds} || ${configurationId}))`,
-          status: sql`case when ${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${configurationId}) then 'completed' else 'credential_issued' end`,
-          credentialIssuedAt: at,
-          updatedAt: sql`now()`,
-        })
-        .where(sessionById)
+        .with(claimed)
+        .insert(issuanceNotifications)
+        .select((qb) =>
+          qb
+            .select({
+              tenantId: sql<string>`${tenant}`.as('tenant_id'),
+              id: sql<string>`${param('notificationId')}`.as('id'),
+              sessionId: sql<string>`${claimed.sessionId}`.as('session_id'),
+              credentialConfigurationId: sql<string>`${configurationId}`.as('credential_configuration_id'),
+              event: sql<null>`null`.as('event'),
+              eventDescription: sql<null>`null`.as('event_description'),
+              receivedAt: sql<null>`null`.as('received_at'),
+              deliveryStatus: sql<string>`'none'`.as('delivery_status'),
+              deliveryAttempts: sql<number>`0`.as('delivery_attempts'),
+              deliveryError: sql<null>`null`.as('delivery_error'),
+              createdAt: sql<Date>`now()`.as('created_at'),
+            })
+            .from(claimed),
+        )
+        .returning({ id: issuanceNotifications.id })
     }),
   issueNonce: (db: Database) =>
     prepared(db, 'nonce_issue', (d) =>
@@ -187,35 +225,31 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       return row
     },
 
-    /** A wrong transaction code: counts the attempt, and fails the session at `limit`. */
-    async countTxCodeFailure(id: string, limit: number): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await db
-        .update(issuanceSessions)
-        .set({
-          txCodeAttempts: sql`${issuanceSessions.txCodeAttempts} + 1`,
-          status: sql`case when ${issuanceSessions.txCodeAttempts} + 1 >= ${limit} then 'failed' else ${issuanceSessions.status} end`,
-          failureReason: sql`case when ${issuanceSessions.txCodeAttempts} + 1 >= ${limit} then 'too many wrong transaction codes' else ${issuanceSessions.failureReason} end`,
-          updatedAt: now(),
-        })
-        .where(and(byId(id), eq(issuanceSessions.status, 'offered')))
-        .returning()
+    /**
+     * Redeems an open offer that needs no transaction code, in one statement (the hot path);
+     * undefined when the code is unknown, used, expired, or the offer needs a transaction code.
+     */
+    async redeemByCode(codeHash: string, at: Date): Promise<IssuanceSessionRow | undefined> {
+      const [row] = await statements.redeemByCode(db).execute({ tenantId, codeHash, at: at.toISOString() })
       return row
     },
 
     /**
-     * Redeems an open offer by its code in one statement when no transaction code is needed or the
-     * given one is right; undefined otherwise (the caller then finds out why).
+     * One guess at the transaction code of an open offer, counted and judged in one statement:
+     * the attempt counter goes up first, a right guess under `limit` attempts redeems the offer
+     * (`status` `token_issued`), and the guess that reaches `limit` fails the session (`failed`),
+     * after which no guess, right or wrong, matches again. Undefined when the offer is not open,
+     * needs no transaction code, or is locked; otherwise the row after the guess.
      */
-    async redeemByCode(codeHash: string, txCodeHash: string | null, at: Date) {
+    async redeemWithTxCode(
+      codeHash: string,
+      txCodeHash: string,
+      limit: number,
+      at: Date,
+    ): Promise<IssuanceSessionRow | undefined> {
       const [row] = await statements
-        .redeemByCode(db)
-        .execute({ tenantId, codeHash, txCodeHash, at: at.toISOString() })
-      return row as IssuanceSessionRow | undefined
-    },
-
-    /** Redeems the pre-authorized code: only one request moves `offered` to `token_issued`. */
-    async redeem(id: string, at: Date): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await statements.redeem(db).execute({ tenantId, id, at: at.toISOString() })
+        .redeemWithTxCode(db)
+        .execute({ tenantId, codeHash, txCodeHash, limit, at: at.toISOString() })
       return row
     },
 
@@ -229,12 +263,20 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
     /**
      * Records an issued configuration (`completed` once every offered configuration was issued)
-     * and the credential's notification id, in one statement.
+     * and the credential's notification id, in one statement. False when the session no longer
+     * issues (failed) or already issued this configuration: of two concurrent requests for the
+     * same configuration, exactly one records it.
      */
-    async recordIssued(id: string, configurationId: string, notificationId: string, at: Date): Promise<void> {
-      await statements
+    async recordIssued(
+      id: string,
+      configurationId: string,
+      notificationId: string,
+      at: Date,
+    ): Promise<boolean> {
+      const rows = await statements
         .recordIssued(db)
         .execute({ tenantId, id, configurationId, notificationId, at: at.toISOString() })
+      return rows.length === 1
     },
   }
 }

@@ -28,7 +28,9 @@ function embeddedIpv4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | undefi
  * address at all answers `undefined`, so ask `isIpAddress` first.
  */
 export function nonPublicRange(text: string): string | undefined {
-  const literal = text.replace(/^\[|\]$/g, '')
+  // ipaddr.js reads `::a.b.c.d` as IPv4-mapped; it is IPv4-compatible (no ffff), which is how
+  // Node prints such a DNS answer.
+  const literal = text.replace(/^\[|\]$/g, '').replace(/^::(?=\d+\.\d+\.\d+\.\d+$)/, '0::')
   if (!ipaddr.isValid(literal)) return undefined
   const address = ipaddr.parse(literal)
   const range: string = address.range()

@@ -78,7 +78,10 @@ describe('checkOutboundUrl: the save-time check of attribute provider and webhoo
   it.each([
     ['https://[::ffff:7f00:1]', "'[::ffff:7f00:1]' is a non-public address (ipv4Mapped loopback)"],
     ['https://[::ffff:127.0.0.1]/', "'[::ffff:7f00:1]' is a non-public address (ipv4Mapped loopback)"],
-    ['https://[::ffff:a9fe:a9fe]/latest', "'[::ffff:a9fe:a9fe]' is a non-public address (ipv4Mapped linkLocal)"],
+    [
+      'https://[::ffff:a9fe:a9fe]/latest',
+      "'[::ffff:a9fe:a9fe]' is a non-public address (ipv4Mapped linkLocal)",
+    ],
     ['https://[::127.0.0.1]', "'[::7f00:1]' is a non-public address (ipv4Compatible)"],
     ['https://[::7f00:1]', "'[::7f00:1]' is a non-public address (ipv4Compatible)"],
     ['https://[64:ff9b::10.0.0.1]', "'[64:ff9b::a00:1]' is a non-public address (rfc6052 private)"],
@@ -99,7 +102,10 @@ describe('checkOutboundUrl: the save-time check of attribute provider and webhoo
     ['https://localhost./', "'localhost.' is an internal name"],
     ['https://LOCALHOST:8443', "'localhost' is an internal name"],
     ['https://api.localhost', "'api.localhost' is an internal name"],
-    ['https://metadata.google.internal./computeMetadata/v1/', "'metadata.google.internal.' is an internal name"],
+    [
+      'https://metadata.google.internal./computeMetadata/v1/',
+      "'metadata.google.internal.' is an internal name",
+    ],
     ['https://db.internal', "'db.internal' is an internal name"],
     ['https://printer.local', "'printer.local' is an internal name"],
   ])('S-120: %s is refused', (url, message) => {
@@ -141,9 +147,9 @@ describe('checkOutboundUrl: the save-time check of attribute provider and webhoo
 describe('checkRedirectUri: presentation redirect URIs', () => {
   it('S-120/issue 11: only https (http with OUTBOUND_ALLOW_HTTP), no fragment, no credentials', () => {
     expect(checkRedirectUri('https://rp.example.com/done?x=1', strict, 'body.redirectUri')).toStrictEqual([])
-    expect(checkRedirectUri('http://localhost:3000/done', { allowHttp: true }, 'body.redirectUri')).toStrictEqual(
-      [],
-    )
+    expect(
+      checkRedirectUri('http://localhost:3000/done', { allowHttp: true }, 'body.redirectUri'),
+    ).toStrictEqual([])
     for (const [uri, scheme] of [
       ['javascript:alert(document.cookie)', 'javascript'],
       ['JavaScript://example.com/%0Aalert(1)', 'javascript'],

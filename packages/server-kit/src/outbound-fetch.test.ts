@@ -3,8 +3,11 @@ import { createServer as createHttpServer, type RequestListener } from 'node:htt
 import type { AddressInfo } from 'node:net'
 import { createServer as createTcpServer } from 'node:net'
 import { UpstreamError } from '@credential-service/core-domain'
+import { createJwkCipher } from '@credential-service/crypto'
 import { afterEach, describe, expect, it } from 'vitest'
+import { fetchAttributes } from './attribute-provider-client'
 import { type OutboundPolicy, outboundFetch } from './outbound-fetch'
+import { deliverWebhook } from './webhook-delivery'
 
 /** A loopback HTTP server that counts the TCP connections it accepts. */
 async function listen(handler: RequestListener = (_req, res) => res.end('{}')) {
@@ -235,5 +238,63 @@ describe('outboundFetch: size and time caps (S-125)', () => {
     )
     expect(detail).toBe('webhook did not answer within 300 ms')
     expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
+
+describe('the callers: webhooks and attribute providers go through outboundFetch (S-120, S-125)', () => {
+  const cipher = createJwkCipher('outbound-fetch-test-master-secret-0123456789')
+  const endpoint = (url: string) => ({
+    tenantId: 't1',
+    id: 'events',
+    url,
+    authType: 'none',
+    authHeader: null,
+    authSecret: null,
+  })
+
+  it('S-120: a webhook whose name resolves to loopback is never called; the delivery fails with the reason', async () => {
+    const { port, seen } = await listen()
+    const dns = resolver({ 'hooks.example.com': ['127.0.0.1'] })
+    const outcome = await deliverWebhook(
+      endpoint(`http://hooks.example.com:${port}/events`),
+      { type: 'test' },
+      { cipher, outbound: policy({ resolve: dns.resolve }), attempts: 2, backoffMs: 10 },
+    )
+    expect(outcome).toStrictEqual({
+      status: 'failed',
+      attempts: 2,
+      lastError:
+        "webhook endpoint 'events': 'hooks.example.com' resolves to a non-public address (loopback); allow it with OUTBOUND_ALLOWED_HOSTS",
+    })
+    expect(seen.connections).toBe(0)
+  })
+
+  it('S-125: a webhook receiver that answers 2xx and then streams forever counts as delivered at once', async () => {
+    const { port } = await listen((_req, res) => {
+      res.writeHead(200)
+      const timer = setInterval(() => res.write('x'.repeat(1024)), 5)
+      res.on('close', () => clearInterval(timer))
+    })
+    const started = Date.now()
+    const outcome = await deliverWebhook(
+      endpoint(`http://127.0.0.1:${port}/events`),
+      { type: 'test' },
+      { cipher, outbound: policy({ allowedHosts: ['127.0.0.1'] }), attempts: 1, timeoutMs: 20_000 },
+    )
+    expect(outcome).toStrictEqual({ status: 'delivered', attempts: 1, lastError: null })
+    expect(Date.now() - started).toBeLessThan(10_000)
+  })
+
+  it('S-120: an attribute provider whose name resolves to the metadata address is refused before connecting', async () => {
+    const dns = resolver({ 'claims.example.com': ['169.254.169.254'] })
+    const error = await fetchAttributes(
+      { ...endpoint('https://claims.example.com/claims'), id: 'hr', timeoutMs: 2000 },
+      { tenantId: 't1', sessionId: 'ses_1', credentialConfigurationId: 'pid' },
+      { cipher, outbound: policy({ allowHttp: false, resolve: dns.resolve }) },
+    ).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(UpstreamError)
+    expect((error as UpstreamError).detail).toBe(
+      "attribute provider 'hr': 'claims.example.com' resolves to a non-public address (linkLocal); allow it with OUTBOUND_ALLOWED_HOSTS",
+    )
   })
 })

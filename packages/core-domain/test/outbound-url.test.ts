@@ -158,7 +158,7 @@ describe('checkRedirectUri: presentation redirect URIs', () => {
       ['file:///etc/passwd', 'file'],
       ['myapp://callback', 'myapp'],
       ['http://rp.example.com/done', 'http'],
-    ]) {
+    ] as const) {
       expect(checkRedirectUri(uri, strict, 'body.redirectUri'), uri).toStrictEqual([
         { path: 'body.redirectUri', message: `must use https, not '${scheme}'` },
       ])

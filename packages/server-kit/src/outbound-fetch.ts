@@ -22,7 +22,7 @@ export interface OutboundPolicy extends OutboundUrlPolicy {
 }
 
 export interface OutboundRequest {
-  /** What is called, for error details: `attribute provider 'hr'`, `status list`. */
+  /** What is called, for error details: `attribute provider 'hr'`, `the status list`. */
   name: string
   method?: 'GET' | 'POST'
   headers?: Record<string, string>
@@ -67,12 +67,12 @@ function checkedLookup(policy: OutboundPolicy) {
   ) => {
     resolve(hostname)
       .then((all) => {
-        const addresses = options.family ? all.filter((a) => a.family === options.family) : all
-        if (!addresses.length) throw new Error(`${hostname} has no address`)
-        for (const { address } of addresses) {
+        for (const { address } of all) {
           const refused = refusal(hostname, address, policy)
           if (refused) throw refused
         }
+        const addresses = options.family ? all.filter((a) => a.family === options.family) : all
+        if (!addresses.length) throw new Error(`${hostname} has no address`)
         if (options.all) callback(null, addresses)
         else callback(null, (addresses[0] as LookupAddress).address, (addresses[0] as LookupAddress).family)
       })

@@ -292,7 +292,7 @@ async function presentationFlow(
     acceptAnyIssuer: false,
     transactionData: null,
     requireHolderBinding: true,
-    outbound: { allowHttp: false, allowedHosts: [] },
+    outbound: { allowHttp: false, allowedHosts: [], maxResponseBytes: 256 * 1024 },
   })
   const finished = await sql.run(
     `update presentation_sessions set status = 'verified', result = $3, response_received_at = now()

@@ -887,5 +887,71 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
         server.close()
       }
     })
+
+    it('S-125: an attribute provider streaming an endless answer is cut off at OUTBOUND_MAX_RESPONSE_BYTES; the session fails with the reason, the wallet gets an OAuth error', async () => {
+      let requests = 0
+      const server = createHttpServer((req, res) => {
+        requests++
+        req.resume()
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.write('{"given_name":"')
+        const chunk = 'x'.repeat(16 * 1024)
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk)) {}
+          if (!res.destroyed) res.once('drain', pump)
+        }
+        pump()
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const port = (server.address() as AddressInfo).port
+      try {
+        const provider = await app.inject({
+          method: 'POST',
+          url: '/api/attribute-providers',
+          headers: admin,
+          payload: { id: 'endless', url: `http://127.0.0.1:${port}/claims`, timeoutMs: 20_000 },
+        })
+        expect(provider.statusCode, provider.body).toBe(201)
+        const config = await app.inject({
+          method: 'POST',
+          url: '/api/credentials',
+          headers: admin,
+          payload: {
+            id: 'from-endless',
+            config: { format: 'dc+sd-jwt', vct: 'urn:example:endless' },
+            keyChainId: 'pid-keys',
+            attributeProviderId: 'endless',
+            fields: [{ path: ['given_name'], type: 'string', mandatory: true }],
+          },
+        })
+        expect(config.statusCode, config.body).toBe(201)
+        const created = await offer({ credentialConfigurationIds: ['from-endless'], claims: undefined })
+        const accessToken = (await redeem(created)).json().access_token
+        const started = Date.now()
+        const response = await credentialRequest(accessToken, {
+          credential_configuration_id: 'from-endless',
+          proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
+        })
+        // Far below the provider's 20 s timeout: the stream is dropped at the cap, not read to the end.
+        expect(Date.now() - started).toBeLessThan(10_000)
+        expect(requests).toBe(1)
+        expect(response.statusCode).toBe(400)
+        expect(response.headers['cache-control']).toBe('no-store')
+        expect(response.json()).toStrictEqual({
+          error: 'credential_request_denied',
+          error_description: "attribute provider 'endless' answered more than 262144 bytes",
+        })
+        const session = (
+          await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })
+        ).json()
+        expect(session).toMatchObject({
+          status: 'failed',
+          failureReason: "attribute provider 'endless' answered more than 262144 bytes",
+        })
+      } finally {
+        server.closeAllConnections()
+        server.close()
+      }
+    })
   })
 })

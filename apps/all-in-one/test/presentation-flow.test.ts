@@ -746,7 +746,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     )
   })
 
-  it('Token Status List (V-33): a revoked credential fails; a valid entry passes', async () => {
+  it('Token Status List (V-33, S-121): a revoked credential fails; a valid entry passes; a list URI under the outbound rules', async () => {
     // An external issuer: its own CA (given to the configuration as trust anchor) and a status list server.
     const ca = await generateIssuerKeyPair('ES256')
     const caPem = await createCertificate({
@@ -777,9 +777,12 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         ),
     }
     let statusToken = ''
-    const server = createHttpServer((_req, res) => {
+    const paths: string[] = []
+    const server = createHttpServer((req, res) => {
+      paths.push(String(req.url))
       res.writeHead(200, { 'content-type': 'application/statuslist+jwt' })
-      res.end(statusToken)
+      // S-121: a list larger than OUTBOUND_MAX_RESPONSE_BYTES (256 KiB by default).
+      res.end(req.url === '/status/huge' ? 'e'.repeat(300 * 1024) : statusToken)
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     try {
@@ -809,7 +812,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       )
       expect(created.statusCode, created.body).toBe(201)
 
-      const outcome = async (idx: number) => {
+      const outcome = async (idx: number, statusUri = uri) => {
         const holder = await generateKeyPair('ES256')
         const credential = await issueSdJwtVc({
           signer,
@@ -818,7 +821,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
           issuedAt: new Date(),
           expiresAt: new Date(Date.now() + 3_600_000),
           holderJwk: await exportJWK(holder.publicKey),
-          claims: { age_over_18: true, status: { status_list: { idx, uri } } },
+          claims: { age_over_18: true, status: { status_list: { idx, uri: statusUri } } },
           disclosable: [['age_over_18']],
         })
         const { created: req, claims } = await request('external')
@@ -833,6 +836,26 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         status: 'failed',
         failureReason: 'the credential is revoked (INVALID)',
       })
+
+      // S-121: the status list URI comes from the credential, so it gets the outbound rules. The
+      // same local server, named by an IPv4-mapped address or as localhost (not allow-listed), is
+      // never called; an oversized list is cut off.
+      const port = (server.address() as AddressInfo).port
+      const before = paths.length
+      expect(await outcome(1, `http://[::ffff:7f00:1]:${port}/status/1`)).toMatchObject({
+        status: 'failed',
+        failureReason: `the status list: '[::ffff:7f00:1]' is a non-public address (ipv4Mapped loopback); allow it with OUTBOUND_ALLOWED_HOSTS`,
+      })
+      expect(await outcome(1, `http://localhost:${port}/status/1`)).toMatchObject({
+        status: 'failed',
+        failureReason: `the status list: 'localhost' is an internal name; allow it with OUTBOUND_ALLOWED_HOSTS`,
+      })
+      expect(paths.length).toBe(before)
+      expect(await outcome(1, `http://127.0.0.1:${port}/status/huge`)).toMatchObject({
+        status: 'failed',
+        failureReason: 'the status list answered more than 262144 bytes',
+      })
+      expect(paths.slice(before)).toStrictEqual(['/status/huge'])
     } finally {
       server.close()
     }

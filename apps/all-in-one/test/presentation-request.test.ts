@@ -1,5 +1,8 @@
 import { createHash, X509Certificate } from 'node:crypto'
+import { schema } from '@credential-service/db-schema'
+import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { testDatabases } from '@credential-service/db-schema/testing'
+import { count, eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -19,6 +22,7 @@ const dcql = {
 
 describe.each(testDatabases())('OpenID4VP presentation requests on $name', (testDatabase) => {
   let app: FastifyInstance
+  let database: DatabaseHandle
   let admin: Record<string, string>
   let root: Record<string, string>
   const tenant = `rp-${crypto.randomUUID().slice(0, 8)}`
@@ -29,6 +33,7 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
   beforeAll(async () => {
     const started = await startAllInOne(testDatabase, PUBLIC_URL)
     app = started.app
+    database = started.database
     await app.ready()
     root = await bearer(app, started.rootClientId, started.rootSecret)
     await post('/api/tenants', { id: tenant, name: tenant }, root)
@@ -191,5 +196,62 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
     const requestId = new URL(body.requestUri).pathname.split('/').at(-1)
     expect((await app.inject({ url: `/verifiers/someone-else/requests/${requestId}` })).statusCode).toBe(404)
     expect((await app.inject({ url: `/verifiers/${tenant}/requests/unknown-request` })).statusCode).toBe(404)
+  })
+
+  /** Presentation sessions of the tenant, straight from the table: a refused request writes none. */
+  const sessionCount = async () => {
+    const [row] = await database.db
+      .select({ n: count() })
+      .from(schema.presentationSessions)
+      .where(eq(schema.presentationSessions.tenantId, tenant))
+    return row?.n ?? 0
+  }
+
+  it('issue 11: a javascript:, data: or http redirect URI is a 422 problem naming body.redirectUri; no session is created', async () => {
+    const before = await sessionCount()
+    for (const [redirectUri, scheme] of [
+      ['javascript:alert(document.cookie)', 'javascript'],
+      ['data:text/html,<script>alert(1)</script>', 'data'],
+      ['http://rp.example.com/done', 'http'],
+    ]) {
+      const response = await post('/api/presentation-requests', { presentationConfigId: 'age', redirectUri })
+      expect(response.statusCode, redirectUri).toBe(422)
+      expect(response.headers['content-type']).toContain('application/problem+json')
+      expect(response.json()).toMatchObject({ status: 422, code: 'rule_violation' })
+      expect(response.json().errors).toStrictEqual([
+        { path: 'body.redirectUri', message: `must use https, not '${scheme}'` },
+      ])
+    }
+    expect(await sessionCount()).toBe(before)
+    const ok = await post('/api/presentation-requests', {
+      presentationConfigId: 'age',
+      redirectUri: 'https://rp.example.com/done',
+    })
+    expect(ok.statusCode, ok.body).toBe(201)
+    expect(await sessionCount()).toBe(before + 1)
+  })
+
+  it('S-105: a webhookEndpointId of another tenant is a 422 naming body.webhookEndpointId; no session is created', async () => {
+    const other = `other-${crypto.randomUUID().slice(0, 8)}`
+    await post('/api/tenants', { id: other, name: other }, root)
+    const otherClient = (
+      await post(`/api/tenants/${other}/clients`, { roles: ['presentation:config'] }, root)
+    ).json()
+    const hook = await post(
+      '/api/webhook-endpoints',
+      { id: 'results', url: 'https://hooks.example.com/results' },
+      await bearer(app, otherClient.clientId, otherClient.clientSecret),
+    )
+    expect(hook.statusCode, hook.body).toBe(201)
+    const before = await sessionCount()
+    const response = await post('/api/presentation-requests', {
+      presentationConfigId: 'age',
+      webhookEndpointId: 'results',
+    })
+    expect(response.statusCode).toBe(422)
+    expect(response.json().errors).toStrictEqual([
+      { path: 'body.webhookEndpointId', message: "no webhookEndpoint 'results' in this tenant" },
+    ])
+    expect(await sessionCount()).toBe(before)
   })
 })

@@ -215,6 +215,95 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(good)).toBe(true)
   })
 
+  it('S-105: configurations naming another tenant’s attribute provider or webhook endpoint are rejected; that tenant is not written', async () => {
+    const owner = random('owner')
+    const intruder = random('intruder')
+    const imported = await run(
+      tree({
+        [`${owner}/attribute-providers/shared-provider.json`]: { url: 'https://attributes.example.com' },
+        [`${owner}/webhook-endpoints/shared-hook.json`]: { url: 'https://hooks.example.com' },
+      }),
+    )
+    expect(imported.ok).toBe(true)
+    const report = await run(
+      tree({
+        [`${intruder}/key-chains/k.json`]: keyChain,
+        [`${intruder}/credentials/c.json`]: {
+          ...credential('k'),
+          attributeProviderId: 'shared-provider',
+          webhookEndpointId: 'shared-hook',
+        },
+        [`${intruder}/presentations/p.json`]: {
+          keyChainId: 'k',
+          dcqlQuery: {
+            credentials: [{ id: 'x', format: 'dc+sd-jwt', meta: { vct_values: ['urn:example:x'] } }],
+          },
+          webhookEndpointId: 'shared-hook',
+        },
+      }),
+    )
+    expect(report.tenants).toStrictEqual([
+      {
+        tenant: intruder,
+        status: 'rejected',
+        issues: [
+          {
+            file: `${intruder}/credentials/c.json`,
+            path: 'attributeProviderId',
+            message: "no attributeProvider 'shared-provider' in this tenant",
+          },
+          {
+            file: `${intruder}/credentials/c.json`,
+            path: 'webhookEndpointId',
+            message: "no webhookEndpoint 'shared-hook' in this tenant",
+          },
+          {
+            file: `${intruder}/presentations/p.json`,
+            path: 'webhookEndpointId',
+            message: "no webhookEndpoint 'shared-hook' in this tenant",
+          },
+        ],
+      },
+    ])
+    expect(await tenantExists(intruder)).toBe(false)
+  })
+
+  it('issue 11: a presentation file with a javascript: or http redirectUri is rejected naming the file and field', async () => {
+    const tenant = random('redirect')
+    const dcqlQuery = {
+      credentials: [{ id: 'x', format: 'dc+sd-jwt', meta: { vct_values: ['urn:example:x'] } }],
+    }
+    const report = await run(
+      tree({
+        [`${tenant}/key-chains/k.json`]: keyChain,
+        [`${tenant}/presentations/script.json`]: {
+          keyChainId: 'k',
+          dcqlQuery,
+          redirectUri: 'javascript:alert(1)',
+        },
+        [`${tenant}/presentations/plain.json`]: {
+          keyChainId: 'k',
+          dcqlQuery,
+          redirectUri: 'http://rp.example.com/',
+        },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/presentations/plain.json`,
+        path: 'redirectUri',
+        message: "must use https, not 'http'",
+      },
+      {
+        file: `${tenant}/presentations/script.json`,
+        path: 'redirectUri',
+        message: "must use https, not 'javascript'",
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {
     const tenant = random('odd')
     const root = tree({

@@ -238,6 +238,41 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       ])
     })
 
+    it('issue 11: a javascript:, data: or http redirectUri is a 422 problem naming body.redirectUri, on create and replace; nothing is written', async () => {
+      const id = random('redirect')
+      for (const [redirectUri, scheme] of [
+        ['javascript:alert(document.cookie)', 'javascript'],
+        ['data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==', 'data'],
+        ['http://rp.example.com/done', 'http'],
+      ]) {
+        const response = await post('/api/presentations', { id, dcqlQuery: dcql, keyChainId, redirectUri })
+        expect(response.statusCode, redirectUri).toBe(422)
+        expect(response.headers['content-type']).toContain('application/problem+json')
+        expect(response.json()).toMatchObject({ status: 422, code: 'rule_violation' })
+        expect(response.json().errors).toStrictEqual([
+          { path: 'body.redirectUri', message: `must use https, not '${scheme}'` },
+        ])
+      }
+      expect((await h.app.inject({ url: `/api/presentations/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+      const good = { id, dcqlQuery: dcql, keyChainId, redirectUri: 'https://rp.example.com/done' }
+      expect((await post('/api/presentations', good)).statusCode).toBe(201)
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/presentations/${id}`,
+        headers: admin.auth,
+        payload: { ...good, redirectUri: 'javascript:alert(1)' },
+      })
+      expect(replaced.statusCode).toBe(422)
+      expect(replaced.json().errors).toStrictEqual([
+        { path: 'body.redirectUri', message: "must use https, not 'javascript'" },
+      ])
+      expect(
+        (await h.app.inject({ url: `/api/presentations/${id}`, headers: admin.auth })).json().redirectUri,
+      ).toBe('https://rp.example.com/done')
+    })
+
     it('a presentation client without presentation:config is 403', async () => {
       const offerOnly = await h.createClient(h.tenantA, ['issuance:config'])
       expect(
@@ -296,6 +331,40 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       }
     })
 
+    it('S-120: IPv6, numeric and trailing-dot forms of internal addresses are a 422 naming body.url; nothing is written', async () => {
+      for (const url of [
+        'https://[::ffff:7f00:1]/hook',
+        'https://[::ffff:a9fe:a9fe]/latest/meta-data',
+        'https://[::1]/',
+        'https://[::7f00:1]/',
+        'https://[64:ff9b::a9fe:a9fe]/',
+        'https://[2002:a00:1::]/',
+        'https://[fd12:3456::1]/',
+        'https://[fe80::1]/',
+        'https://[ff02::1]/',
+        'https://[::]/',
+        'https://2130706433/',
+        'https://0x7f000001/',
+        'https://017700000001/',
+        'https://127.1/',
+        'https://localhost./',
+        'https://metadata.google.internal./computeMetadata/v1/',
+      ]) {
+        for (const collection of ['webhook-endpoints', 'attribute-providers']) {
+          const id = random('h')
+          const response = await post(`/api/${collection}`, { id, url })
+          expect(response.statusCode, `${collection} ${url}`).toBe(422)
+          expect(response.headers['content-type']).toContain('application/problem+json')
+          expect(response.json().errors).toStrictEqual([
+            { path: 'body.url', message: expect.stringContaining('allow it with OUTBOUND_ALLOWED_HOSTS') },
+          ])
+          expect(
+            (await h.app.inject({ url: `/api/${collection}/${id}`, headers: admin.auth })).statusCode,
+          ).toBe(404)
+        }
+      }
+    })
+
     it('a referenced provider cannot be deleted; a configuration may name it', async () => {
       const provider = random('p')
       await post('/api/attribute-providers', { id: provider, url: 'https://attributes.example.com' })
@@ -323,6 +392,84 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
           })
         ).statusCode,
       ).toBe(204)
+    })
+  })
+
+  describe('S-105: references to another tenant', () => {
+    /** Tenant A's endpoints, and a tenant B client with a key chain of its own. */
+    async function setUp() {
+      const provider = random('a-provider')
+      const hook = random('a-hook')
+      expect(
+        (await post('/api/attribute-providers', { id: provider, url: 'https://attributes.example.com' }))
+          .statusCode,
+      ).toBe(201)
+      expect(
+        (await post('/api/webhook-endpoints', { id: hook, url: 'https://hooks.example.com' })).statusCode,
+      ).toBe(201)
+      const intruder = await h.createClient(h.tenantB, ['issuance:config', 'presentation:config'])
+      return { provider, hook, intruder }
+    }
+
+    it('S-105: tenant B cannot create or replace a credential configuration naming tenant A’s attribute provider or webhook endpoint (422); nothing is written', async () => {
+      const { provider, hook, intruder } = await setUp()
+      const id = random('b-pid')
+      const foreign = {
+        ...pid(id, otherTenantKeyChain),
+        attributeProviderId: provider,
+        webhookEndpointId: hook,
+      }
+      const created = await post('/api/credentials', foreign, intruder)
+      expect(created.statusCode).toBe(422)
+      expect(created.headers['content-type']).toContain('application/problem+json')
+      expect(created.json().errors).toStrictEqual([
+        { path: 'body.attributeProviderId', message: `no attributeProvider '${provider}' in this tenant` },
+        { path: 'body.webhookEndpointId', message: `no webhookEndpoint '${hook}' in this tenant` },
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: intruder.auth })).statusCode).toBe(
+        404,
+      )
+      // The operator form with the tenant in the path is held to the same tenant.
+      const operator = await h.createClient(null, ['tenant:manage', 'issuance:config'])
+      const viaPath = await post(`/api/tenants/${h.tenantB}/credentials`, foreign, operator)
+      expect(viaPath.statusCode).toBe(422)
+
+      expect((await post('/api/credentials', pid(id, otherTenantKeyChain), intruder)).statusCode).toBe(201)
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/credentials/${id}`,
+        headers: intruder.auth,
+        payload: foreign,
+      })
+      expect(replaced.statusCode).toBe(422)
+      const stored = (await h.app.inject({ url: `/api/credentials/${id}`, headers: intruder.auth })).json()
+      expect(stored).not.toHaveProperty('attributeProviderId')
+      expect(stored).not.toHaveProperty('webhookEndpointId')
+    })
+
+    it('S-105: tenant B cannot create or replace a presentation configuration naming tenant A’s webhook endpoint (422); nothing is written', async () => {
+      const { hook, intruder } = await setUp()
+      const id = random('b-age')
+      const own = { id, dcqlQuery: dcql, keyChainId: otherTenantKeyChain }
+      const created = await post('/api/presentations', { ...own, webhookEndpointId: hook }, intruder)
+      expect(created.statusCode).toBe(422)
+      expect(created.json().errors).toStrictEqual([
+        { path: 'body.webhookEndpointId', message: `no webhookEndpoint '${hook}' in this tenant` },
+      ])
+      expect(
+        (await h.app.inject({ url: `/api/presentations/${id}`, headers: intruder.auth })).statusCode,
+      ).toBe(404)
+      expect((await post('/api/presentations', own, intruder)).statusCode).toBe(201)
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/presentations/${id}`,
+        headers: intruder.auth,
+        payload: { ...own, webhookEndpointId: hook },
+      })
+      expect(replaced.statusCode).toBe(422)
+      expect(
+        (await h.app.inject({ url: `/api/presentations/${id}`, headers: intruder.auth })).json(),
+      ).not.toHaveProperty('webhookEndpointId')
     })
   })
 

@@ -1,6 +1,7 @@
-import { type OutboundUrlPolicy, UpstreamError } from '@credential-service/core-domain'
+import { UpstreamError } from '@credential-service/core-domain'
 import type { JwkCipher } from '@credential-service/crypto'
-import { assertPublicAddress, authHeaders, type OutboundEndpoint } from './outbound-http'
+import { type OutboundPolicy, outboundFetch } from './outbound-fetch'
+import { authHeaders, type OutboundEndpoint } from './outbound-http'
 
 export interface AttributeRequest {
   tenantId: string
@@ -10,36 +11,39 @@ export interface AttributeRequest {
 
 /**
  * Asks an attribute provider for the claims of one credential: `POST <url>` with the request as
- * JSON and the endpoint's authentication; the caller validates the answer.
+ * JSON and the endpoint's authentication, under the outbound policy (checked address, no
+ * redirects, the provider's timeout, OUTBOUND_MAX_RESPONSE_BYTES); the caller validates the answer.
  */
 export async function fetchAttributes(
   provider: OutboundEndpoint & { timeoutMs: number },
   request: AttributeRequest,
-  deps: { cipher: JwkCipher; outbound: OutboundUrlPolicy; fetch?: typeof fetch },
+  deps: { cipher: JwkCipher; outbound: OutboundPolicy },
 ): Promise<Record<string, unknown>> {
   const name = `attribute provider '${provider.id}'`
-  const url = new URL(provider.url)
-  await assertPublicAddress(url, deps.outbound, name)
   const body = JSON.stringify(request)
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json',
-    ...authHeaders(provider, 'attribute-provider', body, deps.cipher),
-  }
-  let response: Response
-  try {
-    response = await (deps.fetch ?? fetch)(url, {
+  const response = await outboundFetch(
+    provider.url,
+    {
+      name,
       method: 'POST',
-      headers,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...authHeaders(provider, 'attribute-provider', body, deps.cipher),
+      },
       body,
-      redirect: 'error',
-      signal: AbortSignal.timeout(provider.timeoutMs),
-    })
-  } catch (cause) {
-    throw new UpstreamError(`${name} could not be reached`, { cause })
+      timeoutMs: provider.timeoutMs,
+    },
+    deps.outbound,
+  )
+  if (response.status < 200 || response.status >= 300)
+    throw new UpstreamError(`${name} answered HTTP ${response.status}`)
+  let json: unknown
+  try {
+    json = JSON.parse(response.body.toString('utf8'))
+  } catch {
+    json = undefined
   }
-  const json = (await response.json().catch(() => undefined)) as unknown
-  if (!response.ok) throw new UpstreamError(`${name} answered HTTP ${response.status}`)
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new UpstreamError(`${name} did not answer a JSON object`)
   return json as Record<string, unknown>

@@ -58,7 +58,9 @@ export const zCommonEnv = z.object({
   OUTBOUND_ALLOW_HTTP: z
     .stringbool()
     .default(false)
-    .describe('Development only: let attribute providers and webhooks use http:// URLs'),
+    .describe(
+      'Development only: let attribute providers, webhooks, status lists and presentation redirect URIs use http:// URLs',
+    ),
   OUTBOUND_ALLOWED_HOSTS: z
     .string()
     .default('')
@@ -69,7 +71,16 @@ export const zCommonEnv = z.object({
         .filter(Boolean),
     )
     .describe(
-      'Comma-separated hosts that attribute providers and webhooks may use although private or loopback',
+      'Comma-separated host names or IP addresses the service may call although they are (or resolve to) private, loopback or link-local addresses',
+    ),
+  OUTBOUND_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(256 * 1024)
+    .describe(
+      'Largest answer read from an attribute provider or status list; a longer one is cut off and the call fails',
     ),
   WEBHOOK_MAX_ATTEMPTS: z.coerce
     .number()

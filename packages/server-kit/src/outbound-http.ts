@@ -1,6 +1,4 @@
 import { createHmac } from 'node:crypto'
-import { lookup } from 'node:dns/promises'
-import { checkOutboundUrl, type OutboundUrlPolicy, UpstreamError } from '@credential-service/core-domain'
 import type { JwkCipher } from '@credential-service/crypto'
 
 /** An attribute provider or webhook endpoint row, as far as calling it goes. */
@@ -11,21 +9,6 @@ export interface OutboundEndpoint {
   authType: string
   authHeader: string | null
   authSecret: string | null
-}
-
-/**
- * Refuses a host that resolves to a private, loopback or link-local address (DNS rebinding:
- * the name was checked when the endpoint was saved, the address is checked now).
- */
-export async function assertPublicAddress(url: URL, policy: OutboundUrlPolicy, name: string): Promise<void> {
-  if (policy.allowedHosts.includes(url.hostname)) return
-  const addresses = await lookup(url.hostname, { all: true }).catch(() => [])
-  for (const { address } of addresses) {
-    const literal = address.includes(':') ? `[${address}]` : address
-    if (checkOutboundUrl(`https://${literal}/`, { allowHttp: true, allowedHosts: [] }).length) {
-      throw new UpstreamError(`${name}: ${url.hostname} resolves to a private or loopback address`)
-    }
-  }
 }
 
 /**

@@ -1,9 +1,9 @@
-import type { OutboundUrlPolicy } from '@credential-service/core-domain'
 import type { Database } from '@credential-service/db-schema'
 import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { zCommonEnv } from './env'
 import { createKeyRuntime, type KeyRuntime } from './key-runtime'
+import type { OutboundPolicy } from './outbound-fetch'
 import { backgroundWork, outboundPolicy, webhookPolicy } from './runtime-policies'
 import { createTenantCache, type TenantCache } from './tenant-cache'
 
@@ -25,7 +25,7 @@ export interface ProtocolDeps {
   tenants: TenantCache
   publicUrl: string
   now: () => Date
-  outbound: OutboundUrlPolicy
+  outbound: OutboundPolicy
   webhook: { attempts: number; backoffMs: number }
   /** Background work (webhook deliveries) to await before the process closes. */
   background: Set<Promise<unknown>>

@@ -1,15 +1,25 @@
-import type { OutboundUrlPolicy } from '@credential-service/core-domain'
 import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { zCommonEnv } from './env'
+import type { OutboundPolicy } from './outbound-fetch'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
 
-/** Where the service may send requests, from OUTBOUND_ALLOW_HTTP and OUTBOUND_ALLOWED_HOSTS. */
+/**
+ * Where the service may send requests and how much it reads, from OUTBOUND_ALLOW_HTTP,
+ * OUTBOUND_ALLOWED_HOSTS and OUTBOUND_MAX_RESPONSE_BYTES; names resolve through the system resolver.
+ */
 export function outboundPolicy(
-  config: Pick<CommonConfig, 'OUTBOUND_ALLOW_HTTP' | 'OUTBOUND_ALLOWED_HOSTS'>,
-): OutboundUrlPolicy {
-  return { allowHttp: config.OUTBOUND_ALLOW_HTTP, allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }
+  config: Pick<
+    CommonConfig,
+    'OUTBOUND_ALLOW_HTTP' | 'OUTBOUND_ALLOWED_HOSTS' | 'OUTBOUND_MAX_RESPONSE_BYTES'
+  >,
+): OutboundPolicy {
+  return {
+    allowHttp: config.OUTBOUND_ALLOW_HTTP,
+    allowedHosts: config.OUTBOUND_ALLOWED_HOSTS,
+    maxResponseBytes: config.OUTBOUND_MAX_RESPONSE_BYTES,
+  }
 }
 
 /** Webhook retry settings, from WEBHOOK_MAX_ATTEMPTS and WEBHOOK_BACKOFF_MS. */

@@ -1,6 +1,6 @@
-import type { OutboundUrlPolicy } from '@credential-service/core-domain'
 import type { JwkCipher } from '@credential-service/crypto'
-import { assertPublicAddress, authHeaders, type OutboundEndpoint } from './outbound-http'
+import { type OutboundPolicy, outboundFetch } from './outbound-fetch'
+import { authHeaders, type OutboundEndpoint } from './outbound-http'
 
 export interface DeliveryOutcome {
   status: 'delivered' | 'failed'
@@ -10,17 +10,19 @@ export interface DeliveryOutcome {
 
 export interface DeliveryOptions {
   cipher: JwkCipher
-  outbound: OutboundUrlPolicy
+  outbound: OutboundPolicy
   /** Attempts in all (default 4). */
   attempts?: number
   /** First retry delay; doubled each time (default 1 s). */
   backoffMs?: number
+  /** Limit of one attempt, connect to last byte (default 5 s). */
   timeoutMs?: number
 }
 
 /**
  * Delivers one event to a webhook endpoint: `POST <url>` with the JSON event, signed or with the
- * API key, retried with exponential backoff on network errors and non-2xx answers. Resolves with
+ * API key, retried with exponential backoff on network errors and non-2xx answers. Each attempt
+ * goes through `outboundFetch` (checked address, no redirects, size and time caps). Resolves with
  * the outcome; never throws.
  */
 export async function deliverWebhook(
@@ -34,19 +36,24 @@ export async function deliverWebhook(
   const body = JSON.stringify(event)
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      const url = new URL(endpoint.url)
-      await assertPublicAddress(url, options.outbound, `webhook endpoint '${endpoint.id}'`)
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...authHeaders(endpoint, 'webhook-endpoint', body, options.cipher),
+      const response = await outboundFetch(
+        endpoint.url,
+        {
+          name: `webhook endpoint '${endpoint.id}'`,
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...authHeaders(endpoint, 'webhook-endpoint', body, options.cipher),
+          },
+          body,
+          // The status says whether the event arrived; whatever the receiver writes is not read.
+          readBody: false,
+          timeoutMs: options.timeoutMs ?? 5000,
         },
-        body,
-        redirect: 'error',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
-      })
-      if (response.ok) return { status: 'delivered', attempts: attempt, lastError: null }
+        options.outbound,
+      )
+      if (response.status >= 200 && response.status < 300)
+        return { status: 'delivered', attempts: attempt, lastError: null }
       lastError = `HTTP ${response.status}`
     } catch (error) {
       lastError = (error as Error).message

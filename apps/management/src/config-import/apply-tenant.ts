@@ -134,7 +134,11 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     }
     const presentations = createPresentationConfigRepository(db, tenantId)
     for (const { file, data } of plan.presentations) {
-      const issues = await presentationConfigIssues(db, tenantId, data, { tx, prefix: '' })
+      const issues = await presentationConfigIssues(db, tenantId, data, {
+        tx,
+        prefix: '',
+        outbound: deps.configs.outbound,
+      })
       rejected.push(
         ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
       )

@@ -6,6 +6,7 @@ import {
   checkCredentialConfig,
   checkDcqlQuery,
   checkOutboundUrl,
+  checkRedirectUri,
   findRemovedCredentialFields,
   findRemovedKeyChainFields,
   type KeyChainCreate,
@@ -81,8 +82,9 @@ const located = (file: string, list: ValidationIssue[]): ImportIssue[] =>
 
 /**
  * Checks every file of a tenant folder without touching the database: shapes, removed 4.x/3.x
- * fields (named with their replacement), configuration and DCQL rules, URL policy, and references
- * to ids that the folder itself defines (references to existing rows are checked on apply).
+ * fields (named with their replacement), configuration and DCQL rules, URL policy (endpoint URLs,
+ * redirect URIs), and references to ids that the folder itself defines (references to existing
+ * rows are checked on apply).
  */
 export function validateTenantFolder(
   folder: TenantFolder,
@@ -143,7 +145,12 @@ export function validateTenantFolder(
   for (const file of folder.files.presentations) {
     const parsed = parse(zPresentationConfigInput, file, issues)
     if (!parsed) continue
-    const ruleIssues = located(file.file, checkDcqlQuery(parsed.dcqlQuery, 'dcqlQuery'))
+    const ruleIssues = located(file.file, [
+      ...checkDcqlQuery(parsed.dcqlQuery, 'dcqlQuery'),
+      ...(parsed.redirectUri === undefined
+        ? []
+        : checkRedirectUri(parsed.redirectUri, outbound, 'redirectUri')),
+    ])
     issues.push(...ruleIssues)
     if (!ruleIssues.length) plan.presentations.push({ file: file.file, data: parsed })
   }

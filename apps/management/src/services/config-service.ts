@@ -162,7 +162,10 @@ export function createPresentationConfigService(deps: ConfigServiceDeps, tenantI
     createPresentationConfigRepository(deps.db, tenantId),
   )
   return validatedCrud(base, async (input: PresentationConfigData, tx) => {
-    refuse(await presentationConfigIssues(deps.db, tenantId, input, { tx }), 'presentation configuration')
+    refuse(
+      await presentationConfigIssues(deps.db, tenantId, input, { tx, outbound: deps.outbound }),
+      'presentation configuration',
+    )
     return presentationConfigColumns(input)
   })
 }

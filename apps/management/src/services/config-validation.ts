@@ -2,6 +2,8 @@ import {
   type CredentialConfigData,
   checkCredentialConfig,
   checkDcqlQuery,
+  checkRedirectUri,
+  type OutboundUrlPolicy,
   type PresentationConfigData,
   type ValidationIssue,
 } from '@credential-service/core-domain'
@@ -78,15 +80,22 @@ export async function credentialConfigIssues(
   return issues
 }
 
+/**
+ * Every rule a presentation configuration must pass beyond its shape, shared by the API and the
+ * import: the DCQL rules, the redirect URI (https only), references within the tenant.
+ */
 export async function presentationConfigIssues(
   db: Database,
   tenantId: string,
   config: PresentationConfigData,
-  options: { prefix?: string; tx?: Executor } = {},
+  options: { prefix?: string; tx?: Executor; outbound: OutboundUrlPolicy },
 ): Promise<ValidationIssue[]> {
   const prefix = options.prefix ?? 'body'
   return [
     ...checkDcqlQuery(config.dcqlQuery, `${prefix}.dcqlQuery`),
+    ...(config.redirectUri === undefined
+      ? []
+      : checkRedirectUri(config.redirectUri, options.outbound, `${prefix}.redirectUri`)),
     ...(await missingReferences(db, tenantId, config, prefix, options.tx ?? db)),
   ]
 }

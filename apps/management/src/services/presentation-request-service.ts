@@ -1,9 +1,11 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import {
+  checkRedirectUri,
   ForbiddenError,
   isOperator,
   NotFoundError,
   newId,
+  type OutboundUrlPolicy,
   type PresentationRequestCreate,
   type PresentationRequestCreated,
   type PresentationSession,
@@ -13,6 +15,7 @@ import {
 import { type JwkCipher, verifierClientId } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
+  createWebhookEndpointRepository,
   type Database,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
@@ -26,6 +29,8 @@ export interface PresentationRequestDeps {
   tenants: TenantCache
   publicUrl: string
   now: () => Date
+  /** OUTBOUND_ALLOW_HTTP decides whether an http redirect URI is accepted. */
+  outbound: OutboundUrlPolicy
 }
 
 export function toPresentationSession(row: PresentationSessionRow, now: Date): PresentationSession {
@@ -93,6 +98,23 @@ export function createPresentationRequestService(
         const message = `transaction data types not allowed by the configuration: ${refused.join(', ')}`
         throw new RuleViolationError(message, [{ path: 'body.transactionData', message }])
       }
+      // The wallet opens the redirect URI in the user's browser: https only, also for a
+      // configuration saved before that rule (a stored `javascript:` URI never reaches a wallet).
+      const redirectUri = input.redirectUri ?? config.redirectUri
+      if (redirectUri !== undefined) {
+        const path = input.redirectUri === undefined ? 'body.presentationConfigId' : 'body.redirectUri'
+        const issues = checkRedirectUri(redirectUri, deps.outbound, path)
+        if (issues.length) throw new RuleViolationError('the redirect URI is not allowed; see errors', issues)
+      }
+      // An override must name an endpoint of this tenant (checklist S-105); another tenant's id
+      // reads as missing.
+      if (
+        input.webhookEndpointId !== undefined &&
+        !(await createWebhookEndpointRepository(deps.db, tenantId).row(input.webhookEndpointId))
+      ) {
+        const message = `no webhookEndpoint '${input.webhookEndpointId}' in this tenant`
+        throw new RuleViolationError(message, [{ path: 'body.webhookEndpointId', message }])
+      }
       const chain = (await deps.keys.keyChains(tenantId)).find((row) => row.id === config.keyChainId)
       const leaf = chain?.activeCertificates[0]
       if (!leaf)
@@ -116,7 +138,7 @@ export function createPresentationRequestService(
         nonce: randomBytes(32).toString('base64url'),
         state: randomBytes(32).toString('base64url'),
         responseMode: input.responseMode ?? config.responseMode,
-        redirectUri: input.redirectUri ?? config.redirectUri ?? null,
+        redirectUri: redirectUri ?? null,
         transactionData:
           input.transactionData?.map((entry) => Buffer.from(JSON.stringify(entry)).toString('base64url')) ??
           null,

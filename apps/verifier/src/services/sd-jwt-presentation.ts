@@ -1,6 +1,6 @@
 import { createHash, type X509Certificate } from 'node:crypto'
-import type { OutboundUrlPolicy } from '@credential-service/core-domain'
 import { parseCertificate } from '@credential-service/crypto'
+import type { OutboundPolicy } from '@credential-service/server-kit'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { statusListHooks } from './status-list'
 import { checkChain } from './trust'
@@ -26,7 +26,7 @@ export interface SdJwtCheck {
   /** Base64url transaction data strings sent with the request, if any. */
   transactionData: string[] | null
   requireHolderBinding: boolean
-  outbound: OutboundUrlPolicy
+  outbound: OutboundPolicy
 }
 
 const KB_MAX_AGE_SECONDS = 300

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto'
-import type { OutboundUrlPolicy } from '@credential-service/core-domain'
-import { assertPublicAddress } from '@credential-service/server-kit'
+import { UpstreamError } from '@credential-service/core-domain'
+import { type OutboundPolicy, outboundFetch } from '@credential-service/server-kit'
 import type { SDJWTVCConfig } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
 import { PresentationRejected } from './sd-jwt-presentation'
@@ -9,37 +9,46 @@ import { checkChain } from './trust'
 export interface StatusCheck {
   anchors: X509Certificate[]
   acceptAnyIssuer: boolean
-  outbound: OutboundUrlPolicy
+  outbound: OutboundPolicy
   now: Date
 }
 
+const STATUS_LIST_TIMEOUT_MS = 5000
 const STATUS_NAMES: Record<number, string> = { 1: 'revoked (INVALID)', 2: 'suspended' }
 
 /**
  * The Token Status List hooks of @sd-jwt/sd-jwt-vc (draft-ietf-oauth-status-list §8.3, checklist
  * V-33): the library reads the list and the credential's entry; these fetch the token under the
- * outbound policy and check its `typ`, `sub`, expiry and `x5c` chain, verify its signature with the
- * chain's leaf, and reject anything but VALID (0). Every failure rejects the presentation.
+ * outbound policy (`outboundFetch`: checked address, https, size cap), check its `typ`, `sub`,
+ * expiry and `x5c` chain, verify its signature with the chain's leaf, and reject anything but
+ * VALID (0). Every failure rejects the presentation.
  */
 export function statusListHooks(
   check: StatusCheck,
 ): Pick<SDJWTVCConfig, 'statusListFetcher' | 'statusVerifier' | 'statusValidator'> {
   return {
     statusListFetcher: async (uri: string) => {
-      let token: string
+      let response: Awaited<ReturnType<typeof outboundFetch>>
       try {
-        const url = new URL(uri)
-        await assertPublicAddress(url, check.outbound, 'status list')
-        const response = await fetch(url, {
-          headers: { accept: 'application/statuslist+jwt' },
-          redirect: 'error',
-          signal: AbortSignal.timeout(5000),
-        })
-        if (!response.ok) throw new Error(`HTTP ${response.status}`)
-        token = await response.text()
+        // The URI comes from the credential, so from whoever issued it: same outbound rules as
+        // tenant-configured URLs (checklist S-121), https unless OUTBOUND_ALLOW_HTTP.
+        response = await outboundFetch(
+          uri,
+          {
+            name: 'the status list',
+            headers: { accept: 'application/statuslist+jwt' },
+            timeoutMs: STATUS_LIST_TIMEOUT_MS,
+          },
+          check.outbound,
+        )
       } catch (error) {
-        throw new PresentationRejected(`the status list could not be fetched: ${(error as Error).message}`)
+        throw new PresentationRejected(
+          error instanceof UpstreamError ? error.detail : 'the status list could not be fetched',
+        )
       }
+      if (response.status < 200 || response.status >= 300)
+        throw new PresentationRejected(`the status list could not be fetched: HTTP ${response.status}`)
+      const token = response.body.toString('utf8')
       const header = decodeProtectedHeader(token)
       const payload = decodeJwt(token)
       if (header.typ !== 'statuslist+jwt')

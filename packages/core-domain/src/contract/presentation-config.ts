@@ -26,7 +26,12 @@ export const zPresentationConfigInput = z
       .optional()
       .describe('Transaction data types requests may carry'),
     webhookEndpointId: zConfigId.optional().describe('Where results are delivered'),
-    redirectUri: z.url().optional().describe('Same-device flows: where the wallet sends the user back'),
+    redirectUri: z
+      .url()
+      .optional()
+      .describe(
+        'Same-device flows: where the wallet sends the user back. https (http only where OUTBOUND_ALLOW_HTTP is set), no fragment',
+      ),
     keyChainId: zKeyChainId.describe('Key chain that signs request objects'),
     clientIdPrefix: z
       .enum(['x509_san_dns', 'x509_hash'])
@@ -75,8 +80,12 @@ export const zPresentationRequestCreate = z
     redirectUri: z
       .url()
       .optional()
-      .describe('Same-device flows: where the wallet sends the user after responding'),
-    webhookEndpointId: zConfigId.optional().describe('Overrides the configuration'),
+      .describe(
+        'Same-device flows: where the wallet sends the user after responding. https (http only where OUTBOUND_ALLOW_HTTP is set), no fragment',
+      ),
+    webhookEndpointId: zConfigId
+      .optional()
+      .describe('Overrides the configuration; a webhook endpoint of the same tenant'),
     lifetimeSeconds: z.number().int().min(30).max(86_400).optional().describe('Overrides the configuration'),
   })
   .strict()

@@ -1,4 +1,5 @@
 import type { ValidationIssue } from '../errors'
+import { isIpAddress, nonPublicRange } from './ip-address'
 
 export interface OutboundUrlPolicy {
   /** Accept `http:` (development only). */
@@ -7,43 +8,52 @@ export interface OutboundUrlPolicy {
   allowedHosts: readonly string[]
 }
 
+/** Names that never leave the host or the site network (RFC 6761, RFC 6762, RFC 8375, cloud metadata). */
 const LOCAL_NAMES = [
-  /^localhost$/i,
-  /\.localhost$/i,
-  /\.local$/i,
-  /\.internal$/i,
-  /^metadata\.google\.internal$/i,
+  /^localhost$/,
+  /\.localhost$/,
+  /\.local$/,
+  /\.localdomain$/,
+  /\.internal$/,
+  /\.home\.arpa$/,
 ]
 
-function ipv4Private(host: string): boolean {
-  const parts = host.split('.').map(Number)
-  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 255)) return false
-  const [a = 0, b = 0] = parts
-  return (
-    a === 0 ||
-    a === 10 ||
-    a === 127 ||
-    (a === 100 && b >= 64 && b <= 127) ||
-    (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    a >= 224
-  )
+/**
+ * A host as compared everywhere: lowercase, without IPv6 brackets, without the trailing dots of a
+ * fully-qualified name (`localhost.` is `localhost` to DNS).
+ */
+export function normalizeHost(host: string): string {
+  return host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '')
 }
 
-function ipv6Private(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase()
-  if (!h.includes(':')) return false
-  if (h === '::1' || h === '::') return true
-  if (/^f[cd]/.test(h) || /^fe[89ab]/.test(h)) return true
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h)
-  return mapped ? ipv4Private(mapped[1] as string) : false
+/** True when OUTBOUND_ALLOWED_HOSTS names this host (or IP literal). */
+export function isAllowedHost(host: string, policy: OutboundUrlPolicy): boolean {
+  const normalized = normalizeHost(host)
+  return policy.allowedHosts.some((entry) => normalizeHost(entry) === normalized)
 }
 
 /**
- * Where the service may send requests (attribute providers, webhooks): https, and no private,
- * loopback, link-local or cloud-metadata address, unless the policy allows it. Names are checked
- * as written here; the caller checks resolved addresses again when it connects.
+ * Why a host as written must not be called: an internal name or a non-public IP literal (in any
+ * form: WHATWG URL parsing has already turned `2130706433`, `0x7f000001` and `127.1` into
+ * `127.0.0.1`), or `undefined`.
+ */
+function internalHost(host: string): string | undefined {
+  const normalized = normalizeHost(host)
+  if (isIpAddress(normalized)) {
+    const range = nonPublicRange(normalized)
+    return range ? `a non-public address (${range})` : undefined
+  }
+  return LOCAL_NAMES.some((name) => name.test(normalized)) ? 'an internal name' : undefined
+}
+
+/**
+ * Where the service may send requests (attribute providers, webhooks, status lists): https, and
+ * no private, loopback, link-local, multicast or cloud-metadata address, unless the policy allows
+ * it. This checks the URL as written, when it is saved; server-kit's `outboundFetch` checks the
+ * resolved address of every connection again.
  */
 export function checkOutboundUrl(
   url: string,
@@ -62,14 +72,11 @@ export function checkOutboundUrl(
   }
   if (parsed.username || parsed.password)
     issues.push({ path, message: 'must not carry credentials; use auth' })
-  const host = parsed.hostname.toLowerCase()
-  const allowed = policy.allowedHosts.some(
-    (entry) => entry.toLowerCase() === host || `[${entry.toLowerCase()}]` === host,
-  )
-  if (!allowed && (ipv4Private(host) || ipv6Private(host) || LOCAL_NAMES.some((name) => name.test(host)))) {
+  const internal = isAllowedHost(parsed.hostname, policy) ? undefined : internalHost(parsed.hostname)
+  if (internal) {
     issues.push({
       path,
-      message: `'${host}' is a private, loopback or internal address (allow it with OUTBOUND_ALLOWED_HOSTS)`,
+      message: `'${parsed.hostname}' is ${internal}; allow it with OUTBOUND_ALLOWED_HOSTS`,
     })
   }
   return issues

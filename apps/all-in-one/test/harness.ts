@@ -20,6 +20,8 @@ export async function startAllInOne(
   publicUrl = 'http://localhost:3000',
   env: Record<string, string> = {},
   now?: () => Date,
+  /** Collects every log line at warn level and above; silent when absent. */
+  logLines?: Record<string, unknown>[],
 ): Promise<AllInOne> {
   const database = await testDatabase.open()
   const rootClientId = `root-${crypto.randomUUID()}`
@@ -35,7 +37,12 @@ export async function startAllInOne(
     await database.close()
     throw error
   })
-  const app = await createServer({ logLevel: 'silent', ping: database.ping, apps })
+  const app = await createServer({
+    logLevel: logLines ? 'warn' : 'silent',
+    ping: database.ping,
+    apps,
+    ...(logLines ? { logStream: { write: (line: string) => logLines.push(JSON.parse(line)) } } : {}),
+  })
   app.addHook('onClose', () => database.close())
   return { app, database, rootClientId, rootSecret }
 }

@@ -91,13 +91,17 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     return auth
   }
   let root: Record<string, string>
+  const logLines: Record<string, unknown>[] = []
 
   beforeAll(async () => {
     // The attribute provider of these tests listens on loopback over http.
-    const started = await startAllInOne(testDatabase, PUBLIC_URL, {
-      OUTBOUND_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    })
+    const started = await startAllInOne(
+      testDatabase,
+      PUBLIC_URL,
+      { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' },
+      undefined,
+      logLines,
+    )
     app = started.app
     database = started.database
     await app.ready()
@@ -726,6 +730,16 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
           delivery: { status: 'delivered', attempts: 2, error: null },
         },
       ])
+      // Issue 13: the failed first attempt is logged with its endpoint and cause.
+      expect(logLines).toContainEqual(
+        expect.objectContaining({
+          msg: 'webhook delivery failed',
+          webhookEndpointId: 'events',
+          tenantId: tenant,
+          attempt: 1,
+          status: 503,
+        }),
+      )
       const last = received.at(-1) as ReceivedCall
       expect(JSON.parse(last.body)).toMatchObject({
         type: 'issuance.notification',
@@ -883,6 +897,12 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
           status: 'failed',
           failureReason: "attribute provider 'down' could not be reached",
         })
+        // Issue 13: the operator's log names the provider, the session and the cause.
+        const logged = logLines.find(
+          (line) => line.msg === 'attribute provider failed' && line.sessionId === down.created.sessionId,
+        )
+        expect(logged).toMatchObject({ level: 40, tenantId: tenant, attributeProviderId: 'down' })
+        expect(JSON.stringify(logged?.err)).toContain('ECONNREFUSED')
       } finally {
         server.close()
       }

@@ -6,6 +6,7 @@ import { createKeyRuntime, type KeyRuntime } from './key-runtime'
 import type { OutboundPolicy } from './outbound-fetch'
 import { backgroundWork, outboundPolicy, webhookPolicy } from './runtime-policies'
 import { createTenantCache, type TenantCache } from './tenant-cache'
+import type { OutboundLog } from './webhook-delivery'
 
 /** What a wallet-facing app (issuer, verifier) is built from. */
 export interface ProtocolAppOptions {
@@ -26,7 +27,9 @@ export interface ProtocolDeps {
   publicUrl: string
   now: () => Date
   outbound: OutboundPolicy
-  webhook: { attempts: number; backoffMs: number }
+  webhook: { attempts: number; backoffMs: number; log: OutboundLog }
+  /** The process logger, for failures of background and outbound work that no request reports. */
+  log: OutboundLog
   /** Background work (webhook deliveries) to await before the process closes. */
   background: Set<Promise<unknown>>
 }
@@ -40,7 +43,8 @@ export function protocolDeps(app: FastifyInstance, options: ProtocolAppOptions):
     publicUrl: config.PUBLIC_URL,
     now: options.now ?? (() => new Date()),
     outbound: outboundPolicy(config),
-    webhook: webhookPolicy(config),
+    webhook: { ...webhookPolicy(config), log: app.log },
+    log: app.log,
     background: backgroundWork(app),
   }
 }

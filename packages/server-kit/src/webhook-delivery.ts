@@ -8,6 +8,11 @@ export interface DeliveryOutcome {
   lastError: string | null
 }
 
+/** Where failed deliveries and outbound calls are reported (a pino logger). */
+export interface OutboundLog {
+  warn(object: Record<string, unknown>, message: string): void
+}
+
 export interface DeliveryOptions {
   cipher: JwkCipher
   outbound: OutboundPolicy
@@ -17,6 +22,8 @@ export interface DeliveryOptions {
   backoffMs?: number
   /** Limit of one attempt, connect to last byte (default 5 s). */
   timeoutMs?: number
+  /** Receives one line per failed attempt, with the endpoint, the attempt and the cause. */
+  log?: OutboundLog
 }
 
 /**
@@ -55,8 +62,16 @@ export async function deliverWebhook(
       if (response.status >= 200 && response.status < 300)
         return { status: 'delivered', attempts: attempt, lastError: null }
       lastError = `HTTP ${response.status}`
+      options.log?.warn(
+        { webhookEndpointId: endpoint.id, tenantId: endpoint.tenantId, attempt, status: response.status },
+        'webhook delivery failed',
+      )
     } catch (error) {
       lastError = (error as Error).message
+      options.log?.warn(
+        { webhookEndpointId: endpoint.id, tenantId: endpoint.tenantId, attempt, err: error },
+        'webhook delivery failed',
+      )
     }
     if (attempt < attempts) {
       await new Promise((resolve) => setTimeout(resolve, delay))

@@ -314,6 +314,11 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       reason = `claims of '${config.id}' failed validation: ${resolved.issues.map((i) => `${i.path} ${i.message}`).join('; ')}`
     } catch (error) {
       reason = error instanceof DomainError ? error.detail : 'the attribute provider failed'
+      // The wallet sees the reason only; the operator needs the cause (refused address, timeout, …).
+      deps.log.warn(
+        { tenantId, attributeProviderId: config.attributeProviderId, sessionId: session.id, err: error },
+        'attribute provider failed',
+      )
     }
     await sessions.fail(session.id, reason)
     throw new ProtocolError('credential_request_denied', reason)

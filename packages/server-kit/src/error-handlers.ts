@@ -51,7 +51,7 @@ export function refusalBody(
     const body = limit
       ? problem(limit.code, limit.detail, instance)
       : problem('malformed_request', 'the request could not be read', instance)
-    return { contentType: PROBLEM_CONTENT_TYPE, body: JSON.stringify(body) }
+    return { contentType: `${PROBLEM_CONTENT_TYPE}; charset=utf-8`, body: JSON.stringify(body) }
   }
   const body = limit
     ? { error: limit.oauth, error_description: limit.detail }
@@ -126,7 +126,13 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
       })
     }
   }
-  return reply.status(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
+  // The body is ours and always a problem: a route's schema for the same status (the health
+  // route's 503) must not turn it into a serialization failure.
+  return reply
+    .status(body.status)
+    .type(`${PROBLEM_CONTENT_TYPE}; charset=utf-8`)
+    .serializer(JSON.stringify)
+    .send(body)
 }
 
 /** Domain errors met on a protocol route, in OAuth terms. */
@@ -147,7 +153,8 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
  */
 export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
   const error = thrown as HttpError
-  reply.header('cache-control', 'no-store')
+  // As for problems: the body is ours, whatever schema the route declares for the status.
+  reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').serializer(JSON.stringify)
   if (error instanceof ProtocolError) {
     request.log.info({ error: error.error, err: error.cause }, error.detail)
     if (error.challenge) reply.header('www-authenticate', error.challenge)

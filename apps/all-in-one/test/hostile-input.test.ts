@@ -150,10 +150,18 @@ const ROUTES: RouteCase[] = [
     url: '/issuers/{p}/notification',
     param: 'tenant',
     shape: 'oauth',
-    json: { body: (v) => `{"notification_id":${v},"event":"credential_accepted"}`, field: 'body.notification_id' },
+    json: {
+      body: (v) => `{"notification_id":${v},"event":"credential_accepted"}`,
+      field: 'body.notification_id',
+    },
   },
   { method: 'GET', url: '/issuers/{t}/offers/{p}', param: 'id', shape: 'oauth' },
-  { method: 'GET', url: '/.well-known/openid-credential-issuer/issuers/{p}', param: 'tenant', shape: 'oauth' },
+  {
+    method: 'GET',
+    url: '/.well-known/openid-credential-issuer/issuers/{p}',
+    param: 'tenant',
+    shape: 'oauth',
+  },
   {
     method: 'POST',
     url: '/verifiers/{t}/responses/{p}',
@@ -277,7 +285,10 @@ describe.each(testDatabases())('issue 11: hostile input is a 4xx, never a 500, o
       })
     } else {
       expect(response.headers['cache-control']).toBe('no-store')
-      expect(response.json()).toStrictEqual({ error: 'invalid_request', error_description: expect.any(String) })
+      expect(response.json()).toStrictEqual({
+        error: 'invalid_request',
+        error_description: expect.any(String),
+      })
       // The description names where the bad value is.
       expect(response.json().error_description).toContain(path)
     }
@@ -288,16 +299,19 @@ describe.each(testDatabases())('issue 11: hostile input is a 4xx, never a 500, o
       ? Object.keys(JSON_VALUES).map((value) => ({ route, value: value as keyof typeof JSON_VALUES }))
       : [],
   )
-  it.each(jsonCases)('S-12, S-123: $value in a JSON body of $route.method $route.url', async ({ route, value }) => {
-    const json = route.json as NonNullable<RouteCase['json']>
-    const url = fill(route.url, tenant)
-    const response = await send(route, {
-      url,
-      headers: { 'content-type': 'application/json' },
-      payload: fill(json.body(JSON_VALUES[value])),
-    })
-    expectRefused(response, route.shape, issuePath(value, json.field), url)
-  })
+  it.each(jsonCases)(
+    'S-12, S-123: $value in a JSON body of $route.method $route.url',
+    async ({ route, value }) => {
+      const json = route.json as NonNullable<RouteCase['json']>
+      const url = fill(route.url, tenant)
+      const response = await send(route, {
+        url,
+        headers: { 'content-type': 'application/json' },
+        payload: fill(json.body(JSON_VALUES[value])),
+      })
+      expectRefused(response, route.shape, issuePath(value, json.field), url)
+    },
+  )
 
   const formCases = ROUTES.filter((route) => route.form)
   it.each(formCases)('S-12: NUL in a form body of $method $url', async (route) => {

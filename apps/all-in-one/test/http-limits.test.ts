@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { testDatabases } from '@credential-service/db-schema/testing'
-import { PROBLEM_TYPE_BASE, SERVICE_VERSION } from '@credential-service/server-kit'
+import { DEFAULT_HTTP_LIMITS, PROBLEM_TYPE_BASE, SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, startAllInOne } from './harness'
@@ -89,7 +90,12 @@ describe.each(testDatabases())('S-122: request limits over a listening server on
     await app.listen({ host: '127.0.0.1', port: 0 })
     port = (app.server.address() as { port: number }).port
     root = await bearer(app, started.rootClientId, started.rootSecret)
-    await app.inject({ method: 'POST', url: '/api/tenants', headers: root, payload: { id: tenant, name: tenant } })
+    await app.inject({
+      method: 'POST',
+      url: '/api/tenants',
+      headers: root,
+      payload: { id: tenant, name: tenant },
+    })
   })
   afterAll(() => app.close())
 
@@ -147,7 +153,10 @@ describe.each(testDatabases())('S-122: request limits over a listening server on
           'content-length': String(form.length),
         })}\r\n${form}`,
       )
-      expectAnswer(response, 413, OAUTH_JSON, { error: 'invalid_request', error_description: expect.any(String) })
+      expectAnswer(response, 413, OAUTH_JSON, {
+        error: 'invalid_request',
+        error_description: expect.any(String),
+      })
       expect(response.headers['cache-control']).toBe('no-store')
     })
 
@@ -181,8 +190,14 @@ describe.each(testDatabases())('S-122: request limits over a listening server on
 
     it('S-122, RFC 6749 §5.2: on a protocol route an OAuth error, both below and beyond the header limit', async () => {
       for (const length of [3000, 10_000]) {
-        const response = await raw(port, `${head('GET', `/issuers/${tenant}/offers/x?pad=${'a'.repeat(length)}`)}\r\n`)
-        expectAnswer(response, 414, OAUTH_JSON, { error: 'invalid_request', error_description: expect.any(String) })
+        const response = await raw(
+          port,
+          `${head('GET', `/issuers/${tenant}/offers/x?pad=${'a'.repeat(length)}`)}\r\n`,
+        )
+        expectAnswer(response, 414, OAUTH_JSON, {
+          error: 'invalid_request',
+          error_description: expect.any(String),
+        })
       }
     })
   })
@@ -203,7 +218,10 @@ describe.each(testDatabases())('S-122: request limits over a listening server on
         port,
         `${head('POST', `/issuers/${tenant}/nonce`, { cookie: 'a'.repeat(9000) })}\r\n`,
       )
-      expectAnswer(response, 431, OAUTH_JSON, { error: 'invalid_request', error_description: expect.any(String) })
+      expectAnswer(response, 431, OAUTH_JSON, {
+        error: 'invalid_request',
+        error_description: expect.any(String),
+      })
     })
 
     it('headers below the limit still pass', async () => {
@@ -217,52 +235,73 @@ describe.each(testDatabases())('S-122: request limits over a listening server on
 
   it('S-12, S-112: a NUL in a header is refused by node:http as a 400 problem, not an empty answer', async () => {
     const response = await raw(port, `${head('GET', '/api/health', { 'x-probe': 'a\u0000b' })}\r\n`)
-    expectAnswer(response, 400, PROBLEM_JSON, problemOf('malformed_request', 'Malformed request', 400, '/api/health'))
+    expectAnswer(
+      response,
+      400,
+      PROBLEM_JSON,
+      problemOf('malformed_request', 'Malformed request', 400, '/api/health'),
+    )
   })
 })
 
-describe.each(testDatabases())('S-112: a closing server answers 503 in the shape of the route on $name', (testDatabase) => {
-  let app: FastifyInstance
-  let port: number
+describe.each(testDatabases())(
+  'S-112: a closing server answers 503 in the shape of the route on $name',
+  (testDatabase) => {
+    let app: FastifyInstance
+    let port: number
 
-  // Started in a hook: the test closes the server itself.
-  beforeAll(async () => {
-    ;({ app } = await startAllInOne(testDatabase))
-    await app.listen({ host: '127.0.0.1', port: 0 })
-    port = (app.server.address() as { port: number }).port
-  })
-
-  it('requests that arrive while the server closes get 503: problem+json on /api, OAuth JSON elsewhere', async () => {
-    // Requests already on the wire when close() starts: a started request keeps its connection
-    // open (node:http only drops idle ones), and its last header line arrives during the close.
-    const api = await open(port)
-    const protocol = await open(port)
-    const answers = [readResponse(api), readResponse(protocol)]
-    api.write(head('GET', '/api/health'))
-    protocol.write(head('POST', '/issuers/any/nonce'))
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    const closed = app.close()
-    // server.close() runs after the preClose hooks: once the server stops listening, it is closing.
-    for (let waited = 0; app.server.listening && waited < 5000; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    api.write('\r\n')
-    protocol.write('\r\n')
-    const [apiAnswer, protocolAnswer] = (await Promise.all(answers)) as [RawResponse, RawResponse]
-    await closed
-
-    expect(apiAnswer.status).toBe(503)
-    expect(apiAnswer.headers['content-type']).toBe(PROBLEM_JSON)
-    expect(apiAnswer.headers.connection).toBe('close')
-    expect(JSON.parse(apiAnswer.body)).toStrictEqual(
-      problemOf('service_unavailable', 'Service unavailable', 503, '/api/health'),
-    )
-    expect(protocolAnswer.status).toBe(503)
-    expect(protocolAnswer.headers['content-type']).toBe(OAUTH_JSON)
-    expect(protocolAnswer.headers.connection).toBe('close')
-    expect(JSON.parse(protocolAnswer.body)).toStrictEqual({
-      error: 'temporarily_unavailable',
-      error_description: expect.any(String),
+    // Started in a hook: the test closes the server itself.
+    beforeAll(async () => {
+      ;({ app } = await startAllInOne(testDatabase))
+      await app.listen({ host: '127.0.0.1', port: 0 })
+      port = (app.server.address() as { port: number }).port
     })
+
+    it('requests that arrive while the server closes get 503: problem+json on /api, OAuth JSON elsewhere', async () => {
+      // Requests already on the wire when close() starts: a started request keeps its connection
+      // open (node:http only drops idle ones), and its last header line arrives during the close.
+      const api = await open(port)
+      const protocol = await open(port)
+      const answers = [readResponse(api), readResponse(protocol)]
+      api.write(head('GET', '/api/health'))
+      protocol.write(head('POST', '/issuers/any/nonce'))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const closed = app.close()
+      // server.close() runs after the preClose hooks: once the server stops listening, it is closing.
+      for (let waited = 0; app.server.listening && waited < 5000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      api.write('\r\n')
+      protocol.write('\r\n')
+      const [apiAnswer, protocolAnswer] = (await Promise.all(answers)) as [RawResponse, RawResponse]
+      await closed
+
+      expect(apiAnswer.status).toBe(503)
+      expect(apiAnswer.headers['content-type']).toBe(PROBLEM_JSON)
+      expect(apiAnswer.headers.connection).toBe('close')
+      expect(JSON.parse(apiAnswer.body)).toStrictEqual(
+        problemOf('service_unavailable', 'Service unavailable', 503, '/api/health'),
+      )
+      expect(protocolAnswer.status).toBe(503)
+      expect(protocolAnswer.headers['content-type']).toBe(OAUTH_JSON)
+      expect(protocolAnswer.headers.connection).toBe('close')
+      expect(JSON.parse(protocolAnswer.body)).toStrictEqual({
+        error: 'temporarily_unavailable',
+        error_description: expect.any(String),
+      })
+    })
+  },
+)
+
+describe('S-122: docker/nginx.conf', () => {
+  const nginx = readFileSync(new URL('../../../docker/nginx.conf', import.meta.url), 'utf8')
+  const bytes = (size: string) =>
+    Number.parseInt(size, 10) * ({ k: 1024, m: 1024 * 1024 }[size.at(-1) as string] ?? 1)
+
+  it('lets through larger bodies and headers than the apps allow, so the app answers in its own shape', () => {
+    const body = /client_max_body_size (\w+);/.exec(nginx)?.[1] as string
+    const headerBuffer = /large_client_header_buffers \d+ (\w+);/.exec(nginx)?.[1] as string
+    expect(bytes(body)).toBeGreaterThan(DEFAULT_HTTP_LIMITS.bodyBytes)
+    expect(bytes(headerBuffer)).toBeGreaterThan(DEFAULT_HTTP_LIMITS.headerBytes)
   })
 })

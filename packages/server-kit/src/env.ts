@@ -100,14 +100,18 @@ export const zCommonEnv = z.object({
     .min(4096)
     .max(1024 * 1024)
     .default(16 * 1024)
-    .describe('Largest request line plus headers in bytes; larger is a 431 problem (node:http maxHeaderSize)'),
+    .describe(
+      'Largest request line plus headers in bytes; larger is a 431 problem (node:http maxHeaderSize)',
+    ),
   URL_LIMIT_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
     .max(1024 * 1024)
     .default(8 * 1024)
-    .describe('Longest request URI (path and query) in bytes; longer is a 414 problem. Keep it below HEADER_LIMIT_BYTES'),
+    .describe(
+      'Longest request URI (path and query) in bytes; longer is a 414 problem. Keep it below HEADER_LIMIT_BYTES',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

@@ -16,7 +16,11 @@ type HttpError = FastifyError & { validationContext?: string }
 /** What the HTTP layer refuses by status, before any route logic: code, OAuth error, detail. */
 const LIMITS: Record<number, { code: ProblemCode; oauth: string; detail: string }> = {
   408: { code: 'request_timeout', oauth: 'invalid_request', detail: 'the request took too long to arrive' },
-  413: { code: 'payload_too_large', oauth: 'invalid_request', detail: 'the request body is larger than allowed' },
+  413: {
+    code: 'payload_too_large',
+    oauth: 'invalid_request',
+    detail: 'the request body is larger than allowed',
+  },
   414: { code: 'uri_too_long', oauth: 'invalid_request', detail: 'the request URI is longer than allowed' },
   415: {
     code: 'unsupported_media_type',

@@ -61,7 +61,6 @@ export function registerHttpLimits(app: FastifyInstance, limits: HttpLimits): vo
   })
 }
 
-
 const REQUEST_LINE = /^[A-Z]+ (\S+)/
 
 /**

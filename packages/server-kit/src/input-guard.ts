@@ -8,10 +8,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
  */
 export const MAX_JSON_DEPTH = 64
 
-// NUL (PostgreSQL text and jsonb refuse it) or a lone surrogate (jsonb refuses it, and it is not
-// UTF-8). With the `u` flag a well-formed surrogate pair is one code point, so `\p{Cs}` only
-// matches lone halves.
-const UNSTORABLE = /[\u0000\p{Cs}]/u
+// With the `u` flag a well-formed surrogate pair is one code point, so `\p{Cs}` only matches
+// lone halves.
+const LONE_SURROGATE = /\p{Cs}/u
+
+/** NUL (PostgreSQL text and jsonb refuse it) or a lone surrogate (jsonb refuses it; not UTF-8). */
+const unstorable = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text)
 
 /**
  * Depth of a JSON text without parsing it: one pass over the characters, brackets inside strings
@@ -23,7 +25,8 @@ export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean 
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
     if (inString) {
-      if (code === 0x5c) i++ // backslash: skip the escaped character
+      if (code === 0x5c)
+        i++ // backslash: skip the escaped character
       else if (code === 0x22) inString = false
     } else if (code === 0x22) inString = true
     else if (code === 0x5b || code === 0x7b) {
@@ -37,16 +40,21 @@ export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean 
  * The first string (value or key) in `value` that the database cannot store, or a nesting deeper
  * than `limit`, as a validation issue at its dotted path. Recursion is bounded by `limit`.
  */
-export function findUnstorable(value: unknown, path: string, limit = MAX_JSON_DEPTH): ValidationIssue | undefined {
+export function findUnstorable(
+  value: unknown,
+  path: string,
+  limit = MAX_JSON_DEPTH,
+): ValidationIssue | undefined {
   if (typeof value === 'string') {
-    return UNSTORABLE.test(value) ? { path, message: whatIsWrong(value) } : undefined
+    return unstorable(value) ? { path, message: whatIsWrong(value) } : undefined
   }
   if (value === null || typeof value !== 'object') return undefined
   if (limit === 0) return { path, message: `nests deeper than ${MAX_JSON_DEPTH} levels` }
   const entries = Array.isArray(value) ? value.entries() : Object.entries(value)
   for (const [key, item] of entries) {
     // A bad key is reported at its object: echoing the key would echo the bad character.
-    if (typeof key === 'string' && UNSTORABLE.test(key)) return { path, message: `has a key that ${whatIsWrong(key)}` }
+    if (typeof key === 'string' && unstorable(key))
+      return { path, message: `has a key that ${whatIsWrong(key)}` }
     const found = findUnstorable(item, `${path}.${key}`, limit - 1)
     if (found) return found
   }

@@ -94,4 +94,6 @@ export function problemFromDomainError(error: DomainError, instance?: string): P
 }
 
 /** Every problem status a management route can answer, for the OpenAPI description. */
-export const PROBLEM_STATUSES = [400, 401, 403, 404, 408, 409, 413, 414, 415, 422, 431, 500, 502, 503] as const
+export const PROBLEM_STATUSES = [
+  400, 401, 403, 404, 408, 409, 413, 414, 415, 422, 431, 500, 502, 503,
+] as const

@@ -26,7 +26,7 @@ export function decodeCursor(cursor: string | undefined, list: string): string |
 }
 
 // NUL or a lone surrogate (JSON escapes can spell both): PostgreSQL refuses them in a text parameter.
-const UNSTORABLE = /[\u0000\p{Cs}]/u
+const unstorable = (text: string) => text.includes('\u0000') || /\p{Cs}/u.test(text)
 
 function parseCursor(cursor: string): [string, string] | undefined {
   const bytes = Buffer.from(cursor, 'base64url')
@@ -38,7 +38,7 @@ function parseCursor(cursor: string): [string, string] | undefined {
       value.length === 2 &&
       typeof value[0] === 'string' &&
       typeof value[1] === 'string' &&
-      !UNSTORABLE.test(value[1])
+      !unstorable(value[1])
       ? [value[0], value[1]]
       : undefined
   } catch {

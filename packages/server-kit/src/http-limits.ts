@@ -61,7 +61,8 @@ export function registerHttpLimits(app: FastifyInstance, limits: HttpLimits): vo
   })
 }
 
-const REQUEST_LINE = /^[A-Z]+ (\S+)/
+// A request line in origin form, as node:http accepts it: `GET /path?query HTTP/1.1`.
+const REQUEST_LINE = /^[A-Z]+ (\/\S*)/
 
 /**
  * Answers what node:http refuses before Fastify sees a request (headers beyond `maxHeaderSize`,

@@ -25,8 +25,8 @@ export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean 
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
     if (inString) {
-      if (code === 0x5c)
-        i++ // backslash: skip the escaped character
+      // A backslash escapes the next character, a quote among others.
+      if (code === 0x5c) i++
       else if (code === 0x22) inString = false
     } else if (code === 0x22) inString = true
     else if (code === 0x5b || code === 0x7b) {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
-import { createServer } from '@credential-service/server-kit'
+import { createServer, httpLimits } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { composeApps } from '../src/compose'
 
@@ -42,6 +42,7 @@ export async function startAllInOne(
     ping: database.ping,
     apps,
     ...(logLines ? { logStream: { write: (line: string) => logLines.push(JSON.parse(line)) } } : {}),
+    limits: httpLimits(config),
   })
   app.addHook('onClose', () => database.close())
   return { app, database, rootClientId, rootSecret }

@@ -10,6 +10,7 @@ import {
   signWithKeyObject,
 } from '@credential-service/crypto'
 import { testDatabases } from '@credential-service/db-schema/testing'
+import { DEFAULT_HTTP_LIMITS } from '@credential-service/server-kit'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { StatusList } from '@sd-jwt/jwt-status-list'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
@@ -681,7 +682,10 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
 
   it('S-122: an oversized response body is refused with 413 and changes nothing', async () => {
     const { created } = await request('plain')
-    const response = await respond(created.requestUri, { vp_token: 'x'.repeat(300 * 1024), state: 'x' })
+    const response = await respond(created.requestUri, {
+      vp_token: 'x'.repeat(DEFAULT_HTTP_LIMITS.bodyBytes),
+      state: 'x',
+    })
     expect(response.statusCode).toBe(413)
     expect(response.json().error).toBe('invalid_request')
     expect((await session(created.sessionId)).status).toBe('pending')

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { ConfigError } from '@credential-service/server-kit'
+import { ConfigError, DEFAULT_HTTP_LIMITS, httpLimits } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
 import { parseManagementConfig } from '../src/config'
 
@@ -26,6 +26,22 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
     expect(config.PUBLIC_URL).toBe('https://issuer.test')
     expect(config.ACCESS_TOKEN_TTL_SECONDS).toBe(3600)
     expect(Object.isFrozen(config)).toBe(true)
+  })
+
+  it('S-122: request limits default to 1 MiB body, 16 KiB headers, 8 KiB URI, and refuse nonsense', () => {
+    const config = parseManagementConfig(base)
+    expect(httpLimits(config)).toStrictEqual({ bodyBytes: 1_048_576, headerBytes: 16_384, urlBytes: 8192 })
+    expect(httpLimits(config)).toStrictEqual(DEFAULT_HTTP_LIMITS)
+    expect(httpLimits(parseManagementConfig({ ...base, BODY_LIMIT_BYTES: '2097152' })).bodyBytes).toBe(
+      2_097_152,
+    )
+    expect(
+      issuesOf({ ...base, BODY_LIMIT_BYTES: '0', HEADER_LIMIT_BYTES: 'big', URL_LIMIT_BYTES: '-1' }),
+    ).toEqual([
+      expect.stringContaining('BODY_LIMIT_BYTES'),
+      expect.stringContaining('HEADER_LIMIT_BYTES'),
+      expect.stringContaining('URL_LIMIT_BYTES'),
+    ])
   })
 
   it('spec §8: a MASTER_SECRET under 32 characters is refused, naming the variable, never its value', () => {

@@ -2,6 +2,8 @@ import { newId } from '@credential-service/core-domain'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
 import { oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
+import { clientErrorHandler, DEFAULT_HTTP_LIMITS, type HttpLimits, registerHttpLimits } from './http-limits'
+import { registerInputGuard } from './input-guard'
 import { problem } from './problem'
 import { SERVICE_VERSION } from './version'
 
@@ -11,8 +13,8 @@ export interface ServerOptions {
   ping: () => Promise<boolean>
   /** App plugins to mount on this origin (one in a standalone app, three in all-in-one mode). */
   apps: FastifyPluginAsync[]
-  /** Largest accepted request body. */
-  bodyLimit?: number
+  /** Request size limits (body, headers, URI); {@link DEFAULT_HTTP_LIMITS} when absent. */
+  limits?: HttpLimits
   /** Where log lines go; stdout when absent (tests capture them here). */
   logStream?: { write(line: string): void }
 }
@@ -32,14 +34,13 @@ export const LOG_REDACT_PATHS = [
   '*.d',
 ]
 
-export const DEFAULT_BODY_LIMIT = 256 * 1024
-
 /**
  * The Fastify root shared by every process: logging, ids, zod validation, the version header,
- * `GET /`, `GET /healthz`, and error and not-found rendering by path (`/api` problem+json,
- * everything else OAuth-style JSON). Apps add their routes as plugins.
+ * `GET /`, `GET /healthz`, request limits and the input guard, and error and not-found rendering
+ * by path (`/api` problem+json, everything else OAuth-style JSON). Apps add their routes as plugins.
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
+  const limits = options.limits ?? DEFAULT_HTTP_LIMITS
   const app = Fastify({
     logger: {
       level: options.logLevel,
@@ -49,7 +50,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     requestIdHeader: false,
     genReqId: requestId,
     childLoggerFactory: lazyRequestLogger,
-    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyLimit: limits.bodyBytes,
+    http: { maxHeaderSize: limits.headerBytes },
+    clientErrorHandler: clientErrorHandler(limits),
+    // registerHttpLimits answers 503 while closing, in the shape of the route.
+    return503OnClosing: false,
     trustProxy: true,
   })
   app.setValidatorCompiler(validatorCompiler)
@@ -60,6 +65,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     reply.header('x-request-id', request.id)
     done()
   })
+  registerHttpLimits(app, limits)
+  registerInputGuard(app)
 
   app.setErrorHandler((error, request, reply) =>
     request.url.startsWith('/api')

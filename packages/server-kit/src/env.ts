@@ -96,6 +96,33 @@ export const zCommonEnv = z.object({
     .max(600_000)
     .default(1000)
     .describe('Delay before the first webhook retry; doubled on each further retry'),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(1024 * 1024)
+    .describe(
+      'Largest request body in bytes; larger is a 413 problem. A proxy in front must allow more (nginx client_max_body_size)',
+    ),
+  HEADER_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(4096)
+    .max(1024 * 1024)
+    .default(16 * 1024)
+    .describe(
+      'Largest request line plus headers in bytes; larger is a 431 problem (node:http maxHeaderSize)',
+    ),
+  URL_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024)
+    .default(8 * 1024)
+    .describe(
+      'Longest request URI (path and query) in bytes; longer is a 414 problem. Keep it below HEADER_LIMIT_BYTES',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

@@ -6,17 +6,73 @@ import {
 } from '@credential-service/core-domain'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
-import { problem, problemFromDomainError } from './problem'
+import { type ProblemCode, problem, problemFromDomainError } from './problem'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 export const BEARER_REALM = 'Bearer realm="credential-service"'
 
 type HttpError = FastifyError & { validationContext?: string }
 
+/** What the HTTP layer refuses by status, before any route logic: code, OAuth error, detail. */
+const LIMITS: Record<number, { code: ProblemCode; oauth: string; detail: string }> = {
+  408: { code: 'request_timeout', oauth: 'invalid_request', detail: 'the request took too long to arrive' },
+  413: {
+    code: 'payload_too_large',
+    oauth: 'invalid_request',
+    detail: 'the request body is larger than allowed',
+  },
+  414: { code: 'uri_too_long', oauth: 'invalid_request', detail: 'the request URI is longer than allowed' },
+  415: {
+    code: 'unsupported_media_type',
+    oauth: 'invalid_request',
+    detail: 'the Content-Type of the request is not supported here',
+  },
+  431: {
+    code: 'headers_too_large',
+    oauth: 'invalid_request',
+    detail: 'the request headers are larger than allowed',
+  },
+  503: {
+    code: 'service_unavailable',
+    oauth: 'temporarily_unavailable',
+    detail: 'the server is shutting down; retry the request',
+  },
+}
+
+/**
+ * A refusal of the HTTP layer rendered where no route runs (the node:http parser): OAuth JSON on
+ * a protocol path, problem+json under `/api` or when the path could not be read. Statuses without
+ * an entry are malformed requests (400). `echo: false` leaves a truncated path out of `instance`.
+ */
+export function refusalBody(
+  status: number,
+  path: string | undefined,
+  options: { echo: boolean },
+): { contentType: string; body: string } {
+  const limit = LIMITS[status]
+  if (path === undefined || path.startsWith('/api')) {
+    const instance = path === undefined || !options.echo ? {} : { instance: path }
+    const body = limit
+      ? problem(limit.code, limit.detail, instance)
+      : problem('malformed_request', 'the request could not be read', instance)
+    return { contentType: `${PROBLEM_CONTENT_TYPE}; charset=utf-8`, body: JSON.stringify(body) }
+  }
+  const body = limit
+    ? { error: limit.oauth, error_description: limit.detail }
+    : { error: 'invalid_request', error_description: 'the request could not be read' }
+  return { contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) }
+}
+
+interface FrameworkIssue {
+  status: number
+  code: ProblemCode
+  oauth: string
+  detail: string
+  issues?: ValidationIssue[]
+}
+
 /** Fastify's own request errors (body parsing, content type, size, schema validation) by status. */
-function frameworkIssue(
-  error: HttpError,
-): { status: number; detail: string; issues?: ValidationIssue[] } | undefined {
+function frameworkIssue(error: HttpError): FrameworkIssue | undefined {
   if (hasZodFastifySchemaValidationErrors(error)) {
     const context = error.validationContext ?? 'body'
     const issues = error.validation.flatMap((item): ValidationIssue[] => {
@@ -31,17 +87,16 @@ function frameworkIssue(
       }
       return [{ path: base, message: item.message ?? 'invalid value' }]
     })
-    return { status: 400, detail: `the request ${context} is invalid`, issues }
+    const detail = `the request ${context} is invalid`
+    return { status: 400, code: 'invalid_input', oauth: 'invalid_request', detail, issues }
   }
   const status = error.statusCode ?? 500
-  if (status === 413) return { status, detail: 'the request body is larger than allowed' }
-  if (status === 415) return { status, detail: 'the Content-Type of the request is not supported here' }
+  const limit = LIMITS[status]
+  if (limit) return { status, ...limit }
   if (status >= 400 && status < 500) {
     // Message of Fastify's own parser errors is safe and useful ("Unexpected token } in JSON").
-    return {
-      status,
-      detail: error.code?.startsWith('FST_') ? error.message : 'the request could not be read',
-    }
+    const detail = error.code?.startsWith('FST_') ? error.message : 'the request could not be read'
+    return { status, code: 'malformed_request', oauth: 'invalid_request', detail }
   }
   return undefined
 }
@@ -63,19 +118,11 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
   } else {
     const issue = frameworkIssue(error)
     if (issue) {
-      const code =
-        issue.status === 413
-          ? 'payload_too_large'
-          : issue.status === 415
-            ? 'unsupported_media_type'
-            : issue.issues
-              ? 'invalid_input'
-              : 'malformed_request'
-      body = problem(code, issue.detail, {
+      body = problem(issue.code, issue.detail, {
         instance: instance ?? '',
         ...(issue.issues ? { errors: issue.issues } : {}),
       })
-      request.log.info({ code, status: issue.status }, issue.detail)
+      request.log.info({ code: issue.code, status: issue.status }, issue.detail)
     } else {
       request.log.error({ err: error }, 'unhandled error')
       body = problem('internal_error', 'an unexpected error occurred; see the service logs', {
@@ -83,7 +130,13 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
       })
     }
   }
-  return reply.status(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
+  // The body is ours and always a problem: a route's schema for the same status (the health
+  // route's 503) must not turn it into a serialization failure.
+  return reply
+    .status(body.status)
+    .type(`${PROBLEM_CONTENT_TYPE}; charset=utf-8`)
+    .serializer(JSON.stringify)
+    .send(body)
 }
 
 /** Domain errors met on a protocol route, in OAuth terms. */
@@ -104,7 +157,8 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
  */
 export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
   const error = thrown as HttpError
-  reply.header('cache-control', 'no-store')
+  // As for problems: the body is ours, whatever schema the route declares for the status.
+  reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').serializer(JSON.stringify)
   if (error instanceof ProtocolError) {
     request.log.info({ error: error.error, err: error.cause }, error.detail)
     if (error.challenge) reply.header('www-authenticate', error.challenge)
@@ -119,10 +173,10 @@ export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, repl
   if (issue) {
     const description = issue.issues?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? issue.detail
     request.log.info({ status: issue.status }, description)
-    return reply.status(issue.status === 413 || issue.status === 415 ? issue.status : 400).send({
-      error: 'invalid_request',
-      error_description: description,
-    })
+    // Size, time and availability refusals keep their status; anything else about the request is a 400.
+    return reply
+      .status(LIMITS[issue.status] ? issue.status : 400)
+      .send({ error: issue.oauth, error_description: description })
   }
   request.log.error({ err: error }, 'unhandled error')
   return reply.status(500).send({ error: 'server_error', error_description: 'an unexpected error occurred' })

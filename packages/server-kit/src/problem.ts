@@ -13,8 +13,12 @@ export type ProblemCode =
   | 'malformed_request'
   | 'unsupported_media_type'
   | 'payload_too_large'
+  | 'uri_too_long'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'route_not_found'
   | 'internal_error'
+  | 'service_unavailable'
 
 interface ProblemKind {
   status: number
@@ -44,10 +48,18 @@ export function problemKind(code: ProblemCode): ProblemKind {
       return { status: 413, title: 'Payload too large' }
     case 'unsupported_media_type':
       return { status: 415, title: 'Unsupported media type' }
+    case 'uri_too_long':
+      return { status: 414, title: 'URI too long' }
+    case 'headers_too_large':
+      return { status: 431, title: 'Request header fields too large' }
+    case 'request_timeout':
+      return { status: 408, title: 'Request timeout' }
     case 'upstream_failure':
       return { status: 502, title: 'Upstream failure' }
     case 'internal_error':
       return { status: 500, title: 'Internal server error' }
+    case 'service_unavailable':
+      return { status: 503, title: 'Service unavailable' }
     default: {
       const unmapped: never = code
       throw new Error(`unmapped problem code ${String(unmapped)}`)
@@ -82,4 +94,6 @@ export function problemFromDomainError(error: DomainError, instance?: string): P
 }
 
 /** Every problem status a management route can answer, for the OpenAPI description. */
-export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 422, 500, 502] as const
+export const PROBLEM_STATUSES = [
+  400, 401, 403, 404, 408, 409, 413, 414, 415, 422, 431, 500, 502, 503,
+] as const

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { createServer } from './create-server'
 import { ConfigError, type zCommonEnv } from './env'
+import { httpLimits } from './http-limits'
 import { verifyMasterSecret } from './key-runtime'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
@@ -62,7 +63,12 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
   }
   // Changes committed by other processes (management, other pods) reach this process's caches.
   const unlisten = await database.listen(TENANT_CHANGES_CHANNEL, tenantChanged)
-  const server = await createServer({ logLevel: config.LOG_LEVEL, ping: database.ping, apps })
+  const server = await createServer({
+    logLevel: config.LOG_LEVEL,
+    ping: database.ping,
+    apps,
+    limits: httpLimits(config),
+  })
   server.addHook('onClose', async () => {
     await unlisten()
     await database.close()

@@ -102,9 +102,13 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
       },
     )
 
-    app.post('/issuers/:tenant/nonce', { schema: { params: tenantParams } }, async (req, reply) =>
-      reply.header('cache-control', NO_STORE).send(await service(req.params.tenant).nonce()),
-    )
+    app.post('/issuers/:tenant/nonce', { schema: { params: tenantParams } }, async (req, reply) => {
+      // The nonce row's tenant is a foreign key: an unknown tenant is a 404 like the metadata, not a
+      // refused insert.
+      if (!(await deps.tenants.tenant(req.params.tenant)))
+        throw new NotFoundError('issuer', req.params.tenant)
+      return reply.header('cache-control', NO_STORE).send(await service(req.params.tenant).nonce())
+    })
 
     app.post(
       '/issuers/:tenant/credential',

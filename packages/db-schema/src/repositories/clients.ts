@@ -55,14 +55,14 @@ export function createClientRepository(db: Database, tenantId: string | null) {
 
   return {
     async list(query: PageQuery) {
-      const after = decodeCursor(query.cursor)
+      const after = decodeCursor(query.cursor, 'clients')
       const rows = await db
         .select()
         .from(clients)
         .where(after === undefined ? inScope() : and(inScope(), gt(clients.clientId, after)))
         .orderBy(asc(clients.clientId))
         .limit(query.limit + 1)
-      return toPage(rows, query.limit, (r) => r.clientId, toClient)
+      return toPage('clients', rows, query.limit, (r) => r.clientId, toClient)
     },
 
     /** Every client of the scope, without secrets (the tenant cache keeps them). */

@@ -8,7 +8,7 @@ import type {
   PresentationConfigData,
   WebhookEndpoint,
 } from '@credential-service/core-domain'
-import { and, asc, eq, gt, type SQL } from 'drizzle-orm'
+import { and, asc, eq, getTableName, gt, type SQL } from 'drizzle-orm'
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core'
 import type { Database, Executor } from '../database'
 import {
@@ -38,14 +38,14 @@ function owned<Row extends { id: string }, T>(
   const byId = (id: string): SQL => and(eq(table.tenantId, tenantId), eq(table.id, id)) as SQL
   return {
     async list(query: PageQuery) {
-      const after = decodeCursor(query.cursor)
+      const after = decodeCursor(query.cursor, getTableName(table))
       const rows = (await db
         .select()
         .from(table as PgTable)
         .where(and(eq(table.tenantId, tenantId), after === undefined ? undefined : gt(table.id, after)))
         .orderBy(asc(table.id))
         .limit(query.limit + 1)) as unknown as Row[]
-      return toPage(rows, query.limit, (r) => r.id, map)
+      return toPage(getTableName(table), rows, query.limit, (r) => r.id, map)
     },
     async row(id: string, tx: Executor = db): Promise<Row | undefined> {
       const [row] = (await tx

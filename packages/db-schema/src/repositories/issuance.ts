@@ -198,7 +198,7 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
     },
 
     async list(query: PageQuery & { status?: string | undefined }) {
-      const after = decodeCursor(query.cursor)
+      const after = decodeCursor(query.cursor, 'issuance_sessions')
       const rows = await db
         .select()
         .from(issuanceSessions)
@@ -212,6 +212,7 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
         .orderBy(asc(issuanceSessions.id))
         .limit(query.limit + 1)
       return toPage(
+        'issuance_sessions',
         rows,
         query.limit,
         (r) => r.id,

@@ -49,7 +49,7 @@ export function createKeyChainRepository(db: Database, tenantId: string) {
 
   return {
     async list(query: PageQuery) {
-      const after = decodeCursor(query.cursor)
+      const after = decodeCursor(query.cursor, 'key_chains')
       const rows = await db
         .select()
         .from(keyChains)
@@ -59,6 +59,7 @@ export function createKeyChainRepository(db: Database, tenantId: string) {
         .orderBy(asc(keyChains.id))
         .limit(query.limit + 1)
       return toPage(
+        'key_chains',
         rows,
         query.limit,
         (r) => r.id,

@@ -19,14 +19,14 @@ function toTenant(row: TenantRow): Tenant {
 export function createTenantRepository(db: Database) {
   return {
     async list(query: PageQuery) {
-      const after = decodeCursor(query.cursor)
+      const after = decodeCursor(query.cursor, 'tenants')
       const rows = await db
         .select()
         .from(tenants)
         .where(after === undefined ? undefined : gt(tenants.id, after))
         .orderBy(asc(tenants.id))
         .limit(query.limit + 1)
-      return toPage(rows, query.limit, (r) => r.id, toTenant)
+      return toPage('tenants', rows, query.limit, (r) => r.id, toTenant)
     },
 
     async get(id: string, tx: Executor = db): Promise<Tenant | undefined> {

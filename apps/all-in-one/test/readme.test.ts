@@ -60,7 +60,9 @@ describe('README', () => {
       // The last command prints the offer URI: a wallet takes the credential from there.
       const offerUri = /openid-credential-offer:\/\/\?credential_offer_uri=(\S+)\n$/.exec(result.stdout)
       expect(offerUri?.[1]).toBeDefined()
-      const credentialOffer = await (await fetch(decodeURIComponent(offerUri?.[1] as string))).json()
+      const credentialOffer = (await (await fetch(decodeURIComponent(offerUri?.[1] as string))).json()) as {
+        credential_issuer: string
+      }
       expect(credentialOffer.credential_issuer).toBe(`${base}/issuers/acme`)
       const { credential } = await redeemOffer({ credentialOffer, configurationId: 'employee' })
       const payload = decodeJwt(credential.split('~')[0] as string)

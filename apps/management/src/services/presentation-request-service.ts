@@ -2,7 +2,6 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import {
   ForbiddenError,
   isOperator,
-  NotFoundError,
   newId,
   type PresentationRequestCreate,
   type PresentationRequestCreated,
@@ -28,8 +27,17 @@ export interface PresentationRequestDeps {
   now: () => Date
 }
 
-export function toPresentationSession(row: PresentationSessionRow, now: Date): PresentationSession {
+/**
+ * The session as the API shows it. Claims only with `withClaims` (single-session reads), and never
+ * for a same-device session: those are released by the response code alone (OpenID4VP §14.3).
+ */
+export function toPresentationSession(
+  row: PresentationSessionRow,
+  now: Date,
+  options: { withClaims: boolean },
+): PresentationSession {
   const iso = (d: Date | null) => d?.toISOString() ?? null
+  const responseCodeRequired = row.responseCodeHash !== null
   return {
     id: row.id,
     kind: 'presentation',
@@ -38,7 +46,8 @@ export function toPresentationSession(row: PresentationSessionRow, now: Date): P
       : row.status) as PresentationSession['status'],
     presentationConfigId: row.presentationConfigId,
     failureReason: row.failureReason,
-    claims: row.result ?? null,
+    claims: options.withClaims && !responseCodeRequired ? (row.result ?? null) : null,
+    responseCodeRequired,
     delivery: {
       status: row.deliveryStatus as PresentationSession['delivery']['status'],
       attempts: row.deliveryAttempts,
@@ -143,12 +152,6 @@ export function createPresentationRequestService(
         authorizationRequestUri: `openid4vp://?${query}`,
         expiresAt: expiresAt.toISOString(),
       }
-    },
-
-    async get(id: string): Promise<PresentationSession> {
-      const row = await sessions.get(id)
-      if (!row) throw new NotFoundError('session', id)
-      return toPresentationSession(row, deps.now())
     },
   }
 }

@@ -1,8 +1,6 @@
-import type { PageQuery } from '@credential-service/core-domain'
 import { and, asc, eq, gt, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
-import { decodeCursor, toPage } from './pagination'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 
 const INSERT_COLUMNS = [
@@ -94,12 +92,15 @@ const statements = {
           })
           .returning({ id: issuanceNotifications.id }),
       )
+      const completes = sql`${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${configurationId})`
       return d
         .with(notification)
         .update(issuanceSessions)
         .set({
           issuedConfigurationIds: sql`array(select distinct unnest(${issuanceSessions.issuedConfigurationIds} || ${configurationId}))`,
-          status: sql`case when ${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${configurationId}) then 'completed' else 'credential_issued' end`,
+          status: sql`case when ${completes} then 'completed' else 'credential_issued' end`,
+          // Data minimisation: once every credential is out, the offer's claims serve nothing.
+          claims: sql`case when ${completes} then '{}'::jsonb else ${issuanceSessions.claims} end`,
           credentialIssuedAt: at,
           updatedAt: sql`now()`,
         })
@@ -159,28 +160,6 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       return row
     },
 
-    async list(query: PageQuery & { status?: string | undefined }) {
-      const after = decodeCursor(query.cursor)
-      const rows = await db
-        .select()
-        .from(issuanceSessions)
-        .where(
-          and(
-            eq(issuanceSessions.tenantId, tenantId),
-            query.status ? eq(issuanceSessions.status, query.status) : undefined,
-            after === undefined ? undefined : gt(issuanceSessions.id, after),
-          ),
-        )
-        .orderBy(asc(issuanceSessions.id))
-        .limit(query.limit + 1)
-      return toPage(
-        rows,
-        query.limit,
-        (r) => r.id,
-        (r) => r,
-      )
-    },
-
     /** Marks a by-reference offer fetched; answers the row only while it is still open. */
     async fetchOffer(id: string, at: Date): Promise<IssuanceSessionRow | undefined> {
       const [row] = await statements.fetchOffer(db).execute({ tenantId, id, at: at.toISOString() })
@@ -195,6 +174,8 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
           txCodeAttempts: sql`${issuanceSessions.txCodeAttempts} + 1`,
           status: sql`case when ${issuanceSessions.txCodeAttempts} + 1 >= ${limit} then 'failed' else ${issuanceSessions.status} end`,
           failureReason: sql`case when ${issuanceSessions.txCodeAttempts} + 1 >= ${limit} then 'too many wrong transaction codes' else ${issuanceSessions.failureReason} end`,
+          claims: sql`case when ${issuanceSessions.txCodeAttempts} + 1 >= ${limit} then '{}'::jsonb else ${issuanceSessions.claims} end`,
+          offerCodeEncrypted: sql`case when ${issuanceSessions.txCodeAttempts} + 1 >= ${limit} then null else ${issuanceSessions.offerCodeEncrypted} end`,
           updatedAt: now(),
         })
         .where(and(byId(id), eq(issuanceSessions.status, 'offered')))
@@ -219,11 +200,20 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       return row
     },
 
-    /** Fails the session with a reason shown to the integrator (never claim values). */
+    /**
+     * Fails the session with a reason shown to the integrator (never claim values), and drops the
+     * claims and the offer code, which a failed session never uses.
+     */
     async fail(id: string, reason: string): Promise<void> {
       await db
         .update(issuanceSessions)
-        .set({ status: 'failed', failureReason: reason, updatedAt: now() })
+        .set({
+          status: 'failed',
+          failureReason: reason,
+          claims: {},
+          offerCodeEncrypted: null,
+          updatedAt: now(),
+        })
         .where(byId(id))
     },
 

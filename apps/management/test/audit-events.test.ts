@@ -179,9 +179,11 @@ describe.each(testDatabases())('audit events on $name', (testDatabase) => {
 
     const bad = await get('/api/audit-events?action=read&since=yesterday', adminA)
     expect(bad.statusCode).toBe(400)
-    expect(bad.json().errors.map((issue: { path: string }) => issue.path).sort()).toStrictEqual([
-      'querystring.action',
-      'querystring.since',
-    ])
+    expect(
+      bad
+        .json()
+        .errors.map((issue: { path: string }) => issue.path)
+        .sort(),
+    ).toStrictEqual(['querystring.action', 'querystring.since'])
   })
 })

@@ -63,8 +63,8 @@ describe.each(testDatabases())('sessions on $name', (testDatabase) => {
         ...(txCode ? { tx_code: txCode } : {}),
       }).toString(),
     })
-  const codeOf = (created: { credentialOffer: Record<string, never> }) =>
-    created.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+  const codeOf = (created: { credentialOffer: { grants: Record<string, Record<string, string>> } }) =>
+    created.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']?.[
       'pre-authorized_code'
     ] as string
   const list = async (query: string, auth: Headers = a.auth) => {
@@ -279,6 +279,56 @@ describe.each(testDatabases())('sessions on $name', (testDatabase) => {
     expect(
       (await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: a.auth })).json().status,
     ).toBe('completed')
+  })
+
+  it('issue 14: the OpenAPI description lists the session and audit routes with their roles and the status vocabulary', async () => {
+    const doc = (await app.inject({ url: '/api/docs-json' })).json()
+    const routes = {
+      'get /api/sessions': ['listSessions', ['issuance:offer', 'presentation:request']],
+      'get /api/tenants/{tenantId}/sessions': [
+        'listSessionsOfTenant',
+        ['issuance:offer', 'presentation:request'],
+      ],
+      'get /api/sessions/{id}': ['getSession', ['issuance:offer', 'presentation:request']],
+      'delete /api/sessions/{id}': ['deleteSession', ['issuance:offer', 'presentation:request']],
+      'delete /api/tenants/{tenantId}/sessions/{id}': [
+        'deleteSessionOfTenant',
+        ['issuance:offer', 'presentation:request'],
+      ],
+      'post /api/sessions/{id}/result': ['releaseSessionResult', ['presentation:request']],
+      'post /api/tenants/{tenantId}/sessions/{id}/result': [
+        'releaseSessionResultOfTenant',
+        ['presentation:request'],
+      ],
+      'get /api/audit-events': ['listAuditEvents', ['tenant:manage', 'tenant:admin']],
+      'get /api/tenants/{tenantId}/audit-events': [
+        'listAuditEventsOfTenant',
+        ['tenant:manage', 'tenant:admin'],
+      ],
+    } as const
+    for (const [route, [operationId, roles]] of Object.entries(routes)) {
+      const [method, path] = route.split(' ') as [string, string]
+      const operation = doc.paths[path]?.[method]
+      expect(operation?.operationId, route).toBe(operationId)
+      expect(operation.security, route).toStrictEqual([{ oauth2: roles }])
+      expect(operation.description, route).toContain(
+        `Roles (any of): ${roles.map((r) => `\`${r}\``).join(', ')}.`,
+      )
+    }
+    const status = doc.paths['/api/sessions'].get.parameters.find(
+      (p: { name: string }) => p.name === 'status',
+    )
+    expect(status.schema.enum).toStrictEqual([
+      'offered',
+      'token_issued',
+      'credential_issued',
+      'completed',
+      'pending',
+      'verified',
+      'failed',
+      'expired',
+    ])
+    expect(JSON.stringify(status)).toContain('Ended: `completed`, `verified`, `failed`, `expired`.')
   })
 
   it('issue 14: DELETE removes a session with its claims, result and notifications; an open offer stops working; audited', async () => {

@@ -125,7 +125,6 @@ export type {
   SessionStatus,
 } from './contract/session'
 export {
-  ENDED_SESSION_STATUSES,
   SESSION_KINDS,
   SESSION_STATUSES,
   zSession,

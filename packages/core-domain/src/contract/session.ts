@@ -36,9 +36,6 @@ export const zSessionStatus = z
   )
 export type SessionStatus = z.infer<typeof zSessionStatus>
 
-/** Statuses after which nothing more happens to a session. */
-export const ENDED_SESSION_STATUSES: readonly SessionStatus[] = ['completed', 'verified', 'failed', 'expired']
-
 export const zSessionListQuery = zPageQuery
   .extend({
     kind: zSessionKind

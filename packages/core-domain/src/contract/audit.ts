@@ -26,7 +26,9 @@ export const zAuditEvent = z.object({
   tenantId: z.string().nullable().describe('Null for operator-level changes (operator clients)'),
   actorClientId: z
     .string()
-    .describe('Client that made the change; `system:…` for jobs, `config-import` for the start-up import'),
+    .describe(
+      'Client that made the change; `system:rotation` for the key rotation job, `system:config-import` for the configuration import',
+    ),
   action: z.enum(AUDIT_ACTIONS),
   resourceType: z.enum(AUDIT_RESOURCE_TYPES),
   resourceId: z.string(),

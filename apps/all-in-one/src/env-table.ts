@@ -17,7 +17,8 @@ const MANAGEMENT_ONLY = new Set(
       key.startsWith('AUTH_') ||
       key.startsWith('OIDC') ||
       key === 'ACCESS_TOKEN_TTL_SECONDS' ||
-      key === 'KEY_ROTATION_CHECK_SECONDS',
+      key === 'KEY_ROTATION_CHECK_SECONDS' ||
+      key === 'SESSION_RETENTION_DAYS',
   ),
 )
 

@@ -18,6 +18,7 @@ import {
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
+import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
 import { registerDocs } from './routes/docs'
@@ -25,8 +26,10 @@ import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
+import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
+import { applySessionRetention } from './services/session-retention'
 import { createTenantService } from './services/tenant-service'
 import { createTokenService } from './services/token-service'
 
@@ -39,6 +42,11 @@ export interface ManagementDeps {
   /** Tenant settings and configurations shared with the other apps of the process. */
   tenants?: TenantCache
   now?: () => Date
+  /**
+   * How often the session retention job runs (default 600 s; 0 = never). It drops the claims of
+   * unusable offers, and deletes sessions SESSION_RETENTION_DAYS after their expiry.
+   */
+  sessionRetentionSeconds?: number
   /** Filled with every role-protected route once the app is ready (for the role matrix). */
   securedRoutes?: SecuredRoute[]
 }
@@ -50,6 +58,7 @@ export type { ImportReport } from './config-import/import-config'
 export { formatImportReport, importConfigDir } from './config-import/import-config'
 export { importAtStartup, importDeps } from './config-import/startup'
 export { migrateConfigDir } from './config-migrate/migrate-dir'
+export { applySessionRetention } from './services/session-retention'
 export { upgradeCheck } from './upgrade-check'
 
 /** The management API (`/api/**`) as a Fastify plugin (DESIGN.md). */
@@ -108,6 +117,23 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(offerRoutes(offerDeps, { tenantInPath: true }))
     await app.register(offerRoutes(offerDeps, { tenantInPath: false }))
+    await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: true }))
+    await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: false }))
+    await app.register(auditRoutes(database.db, { tenantInPath: true }))
+    await app.register(auditRoutes(database.db, { tenantInPath: false }))
+    const retentionEvery = deps.sessionRetentionSeconds ?? 600
+    if (retentionEvery > 0) {
+      // Every management pod runs it; the batched deletes do not conflict.
+      scheduleJob(app, 'session retention job', retentionEvery, async () => {
+        const done = await applySessionRetention({
+          db: database.db,
+          now,
+          retentionDays: config.SESSION_RETENTION_DAYS,
+        })
+        if (done.claimsDropped || done.deleted.issuance || done.deleted.presentation)
+          app.log.info(done, 'session retention applied')
+      })
+    }
     if (config.KEY_ROTATION_CHECK_SECONDS > 0) {
       scheduleJob(app, 'key rotation job', config.KEY_ROTATION_CHECK_SECONDS, async () => {
         const rotated = await rotateDueKeyChains(keyDeps)

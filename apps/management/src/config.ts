@@ -25,6 +25,15 @@ export const zManagementEnv = zCommonEnv
       .describe(
         'How often the management process rotates key chains whose policy is due; 0 turns the job off',
       ),
+    SESSION_RETENTION_DAYS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(3650)
+      .default(30)
+      .describe(
+        'Days an issuance or presentation session (with its claims and result) is kept after its expiry; 0 keeps sessions forever',
+      ),
     CONFIG_IMPORT_DIR: optionalEnv(z.string().min(1)).describe(
       'Folder imported at start-up: <dir>/<tenant>/{key-chains,credentials,presentations,clients,attribute-providers,webhook-endpoints}/*.json',
     ),

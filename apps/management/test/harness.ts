@@ -61,6 +61,10 @@ export interface HarnessOptions {
   now?: () => Date
   /** Captures every log line at trace level. */
   logLines?: string[]
+  /** Runs the session retention job this often (seconds); off by default. */
+  sessionRetentionSeconds?: number
+  /** Environment variables on top of the test configuration. */
+  env?: Record<string, string>
 }
 
 export async function createHarness(
@@ -68,7 +72,7 @@ export async function createHarness(
   options: HarnessOptions = {},
 ): Promise<Harness> {
   const database = await testDatabase.open()
-  const config = testConfig({ KEY_ROTATION_CHECK_SECONDS: '0' })
+  const config = testConfig({ KEY_ROTATION_CHECK_SECONDS: '0', ...options.env })
   await bootstrapRootClient(database.db, config)
   const securedRoutes: SecuredRoute[] = []
   const keys = createKeyRuntime({
@@ -89,6 +93,7 @@ export async function createHarness(
         signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
         securedRoutes,
         keys,
+        sessionRetentionSeconds: options.sessionRetentionSeconds ?? 0,
         ...(options.now ? { now: options.now } : {}),
       }),
     ],

@@ -27,6 +27,12 @@ describe.each(testDatabases())('role matrix on $name', (testDatabase) => {
       'DELETE /api/tenants/:tenantId',
       'POST /api/clients',
       'POST /api/tenants/:tenantId/clients/:clientId/rotate-secret',
+      // Issue 14: the audit trail and the sessions collection.
+      'GET /api/audit-events',
+      'GET /api/tenants/:tenantId/audit-events',
+      'GET /api/tenants/:tenantId/sessions',
+      'DELETE /api/sessions/:id',
+      'POST /api/tenants/:tenantId/sessions/:id/result',
     ]) {
       expect(urls).toContain(route)
     }

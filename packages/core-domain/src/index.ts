@@ -1,4 +1,18 @@
 export type {
+  AuditAction,
+  AuditEvent,
+  AuditEventQuery,
+  AuditResourceType,
+  OperatorAuditEventQuery,
+} from './contract/audit'
+export {
+  AUDIT_ACTIONS,
+  AUDIT_RESOURCE_TYPES,
+  zAuditEvent,
+  zAuditEventQuery,
+  zOperatorAuditEventQuery,
+} from './contract/audit'
+export type {
   Client,
   ClientCreate,
   ClientSecretRotate,
@@ -103,6 +117,22 @@ export {
   zPresentationRequestCreated,
   zPresentationSession,
 } from './contract/presentation-config'
+export type {
+  Session,
+  SessionKind,
+  SessionListQuery,
+  SessionResultRequest,
+  SessionStatus,
+} from './contract/session'
+export {
+  SESSION_KINDS,
+  SESSION_STATUSES,
+  zSession,
+  zSessionKind,
+  zSessionListQuery,
+  zSessionResultRequest,
+  zSessionStatus,
+} from './contract/session'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'

@@ -1,7 +1,7 @@
 export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
-export type { AuditEntry } from './repositories/audit-log'
-export { recordAudit } from './repositories/audit-log'
+export type { AuditEntry, AuditLogRepository } from './repositories/audit-log'
+export { createAuditLogRepository, recordAudit } from './repositories/audit-log'
 export type { ClientCredentials, ClientPatch, ClientRepository, NewClient } from './repositories/clients'
 export {
   createClientRepository,
@@ -39,6 +39,8 @@ export {
   recordedMasterSecretFingerprint,
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
+export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
+export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type {

@@ -297,6 +297,13 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
   ): Promise<Record<string, unknown>> {
     const inline = session.claims[config.id]
     if (inline) return inline
+    // A completed session's claims were dropped (data minimisation): every offered credential is out.
+    if (session.status === 'completed') {
+      throw new ProtocolError(
+        'credential_request_denied',
+        'every credential of this offer was issued already',
+      )
+    }
     const provider = config.attributeProviderId
       ? await createAttributeProviderRepository(deps.db, tenantId).row(config.attributeProviderId)
       : undefined

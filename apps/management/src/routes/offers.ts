@@ -1,14 +1,8 @@
 import {
-  NotFoundError,
-  zIssuanceSession,
-  zIssuanceStatus,
   zOfferCreate,
   zOfferCreated,
-  zPage,
-  zPageQuery,
   zPresentationRequestCreate,
   zPresentationRequestCreated,
-  zPresentationSession,
 } from '@credential-service/core-domain'
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -16,7 +10,7 @@ import { z } from 'zod'
 import { createOfferService, type OfferServiceDeps } from '../services/offer-service'
 import { createPresentationRequestService } from '../services/presentation-request-service'
 
-/** Credential offers and sessions, under the tenant and as the token-tenant shorthand. */
+/** Credential offers and presentation requests, under the tenant and as the token-tenant shorthand. */
 export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boolean }): FastifyPluginAsyncZod {
   const offers = tenantMount({
     collection: 'offers',
@@ -30,13 +24,6 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
     itemKey: 'id',
     itemSchema: z.string().max(100),
   })
-  const sessions = tenantMount({
-    collection: 'sessions',
-    tenantInPath: mount.tenantInPath,
-    itemKey: 'id',
-    itemSchema: z.string().max(100),
-  })
-
   return async (app) => {
     const service = (req: Parameters<typeof requireTenantScope>[0]) =>
       createOfferService(deps, requireTenantScope(req), req.principal)
@@ -82,47 +69,6 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
               req.body,
             ),
           ),
-    )
-
-    app.get(
-      sessions.base,
-      {
-        config: { roles: ['issuance:offer', 'presentation:request'] },
-        schema: {
-          operationId: sessions.op('listSessions'),
-          tags: ['sessions'],
-          summary: 'List sessions, optionally by status',
-          params: sessions.listParams,
-          querystring: zPageQuery.extend({ status: zIssuanceStatus.exclude(['expired']).optional() }),
-          response: { 200: zPage(zIssuanceSession), ...problemResponses },
-        },
-      },
-      (req) => service(req).list(req.query),
-    )
-
-    app.get(
-      sessions.item,
-      {
-        config: { roles: ['issuance:offer', 'presentation:request'] },
-        schema: {
-          operationId: sessions.op('getSession'),
-          tags: ['sessions'],
-          summary:
-            'Get a session: status, timestamps, configuration ids, failure reason (never secrets or claims)',
-          params: sessions.itemParams,
-          response: { 200: z.union([zIssuanceSession, zPresentationSession]), ...problemResponses },
-        },
-      },
-      async (req) => {
-        const id = (req.params as { id: string }).id
-        // Session ids are unique across kinds: an issuance session, else a presentation session.
-        try {
-          return await service(req).get(id)
-        } catch (error) {
-          if (!(error instanceof NotFoundError)) throw error
-          return createPresentationRequestService(deps, requireTenantScope(req), req.principal).get(id)
-        }
-      },
     )
   }
 }

@@ -9,8 +9,6 @@ import {
   type OfferCreate,
   type OfferCreated,
   type OutboundUrlPolicy,
-  type Page,
-  type PageQuery,
   type Principal,
   RuleViolationError,
   resolveClaims,
@@ -19,7 +17,6 @@ import {
 import { codeHash, type JwkCipher } from '@credential-service/crypto'
 import {
   createIssuanceSessionRepository,
-  createNotificationRepository,
   type Database,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
@@ -148,33 +145,6 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         credentialOfferUri,
         txCode: input.txCode && !input.txCode.value ? (txCode ?? null) : null,
         expiresAt: expiresAt.toISOString(),
-      }
-    },
-
-    async get(id: string): Promise<IssuanceSession> {
-      const row = await sessions.get(id)
-      if (!row) throw new NotFoundError('session', id)
-      const notifications = await createNotificationRepository(deps.db, tenantId).ofSession(id)
-      return {
-        ...toIssuanceSession(row, deps.now()),
-        notifications: notifications.map((n) => ({
-          credentialConfigurationId: n.credentialConfigurationId,
-          event: n.event as 'credential_accepted' | 'credential_failure' | 'credential_deleted' | null,
-          receivedAt: n.receivedAt?.toISOString() ?? null,
-          delivery: {
-            status: n.deliveryStatus as 'none' | 'pending' | 'delivered' | 'failed',
-            attempts: n.deliveryAttempts,
-            error: n.deliveryError,
-          },
-        })),
-      }
-    },
-
-    async list(query: PageQuery & { status?: string }): Promise<Page<IssuanceSession>> {
-      const page = await sessions.list(query)
-      return {
-        items: page.items.map((row) => toIssuanceSession(row, deps.now())),
-        nextCursor: page.nextCursor,
       }
     },
   }

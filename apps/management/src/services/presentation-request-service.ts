@@ -3,7 +3,6 @@ import {
   checkRedirectUri,
   ForbiddenError,
   isOperator,
-  NotFoundError,
   newId,
   type OutboundUrlPolicy,
   type PresentationRequestCreate,
@@ -33,8 +32,17 @@ export interface PresentationRequestDeps {
   outbound: OutboundUrlPolicy
 }
 
-export function toPresentationSession(row: PresentationSessionRow, now: Date): PresentationSession {
+/**
+ * The session as the API shows it. Claims only with `withClaims` (single-session reads), and never
+ * for a same-device session: those are released by the response code alone (OpenID4VP §14.3).
+ */
+export function toPresentationSession(
+  row: PresentationSessionRow,
+  now: Date,
+  options: { withClaims: boolean },
+): PresentationSession {
   const iso = (d: Date | null) => d?.toISOString() ?? null
+  const responseCodeRequired = row.responseCodeHash !== null
   return {
     id: row.id,
     kind: 'presentation',
@@ -43,7 +51,8 @@ export function toPresentationSession(row: PresentationSessionRow, now: Date): P
       : row.status) as PresentationSession['status'],
     presentationConfigId: row.presentationConfigId,
     failureReason: row.failureReason,
-    claims: row.result ?? null,
+    claims: options.withClaims && !responseCodeRequired ? (row.result ?? null) : null,
+    responseCodeRequired,
     delivery: {
       status: row.deliveryStatus as PresentationSession['delivery']['status'],
       attempts: row.deliveryAttempts,
@@ -165,12 +174,6 @@ export function createPresentationRequestService(
         authorizationRequestUri: `openid4vp://?${query}`,
         expiresAt: expiresAt.toISOString(),
       }
-    },
-
-    async get(id: string): Promise<PresentationSession> {
-      const row = await sessions.get(id)
-      if (!row) throw new NotFoundError('session', id)
-      return toPresentationSession(row, deps.now())
     },
   }
 }

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { type DcqlQuery, ProtocolError } from '@credential-service/core-domain'
+import { codeHash } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   createWebhookEndpointRepository,
@@ -103,7 +104,8 @@ function checkClaims(credential: DcqlQuery['credentials'][number], claims: Recor
 
 /**
  * Sends the outcome to the session's webhook endpoint in the background (signed, retried) and
- * records the delivery; with the tenant's `drop-after-delivery` retention the claims are then removed.
+ * records the delivery; with the tenant's `drop-after-delivery` retention claims the webhook
+ * received are then removed from the session.
  */
 function deliverResult(
   deps: VerifierDeps,
@@ -132,7 +134,7 @@ function deliverResult(
     await createPresentationSessionRepository(deps.db, row.tenantId).delivered(
       row.id,
       delivery,
-      tenant?.presentationRetention === 'drop-after-delivery',
+      tenant?.presentationRetention === 'drop-after-delivery' && 'claims' in outcome,
     )
   })()
   deps.background.add(work)
@@ -238,12 +240,19 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       {
         status: 'verified',
         result,
-        responseCodeHash: responseCode ? createHash('sha256').update(responseCode).digest('base64url') : null,
+        responseCodeHash: responseCode ? codeHash(responseCode) : null,
       },
       now,
     )
     if (!finished) throw new ProtocolError('invalid_request', 'this request was answered already')
-    deliverResult(deps, row, { status: 'verified', claims: result })
+    // S-86: a same-device result goes only to the holder of the response code, never to a webhook.
+    deliverResult(
+      deps,
+      row,
+      responseCode
+        ? { status: 'verified', responseCodeRequired: true }
+        : { status: 'verified', claims: result },
+    )
     return responseCode ? { redirect_uri: `${row.redirectUri}#response_code=${responseCode}` } : {}
   } catch (error) {
     if (!(error instanceof PresentationRejected)) throw error

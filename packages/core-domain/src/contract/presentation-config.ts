@@ -113,7 +113,12 @@ export const zPresentationSession = z.object({
     .record(z.string(), z.unknown())
     .nullable()
     .describe(
-      'Disclosed claims per DCQL credential id; null before a verified response or once dropped by retention',
+      'Disclosed claims per DCQL credential id, in single-session reads. Null before a verified response, in lists, once dropped by retention, and always when `responseCodeRequired`: such claims are released once, by `POST /api/sessions/{id}/result` with the response code',
+    ),
+  responseCodeRequired: z
+    .boolean()
+    .describe(
+      'Same-device flow (OpenID4VP §8.2, HAIP): the wallet was redirected with a `response_code`, and only that code releases the claims (session fixation, OpenID4VP §14.3)',
     ),
   delivery: z
     .object({

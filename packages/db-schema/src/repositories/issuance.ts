@@ -1,8 +1,6 @@
-import type { PageQuery } from '@credential-service/core-domain'
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
-import { decodeCursor, toPage } from './pagination'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 
 const INSERT_COLUMNS = [
@@ -84,6 +82,9 @@ const statements = {
           status: sql`case when ${right} then 'token_issued' when ${exhausted} then 'failed' else ${issuanceSessions.status} end`,
           tokenIssuedAt: sql`case when ${right} then ${at}::timestamptz else ${issuanceSessions.tokenIssuedAt} end`,
           failureReason: sql`case when ${right} then ${issuanceSessions.failureReason} when ${exhausted} then ${TX_CODE_LOCKED} else ${issuanceSessions.failureReason} end`,
+          // A locked offer never issues: its claims and offer code go with the lock.
+          claims: sql`case when not (${right}) and ${exhausted} then '{}'::jsonb else ${issuanceSessions.claims} end`,
+          offerCodeEncrypted: sql`case when not (${right}) and ${exhausted} then null else ${issuanceSessions.offerCodeEncrypted} end`,
           updatedAt: sql`now()`,
         })
         .where(
@@ -99,6 +100,7 @@ const statements = {
     prepared(db, 'issuance_record_issued', (d) => {
       const configurationId = param('configurationId')
       const asArray = sql`array[${configurationId}]::text[]`
+      const completes = sql`${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${asArray})`
       // Claims the configuration: only a session that is still issuing and has not issued it yet
       // matches, and the row lock makes one of two concurrent requests the only winner.
       const claimed = d.$with('claimed').as(
@@ -106,7 +108,9 @@ const statements = {
           .update(issuanceSessions)
           .set({
             issuedConfigurationIds: sql`${issuanceSessions.issuedConfigurationIds} || ${asArray}`,
-            status: sql`case when ${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${asArray}) then 'completed' else 'credential_issued' end`,
+            status: sql`case when ${completes} then 'completed' else 'credential_issued' end`,
+            // Data minimisation: once every credential is out, the offer's claims serve nothing.
+            claims: sql`case when ${completes} then '{}'::jsonb else ${issuanceSessions.claims} end`,
             credentialIssuedAt: at,
             updatedAt: sql`now()`,
           })
@@ -197,29 +201,6 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       return row
     },
 
-    async list(query: PageQuery & { status?: string | undefined }) {
-      const after = decodeCursor(query.cursor, 'issuance_sessions')
-      const rows = await db
-        .select()
-        .from(issuanceSessions)
-        .where(
-          and(
-            eq(issuanceSessions.tenantId, tenantId),
-            query.status ? eq(issuanceSessions.status, query.status) : undefined,
-            after === undefined ? undefined : gt(issuanceSessions.id, after),
-          ),
-        )
-        .orderBy(asc(issuanceSessions.id))
-        .limit(query.limit + 1)
-      return toPage(
-        'issuance_sessions',
-        rows,
-        query.limit,
-        (r) => r.id,
-        (r) => r,
-      )
-    },
-
     /** Marks a by-reference offer fetched; answers the row only while it is still open. */
     async fetchOffer(id: string, at: Date): Promise<IssuanceSessionRow | undefined> {
       const [row] = await statements.fetchOffer(db).execute({ tenantId, id, at: at.toISOString() })
@@ -254,11 +235,20 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       return row
     },
 
-    /** Fails the session with a reason shown to the integrator (never claim values). */
+    /**
+     * Fails the session with a reason shown to the integrator (never claim values), and drops the
+     * claims and the offer code, which a failed session never uses.
+     */
     async fail(id: string, reason: string): Promise<void> {
       await db
         .update(issuanceSessions)
-        .set({ status: 'failed', failureReason: reason, updatedAt: now() })
+        .set({
+          status: 'failed',
+          failureReason: reason,
+          claims: {},
+          offerCodeEncrypted: null,
+          updatedAt: now(),
+        })
         .where(byId(id))
     },
 

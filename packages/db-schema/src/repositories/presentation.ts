@@ -1,4 +1,4 @@
-import { and, eq, gt, sql } from 'drizzle-orm'
+import { and, eq, gt, isNotNull, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
@@ -128,6 +128,35 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
         responseCodeHash: outcome.responseCodeHash ?? null,
       })
       return row
+    },
+
+    /**
+     * Releases the result of a same-device session to the holder of its response code (OpenID4VP
+     * §8.2, §14.3), once: the claims leave the session in the same transaction, so a second caller,
+     * with the same code or another, gets nothing. Undefined when the code does not match or the
+     * result was released (or dropped) already.
+     */
+    async releaseResult(id: string, responseCodeHash: string): Promise<PresentationSessionRow | undefined> {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(presentationSessions)
+          .where(
+            and(
+              inTenant,
+              eq(presentationSessions.id, id),
+              eq(presentationSessions.responseCodeHash, responseCodeHash),
+              isNotNull(presentationSessions.result),
+            ),
+          )
+          .for('update')
+        if (!row) return undefined
+        await tx
+          .update(presentationSessions)
+          .set({ result: null, updatedAt: new Date() })
+          .where(and(inTenant, eq(presentationSessions.id, id)))
+        return row
+      })
     },
 
     /** Records the webhook outcome; drops the claims when the tenant keeps nothing after delivery. */

@@ -1,0 +1,38 @@
+import { type Database, dropUnusableOfferClaims, purgeSessions } from '@credential-service/db-schema'
+
+export interface SessionRetentionDeps {
+  db: Database
+  now: () => Date
+  /** Days a session is kept after its expiry; 0 keeps sessions (claims are still dropped). */
+  retentionDays: number
+  /** Rows per statement, so one run never holds long locks. */
+  batchSize?: number
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/**
+ * One run of the retention job, for every tenant: drops the claims of offers that can no longer be
+ * redeemed, then deletes sessions whose expiry lies more than `retentionDays` back, in batches until
+ * none is left. Several processes may run it at once: each batch deletes what is still there.
+ */
+export async function applySessionRetention(deps: SessionRetentionDeps) {
+  const batch = deps.batchSize ?? 500
+  const now = deps.now()
+  let claimsDropped = 0
+  for (let cleared = batch; cleared === batch; ) {
+    cleared = await dropUnusableOfferClaims(deps.db, now, batch)
+    claimsDropped += cleared
+  }
+  const deleted = { issuance: 0, presentation: 0 }
+  if (deps.retentionDays > 0) {
+    const before = new Date(now.getTime() - deps.retentionDays * DAY_MS)
+    for (let more = true; more; ) {
+      const purged = await purgeSessions(deps.db, before, batch)
+      deleted.issuance += purged.issuance
+      deleted.presentation += purged.presentation
+      more = purged.issuance === batch || purged.presentation === batch
+    }
+  }
+  return { claimsDropped, deleted }
+}

@@ -1,0 +1,149 @@
+import {
+  ConflictError,
+  ForbiddenError,
+  type IssuanceSession,
+  NotFoundError,
+  type Page,
+  type PresentationSession,
+  type Principal,
+  type Role,
+  SESSION_KINDS,
+  type Session,
+  type SessionKind,
+  type SessionListQuery,
+} from '@credential-service/core-domain'
+import { codeHash } from '@credential-service/crypto'
+import {
+  createIssuanceSessionRepository,
+  createNotificationRepository,
+  createPresentationSessionRepository,
+  createSessionRepository,
+  type Database,
+  recordAudit,
+} from '@credential-service/db-schema'
+import { toIssuanceSession } from './offer-service'
+import { toPresentationSession } from './presentation-request-service'
+
+export interface SessionServiceDeps {
+  db: Database
+  now: () => Date
+}
+
+/** The role that reads and deletes sessions of each kind. */
+const KIND_ROLE: Record<SessionKind, Role> = {
+  issuance: 'issuance:offer',
+  presentation: 'presentation:request',
+}
+
+/**
+ * Issuance and presentation sessions of one tenant as one collection. A client sees the kinds its
+ * roles cover: `issuance:offer` issuance sessions, `presentation:request` presentation sessions.
+ */
+export function createSessionService(deps: SessionServiceDeps, tenantId: string, actor: Principal) {
+  const sessions = createSessionRepository(deps.db, tenantId)
+  const issuance = createIssuanceSessionRepository(deps.db, tenantId)
+  const presentation = createPresentationSessionRepository(deps.db, tenantId)
+  const may = (kind: SessionKind) => actor.roles.includes(KIND_ROLE[kind])
+  const requireKind = (kind: SessionKind) => {
+    if (!may(kind)) throw new ForbiddenError(`${kind} sessions need the role ${KIND_ROLE[kind]}`)
+  }
+
+  /** Session ids are unique across kinds (`ses_…` from one generator): one table has it, or neither. */
+  async function find(id: string) {
+    const issued = await issuance.get(id)
+    if (issued) return { kind: 'issuance' as const, row: issued }
+    const presented = await presentation.get(id)
+    if (presented) return { kind: 'presentation' as const, row: presented }
+    throw new NotFoundError('session', id)
+  }
+
+  async function issuanceWithNotifications(row: Parameters<typeof toIssuanceSession>[0]) {
+    const notifications = await createNotificationRepository(deps.db, tenantId).ofSession(row.id)
+    return {
+      ...toIssuanceSession(row, deps.now()),
+      notifications: notifications.map((n) => ({
+        credentialConfigurationId: n.credentialConfigurationId,
+        event: n.event as 'credential_accepted' | 'credential_failure' | 'credential_deleted' | null,
+        receivedAt: n.receivedAt?.toISOString() ?? null,
+        delivery: {
+          status: n.deliveryStatus as 'none' | 'pending' | 'delivered' | 'failed',
+          attempts: n.deliveryAttempts,
+          error: n.deliveryError,
+        },
+      })),
+    } satisfies IssuanceSession
+  }
+
+  return {
+    /** Newest first. Lists never carry claims or notifications; read one session for those. */
+    async list(query: SessionListQuery): Promise<Page<Session>> {
+      if (query.kind) requireKind(query.kind)
+      const kinds = query.kind ? [query.kind] : SESSION_KINDS.filter(may)
+      const now = deps.now()
+      const page = await sessions.list({ ...query, kinds, now })
+      return {
+        items: page.items.map((entry) =>
+          entry.kind === 'issuance'
+            ? toIssuanceSession(entry.row, now)
+            : toPresentationSession(entry.row, now, { withClaims: false }),
+        ),
+        nextCursor: page.nextCursor,
+      }
+    },
+
+    async get(id: string): Promise<Session> {
+      const found = await find(id)
+      requireKind(found.kind)
+      return found.kind === 'issuance'
+        ? issuanceWithNotifications(found.row)
+        : toPresentationSession(found.row, deps.now(), { withClaims: true })
+    },
+
+    /**
+     * Removes a session with its claims, result and notifications, whatever its status: an open
+     * offer or request stops working at once. Audited (the id only).
+     */
+    async delete(id: string): Promise<void> {
+      const found = await find(id)
+      requireKind(found.kind)
+      await deps.db.transaction(async (tx) => {
+        const deleted =
+          found.kind === 'issuance'
+            ? await sessions.deleteIssuance(id, tx)
+            : await sessions.deletePresentation(id, tx)
+        // Deleted meanwhile (a second DELETE, the retention job): as gone as never there.
+        if (!deleted) throw new NotFoundError('session', id)
+        await recordAudit(tx, {
+          tenantId,
+          actorClientId: actor.clientId,
+          action: 'delete',
+          resourceType: 'session',
+          resourceId: id,
+          detail: { kind: found.kind },
+        })
+      })
+    },
+
+    /**
+     * The claims of a same-device presentation (OpenID4VP §8.2, HAIP 5.1), for the response code the
+     * wallet's redirect carried: released once, then gone from the session (S-86). A wrong or spent
+     * code is 403; a session that was given no response code is 409.
+     */
+    async releaseResult(id: string, responseCode: string): Promise<PresentationSession> {
+      requireKind('presentation')
+      const row = await presentation.get(id)
+      if (!row) throw new NotFoundError('session', id)
+      if (row.responseCodeHash === null) {
+        throw new ConflictError(
+          'this session has no response code (no same-device redirect); read it with GET /api/sessions/{id}',
+        )
+      }
+      const released = await presentation.releaseResult(id, codeHash(responseCode))
+      if (!released) throw new ForbiddenError('the response code does not match, or it was used already')
+      return {
+        ...toPresentationSession(released, deps.now(), { withClaims: false }),
+        claims: released.result,
+      }
+    },
+  }
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod'
+import { zPageQuery, zTimestamp } from './common'
+import { zConfigId } from './credential-config'
+import { zIssuanceSession } from './issuance'
+import { zPresentationSession } from './presentation-config'
+
+export const SESSION_KINDS = ['issuance', 'presentation'] as const
+export const zSessionKind = z
+  .enum(SESSION_KINDS)
+  .describe('Issuance (OpenID4VCI) or presentation (OpenID4VP)')
+export type SessionKind = z.infer<typeof zSessionKind>
+
+/**
+ * One status vocabulary for both kinds. `expired` is never stored: an open session (`offered`,
+ * `pending`) past its `expiresAt` reads as expired.
+ */
+export const SESSION_STATUSES = [
+  'offered',
+  'token_issued',
+  'credential_issued',
+  'completed',
+  'pending',
+  'verified',
+  'failed',
+  'expired',
+] as const
+export const zSessionStatus = z
+  .enum(SESSION_STATUSES)
+  .describe(
+    [
+      'Session status. Issuance: `offered` → `token_issued` → `credential_issued` (some configurations issued) → `completed` (all issued).',
+      'Presentation: `pending` → `verified`.',
+      'Both kinds: `failed` (see `failureReason`), `expired` (an open session past `expiresAt`).',
+      'Ended: `completed`, `verified`, `failed`, `expired`.',
+    ].join(' '),
+  )
+export type SessionStatus = z.infer<typeof zSessionStatus>
+
+export const zSessionListQuery = zPageQuery
+  .extend({
+    kind: zSessionKind
+      .optional()
+      .describe('Only sessions of this kind; both kinds the caller’s roles allow when absent'),
+    status: zSessionStatus.optional(),
+    configId: zConfigId
+      .optional()
+      .describe(
+        'Sessions of this credential configuration (one of an offer’s) or presentation configuration',
+      ),
+    createdAfter: zTimestamp.optional().describe('Created at or after this time'),
+    createdBefore: zTimestamp.optional().describe('Created before this time'),
+  })
+  .strict()
+export type SessionListQuery = z.infer<typeof zSessionListQuery>
+
+/** A session of either kind, as lists answer it (no notifications, no claims). */
+export const zSession = z.discriminatedUnion('kind', [zIssuanceSession, zPresentationSession])
+export type Session = z.infer<typeof zSession>
+
+export const zSessionResultRequest = z
+  .object({
+    responseCode: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('The `response_code` the wallet’s redirect carried to the initiating browser session'),
+  })
+  .strict()
+export type SessionResultRequest = z.infer<typeof zSessionResultRequest>

@@ -1,0 +1,221 @@
+import type { Page, SessionKind, SessionListQuery, SessionStatus } from '@credential-service/core-domain'
+import { and, arrayContains, desc, eq, gt, gte, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm'
+import type { Database, Executor } from '../database'
+import {
+  type IssuanceSessionRow,
+  issuanceNotifications,
+  issuanceSessions,
+  type PresentationSessionRow,
+  presentationSessions,
+} from '../schema'
+import { afterKey, compareKeys, decodeKeyCursor, keyCursorText, type ListKey, toKeyPage } from './pagination'
+
+export type SessionRow =
+  | { kind: 'issuance'; row: IssuanceSessionRow }
+  | { kind: 'presentation'; row: PresentationSessionRow }
+
+export interface SessionListFilter extends Omit<SessionListQuery, 'kind'> {
+  /** Kinds to list (the caller's roles and the `kind` filter decide). */
+  kinds: readonly SessionKind[]
+  /** The time `expired` is judged at. */
+  now: Date
+}
+
+type Table = typeof issuanceSessions | typeof presentationSessions
+
+/**
+ * The stored status a requested one stands for: `expired` is an open session past its expiry, and
+ * an open status counts only while the session has not expired. Undefined: no session of this kind
+ * can have it.
+ */
+function statusCondition(
+  table: Table,
+  open: string,
+  stored: readonly string[],
+  status: SessionStatus,
+  now: Date,
+) {
+  if (status === 'expired') return and(eq(table.status, open), lte(table.expiresAt, now))
+  if (!stored.includes(status)) return undefined
+  if (status === open) return and(eq(table.status, open), gt(table.expiresAt, now))
+  return eq(table.status, status)
+}
+
+const ISSUANCE_STORED = ['offered', 'token_issued', 'credential_issued', 'completed', 'failed']
+const PRESENTATION_STORED = ['pending', 'verified', 'failed']
+
+/**
+ * Sessions of one tenant across both tables, newest first. Each table answers its first `limit + 1`
+ * rows after the cursor; the merge of the two holds the page, so paging stays stable however the
+ * kinds interleave (the cursor is the creation time, to the microsecond, and the id).
+ */
+export function createSessionRepository(db: Database, tenantId: string) {
+  function common(table: Table, filter: SessionListFilter, after: ListKey | undefined): SQL[] {
+    return [
+      eq(table.tenantId, tenantId),
+      ...(filter.createdAfter ? [gte(table.createdAt, new Date(filter.createdAfter))] : []),
+      ...(filter.createdBefore ? [lt(table.createdAt, new Date(filter.createdBefore))] : []),
+      ...(after ? [afterKey(table.createdAt, table.id, after)] : []),
+    ]
+  }
+
+  async function issuance(filter: SessionListFilter, after: ListKey | undefined) {
+    const t = issuanceSessions
+    const status = filter.status
+      ? statusCondition(t, 'offered', ISSUANCE_STORED, filter.status, filter.now)
+      : undefined
+    if (filter.status && !status) return []
+    const rows = await db
+      .select({ row: t, at: keyCursorText(t.createdAt) })
+      .from(t)
+      .where(
+        and(
+          ...common(t, filter, after),
+          status,
+          filter.configId ? arrayContains(t.credentialConfigurationIds, [filter.configId]) : undefined,
+        ),
+      )
+      .orderBy(desc(t.createdAt), desc(sql`${t.id} collate "C"`))
+      .limit(filter.limit + 1)
+    return rows.map(({ row, at }) => ({ item: { kind: 'issuance' as const, row }, key: { at, id: row.id } }))
+  }
+
+  async function presentation(filter: SessionListFilter, after: ListKey | undefined) {
+    const t = presentationSessions
+    const status = filter.status
+      ? statusCondition(t, 'pending', PRESENTATION_STORED, filter.status, filter.now)
+      : undefined
+    if (filter.status && !status) return []
+    const rows = await db
+      .select({ row: t, at: keyCursorText(t.createdAt) })
+      .from(t)
+      .where(
+        and(
+          ...common(t, filter, after),
+          status,
+          filter.configId ? eq(t.presentationConfigId, filter.configId) : undefined,
+        ),
+      )
+      .orderBy(desc(t.createdAt), desc(sql`${t.id} collate "C"`))
+      .limit(filter.limit + 1)
+    return rows.map(({ row, at }) => ({
+      item: { kind: 'presentation' as const, row },
+      key: { at, id: row.id },
+    }))
+  }
+
+  return {
+    async list(filter: SessionListFilter): Promise<Page<SessionRow>> {
+      const after = decodeKeyCursor(filter.cursor)
+      const [issued, presented] = await Promise.all([
+        filter.kinds.includes('issuance') ? issuance(filter, after) : [],
+        filter.kinds.includes('presentation') ? presentation(filter, after) : [],
+      ])
+      const merged: { item: SessionRow; key: ListKey }[] = [...issued, ...presented]
+      merged.sort((a, b) => compareKeys(a.key, b.key))
+      return toKeyPage(merged.slice(0, filter.limit + 1), filter.limit)
+    },
+
+    /** Deletes an issuance session and its notifications; false when the tenant has no such session. */
+    async deleteIssuance(id: string, tx: Executor = db): Promise<boolean> {
+      const deleted = await tx
+        .delete(issuanceSessions)
+        .where(and(eq(issuanceSessions.tenantId, tenantId), eq(issuanceSessions.id, id)))
+        .returning({ id: issuanceSessions.id })
+      await tx
+        .delete(issuanceNotifications)
+        .where(and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.sessionId, id)))
+      return deleted.length > 0
+    },
+
+    /** Deletes a presentation session with its result; false when the tenant has no such session. */
+    async deletePresentation(id: string, tx: Executor = db): Promise<boolean> {
+      const deleted = await tx
+        .delete(presentationSessions)
+        .where(and(eq(presentationSessions.tenantId, tenantId), eq(presentationSessions.id, id)))
+        .returning({ id: presentationSessions.id })
+      return deleted.length > 0
+    },
+  }
+}
+export type SessionRepository = ReturnType<typeof createSessionRepository>
+
+/**
+ * Retention: deletes up to `limit` sessions of each kind, of any tenant, whose expiry lies before
+ * `before` (with an issuance session, its notifications). Every session has ended by its expiry:
+ * offers and requests live at most a day, and access tokens minutes past it. Returns how many
+ * sessions of each kind went.
+ */
+export async function purgeSessions(
+  db: Database,
+  before: Date,
+  limit = 500,
+): Promise<{ issuance: number; presentation: number }> {
+  return db.transaction(async (tx) => {
+    const oldIssuance = tx
+      .select({ tenantId: issuanceSessions.tenantId, id: issuanceSessions.id })
+      .from(issuanceSessions)
+      .where(lt(issuanceSessions.expiresAt, before))
+      .limit(limit)
+    const issuance = await tx
+      .delete(issuanceSessions)
+      .where(sql`(${issuanceSessions.tenantId}, ${issuanceSessions.id}) in ${oldIssuance}`)
+      .returning({ tenantId: issuanceSessions.tenantId, id: issuanceSessions.id })
+    const byTenant = new Map<string, string[]>()
+    for (const row of issuance) byTenant.set(row.tenantId, [...(byTenant.get(row.tenantId) ?? []), row.id])
+    for (const [tenantId, ids] of byTenant) {
+      await tx
+        .delete(issuanceNotifications)
+        .where(
+          and(eq(issuanceNotifications.tenantId, tenantId), inArray(issuanceNotifications.sessionId, ids)),
+        )
+    }
+    const oldPresentation = tx
+      .select({ tenantId: presentationSessions.tenantId, id: presentationSessions.id })
+      .from(presentationSessions)
+      .where(lt(presentationSessions.expiresAt, before))
+      .limit(limit)
+    const presentation = await tx
+      .delete(presentationSessions)
+      .where(sql`(${presentationSessions.tenantId}, ${presentationSessions.id}) in ${oldPresentation}`)
+      .returning({ id: presentationSessions.id })
+    return { issuance: issuance.length, presentation: presentation.length }
+  })
+}
+
+/**
+ * How long after its expiry a redeemed offer may still issue: the issuer's access tokens live
+ * 5 minutes (ACCESS_TOKEN_SECONDS in apps/issuer), and a token can be obtained until the expiry.
+ */
+const TOKEN_GRACE_MS = 60 * 60 * 1000
+
+/**
+ * Data minimisation: drops the claims and the encrypted offer code of up to `limit` issuance
+ * sessions, of any tenant, that can no longer issue anything: an offer nobody redeemed before its
+ * expiry, or a redeemed one whose access tokens have expired too. Returns how many were cleared.
+ */
+export async function dropUnusableOfferClaims(db: Database, now: Date, limit = 500): Promise<number> {
+  const t = issuanceSessions
+  const unusable = db
+    .select({ tenantId: t.tenantId, id: t.id })
+    .from(t)
+    .where(
+      and(
+        or(
+          and(eq(t.status, 'offered'), lte(t.expiresAt, now)),
+          and(
+            inArray(t.status, ['token_issued', 'credential_issued']),
+            lt(t.expiresAt, new Date(now.getTime() - TOKEN_GRACE_MS)),
+          ),
+        ),
+        sql`(${t.claims} <> '{}'::jsonb or ${t.offerCodeEncrypted} is not null)`,
+      ),
+    )
+    .limit(limit)
+  const cleared = await db
+    .update(t)
+    .set({ claims: {}, offerCodeEncrypted: null })
+    .where(sql`(${t.tenantId}, ${t.id}) in ${unusable}`)
+    .returning({ id: t.id })
+  return cleared.length
+}

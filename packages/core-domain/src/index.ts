@@ -26,6 +26,7 @@ export type {
 } from './contract/credential-config'
 export {
   zClaimField,
+  zClaimsJsonSchema,
   zConfigId,
   zCredentialConfig,
   zCredentialConfigInput,
@@ -49,10 +50,12 @@ export {
   withSigningSecret,
   zAttributeProvider,
   zAttributeProviderInput,
+  zAttributeProviderWithSecret,
   zEndpointAuth,
   zEndpointAuthInput,
   zWebhookEndpoint,
   zWebhookEndpointInput,
+  zWebhookEndpointWithSecret,
 } from './contract/endpoint'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
@@ -103,10 +106,18 @@ export {
   zPresentationRequestCreated,
   zPresentationSession,
 } from './contract/presentation-config'
+export type { Session } from './contract/session'
+export { zSession } from './contract/session'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
-export { zAccessTokenClaims, zTokenRequest, zTokenResponse } from './contract/token'
+export {
+  zAccessTokenClaims,
+  zAuthorizationServerMetadata,
+  zJwks,
+  zTokenRequest,
+  zTokenResponse,
+} from './contract/token'
 export type { DomainErrorCode, ProtocolErrorCode, ValidationIssue } from './errors'
 export {
   ConflictError,

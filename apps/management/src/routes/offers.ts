@@ -8,7 +8,7 @@ import {
   zPageQuery,
   zPresentationRequestCreate,
   zPresentationRequestCreated,
-  zPresentationSession,
+  zSession,
 } from '@credential-service/core-domain'
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -110,7 +110,7 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
           summary:
             'Get a session: status, timestamps, configuration ids, failure reason (never secrets or claims)',
           params: sessions.itemParams,
-          response: { 200: z.union([zIssuanceSession, zPresentationSession]), ...problemResponses },
+          response: { 200: zSession, ...problemResponses },
         },
       },
       async (req) => {

@@ -1,4 +1,6 @@
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose'
 
 /**
  * The `kbSigner` of @sd-jwt/sd-jwt-vc for a holder key: signs the KB-JWT signing input with jose
@@ -52,6 +54,22 @@ export async function issueOverHttp(options: {
   const credentialOffer = options.byReference
     ? await (await fetch(offer.credentialOfferUri as string)).json()
     : offer.credentialOffer
+  const redeemed = await redeemOffer({
+    credentialOffer,
+    configurationId: options.configurationId,
+    ...(options.holder ? { holder: options.holder } : {}),
+  })
+  return { ...redeemed, sessionId: offer.sessionId as string }
+}
+
+/** The wallet's side of a pre-authorized code offer: token, nonce, proof, credential (OpenID4VCI §6–§8). */
+export async function redeemOffer(options: {
+  credentialOffer: Record<string, unknown>
+  configurationId: string
+  holder?: HolderKeys
+}): Promise<{ credential: string; holder: HolderKeys }> {
+  // biome-ignore lint/suspicious/noExplicitAny: the offer object is read loosely
+  const credentialOffer = options.credentialOffer as any
   const issuer = credentialOffer.credential_issuer as string
   const code =
     credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']
@@ -76,9 +94,43 @@ export async function issueOverHttp(options: {
     { credential_configuration_id: options.configurationId, proofs: { jwt: [proof] } },
     { authorization: `Bearer ${access_token}` },
   )
-  return {
-    credential: issued.credentials[0].credential as string,
-    holder,
-    sessionId: offer.sessionId as string,
+  return { credential: issued.credentials[0].credential as string, holder }
+}
+
+/**
+ * The wallet's side of an OpenID4VP request by reference with `direct_post` (§5.10, §8.2): fetch the
+ * request object, present the SD-JWT VC with a KB-JWT over the request's nonce and client id, post
+ * the answer to `response_uri`.
+ */
+export async function presentOverHttp(options: {
+  requestUri: string
+  credentialQueryId: string
+  credential: string
+  holder: HolderKeys
+  disclose: Record<string, boolean>
+}): Promise<Response> {
+  const requestObject = await (await fetch(options.requestUri)).text()
+  const claims = decodeJwt(requestObject) as {
+    nonce: string
+    client_id: string
+    state: string
+    response_uri: string
   }
+  const holderSdJwt = new SDJwtVcInstance({
+    hasher: digest,
+    saltGenerator: generateSalt,
+    kbSigner: kbSigner(options.holder.privateKey),
+    kbSignAlg: 'ES256',
+  })
+  const vp = await holderSdJwt.present(options.credential, options.disclose, {
+    kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: claims.nonce, aud: claims.client_id } },
+  })
+  return fetch(claims.response_uri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      vp_token: JSON.stringify({ [options.credentialQueryId]: [vp] }),
+      state: claims.state,
+    }),
+  })
 }

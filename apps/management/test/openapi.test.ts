@@ -21,7 +21,10 @@ interface Document {
 
 const operationsOf = (document: Document) =>
   Object.entries(document.paths).flatMap(([path, item]) =>
-    Object.entries(item).map(([method, operation]) => ({ where: `${method.toUpperCase()} ${path}`, operation })),
+    Object.entries(item).map(([method, operation]) => ({
+      where: `${method.toUpperCase()} ${path}`,
+      operation,
+    })),
   )
 
 /** A `$ref` to a component, or an optional body: `anyOf` of such a `$ref` and `null`. */
@@ -41,7 +44,9 @@ describe('OpenAPI description of the management API', () => {
   afterAll(() => harness.close())
 
   it('issue 13: every operation has an operationId, and no two share one', () => {
-    const ids = operationsOf(live).map(({ where, operation }) => operation.operationId ?? `missing on ${where}`)
+    const ids = operationsOf(live).map(
+      ({ where, operation }) => operation.operationId ?? `missing on ${where}`,
+    )
     expect(ids.filter((id) => id.startsWith('missing'))).toStrictEqual([])
     expect(new Set(ids).size).toBe(ids.length)
     expect(ids.length).toBeGreaterThanOrEqual(83)
@@ -64,7 +69,9 @@ describe('OpenAPI description of the management API', () => {
     const text = JSON.stringify({ ...live, components: undefined })
     const components = JSON.stringify(live.components)
     const refs = [...`${text}${components}`.matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1])
-    expect([...new Set(refs)].filter((name) => !(name as string in live.components.schemas))).toStrictEqual([])
+    expect([...new Set(refs)].filter((name) => !((name as string) in live.components.schemas))).toStrictEqual(
+      [],
+    )
     expect(Object.keys(live.components.schemas).filter((name) => !refs.includes(name))).toStrictEqual([])
   })
 
@@ -84,7 +91,8 @@ describe('OpenAPI description of the management API', () => {
         'Problem',
       ]),
     )
-    for (const removed of ['ClaimMetadata', 'ClaimDisplayInfo', 'SchemaResponse']) expect(names).not.toContain(removed)
+    for (const removed of ['ClaimMetadata', 'ClaimDisplayInfo', 'SchemaResponse'])
+      expect(names).not.toContain(removed)
     const field = live.components.schemas.ClaimFieldDefinitionDto as { properties: Record<string, Schema> }
     expect(field.properties.display).toStrictEqual({
       type: 'array',

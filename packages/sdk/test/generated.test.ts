@@ -23,7 +23,9 @@ describe('generated SDK files', () => {
     const document = JSON.parse(readFileSync(join(SDK_ROOT, 'openapi.json'), 'utf8')) as {
       paths: Record<string, Record<string, { operationId: string }>>
     }
-    const ids = Object.values(document.paths).flatMap((item) => Object.values(item).map((op) => op.operationId))
+    const ids = Object.values(document.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    )
     expect(Object.keys(OPERATIONS).sort()).toStrictEqual([...ids].sort())
     expect(OPERATIONS.getSessionOfTenant).toStrictEqual({
       method: 'GET',

@@ -270,7 +270,10 @@ describe('SDK against a listening service', () => {
         steps[step.step] = step
         // The test process is the wallet; the script waits for it with waitForSession meanwhile.
         if (step.step === 'offer') {
-          const credentialOffer = await (await fetch(step.credentialOfferUri)).json()
+          const credentialOffer = (await (await fetch(step.credentialOfferUri)).json()) as Record<
+            string,
+            unknown
+          >
           wallet = await redeemOffer({ credentialOffer, configurationId: 'pid' })
         }
         if (step.step === 'request' && wallet) {

@@ -28,7 +28,7 @@ const operationsOf = (document: Document) =>
   )
 
 /** A `$ref` to a component, or an optional body: `anyOf` of such a `$ref` and `null`. */
-const isNamed = (schema: Schema) =>
+const isNamed = (schema: Schema): boolean =>
   schema.$ref?.startsWith('#/components/schemas/') === true ||
   (schema.anyOf?.every((member) => isNamed(member) || member.type === 'null') === true &&
     schema.anyOf.some(isNamed))

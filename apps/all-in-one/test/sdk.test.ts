@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -224,6 +225,9 @@ describe('SDK against a listening service', () => {
       })
       writeFileSync(join(scratch, 'flow.mjs'), SCRATCH_FLOW)
       writeFileSync(join(scratch, 'require.cjs'), SCRATCH_REQUIRE)
+      writeFileSync(join(scratch, 'consumer.ts'), SCRATCH_TYPES_ESM)
+      writeFileSync(join(scratch, 'consumer.cts'), SCRATCH_TYPES_CJS)
+      writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify(SCRATCH_TSCONFIG))
     }, 120_000)
     afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -242,6 +246,14 @@ describe('SDK against a listening service', () => {
           expect(readFileSync(join(installed, dir, file), 'utf8')).not.toMatch(/@credential-service\//)
       }
     })
+
+    it('issue 13: the shipped declarations type a consumer’s ESM and CommonJS code (moduleResolution nodenext)', async () => {
+      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+      const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: scratch }).catch(
+        (error: { stdout: string }) => error,
+      )
+      expect(result.stdout).toBe('')
+    }, 60_000)
 
     it('issue 13: CommonJS require() works too', async () => {
       const { stdout } = await run(process.execPath, ['require.cjs'], { cwd: scratch })
@@ -370,3 +382,37 @@ console.log(JSON.stringify({
   ManagementApiError: typeof sdk.ManagementApiError,
 }))
 `
+
+/** What an integrator's TypeScript sees: typed methods, named types, and errors for wrong input. */
+const SCRATCH_TYPES_ESM = `
+import { createManagementClient, type KeyChain, type Session, type Tenant } from '@credential-service/sdk'
+const api = createManagementClient({ baseUrl: 'https://credentials.example.com', clientId: 'a', clientSecret: 'b' })
+export const tenant: Promise<Tenant> = api.getTenant('acme')
+export const chain: Promise<KeyChain> = api.createKeyChain({ source: 'generate' })
+export const session: Promise<Session> = api.waitForSession('ses_1', { until: ['completed', 'verified'] })
+// @ts-expect-error a tenant id is a string
+api.getTenant(1)
+// @ts-expect-error spec §9.2: a credential configuration has no \`claims\`
+api.createCredentialConfig({ claims: {} })
+`
+
+const SCRATCH_TYPES_CJS = `
+import sdk = require('@credential-service/sdk')
+const api = sdk.createManagementClient({ baseUrl: 'https://credentials.example.com', accessToken: () => 'token' })
+const tenant: Promise<sdk.Tenant> = api.getTenant('acme')
+export = tenant
+`
+
+const SCRATCH_TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    noEmit: true,
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    lib: ['es2022', 'dom'],
+    types: [],
+    // Declarations that failed to resolve would be `any`: the @ts-expect-error lines then fail the check.
+    skipLibCheck: true,
+  },
+  files: ['consumer.ts', 'consumer.cts'],
+}

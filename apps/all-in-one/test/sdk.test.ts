@@ -1,9 +1,36 @@
-import type { Role } from '@credential-service/core-domain'
+import { execFile, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { createManagementClient, ManagementApiError, type Tenant } from '@credential-service/sdk'
+import {
+  createManagementClient,
+  ManagementApiError,
+  SessionWaitError,
+  type Tenant,
+} from '@credential-service/sdk'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { startAllInOne } from './harness'
+import { presentOverHttp, redeemOffer } from './wallet'
+
+const run = promisify(execFile)
+const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
+const VCT = 'urn:eudi:pid:1'
+
+/** A port nobody listens on now, so PUBLIC_URL can name the address the service will listen on. */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 describe('SDK against a listening service', () => {
   let app: FastifyInstance
@@ -12,44 +39,380 @@ describe('SDK against a listening service', () => {
   let clientSecret: string
 
   beforeAll(async () => {
+    const port = await freePort()
+    baseUrl = `http://127.0.0.1:${port}`
     ;({
       app,
       rootClientId: clientId,
       rootSecret: clientSecret,
-    } = await startAllInOne(testDatabases().at(-1) as TestDatabase, 'http://127.0.0.1'))
-    await app.listen({ host: '127.0.0.1', port: 0 })
-    const address = app.server.address()
-    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    } = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl))
+    await app.listen({ host: '127.0.0.1', port })
   })
   afterAll(() => app.close())
 
-  it('manages tenants and clients end to end with typed results', async () => {
+  /** A client whose fetch counts the token requests it makes. */
+  function countingClient(id = clientId, secret = clientSecret) {
+    const counts = { token: 0, api: 0 }
+    const client = createManagementClient({
+      baseUrl,
+      clientId: id,
+      clientSecret: secret,
+      fetch: (input, init) => {
+        if (String(input).endsWith('/api/oauth2/token')) counts.token++
+        else counts.api++
+        return fetch(input, init)
+      },
+    })
+    return { client, counts }
+  }
+
+  /** A new tenant and a client of it holding every tenant role but `tenant:*`. */
+  async function tenantClient() {
     const root = createManagementClient({ baseUrl, clientId, clientSecret })
+    const tenant = (await root.createTenant({ name: 'SDK test' })).id
+    const created = await root.createClientOfTenant(tenant, {
+      roles: [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+        'presentation:config',
+        'presentation:request',
+      ],
+    })
+    const client = createManagementClient({
+      baseUrl,
+      clientId: created.clientId,
+      clientSecret: created.clientSecret,
+    })
+    return { tenant, client }
+  }
+
+  it('issue 13: tenants and clients end to end with typed results; `…OfTenant` names the tenant', async () => {
+    const { client: root } = countingClient()
     const id = `sdk-${crypto.randomUUID().slice(0, 8)}`
     const tenant = await root.createTenant({ id, name: 'SDK tenant' })
     expectTypeOf(tenant).toEqualTypeOf<Tenant>()
-    expect(tenant.id).toBe(id)
+    expect(tenant).toStrictEqual({
+      id,
+      name: 'SDK tenant',
+      description: null,
+      presentationRetention: 'keep',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    })
 
-    const created = await root.createClient({ roles: ['tenant:admin'] }, id)
-    expectTypeOf(created.roles).toEqualTypeOf<Role[]>()
+    const created = await root.createClientOfTenant(id, { roles: ['tenant:admin'] })
     const admin = createManagementClient({
       baseUrl,
       clientId: created.clientId,
       clientSecret: created.clientSecret,
     })
-    const own = await admin.listClients()
-    expect(own.items.map((c) => c.clientId)).toStrictEqual([created.clientId])
+    const own = await admin.listClients({ limit: 10 })
+    const { clientSecret: _shownOnce, ...stored } = created
+    expect(own).toStrictEqual({ items: [stored], nextCursor: null })
 
-    const rotated = await root.rotateClientSecret(created.clientId, {}, id)
+    const rotated = await root.rotateClientSecretOfTenant(id, created.clientId)
     expect(rotated.clientSecret).not.toBe(created.clientSecret)
-    await root.deleteTenant(id)
-    await expect(root.getTenant(id)).rejects.toMatchObject({ status: 404, problem: { code: 'not_found' } })
+    await expect(root.deleteTenant(id)).resolves.toBeUndefined()
+    const error = await root.getTenant(id).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ManagementApiError)
+    expect(error).toMatchObject({
+      status: 404,
+      code: 'not_found',
+      problem: { status: 404, code: 'not_found', instance: `/api/tenants/${id}` },
+      body: undefined,
+    })
   })
 
-  it('surfaces token failures as ManagementApiError', async () => {
-    const wrong = createManagementClient({ baseUrl, clientId, clientSecret: 'not-the-secret-at-all' })
-    const error = await wrong.listTenants().catch((e: unknown) => e)
+  it('issue 13: one token serves many calls, and concurrent first calls share one token request', async () => {
+    const { client, counts } = countingClient()
+    await Promise.all([client.listTenants(), client.listTenants(), client.getHealth(), client.listClients()])
+    await client.listTenants()
+    expect(counts).toStrictEqual({ token: 1, api: 5 })
+  })
+
+  it('issue 13: a token is requested again once it is about to expire', async () => {
+    let clock = Date.now()
+    let tokenRequests = 0
+    const client = createManagementClient({
+      baseUrl,
+      clientId,
+      clientSecret,
+      now: () => clock,
+      fetch: (input, init) => {
+        if (String(input).endsWith('/api/oauth2/token')) tokenRequests++
+        return fetch(input, init)
+      },
+    })
+    await client.listTenants()
+    clock += 3_540_000 // ACCESS_TOKEN_TTL_SECONDS defaults to one hour; 60 s before its end
+    await client.listTenants()
+    expect(tokenRequests).toBe(1)
+    clock += 40_000 // within the last 30 s: renewed early
+    await client.listTenants()
+    expect(tokenRequests).toBe(2)
+  })
+
+  it('RFC 6749 §5.2: a refused client secret rejects with the OAuth error as code', async () => {
+    const { client, counts } = countingClient(clientId, 'not-the-secret-at-all')
+    const error = await client.listTenants().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(ManagementApiError)
-    expect(error).toMatchObject({ status: 401, problem: { error: 'invalid_client' } })
+    expect(error).toMatchObject({
+      status: 401,
+      code: 'invalid_client',
+      oauthError: { error: 'invalid_client' },
+      problem: undefined,
+      url: `${baseUrl}/api/oauth2/token`,
+    })
+    expect(counts).toStrictEqual({ token: 1, api: 0 })
+  })
+
+  it('RFC 9457: invalid input rejects with the problem’s code and its field errors', async () => {
+    const { client } = await tenantClient()
+    // @ts-expect-error spec §9.2: the removed `claims` field is refused by the types and by the API
+    const error = await client.createCredentialConfig({ claims: {} }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ status: 400, code: 'invalid_input', problem: { code: 'invalid_input' } })
+    expect((error as ManagementApiError).problem?.errors?.length).toBeGreaterThan(0)
+  })
+
+  it('issue 13: waitForSession gives up after timeoutMs with the last session read', async () => {
+    const { tenant, client } = await tenantClient()
+    await client.createKeyChain({ source: 'generate', id: 'keys' })
+    await client.createCredentialConfig({
+      id: 'pid',
+      config: { format: 'dc+sd-jwt', vct: VCT },
+      keyChainId: 'keys',
+      fields: [{ path: ['given_name'], type: 'string' }],
+    })
+    const offer = await client.createOffer({
+      credentialConfigurationIds: ['pid'],
+      claims: { pid: { given_name: 'Erika' } },
+    })
+    const started = Date.now()
+    const error = await client
+      .waitForSession(offer.sessionId, {
+        tenantId: tenant,
+        until: 'completed',
+        timeoutMs: 300,
+        intervalMs: 50,
+      })
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(SessionWaitError)
+    expect(error).toMatchObject({ reason: 'timeout', session: { id: offer.sessionId, status: 'offered' } })
+    expect(Date.now() - started).toBeLessThan(10_000)
+  })
+
+  describe('the packed SDK in a scratch project (plain npm, plain node)', () => {
+    let scratch: string
+
+    beforeAll(async () => {
+      scratch = mkdtempSync(join(tmpdir(), 'sdk-scratch-'))
+      const pnpmVersion = JSON.parse(
+        readFileSync(join(repoRoot, 'package.json'), 'utf8'),
+      ).packageManager.split('@')[1]
+      // `pnpm pack` runs the package's prepack (the dist build) and applies its publishConfig.
+      await run('npx', ['-y', `pnpm@${pnpmVersion}`, 'pack', '--pack-destination', scratch], {
+        cwd: join(repoRoot, 'packages/sdk'),
+      })
+      const tarball = readdirSync(scratch).find((name) => name.endsWith('.tgz')) as string
+      writeFileSync(
+        join(scratch, 'package.json'),
+        JSON.stringify({ name: 'scratch', private: true, type: 'module' }),
+      )
+      // The SDK has no dependencies, so the install needs no registry.
+      await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(scratch, tarball)], {
+        cwd: scratch,
+      })
+      writeFileSync(join(scratch, 'flow.mjs'), SCRATCH_FLOW)
+      writeFileSync(join(scratch, 'require.cjs'), SCRATCH_REQUIRE)
+      writeFileSync(join(scratch, 'consumer.ts'), SCRATCH_TYPES_ESM)
+      writeFileSync(join(scratch, 'consumer.cts'), SCRATCH_TYPES_CJS)
+      writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify(SCRATCH_TSCONFIG))
+    }, 120_000)
+    afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+    it('issue 13: the tarball ships dist and openapi.json, and depends on no package at all', () => {
+      const installed = join(scratch, 'node_modules/@credential-service/sdk')
+      const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))
+      expect(manifest.dependencies).toBeUndefined()
+      expect(manifest.peerDependencies).toBeUndefined()
+      expect(manifest.exports['.']).toStrictEqual({
+        import: { types: './dist/esm/index.d.ts', default: './dist/esm/index.js' },
+        require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' },
+      })
+      expect(readdirSync(installed).sort()).toStrictEqual(['dist', 'openapi.json', 'package.json'])
+      for (const dir of ['dist/esm', 'dist/esm/generated', 'dist/cjs']) {
+        for (const file of readdirSync(join(installed, dir)).filter((name) => /\.(js|ts)$/.test(name)))
+          expect(readFileSync(join(installed, dir, file), 'utf8')).not.toMatch(/@credential-service\//)
+      }
+    })
+
+    it('issue 13: the shipped declarations type a consumer’s ESM and CommonJS code (moduleResolution nodenext)', async () => {
+      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+      const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: scratch }).catch(
+        (error: { stdout: string }) => error,
+      )
+      expect(result.stdout).toBe('')
+    }, 60_000)
+
+    it('issue 13: CommonJS require() works too', async () => {
+      const { stdout } = await run(process.execPath, ['require.cjs'], { cwd: scratch })
+      expect(JSON.parse(stdout)).toStrictEqual({
+        createManagementClient: 'function',
+        ManagementApiError: 'function',
+      })
+    })
+
+    it('issue 13: a plain Node ESM script sets up a tenant, issues a credential and verifies a presentation', async () => {
+      const child = spawn(process.execPath, ['flow.mjs'], {
+        cwd: scratch,
+        env: { ...process.env, BASE_URL: baseUrl, CLIENT_ID: clientId, CLIENT_SECRET: clientSecret },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let stderr = ''
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk
+      })
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+      // biome-ignore lint/suspicious/noExplicitAny: the script's JSON lines are read loosely
+      const steps: Record<string, any> = {}
+      let wallet: Awaited<ReturnType<typeof redeemOffer>> | undefined
+      for await (const line of createInterface({ input: child.stdout })) {
+        const step = JSON.parse(line)
+        steps[step.step] = step
+        // The test process is the wallet; the script waits for it with waitForSession meanwhile.
+        if (step.step === 'offer') {
+          const credentialOffer = (await (await fetch(step.credentialOfferUri)).json()) as Record<
+            string,
+            unknown
+          >
+          wallet = await redeemOffer({ credentialOffer, configurationId: 'pid' })
+        }
+        if (step.step === 'request' && wallet) {
+          const answer = await presentOverHttp({
+            requestUri: step.requestUri,
+            credentialQueryId: 'pid',
+            ...wallet,
+            disclose: { age_over_18: true },
+          })
+          expect(answer.status).toBe(200)
+        }
+      }
+      expect(await exited, stderr).toBe(0)
+      expect(steps.offer.offerUri).toMatch(/^openid-credential-offer:\/\//)
+      expect(steps.request.authorizationRequestUri).toMatch(/^openid4vp:\/\//)
+      expect(steps.done).toStrictEqual({
+        step: 'done',
+        issuance: { status: 'completed', issuedConfigurationIds: ['pid'] },
+        presentation: {
+          status: 'verified',
+          claims: { pid: [expect.objectContaining({ vct: VCT, age_over_18: true })] },
+        },
+        notFound: { isManagementApiError: true, status: 404, code: 'not_found' },
+      })
+      expect(steps.done.presentation.claims.pid[0].given_name).toBeUndefined()
+    }, 60_000)
   })
 })
+
+/** The integrator's script: only the published package, by name, in plain Node ESM. */
+const SCRATCH_FLOW = `
+import { createManagementClient, ManagementApiError } from '@credential-service/sdk'
+
+const { BASE_URL: baseUrl, CLIENT_ID: clientId, CLIENT_SECRET: clientSecret } = process.env
+const say = (step) => console.log(JSON.stringify(step))
+const wait = { timeoutMs: 30000, intervalMs: 100 }
+
+const root = createManagementClient({ baseUrl, clientId, clientSecret })
+const tenant = await root.createTenant({ name: 'Scratch project' })
+const admin = await root.createClientOfTenant(tenant.id, {
+  roles: ['key:manage', 'issuance:config', 'issuance:offer', 'presentation:config', 'presentation:request'],
+})
+const api = createManagementClient({ baseUrl, clientId: admin.clientId, clientSecret: admin.clientSecret })
+
+await api.createKeyChain({ source: 'generate', id: 'keys', certificate: { mode: 'internal-ca' } })
+await api.createCredentialConfig({
+  id: 'pid',
+  config: { format: 'dc+sd-jwt', vct: '${VCT}' },
+  keyChainId: 'keys',
+  fields: [
+    { path: ['given_name'], type: 'string', disclosable: true },
+    { path: ['age_over_18'], type: 'boolean', disclosable: true },
+  ],
+})
+await api.createPresentationConfig({
+  id: 'over-18',
+  keyChainId: 'keys',
+  responseMode: 'direct_post',
+  dcqlQuery: {
+    credentials: [
+      { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['${VCT}'] }, claims: [{ path: ['age_over_18'] }] },
+    ],
+  },
+})
+
+const offer = await api.createOffer({
+  credentialConfigurationIds: ['pid'],
+  claims: { pid: { given_name: 'Erika', age_over_18: true } },
+})
+say({ step: 'offer', ...offer })
+const issued = await api.waitForSession(offer.sessionId, { until: 'completed', ...wait })
+
+const request = await api.createPresentationRequest({ presentationConfigId: 'over-18' })
+say({ step: 'request', ...request })
+const verified = await api.waitForSession(request.sessionId, { until: 'verified', ...wait })
+
+const notFound = await api.getSession('ses_missing').catch((error) => error)
+say({
+  step: 'done',
+  issuance: { status: issued.status, issuedConfigurationIds: issued.issuedConfigurationIds },
+  presentation: { status: verified.status, claims: verified.claims },
+  notFound: {
+    isManagementApiError: notFound instanceof ManagementApiError,
+    status: notFound.status,
+    code: notFound.code,
+  },
+})
+`
+
+const SCRATCH_REQUIRE = `
+const sdk = require('@credential-service/sdk')
+console.log(JSON.stringify({
+  createManagementClient: typeof sdk.createManagementClient,
+  ManagementApiError: typeof sdk.ManagementApiError,
+}))
+`
+
+/** What an integrator's TypeScript sees: typed methods, named types, and errors for wrong input. */
+const SCRATCH_TYPES_ESM = `
+import { createManagementClient, type KeyChain, type Session, type Tenant } from '@credential-service/sdk'
+const api = createManagementClient({ baseUrl: 'https://credentials.example.com', clientId: 'a', clientSecret: 'b' })
+export const tenant: Promise<Tenant> = api.getTenant('acme')
+export const chain: Promise<KeyChain> = api.createKeyChain({ source: 'generate' })
+export const session: Promise<Session> = api.waitForSession('ses_1', { until: ['completed', 'verified'] })
+// @ts-expect-error a tenant id is a string
+api.getTenant(1)
+// @ts-expect-error spec §9.2: a credential configuration has no \`claims\`
+api.createCredentialConfig({ claims: {} })
+`
+
+const SCRATCH_TYPES_CJS = `
+import sdk = require('@credential-service/sdk')
+const api = sdk.createManagementClient({ baseUrl: 'https://credentials.example.com', accessToken: () => 'token' })
+const tenant: Promise<sdk.Tenant> = api.getTenant('acme')
+export = tenant
+`
+
+const SCRATCH_TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    noEmit: true,
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    lib: ['es2022', 'dom'],
+    types: [],
+    // Declarations that failed to resolve would be `any`: the @ts-expect-error lines then fail the check.
+    skipLibCheck: true,
+  },
+  files: ['consumer.ts', 'consumer.cts'],
+}

@@ -209,7 +209,7 @@ describe.each(testDatabases())('sessions on $name', (testDatabase) => {
     expect(walked).toStrictEqual(whole)
     const bad = await app.inject({ url: '/api/sessions?cursor=c2VzXzEyMw', headers: a.auth })
     expect(bad.statusCode).toBe(400)
-    expect(bad.json().errors[0].path).toBe('querystring.cursor')
+    expect(bad.json().errors[0].path).toBe('query.cursor')
   })
 
   it('S-101 / S-100: a tenant lists only its sessions; another tenant’s session is 404 to read and to delete', async () => {

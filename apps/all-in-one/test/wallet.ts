@@ -1,4 +1,6 @@
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose'
 
 /**
  * The `kbSigner` of @sd-jwt/sd-jwt-vc for a holder key: signs the KB-JWT signing input with jose
@@ -60,17 +62,14 @@ export async function issueOverHttp(options: {
   return { ...redeemed, sessionId: offer.sessionId as string }
 }
 
-/**
- * A wallet taking a credential offer (OpenID4VCI pre-authorized flow): token, nonce, and one
- * credential for a fresh (or given) holder key.
- */
+/** The wallet's side of a pre-authorized code offer: token, nonce, proof, credential (OpenID4VCI §6–§8). */
 export async function redeemOffer(options: {
-  // biome-ignore lint/suspicious/noExplicitAny: an offer as a wallet parses it
-  credentialOffer: any
+  credentialOffer: Record<string, unknown>
   configurationId: string
   holder?: HolderKeys
 }): Promise<{ credential: string; holder: HolderKeys }> {
-  const { credentialOffer } = options
+  // biome-ignore lint/suspicious/noExplicitAny: the offer object is read loosely
+  const credentialOffer = options.credentialOffer as any
   const issuer = credentialOffer.credential_issuer as string
   const code =
     credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']
@@ -96,4 +95,42 @@ export async function redeemOffer(options: {
     { authorization: `Bearer ${access_token}` },
   )
   return { credential: issued.credentials[0].credential as string, holder }
+}
+
+/**
+ * The wallet's side of an OpenID4VP request by reference with `direct_post` (§5.10, §8.2): fetch the
+ * request object, present the SD-JWT VC with a KB-JWT over the request's nonce and client id, post
+ * the answer to `response_uri`.
+ */
+export async function presentOverHttp(options: {
+  requestUri: string
+  credentialQueryId: string
+  credential: string
+  holder: HolderKeys
+  disclose: Record<string, boolean>
+}): Promise<Response> {
+  const requestObject = await (await fetch(options.requestUri)).text()
+  const claims = decodeJwt(requestObject) as {
+    nonce: string
+    client_id: string
+    state: string
+    response_uri: string
+  }
+  const holderSdJwt = new SDJwtVcInstance({
+    hasher: digest,
+    saltGenerator: generateSalt,
+    kbSigner: kbSigner(options.holder.privateKey),
+    kbSignAlg: 'ES256',
+  })
+  const vp = await holderSdJwt.present(options.credential, options.disclose, {
+    kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: claims.nonce, aud: claims.client_id } },
+  })
+  return fetch(claims.response_uri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      vp_token: JSON.stringify({ [options.credentialQueryId]: [vp] }),
+      state: claims.state,
+    }),
+  })
 }

@@ -156,7 +156,7 @@ describe.each(testDatabases())('audit events on $name', (testDatabase) => {
       expect(response.statusCode).toBe(400)
       expect(response.json()).toMatchObject({
         code: 'invalid_input',
-        errors: [{ path: 'querystring.cursor', message: expect.any(String) }],
+        errors: [{ path: 'query.cursor', message: expect.any(String) }],
       })
     }
   })

@@ -40,6 +40,7 @@ export type {
 } from './contract/credential-config'
 export {
   zClaimField,
+  zClaimsJsonSchema,
   zConfigId,
   zCredentialConfig,
   zCredentialConfigInput,
@@ -63,10 +64,12 @@ export {
   withSigningSecret,
   zAttributeProvider,
   zAttributeProviderInput,
+  zAttributeProviderWithSecret,
   zEndpointAuth,
   zEndpointAuthInput,
   zWebhookEndpoint,
   zWebhookEndpointInput,
+  zWebhookEndpointWithSecret,
 } from './contract/endpoint'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
@@ -136,7 +139,13 @@ export {
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
-export { zAccessTokenClaims, zTokenRequest, zTokenResponse } from './contract/token'
+export {
+  zAccessTokenClaims,
+  zAuthorizationServerMetadata,
+  zJwks,
+  zTokenRequest,
+  zTokenResponse,
+} from './contract/token'
 export type { DomainErrorCode, ProtocolErrorCode, ValidationIssue } from './errors'
 export {
   ConflictError,

@@ -15,7 +15,7 @@ export const ROLES = [
   'metrics:read',
 ] as const
 
-export const zRole = z.enum(ROLES).describe('Role value (interface spec §5)')
+export const zRole = z.enum(ROLES).describe('Role value (interface spec §5)').meta({ id: 'Role' })
 export type Role = z.infer<typeof zRole>
 
 /** The authenticated caller of a management route, from a verified access token. */

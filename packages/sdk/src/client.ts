@@ -1,110 +1,120 @@
-import type {
-  Client,
-  ClientCreate,
-  ClientSecretRotate,
-  ClientUpdate,
-  ClientWithSecret,
-  Health,
-  Page,
-  Problem,
-  Tenant,
-  TenantCreate,
-  TenantUpdate,
-  TokenResponse,
-} from '@credential-service/core-domain'
+import { errorFromResponse, ManagementApiError, parseJson } from './errors.js'
+import { type ManagementOperations, OPERATIONS } from './generated/operations.js'
+import type { Session } from './generated/types.js'
+import { createTokenSource } from './token.js'
+import { type CallRequest, callRequest, requestUrl } from './transport.js'
+import { type WaitForSessionOptions, waitForSession } from './wait.js'
 
-export interface ManagementClientOptions {
-  /** Base URL of the service, e.g. `https://credentials.example.com`. */
+interface CommonOptions {
+  /** Base URL of the service, e.g. `https://credentials.example.com` (the API is under `/api`). */
   baseUrl: string
+  /** Defaults to the global `fetch` (Node 20 and later, browsers). */
+  fetch?: typeof fetch
+  /** Clock for token expiry, in milliseconds; `Date.now` when absent. */
+  now?: () => number
+}
+
+/** Tokens by the client credentials grant, cached until shortly before they expire. */
+export interface ClientCredentialsOptions extends CommonOptions {
   clientId: string
   clientSecret: string
-  /** Defaults to the global `fetch`. */
-  fetch?: typeof fetch
+  /**
+   * Token endpoint: `{baseUrl}/api/oauth2/token` (the built-in token server) when absent; the
+   * identity provider's token endpoint in external OIDC mode.
+   */
+  tokenUrl?: string
 }
 
-/** A non-2xx answer of the management API, with its RFC 9457 problem details. */
-export class ManagementApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly problem: Problem | { error: string; error_description?: string },
-  ) {
-    super('detail' in problem && problem.detail ? problem.detail : `management API answered ${status}`)
-    this.name = 'ManagementApiError'
-  }
+/** Tokens you obtain yourself; called before every request that needs one. */
+export interface AccessTokenOptions extends CommonOptions {
+  accessToken: () => string | Promise<string>
 }
 
-type ListQuery = { limit?: number; cursor?: string }
+export type ManagementClientOptions = ClientCredentialsOptions | AccessTokenOptions
+
+export interface ManagementClient extends ManagementOperations {
+  /**
+   * Polls `getSession` (or `getSessionOfTenant` with `tenantId`) until the session reaches one of
+   * `until` (by default a final status). Rejects with a `SessionWaitError` on timeout or when the
+   * session ends in another status, and with a `ManagementApiError` when a poll fails.
+   */
+  waitForSession(sessionId: string, options?: WaitForSessionOptions): Promise<Session>
+}
 
 /**
- * Typed client of the management API. Gets and renews access tokens with the client
- * credentials grant; method names are the OpenAPI `operationId`s.
+ * Typed client of the management API: one method per OpenAPI `operationId`. Every answer other
+ * than 2xx rejects with a `ManagementApiError`.
  */
-export function createManagementClient(options: ManagementClientOptions) {
-  const doFetch = options.fetch ?? fetch
-  const base = options.baseUrl.replace(/\/+$/, '')
-  let token: { value: string; expiresAt: number } | undefined
+export function createManagementClient(options: ManagementClientOptions): ManagementClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init))
+  const now = options.now ?? Date.now
+  const tokens =
+    'accessToken' in options
+      ? undefined
+      : createTokenSource({
+          tokenUrl: options.tokenUrl ?? `${baseUrl}/api/oauth2/token`,
+          clientId: options.clientId,
+          clientSecret: options.clientSecret,
+          fetch: doFetch,
+          now,
+        })
+  const accessToken = async (signal: AbortSignal | undefined) =>
+    tokens ? tokens.get(signal) : await (options as AccessTokenOptions).accessToken()
 
-  async function accessToken(): Promise<string> {
-    if (token && token.expiresAt > Date.now() + 30_000) return token.value
-    const response = await doFetch(`${base}/api/oauth2/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        grant_type: 'client_credentials',
-        client_id: options.clientId,
-        client_secret: options.clientSecret,
-      }),
-    })
-    const body = (await response.json()) as TokenResponse
-    if (!response.ok) throw new ManagementApiError(response.status, body as unknown as Problem)
-    token = { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 }
-    return token.value
+  async function send(request: CallRequest, retried = false): Promise<unknown> {
+    const { spec, options: call } = request
+    const url = requestUrl(baseUrl, request)
+    const token = spec.auth ? await accessToken(call?.signal) : undefined
+    const hasBody = request.body !== undefined
+    let response: Response
+    try {
+      response = await doFetch(url, {
+        method: spec.method,
+        headers: {
+          accept: 'application/json, application/problem+json',
+          ...(hasBody ? { 'content-type': 'application/json' } : {}),
+          ...call?.headers,
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        ...(hasBody ? { body: JSON.stringify(request.body) } : {}),
+        ...(call?.signal ? { signal: call.signal } : {}),
+      })
+    } catch (error) {
+      if (call?.signal?.aborted) throw error
+      throw new ManagementApiError('network_error', { method: spec.method, url, status: 0, cause: error })
+    }
+    // A cached token the API no longer accepts (e.g. the signing key changed): one fresh try.
+    if (response.status === 401 && token && tokens && !retried) {
+      tokens.invalidate(token)
+      await response.body?.cancel()
+      return send(request, true)
+    }
+    if (!response.ok) throw await errorFromResponse(spec.method, url, response)
+    const text = await response.text()
+    if (response.status === 204 || text === '') return undefined
+    const body = parseJson(text)
+    if (body === undefined)
+      throw new ManagementApiError('invalid_response', {
+        method: spec.method,
+        url,
+        status: response.status,
+        body: text,
+      })
+    return body
   }
 
-  async function call<T>(method: string, path: string, body?: unknown, query?: ListQuery): Promise<T> {
-    const search = new URLSearchParams()
-    if (query?.limit !== undefined) search.set('limit', String(query.limit))
-    if (query?.cursor !== undefined) search.set('cursor', query.cursor)
-    const url = `${base}${path}${search.size ? `?${search}` : ''}`
-    const response = await doFetch(url, {
-      method,
-      headers: {
-        authorization: `Bearer ${await accessToken()}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    if (response.status === 204) return undefined as T
-    const parsed = (await response.json()) as unknown
-    if (!response.ok) throw new ManagementApiError(response.status, parsed as Problem)
-    return parsed as T
-  }
-
-  const enc = encodeURIComponent
-  const clientsPath = (tenantId: string | undefined) =>
-    tenantId === undefined ? '/api/clients' : `/api/tenants/${enc(tenantId)}/clients`
-
-  return {
-    getHealth: () => call<Health>('GET', '/api/health'),
-    listTenants: (query?: ListQuery) => call<Page<Tenant>>('GET', '/api/tenants', undefined, query),
-    createTenant: (input: TenantCreate) => call<Tenant>('POST', '/api/tenants', input),
-    getTenant: (tenantId: string) => call<Tenant>('GET', `/api/tenants/${enc(tenantId)}`),
-    updateTenant: (tenantId: string, patch: TenantUpdate) =>
-      call<Tenant>('PATCH', `/api/tenants/${enc(tenantId)}`, patch),
-    deleteTenant: (tenantId: string) => call<void>('DELETE', `/api/tenants/${enc(tenantId)}`),
-    /** `tenantId` undefined: the token's own tenant (operator clients for an operator). */
-    listClients: (tenantId?: string, query?: ListQuery) =>
-      call<Page<Client>>('GET', clientsPath(tenantId), undefined, query),
-    createClient: (input: ClientCreate, tenantId?: string) =>
-      call<ClientWithSecret>('POST', clientsPath(tenantId), input),
-    getClient: (clientId: string, tenantId?: string) =>
-      call<Client>('GET', `${clientsPath(tenantId)}/${enc(clientId)}`),
-    updateClient: (clientId: string, patch: ClientUpdate, tenantId?: string) =>
-      call<Client>('PATCH', `${clientsPath(tenantId)}/${enc(clientId)}`, patch),
-    rotateClientSecret: (clientId: string, input: ClientSecretRotate = {}, tenantId?: string) =>
-      call<ClientWithSecret>('POST', `${clientsPath(tenantId)}/${enc(clientId)}/rotate-secret`, input),
-    deleteClient: (clientId: string, tenantId?: string) =>
-      call<void>('DELETE', `${clientsPath(tenantId)}/${enc(clientId)}`),
-  }
+  const client: Record<string, unknown> = {}
+  for (const [name, spec] of Object.entries(OPERATIONS))
+    client[name] = (...args: unknown[]) => send(callRequest(spec, args))
+  const operations = client as unknown as ManagementOperations
+  client.waitForSession = (sessionId: string, wait: WaitForSessionOptions = {}) =>
+    waitForSession(
+      (signal) =>
+        wait.tenantId === undefined
+          ? operations.getSession(sessionId, { ...(signal ? { signal } : {}) })
+          : operations.getSessionOfTenant(wait.tenantId, sessionId, { ...(signal ? { signal } : {}) }),
+      wait,
+    )
+  return client as unknown as ManagementClient
 }
-export type ManagementClient = ReturnType<typeof createManagementClient>

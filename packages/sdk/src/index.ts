@@ -1,18 +1,16 @@
 export type {
-  Client,
-  ClientCreate,
-  ClientSecretRotate,
-  ClientUpdate,
-  ClientWithSecret,
-  Health,
-  Page,
-  PageQuery,
-  Problem,
-  Role,
-  Tenant,
-  TenantCreate,
-  TenantUpdate,
-  TokenResponse,
-} from '@credential-service/core-domain'
-export type { ManagementClient, ManagementClientOptions } from './client'
-export { createManagementClient, ManagementApiError } from './client'
+  AccessTokenOptions,
+  ClientCredentialsOptions,
+  ManagementClient,
+  ManagementClientOptions,
+} from './client.js'
+export { createManagementClient } from './client.js'
+export type { ManagementApiErrorInit } from './errors.js'
+export { ManagementApiError } from './errors.js'
+export type { ManagementOperations } from './generated/operations.js'
+export type { components, operations, paths } from './generated/schema.js'
+// Every component schema of the OpenAPI description is public: one named type each.
+export type * from './generated/types.js'
+export type { CallOptions } from './transport.js'
+export type { SessionStatus, WaitForSessionOptions } from './wait.js'
+export { FINAL_SESSION_STATUSES, SessionWaitError } from './wait.js'

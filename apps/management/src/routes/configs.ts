@@ -1,8 +1,9 @@
 import {
   findRemovedCredentialFields,
-  withSigningSecret,
   zAttributeProvider,
   zAttributeProviderInput,
+  zAttributeProviderWithSecret,
+  zClaimsJsonSchema,
   zConfigId,
   zCredentialConfig,
   zCredentialConfigInput,
@@ -10,11 +11,11 @@ import {
   zPresentationConfigInput,
   zWebhookEndpoint,
   zWebhookEndpointInput,
+  zWebhookEndpointWithSecret,
 } from '@credential-service/core-domain'
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import {
   type ConfigServiceDeps,
   createAttributeProviderService,
@@ -75,7 +76,7 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           roles: { read: ['issuance:config'], write: ['issuance:config'] },
           input: zAttributeProviderInput,
           output: zAttributeProvider,
-          saved: withSigningSecret(zAttributeProvider),
+          saved: zAttributeProviderWithSecret,
           service: (tenantId, req) => createAttributeProviderService(deps, tenantId, req.principal),
         },
         mount,
@@ -95,7 +96,7 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           },
           input: zWebhookEndpointInput,
           output: zWebhookEndpoint,
-          saved: withSigningSecret(zWebhookEndpoint),
+          saved: zWebhookEndpointWithSecret,
           service: (tenantId, req) => createWebhookEndpointService(deps, tenantId, req.principal),
         },
         mount,
@@ -124,7 +125,7 @@ function credentialSchemaRoute(
           tags: ['credential-configs'],
           summary: 'JSON Schema of the claims, derived from `fields` at request time (never stored)',
           params: paths.itemParams,
-          response: { 200: z.record(z.string(), z.unknown()), ...problemResponses },
+          response: { 200: zClaimsJsonSchema, ...problemResponses },
         },
       },
       (req) =>

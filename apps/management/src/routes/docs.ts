@@ -1,4 +1,4 @@
-import { SERVICE_VERSION } from '@credential-service/server-kit'
+import { openApiTransformObject, SERVICE_VERSION } from '@credential-service/server-kit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
@@ -33,6 +33,7 @@ export async function registerDocs(
       },
     },
     transform: jsonSchemaTransform,
+    transformObject: openApiTransformObject,
   })
   await app.register(swaggerUi, {
     routePrefix: '/api/docs',

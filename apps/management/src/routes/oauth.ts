@@ -1,9 +1,14 @@
-import { zOAuthError, zTokenRequest, zTokenResponse } from '@credential-service/core-domain'
+import {
+  zAuthorizationServerMetadata,
+  zJwks,
+  zOAuthError,
+  zTokenRequest,
+  zTokenResponse,
+} from '@credential-service/core-domain'
 import { oauthErrorHandler } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type { JWK } from 'jose'
-import { z } from 'zod'
 import { type createTokenService, parseBasicAuthorization } from '../services/token-service'
 
 export interface OAuthRoutesOptions {
@@ -55,7 +60,7 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
           operationId: 'getTokenJwks',
           tags,
           summary: 'Public keys that verify management access tokens',
-          response: { 200: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }) },
+          response: { 200: zJwks },
         },
       },
       async (_req, reply) => reply.header('cache-control', 'public, max-age=300').send(options.jwks),
@@ -69,7 +74,7 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
           operationId: 'getTokenServerMetadata',
           tags,
           summary: 'Authorization server metadata (RFC 8414) of the built-in token server',
-          response: { 200: z.record(z.string(), z.unknown()) },
+          response: { 200: zAuthorizationServerMetadata },
         },
       },
       async () => ({

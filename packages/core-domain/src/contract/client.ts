@@ -14,19 +14,22 @@ const zRoles = z
   .refine((roles) => new Set(roles).size === roles.length, 'roles must not repeat')
 const zConfigIdList = z.array(z.string().min(1).max(200)).nullable()
 
-export const zClient = z.object({
-  clientId: zClientId,
-  tenantId: z.string().nullable().describe('Owning tenant; null for operator clients'),
-  description: z.string().nullable(),
-  roles: z.array(zRole),
-  allowedPresentationConfigs: zConfigIdList.describe(
-    'Empty or null: any presentation config (spec §5 rule 5)',
-  ),
-  allowedIssuanceConfigs: zConfigIdList.describe('Empty or null: any issuance config (spec §5 rule 5)'),
-  createdAt: zTimestamp,
-  updatedAt: zTimestamp,
-  secretRotatedAt: zTimestamp,
-})
+export const zClient = z
+  .object({
+    clientId: zClientId,
+    tenantId: z.string().nullable().describe('Owning tenant; null for operator clients'),
+    description: z.string().nullable(),
+    roles: z.array(zRole),
+    allowedPresentationConfigs: zConfigIdList.describe(
+      'Empty or null: any presentation config (spec §5 rule 5)',
+    ),
+    allowedIssuanceConfigs: zConfigIdList.describe('Empty or null: any issuance config (spec §5 rule 5)'),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+    secretRotatedAt: zTimestamp,
+  })
+  .describe('API client (spec §2.5); its secret is never returned after creation')
+  .meta({ id: 'Client' })
 export type Client = z.infer<typeof zClient>
 
 export const zClientCreate = z
@@ -39,6 +42,7 @@ export const zClientCreate = z
     allowedIssuanceConfigs: zConfigIdList.optional(),
   })
   .strict()
+  .meta({ id: 'ClientCreate' })
 export type ClientCreate = z.infer<typeof zClientCreate>
 
 export const zClientUpdate = z
@@ -49,15 +53,17 @@ export const zClientUpdate = z
     allowedIssuanceConfigs: zConfigIdList.optional(),
   })
   .strict()
+  .meta({ id: 'ClientUpdate' })
 export type ClientUpdate = z.infer<typeof zClientUpdate>
 
 export const zClientSecretRotate = z
   .object({ clientSecret: zSecret.optional().describe('New secret; generated when absent') })
   .strict()
+  .meta({ id: 'ClientSecretRotate' })
 export type ClientSecretRotate = z.infer<typeof zClientSecretRotate>
 
 /** Returned by create and rotate: the only time the secret is ever shown. */
-export const zClientWithSecret = zClient.extend({
-  clientSecret: z.string().describe('Shown once; store it now'),
-})
+export const zClientWithSecret = zClient
+  .extend({ clientSecret: z.string().describe('Shown once; store it now') })
+  .meta({ id: 'ClientWithSecret' })
 export type ClientWithSecret = z.infer<typeof zClientWithSecret>

@@ -10,7 +10,22 @@ export const zPageQuery = z
   .strict()
 export type PageQuery = z.infer<typeof zPageQuery>
 
+const pages = new WeakMap<z.ZodType, z.ZodType>()
+
+/**
+ * A page of `item`s. Named `<Item>Page` in the OpenAPI document when the item schema has an id, and
+ * built once per item schema, so every route that lists the same items refers to one component.
+ */
 export function zPage<T extends z.ZodType>(item: T) {
+  const known = pages.get(item)
+  if (known) return known as ReturnType<typeof pageOf<T>>
+  const page = pageOf(item)
+  const itemId = z.globalRegistry.get(item)?.id
+  const named = itemId ? page.meta({ id: `${itemId}Page` }) : page
+  pages.set(item, named)
+  return named
+}
+function pageOf<T extends z.ZodType>(item: T) {
   return z.object({
     items: z.array(item),
     nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
@@ -36,10 +51,13 @@ export const zProblem = z
       .describe('Validation issues, one per offending field'),
   })
   .describe('RFC 9457 problem details')
+  .meta({ id: 'Problem' })
 export type Problem = z.infer<typeof zProblem>
 
 /** RFC 6749 §5.2 error response, used by `/api/oauth2/token` and protocol endpoints. */
-export const zOAuthError = z.object({
-  error: z.string(),
-  error_description: z.string().optional(),
-})
+export const zOAuthError = z
+  .object({
+    error: z.string(),
+    error_description: z.string().optional(),
+  })
+  .meta({ id: 'OAuthError' })

@@ -12,20 +12,30 @@ export const zConfigId = z
 export const zCredentialFormat = z
   .enum(['dc+sd-jwt', 'mso_mdoc'])
   .describe('`dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)')
+  .meta({ id: 'CredentialFormat' })
 export type CredentialFormat = z.infer<typeof zCredentialFormat>
 
 const zLocale = z.string().regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'a BCP 47 language tag')
 
 /** Field labels: both shapes of spec §2.3 are accepted, `{name, locale}` and FieldDisplayDto `{lang, label}`. */
-export const zFieldDisplay = z.union([
-  z.object({ name: z.string().min(1).max(200), locale: zLocale }).strict(),
-  z.object({ lang: zLocale, label: z.string().min(1).max(200) }).strict(),
-])
+export const zFieldDisplay = z
+  .union([
+    z
+      .object({ name: z.string().min(1).max(200), locale: zLocale })
+      .strict()
+      .meta({ id: 'LocalizedName' }),
+    z
+      .object({ lang: zLocale, label: z.string().min(1).max(200) })
+      .strict()
+      .meta({ id: 'FieldDisplayDto' }),
+  ])
+  .meta({ id: 'FieldDisplay' })
 export type FieldDisplay = z.infer<typeof zFieldDisplay>
 
 export const zFieldType = z
   .enum(['string', 'number', 'integer', 'boolean', 'date', 'date-time', 'array', 'object'])
   .describe('Value type of the claim')
+  .meta({ id: 'FieldType' })
 export type FieldType = z.infer<typeof zFieldType>
 
 /** ClaimFieldDefinitionDto (spec §2.3): one entry per leaf claim. */
@@ -52,6 +62,7 @@ export const zClaimField = z
     display: z.array(zFieldDisplay).max(50).optional(),
   })
   .strict()
+  .meta({ id: 'ClaimFieldDefinitionDto' })
 export type ClaimField = z.infer<typeof zClaimField>
 
 /** IssuerMetadataCredentialConfig (spec §2.2). */
@@ -77,6 +88,7 @@ export const zIssuerMetadataConfig = z
       .describe('Credential display per locale; extra members (logo, colours) are passed through'),
   })
   .strict()
+  .meta({ id: 'IssuerMetadataCredentialConfig' })
 
 /** Credential configuration, version 2 (spec §2.1): field-based. */
 export const zCredentialConfigInput = z
@@ -113,15 +125,26 @@ export const zCredentialConfigInput = z
       .describe('Credentials per request at most (one per proof key)'),
   })
   .strict()
+  .describe('Credential configuration, version 2 (spec §2.1), as sent to create or replace one')
+  .meta({ id: 'CredentialConfigDefinition' })
 export type CredentialConfigInput = z.input<typeof zCredentialConfigInput>
 export type CredentialConfigData = z.output<typeof zCredentialConfigInput>
 
-export const zCredentialConfig = zCredentialConfigInput.extend({
-  lifetimeSeconds: z.number().int(),
-  keyBinding: z.boolean(),
-  statusManagement: z.boolean(),
-  batchSize: z.number().int(),
-  createdAt: zTimestamp,
-  updatedAt: zTimestamp,
-})
+export const zCredentialConfig = zCredentialConfigInput
+  .extend({
+    lifetimeSeconds: z.number().int(),
+    keyBinding: z.boolean(),
+    statusManagement: z.boolean(),
+    batchSize: z.number().int(),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+  })
+  .describe('A stored credential configuration (spec §2.1)')
+  .meta({ id: 'CredentialConfig' })
+
+/** JSON Schema (2020-12) of a configuration's claims, derived from its `fields` at request time. */
+export const zClaimsJsonSchema = z
+  .record(z.string(), z.unknown())
+  .describe('JSON Schema of the claims, derived from `fields` (never stored)')
+  .meta({ id: 'ClaimsJsonSchema' })
 export type CredentialConfig = z.infer<typeof zCredentialConfig>

@@ -20,6 +20,7 @@ export const zDcqlClaim = z
     intent_to_retain: z.boolean().optional().describe('mso_mdoc only'),
   })
   .strict()
+  .meta({ id: 'DcqlClaimQuery' })
 
 export const zDcqlCredentialQuery = z
   .object({
@@ -39,6 +40,7 @@ export const zDcqlCredentialQuery = z
     claim_sets: z.array(z.array(zQueryId).min(1)).min(1).optional(),
   })
   .strict()
+  .meta({ id: 'DcqlCredentialQuery' })
 
 export const zDcqlCredentialSet = z
   .object({
@@ -46,6 +48,7 @@ export const zDcqlCredentialSet = z
     required: z.boolean().optional(),
   })
   .strict()
+  .meta({ id: 'DcqlCredentialSetQuery' })
 
 /** DCQL query (OpenID4VP 1.0 §6), shape only; `checkDcqlQuery` applies the cross-reference rules. */
 export const zDcqlQuery = z
@@ -54,4 +57,5 @@ export const zDcqlQuery = z
     credential_sets: z.array(zDcqlCredentialSet).min(1).max(50).optional(),
   })
   .strict()
+  .meta({ id: 'DcqlQuery' })
 export type DcqlQuery = z.infer<typeof zDcqlQuery>

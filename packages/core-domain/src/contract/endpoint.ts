@@ -3,38 +3,42 @@ import { zTimestamp } from './common'
 import { zConfigId } from './credential-config'
 
 /** How the service authenticates to an attribute provider or webhook endpoint. */
-export const zEndpointAuthInput = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('none') }).strict(),
-  z
-    .object({
-      type: z.literal('api-key'),
-      headerName: z
-        .string()
-        .regex(/^[A-Za-z0-9-]{1,100}$/)
-        .default('x-api-key'),
-      value: z.string().min(8).max(1000).describe('Sent in `headerName`; stored encrypted, never returned'),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal('hmac'),
-      secret: z
-        .string()
-        .min(32)
-        .max(500)
-        .optional()
-        .describe('Your own signing secret (e.g. from an import file); generated when absent'),
-    })
-    .strict()
-    .describe('Requests carry an HMAC-SHA256 signature; a generated secret is shown once'),
-])
+export const zEndpointAuthInput = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('none') }).strict(),
+    z
+      .object({
+        type: z.literal('api-key'),
+        headerName: z
+          .string()
+          .regex(/^[A-Za-z0-9-]{1,100}$/)
+          .default('x-api-key'),
+        value: z.string().min(8).max(1000).describe('Sent in `headerName`; stored encrypted, never returned'),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('hmac'),
+        secret: z
+          .string()
+          .min(32)
+          .max(500)
+          .optional()
+          .describe('Your own signing secret (e.g. from an import file); generated when absent'),
+      })
+      .strict()
+      .describe('Requests carry an HMAC-SHA256 signature; a generated secret is shown once'),
+  ])
+  .meta({ id: 'EndpointAuthDefinition' })
 
 /** The same, as returned: no secret value. */
-export const zEndpointAuth = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('none') }),
-  z.object({ type: z.literal('api-key'), headerName: z.string() }),
-  z.object({ type: z.literal('hmac') }),
-])
+export const zEndpointAuth = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('none') }),
+    z.object({ type: z.literal('api-key'), headerName: z.string() }),
+    z.object({ type: z.literal('hmac') }),
+  ])
+  .meta({ id: 'EndpointAuth' })
 export type EndpointAuth = z.infer<typeof zEndpointAuth>
 
 const endpointInput = {
@@ -52,6 +56,8 @@ const endpointInput = {
 export const zAttributeProviderInput = z
   .object({ ...endpointInput, timeoutMs: z.number().int().min(100).max(30_000).default(5000) })
   .strict()
+  .describe('Attribute provider, as sent to create or replace one')
+  .meta({ id: 'AttributeProviderDefinition' })
 export type AttributeProviderInput = z.input<typeof zAttributeProviderInput>
 export type AttributeProviderData = z.output<typeof zAttributeProviderInput>
 
@@ -65,6 +71,8 @@ export const zWebhookEndpointInput = z
       .describe('Event types to deliver; all when absent'),
   })
   .strict()
+  .describe('Webhook endpoint, as sent to create or replace one')
+  .meta({ id: 'WebhookEndpointDefinition' })
 export type WebhookEndpointInput = z.input<typeof zWebhookEndpointInput>
 export type WebhookEndpointData = z.output<typeof zWebhookEndpointInput>
 
@@ -76,9 +84,13 @@ const endpointOutput = {
   createdAt: zTimestamp,
   updatedAt: zTimestamp,
 }
-export const zAttributeProvider = z.object({ ...endpointOutput, timeoutMs: z.number().int() })
+export const zAttributeProvider = z
+  .object({ ...endpointOutput, timeoutMs: z.number().int() })
+  .meta({ id: 'AttributeProvider' })
 export type AttributeProvider = z.infer<typeof zAttributeProvider>
-export const zWebhookEndpoint = z.object({ ...endpointOutput, events: z.array(z.string()).nullable() })
+export const zWebhookEndpoint = z
+  .object({ ...endpointOutput, events: z.array(z.string()).nullable() })
+  .meta({ id: 'WebhookEndpoint' })
 export type WebhookEndpoint = z.infer<typeof zWebhookEndpoint>
 
 /** Create and replace answers: the HMAC signing secret appears here once. */
@@ -89,3 +101,9 @@ export const withSigningSecret = <T extends z.ZodObject>(schema: T) =>
       .optional()
       .describe('HMAC signing secret: shown once, on create or when auth changes to hmac'),
   })
+export const zAttributeProviderWithSecret = withSigningSecret(zAttributeProvider).meta({
+  id: 'AttributeProviderWithSecret',
+})
+export const zWebhookEndpointWithSecret = withSigningSecret(zWebhookEndpoint).meta({
+  id: 'WebhookEndpointWithSecret',
+})

@@ -21,6 +21,7 @@ export const zTxCodeSpec = z
       .describe('The code to require; generated and returned once when absent'),
   })
   .strict()
+  .meta({ id: 'TxCodeSpec' })
 
 export const zOfferCreate = z
   .object({
@@ -42,16 +43,19 @@ export const zOfferCreate = z
       .describe('Offer by reference (`credential_offer_uri`) or by value'),
   })
   .strict()
+  .meta({ id: 'OfferCreate' })
 export type OfferCreate = z.output<typeof zOfferCreate>
 
-export const zOfferCreated = z.object({
-  sessionId: z.string(),
-  credentialOffer: z.record(z.string(), z.unknown()).describe('The offer object (OpenID4VCI §4.1.1)'),
-  offerUri: z.string().describe('`openid-credential-offer://` URI for a QR code or a link'),
-  credentialOfferUri: z.string().nullable(),
-  txCode: z.string().nullable().describe('The generated transaction code, shown once'),
-  expiresAt: zTimestamp,
-})
+export const zOfferCreated = z
+  .object({
+    sessionId: z.string(),
+    credentialOffer: z.record(z.string(), z.unknown()).describe('The offer object (OpenID4VCI §4.1.1)'),
+    offerUri: z.string().describe('`openid-credential-offer://` URI for a QR code or a link'),
+    credentialOfferUri: z.string().nullable(),
+    txCode: z.string().nullable().describe('The generated transaction code, shown once'),
+    expiresAt: zTimestamp,
+  })
+  .meta({ id: 'OfferCreated' })
 export type OfferCreated = z.infer<typeof zOfferCreated>
 
 export const ISSUANCE_STATUSES = [
@@ -62,42 +66,44 @@ export const ISSUANCE_STATUSES = [
   'failed',
   'expired',
 ] as const
-export const zIssuanceStatus = z.enum(ISSUANCE_STATUSES)
+export const zIssuanceStatus = z.enum(ISSUANCE_STATUSES).meta({ id: 'IssuanceStatus' })
 
-export const zIssuanceSession = z.object({
-  id: z.string(),
-  kind: z.literal('issuance'),
-  status: zIssuanceStatus,
-  credentialConfigurationIds: z.array(z.string()),
-  issuedConfigurationIds: z.array(z.string()),
-  txCodeRequired: z.boolean(),
-  byReference: z.boolean(),
-  failureReason: z.string().nullable(),
-  createdByClientId: z.string(),
-  expiresAt: zTimestamp,
-  offerFetchedAt: zTimestamp.nullable(),
-  tokenIssuedAt: zTimestamp.nullable(),
-  credentialIssuedAt: zTimestamp.nullable(),
-  createdAt: zTimestamp,
-  updatedAt: zTimestamp,
-  notifications: z
-    .array(
-      z.object({
-        credentialConfigurationId: z.string(),
-        event: z.enum(['credential_accepted', 'credential_failure', 'credential_deleted']).nullable(),
-        receivedAt: zTimestamp.nullable(),
-        delivery: z.object({
-          status: z.enum(['none', 'pending', 'delivered', 'failed']),
-          attempts: z.number().int(),
-          error: z.string().nullable(),
+export const zIssuanceSession = z
+  .object({
+    id: z.string(),
+    kind: z.literal('issuance'),
+    status: zIssuanceStatus,
+    credentialConfigurationIds: z.array(z.string()),
+    issuedConfigurationIds: z.array(z.string()),
+    txCodeRequired: z.boolean(),
+    byReference: z.boolean(),
+    failureReason: z.string().nullable(),
+    createdByClientId: z.string(),
+    expiresAt: zTimestamp,
+    offerFetchedAt: zTimestamp.nullable(),
+    tokenIssuedAt: zTimestamp.nullable(),
+    credentialIssuedAt: zTimestamp.nullable(),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+    notifications: z
+      .array(
+        z.object({
+          credentialConfigurationId: z.string(),
+          event: z.enum(['credential_accepted', 'credential_failure', 'credential_deleted']).nullable(),
+          receivedAt: zTimestamp.nullable(),
+          delivery: z.object({
+            status: z.enum(['none', 'pending', 'delivered', 'failed']),
+            attempts: z.number().int(),
+            error: z.string().nullable(),
+          }),
         }),
-      }),
-    )
-    .optional()
-    .describe(
-      'Wallet notifications (OpenID4VCI §11) and their webhook delivery; in single-session reads only',
-    ),
-})
+      )
+      .optional()
+      .describe(
+        'Wallet notifications (OpenID4VCI §11) and their webhook delivery; in single-session reads only',
+      ),
+  })
+  .meta({ id: 'IssuanceSession' })
 export type IssuanceSession = z.infer<typeof zIssuanceSession>
 
 /** The credential offer object (OpenID4VCI §4.1.1), pre-authorized code grant. */

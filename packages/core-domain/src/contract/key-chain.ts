@@ -4,11 +4,13 @@ import { zTimestamp } from './common'
 export const zKmsProvider = z
   .enum(['db', 'vault', 'aws-kms'])
   .describe('Where the private key lives (spec §2.4)')
+  .meta({ id: 'KmsProvider' })
 export type KmsProvider = z.infer<typeof zKmsProvider>
 
 export const zSigningAlgorithm = z
   .enum(['ES256', 'ES384', 'EdDSA'])
   .describe('JWS algorithm; ES256 is required by HAIP')
+  .meta({ id: 'SigningAlgorithm' })
 export type SigningAlgorithm = z.infer<typeof zSigningAlgorithm>
 
 export const zKeyChainId = z
@@ -21,6 +23,7 @@ export const zCertificateMode = z
   .describe(
     'How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, or none',
   )
+  .meta({ id: 'CertificateMode' })
 
 export const zRotationPolicy = z
   .object({
@@ -35,37 +38,49 @@ export const zRotationPolicy = z
       .describe('How long a rotated-out key stays published for verification'),
   })
   .strict()
+  .meta({ id: 'RotationPolicy' })
 export type RotationPolicy = z.infer<typeof zRotationPolicy>
 
 const zPem = z.string().min(1).max(20_000).describe('PEM certificate')
 const zCertificateChain = z.array(zPem).min(1).max(10).describe('PEM certificates, leaf first')
 const zSubject = z.string().min(3).max(200).describe('Certificate subject DN, e.g. `CN=ACME issuer,O=ACME`')
 
-export const zPublicKeyInfo = z.object({
-  kid: z.string().describe('RFC 7638 thumbprint of the public key'),
-  publicJwk: z.record(z.string(), z.unknown()).describe('Public JWK (never private material)'),
-  certificateChain: z.array(z.string()).describe('PEM certificates, leaf first'),
-})
+export const zPublicKeyInfo = z
+  .object({
+    kid: z.string().describe('RFC 7638 thumbprint of the public key'),
+    publicJwk: z.record(z.string(), z.unknown()).describe('Public JWK (never private material)'),
+    certificateChain: z.array(z.string()).describe('PEM certificates, leaf first'),
+  })
+  .meta({ id: 'PublicKeyInfo' })
 
-export const zKeyChain = z.object({
-  id: zKeyChainId,
-  description: z.string().nullable(),
-  kmsProvider: zKmsProvider,
-  externalKeyId: z.string().nullable().describe('Key name in Vault or key id/ARN in AWS KMS; null for `db`'),
-  algorithm: zSigningAlgorithm,
-  certificateMode: zCertificateMode,
-  activeKey: zPublicKeyInfo,
-  previousKey: zPublicKeyInfo
-    .extend({ expiresAt: zTimestamp })
-    .nullable()
-    .describe('Rotated-out key, published until `expiresAt`'),
-  rootCertificate: z.string().nullable().describe('Trust anchor of an internal CA (PEM); not part of `x5c`'),
-  rotationPolicy: zRotationPolicy,
-  rotatedAt: zTimestamp.nullable(),
-  nextRotationAt: zTimestamp.nullable(),
-  createdAt: zTimestamp,
-  updatedAt: zTimestamp,
-})
+export const zKeyChain = z
+  .object({
+    id: zKeyChainId,
+    description: z.string().nullable(),
+    kmsProvider: zKmsProvider,
+    externalKeyId: z
+      .string()
+      .nullable()
+      .describe('Key name in Vault or key id/ARN in AWS KMS; null for `db`'),
+    algorithm: zSigningAlgorithm,
+    certificateMode: zCertificateMode,
+    activeKey: zPublicKeyInfo,
+    previousKey: zPublicKeyInfo
+      .extend({ expiresAt: zTimestamp })
+      .nullable()
+      .describe('Rotated-out key, published until `expiresAt`'),
+    rootCertificate: z
+      .string()
+      .nullable()
+      .describe('Trust anchor of an internal CA (PEM); not part of `x5c`'),
+    rotationPolicy: zRotationPolicy,
+    rotatedAt: zTimestamp.nullable(),
+    nextRotationAt: zTimestamp.nullable(),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+  })
+  .describe('Key chain (spec §2.4): public keys and certificates only')
+  .meta({ id: 'KeyChain' })
 export type KeyChain = z.infer<typeof zKeyChain>
 
 const common = {
@@ -74,56 +89,61 @@ const common = {
   rotationPolicy: zRotationPolicy.optional(),
 }
 
-export const zKeyChainCreate = z.discriminatedUnion('source', [
-  z
-    .object({
-      source: z.literal('generate').describe('A new key in the database (`db` provider)'),
-      ...common,
-      algorithm: zSigningAlgorithm.default('ES256'),
-      certificate: z
-        .object({
-          mode: z.enum(['self-signed', 'internal-ca']).default('self-signed'),
-          subject: zSubject.optional().describe('Defaults to `CN=<tenant> <key chain id>`'),
-          validityDays: z.number().int().min(1).max(3650).default(365),
-          dnsNames: z
-            .array(z.string().min(1).max(253))
-            .max(10)
-            .optional()
-            .describe('SAN dNSName entries; default: the host of PUBLIC_URL'),
-        })
-        .strict()
-        .optional(),
-    })
-    .strict(),
-  z
-    .object({
-      source: z.literal('external').describe('Register a key held by Vault transit or AWS KMS'),
-      ...common,
-      kmsProvider: z.enum(['vault', 'aws-kms']),
-      externalKeyId: z
-        .string()
-        .min(1)
-        .max(2048)
-        .describe('Vault transit key name, or AWS KMS key id / ARN / alias'),
-      certificateChain: zCertificateChain.optional(),
-    })
-    .strict(),
-  z
-    .object({
-      source: z
-        .literal('import')
-        .describe('Import an existing private key into the database (`db` provider)'),
-      ...common,
-      privateKey: z
-        .union([
-          z.string().min(1).max(20_000).describe('PEM (PKCS#8 or SEC1)'),
-          z.record(z.string(), z.unknown()).describe('private JWK'),
-        ])
-        .describe('Private key; stored encrypted and never returned'),
-      certificateChain: zCertificateChain.optional(),
-    })
-    .strict(),
-])
+export const zKeyChainCreate = z
+  .discriminatedUnion('source', [
+    z
+      .object({
+        source: z.literal('generate').describe('A new key in the database (`db` provider)'),
+        ...common,
+        algorithm: zSigningAlgorithm.default('ES256'),
+        certificate: z
+          .object({
+            mode: z.enum(['self-signed', 'internal-ca']).default('self-signed'),
+            subject: zSubject.optional().describe('Defaults to `CN=<tenant> <key chain id>`'),
+            validityDays: z.number().int().min(1).max(3650).default(365),
+            dnsNames: z
+              .array(z.string().min(1).max(253))
+              .max(10)
+              .optional()
+              .describe('SAN dNSName entries; default: the host of PUBLIC_URL'),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .meta({ id: 'KeyChainGenerate' }),
+    z
+      .object({
+        source: z.literal('external').describe('Register a key held by Vault transit or AWS KMS'),
+        ...common,
+        kmsProvider: z.enum(['vault', 'aws-kms']),
+        externalKeyId: z
+          .string()
+          .min(1)
+          .max(2048)
+          .describe('Vault transit key name, or AWS KMS key id / ARN / alias'),
+        certificateChain: zCertificateChain.optional(),
+      })
+      .strict()
+      .meta({ id: 'KeyChainExternal' }),
+    z
+      .object({
+        source: z
+          .literal('import')
+          .describe('Import an existing private key into the database (`db` provider)'),
+        ...common,
+        privateKey: z
+          .union([
+            z.string().min(1).max(20_000).describe('PEM (PKCS#8 or SEC1)'),
+            z.record(z.string(), z.unknown()).describe('private JWK'),
+          ])
+          .describe('Private key; stored encrypted and never returned'),
+        certificateChain: zCertificateChain.optional(),
+      })
+      .strict()
+      .meta({ id: 'KeyChainImport' }),
+  ])
+  .meta({ id: 'KeyChainCreate' })
 export type KeyChainCreate = z.infer<typeof zKeyChainCreate>
 
 export const zKeyChainUpdate = z
@@ -135,6 +155,7 @@ export const zKeyChainUpdate = z
       .describe('Replaces the active key’s chain; the leaf must certify the active key'),
   })
   .strict()
+  .meta({ id: 'KeyChainUpdate' })
 export type KeyChainUpdate = z.infer<typeof zKeyChainUpdate>
 
 export const zKeyChainRotate = z
@@ -147,4 +168,5 @@ export const zKeyChainRotate = z
       .describe('External key chains: the new key in the provider (required for them, refused for `db`)'),
   })
   .strict()
+  .meta({ id: 'KeyChainRotate' })
 export type KeyChainRotate = z.infer<typeof zKeyChainRotate>

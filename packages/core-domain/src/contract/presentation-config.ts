@@ -52,17 +52,22 @@ export const zPresentationConfigInput = z
       ),
   })
   .strict()
+  .describe('Presentation configuration, as sent to create or replace one')
+  .meta({ id: 'PresentationConfigDefinition' })
 export type PresentationConfigInput = z.input<typeof zPresentationConfigInput>
 export type PresentationConfigData = z.output<typeof zPresentationConfigInput>
 
-export const zPresentationConfig = zPresentationConfigInput.extend({
-  lifetimeSeconds: z.number().int(),
-  responseMode: z.enum(['direct_post', 'direct_post.jwt']),
-  clientIdPrefix: z.enum(['x509_san_dns', 'x509_hash']),
-  acceptAnyIssuer: z.boolean(),
-  createdAt: zTimestamp,
-  updatedAt: zTimestamp,
-})
+export const zPresentationConfig = zPresentationConfigInput
+  .extend({
+    lifetimeSeconds: z.number().int(),
+    responseMode: z.enum(['direct_post', 'direct_post.jwt']),
+    clientIdPrefix: z.enum(['x509_san_dns', 'x509_hash']),
+    acceptAnyIssuer: z.boolean(),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+  })
+  .describe('A stored presentation configuration')
+  .meta({ id: 'PresentationConfig' })
 export type PresentationConfig = z.infer<typeof zPresentationConfig>
 
 export const zPresentationRequestCreate = z
@@ -89,49 +94,54 @@ export const zPresentationRequestCreate = z
     lifetimeSeconds: z.number().int().min(30).max(86_400).optional().describe('Overrides the configuration'),
   })
   .strict()
+  .meta({ id: 'PresentationRequestCreate' })
 export type PresentationRequestCreate = z.output<typeof zPresentationRequestCreate>
 
-export const zPresentationRequestCreated = z.object({
-  sessionId: z.string(),
-  clientId: z.string().describe('Client identifier with its prefix'),
-  requestUri: z.string(),
-  requestUriMethod: z.literal('post'),
-  authorizationRequestUri: z
-    .string()
-    .describe('`openid4vp://` URI for a QR code (cross-device) or a link (same-device)'),
-  expiresAt: zTimestamp,
-})
+export const zPresentationRequestCreated = z
+  .object({
+    sessionId: z.string(),
+    clientId: z.string().describe('Client identifier with its prefix'),
+    requestUri: z.string(),
+    requestUriMethod: z.literal('post'),
+    authorizationRequestUri: z
+      .string()
+      .describe('`openid4vp://` URI for a QR code (cross-device) or a link (same-device)'),
+    expiresAt: zTimestamp,
+  })
+  .meta({ id: 'PresentationRequestCreated' })
 export type PresentationRequestCreated = z.infer<typeof zPresentationRequestCreated>
 
-export const zPresentationSession = z.object({
-  id: z.string(),
-  kind: z.literal('presentation'),
-  status: z.enum(['pending', 'verified', 'failed', 'expired']),
-  presentationConfigId: z.string(),
-  failureReason: z.string().nullable(),
-  claims: z
-    .record(z.string(), z.unknown())
-    .nullable()
-    .describe(
-      'Disclosed claims per DCQL credential id, in single-session reads. Null before a verified response, in lists, once dropped by retention, and always when `responseCodeRequired`: such claims are released once, by `POST /api/sessions/{id}/result` with the response code',
-    ),
-  responseCodeRequired: z
-    .boolean()
-    .describe(
-      'Same-device flow (OpenID4VP §8.2, HAIP): the wallet was redirected with a `response_code`, and only that code releases the claims (session fixation, OpenID4VP §14.3)',
-    ),
-  delivery: z
-    .object({
-      status: z.enum(['none', 'delivered', 'failed']),
-      attempts: z.number().int(),
-      error: z.string().nullable(),
-    })
-    .describe('Delivery of the result to the webhook endpoint'),
-  createdByClientId: z.string(),
-  expiresAt: zTimestamp,
-  requestFetchedAt: zTimestamp.nullable(),
-  responseReceivedAt: zTimestamp.nullable(),
-  createdAt: zTimestamp,
-  updatedAt: zTimestamp,
-})
+export const zPresentationSession = z
+  .object({
+    id: z.string(),
+    kind: z.literal('presentation'),
+    status: z.enum(['pending', 'verified', 'failed', 'expired']),
+    presentationConfigId: z.string(),
+    failureReason: z.string().nullable(),
+    claims: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe(
+        'Disclosed claims per DCQL credential id, in single-session reads. Null before a verified response, in lists, once dropped by retention, and always when `responseCodeRequired`: such claims are released once, by `POST /api/sessions/{id}/result` with the response code',
+      ),
+    responseCodeRequired: z
+      .boolean()
+      .describe(
+        'Same-device flow (OpenID4VP §8.2, HAIP): the wallet was redirected with a `response_code`, and only that code releases the claims (session fixation, OpenID4VP §14.3)',
+      ),
+    delivery: z
+      .object({
+        status: z.enum(['none', 'delivered', 'failed']),
+        attempts: z.number().int(),
+        error: z.string().nullable(),
+      })
+      .describe('Delivery of the result to the webhook endpoint'),
+    createdByClientId: z.string(),
+    expiresAt: zTimestamp,
+    requestFetchedAt: zTimestamp.nullable(),
+    responseReceivedAt: zTimestamp.nullable(),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+  })
+  .meta({ id: 'PresentationSession' })
 export type PresentationSession = z.infer<typeof zPresentationSession>

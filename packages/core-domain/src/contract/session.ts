@@ -54,7 +54,9 @@ export const zSessionListQuery = zPageQuery
 export type SessionListQuery = z.infer<typeof zSessionListQuery>
 
 /** A session of either kind, as lists answer it (no notifications, no claims). */
-export const zSession = z.discriminatedUnion('kind', [zIssuanceSession, zPresentationSession])
+export const zSession = z
+  .discriminatedUnion('kind', [zIssuanceSession, zPresentationSession])
+  .meta({ id: 'Session' })
 export type Session = z.infer<typeof zSession>
 
 export const zSessionResultRequest = z
@@ -66,4 +68,5 @@ export const zSessionResultRequest = z
       .describe('The `response_code` the wallet’s redirect carried to the initiating browser session'),
   })
   .strict()
+  .meta({ id: 'SessionResultRequest' })
 export type SessionResultRequest = z.infer<typeof zSessionResultRequest>

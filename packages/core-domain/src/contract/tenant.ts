@@ -10,15 +10,18 @@ export const zTenantId = z
 export const zPresentationRetention = z
   .enum(['keep', 'drop-after-delivery'])
   .describe('Verified presentation claims: kept on the session, or dropped once the webhook has them')
+  .meta({ id: 'PresentationRetention' })
 
-export const zTenant = z.object({
-  id: zTenantId,
-  name: z.string(),
-  description: z.string().nullable(),
-  presentationRetention: zPresentationRetention,
-  createdAt: zTimestamp,
-  updatedAt: zTimestamp,
-})
+export const zTenant = z
+  .object({
+    id: zTenantId,
+    name: z.string(),
+    description: z.string().nullable(),
+    presentationRetention: zPresentationRetention,
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+  })
+  .meta({ id: 'Tenant' })
 export type Tenant = z.infer<typeof zTenant>
 
 export const zTenantCreate = z
@@ -29,6 +32,7 @@ export const zTenantCreate = z
     presentationRetention: zPresentationRetention.default('keep'),
   })
   .strict()
+  .meta({ id: 'TenantCreate' })
 export type TenantCreate = z.input<typeof zTenantCreate>
 
 export const zTenantUpdate = z
@@ -38,4 +42,5 @@ export const zTenantUpdate = z
     presentationRetention: zPresentationRetention.optional(),
   })
   .strict()
+  .meta({ id: 'TenantUpdate' })
 export type TenantUpdate = z.infer<typeof zTenantUpdate>

@@ -10,16 +10,38 @@ export const zTokenRequest = z
     scope: z.string().optional(),
   })
   .loose()
+  .meta({ id: 'TokenRequest' })
 export type TokenRequest = z.infer<typeof zTokenRequest>
 
 /** RFC 6749 §5.1 successful response. */
-export const zTokenResponse = z.object({
-  access_token: z.string(),
-  token_type: z.literal('Bearer'),
-  expires_in: z.number().int(),
-  scope: z.string().describe('Granted roles, space-separated'),
-})
+export const zTokenResponse = z
+  .object({
+    access_token: z.string(),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int(),
+    scope: z.string().describe('Granted roles, space-separated'),
+  })
+  .meta({ id: 'TokenResponse' })
 export type TokenResponse = z.infer<typeof zTokenResponse>
+
+/** The public keys that verify management access tokens (RFC 7517 JWK Set). */
+export const zJwks = z
+  .object({ keys: z.array(z.record(z.string(), z.unknown())) })
+  .describe('JWK Set (RFC 7517) of public keys')
+  .meta({ id: 'Jwks' })
+
+/** RFC 8414 authorization server metadata; members beyond the registered ones may appear. */
+export const zAuthorizationServerMetadata = z
+  .object({
+    issuer: z.string(),
+    token_endpoint: z.string(),
+    jwks_uri: z.string(),
+    grant_types_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    response_types_supported: z.array(z.string()),
+  })
+  .loose()
+  .meta({ id: 'AuthorizationServerMetadata' })
 
 /** Claims of a management access token. */
 export const zAccessTokenClaims = z.object({

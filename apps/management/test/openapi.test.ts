@@ -1,0 +1,114 @@
+import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describeManagementApi } from '../src/describe-api'
+import { createHarness, type Harness } from './harness'
+
+interface Schema {
+  $ref?: string
+  anyOf?: Schema[]
+  type?: string
+}
+interface Operation {
+  operationId?: string
+  requestBody?: { content: Record<string, { schema: Schema }> }
+  responses: Record<string, { content?: Record<string, { schema: Schema }> }>
+}
+interface Document {
+  servers: unknown
+  paths: Record<string, Record<string, Operation>>
+  components: { schemas: Record<string, Schema> }
+}
+
+const operationsOf = (document: Document) =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({
+      where: `${method.toUpperCase()} ${path}`,
+      operation,
+    })),
+  )
+
+/** A `$ref` to a component, or an optional body: `anyOf` of such a `$ref` and `null`. */
+const isNamed = (schema: Schema): boolean =>
+  schema.$ref?.startsWith('#/components/schemas/') === true ||
+  (schema.anyOf?.every((member) => isNamed(member) || member.type === 'null') === true &&
+    schema.anyOf.some(isNamed))
+
+describe('OpenAPI description of the management API', () => {
+  let harness: Harness
+  let live: Document
+
+  beforeAll(async () => {
+    harness = await createHarness(testDatabases()[0] as TestDatabase)
+    live = (await harness.app.inject({ url: '/api/docs-json' })).json()
+  })
+  afterAll(() => harness.close())
+
+  it('issue 13: every operation has an operationId, and no two share one', () => {
+    const ids = operationsOf(live).map(
+      ({ where, operation }) => operation.operationId ?? `missing on ${where}`,
+    )
+    expect(ids.filter((id) => id.startsWith('missing'))).toStrictEqual([])
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(ids.length).toBeGreaterThanOrEqual(83)
+  })
+
+  it('issue 13: no request body or 2xx answer is an anonymous inline schema; each is a $ref to components', () => {
+    const inline: string[] = []
+    for (const { where, operation } of operationsOf(live)) {
+      for (const [type, media] of Object.entries(operation.requestBody?.content ?? {}))
+        if (!isNamed(media.schema)) inline.push(`${where} body ${type}`)
+      for (const [status, response] of Object.entries(operation.responses)) {
+        for (const [type, media] of Object.entries(response.content ?? {}))
+          if (!isNamed(media.schema)) inline.push(`${where} ${status} ${type}`)
+      }
+    }
+    expect(inline).toStrictEqual([])
+  })
+
+  it('issue 13: every component is used by some operation, and every $ref resolves', () => {
+    const text = JSON.stringify({ ...live, components: undefined })
+    const components = JSON.stringify(live.components)
+    const refs = [...`${text}${components}`.matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1])
+    expect([...new Set(refs)].filter((name) => !((name as string) in live.components.schemas))).toStrictEqual(
+      [],
+    )
+    expect(Object.keys(live.components.schemas).filter((name) => !refs.includes(name))).toStrictEqual([])
+  })
+
+  it('spec §2.2, §2.3, §9.2: the spec’s type names are components; the removed 4.x types are not', () => {
+    const names = Object.keys(live.components.schemas)
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'ClaimFieldDefinitionDto',
+        'FieldDisplayDto',
+        'IssuerMetadataCredentialConfig',
+        'CredentialConfig',
+        'PresentationConfig',
+        'KeyChain',
+        'Client',
+        'Tenant',
+        'Session',
+        'Problem',
+      ]),
+    )
+    for (const removed of ['ClaimMetadata', 'ClaimDisplayInfo', 'SchemaResponse'])
+      expect(names).not.toContain(removed)
+    const field = live.components.schemas.ClaimFieldDefinitionDto as { properties: Record<string, Schema> }
+    expect(field.properties.display).toStrictEqual({
+      type: 'array',
+      maxItems: 50,
+      items: { $ref: '#/components/schemas/FieldDisplay' },
+    })
+    expect(live.paths['/api/tenants/{tenantId}/credentials']?.post?.requestBody?.content).toStrictEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/CredentialConfigDefinition' } },
+    })
+    expect(live.paths['/api/tenants/{tenantId}/credentials']?.post?.responses['201']?.content).toStrictEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/CredentialConfig' } },
+    })
+  })
+
+  it('issue 13: the database-free description the SDK is generated from equals the served one', async () => {
+    const described = (await describeManagementApi()) as unknown as Document
+    expect({ ...described, servers: undefined }).toStrictEqual({ ...live, servers: undefined })
+  })
+})

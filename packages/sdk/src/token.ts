@@ -1,0 +1,75 @@
+import { errorFromResponse, ManagementApiError, parseJson } from './errors.js'
+import type { TokenResponse } from './generated/types.js'
+
+export interface TokenSourceOptions {
+  tokenUrl: string
+  clientId: string
+  clientSecret: string
+  fetch: typeof fetch
+  now: () => number
+}
+
+export interface TokenSource {
+  /** A token valid for a while yet: the cached one, else a new one (one request for concurrent callers). */
+  get(signal?: AbortSignal): Promise<string>
+  /** Forgets `token` if it is the cached one (the API refused it). */
+  invalidate(token: string): void
+}
+
+/**
+ * Client credentials grant (RFC 6749 §4.4) with `client_secret_basic`, which the built-in token
+ * server and identity providers in OIDC mode both accept. A token is reused until shortly before
+ * `expires_in` runs out, counted from when it was requested.
+ */
+export function createTokenSource(options: TokenSourceOptions): TokenSource {
+  let cached: { value: string; renewAt: number } | undefined
+  let pending: Promise<string> | undefined
+
+  async function request(signal: AbortSignal | undefined): Promise<string> {
+    const requestedAt = options.now()
+    // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined for Basic.
+    const basic = btoa(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`)
+    const init = { method: 'POST', url: options.tokenUrl }
+    let response: Response
+    try {
+      response = await options.fetch(options.tokenUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${basic}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
+        ...(signal ? { signal } : {}),
+      })
+    } catch (error) {
+      if (signal?.aborted) throw error
+      throw new ManagementApiError('network_error', { ...init, status: 0, cause: error })
+    }
+    if (!response.ok) throw await errorFromResponse(init.method, init.url, response)
+    const text = await response.text()
+    const body = parseJson(text) as Partial<TokenResponse> | undefined
+    if (typeof body?.access_token !== 'string' || typeof body.expires_in !== 'number')
+      throw new ManagementApiError('invalid_response', { ...init, status: response.status, body: text })
+    const lifetimeMs = body.expires_in * 1000
+    // Renew a little early (a tenth of the lifetime, 30 s at most) so a token never expires in flight.
+    cached = {
+      value: body.access_token,
+      renewAt: requestedAt + lifetimeMs - Math.min(30_000, lifetimeMs / 10),
+    }
+    return body.access_token
+  }
+
+  return {
+    get(signal) {
+      if (cached && options.now() < cached.renewAt) return Promise.resolve(cached.value)
+      pending ??= request(signal).finally(() => {
+        pending = undefined
+      })
+      return pending
+    },
+    invalidate(token) {
+      if (cached?.value === token) cached = undefined
+    },
+  }
+}

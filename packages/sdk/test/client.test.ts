@@ -1,0 +1,132 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type * as domain from '@credential-service/core-domain'
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
+import {
+  type ClaimFieldDefinitionDto,
+  type Client,
+  type CredentialConfig,
+  type CredentialConfigDefinition,
+  createManagementClient,
+  type FieldDisplayDto,
+  type KeyChain,
+  ManagementApiError,
+  type ManagementClient,
+  type OfferCreated,
+  type Problem,
+  type Role,
+  type Session,
+  type Tenant,
+  type TenantCreate,
+} from '../src/index'
+
+describe('SDK public types', () => {
+  it('issue 13: resource types generated from the OpenAPI description equal the contract’s zod types', () => {
+    expectTypeOf<Tenant>().toEqualTypeOf<domain.Tenant>()
+    expectTypeOf<Client>().toEqualTypeOf<domain.Client>()
+    expectTypeOf<Role>().toEqualTypeOf<domain.Role>()
+    expectTypeOf<KeyChain['kmsProvider']>().toEqualTypeOf<domain.KmsProvider>()
+    expectTypeOf<Problem>().toEqualTypeOf<domain.Problem>()
+    expectTypeOf<Session['status']>().toEqualTypeOf<domain.Session['status']>()
+  })
+
+  it('spec §2.3: ClaimFieldDefinitionDto and FieldDisplayDto are the field-based model; removed fields are not accepted', () => {
+    expectTypeOf<FieldDisplayDto>().toEqualTypeOf<{ lang: string; label: string }>()
+    expectTypeOf<CredentialConfig['fields']>().toEqualTypeOf<ClaimFieldDefinitionDto[]>()
+    expectTypeOf<ClaimFieldDefinitionDto['disclosable']>().toEqualTypeOf<boolean | undefined>()
+    // @ts-expect-error spec §9.2: `claims` and `disclosureFrame` are gone from the credential configuration
+    const legacy: CredentialConfigDefinition = { claims: {}, id: 'x' }
+    expect(legacy).toBeDefined()
+  })
+
+  it('issue 13: request bodies take the input shape (defaults optional), methods answer the output shape', () => {
+    expectTypeOf<TenantCreate>().toEqualTypeOf<domain.TenantCreate>()
+    expectTypeOf<ManagementClient['createTenant']>().parameters.toEqualTypeOf<
+      [body: TenantCreate, options?: { signal?: AbortSignal; headers?: Record<string, string> }]
+    >()
+    expectTypeOf<ManagementClient['getTenant']>().returns.resolves.toEqualTypeOf<Tenant>()
+    expectTypeOf<ManagementClient['createOfferOfTenant']>().returns.resolves.toEqualTypeOf<OfferCreated>()
+    expectTypeOf<ManagementClient['deleteTenant']>().returns.resolves.toEqualTypeOf<void>()
+    expectTypeOf<ManagementClient['waitForSession']>().returns.resolves.toEqualTypeOf<Session>()
+  })
+})
+
+/** A reverse proxy in front of a dead upstream, as nginx answers then: an HTML 502 page. */
+function startProxy(answer: (res: import('node:http').ServerResponse) => void) {
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => answer(res))
+  })
+  return new Promise<{ server: Server; url: string }>((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+    ),
+  )
+}
+
+describe('ManagementApiError for answers that are not the API’s', () => {
+  const html = '<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>'
+  let badGateway: { server: Server; url: string }
+  let notJson: { server: Server; url: string }
+
+  beforeAll(async () => {
+    badGateway = await startProxy((res) => res.writeHead(502, { 'content-type': 'text/html' }).end(html))
+    notJson = await startProxy((res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html))
+  })
+  afterAll(() => {
+    badGateway.server.close()
+    notJson.server.close()
+  })
+
+  const client = (baseUrl: string) => createManagementClient({ baseUrl, accessToken: () => 'token' })
+
+  it('issue 13: an HTML 502 from a proxy rejects with status 502, code http_502 and the raw text', async () => {
+    const error = await client(badGateway.url)
+      .getTenant('acme')
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ManagementApiError)
+    expect({ ...(error as ManagementApiError) }).toStrictEqual({
+      name: 'ManagementApiError',
+      method: 'GET',
+      url: `${badGateway.url}/api/tenants/acme`,
+      status: 502,
+      code: 'http_502',
+      problem: undefined,
+      oauthError: undefined,
+      body: html,
+    })
+  })
+
+  it('issue 13: a 2xx answer that is not JSON rejects with code invalid_response', async () => {
+    const error = await client(notJson.url)
+      .listTenants()
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ status: 200, code: 'invalid_response', body: html })
+  })
+
+  it('issue 13: no answer at all (connection refused) rejects with status 0 and code network_error', async () => {
+    const closed = await startProxy(() => {})
+    closed.server.close()
+    const error = await client(closed.url)
+      .getHealth()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ManagementApiError)
+    expect(error).toMatchObject({ status: 0, code: 'network_error', body: undefined })
+    expect((error as Error).cause).toBeInstanceOf(Error)
+  })
+
+  it('issue 13: a token endpoint behind the same dead proxy fails the call with the proxy’s answer', async () => {
+    const error = await createManagementClient({ baseUrl: badGateway.url, clientId: 'c', clientSecret: 's' })
+      .listTenants()
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ status: 502, code: 'http_502', url: `${badGateway.url}/api/oauth2/token` })
+  })
+
+  it('issue 13: path parameters are percent-encoded, and a missing one throws before any request', async () => {
+    const error = await client(badGateway.url)
+      .getClient('a/b?c')
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ url: `${badGateway.url}/api/clients/a%2Fb%3Fc` })
+    expect(() => client(badGateway.url).getTenant('')).toThrow(TypeError)
+  })
+})

@@ -21,20 +21,22 @@ export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]
  * One recorded change. PII-free by construction: who (client id), what (action, resource type and
  * id, names of changed fields) and when; never field values or secrets.
  */
-export const zAuditEvent = z.object({
-  id: z.string(),
-  tenantId: z.string().nullable().describe('Null for operator-level changes (operator clients)'),
-  actorClientId: z
-    .string()
-    .describe(
-      'Client that made the change; `system:rotation` for the key rotation job, `system:config-import` for the configuration import',
-    ),
-  action: z.enum(AUDIT_ACTIONS),
-  resourceType: z.enum(AUDIT_RESOURCE_TYPES),
-  resourceId: z.string(),
-  fields: z.array(z.string()).describe('Names of the changed fields, for updates that record them'),
-  at: zTimestamp,
-})
+export const zAuditEvent = z
+  .object({
+    id: z.string(),
+    tenantId: z.string().nullable().describe('Null for operator-level changes (operator clients)'),
+    actorClientId: z
+      .string()
+      .describe(
+        'Client that made the change; `system:rotation` for the key rotation job, `system:config-import` for the configuration import',
+      ),
+    action: z.enum(AUDIT_ACTIONS),
+    resourceType: z.enum(AUDIT_RESOURCE_TYPES),
+    resourceId: z.string(),
+    fields: z.array(z.string()).describe('Names of the changed fields, for updates that record them'),
+    at: zTimestamp,
+  })
+  .meta({ id: 'AuditEvent' })
 export type AuditEvent = z.infer<typeof zAuditEvent>
 
 export const zAuditEventQuery = zPageQuery

@@ -6,6 +6,7 @@ import type {
   AttributeProviderDefinition,
   AttributeProviderPage,
   AttributeProviderWithSecret,
+  AuditEventPage,
   AuthorizationServerMetadata,
   ClaimsJsonSchema,
   Client,
@@ -404,7 +405,7 @@ export interface ManagementOperations {
    *
    * Roles (any of): `tenant:manage`, `tenant:admin`.
    */
-  listAuditEvents(query?: operations['listAuditEvents']['parameters']['query'], options?: CallOptions): Promise<operations['listAuditEvents']['responses'][200]['content']['application/json']>
+  listAuditEvents(query?: operations['listAuditEvents']['parameters']['query'], options?: CallOptions): Promise<AuditEventPage>
   /**
    * List the audit events of a tenant
    *
@@ -412,7 +413,7 @@ export interface ManagementOperations {
    *
    * Roles (any of): `tenant:manage`, `tenant:admin`.
    */
-  listAuditEventsOfTenant(tenantId: string, query?: operations['listAuditEventsOfTenant']['parameters']['query'], options?: CallOptions): Promise<operations['listAuditEventsOfTenant']['responses'][200]['content']['application/json']>
+  listAuditEventsOfTenant(tenantId: string, query?: operations['listAuditEventsOfTenant']['parameters']['query'], options?: CallOptions): Promise<AuditEventPage>
   /**
    * List API clients
    *

@@ -1237,6 +1237,30 @@ export interface components {
             /** @description HMAC signing secret: shown once, on create or when auth changes to hmac */
             signingSecret?: string;
         };
+        AuditEvent: {
+            id: string;
+            /** @description Null for operator-level changes (operator clients) */
+            tenantId: string | null;
+            /** @description Client that made the change; `system:rotation` for the key rotation job, `system:config-import` for the configuration import */
+            actorClientId: string;
+            /** @enum {string} */
+            action: "create" | "update" | "delete" | "rotate-secret";
+            /** @enum {string} */
+            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "session";
+            resourceId: string;
+            /** @description Names of the changed fields, for updates that record them */
+            fields: string[];
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            at: string;
+        };
+        AuditEventPage: {
+            items: components["schemas"]["AuditEvent"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
         AuthorizationServerMetadata: {
             issuer: string;
             token_endpoint: string;
@@ -4312,29 +4336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            id: string;
-                            /** @description Null for operator-level changes (operator clients) */
-                            tenantId: string | null;
-                            /** @description Client that made the change; `system:rotation` for the key rotation job, `system:config-import` for the configuration import */
-                            actorClientId: string;
-                            /** @enum {string} */
-                            action: "create" | "update" | "delete" | "rotate-secret";
-                            /** @enum {string} */
-                            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "session";
-                            resourceId: string;
-                            /** @description Names of the changed fields, for updates that record them */
-                            fields: string[];
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 timestamp (UTC)
-                             */
-                            at: string;
-                        }[];
-                        /** @description Pass as `cursor` for the next page; null on the last page */
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditEventPage"];
                 };
             };
         };
@@ -4367,29 +4369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            id: string;
-                            /** @description Null for operator-level changes (operator clients) */
-                            tenantId: string | null;
-                            /** @description Client that made the change; `system:rotation` for the key rotation job, `system:config-import` for the configuration import */
-                            actorClientId: string;
-                            /** @enum {string} */
-                            action: "create" | "update" | "delete" | "rotate-secret";
-                            /** @enum {string} */
-                            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "session";
-                            resourceId: string;
-                            /** @description Names of the changed fields, for updates that record them */
-                            fields: string[];
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 timestamp (UTC)
-                             */
-                            at: string;
-                        }[];
-                        /** @description Pass as `cursor` for the next page; null on the last page */
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditEventPage"];
                 };
             };
         };

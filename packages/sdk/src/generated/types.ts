@@ -7,6 +7,8 @@ export type AttributeProvider = components['schemas']['AttributeProvider']
 export type AttributeProviderDefinition = components['schemas']['AttributeProviderDefinition']
 export type AttributeProviderPage = components['schemas']['AttributeProviderPage']
 export type AttributeProviderWithSecret = components['schemas']['AttributeProviderWithSecret']
+export type AuditEvent = components['schemas']['AuditEvent']
+export type AuditEventPage = components['schemas']['AuditEventPage']
 export type AuthorizationServerMetadata = components['schemas']['AuthorizationServerMetadata']
 /** How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, or none */
 export type CertificateMode = components['schemas']['CertificateMode']

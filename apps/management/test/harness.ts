@@ -49,6 +49,8 @@ export function testConfig(overrides: Record<string, string> = {}): ManagementCo
     AUTH_CLIENT_ID: random('root'),
     AUTH_CLIENT_SECRET: randomBytes(24).toString('base64url'),
     LOG_LEVEL: 'silent',
+    // Far above the default: suites fail authentications on purpose; the rate-limit suite sets its own.
+    RATE_LIMIT_TOKEN_PER_MINUTE: '100000',
     ...overrides,
   })
 }
@@ -61,6 +63,8 @@ export interface HarnessOptions {
   now?: () => Date
   /** Captures every log line at trace level. */
   logLines?: string[]
+  /** Environment variables over the test configuration. */
+  env?: Record<string, string>
 }
 
 export async function createHarness(
@@ -68,7 +72,7 @@ export async function createHarness(
   options: HarnessOptions = {},
 ): Promise<Harness> {
   const database = await testDatabase.open()
-  const config = testConfig({ KEY_ROTATION_CHECK_SECONDS: '0' })
+  const config = testConfig({ KEY_ROTATION_CHECK_SECONDS: '0', ...options.env })
   await bootstrapRootClient(database.db, config)
   const securedRoutes: SecuredRoute[] = []
   const keys = createKeyRuntime({

@@ -115,6 +115,7 @@ export {
   InvalidInputError,
   NotFoundError,
   ProtocolError,
+  RateLimitedError,
   RuleViolationError,
   UnauthenticatedError,
   UpstreamError,

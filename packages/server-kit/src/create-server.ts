@@ -13,6 +13,12 @@ export interface ServerOptions {
   apps: FastifyPluginAsync[]
   /** Largest accepted request body. */
   bodyLimit?: number
+  /**
+   * Proxies whose `X-Forwarded-For` is believed for `request.ip` (TRUST_PROXY); default: those on
+   * loopback and private networks. Believing every hop would let a client pick its IP and slip
+   * past the rate limits.
+   */
+  trustProxy?: boolean | string[]
   /** Where log lines go; stdout when absent (tests capture them here). */
   logStream?: { write(line: string): void }
 }
@@ -33,6 +39,7 @@ export const LOG_REDACT_PATHS = [
 ]
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024
+const DEFAULT_TRUSTED_PROXIES = ['loopback', 'linklocal', 'uniquelocal']
 
 /**
  * The Fastify root shared by every process: logging, ids, zod validation, the version header,
@@ -49,7 +56,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     genReqId: () => newId('req', 16),
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    trustProxy: true,
+    trustProxy: options.trustProxy ?? DEFAULT_TRUSTED_PROXIES,
   })
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)

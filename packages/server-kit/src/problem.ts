@@ -44,6 +44,8 @@ export function problemKind(code: ProblemCode): ProblemKind {
       return { status: 413, title: 'Payload too large' }
     case 'unsupported_media_type':
       return { status: 415, title: 'Unsupported media type' }
+    case 'rate_limited':
+      return { status: 429, title: 'Too many requests' }
     case 'upstream_failure':
       return { status: 502, title: 'Upstream failure' }
     case 'internal_error':

@@ -62,7 +62,12 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
   }
   // Changes committed by other processes (management, other pods) reach this process's caches.
   const unlisten = await database.listen(TENANT_CHANGES_CHANNEL, tenantChanged)
-  const server = await createServer({ logLevel: config.LOG_LEVEL, ping: database.ping, apps })
+  const server = await createServer({
+    logLevel: config.LOG_LEVEL,
+    ping: database.ping,
+    apps,
+    trustProxy: config.TRUST_PROXY,
+  })
   server.addHook('onClose', async () => {
     await unlisten()
     await database.close()

@@ -36,7 +36,9 @@ describe('management access tokens', () => {
     const other = await deriveManagementSigningKey('another-management-secret-0123456789')
     const foreign = createManagementTokenIssuer({ key: other, issuer, lifetimeSeconds: 60, now })
     await expect(
-      verify((await foreign({ clientId: 'c1', tenantId: 't1', tenantGeneration: 'g1', roles: [] })).accessToken),
+      verify(
+        (await foreign({ clientId: 'c1', tenantId: 't1', tenantGeneration: 'g1', roles: [] })).accessToken,
+      ),
     ).rejects.toThrow()
   })
 

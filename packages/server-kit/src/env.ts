@@ -103,7 +103,7 @@ export const zCommonEnv = z.object({
     'Requests per minute from one client IP to each wallet endpoint of the issuer (token, nonce, offer by reference), then 429; 0 turns the limit off',
   ),
   RATE_LIMIT_WALLET_TENANT_PER_MINUTE: perMinute(0).describe(
-    "Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit",
+    'Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit',
   ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -11,9 +11,7 @@ export const tenants = pgTable('tenants', {
    * Random per creation of the id: management tokens carry it, so a token of a deleted tenant
    * does not work for a new tenant created with the same id (checklist S-108).
    */
-  generation: text()
-    .notNull()
-    .default(sql`gen_random_uuid()::text`),
+  generation: text().notNull().default(sql`gen_random_uuid()::text`),
   createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
 })

@@ -78,7 +78,10 @@ const cpuMs = () => {
 
 async function setUp(sql: Sql) {
   const tenant = `ceiling-${randomBytes(4).toString('hex')}`
-  await sql.run('insert into tenants (id, name) values ($1, $2)', [tenant, tenant])
+  const [created] = await sql.run('insert into tenants (id, name) values ($1, $2) returning generation', [
+    tenant,
+    tenant,
+  ])
   const masterSecret = randomBytes(32).toString('base64url')
   const cipher = createJwkCipher(masterSecret)
   const managementKey = await deriveManagementSigningKey(masterSecret)
@@ -87,6 +90,7 @@ async function setUp(sql: Sql) {
     await createManagementTokenIssuer({ key: managementKey, issuer: api, lifetimeSeconds: 3600 })({
       clientId: 'bench',
       tenantId: tenant,
+      tenantGeneration: created?.generation as string,
       roles: ['issuance:offer', 'presentation:request'],
     })
   ).accessToken

@@ -18,9 +18,19 @@ const MANAGEMENT_ONLY = new Set(
       key.startsWith('OIDC') ||
       key === 'ACCESS_TOKEN_TTL_SECONDS' ||
       key === 'KEY_ROTATION_CHECK_SECONDS' ||
-      key === 'SESSION_RETENTION_DAYS',
+      key === 'SESSION_RETENTION_DAYS' ||
+      key === 'RATE_LIMIT_TOKEN_PER_MINUTE',
   ),
 )
+/** The wallet endpoints they limit are the issuer's. */
+const readBy = (key: string) =>
+  MANAGEMENT_ONLY.has(key)
+    ? 'management'
+    : key.startsWith('RATE_LIMIT_WALLET_')
+      ? 'issuer'
+      : key === 'RATE_LIMIT_STORE'
+        ? 'management, issuer'
+        : COMMON
 
 /**
  * The README's table of environment variables, generated from the zod schemas the processes
@@ -41,7 +51,7 @@ export function renderEnvTable(): string {
       rows.push(`| \`${key}\` | ${readBy(key)} | ${required} | ${fallback} | ${description} |`)
     }
   }
-  add(zManagementEnv, (key) => (MANAGEMENT_ONLY.has(key) ? 'management' : COMMON))
+  add(zManagementEnv, readBy)
   add(zAllInOneEnv, () => 'all-in-one')
   return rows.join('\n')
 }

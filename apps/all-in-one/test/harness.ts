@@ -14,6 +14,15 @@ export interface AllInOne {
   rootSecret: string
 }
 
+/**
+ * Suites send many requests from one address within a minute: limits far above the defaults, so
+ * that only the rate-limit suite (which sets its own) is ever throttled.
+ */
+export const TEST_RATE_LIMITS = {
+  RATE_LIMIT_WALLET_PER_MINUTE: '100000',
+  RATE_LIMIT_TOKEN_PER_MINUTE: '100000',
+}
+
 /** The all-in-one composition on a test database, with a fresh root client. */
 export async function startAllInOne(
   testDatabase: TestDatabase,
@@ -31,6 +40,7 @@ export async function startAllInOne(
     MASTER_SECRET: TEST_MASTER_SECRET,
     AUTH_CLIENT_ID: rootClientId,
     AUTH_CLIENT_SECRET: rootSecret,
+    ...TEST_RATE_LIMITS,
     ...env,
   })
   const apps = await composeApps(config, database, env, now).catch(async (error: unknown) => {

@@ -4,6 +4,7 @@ import {
   type ProtocolAppOptions,
   parseEnv,
   protocolDeps,
+  registerRateLimits,
   scheduleJob,
   zCommonEnv,
 } from '@credential-service/server-kit'
@@ -38,7 +39,13 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
         while ((await purgeExpiredNonces(deps.db, deps.now(), 1000)) === 1000) {}
       })
     }
+    await registerRateLimits(app, { store: options.config.RATE_LIMIT_STORE, db: deps.db })
     await app.register(jwksRoutes(deps))
-    await app.register(oid4vciRoutes(deps))
+    await app.register(
+      oid4vciRoutes(deps, {
+        perIp: options.config.RATE_LIMIT_WALLET_PER_MINUTE,
+        perTenant: options.config.RATE_LIMIT_WALLET_TENANT_PER_MINUTE,
+      }),
+    )
   }
 }

@@ -11,10 +11,12 @@ import {
   type KeyRuntime,
   outboundPolicy,
   problemErrorHandler,
+  registerRateLimits,
   registerRoleGuard,
   type SecuredRoute,
   scheduleJob,
   type TenantCache,
+  tenantBoundVerifier,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
@@ -73,9 +75,14 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     // The API speaks JSON (and forms at the token endpoint); anything else is a 415, not a string body.
     app.removeContentTypeParser('text/plain')
     await registerDocs(app, { publicUrl: config.PUBLIC_URL, builtInTokenServer: config.OIDC === undefined })
-    const secured = registerRoleGuard(app, createManagementTokenVerifier({ jwks, issuer, now }))
+    const tenants = deps.tenants ?? createTenantCache({ db: database.db })
+    const secured = registerRoleGuard(
+      app,
+      tenantBoundVerifier(createManagementTokenVerifier({ jwks, issuer, now }), tenants),
+    )
 
     if (config.OIDC === undefined) {
+      await registerRateLimits(app, { store: config.RATE_LIMIT_STORE, db: database.db })
       const exchange = createTokenService({
         findClient: (clientId) => findClientCredentials(database.db, clientId),
         verifySecret: createSecretVerifier(),
@@ -86,7 +93,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
           now,
         }),
       })
-      await app.register(oauthRoutes({ exchange, issuer, jwks }))
+      await app.register(
+        oauthRoutes({ exchange, issuer, jwks, failuresPerMinute: config.RATE_LIMIT_TOKEN_PER_MINUTE }),
+      )
     }
     await app.register(healthRoutes(database))
     await app.register(tenantRoutes(createTenantService(database.db)))
@@ -110,7 +119,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       db: database.db,
       cipher: keyDeps.keys.cipher,
       keys: keyDeps.keys,
-      tenants: deps.tenants ?? createTenantCache({ db: database.db }),
+      tenants,
       outbound: outboundPolicy(config),
       publicUrl: config.PUBLIC_URL,
       now,

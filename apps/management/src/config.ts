@@ -1,4 +1,4 @@
-import { optionalEnv, parseEnv, zCommonEnv } from '@credential-service/server-kit'
+import { optionalEnv, parseEnv, perMinute, zCommonEnv } from '@credential-service/server-kit'
 import { z } from 'zod'
 
 export const zManagementEnv = zCommonEnv
@@ -16,6 +16,9 @@ export const zManagementEnv = zCommonEnv
       .max(86_400)
       .default(3600)
       .describe('Lifetime of management access tokens from /api/oauth2/token'),
+    RATE_LIMIT_TOKEN_PER_MINUTE: perMinute(10).describe(
+      'Failed client authentications per minute at /api/oauth2/token, counted per client id and per client IP; further attempts answer 429 until the minute ends; 0 turns the limit off',
+    ),
     KEY_ROTATION_CHECK_SECONDS: z.coerce
       .number()
       .int()

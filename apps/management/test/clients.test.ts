@@ -225,6 +225,33 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
   })
 
   describe('security', () => {
+    it('issue 11: a rotated secret over 72 bytes counts in full; one sharing its first 72 bytes is refused', async () => {
+      const client = await h.createClient(h.tenantA, ['key:read'])
+      const secret = `${'r'.repeat(72)}-rotated`
+      const rotated = await h.app.inject({
+        method: 'POST',
+        url: `${clientsOf(h.tenantA)}/${client.clientId}/rotate-secret`,
+        headers: h.root.auth,
+        payload: { clientSecret: secret },
+      })
+      expect(rotated.statusCode).toBe(200)
+      await expect(h.tokenFor(client.clientId, `${'r'.repeat(72)}-guessed`)).rejects.toThrow(/401/)
+      expect(await h.tokenFor(client.clientId, secret)).toEqual(expect.any(String))
+    })
+
+    it('issue 11: the root client from an AUTH_CLIENT_SECRET over 72 bytes counts every byte', async () => {
+      const secret = `${'a'.repeat(72)}-root`
+      const withLongRoot = await createHarness(testDatabase, { env: { AUTH_CLIENT_SECRET: secret } })
+      try {
+        expect(withLongRoot.root.clientSecret).toBe(secret)
+        await expect(
+          withLongRoot.tokenFor(withLongRoot.root.clientId, `${'a'.repeat(72)}-other`),
+        ).rejects.toThrow(/401/)
+      } finally {
+        await withLongRoot.close()
+      }
+    })
+
     it('another tenant’s client is 404 on every operation, and stays unchanged', async () => {
       const victim = await h.createClient(h.tenantA, ['key:read'])
       const attacker = await h.createClient(h.tenantB, ['tenant:admin'])

@@ -1,7 +1,8 @@
 import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { testDatabases } from '@credential-service/db-schema/testing'
+import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importConfigDir, importDeps } from '../src/app'
 import { createHarness, type Harness, random } from './harness'
@@ -173,6 +174,32 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect((await run(root)).tenants[0]?.issues).toStrictEqual([
       { file: `${tenant}/key-chains/v.json`, path: 'externalKeyId', message: expect.any(String) },
     ])
+  })
+
+  it('issue 11: a client secret changed after its 72nd byte is re-imported; an old-style hash is replaced', async () => {
+    const tenant = random('long')
+    const clientId = random('importer')
+    const file = (clientSecret: string) =>
+      tree({ [`${tenant}/clients/${clientId}.json`]: { clientSecret, roles: ['issuance:offer'] } })
+    const first = `${'x'.repeat(72)}-first`
+    const second = `${'x'.repeat(72)}-second`
+    expect((await run(file(first))).ok).toBe(true)
+    expect(await h.tokenFor(clientId, first)).toEqual(expect.any(String))
+    expect((await run(file(second))).ok).toBe(true)
+    expect(await h.tokenFor(clientId, second)).toEqual(expect.any(String))
+    await expect(h.tokenFor(clientId, first)).rejects.toThrow(/401/)
+
+    // A hash as earlier versions wrote it: bcrypt of the secret itself (cost 4, made for this test).
+    const legacy = '$2b$04$EqJ5Hrl9d.7MrjZO/Vje4eucCR1sRSyr7HBFndaSnKwLp94ZNqTtG'
+    await h.database.db.execute(sql`update clients set secret_hash = ${legacy} where client_id = ${clientId}`)
+    expect(await h.tokenFor(clientId, 'legacy-imported-secret-0123')).toEqual(expect.any(String))
+    expect((await run(file('legacy-imported-secret-0123'))).ok).toBe(true)
+    const [row] = await queryRows<{ secret_hash: string }>(
+      h.database.db,
+      sql`select secret_hash from clients where client_id = ${clientId}`,
+    )
+    expect(row?.secret_hash.startsWith('$bcrypt-sha256$')).toBe(true)
+    expect(await h.tokenFor(clientId, 'legacy-imported-secret-0123')).toEqual(expect.any(String))
   })
 
   it('a placeholder without value or default rejects the file, naming the variable', async () => {

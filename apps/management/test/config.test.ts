@@ -44,6 +44,40 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
     ])
   })
 
+  it('issue 11: rate limits and trusted proxies default to what a deployment behind an ingress wants', () => {
+    const config = parseManagementConfig(base)
+    expect({
+      TRUST_PROXY: config.TRUST_PROXY,
+      RATE_LIMIT_STORE: config.RATE_LIMIT_STORE,
+      RATE_LIMIT_TOKEN_PER_MINUTE: config.RATE_LIMIT_TOKEN_PER_MINUTE,
+      RATE_LIMIT_WALLET_PER_MINUTE: config.RATE_LIMIT_WALLET_PER_MINUTE,
+      RATE_LIMIT_WALLET_TENANT_PER_MINUTE: config.RATE_LIMIT_WALLET_TENANT_PER_MINUTE,
+    }).toStrictEqual({
+      TRUST_PROXY: ['loopback', 'linklocal', 'uniquelocal'],
+      RATE_LIMIT_STORE: 'memory',
+      RATE_LIMIT_TOKEN_PER_MINUTE: 10,
+      RATE_LIMIT_WALLET_PER_MINUTE: 300,
+      RATE_LIMIT_WALLET_TENANT_PER_MINUTE: 0,
+    })
+    const custom = parseManagementConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, 192.0.2.1, ::1' })
+    expect(custom.TRUST_PROXY).toStrictEqual(['10.0.0.0/8', '192.0.2.1', '::1'])
+    expect(parseManagementConfig({ ...base, TRUST_PROXY: 'false' }).TRUST_PROXY).toBe(false)
+  })
+
+  it('issue 11: a bad TRUST_PROXY entry, rate-limit store or negative limit is refused by name', () => {
+    expect(issuesOf({ ...base, TRUST_PROXY: '10.0.0.0/40, proxy.internal' })).toStrictEqual([
+      'TRUST_PROXY must be true, false, or proxy addresses, CIDRs and range names (not: 10.0.0.0/40, proxy.internal)',
+    ])
+    // Fastify 5 would read a hop count as "trust no proxy": say so at start instead.
+    expect(issuesOf({ ...base, TRUST_PROXY: '1' })).toHaveLength(1)
+    expect(issuesOf({ ...base, RATE_LIMIT_STORE: 'redis' })).toStrictEqual([
+      expect.stringContaining('RATE_LIMIT_STORE'),
+    ])
+    expect(issuesOf({ ...base, RATE_LIMIT_TOKEN_PER_MINUTE: '-1' })).toStrictEqual([
+      expect.stringContaining('RATE_LIMIT_TOKEN_PER_MINUTE'),
+    ])
+  })
+
   it('spec §8: a MASTER_SECRET under 32 characters is refused, naming the variable, never its value', () => {
     const issues = issuesOf({ ...base, MASTER_SECRET: 'short-secret-value' })
     expect(issues).toStrictEqual(['MASTER_SECRET must be at least 32 characters'])

@@ -229,6 +229,35 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
       expect(a.json().name).toBe(h.tenantA)
     })
 
+    it('S-108: a token of a deleted tenant is invalid_token, also once a tenant with its id exists again', async () => {
+      const id = random('reborn')
+      const create = () =>
+        h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { id, name: id } })
+      expect((await create()).statusCode).toBe(201)
+      const old = await h.createClient(id, ['key:read', 'tenant:read'])
+      expect((await h.app.inject({ url: '/api/key-chains', headers: old.auth })).statusCode).toBe(200)
+
+      await h.app.inject({ method: 'DELETE', url: `/api/tenants/${id}`, headers: h.root.auth })
+      const gone = await h.app.inject({ url: '/api/key-chains', headers: old.auth })
+      expect(gone.statusCode).toBe(401)
+      expect(gone.headers['www-authenticate']).toBe(
+        'Bearer realm="credential-service", error="invalid_token"',
+      )
+      expect(gone.json()).toMatchObject({ code: 'unauthenticated', status: 401 })
+
+      expect((await create()).statusCode).toBe(201)
+      for (const url of ['/api/key-chains', `/api/tenants/${id}/key-chains`, `/api/tenants/${id}`]) {
+        const reused = await h.app.inject({ url, headers: old.auth })
+        expect(reused.statusCode, url).toBe(401)
+        expect(reused.headers['www-authenticate']).toContain('error="invalid_token"')
+      }
+
+      const fresh = await h.createClient(id, ['key:read'])
+      expect((await h.app.inject({ url: '/api/key-chains', headers: fresh.auth })).statusCode).toBe(200)
+      // Operator tokens name no tenant and are not affected.
+      expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(200)
+    })
+
     it('a tenant admin may update its own tenant', async () => {
       const admin = await h.createClient(h.tenantB, ['tenant:admin'])
       const patch = await h.app.inject({

@@ -11,6 +11,7 @@ export type DomainErrorCode =
   | 'invalid_input'
   | 'rule_violation'
   | 'upstream_failure'
+  | 'rate_limited'
   | 'protocol_error'
 
 export interface ValidationIssue {
@@ -81,6 +82,18 @@ export class RuleViolationError extends DomainError {
 export class UpstreamError extends DomainError {
   constructor(detail: string, options?: { cause?: unknown }) {
     super('upstream_failure', detail, options)
+  }
+}
+
+/** Too many requests or failed attempts from one caller (HTTP 429 with `Retry-After`, RFC 6585 §4). */
+export class RateLimitedError extends DomainError {
+  /** Whole seconds until the caller's window ends (at least 1): the `Retry-After` value. */
+  readonly retryAfterSeconds: number
+
+  constructor(retryAfterSeconds: number) {
+    const seconds = Math.max(1, Math.ceil(retryAfterSeconds))
+    super('rate_limited', `too many requests; retry after ${seconds} s`)
+    this.retryAfterSeconds = seconds
   }
 }
 

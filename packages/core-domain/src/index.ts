@@ -154,6 +154,7 @@ export {
   InvalidInputError,
   NotFoundError,
   ProtocolError,
+  RateLimitedError,
   RuleViolationError,
   UnauthenticatedError,
   UpstreamError,

@@ -23,6 +23,11 @@ export interface Principal {
   clientId: string
   /** Tenant the client belongs to; undefined for operator clients (spec §5 rule 3). */
   tenantId: string | undefined
+  /**
+   * Generation of the tenant when the token was issued (a tenant deleted and created again with
+   * the same id has a new one), so a token outlives neither; undefined for operator clients.
+   */
+  tenantGeneration?: string | undefined
   roles: readonly Role[]
 }
 

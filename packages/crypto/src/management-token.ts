@@ -24,7 +24,11 @@ export function createManagementTokenIssuer(options: TokenIssuerOptions) {
   const now = options.now ?? (() => new Date())
   return async function issue(principal: Principal): Promise<IssuedToken> {
     const iat = Math.floor(now().getTime() / 1000)
-    const builder = new SignJWT({ client_id: principal.clientId, roles: [...principal.roles] })
+    const builder = new SignJWT({
+      client_id: principal.clientId,
+      roles: [...principal.roles],
+      ...(principal.tenantGeneration === undefined ? {} : { tenant_generation: principal.tenantGeneration }),
+    })
       .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: options.key.publicJwk.kid })
       .setIssuer(options.issuer)
       .setAudience(options.issuer)
@@ -47,6 +51,8 @@ const REMEMBERED_TOKENS = 10_000
 
 /**
  * Stateless verification (spec §5 rule 1): signature, issuer, audience, lifetime, claim shapes.
+ * Whether a tenant token's `tenant_generation` is still its tenant's is the caller's check (it
+ * needs the database; see server-kit auth.ts).
  * An integrator sends the same token for its whole lifetime, so a verified token is remembered
  * until it expires: the signature is checked once per token and process, not once per call.
  */
@@ -79,7 +85,12 @@ export function createManagementTokenVerifier(options: TokenVerifierOptions) {
       throw new UnauthenticatedError('the access token is invalid or expired', { cause, invalidToken: true })
     }
     return {
-      principal: { clientId: claims.client_id, tenantId: claims.sub, roles: claims.roles },
+      principal: {
+        clientId: claims.client_id,
+        tenantId: claims.sub,
+        ...(claims.tenant_generation === undefined ? {} : { tenantGeneration: claims.tenant_generation }),
+        roles: claims.roles,
+      },
       expiresAt: claims.exp,
     }
   }

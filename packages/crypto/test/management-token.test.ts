@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose'
 import { describe, expect, it } from 'vitest'
 import {
   createManagementTokenIssuer,
@@ -14,9 +15,14 @@ describe('management access tokens', () => {
     const key = await deriveManagementSigningKey('management-token-test-secret-0123456789')
     const issue = createManagementTokenIssuer({ key, issuer, lifetimeSeconds: 60, now })
     const verify = createManagementTokenVerifier({ jwks: { keys: [key.publicJwk] }, issuer, now })
-    const { accessToken } = await issue({ clientId: 'c1', tenantId: 't1', roles: ['issuance:offer'] })
+    const { accessToken } = await issue({
+      clientId: 'c1',
+      tenantId: 't1',
+      tenantGeneration: 'g1',
+      roles: ['issuance:offer'],
+    })
 
-    const principal = { clientId: 'c1', tenantId: 't1', roles: ['issuance:offer'] }
+    const principal = { clientId: 'c1', tenantId: 't1', tenantGeneration: 'g1', roles: ['issuance:offer'] }
     expect(await verify(accessToken)).toStrictEqual(principal)
     expect(await verify(accessToken), 'the second call is answered from memory').toStrictEqual(principal)
     await expect(verify(`${accessToken.slice(0, -4)}AAAA`)).rejects.toThrow('invalid or expired')
@@ -30,7 +36,30 @@ describe('management access tokens', () => {
     const other = await deriveManagementSigningKey('another-management-secret-0123456789')
     const foreign = createManagementTokenIssuer({ key: other, issuer, lifetimeSeconds: 60, now })
     await expect(
-      verify((await foreign({ clientId: 'c1', tenantId: 't1', roles: [] })).accessToken),
+      verify(
+        (await foreign({ clientId: 'c1', tenantId: 't1', tenantGeneration: 'g1', roles: [] })).accessToken,
+      ),
     ).rejects.toThrow()
+  })
+
+  it('checklist S-108: a tenant token carries its tenant generation; one without it is refused', async () => {
+    const key = await deriveManagementSigningKey('management-token-test-secret-0123456789')
+    const issue = createManagementTokenIssuer({ key, issuer, lifetimeSeconds: 60 })
+    const verify = createManagementTokenVerifier({ jwks: { keys: [key.publicJwk] }, issuer })
+    const bound = await issue({ clientId: 'c1', tenantId: 't1', tenantGeneration: 'g1', roles: [] })
+    expect(decodeJwt(bound.accessToken)).toMatchObject({ sub: 't1', tenant_generation: 'g1' })
+
+    const unbound = await issue({ clientId: 'c1', tenantId: 't1', roles: [] })
+    await expect(verify(unbound.accessToken)).rejects.toMatchObject({
+      code: 'unauthenticated',
+      invalidToken: true,
+    })
+    const operator = await issue({ clientId: 'root', tenantId: undefined, roles: ['tenant:manage'] })
+    expect(decodeJwt(operator.accessToken).tenant_generation).toBeUndefined()
+    expect(await verify(operator.accessToken)).toStrictEqual({
+      clientId: 'root',
+      tenantId: undefined,
+      roles: ['tenant:manage'],
+    })
   })
 })

@@ -34,6 +34,8 @@ export {
 } from './repositories/key-chains'
 export type { NewPresentationSession, PresentationSessionRepository } from './repositories/presentation'
 export { createPresentationSessionRepository } from './repositories/presentation'
+export type { RateLimitCount } from './repositories/rate-limits'
+export { hitRateLimit, purgeExpiredRateLimits, readRateLimit } from './repositories/rate-limits'
 export {
   lockTenant,
   recordedMasterSecretFingerprint,

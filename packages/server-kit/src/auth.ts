@@ -8,6 +8,7 @@ import {
   UnauthenticatedError,
 } from '@credential-service/core-domain'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { TenantCache } from './tenant-cache'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,6 +27,28 @@ declare module 'fastify' {
 }
 
 export type VerifyAccessToken = (token: string) => Promise<Principal>
+
+/**
+ * Checklist S-108: a tenant token stops working when its tenant is deleted, and does not come back
+ * when a tenant is created again with the same id: the token's `tenant_generation` must be the
+ * tenant's current one, asked of the tenant cache on every request. Operator tokens name no tenant.
+ */
+export function tenantBoundVerifier(
+  verify: VerifyAccessToken,
+  tenants: Pick<TenantCache, 'isCurrentGeneration'>,
+): VerifyAccessToken {
+  return async (token) => {
+    const principal = await verify(token)
+    const { tenantId, tenantGeneration } = principal
+    if (tenantId === undefined) return principal
+    if (tenantGeneration === undefined || !(await tenants.isCurrentGeneration(tenantId, tenantGeneration))) {
+      throw new UnauthenticatedError('the access token belongs to a tenant that no longer exists', {
+        invalidToken: true,
+      })
+    }
+    return principal
+  }
+}
 
 export interface SecuredRoute {
   method: string

@@ -1,3 +1,4 @@
+import { RateLimitedError } from '@credential-service/core-domain'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { describe, expect, it } from 'vitest'
 import { createServer } from './create-server'
@@ -42,6 +43,65 @@ describe('createServer', () => {
       error: 'server_error',
       error_description: 'an unexpected error occurred',
     })
+    await app.close()
+    await database.close()
+  })
+
+  it('RFC 6585 §4: a rate-limit refusal is 429 with Retry-After: problem+json rate_limited on /api, OAuth JSON elsewhere', async () => {
+    const database = await (testDatabases()[0] as TestDatabase).open()
+    const app = await createServer({
+      logLevel: 'silent',
+      ping: database.ping,
+      apps: [
+        async (scope) => {
+          scope.get('/api/limited', async () => {
+            throw new RateLimitedError(41.2)
+          })
+          scope.get('/issuers/limited', async () => {
+            throw new RateLimitedError(0)
+          })
+        },
+      ],
+    })
+    const api = await app.inject({ url: '/api/limited' })
+    expect(api.statusCode).toBe(429)
+    expect(api.headers['content-type']).toBe('application/problem+json; charset=utf-8')
+    expect(api.headers['retry-after']).toBe('42')
+    expect(api.json()).toStrictEqual({
+      type: 'https://credential-service.dev/problems/rate-limited',
+      title: 'Too many requests',
+      status: 429,
+      detail: 'too many requests; retry after 42 s',
+      code: 'rate_limited',
+      instance: '/api/limited',
+    })
+    const protocol = await app.inject({ url: '/issuers/limited' })
+    expect(protocol.statusCode).toBe(429)
+    expect(protocol.headers['retry-after']).toBe('1')
+    expect(protocol.headers['cache-control']).toBe('no-store')
+    expect(protocol.json()).toStrictEqual({
+      error: 'invalid_request',
+      error_description: 'too many requests; retry after 1 s',
+    })
+    await app.close()
+    await database.close()
+  })
+
+  it('issue 11: X-Forwarded-For is believed from a private-network proxy only, and only the hop it added', async () => {
+    const database = await (testDatabases()[0] as TestDatabase).open()
+    const app = await createServer({
+      logLevel: 'silent',
+      ping: database.ping,
+      apps: [async (scope) => void scope.get('/issuers/ip', async (request) => ({ ip: request.ip }))],
+    })
+    const ipOf = async (remoteAddress: string, forwarded: string) =>
+      (
+        await app.inject({ url: '/issuers/ip', remoteAddress, headers: { 'x-forwarded-for': forwarded } })
+      ).json().ip
+    // An ingress on the pod network appended the address it saw; what the client wrote is ignored.
+    expect(await ipOf('10.1.2.3', '6.6.6.6, 203.0.113.5')).toBe('203.0.113.5')
+    // A client on the internet cannot name itself.
+    expect(await ipOf('198.51.100.20', '203.0.113.5')).toBe('198.51.100.20')
     await app.close()
     await database.close()
   })

@@ -15,6 +15,12 @@ export interface ServerOptions {
   apps: FastifyPluginAsync[]
   /** Request size limits (body, headers, URI); {@link DEFAULT_HTTP_LIMITS} when absent. */
   limits?: HttpLimits
+  /**
+   * Proxies whose `X-Forwarded-For` is believed for `request.ip` (TRUST_PROXY); default: those on
+   * loopback and private networks. Believing every hop would let a client pick its IP and slip
+   * past the rate limits.
+   */
+  trustProxy?: boolean | string[]
   /** Where log lines go; stdout when absent (tests capture them here). */
   logStream?: { write(line: string): void }
 }
@@ -33,6 +39,8 @@ export const LOG_REDACT_PATHS = [
   '*.privateJwk',
   '*.d',
 ]
+
+const DEFAULT_TRUSTED_PROXIES = ['loopback', 'linklocal', 'uniquelocal']
 
 /**
  * The Fastify root shared by every process: logging, ids, zod validation, the version header,
@@ -55,7 +63,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     clientErrorHandler: clientErrorHandler(limits),
     // registerHttpLimits answers 503 while closing, in the shape of the route.
     return503OnClosing: false,
-    trustProxy: true,
+    trustProxy: options.trustProxy ?? DEFAULT_TRUSTED_PROXIES,
   })
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)

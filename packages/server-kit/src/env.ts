@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { z } from 'zod'
 
 /** A failed configuration parse: lists every offending variable by name. */
@@ -123,11 +124,65 @@ export const zCommonEnv = z.object({
     .describe(
       'Longest request URI (path and query) in bytes; longer is a 414 problem. Keep it below HEADER_LIMIT_BYTES',
     ),
+  TRUST_PROXY: z
+    .string()
+    .default('loopback,linklocal,uniquelocal')
+    .transform(parseTrustProxy)
+    .describe(
+      'Proxies whose X-Forwarded-For is believed for the client IP (rate limits): comma-separated addresses, CIDRs or `loopback`, `linklocal`, `uniquelocal` (private networks, where ingresses run); `false` uses the socket address; `true` believes any hop and lets clients pick their IP',
+    ),
+  RATE_LIMIT_STORE: z
+    .enum(['memory', 'postgres'])
+    .default('memory')
+    .describe(
+      'Where rate-limit counters live: `memory` (per process; each pod counts alone) or `postgres` (the service database, shared by every pod)',
+    ),
+  RATE_LIMIT_WALLET_PER_MINUTE: perMinute(300).describe(
+    'Requests per minute from one client IP to each wallet endpoint of the issuer (token, nonce, offer by reference), then 429; 0 turns the limit off',
+  ),
+  RATE_LIMIT_WALLET_TENANT_PER_MINUTE: perMinute(0).describe(
+    'Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit',
+  ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
     .describe('pino log level'),
 })
+
+/** A rate limit variable: requests per minute, 0 for none. */
+export function perMinute(fallback: number) {
+  return z.coerce.number().int().min(0).max(1_000_000_000).default(fallback)
+}
+
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * TRUST_PROXY as Fastify's `trustProxy` takes it; a bad entry is a configuration error. No hop
+ * counts: Fastify 5 trusts no proxy for a number, as a count cannot tell a proxy from a client.
+ */
+function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | string[] {
+  const text = value.trim()
+  if (text === 'true' || text === 'false') return text === 'true'
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+  const bad = entries.filter((entry) => {
+    const [address, prefix, ...rest] = entry.split('/')
+    const family = isIP(address ?? '')
+    if (PROXY_RANGE_NAMES.has(entry)) return false
+    if (family === 0 || rest.length > 0) return true
+    return prefix !== undefined && !(/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+  })
+  if (entries.length === 0 || bad.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `TRUST_PROXY must be true, false, or proxy addresses, CIDRs and range names (not: ${bad.join(', ') || 'empty'})`,
+    })
+    return z.NEVER
+  }
+  return entries
+}
 
 /**
  * Parses the environment once. Errors name each variable, never its value (it may be a secret).

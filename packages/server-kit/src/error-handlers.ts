@@ -1,6 +1,7 @@
 import {
   DomainError,
   ProtocolError,
+  RateLimitedError,
   UnauthenticatedError,
   type ValidationIssue,
 } from '@credential-service/core-domain'
@@ -109,6 +110,7 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
   if (error instanceof DomainError) {
     body = problemFromDomainError(error, instance)
     request.log.info({ code: error.code, err: error.cause }, error.detail)
+    if (error instanceof RateLimitedError) reply.header('retry-after', error.retryAfterSeconds)
     if (error instanceof UnauthenticatedError) {
       reply.header(
         'www-authenticate',
@@ -148,6 +150,11 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
   forbidden: [403, 'access_denied'],
   unauthenticated: [401, 'invalid_token'],
   upstream_failure: [502, 'server_error'],
+  // RFC 6749 §5.2 has no code for "too many requests" (RFC 8628's `slow_down` is a device-flow
+  // polling signal, and OpenID4VCI 1.0 §6.3 defines none): the registered catch-all
+  // `invalid_request` keeps every OAuth client on its error path, and the 429 status with
+  // `Retry-After` (RFC 6585 §4) says when to try again.
+  rate_limited: [429, 'invalid_request'],
   protocol_error: [400, 'invalid_request'],
 }
 
@@ -167,6 +174,7 @@ export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, repl
   if (error instanceof DomainError) {
     const [status, code] = OAUTH_STATUS[error.code]
     request.log.info({ code: error.code, err: error.cause }, error.detail)
+    if (error instanceof RateLimitedError) reply.header('retry-after', error.retryAfterSeconds)
     return reply.status(status).send({ error: code, error_description: error.detail })
   }
   const issue = frameworkIssue(error)

@@ -54,6 +54,8 @@ export function problemKind(code: ProblemCode): ProblemKind {
       return { status: 431, title: 'Request header fields too large' }
     case 'request_timeout':
       return { status: 408, title: 'Request timeout' }
+    case 'rate_limited':
+      return { status: 429, title: 'Too many requests' }
     case 'upstream_failure':
       return { status: 502, title: 'Upstream failure' }
     case 'internal_error':

@@ -68,6 +68,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     ping: database.ping,
     apps,
     limits: httpLimits(config),
+    trustProxy: config.TRUST_PROXY,
   })
   server.addHook('onClose', async () => {
     await unlisten()

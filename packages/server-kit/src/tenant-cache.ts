@@ -10,6 +10,8 @@ import { createTenantMemo } from './tenant-memo'
 
 export interface TenantSnapshot {
   tenant: Tenant | undefined
+  /** Changes when the tenant id is deleted and created again; management tokens carry it. */
+  generation: string | undefined
   credentialConfigs: CredentialConfig[]
   presentationConfigs: PresentationConfig[]
   /** The tenant's clients without secrets (allowed configuration lists). */
@@ -27,17 +29,29 @@ export interface TenantCacheOptions {
 export function createTenantCache(options: TenantCacheOptions) {
   const { db } = options
   const snapshots = createTenantMemo(async (tenantId): Promise<TenantSnapshot> => {
-    const [tenant, credentialConfigs, presentationConfigs, clients] = await Promise.all([
-      createTenantRepository(db).get(tenantId),
+    const [found, credentialConfigs, presentationConfigs, clients] = await Promise.all([
+      createTenantRepository(db).getWithGeneration(tenantId),
       createCredentialConfigRepository(db, tenantId).all(),
       createPresentationConfigRepository(db, tenantId).all(),
       createClientRepository(db, tenantId).all(),
     ])
-    return { tenant, credentialConfigs, presentationConfigs, clients }
+    return {
+      tenant: found?.tenant,
+      generation: found?.generation,
+      credentialConfigs,
+      presentationConfigs,
+      clients,
+    }
   })
 
   return {
     tenant: (tenantId: string) => snapshots.find(tenantId, (s) => s.tenant),
+    /**
+     * Whether `generation` is the tenant's current one. A mismatch is re-read once (rate-bound by
+     * the memo): a tenant created again in another process may not have been announced here yet.
+     */
+    isCurrentGeneration: async (tenantId: string, generation: string) =>
+      (await snapshots.find(tenantId, (s) => (s.generation === generation ? true : undefined))) === true,
     credentialConfigs: async (tenantId: string) => (await snapshots.get(tenantId)).credentialConfigs,
     credentialConfig: (tenantId: string, id: string) =>
       snapshots.find(tenantId, (s) => s.credentialConfigs.find((config) => config.id === id)),

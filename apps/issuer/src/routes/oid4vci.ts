@@ -1,6 +1,8 @@
 import { NotFoundError, zTenantId } from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
+import { clientIp, requestLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
+import type { FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
@@ -9,8 +11,32 @@ import { authorizationServerMetadata, issuerMetadata } from '../services/metadat
 const tenantParams = z.object({ tenant: zTenantId })
 const NO_STORE = 'no-store'
 
+/** Rate limits of the wallet endpoints that anyone may call without a token. */
+export interface WalletLimits {
+  /** Requests per minute from one client IP to each endpoint; 0: none. */
+  perIp: number
+  /** Requests per minute to each endpoint of one tenant, all IPs together; 0: none. */
+  perTenant: number
+}
+
+/**
+ * Checklist S-34, S-126: the token, nonce and offer endpoints answer anybody, so floods and
+ * guessing (pre-authorized codes, transaction codes, offer ids) are bounded per client IP, and
+ * optionally per tenant, with 429 and `Retry-After` before the body is even read.
+ */
+function walletLimit(app: FastifyInstance, limits: WalletLimits, endpoint: string) {
+  return requestLimit(app, [
+    { name: `wallet-ip:${endpoint}`, perMinute: limits.perIp, subject: clientIp },
+    {
+      name: `wallet-tenant:${endpoint}`,
+      perMinute: limits.perTenant,
+      subject: (req) => (req.params as { tenant?: string }).tenant,
+    },
+  ])
+}
+
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
-export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
+export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const service = (tenant: string) => createIssuanceService(deps, tenant)
 
   // Built once per read of the tenant's configurations and key chains (both cached objects).
@@ -79,7 +105,10 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
 
     app.get(
       '/issuers/:tenant/offers/:id',
-      { schema: { params: tenantParams.extend({ id: z.string().max(100) }) } },
+      {
+        schema: { params: tenantParams.extend({ id: z.string().max(100) }) },
+        onRequest: walletLimit(app, limits, 'offer'),
+      },
       async (req, reply) => {
         const offer = await service(req.params.tenant).offer(req.params.id)
         if (!offer) throw new NotFoundError('credential offer', req.params.id)
@@ -89,7 +118,10 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
 
     app.post(
       '/issuers/:tenant/token',
-      { schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) } },
+      {
+        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        onRequest: walletLimit(app, limits, 'token'),
+      },
       async (req, reply) => {
         const body = req.body
         const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : undefined)
@@ -102,13 +134,17 @@ export function oid4vciRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
       },
     )
 
-    app.post('/issuers/:tenant/nonce', { schema: { params: tenantParams } }, async (req, reply) => {
-      // The nonce row's tenant is a foreign key: an unknown tenant is a 404 like the metadata, not a
-      // refused insert.
-      if (!(await deps.tenants.tenant(req.params.tenant)))
-        throw new NotFoundError('issuer', req.params.tenant)
-      return reply.header('cache-control', NO_STORE).send(await service(req.params.tenant).nonce())
-    })
+    app.post(
+      '/issuers/:tenant/nonce',
+      { schema: { params: tenantParams }, onRequest: walletLimit(app, limits, 'nonce') },
+      async (req, reply) => {
+        // The nonce row's tenant is a foreign key: an unknown tenant is a 404 like the metadata, not
+        // a refused insert.
+        if (!(await deps.tenants.tenant(req.params.tenant)))
+          throw new NotFoundError('issuer', req.params.tenant)
+        return reply.header('cache-control', NO_STORE).send(await service(req.params.tenant).nonce())
+      },
+    )
 
     app.post(
       '/issuers/:tenant/credential',

@@ -1,5 +1,5 @@
 import type { Principal } from '@credential-service/core-domain'
-import { hashSecret, type SecretVerifier } from '@credential-service/crypto'
+import { hashSecret, isLegacySecretHash, type SecretVerifier } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
   createClientRepository,
@@ -218,7 +218,8 @@ async function applyClients(
     }
     await clients.update(data.clientId, fields, tx)
     const stored = await clients.secretHash(data.clientId, tx)
-    if (stored && !(await deps.verifySecret(data.clientSecret, stored))) {
+    // A hash from before pre-hashing checks only 72 bytes of the file's secret: write a new one.
+    if (stored && (isLegacySecretHash(stored) || !(await deps.verifySecret(data.clientSecret, stored)))) {
       await clients.replaceSecret(data.clientId, await hashSecret(data.clientSecret), tx)
     }
   }

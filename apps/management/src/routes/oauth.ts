@@ -5,17 +5,23 @@ import {
   zTokenRequest,
   zTokenResponse,
 } from '@credential-service/core-domain'
-import { oauthErrorHandler } from '@credential-service/server-kit'
+import { clientIp, failureLimit, oauthErrorHandler } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type { JWK } from 'jose'
-import { type createTokenService, parseBasicAuthorization } from '../services/token-service'
+import {
+  type createTokenService,
+  parseBasicAuthorization,
+  presentedClientId,
+} from '../services/token-service'
 
 export interface OAuthRoutesOptions {
   exchange: ReturnType<typeof createTokenService>
   /** `{PUBLIC_URL}/api`: issuer of management tokens. */
   issuer: string
   jwks: { keys: JWK[] }
+  /** Failed client authentications allowed per minute, per client id and per IP; 0: no limit. */
+  failuresPerMinute: number
 }
 
 const tags = ['oauth2']
@@ -28,6 +34,17 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
   return async (app) => {
     await app.register(formbody)
     app.setErrorHandler(oauthErrorHandler)
+    // Checklist S-109: repeated wrong secrets for one client id, or from one IP, answer 429. Per
+    // client id stops a distributed guesser; per IP stops one guesser trying many ids (and
+    // spending a bcrypt compare on each).
+    const failures = failureLimit(app, [
+      {
+        name: 'token-failures-client',
+        perMinute: options.failuresPerMinute,
+        subject: (req) => presentedClientId(req.headers.authorization, req.body as { client_id?: unknown }),
+      },
+      { name: 'token-failures-ip', perMinute: options.failuresPerMinute, subject: clientIp },
+    ])
 
     app.post(
       '/api/oauth2/token',
@@ -39,7 +56,13 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
           description:
             'Body as `application/json` or `application/x-www-form-urlencoded`; credentials in the body or as `Authorization: Basic`.',
           body: zTokenRequest,
-          response: { 200: zTokenResponse, 400: zOAuthError, 401: zOAuthError, 415: zOAuthError },
+          response: {
+            200: zTokenResponse,
+            400: zOAuthError,
+            401: zOAuthError,
+            415: zOAuthError,
+            429: zOAuthError.describe('Too many failed client authentications; see `Retry-After`'),
+          },
         },
       },
       async (req, reply) => {
@@ -48,6 +71,7 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
           bodyCredentials: { clientId: req.body.client_id, clientSecret: req.body.client_secret },
           basicCredentials: parseBasicAuthorization(req.headers.authorization),
           scope: req.body.scope,
+          failures: { check: () => failures.check(req), record: () => failures.record(req) },
         })
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(token)
       },

@@ -8,6 +8,14 @@ export interface TokenServiceDeps {
   issueToken: (principal: Principal) => Promise<IssuedToken>
 }
 
+/** Failed client authentications of the request's client id and IP (checklist S-109). */
+export interface AuthFailures {
+  /** Throws RateLimitedError when too many recent attempts failed. */
+  check(): Promise<void>
+  /** Counts this attempt as failed. */
+  record(): Promise<void>
+}
+
 export interface TokenExchangeOptions {
   grantType: string | undefined
   /** Credentials from the body (`client_id`, `client_secret`). */
@@ -16,6 +24,8 @@ export interface TokenExchangeOptions {
   basicCredentials: { clientId: string; clientSecret: string } | undefined
   /** RFC 6749 §3.3 scope: space-separated roles to narrow the token to. */
   scope: string | undefined
+  /** Throttles repeated wrong secrets; undefined: no limit. */
+  failures?: AuthFailures | undefined
 }
 
 const BASIC_CHALLENGE = 'Basic realm="credential-service"'
@@ -47,13 +57,22 @@ export function createTokenService(deps: TokenServiceDeps) {
     const clientSecret = basicCredentials?.clientSecret ?? bodyCredentials.clientSecret
     if (!clientId || !clientSecret) throw invalidClient('client authentication is required')
 
+    // Checked before the bcrypt compare, so a locked-out guesser costs no CPU.
+    await options.failures?.check()
     const found = await deps.findClient(clientId)
-    // Unknown client and wrong secret answer alike, so client ids cannot be probed.
-    if (!found || !(await deps.verifySecret(clientSecret, found.secretHash))) {
+    // Unknown client and wrong secret answer alike, in content and in time (an unknown client is
+    // compared against a dummy hash), so client ids cannot be probed.
+    if (!(await deps.verifySecret(clientSecret, found?.secretHash)) || !found) {
+      await options.failures?.record()
       throw invalidClient('client authentication failed')
     }
     const roles = narrowRoles(found.client.roles, options.scope)
-    const token = await deps.issueToken({ clientId, tenantId: found.client.tenantId ?? undefined, roles })
+    const token = await deps.issueToken({
+      clientId,
+      tenantId: found.client.tenantId ?? undefined,
+      tenantGeneration: found.tenantGeneration ?? undefined,
+      roles,
+    })
     return {
       access_token: token.accessToken,
       token_type: 'Bearer',
@@ -71,6 +90,22 @@ function narrowRoles(granted: readonly Role[], scope: string | undefined): Role[
     throw new ProtocolError('invalid_scope', `the client does not hold: ${unknown.join(', ')}`)
   }
   return granted.filter((role) => requested.includes(role))
+}
+
+/**
+ * The client id a token request presents (Basic, else body), for counting its failures; undefined
+ * when it presents none or malformed Basic credentials.
+ */
+export function presentedClientId(
+  authorization: string | undefined,
+  body: { client_id?: unknown } | undefined,
+): string | undefined {
+  try {
+    const clientId = parseBasicAuthorization(authorization)?.clientId ?? body?.client_id
+    return typeof clientId === 'string' && clientId !== '' ? clientId : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** RFC 6749 §2.3.1: id and secret are form-urlencoded before Base64. Undefined if not Basic. */

@@ -44,14 +44,24 @@ export const zAuthorizationServerMetadata = z
   .meta({ id: 'AuthorizationServerMetadata' })
 
 /** Claims of a management access token. */
-export const zAccessTokenClaims = z.object({
-  iss: z.string(),
-  aud: z.string(),
-  sub: z.string().optional().describe('Tenant id; absent for operator clients'),
-  client_id: z.string(),
-  roles: z.array(zRole),
-  iat: z.number(),
-  exp: z.number(),
-  jti: z.string(),
-})
+export const zAccessTokenClaims = z
+  .object({
+    iss: z.string(),
+    aud: z.string(),
+    sub: z.string().optional().describe('Tenant id; absent for operator clients'),
+    tenant_generation: z
+      .string()
+      .optional()
+      .describe('Generation of the tenant `sub` at issuance; present exactly when `sub` is'),
+    client_id: z.string(),
+    roles: z.array(zRole),
+    iat: z.number(),
+    exp: z.number(),
+    jti: z.string(),
+  })
+  // A tenant token without its generation could not be told from one of an earlier tenant that
+  // had the same id (checklist S-108).
+  .refine((claims) => (claims.sub === undefined) === (claims.tenant_generation === undefined), {
+    message: 'tenant_generation must accompany sub',
+  })
 export type AccessTokenClaims = z.infer<typeof zAccessTokenClaims>

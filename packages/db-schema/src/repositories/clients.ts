@@ -1,7 +1,7 @@
 import type { Client, PageQuery, Role } from '@credential-service/core-domain'
 import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
-import { type ClientRow, clients } from '../schema'
+import { type ClientRow, clients, tenants } from '../schema'
 import { decodeCursor, toPage } from './pagination'
 import { param, prepared } from './prepared'
 
@@ -137,6 +137,8 @@ export type ClientRepository = ReturnType<typeof createClientRepository>
 export interface ClientCredentials {
   client: Client
   secretHash: string
+  /** Generation of the client's tenant, for the token; null for operator clients. */
+  tenantGeneration: string | null
 }
 
 /** The token endpoint's look-up: by client id alone, before any tenant is known. */
@@ -144,8 +146,18 @@ export async function findClientCredentials(
   db: Database,
   clientId: string,
 ): Promise<ClientCredentials | undefined> {
-  const [row] = await db.select().from(clients).where(eq(clients.clientId, clientId))
-  return row && { client: toClient(row), secretHash: row.secretHash }
+  const [row] = await db
+    .select({ client: clients, tenantGeneration: tenants.generation })
+    .from(clients)
+    .leftJoin(tenants, eq(tenants.id, clients.tenantId))
+    .where(eq(clients.clientId, clientId))
+  return (
+    row && {
+      client: toClient(row.client),
+      secretHash: row.client.secretHash,
+      tenantGeneration: row.tenantGeneration,
+    }
+  )
 }
 
 /**

@@ -34,6 +34,12 @@ export function createTenantRepository(db: Database) {
       return row && toTenant(row)
     },
 
+    /** The tenant with its generation, which management tokens carry (never shown by the API). */
+    async getWithGeneration(id: string): Promise<{ tenant: Tenant; generation: string } | undefined> {
+      const [row] = await db.select().from(tenants).where(eq(tenants.id, id))
+      return row && { tenant: toTenant(row), generation: row.generation }
+    },
+
     /** Returns undefined when the id is taken. */
     async create(
       input: {

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 
 export const tenants = pgTable('tenants', {
@@ -6,6 +7,11 @@ export const tenants = pgTable('tenants', {
   description: text(),
   /** `keep` or `drop-after-delivery`: what happens to verified presentation claims once delivered. */
   presentationRetention: text().notNull().default('keep'),
+  /**
+   * Random per creation of the id: management tokens carry it, so a token of a deleted tenant
+   * does not work for a new tenant created with the same id (checklist S-108).
+   */
+  generation: text().notNull().default(sql`gen_random_uuid()::text`),
   createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
 })

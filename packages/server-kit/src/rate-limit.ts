@@ -1,0 +1,170 @@
+import { RateLimitedError } from '@credential-service/core-domain'
+import {
+  type Database,
+  hitRateLimit,
+  purgeExpiredRateLimits,
+  type RateLimitCount,
+  readRateLimit,
+} from '@credential-service/db-schema'
+import fastifyRateLimit, {
+  type FastifyRateLimitStore,
+  type FastifyRateLimitStoreCtor,
+  normalizeIP,
+} from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import { scheduleJob } from './runtime-policies'
+
+/**
+ * Where counters live: `memory` per process (each pod counts alone, so N pods allow N times the
+ * limit), `postgres` in the service database, shared by every process.
+ */
+export type RateLimitStoreKind = 'memory' | 'postgres'
+
+/** Every limit counts in fixed windows of one minute (the `…_PER_MINUTE` variables). */
+const WINDOW_MS = 60_000
+
+export interface RateLimitSetup {
+  store: RateLimitStoreKind
+  db: Database
+}
+
+/**
+ * Registers @fastify/rate-limit in `app` (no global limit: routes opt in through `requestLimit`
+ * and `failureLimit`) with the configured store. With `postgres`, counters past their window are
+ * purged every minute.
+ */
+export async function registerRateLimits(app: FastifyInstance, setup: RateLimitSetup): Promise<void> {
+  await app.register(fastifyRateLimit, {
+    global: false,
+    timeWindow: WINDOW_MS,
+    ...(setup.store === 'postgres' ? { store: postgresStore(setup.db) } : {}),
+  })
+  if (setup.store === 'postgres') {
+    scheduleJob(app, 'rate limit purge', 60, async () => {
+      while ((await purgeExpiredRateLimits(setup.db, 1000)) === 1000) {}
+    })
+  }
+}
+
+/**
+ * The plugin's custom store interface over the `rate_limits` table: one atomic upsert per hit,
+ * timed by the database clock that every pod shares.
+ */
+function postgresStore(db: Database): FastifyRateLimitStoreCtor {
+  const answer =
+    (callback: (error: Error | null, result?: { current: number; ttl: number }) => void) =>
+    (count: Promise<RateLimitCount>) =>
+      count.then(
+        ({ count, ttlMs }) => callback(null, { current: count, ttl: ttlMs }),
+        (error: Error) => callback(error),
+      )
+
+  return class PostgresRateLimitStore implements FastifyRateLimitStore {
+    /** Keeps the counters of route-level limits apart: the plugin uses one key per client IP. */
+    private readonly prefix: string
+
+    constructor(_options: unknown, prefix = '') {
+      this.prefix = prefix
+    }
+
+    incr(key: string, callback: Parameters<FastifyRateLimitStore['incr']>[1], timeWindow: number) {
+      answer(callback)(hitRateLimit(db, this.prefix + key, timeWindow))
+    }
+
+    read(key: string, callback: Parameters<FastifyRateLimitStore['incr']>[1]) {
+      answer(callback)(readRateLimit(db, this.prefix + key))
+    }
+
+    child(options: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {
+      // The plugin passes the merged limit options; `routeInfo` is empty for createRateLimit().
+      const route = (options as { routeInfo?: { method?: unknown; url?: string } }).routeInfo
+      return new PostgresRateLimitStore(undefined, route?.url ? `${String(route.method)} ${route.url}:` : '')
+    }
+  }
+}
+
+export interface RateLimitRule {
+  /** Names the counter in every key, so that rules sharing a store never share counts. */
+  name: string
+  /** Allowed per one-minute window; 0 turns the rule off. */
+  perMinute: number
+  /** Who is counted (a client IP, a tenant, a client id); undefined leaves the request out. */
+  subject: (request: FastifyRequest) => string | undefined
+}
+
+/** The caller's IP as the proxies we trust report it (TRUST_PROXY); IPv6 by /64, as one host holds one. */
+export const clientIp = (request: FastifyRequest): string => normalizeIP(request.ip)
+
+type Limiter = ReturnType<FastifyInstance['createRateLimit']>
+
+function limiters(app: FastifyInstance, rules: RateLimitRule[]) {
+  return rules
+    .filter((rule) => rule.perMinute > 0)
+    .map((rule) => ({
+      rule,
+      limiter: app.createRateLimit({
+        max: rule.perMinute,
+        timeWindow: WINDOW_MS,
+        keyGenerator: (request) => `${rule.name}:${rule.subject(request)}`,
+      }),
+    }))
+}
+
+/**
+ * The limiter's verdict, or undefined when the store fails: a limit then lets requests through
+ * (logged) rather than taking the endpoint down with the store.
+ */
+async function ask(request: FastifyRequest, limiter: Limiter, increment: boolean) {
+  try {
+    const status = await limiter(request, { increment })
+    return status.isAllowed ? undefined : status
+  } catch (error) {
+    request.log.error({ err: error }, 'rate limit store failed; request let through')
+    return undefined
+  }
+}
+
+/**
+ * An `onRequest` hook (before the body is read) that counts the request against every rule and
+ * refuses it with 429 and `Retry-After` once a rule's subject is over its limit in this minute.
+ */
+export function requestLimit(app: FastifyInstance, rules: RateLimitRule[]): onRequestHookHandler {
+  const active = limiters(app, rules)
+  return async (request) => {
+    for (const { rule, limiter } of active) {
+      if (rule.subject(request) === undefined) continue
+      const status = await ask(request, limiter, true)
+      if (status?.isExceeded) throw new RateLimitedError(status.ttlInSeconds)
+    }
+  }
+}
+
+export interface FailureLimit {
+  /** Refuses (429) when a rule's subject has failed `perMinute` times in this minute. */
+  check(request: FastifyRequest): Promise<void>
+  /** Counts one failure against every rule. */
+  record(request: FastifyRequest): Promise<void>
+}
+
+/**
+ * Counts failures only (wrong client secrets): `check` before the attempt, so that a locked-out
+ * subject costs no verification, and `record` after it failed. Concurrent attempts may overshoot a
+ * limit by the number in flight.
+ */
+export function failureLimit(app: FastifyInstance, rules: RateLimitRule[]): FailureLimit {
+  const active = limiters(app, rules)
+  return {
+    async check(request) {
+      for (const { rule, limiter } of active) {
+        if (rule.subject(request) === undefined) continue
+        const status = await ask(request, limiter, false)
+        if (status && status.remaining === 0) throw new RateLimitedError(status.ttlInSeconds)
+      }
+    },
+    async record(request) {
+      for (const { rule, limiter } of active) {
+        if (rule.subject(request) !== undefined) await ask(request, limiter, true)
+      }
+    },
+  }
+}

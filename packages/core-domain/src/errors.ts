@@ -11,6 +11,7 @@ export type DomainErrorCode =
   | 'invalid_input'
   | 'rule_violation'
   | 'upstream_failure'
+  | 'database_unavailable'
   | 'protocol_error'
 
 export interface ValidationIssue {
@@ -32,8 +33,9 @@ export class DomainError extends Error {
 }
 
 export class NotFoundError extends DomainError {
-  constructor(resource: string, id: string) {
-    super('not_found', `${resource} '${id}' was not found`)
+  /** Leave `id` out when it is a bearer-like capability (an offer or request id): details are logged. */
+  constructor(resource: string, id?: string) {
+    super('not_found', id === undefined ? `${resource} was not found` : `${resource} '${id}' was not found`)
   }
 }
 
@@ -81,6 +83,21 @@ export class RuleViolationError extends DomainError {
 export class UpstreamError extends DomainError {
   constructor(detail: string, options?: { cause?: unknown }) {
     super('upstream_failure', detail, options)
+  }
+}
+
+/**
+ * The database cannot answer now: unreachable, restarting, out of connections, or too slow (a
+ * statement or pool timeout). Nothing about the request is wrong, so it is a 503 with
+ * `Retry-After`, never a 500; the driver's error stays in `cause` and is only logged.
+ */
+export class DatabaseUnavailableError extends DomainError {
+  /** Seconds a client should wait before retrying (the `Retry-After` header). */
+  readonly retryAfterSeconds: number
+
+  constructor(options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super('database_unavailable', 'the database is unavailable; retry later', options)
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 5
   }
 }
 

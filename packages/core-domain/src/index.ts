@@ -110,6 +110,7 @@ export { zAccessTokenClaims, zTokenRequest, zTokenResponse } from './contract/to
 export type { DomainErrorCode, ProtocolErrorCode, ValidationIssue } from './errors'
 export {
   ConflictError,
+  DatabaseUnavailableError,
   DomainError,
   ForbiddenError,
   InvalidInputError,

@@ -67,6 +67,12 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
   return options.url ? createPostgres(options.url, options) : createPglite(options.dataDir)
 }
 
+// At most one query waits on a busy connection behind the running one (postgres.js needs that
+// one for transactions); the rest wait in the pool's queue, where a query can be dropped at its
+// deadline. A sent query cannot, and a deep pipeline would hold many behind one slow statement.
+// (`max_pipeline` is read by postgres.js' option parser, src/index.js, but missing from its types.)
+const pipeline = { max_pipeline: 1 }
+
 function createPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
@@ -76,11 +82,7 @@ function createPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     connect_timeout: connectTimeoutMs / 1000,
     connection: { statement_timeout: statementTimeoutMs },
     backoff: reconnectBackoff,
-    // At most one query waits on a busy connection behind the running one (postgres.js needs
-    // that one for transactions); the rest wait in the pool's queue, where a query can be
-    // dropped at its deadline. A sent query cannot, and a deep pipeline would hold many behind
-    // one slow statement.
-    max_pipeline: 1,
+    ...pipeline,
   })
   const bounded = withQueryDeadlines(client, {
     acquireMs: connectTimeoutMs,

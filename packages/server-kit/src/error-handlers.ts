@@ -1,9 +1,11 @@
 import {
+  DatabaseUnavailableError,
   DomainError,
   ProtocolError,
   UnauthenticatedError,
   type ValidationIssue,
 } from '@credential-service/core-domain'
+import { isDatabaseUnavailable } from '@credential-service/db-schema'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
 import { problem, problemFromDomainError } from './problem'
@@ -46,12 +48,34 @@ function frameworkIssue(
   return undefined
 }
 
+/**
+ * A database that cannot answer surfaces as whatever the driver threw (a refused socket, a
+ * statement timeout, an admin shutdown): give it its domain meaning before rendering.
+ */
+function classify(thrown: unknown): unknown {
+  return !(thrown instanceof DomainError) && isDatabaseUnavailable(thrown)
+    ? new DatabaseUnavailableError({ cause: thrown })
+    : thrown
+}
+
+/**
+ * A 503 says when to come back (RFC 9110 §10.2.3). It is logged at warn: an outage must show at
+ * the production log level, though no request is at fault.
+ */
+function unavailable(error: DatabaseUnavailableError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('retry-after', String(error.retryAfterSeconds))
+  request.log.warn({ code: error.code, err: error.cause }, error.detail)
+}
+
 /** Renders `/api` errors as RFC 9457 problem+json. Unknown faults: 500, logged, never echoed. */
 export function problemErrorHandler(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const error = thrown as HttpError
+  const error = classify(thrown) as HttpError
   const instance = request.url.split('?')[0]
   let body: ReturnType<typeof problem>
-  if (error instanceof DomainError) {
+  if (error instanceof DatabaseUnavailableError) {
+    body = problemFromDomainError(error, instance)
+    unavailable(error, request, reply)
+  } else if (error instanceof DomainError) {
     body = problemFromDomainError(error, instance)
     request.log.info({ code: error.code, err: error.cause }, error.detail)
     if (error instanceof UnauthenticatedError) {
@@ -95,6 +119,8 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
   forbidden: [403, 'access_denied'],
   unauthenticated: [401, 'invalid_token'],
   upstream_failure: [502, 'server_error'],
+  // RFC 6749 §4.1.2.1 names this code for a server that cannot answer now.
+  database_unavailable: [503, 'temporarily_unavailable'],
   protocol_error: [400, 'invalid_request'],
 }
 
@@ -103,8 +129,13 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
  * no-store`, and `WWW-Authenticate` on 401.
  */
 export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const error = thrown as HttpError
+  const error = classify(thrown) as HttpError
   reply.header('cache-control', 'no-store')
+  if (error instanceof DatabaseUnavailableError) {
+    unavailable(error, request, reply)
+    const [status, code] = OAUTH_STATUS[error.code]
+    return reply.status(status).send({ error: code, error_description: error.detail })
+  }
   if (error instanceof ProtocolError) {
     request.log.info({ error: error.error, err: error.cause }, error.detail)
     if (error.challenge) reply.header('www-authenticate', error.challenge)

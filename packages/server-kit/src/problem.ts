@@ -48,6 +48,8 @@ export function problemKind(code: ProblemCode): ProblemKind {
       return { status: 502, title: 'Upstream failure' }
     case 'internal_error':
       return { status: 500, title: 'Internal server error' }
+    case 'database_unavailable':
+      return { status: 503, title: 'Service unavailable' }
     default: {
       const unmapped: never = code
       throw new Error(`unmapped problem code ${String(unmapped)}`)
@@ -82,4 +84,4 @@ export function problemFromDomainError(error: DomainError, instance?: string): P
 }
 
 /** Every problem status a management route can answer, for the OpenAPI description. */
-export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 422, 500, 502] as const
+export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 422, 500, 502, 503] as const

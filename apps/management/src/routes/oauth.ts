@@ -34,7 +34,13 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
           description:
             'Body as `application/json` or `application/x-www-form-urlencoded`; credentials in the body or as `Authorization: Basic`.',
           body: zTokenRequest,
-          response: { 200: zTokenResponse, 400: zOAuthError, 401: zOAuthError, 415: zOAuthError },
+          response: {
+            200: zTokenResponse,
+            400: zOAuthError,
+            401: zOAuthError,
+            415: zOAuthError,
+            503: zOAuthError,
+          },
         },
       },
       async (req, reply) => {

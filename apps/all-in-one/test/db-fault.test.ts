@@ -31,11 +31,15 @@ const skipReason = missingPrerequisite()
 async function startOwnPostgres() {
   const dir = mkdtempSync(join(tmpdir(), 'cs-dbfault-'))
   if (asRoot) {
-    const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' })))
+    const [uid, gid] = ['-u', '-g'].map((flag) =>
+      Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' })),
+    )
     chownSync(dir, uid as number, gid as number)
   }
   const run = (binary: string, args: string[]) => {
-    const [command, prefix] = asRoot ? ['runuser', ['-u', 'postgres', '--', `${PG_BIN}/${binary}`]] : [`${PG_BIN}/${binary}`, []]
+    const [command, prefix] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', `${PG_BIN}/${binary}`]]
+      : [`${PG_BIN}/${binary}`, []]
     execFileSync(command as string, [...(prefix as string[]), ...args], { stdio: 'pipe', timeout: 30_000 })
   }
   const data = join(dir, 'data')
@@ -168,7 +172,9 @@ describe('issue 11: database fault on a PostgreSQL of the test’s own', () => {
         const nonce = () => timed(`${origin}/issuers/${tenant}/nonce`, { method: 'POST' })
         expect((await nonce()).response.status).toBe(200)
         // Bearer-like values in URLs, for the log check at the end.
-        await timed(`${origin}/issuers/${tenant}/offers/${secrets.offerId}?access_token=${secrets.queryToken}`)
+        await timed(
+          `${origin}/issuers/${tenant}/offers/${secrets.offerId}?access_token=${secrets.queryToken}`,
+        )
         await timed(`${origin}/verifiers/${tenant}/requests/${secrets.requestId}`)
 
         postgres.stop()

@@ -20,6 +20,8 @@ export async function startAllInOne(
   publicUrl = 'http://localhost:3000',
   env: Record<string, string> = {},
   now?: () => Date,
+  /** Captures every log line at trace level; silent when absent. */
+  logLines?: string[],
 ): Promise<AllInOne> {
   const database = await testDatabase.open()
   const rootClientId = `root-${crypto.randomUUID()}`
@@ -35,7 +37,12 @@ export async function startAllInOne(
     await database.close()
     throw error
   })
-  const app = await createServer({ logLevel: 'silent', ping: database.ping, apps })
+  const app = await createServer({
+    logLevel: logLines ? 'trace' : 'silent',
+    ...(logLines ? { logStream: { write: (line: string) => void logLines.push(line) } } : {}),
+    ping: database.ping,
+    apps,
+  })
   app.addHook('onClose', () => database.close())
   return { app, database, rootClientId, rootSecret }
 }

@@ -3,6 +3,7 @@ import { createServer as createTcpServer } from 'node:net'
 import { createDatabase } from '@credential-service/db-schema/client'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
+import type { InjectOptions } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { createServer } from './create-server'
 import { SERVICE_VERSION } from './version'
@@ -40,7 +41,7 @@ describe('createServer', () => {
         },
       ],
     })
-    const timed = async (options: Parameters<typeof app.inject>[0]) => {
+    const timed = async (options: InjectOptions) => {
       const started = performance.now()
       const response = await app.inject(options)
       return { response, ms: performance.now() - started }
@@ -205,6 +206,8 @@ describe('issue 11: what the logs never hold', () => {
         `/verifiers/t1/responses/${secrets.request}?x=1`,
         `/issuers/t1/authorize?client_id=c&request_uri=${encodeURIComponent(secrets.requestUri)}`,
         `/issuers/t1/token?pre-authorized_code=${secrets.code}&token=${secrets.token}`,
+        `/api/sessions/${secrets.offer}`,
+        `/api/tenants/t1/sessions/${secrets.offer}?status=x`,
         '/api/tenants?limit=5&cursor=abc',
       ]) {
         await app.inject({ url })
@@ -219,6 +222,9 @@ describe('issue 11: what the logs never hold', () => {
         '/verifiers/t1/responses/[redacted]?x=[redacted]',
         '/issuers/t1/authorize?client_id=[redacted]&request_uri=[redacted]',
         '/issuers/t1/token?pre-authorized_code=[redacted]&token=[redacted]',
+        // An offer by reference is addressed by its session id.
+        '/api/sessions/[redacted]',
+        '/api/tenants/t1/sessions/[redacted]?status=x',
         '/api/tenants?limit=5&cursor=abc',
       ])
       const text = lines.join('\n')

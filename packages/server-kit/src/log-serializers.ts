@@ -5,10 +5,12 @@ import type { FastifyRequest } from 'fastify'
 const LOGGED_QUERY_PARAMETERS = new Set(['limit', 'cursor', 'status'])
 
 // Path segments that are capabilities: whoever reads the URL may fetch the credential offer, or
-// fetch and answer the presentation request (OpenID4VCI §4.1.3, OpenID4VP §5.10).
+// fetch and answer the presentation request (OpenID4VCI §4.1.3, OpenID4VP §5.10). An offer by
+// reference is addressed by its session id, so session URLs of the management API count too.
 const CAPABILITY_SEGMENTS = [
   /(\/issuers\/[^/?]+\/offers\/)[^/?]+/,
   /(\/verifiers\/[^/?]+\/(?:requests|responses)\/)[^/?]+/,
+  /(\/api\/(?:tenants\/[^/?]+\/)?sessions\/)[^/?]+/,
 ]
 
 export const REDACTED = '[redacted]'

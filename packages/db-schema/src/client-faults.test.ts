@@ -1,7 +1,10 @@
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net'
 import { sql } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createDatabase, type DatabaseHandle, type DatabaseOptions } from './client'
+import { withQueryDeadlines } from './query-deadline'
 import { testDatabases } from './testing'
 import { isDatabaseUnavailable } from './unavailable'
 
@@ -145,6 +148,40 @@ describe('PostgreSQL faults', () => {
       // The abandoned statement was dropped from the queue, not run once the connection freed up.
       const found = await database.db.execute(sql`select to_regclass(${table}) as name`)
       expect(Array.from(found as unknown as { name: string | null }[])).toStrictEqual([{ name: null }])
+    },
+  )
+
+  it.runIf(postgresUrl)(
+    'issue 11: a connection that opens only after its first query gave up still joins the pool',
+    async () => {
+      // The server answers the start-up 500 ms late; the query gives up after 300 ms, while the
+      // driver's own connect timeout (2 s here, longer after a reconnect backoff) still waits.
+      const target = new URL(postgresUrl as string)
+      const slow = createServer((inbound) => {
+        inbound.pause()
+        setTimeout(() => {
+          const outbound = netConnect(Number(target.port || 5432), target.hostname)
+          inbound.pipe(outbound).pipe(inbound)
+          inbound.on('error', () => outbound.destroy())
+          outbound.on('error', () => inbound.destroy())
+        }, 500)
+      })
+      const port = await listening(slow)
+      const url = new URL(target)
+      url.port = String(port)
+      const client = postgres(url.toString(), { max: 1, connect_timeout: 2, onnotice: () => {} })
+      const db = drizzle(withQueryDeadlines(client, { acquireMs: 300, runMs: 2000 }))
+      try {
+        const first = await rejection(db.execute(sql`select 1`))
+        expect(codeOf(first.error)).toBe('POOL_TIMEOUT')
+        await new Promise((resolve) => setTimeout(resolve, 700))
+        // The one pooled connection is open and free: the next queries need no new one.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          expect(await db.execute(sql`select 1 as one`)).toHaveLength(1)
+        }
+      } finally {
+        await client.end({ timeout: 1 })
+      }
     },
   )
 

@@ -25,8 +25,9 @@ export class QueryDeadlineError extends Error {
   }
 }
 
-// postgres.js sets `state` when it hands a query to a connection; until then the query is queued.
-type PendingQuery = PromiseLike<unknown> & { state?: unknown; cancel(): unknown }
+// postgres.js sets `state` when it hands a query to a connection; until then the query is queued,
+// and its text (`strings`) and values (`args`) are not yet built into a message.
+type PendingQuery = PromiseLike<unknown> & { state?: unknown; strings?: unknown; args?: unknown }
 
 /**
  * postgres.js queues a query while every pooled connection is busy or reconnecting, and waits for
@@ -77,8 +78,10 @@ function bounded<Q extends PendingQuery>(query: Q, deadlines: QueryDeadlines, in
             timer = setTimeout(() => reject(new QueryDeadlineError('QUERY_TIMEOUT', runMs)), runMs)
             return
           }
-          // Still queued: drop it from the pool's queue so that it never runs late.
-          query.cancel()
+          // Still queued: it must not run late, once the caller has been answered. postgres.js'
+          // cancel() would drop it, but when the query is the first one of a connection being
+          // opened, that connection then never joins the pool. As a no-op it runs harmlessly.
+          Object.assign(query, { strings: ['select 1'], args: [] })
           reject(new QueryDeadlineError('POOL_TIMEOUT', acquireMs))
         }, acquireMs)
         then.call(

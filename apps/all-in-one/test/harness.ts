@@ -29,8 +29,8 @@ export async function startAllInOne(
   publicUrl = 'http://localhost:3000',
   env: Record<string, string> = {},
   now?: () => Date,
-  /** Collects every log line at warn level and above; silent when absent. */
-  logLines?: Record<string, unknown>[],
+  /** Captures every log line at trace level; silent when absent. */
+  logLines?: string[],
 ): Promise<AllInOne> {
   const database = await testDatabase.open()
   const rootClientId = `root-${crypto.randomUUID()}`
@@ -48,10 +48,10 @@ export async function startAllInOne(
     throw error
   })
   const app = await createServer({
-    logLevel: logLines ? 'warn' : 'silent',
+    logLevel: logLines ? 'trace' : 'silent',
+    ...(logLines ? { logStream: { write: (line: string) => void logLines.push(line) } } : {}),
     ping: database.ping,
     apps,
-    ...(logLines ? { logStream: { write: (line: string) => logLines.push(JSON.parse(line)) } } : {}),
     limits: httpLimits(config),
   })
   app.addHook('onClose', () => database.close())

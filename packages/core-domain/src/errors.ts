@@ -12,6 +12,7 @@ export type DomainErrorCode =
   | 'rule_violation'
   | 'upstream_failure'
   | 'rate_limited'
+  | 'database_unavailable'
   | 'protocol_error'
 
 export interface ValidationIssue {
@@ -33,8 +34,9 @@ export class DomainError extends Error {
 }
 
 export class NotFoundError extends DomainError {
-  constructor(resource: string, id: string) {
-    super('not_found', `${resource} '${id}' was not found`)
+  /** Leave `id` out when it is a bearer-like capability (an offer or request id): details are logged. */
+  constructor(resource: string, id?: string) {
+    super('not_found', id === undefined ? `${resource} was not found` : `${resource} '${id}' was not found`)
   }
 }
 
@@ -94,6 +96,21 @@ export class RateLimitedError extends DomainError {
     const seconds = Math.max(1, Math.ceil(retryAfterSeconds))
     super('rate_limited', `too many requests; retry after ${seconds} s`)
     this.retryAfterSeconds = seconds
+  }
+}
+
+/**
+ * The database cannot answer now: unreachable, restarting, out of connections, or too slow (a
+ * statement or pool timeout). Nothing about the request is wrong, so it is a 503 with
+ * `Retry-After`, never a 500; the driver's error stays in `cause` and is only logged.
+ */
+export class DatabaseUnavailableError extends DomainError {
+  /** Seconds a client should wait before retrying (the `Retry-After` header). */
+  readonly retryAfterSeconds: number
+
+  constructor(options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super('database_unavailable', 'the database is unavailable; retry later', options)
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 5
   }
 }
 

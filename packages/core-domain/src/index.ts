@@ -149,6 +149,7 @@ export {
 export type { DomainErrorCode, ProtocolErrorCode, ValidationIssue } from './errors'
 export {
   ConflictError,
+  DatabaseUnavailableError,
   DomainError,
   ForbiddenError,
   InvalidInputError,

@@ -5,6 +5,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import type { Database, DatabaseKind } from './database'
+import { withQueryDeadlines } from './query-deadline'
 import * as schema from './schema'
 
 export interface DatabaseOptions {
@@ -14,13 +15,35 @@ export interface DatabaseOptions {
   dataDir?: string | undefined
   /** Pool size for PostgreSQL. */
   maxConnections?: number | undefined
+  /** PostgreSQL: the server ends a statement that runs longer (`statement_timeout`); default 10 s. */
+  statementTimeoutMs?: number | undefined
+  /**
+   * PostgreSQL: how long opening a connection, or waiting for a pooled one, may take before the
+   * query fails as unavailable; default 3 s.
+   */
+  connectTimeoutMs?: number | undefined
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3000
+
+/** `ping()` answers false rather than wait longer than this: health checks answer within 1 s. */
+export const PING_TIMEOUT_MS = 800
+
+// Reconnect delay in seconds after the n-th failed attempt. postgres.js grows it to 20 s, so after
+// an outage requests would wait that long for the database that is back; 1 s at most keeps
+// recovery quick and costs a refused connection per pooled slot and second while it is down.
+const reconnectBackoff = (attempt: number) => Math.min(0.05 * 2 ** attempt, 1)
+
+// Margin past statement_timeout before the client gives up on a silent server itself.
+const SERVER_TIMEOUT_MARGIN_MS = 1000
 
 export interface DatabaseHandle {
   db: Database
   kind: DatabaseKind
   /** Applies the committed SQL migrations; safe when several processes start at once. */
   migrate(): Promise<void>
+  /** Whether the database answers `select 1`; false after `PING_TIMEOUT_MS` at most. */
   ping(): Promise<boolean>
   /** Calls `onPayload` for every NOTIFY on `channel`, from any process; returns the unlisten function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
@@ -41,19 +64,38 @@ export function migrationsFolder(): string {
 }
 
 export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  return options.url
-    ? createPostgres(options.url, options.maxConnections ?? 10)
-    : createPglite(options.dataDir)
+  return options.url ? createPostgres(options.url, options) : createPglite(options.dataDir)
 }
 
-function createPostgres(url: string, max: number): DatabaseHandle {
-  const client = postgres(url, { max, onnotice: () => {} })
-  const db = drizzlePostgres(client, { schema, casing: 'snake_case' }) as unknown as Database
+// At most one query waits on a busy connection behind the running one (postgres.js needs that
+// one for transactions); the rest wait in the pool's queue, where a query can be dropped at its
+// deadline. A sent query cannot, and a deep pipeline would hold many behind one slow statement.
+// (`max_pipeline` is read by postgres.js' option parser, src/index.js, but missing from its types.)
+const pipeline = { max_pipeline: 1 }
+
+function createPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  const client = postgres(url, {
+    max: options.maxConnections ?? 10,
+    onnotice: () => {},
+    connect_timeout: connectTimeoutMs / 1000,
+    connection: { statement_timeout: statementTimeoutMs },
+    backoff: reconnectBackoff,
+    ...pipeline,
+  })
+  const bounded = withQueryDeadlines(client, {
+    acquireMs: connectTimeoutMs,
+    runMs: statementTimeoutMs + SERVER_TIMEOUT_MARGIN_MS,
+  })
+  const db = drizzlePostgres(bounded, { schema, casing: 'snake_case' }) as unknown as Database
   return {
     db,
     kind: 'postgres',
     async migrate() {
-      // One dedicated connection holds the session-level advisory lock for the whole run.
+      // One dedicated connection holds the session-level advisory lock for the whole run. It has
+      // no statement timeout: a migration may rewrite a large table, and waiting for the lock
+      // held by another pod is expected.
       const single = postgres(url, { max: 1, onnotice: () => {} })
       try {
         await single`select pg_advisory_lock(${MIGRATION_LOCK})`
@@ -98,11 +140,18 @@ async function createPglite(dataDir: string | undefined): Promise<DatabaseHandle
 }
 
 async function ping(db: Database): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)
+  })
+  const answered = db.execute(sql`select 1`).then(
+    () => true,
+    () => false,
+  )
   try {
-    await db.execute(sql`select 1`)
-    return true
-  } catch {
-    return false
+    return await Promise.race([answered, late])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

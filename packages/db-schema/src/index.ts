@@ -1,5 +1,6 @@
 export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
+export { QueryDeadlineError } from './query-deadline'
 export type { AuditEntry, AuditLogRepository } from './repositories/audit-log'
 export { createAuditLogRepository, recordAudit } from './repositories/audit-log'
 export type { ClientCredentials, ClientPatch, ClientRepository, NewClient } from './repositories/clients'
@@ -54,3 +55,4 @@ export type {
   WebhookEndpointRow,
 } from './schema'
 export * as schema from './schema'
+export { isDatabaseUnavailable } from './unavailable'

@@ -1,21 +1,89 @@
+import type { AddressInfo } from 'node:net'
+import { createServer as createTcpServer } from 'node:net'
 import { RateLimitedError } from '@credential-service/core-domain'
+import { createDatabase } from '@credential-service/db-schema/client'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { sql } from 'drizzle-orm'
+import type { InjectOptions } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { createServer } from './create-server'
 import { SERVICE_VERSION } from './version'
 
 describe('createServer', () => {
-  it('GET /healthz is 503 once the database is gone', async () => {
+  it('issue 11: GET /readyz is 503 once the database is gone; GET /healthz (liveness) stays 200', async () => {
     const [embedded] = testDatabases()
     const database = await (embedded as TestDatabase).open()
     const app = await createServer({ logLevel: 'silent', ping: database.ping, apps: [] })
-    expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200)
+    expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200)
     await database.close()
-    const down = await app.inject({ url: '/healthz' })
+    const down = await app.inject({ url: '/readyz' })
     expect(down.statusCode).toBe(503)
     expect(down.json()).toStrictEqual({ status: 'unavailable' })
     expect(down.headers['x-service-version']).toBe(SERVICE_VERSION)
+    const live = await app.inject({ url: '/healthz' })
+    expect(live.statusCode).toBe(200)
+    expect(live.json()).toStrictEqual({ status: 'ok' })
     await app.close()
+  })
+
+  it('issue 11: a database that accepts connections but never answers: /healthz and /readyz within 1 s, /api 503 problem+json with Retry-After, protocol routes 503 temporarily_unavailable', async () => {
+    const blackHole = createTcpServer((socket) => socket.resume())
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve))
+    const { port } = blackHole.address() as AddressInfo
+    // Default timeouts, as in production.
+    const database = await createDatabase({ url: `postgres://x@127.0.0.1:${port}/x` })
+    const app = await createServer({
+      logLevel: 'silent',
+      ping: database.ping,
+      apps: [
+        async (scope) => {
+          scope.get('/api/probe', async () => database.db.execute(sql`select 1`))
+          scope.post('/issuers/probe/token', async () => database.db.execute(sql`select 1`))
+        },
+      ],
+    })
+    const timed = async (options: InjectOptions) => {
+      const started = performance.now()
+      const response = await app.inject(options)
+      return { response, ms: performance.now() - started }
+    }
+    try {
+      const live = await timed({ url: '/healthz' })
+      expect(live.response.statusCode).toBe(200)
+      expect(live.ms).toBeLessThan(1000)
+      const ready = await timed({ url: '/readyz' })
+      expect(ready.response.statusCode).toBe(503)
+      expect(ready.ms).toBeLessThan(1000)
+
+      const [api, protocol] = await Promise.all([
+        timed({ url: '/api/probe' }),
+        timed({ method: 'POST', url: '/issuers/probe/token' }),
+      ])
+      // DATABASE_CONNECT_TIMEOUT_MS defaults to 3 s.
+      for (const { ms } of [api, protocol]) expect(ms).toBeLessThan(5000)
+      expect(api.response.statusCode).toBe(503)
+      expect(api.response.headers['content-type']).toBe('application/problem+json; charset=utf-8')
+      expect(api.response.headers['retry-after']).toBe('5')
+      expect(api.response.json()).toStrictEqual({
+        type: 'https://credential-service.dev/problems/database-unavailable',
+        title: 'Service unavailable',
+        status: 503,
+        detail: 'the database is unavailable; retry later',
+        code: 'database_unavailable',
+        instance: '/api/probe',
+      })
+      expect(protocol.response.statusCode).toBe(503)
+      expect(protocol.response.headers['retry-after']).toBe('5')
+      expect(protocol.response.headers['cache-control']).toBe('no-store')
+      expect(protocol.response.json()).toStrictEqual({
+        error: 'temporarily_unavailable',
+        error_description: 'the database is unavailable; retry later',
+      })
+    } finally {
+      await app.close()
+      await database.close()
+      blackHole.close()
+    }
   })
 
   it('an unexpected fault is a generic 500: the message is logged, never echoed', async () => {
@@ -167,5 +235,126 @@ describe('createServer', () => {
     expect(generated.headers['x-request-id']).toMatch(/^req_/)
     await app.close()
     await database.close()
+  })
+})
+
+describe.each(testDatabases())('issue 11: what the logs never hold, on $name', (testDatabase) => {
+  it('SQL parameters of a failed statement: neither drizzle’s message nor the server’s detail; the SQLSTATE stays', async () => {
+    const database = await testDatabase.open()
+    const lines: string[] = []
+    const secret = `param-secret-${crypto.randomUUID()}`
+    const app = await createServer({
+      logLevel: 'trace',
+      ping: database.ping,
+      logStream: { write: (line) => void lines.push(line) },
+      apps: [
+        async (scope) => {
+          // 22P02: the server's message quotes the value.
+          scope.get('/api/cast', async () => database.db.execute(sql`select ${secret}::int`))
+          // 23505: the server's detail quotes the key.
+          scope.get('/issuers/duplicate', async () => {
+            await database.db.execute(sql`insert into tenants (id, name) values (${secret}, 'x')`)
+            await database.db.execute(sql`insert into tenants (id, name) values (${secret}, 'x')`)
+          })
+        },
+      ],
+    })
+    try {
+      expect((await app.inject({ url: '/api/cast' })).statusCode).toBe(500)
+      expect((await app.inject({ url: '/issuers/duplicate' })).statusCode).toBe(500)
+      const failures = lines
+        .map((line) => JSON.parse(line) as { msg: string; err?: { cause?: { code?: string } } })
+        .filter((line) => line.msg === 'unhandled error')
+      expect(failures.map((line) => line.err?.cause?.code)).toStrictEqual(['22P02', '23505'])
+      expect(lines.join('\n')).not.toContain(secret)
+    } finally {
+      await app.close()
+      await database.db.execute(sql`delete from tenants where id = ${secret}`).catch(() => {})
+      await database.close()
+    }
+  })
+})
+
+describe('issue 11: what the logs never hold', () => {
+  it('issue 11: query-string secrets and capability path segments (offer and request ids) in logged URLs', async () => {
+    const lines: string[] = []
+    const secrets = {
+      offer: `offer-${crypto.randomUUID()}`,
+      request: `request-${crypto.randomUUID()}`,
+      token: `token-${crypto.randomUUID()}`,
+      code: `code-${crypto.randomUUID()}`,
+      requestUri: `urn:ietf:params:oauth:request_uri:${crypto.randomUUID()}`,
+    }
+    const app = await createServer({
+      logLevel: 'trace',
+      ping: async () => true,
+      logStream: { write: (line) => void lines.push(line) },
+      apps: [],
+    })
+    try {
+      for (const url of [
+        `/issuers/t1/offers/${secrets.offer}?access_token=${secrets.token}`,
+        `/verifiers/t1/requests/${secrets.request}`,
+        `/verifiers/t1/responses/${secrets.request}?x=1`,
+        `/issuers/t1/authorize?client_id=c&request_uri=${encodeURIComponent(secrets.requestUri)}`,
+        `/issuers/t1/token?pre-authorized_code=${secrets.code}&token=${secrets.token}`,
+        `/api/sessions/${secrets.offer}`,
+        `/api/tenants/t1/sessions/${secrets.offer}?status=x`,
+        '/api/tenants?limit=5&cursor=abc',
+      ]) {
+        await app.inject({ url })
+      }
+      const urls = lines
+        .map((line) => JSON.parse(line) as { msg: string; req?: { url: string } })
+        .filter((line) => line.msg === 'incoming request')
+        .map((line) => line.req?.url)
+      expect(urls).toStrictEqual([
+        '/issuers/t1/offers/[redacted]?access_token=[redacted]',
+        '/verifiers/t1/requests/[redacted]',
+        '/verifiers/t1/responses/[redacted]?x=[redacted]',
+        '/issuers/t1/authorize?client_id=[redacted]&request_uri=[redacted]',
+        '/issuers/t1/token?pre-authorized_code=[redacted]&token=[redacted]',
+        // An offer by reference is addressed by its session id.
+        '/api/sessions/[redacted]',
+        '/api/tenants/t1/sessions/[redacted]?status=x',
+        '/api/tenants?limit=5&cursor=abc',
+      ])
+      const text = lines.join('\n')
+      for (const secret of Object.values(secrets)) {
+        expect(text).not.toContain(secret)
+        expect(text).not.toContain(encodeURIComponent(secret))
+      }
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('issue 11: configuration secrets, should a config object be logged', async () => {
+    const lines: string[] = []
+    const app = await createServer({
+      logLevel: 'info',
+      ping: async () => true,
+      logStream: { write: (line) => void lines.push(line) },
+      apps: [],
+    })
+    const config = {
+      MASTER_SECRET: `master-${crypto.randomUUID()}`,
+      AUTH_CLIENT_SECRET: `root-${crypto.randomUUID()}`,
+      DATABASE_URL: `postgres://app:pw-${crypto.randomUUID()}@db/app`,
+      PORT: 3000,
+    }
+    app.log.info({ config }, 'configuration')
+    app.log.info(config, 'configuration, flat')
+    await app.close()
+    const text = lines.join('\n')
+    for (const secret of [config.MASTER_SECRET, config.AUTH_CLIENT_SECRET, config.DATABASE_URL]) {
+      expect(text).not.toContain(secret)
+    }
+    expect(JSON.parse(lines[0] as string).config).toStrictEqual({
+      MASTER_SECRET: '[redacted]',
+      AUTH_CLIENT_SECRET: '[redacted]',
+      DATABASE_URL: '[redacted]',
+      PORT: 3000,
+    })
   })
 })

@@ -4,12 +4,13 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
 import { clientErrorHandler, DEFAULT_HTTP_LIMITS, type HttpLimits, registerHttpLimits } from './http-limits'
 import { registerInputGuard } from './input-guard'
+import { REDACTED, serializeError, serializeRequest } from './log-serializers'
 import { problem } from './problem'
 import { SERVICE_VERSION } from './version'
 
 export interface ServerOptions {
   logLevel: string
-  /** Reports whether the database answers; used by `GET /healthz`. */
+  /** Reports whether the database answers, within 1 s; used by `GET /readyz`. */
   ping: () => Promise<boolean>
   /** App plugins to mount on this origin (one in a standalone app, three in all-in-one mode). */
   apps: FastifyPluginAsync[]
@@ -25,10 +26,20 @@ export interface ServerOptions {
   logStream?: { write(line: string): void }
 }
 
+// Secrets of the configuration, should a config object ever be logged.
+const CONFIG_SECRETS = [
+  'MASTER_SECRET',
+  'AUTH_CLIENT_SECRET',
+  'OIDC_CLIENT_SECRET',
+  'VAULT_TOKEN',
+  'DATABASE_URL',
+]
+
 /** Fields that must never reach a log line. */
 export const LOG_REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
+  ...CONFIG_SECRETS.flatMap((name) => [name, `*.${name}`]),
   'client_secret',
   'clientSecret',
   'body.client_secret',
@@ -44,15 +55,18 @@ const DEFAULT_TRUSTED_PROXIES = ['loopback', 'linklocal', 'uniquelocal']
 
 /**
  * The Fastify root shared by every process: logging, ids, zod validation, the version header,
- * `GET /`, `GET /healthz`, request limits and the input guard, and error and not-found rendering
- * by path (`/api` problem+json, everything else OAuth-style JSON). Apps add their routes as plugins.
+ * `GET /`, `GET /healthz`, `GET /readyz`, request limits and the input guard, and error and
+ * not-found rendering by path (`/api` problem+json, everything else OAuth-style JSON). Apps add
+ * their routes as plugins.
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   const limits = options.limits ?? DEFAULT_HTTP_LIMITS
   const app = Fastify({
     logger: {
       level: options.logLevel,
-      redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+      redact: { paths: LOG_REDACT_PATHS, censor: REDACTED },
+      // URLs carry capabilities and query secrets; errors of failed statements carry their values.
+      serializers: { req: serializeRequest, err: serializeError },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     requestIdHeader: false,
@@ -94,8 +108,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   // Spec §9.1: `GET /` names the service but carries no version.
   app.get('/', { schema: { hide: true } }, async () => ({ name: 'credential-service' }))
-  // Liveness and readiness for orchestrators; not routed by the ingress.
-  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+  // Probes for orchestrators; not routed by the ingress. Liveness never asks the database: a
+  // database outage must not get every pod restarted, and the pods recover on their own.
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
+  // Readiness: whether this process can serve, i.e. the database answers (within 1 s).
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const up = await options.ping()
     return reply.status(up ? 200 : 503).send({ status: up ? 'ok' : 'unavailable' })
   })

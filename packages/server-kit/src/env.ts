@@ -40,6 +40,24 @@ export const zCommonEnv = z.object({
     .max(200)
     .default(10)
     .describe('PostgreSQL connections per process'),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(10_000)
+    .describe(
+      'PostgreSQL statement_timeout: a longer statement is cancelled and the request answers 503 (migrations are exempt)',
+    ),
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(3000)
+    .describe(
+      'Longest wait to open a PostgreSQL connection or get a pooled one; then the request answers 503',
+    ),
   HOST: z.string().default('0.0.0.0').describe('Interface to listen on'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port to listen on'),
   VAULT_ADDR: optionalEnv(z.url()).describe(

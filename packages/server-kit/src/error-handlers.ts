@@ -1,10 +1,12 @@
 import {
+  DatabaseUnavailableError,
   DomainError,
   ProtocolError,
   RateLimitedError,
   UnauthenticatedError,
   type ValidationIssue,
 } from '@credential-service/core-domain'
+import { isDatabaseUnavailable } from '@credential-service/db-schema'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
 import { type ProblemCode, problem, problemFromDomainError } from './problem'
@@ -102,12 +104,34 @@ function frameworkIssue(error: HttpError): FrameworkIssue | undefined {
   return undefined
 }
 
+/**
+ * A database that cannot answer surfaces as whatever the driver threw (a refused socket, a
+ * statement timeout, an admin shutdown): give it its domain meaning before rendering.
+ */
+function classify(thrown: unknown): unknown {
+  return !(thrown instanceof DomainError) && isDatabaseUnavailable(thrown)
+    ? new DatabaseUnavailableError({ cause: thrown })
+    : thrown
+}
+
+/**
+ * A 503 says when to come back (RFC 9110 §10.2.3). It is logged at warn: an outage must show at
+ * the production log level, though no request is at fault.
+ */
+function unavailable(error: DatabaseUnavailableError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('retry-after', String(error.retryAfterSeconds))
+  request.log.warn({ code: error.code, err: error.cause }, error.detail)
+}
+
 /** Renders `/api` errors as RFC 9457 problem+json. Unknown faults: 500, logged, never echoed. */
 export function problemErrorHandler(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const error = thrown as HttpError
+  const error = classify(thrown) as HttpError
   const instance = request.url.split('?')[0]
   let body: ReturnType<typeof problem>
-  if (error instanceof DomainError) {
+  if (error instanceof DatabaseUnavailableError) {
+    body = problemFromDomainError(error, instance)
+    unavailable(error, request, reply)
+  } else if (error instanceof DomainError) {
     body = problemFromDomainError(error, instance)
     request.log.info({ code: error.code, err: error.cause }, error.detail)
     if (error instanceof RateLimitedError) reply.header('retry-after', error.retryAfterSeconds)
@@ -155,6 +179,8 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
   // `invalid_request` keeps every OAuth client on its error path, and the 429 status with
   // `Retry-After` (RFC 6585 §4) says when to try again.
   rate_limited: [429, 'invalid_request'],
+  // RFC 6749 §4.1.2.1 names this code for a server that cannot answer now.
+  database_unavailable: [503, 'temporarily_unavailable'],
   protocol_error: [400, 'invalid_request'],
 }
 
@@ -163,9 +189,14 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
  * no-store`, and `WWW-Authenticate` on 401.
  */
 export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const error = thrown as HttpError
+  const error = classify(thrown) as HttpError
   // As for problems: the body is ours, whatever schema the route declares for the status.
   reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').serializer(JSON.stringify)
+  if (error instanceof DatabaseUnavailableError) {
+    unavailable(error, request, reply)
+    const [status, code] = OAUTH_STATUS[error.code]
+    return reply.status(status).send({ error: code, error_description: error.detail })
+  }
   if (error instanceof ProtocolError) {
     request.log.info({ error: error.error, err: error.cause }, error.detail)
     if (error.challenge) reply.header('www-authenticate', error.challenge)

@@ -61,6 +61,7 @@ export function problemKind(code: ProblemCode): ProblemKind {
     case 'internal_error':
       return { status: 500, title: 'Internal server error' }
     case 'service_unavailable':
+    case 'database_unavailable':
       return { status: 503, title: 'Service unavailable' }
     default: {
       const unmapped: never = code

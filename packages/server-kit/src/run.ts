@@ -52,6 +52,8 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DATA_DIR,
     maxConnections: config.DATABASE_POOL_SIZE,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
   })
   await database.migrate()
   let apps: FastifyPluginAsync[]

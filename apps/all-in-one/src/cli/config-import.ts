@@ -11,7 +11,12 @@ if (!dir) {
   console.error('usage: config:import <dir>   (or set CONFIG_IMPORT_DIR)')
   process.exit(2)
 }
-const database = await createDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR })
+const database = await createDatabase({
+  url: config.DATABASE_URL,
+  dataDir: config.PGLITE_DATA_DIR,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+})
 try {
   await database.migrate()
   await verifyMasterSecret(database.db, config.MASTER_SECRET)

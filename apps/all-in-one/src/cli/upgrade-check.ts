@@ -8,7 +8,12 @@ import { parseAllInOneConfig } from '../config'
 // pending migrations, a changed MASTER_SECRET). Exit 1 when anything does. Writes nothing.
 const config = parseAllInOneConfig(process.env)
 const dir = process.argv[2] ?? config.CONFIG_IMPORT_DIR
-const database = await createDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR })
+const database = await createDatabase({
+  url: config.DATABASE_URL,
+  dataDir: config.PGLITE_DATA_DIR,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+})
 try {
   const findings = await upgradeCheck({
     dir,

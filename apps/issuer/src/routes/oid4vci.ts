@@ -111,7 +111,8 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       },
       async (req, reply) => {
         const offer = await service(req.params.tenant).offer(req.params.id)
-        if (!offer) throw new NotFoundError('credential offer', req.params.id)
+        // The offer id is a bearer capability: it stays out of the detail, which is logged.
+        if (!offer) throw new NotFoundError('credential offer')
         return reply.header('cache-control', NO_STORE).send(offer)
       },
     )

@@ -62,6 +62,7 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
             401: zOAuthError,
             415: zOAuthError,
             429: zOAuthError.describe('Too many failed client authentications; see `Retry-After`'),
+            503: zOAuthError,
           },
         },
       },

@@ -128,7 +128,12 @@ describe.each(testDatabases())('session retention on $name', (testDatabase) => {
       completed: await offer(a),
       ofB: await offer(b),
     }))
-    // A completed issuance with its wallet notification, as the credential endpoint records it.
+    // A completed issuance with its wallet notification, as the token and credential endpoints
+    // record it (only a redeemed offer can issue).
+    await queryRows(
+      h.database.db,
+      sql`update issuance_sessions set status = 'token_issued' where tenant_id = ${h.tenantA} and id = ${old.completed}`,
+    )
     await createIssuanceSessionRepository(h.database.db, h.tenantA).recordIssued(
       old.completed,
       'pid',

@@ -7,7 +7,7 @@ import { SERVICE_VERSION } from './version'
 
 export interface ServerOptions {
   logLevel: string
-  /** Reports whether the database answers; used by `GET /healthz`. */
+  /** Reports whether the database answers; used by `GET /readyz` (never by `GET /healthz`). */
   ping: () => Promise<boolean>
   /** App plugins to mount on this origin (one in a standalone app, three in all-in-one mode). */
   apps: FastifyPluginAsync[]
@@ -36,7 +36,7 @@ export const DEFAULT_BODY_LIMIT = 256 * 1024
 
 /**
  * The Fastify root shared by every process: logging, ids, zod validation, the version header,
- * `GET /`, `GET /healthz`, and error and not-found rendering by path (`/api` problem+json,
+ * `GET /`, `GET /healthz`, `GET /readyz`, and error and not-found rendering by path (`/api` problem+json,
  * everything else OAuth-style JSON). Apps add their routes as plugins.
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
@@ -77,8 +77,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   // Spec §9.1: `GET /` names the service but carries no version.
   app.get('/', { schema: { hide: true } }, async () => ({ name: 'credential-service' }))
-  // Liveness and readiness for orchestrators; not routed by the ingress.
-  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+  // Probes for orchestrators. Liveness (`/healthz`) never touches the database: a database outage
+  // must take pods out of rotation (readiness, `/readyz`), not restart every pod at once.
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const up = await options.ping()
     return reply.status(up ? 200 : 503).send({ status: up ? 'ok' : 'unavailable' })
   })

@@ -27,7 +27,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 const root = new URL('../../..', import.meta.url).pathname
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1]
 const randomPort = () => 41_000 + Math.floor(Math.random() * 15_000)
-const isRoot = process.getuid?.() === 0
+// As root, processes switch to the image's USER (util-linux setpriv); otherwise they run as we do.
+const isRoot = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0
 
 interface Instruction {
   keyword: string

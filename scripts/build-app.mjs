@@ -1,6 +1,12 @@
 // Bundles app entry points (src/main.ts → dist/main.js, src/cli/x.ts → dist/cli/x.js): workspace packages are compiled in (they export
 // TypeScript source), npm dependencies stay external and load from node_modules.
-import { cpSync, rmSync } from 'node:fs'
+//
+// The bundle resolves its external imports from the app's own node_modules (no hoisting), and the image installs
+// only the app's production dependencies (`pnpm deploy --prod`). So every package the bundle imports must be a
+// `dependencies` entry of the app; workspace packages, compiled in, are devDependencies. The build fails otherwise.
+
+import { cpSync, readFileSync, rmSync } from 'node:fs'
+import { builtinModules } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -9,7 +15,7 @@ const entries = process.argv.length > 2 ? process.argv.slice(2) : ['src/main.ts'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 rmSync('dist', { recursive: true, force: true })
-await build({
+const result = await build({
   entryPoints: entries,
   outdir: 'dist',
   outbase: 'src',
@@ -18,6 +24,7 @@ await build({
   target: 'node20',
   format: 'esm',
   sourcemap: true,
+  metafile: true,
   logLevel: 'warning',
   plugins: [
     {
@@ -32,3 +39,26 @@ await build({
 })
 // The migrator reads SQL files at run time: ship them beside the bundle.
 cpSync(join(root, 'packages/db-schema/migrations'), 'dist/migrations', { recursive: true })
+
+const manifest = JSON.parse(readFileSync('package.json', 'utf8'))
+const declared = new Set(Object.keys(manifest.dependencies ?? {}))
+const builtins = new Set(builtinModules)
+const packageOf = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/')
+const missing = new Set()
+for (const output of Object.values(result.metafile.outputs)) {
+  for (const { path, external } of output.imports) {
+    if (!external || path.startsWith('node:') || builtins.has(path)) continue
+    if (!declared.has(packageOf(path))) missing.add(packageOf(path))
+  }
+}
+if (missing.size > 0) {
+  console.error(
+    `${manifest.name}: the bundle imports ${[...missing].sort().join(', ')} at run time; ` +
+      'add each to "dependencies" (as "catalog:") in its package.json',
+  )
+  process.exit(1)
+}

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// The README's two commands, `npm start` and `npm test`, and `npm run bench`. Needs only Node 20
-// and npm: it gets pnpm through npx, installs, builds, and then starts the service, runs every
-// check and test, or runs the benchmark.
-import { spawnSync } from 'node:child_process'
+// The README's two commands, `npm start` and `npm test`, and `npm run bench`. Needs only Node and
+// npm: it gets pnpm through npx, installs, builds, and then starts the service, runs every check
+// and test, or runs the benchmark.
+import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -12,14 +12,27 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1]
 const isWindows = process.platform === 'win32'
 
+// Node 22 is the supported runtime (20 reached its end of life); CI and the image use it. A
+// newcomer on Node 20 can still start and test the service, so this warns instead of stopping.
+const nodeMajor = Number(process.versions.node.split('.')[0])
+if (nodeMajor < 22) {
+  console.warn(
+    `warning: Node ${process.versions.node} is past its end of life; this project targets Node 22 LTS. ` +
+      'Continuing, but please upgrade (https://nodejs.org/en/download).',
+  )
+}
+
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', shell: isWindows, ...options })
   if (result.status !== 0) process.exit(result.status ?? 1)
 }
 
+// Always the pinned pnpm through npx, never a global one: a global pnpm 10 switches versions on its
+// own (or refuses to, when it cannot verify the download) and lays node_modules out differently.
+let announced = false
 function pnpm(args, options) {
-  const local = spawnSync('pnpm', ['--version'], { cwd: root, encoding: 'utf8', shell: isWindows })
-  if (local.status === 0 && local.stdout.trim() === PNPM_VERSION) return run('pnpm', args, options)
+  if (!announced) console.log(`using pnpm ${PNPM_VERSION} (pinned in package.json) through npx`)
+  announced = true
   return run('npx', ['-y', `pnpm@${PNPM_VERSION}`, ...args], options)
 }
 
@@ -34,11 +47,25 @@ function install() {
   writeFileSync(marker, lock)
 }
 
+/**
+ * Runs the service in a child process and stops it as Ctrl-C does: SIGINT or SIGTERM reaches the
+ * child, which closes gracefully, and this process exits with the child's status. (A blocking
+ * spawnSync would leave the server running when only this process gets SIGTERM.)
+ */
+function serve(args) {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit' })
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    // Ctrl-C signals the whole process group, the child included: forwarding again is harmless.
+    process.on(signal, () => child.kill(signal))
+  }
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
+}
+
 const command = process.argv[2]
 install()
 if (command === 'start') {
   pnpm(['turbo', 'run', 'build', '--filter=@credential-service/all-in-one...', '--output-logs=errors-only'])
-  run(process.execPath, ['--enable-source-maps', '--max-semi-space-size=4', 'apps/all-in-one/dist/main.js'])
+  serve(['--enable-source-maps', '--max-semi-space-size=4', 'apps/all-in-one/dist/main.js'])
 } else if (command === 'test') {
   pnpm(['turbo', 'run', 'typecheck', '--output-logs=errors-only'])
   pnpm(['run', 'lint'])

@@ -6,7 +6,9 @@ export const zAllInOneEnv = z.object({
   DATA_DIR: z
     .string()
     .default('.data')
-    .describe('All-in-one mode: folder for dev-secrets.json and the embedded database (pglite/)'),
+    .describe(
+      'All-in-one mode and operator commands: folder of the embedded database (pglite/) and of the dev-secrets.json only `npm start` writes',
+    ),
 })
 
 /** Which processes read each variable. Issuer and verifier read the common set only. */

@@ -23,6 +23,7 @@ import {
 } from '@credential-service/management'
 import { createKeyRuntime } from '@credential-service/server-kit'
 import { afterAll, describe, expect, it } from 'vitest'
+import { loadOrCreateDevSecrets } from '../src/dev-secrets'
 
 const FIXTURE = new URL('./fixtures/v4-config', import.meta.url).pathname
 const root = new URL('../../..', import.meta.url).pathname
@@ -208,7 +209,7 @@ describe('operator commands', () => {
   const cli = (name: string, args: string[], env: Record<string, string> = {}) =>
     spawnSync(process.execPath, ['--import', 'tsx', `apps/all-in-one/src/cli/${name}.ts`, ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: temp(), ...env },
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: temp(), MASTER_SECRET: TEST_MASTER_SECRET, ...env },
       encoding: 'utf8',
       timeout: 60_000,
     })
@@ -229,7 +230,7 @@ describe('operator commands', () => {
     const after = cli('upgrade-check', [out], env)
     expect(after.stdout).toContain('nothing blocks the upgrade')
     expect(after.status).toBe(0)
-  })
+  }, 240_000)
 
   it('upgrade:check names an external key chain file without externalKeyId', () => {
     const { dir, tenant } = legacyCopy()
@@ -242,7 +243,7 @@ describe('operator commands', () => {
     const result = cli('upgrade-check', [out])
     expect(result.status).toBe(1)
     expect(result.stdout).toContain(`config ${tenant}/key-chains/kms.json externalKeyId:`)
-  })
+  }, 120_000)
 
   it('config:import exits 1 and names the file when a tenant is rejected', () => {
     const { dir, tenant } = legacyCopy()
@@ -251,5 +252,79 @@ describe('operator commands', () => {
     expect(result.status).toBe(1)
     expect(result.stdout).toContain(`${tenant}: rejected`)
     expect(result.stdout).toContain(`${tenant}/credentials/pid.json claims`)
-  })
+  }, 120_000)
+})
+
+describe('issue 13: operator commands never invent MASTER_SECRET', () => {
+  const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as Record<
+    string,
+    string
+  >
+  const tsx = import.meta.resolve('tsx')
+  /** Runs `npm run <script>` as npm would (its `tsx <file>`), but in `cwd`, with only `env` set. */
+  const npmRun = (script: string, args: string[], cwd: string, env: Record<string, string> = {}) => {
+    const file = /^tsx (\S+)$/.exec(scripts[script] ?? '')?.[1]
+    if (!file) throw new Error(`package.json script ${script} is not \`tsx <file>\``)
+    return spawnSync(process.execPath, ['--import', tsx, join(root, file), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+  }
+
+  it.each([
+    ['config:import', ['some-dir']],
+    ['upgrade:check', []],
+  ])(
+    '%s with no MASTER_SECRET in an empty cwd: status 2, MASTER_SECRET named, nothing written',
+    (script, args) => {
+      const cwd = temp()
+      const result = npmRun(script, args, cwd)
+      expect(result.status, result.stderr).toBe(2)
+      expect(result.stderr).toContain(`${script}: invalid configuration`)
+      expect(result.stderr).toContain('MASTER_SECRET is required')
+      expect(result.stderr).toContain(`${script} never generates MASTER_SECRET`)
+      expect(readdirSync(cwd)).toStrictEqual([])
+    },
+    60_000,
+  )
+
+  it('config:migrate and db:migrate need no secret and write no dev-secrets.json', () => {
+    const cwd = temp()
+    const { dir } = legacyCopy()
+    const migrated = npmRun('config:migrate', [dir, '--out', join(cwd, 'v5')], cwd)
+    expect(migrated.status, migrated.stderr).toBe(0)
+    const schema = npmRun('db:migrate', [], cwd)
+    expect(schema.status, schema.stderr).toBe(0)
+    expect(schema.stdout).toContain(`migrations applied to PGlite at ${join('.data', 'pglite')}`)
+    expect(readdirSync(cwd).sort()).toStrictEqual(['.data', 'v5'])
+    expect(readdirSync(join(cwd, '.data'))).toStrictEqual(['pglite'])
+  }, 120_000)
+
+  it('on the embedded database they use the secret `npm start` generated, and never rewrite it', () => {
+    const cwd = temp()
+    const dataDir = join(cwd, '.data')
+    const secrets = loadOrCreateDevSecrets(join(dataDir, 'dev-secrets.json'))
+    const bytes = readFileSync(join(dataDir, 'dev-secrets.json'), 'utf8')
+    // config:import records the fingerprint of the secret it ran with (an empty folder imports nothing).
+    const imported = npmRun('config:import', [temp()], cwd)
+    expect(imported.status, imported.stderr).toBe(0)
+    const check = npmRun('upgrade:check', [], cwd)
+    expect(check.stdout).toContain('nothing blocks the upgrade')
+    expect(check.status).toBe(0)
+    // That fingerprint is the generated secret's: another secret is reported.
+    const other = npmRun('upgrade:check', [], cwd, { MASTER_SECRET: 'x'.repeat(40) })
+    expect(secrets.MASTER_SECRET).not.toBe('x'.repeat(40))
+    expect(other.stdout).toContain('MASTER_SECRET differs')
+    expect(readFileSync(join(dataDir, 'dev-secrets.json'), 'utf8')).toBe(bytes)
+  }, 180_000)
+
+  it('with DATABASE_URL set they ignore dev-secrets.json (it belongs to the embedded database)', () => {
+    const cwd = temp()
+    loadOrCreateDevSecrets(join(cwd, '.data', 'dev-secrets.json'))
+    const result = npmRun('upgrade:check', [], cwd, { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' })
+    expect(result.status).toBe(2)
+    expect(result.stderr).toContain('MASTER_SECRET is required')
+  }, 60_000)
 })

@@ -58,7 +58,12 @@ export const zCommonEnv = z.object({
     .describe(
       'Longest wait to open a PostgreSQL connection or get a pooled one; then the request answers 503',
     ),
-  HOST: z.string().default('0.0.0.0').describe('Interface to listen on'),
+  HOST: z
+    .string()
+    .default('0.0.0.0')
+    .describe(
+      'Interface to listen on. `npm start` (all-in-one dev entry) defaults to 127.0.0.1; the image sets 0.0.0.0',
+    ),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port to listen on'),
   VAULT_ADDR: optionalEnv(z.url()).describe(
     'HashiCorp Vault address for `vault` key chains, e.g. https://vault:8200',

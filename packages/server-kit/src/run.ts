@@ -26,7 +26,7 @@ export interface RunOptions<C extends CommonConfig> {
 
 /**
  * A process entry point: parse the environment once, open and migrate the database, mount the
- * apps, listen, and close gracefully on SIGTERM/SIGINT. Configuration errors exit with status 1
+ * apps, listen, and close gracefully on SIGTERM/SIGINT (exit 0). Configuration errors exit with status 1
  * and a message naming each variable.
  */
 export async function runProcess<C extends CommonConfig>(options: RunOptions<C>): Promise<void> {
@@ -77,12 +77,19 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     await database.close()
   })
 
+  // `on`, not `once`: a second signal while closing (Ctrl-C reaches both `npm start` and this
+  // process, and `npm start` forwards it) must not fall back to the default abrupt exit.
   let closing = false
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
       if (closing) return
       closing = true
       server.log.info({ signal }, 'shutting down')
+      // Orchestrators send SIGKILL after a grace period (Kubernetes: 30 s); leave well before it.
+      setTimeout(() => {
+        server.log.error('shutdown took longer than 10 s; exiting')
+        process.exit(1)
+      }, 10_000).unref()
       server.close().then(
         () => process.exit(0),
         (error) => {

@@ -1,11 +1,12 @@
 import { createDatabase } from '@credential-service/db-schema/client'
 import { formatImportReport, importConfigDir, importDeps } from '@credential-service/management'
 import { createKeyRuntime, verifyMasterSecret } from '@credential-service/server-kit'
-import { parseAllInOneConfig } from '../config'
+import { operatorConfigOrExit } from './operator-config'
 
 // `pnpm config:import [dir]`: imports a configuration folder (default CONFIG_IMPORT_DIR) into
-// DATABASE_URL, or into the embedded database of all-in-one mode. Exit 1 when a tenant is rejected.
-const config = parseAllInOneConfig(process.env)
+// DATABASE_URL, or into the embedded database of all-in-one mode. Exit 1 when a tenant is rejected,
+// 2 on a usage or configuration error (MASTER_SECRET is required: keys are encrypted with it).
+const config = operatorConfigOrExit('config:import')
 const dir = process.argv[2] ?? config.CONFIG_IMPORT_DIR
 if (!dir) {
   console.error('usage: config:import <dir>   (or set CONFIG_IMPORT_DIR)')

@@ -1,12 +1,13 @@
 import { createDatabase } from '@credential-service/db-schema/client'
 import { upgradeCheck } from '@credential-service/management'
 import { outboundPolicy } from '@credential-service/server-kit'
-import { parseAllInOneConfig } from '../config'
+import { operatorConfigOrExit } from './operator-config'
 
 // `pnpm upgrade:check [dir]`: lists everything that would block the 5.0 start-up or import
 // (version 1 credential files, the 3.x layout, external key chains without externalKeyId,
-// pending migrations, a changed MASTER_SECRET). Exit 1 when anything does. Writes nothing.
-const config = parseAllInOneConfig(process.env)
+// pending migrations, a changed MASTER_SECRET). Exit 1 when anything does, 2 on a configuration
+// error (MASTER_SECRET is required, to compare it with the database's). Writes nothing.
+const config = operatorConfigOrExit('upgrade:check')
 const dir = process.argv[2] ?? config.CONFIG_IMPORT_DIR
 const database = await createDatabase({
   url: config.DATABASE_URL,

@@ -5,8 +5,12 @@ import type { ManagementConfig } from '../config'
 import type { ApplyDeps } from './apply-tenant'
 import { formatImportReport, type ImportReport, importConfigDir } from './import-config'
 
+/** What an import reads of the configuration: the operator commands have no root client to pass. */
 export function importDeps(
-  config: ManagementConfig,
+  config: Pick<
+    ManagementConfig,
+    'PUBLIC_URL' | 'OUTBOUND_ALLOW_HTTP' | 'OUTBOUND_ALLOWED_HOSTS' | 'OUTBOUND_MAX_RESPONSE_BYTES'
+  >,
   db: Database,
   keys: KeyRuntime,
   now: () => Date = () => new Date(),

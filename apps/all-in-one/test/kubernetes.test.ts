@@ -1,0 +1,283 @@
+/**
+ * deploy/kubernetes against the code: every Deployment runs a command of the image, its probe paths
+ * are routes of that app (liveness without a database), its environment names are variables the
+ * app parses, and the Ingress routes paths as docker/nginx.conf does.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { deriveManagementSigningKey } from '@credential-service/crypto'
+import { TEST_MASTER_SECRET, testDatabases } from '@credential-service/db-schema/testing'
+import { buildIssuerApp, zIssuerEnv } from '@credential-service/issuer'
+import { buildManagementApp, parseManagementConfig, zManagementEnv } from '@credential-service/management'
+import { createKeyRuntime, createServer } from '@credential-service/server-kit'
+import { buildVerifierApp, zVerifierEnv } from '@credential-service/verifier'
+import type { FastifyPluginAsync } from 'fastify'
+import { describe, expect, it } from 'vitest'
+import { parseAllDocuments } from 'yaml'
+import { appFor } from '../bench/service'
+
+const root = new URL('../../..', import.meta.url).pathname
+const dir = join(root, 'deploy/kubernetes')
+
+// biome-ignore lint/suspicious/noExplicitAny: manifests are loosely typed YAML
+type Manifest = Record<string, any>
+
+const kustomization = parseAllDocuments(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'))[0]?.toJS()
+const manifests: Manifest[] = (kustomization.resources as string[]).flatMap((file) =>
+  parseAllDocuments(readFileSync(join(dir, file), 'utf8')).map((doc) => {
+    if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0]?.message}`)
+    return doc.toJS() as Manifest
+  }),
+)
+const ofKind = (kind: string) => manifests.filter((m) => m.kind === kind)
+const named = (kind: string, name: string) => {
+  const found = ofKind(kind).find((m) => m.metadata.name === name)
+  if (!found) throw new Error(`no ${kind} ${name}`)
+  return found
+}
+const configMap = named('ConfigMap', 'credential-service-config').data as Record<string, string>
+const dockerfile = readFileSync(join(root, 'docker/Dockerfile'), 'utf8')
+const composeImage = /^\s+image: (credential-service:\S+)$/m.exec(
+  readFileSync(join(root, 'docker/compose.yaml'), 'utf8'),
+)?.[1]
+const imageUser = Number(/^USER (\d+)/m.exec(dockerfile)?.[1])
+const SECRET_KEYS = ['MASTER_SECRET', 'DATABASE_URL', 'AUTH_CLIENT_ID', 'AUTH_CLIENT_SECRET']
+
+const APPS = {
+  management: { schema: zManagementEnv },
+  issuer: { schema: zIssuerEnv },
+  verifier: { schema: zVerifierEnv },
+} as const
+type App = keyof typeof APPS
+
+/** The variables a container gets: the ConfigMaps it imports and its own env entries. */
+function containerEnv(container: Manifest): Record<string, string | { secret: string; key: string }> {
+  const env: Record<string, string | { secret: string; key: string }> = {}
+  for (const from of container.envFrom ?? [])
+    Object.assign(env, named('ConfigMap', from.configMapRef.name).data)
+  for (const entry of container.env ?? []) {
+    const ref = entry.valueFrom?.secretKeyRef
+    env[entry.name] = ref ? { secret: ref.name, key: ref.key } : entry.value
+  }
+  return env
+}
+
+/** The image reference after kustomize's `images` transformer. */
+function imageOf(container: Manifest): string {
+  const override = (kustomization.images ?? []).find((i: Manifest) => i.name === container.image)
+  return override ? `${override.newName ?? override.name}:${override.newTag}` : container.image
+}
+
+function expectHardened(pod: Manifest, container: Manifest) {
+  expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: imageUser })
+  expect(container.securityContext).toStrictEqual({
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+  })
+  // The one writable place is an emptyDir.
+  const mounts = container.volumeMounts as Manifest[]
+  for (const mount of mounts) {
+    const volume = (pod.volumes as Manifest[]).find((v) => v.name === mount.name)
+    expect(volume?.emptyDir, mount.mountPath).toStrictEqual({})
+  }
+}
+
+describe('issue 13: Kubernetes manifests (deploy/kubernetes)', () => {
+  it('kustomization.yaml lists every manifest file, and no Secret is included', () => {
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    expect([...kustomization.resources].sort()).toStrictEqual(files.sort())
+    expect(ofKind('Secret')).toStrictEqual([])
+    expect(ofKind('Deployment').map((d) => d.metadata.name)).toStrictEqual([
+      'management',
+      'issuer',
+      'verifier',
+    ])
+  })
+
+  it.each(Object.keys(APPS) as App[])(
+    '%s: the image and command, port, Service, PodDisruptionBudget and autoscaler of its own',
+    (app) => {
+      const deployment = named('Deployment', app)
+      const pod = deployment.spec.template.spec
+      const [container, ...others] = pod.containers as Manifest[]
+      expect(others).toStrictEqual([])
+      expect(imageOf(container as Manifest)).toBe(composeImage)
+      expect(container?.args).toStrictEqual([app])
+      expect(dockerfile).toContain('ENTRYPOINT ["/app/entrypoint.sh"]')
+      expect(readFileSync(join(root, 'docker/entrypoint.sh'), 'utf8')).toContain(
+        'management|issuer|verifier|all-in-one)',
+      )
+      expect(container?.ports).toStrictEqual([{ name: 'http', containerPort: Number(configMap.PORT) }])
+      expectHardened(pod, container as Manifest)
+
+      const labels = deployment.spec.template.metadata.labels
+      expect(deployment.spec.selector.matchLabels).toStrictEqual(labels)
+      // Separate scaling: the HPA owns the replica count.
+      expect(deployment.spec.replicas).toBeUndefined()
+      expect(named('HorizontalPodAutoscaler', app).spec.scaleTargetRef).toStrictEqual({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: app,
+      })
+      expect(named('HorizontalPodAutoscaler', app).spec.minReplicas).toBeGreaterThanOrEqual(2)
+      expect(named('Service', app).spec).toStrictEqual({
+        selector: labels,
+        ports: [{ name: 'http', port: 3000, targetPort: 'http' }],
+      })
+      expect(named('PodDisruptionBudget', app).spec).toStrictEqual({
+        minAvailable: 1,
+        selector: { matchLabels: labels },
+      })
+    },
+  )
+
+  it.each(Object.keys(APPS) as App[])(
+    '%s: every variable is one the app parses, secrets come from the Secret, the result parses',
+    (app) => {
+      const container = named('Deployment', app).spec.template.spec.containers[0]
+      const env = containerEnv(container)
+      const known = Object.keys(APPS[app].schema.shape)
+      for (const name of Object.keys(env)) expect(known, name).toContain(name)
+      expect(env.HOST).toBe('0.0.0.0')
+      const secrets = Object.entries(env).filter(([, value]) => typeof value !== 'string')
+      for (const [name, ref] of secrets)
+        expect(ref, name).toStrictEqual({ secret: 'credential-service-secrets', key: name })
+      expect(secrets.map(([name]) => name).sort()).toStrictEqual(
+        (app === 'management' ? SECRET_KEYS : ['MASTER_SECRET', 'DATABASE_URL']).sort(),
+      )
+      // With the Secret's keys filled in, the app's own schema accepts the environment.
+      const sample: Record<string, string> = {
+        MASTER_SECRET: 'k8s-test-master-secret-0123456789abcdef',
+        DATABASE_URL: 'postgres://u:p@postgres:5432/credentials',
+        AUTH_CLIENT_ID: 'root',
+        AUTH_CLIENT_SECRET: 'k8s-test-root-secret-0123',
+      }
+      const filled = Object.fromEntries(
+        Object.entries(env).map(([name, value]) => [
+          name,
+          typeof value === 'string' ? value : sample[value.key],
+        ]),
+      )
+      expect(APPS[app].schema.safeParse(filled).error).toBeUndefined()
+    },
+  )
+
+  it('the migration Job runs db:migrate from the same image with DATABASE_URL only', () => {
+    const [job, ...others] = ofKind('Job')
+    expect(others).toStrictEqual([])
+    const pod = job?.spec.template.spec
+    const container = pod.containers[0]
+    expect(imageOf(container)).toBe(composeImage)
+    expect(container.args).toStrictEqual(['db:migrate'])
+    expect(readFileSync(join(root, 'docker/entrypoint.sh'), 'utf8')).toContain('db:migrate|')
+    expect(containerEnv(container)).toStrictEqual({
+      DATABASE_URL: { secret: 'credential-service-secrets', key: 'DATABASE_URL' },
+    })
+    expect(['Never', 'OnFailure']).toContain(pod.restartPolicy)
+    expectHardened(pod, container)
+  })
+
+  it('the Ingress routes every path to the app docker/nginx.conf routes it to', () => {
+    const nginx = readFileSync(join(root, 'docker/nginx.conf'), 'utf8')
+    const locations = [...nginx.matchAll(/location (=\s)?(\S+) \{ proxy_pass http:\/\/(\w+):/g)].map((m) => ({
+      exact: Boolean(m[1]),
+      path: m[2] as string,
+      app: m[3] as string,
+    }))
+    // nginx: an exact location first, then the longest matching prefix.
+    const nginxRoute = (path: string) =>
+      (
+        locations.find((l) => l.exact && l.path === path) ??
+        locations
+          .filter((l) => !l.exact && path.startsWith(l.path))
+          .sort((a, b) => b.path.length - a.path.length)[0]
+      )?.app
+    const ingress = named('Ingress', 'credential-service')
+    const [rule, ...otherRules] = ingress.spec.rules as Manifest[]
+    expect(otherRules).toStrictEqual([])
+    const paths = rule?.http.paths as Manifest[]
+    for (const entry of paths) {
+      expect(entry.pathType).toBe('Prefix')
+      expect(ofKind('Service').map((s) => s.metadata.name)).toContain(entry.backend.service.name)
+      expect(entry.backend.service.port).toStrictEqual({ name: 'http' })
+    }
+    // Kubernetes Prefix: matched element by element along '/', the longest path wins.
+    const elements = (path: string) => path.split('/').filter(Boolean)
+    const ingressRoute = (path: string) =>
+      paths
+        .filter((p) => elements(p.path).every((element, i) => elements(path)[i] === element))
+        .sort((a, b) => elements(b.path).length - elements(a.path).length)[0]?.backend.service.name
+    for (const path of [
+      '/',
+      '/api',
+      '/api/',
+      '/api/tenants',
+      '/api/oauth2/token',
+      '/apis/x',
+      '/verifiers/acme/requests/r1',
+      '/verifiers/acme/responses/r1',
+      '/issuers/acme/token',
+      '/.well-known/openid-credential-issuer/issuers/acme',
+      '/healthz',
+    ]) {
+      expect(ingressRoute(path), path).toBe(nginxRoute(path))
+      expect(ingressRoute(path), path).toBe(appFor(path))
+    }
+    const bodyLimit = /client_max_body_size (\S+);/.exec(nginx)?.[1]
+    expect(ingress.metadata.annotations['nginx.ingress.kubernetes.io/proxy-body-size']).toBe(bodyLimit)
+  })
+})
+
+describe.each(testDatabases())('issue 13: the probe paths of deploy/kubernetes on $name', (testDatabase) => {
+  /** The app as its standalone main.ts builds it, on the shared server root. */
+  async function serve(app: App) {
+    const database = await testDatabase.open()
+    const config = parseManagementConfig({
+      PUBLIC_URL: 'http://localhost',
+      MASTER_SECRET: TEST_MASTER_SECRET,
+      AUTH_CLIENT_ID: `root-${crypto.randomUUID()}`,
+      AUTH_CLIENT_SECRET: 'k8s-probe-root-secret-0123',
+    })
+    const plugins: Record<App, () => Promise<FastifyPluginAsync>> = {
+      management: async () =>
+        buildManagementApp({
+          config,
+          database,
+          signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
+          keys: createKeyRuntime({ config, db: database.db }),
+        }),
+      issuer: async () => buildIssuerApp({ config, database }),
+      verifier: async () => buildVerifierApp({ config, database }),
+    }
+    const server = await createServer({
+      logLevel: 'silent',
+      ping: database.ping,
+      apps: [await plugins[app]()],
+    })
+    return { server, database }
+  }
+
+  it.each(Object.keys(APPS) as App[])(
+    '%s: readiness answers 200 with the database and 503 without; liveness 200 either way',
+    async (app) => {
+      const container = named('Deployment', app).spec.template.spec.containers[0]
+      const probe = (name: string) => container[name].httpGet as { path: string; port: string }
+      for (const name of ['startupProbe', 'livenessProbe', 'readinessProbe'])
+        expect(probe(name).port).toBe('http')
+      const { server, database } = await serve(app)
+      try {
+        const status = async (path: string) => (await server.inject({ url: path })).statusCode
+        expect(await status(probe('livenessProbe').path)).toBe(200)
+        expect(await status(probe('readinessProbe').path)).toBe(200)
+        await database.close()
+        expect(await status(probe('livenessProbe').path)).toBe(200)
+        expect(await status(probe('startupProbe').path)).toBe(200)
+        expect(await status(probe('readinessProbe').path)).toBe(503)
+      } finally {
+        await server.close()
+      }
+    },
+    120_000,
+  )
+})

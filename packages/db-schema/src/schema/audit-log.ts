@@ -16,6 +16,7 @@ export const auditLog = pgTable(
     detail: jsonb().$type<Record<string, unknown>>(),
     at: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index().on(t.tenantId, t.at)],
+  // The second index serves the operator's view across tenants.
+  (t) => [index().on(t.tenantId, t.at), index('audit_log_at').on(t.at, t.id)],
 )
 export type AuditLogRow = typeof auditLog.$inferSelect

@@ -49,6 +49,9 @@ export const issuanceSessions = pgTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('issuance_sessions_code').on(t.tenantId, t.preAuthorizedCodeHash),
     index('issuance_sessions_status').on(t.tenantId, t.status, t.createdAt),
+    // Newest-first session lists, and the retention job across tenants.
+    index('issuance_sessions_created').on(t.tenantId, t.createdAt, t.id),
+    index('issuance_sessions_expiry').on(t.expiresAt),
   ],
 )
 export type IssuanceSessionRow = typeof issuanceSessions.$inferSelect

@@ -43,6 +43,9 @@ export const presentationSessions = pgTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('presentation_sessions_request').on(t.tenantId, t.requestId),
     index('presentation_sessions_status').on(t.tenantId, t.status, t.createdAt),
+    // Newest-first session lists, and the retention job across tenants.
+    index('presentation_sessions_created').on(t.tenantId, t.createdAt, t.id),
+    index('presentation_sessions_expiry').on(t.expiresAt),
   ],
 )
 export type PresentationSessionRow = typeof presentationSessions.$inferSelect

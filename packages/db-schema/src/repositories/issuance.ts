@@ -1,6 +1,13 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, type SQL, sql } from 'drizzle-orm'
+import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import type { Database, Executor } from '../database'
-import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
+import {
+  type IssuanceSessionRow,
+  issuanceNotifications,
+  issuanceSessions,
+  nonces,
+  type presentationSessions,
+} from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 
 const INSERT_COLUMNS = [
@@ -293,16 +300,30 @@ export function createNonceRepository(db: Database, tenantId: string) {
  * nonce endpoint is open to anyone, so unredeemed nonces must not pile up (index nonces_expiry).
  */
 export async function purgeExpiredNonces(db: Database, before: Date, limit = 1000): Promise<number> {
+  return (await deleteExpiredBatch(db, nonces, nonces.value, before, limit)).length
+}
+
+/**
+ * Deletes up to `limit` rows of any tenant of a tenant-owned table whose `expires_at` lies before
+ * `before`, keyed by `(tenant_id, key)`; answers the deleted keys. One bounded statement per call,
+ * so purge jobs never hold long locks.
+ */
+export async function deleteExpiredBatch(
+  db: Executor,
+  table: typeof nonces | typeof issuanceSessions | typeof presentationSessions,
+  key: AnyPgColumn,
+  before: Date,
+  limit: number,
+): Promise<{ tenantId: string; key: string }[]> {
   const expired = db
-    .select({ tenantId: nonces.tenantId, value: nonces.value })
-    .from(nonces)
-    .where(lt(nonces.expiresAt, before))
+    .select({ tenantId: table.tenantId, key })
+    .from(table)
+    .where(lt(table.expiresAt, before))
     .limit(limit)
-  const deleted = await db
-    .delete(nonces)
-    .where(sql`(${nonces.tenantId}, ${nonces.value}) in ${expired}`)
-    .returning({ value: nonces.value })
-  return deleted.length
+  return (await db
+    .delete(table)
+    .where(sql`(${table.tenantId}, ${key}) in ${expired}`)
+    .returning({ tenantId: table.tenantId, key })) as { tenantId: string; key: string }[]
 }
 
 /** Notification ids of one tenant's issuance sessions (OpenID4VCI §11). */

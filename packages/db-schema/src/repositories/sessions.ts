@@ -8,6 +8,7 @@ import {
   type PresentationSessionRow,
   presentationSessions,
 } from '../schema'
+import { deleteExpiredBatch } from './issuance'
 import { afterKey, compareKeys, decodeKeyCursor, keyCursorText, type ListKey, toKeyPage } from './pagination'
 
 export type SessionRow =
@@ -59,59 +60,39 @@ export function createSessionRepository(db: Database, tenantId: string) {
     ]
   }
 
-  async function issuance(filter: SessionListFilter, after: ListKey | undefined) {
-    const t = issuanceSessions
-    const status = filter.status
-      ? statusCondition(t, 'offered', ISSUANCE_STORED, filter.status, filter.now)
-      : undefined
-    if (filter.status && !status) return []
-    const rows = await db
-      .select({ row: t, at: keyCursorText(t.createdAt) })
-      .from(t)
-      .where(
-        and(
-          ...common(t, filter, after),
-          status,
-          filter.configId ? arrayContains(t.credentialConfigurationIds, [filter.configId]) : undefined,
-        ),
-      )
-      .orderBy(desc(t.createdAt), desc(sql`${t.id} collate "C"`))
-      .limit(filter.limit + 1)
-    return rows.map(({ row, at }) => ({ item: { kind: 'issuance' as const, row }, key: { at, id: row.id } }))
-  }
+  /** What differs between the two kinds in a list: table, open status, stored statuses, config. */
+  const KINDS = {
+    issuance: {
+      table: issuanceSessions,
+      open: 'offered',
+      stored: ISSUANCE_STORED,
+      config: (id: string) => arrayContains(issuanceSessions.credentialConfigurationIds, [id]),
+    },
+    presentation: {
+      table: presentationSessions,
+      open: 'pending',
+      stored: PRESENTATION_STORED,
+      config: (id: string) => eq(presentationSessions.presentationConfigId, id),
+    },
+  } as const
 
-  async function presentation(filter: SessionListFilter, after: ListKey | undefined) {
-    const t = presentationSessions
-    const status = filter.status
-      ? statusCondition(t, 'pending', PRESENTATION_STORED, filter.status, filter.now)
-      : undefined
+  async function listKind(kind: SessionKind, filter: SessionListFilter, after: ListKey | undefined) {
+    const { table: t, open, stored, config } = KINDS[kind]
+    const status = filter.status ? statusCondition(t, open, stored, filter.status, filter.now) : undefined
     if (filter.status && !status) return []
     const rows = await db
       .select({ row: t, at: keyCursorText(t.createdAt) })
       .from(t)
-      .where(
-        and(
-          ...common(t, filter, after),
-          status,
-          filter.configId ? eq(t.presentationConfigId, filter.configId) : undefined,
-        ),
-      )
+      .where(and(...common(t, filter, after), status, filter.configId ? config(filter.configId) : undefined))
       .orderBy(desc(t.createdAt), desc(sql`${t.id} collate "C"`))
       .limit(filter.limit + 1)
-    return rows.map(({ row, at }) => ({
-      item: { kind: 'presentation' as const, row },
-      key: { at, id: row.id },
-    }))
+    return rows.map(({ row, at }) => ({ item: { kind, row } as SessionRow, key: { at, id: row.id } }))
   }
 
   return {
     async list(filter: SessionListFilter): Promise<Page<SessionRow>> {
       const after = decodeKeyCursor(filter.cursor)
-      const [issued, presented] = await Promise.all([
-        filter.kinds.includes('issuance') ? issuance(filter, after) : [],
-        filter.kinds.includes('presentation') ? presentation(filter, after) : [],
-      ])
-      const merged: { item: SessionRow; key: ListKey }[] = [...issued, ...presented]
+      const merged = (await Promise.all(filter.kinds.map((kind) => listKind(kind, filter, after)))).flat()
       merged.sort((a, b) => compareKeys(a.key, b.key))
       return toKeyPage(merged.slice(0, filter.limit + 1), filter.limit)
     },
@@ -152,33 +133,23 @@ export async function purgeSessions(
   limit = 500,
 ): Promise<{ issuance: number; presentation: number }> {
   return db.transaction(async (tx) => {
-    const oldIssuance = tx
-      .select({ tenantId: issuanceSessions.tenantId, id: issuanceSessions.id })
-      .from(issuanceSessions)
-      .where(lt(issuanceSessions.expiresAt, before))
-      .limit(limit)
-    const issuance = await tx
-      .delete(issuanceSessions)
-      .where(sql`(${issuanceSessions.tenantId}, ${issuanceSessions.id}) in ${oldIssuance}`)
-      .returning({ tenantId: issuanceSessions.tenantId, id: issuanceSessions.id })
-    const byTenant = new Map<string, string[]>()
-    for (const row of issuance) byTenant.set(row.tenantId, [...(byTenant.get(row.tenantId) ?? []), row.id])
-    for (const [tenantId, ids] of byTenant) {
+    const issuance = await deleteExpiredBatch(tx, issuanceSessions, issuanceSessions.id, before, limit)
+    if (issuance.length > 0) {
+      const gone = sql.join(
+        issuance.map((row) => sql`(${row.tenantId}, ${row.key})`),
+        sql`, `,
+      )
       await tx
         .delete(issuanceNotifications)
-        .where(
-          and(eq(issuanceNotifications.tenantId, tenantId), inArray(issuanceNotifications.sessionId, ids)),
-        )
+        .where(sql`(${issuanceNotifications.tenantId}, ${issuanceNotifications.sessionId}) in (${gone})`)
     }
-    const oldPresentation = tx
-      .select({ tenantId: presentationSessions.tenantId, id: presentationSessions.id })
-      .from(presentationSessions)
-      .where(lt(presentationSessions.expiresAt, before))
-      .limit(limit)
-    const presentation = await tx
-      .delete(presentationSessions)
-      .where(sql`(${presentationSessions.tenantId}, ${presentationSessions.id}) in ${oldPresentation}`)
-      .returning({ id: presentationSessions.id })
+    const presentation = await deleteExpiredBatch(
+      tx,
+      presentationSessions,
+      presentationSessions.id,
+      before,
+      limit,
+    )
     return { issuance: issuance.length, presentation: presentation.length }
   })
 }

@@ -107,6 +107,19 @@ describe('OpenAPI description of the management API', () => {
     })
   })
 
+  it('RFC 9457 §3: problem answers are described as application/problem+json, OAuth errors as application/json', () => {
+    const errors = live.paths['/api/tenants/{tenantId}/credentials']?.post?.responses['400']?.content
+    expect(errors).toStrictEqual({
+      'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+    })
+    const oauth = live.paths['/api/oauth2/token']?.post?.responses['400']?.content
+    expect(Object.keys(oauth ?? {})).toStrictEqual(['application/json'])
+    const summaries = Object.values(live.paths).flatMap((operations) =>
+      Object.values(operations ?? {}).map((operation) => (operation as { summary?: string }).summary ?? ''),
+    )
+    expect(summaries.filter((summary) => /\ba [aeiou]/i.test(summary))).toStrictEqual([])
+  })
+
   it('issue 13: the database-free description the SDK is generated from equals the served one', async () => {
     const described = (await describeManagementApi()) as unknown as Document
     expect({ ...described, servers: undefined }).toStrictEqual({ ...live, servers: undefined })

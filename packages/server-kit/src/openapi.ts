@@ -16,12 +16,39 @@ type Schemas = Record<string, Json>
  * `components.schemas`, tidied by {@link tidySchemaComponents}.
  */
 export const openApiTransformObject: SwaggerTransformObject = (document) => {
-  const openapi = jsonSchemaTransformObject(document) as { components?: { schemas?: Schemas } }
+  const openapi = problemMediaType(
+    jsonSchemaTransformObject(document) as { components?: { schemas?: Schemas }; paths?: Paths },
+  )
   const schemas = openapi.components?.schemas
   if (!schemas) return openapi as ReturnType<SwaggerTransformObject>
   return tidySchemaComponents(
     openapi as { components: { schemas: Schemas } },
   ) as ReturnType<SwaggerTransformObject>
+}
+
+type Paths = Record<
+  string,
+  Record<string, { responses?: Record<string, { content?: Record<string, Json> }> }>
+>
+
+/**
+ * Problem answers are sent as `application/problem+json` (RFC 9457 §3); fastify-swagger files every
+ * response schema under `application/json`, so they are re-filed under the media type the client
+ * actually receives. OAuth error answers (token endpoint) stay `application/json` (RFC 6749 §5.2).
+ */
+export function problemMediaType<D extends { paths?: Paths }>(document: D): D {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const json = response.content?.['application/json'] as { schema?: { $ref?: string } } | undefined
+        if (Number(status) < 400 || json?.schema?.$ref !== `${REF_PREFIX}Problem` || !response.content)
+          continue
+        const { 'application/json': _, ...others } = response.content
+        response.content = { 'application/problem+json': json, ...others }
+      }
+    }
+  }
+  return document
 }
 
 /**

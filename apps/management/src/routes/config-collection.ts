@@ -54,6 +54,8 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
     itemSchema: zConfigId,
   })
   const tags = [options.tag]
+  /** The label with its article, for summaries: "an attribute provider", "a webhook endpoint". */
+  const one = `${/^[aeiou]/.test(options.label) ? 'an' : 'a'} ${options.label}`
   const idOf = (req: FastifyRequest) => (req.params as Record<string, string>)[options.itemKey] as string
   const service = (req: FastifyRequest) => options.service(requireTenantScope(req), req)
   const checkRaw: preValidationAsyncHookHandler = async (req) => {
@@ -90,7 +92,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
         schema: {
           operationId: paths.op(`create${options.name}`),
           tags,
-          summary: `Create a ${options.label}`,
+          summary: `Create ${one}`,
           params: paths.listParams,
           body: options.input,
           response: { 201: options.saved, ...problemResponses },
@@ -106,7 +108,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
         schema: {
           operationId: paths.op(`get${options.name}`),
           tags,
-          summary: `Get a ${options.label}`,
+          summary: `Get ${one}`,
           params: paths.itemParams,
           response: { 200: options.output, ...problemResponses },
         },
@@ -122,7 +124,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
         schema: {
           operationId: paths.op(`replace${options.name}`),
           tags,
-          summary: `Replace a ${options.label} (the path id wins over the body id)`,
+          summary: `Replace ${one} (the path id wins over the body id)`,
           params: paths.itemParams,
           body: options.input,
           response: { 200: options.saved, ...problemResponses },
@@ -138,7 +140,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
         schema: {
           operationId: paths.op(`delete${options.name}`),
           tags,
-          summary: `Delete a ${options.label}; refused while another configuration references it`,
+          summary: `Delete ${one}; refused while another configuration references it`,
           params: paths.itemParams,
           response: { 204: z.null().describe('Deleted'), ...problemResponses },
         },

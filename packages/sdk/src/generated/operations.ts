@@ -55,13 +55,13 @@ import type {
  */
 export interface ManagementOperations {
   /**
-   * Create a attribute provider
+   * Create an attribute provider
    *
    * Roles (any of): `issuance:config`.
    */
   createAttributeProvider(body: AttributeProviderDefinition, options?: CallOptions): Promise<AttributeProviderWithSecret>
   /**
-   * Create a attribute provider
+   * Create an attribute provider
    *
    * Roles (any of): `issuance:config`.
    */
@@ -171,13 +171,13 @@ export interface ManagementOperations {
    */
   createWebhookEndpointOfTenant(tenantId: string, body: WebhookEndpointDefinition, options?: CallOptions): Promise<WebhookEndpointWithSecret>
   /**
-   * Delete a attribute provider; refused while another configuration references it
+   * Delete an attribute provider; refused while another configuration references it
    *
    * Roles (any of): `issuance:config`.
    */
   deleteAttributeProvider(attributeProviderId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a attribute provider; refused while another configuration references it
+   * Delete an attribute provider; refused while another configuration references it
    *
    * Roles (any of): `issuance:config`.
    */
@@ -269,13 +269,13 @@ export interface ManagementOperations {
    */
   deleteWebhookEndpointOfTenant(tenantId: string, webhookEndpointId: string, options?: CallOptions): Promise<void>
   /**
-   * Get a attribute provider
+   * Get an attribute provider
    *
    * Roles (any of): `issuance:config`.
    */
   getAttributeProvider(attributeProviderId: string, options?: CallOptions): Promise<AttributeProvider>
   /**
-   * Get a attribute provider
+   * Get an attribute provider
    *
    * Roles (any of): `issuance:config`.
    */
@@ -523,13 +523,13 @@ export interface ManagementOperations {
    */
   releaseSessionResultOfTenant(tenantId: string, id: string, body: SessionResultRequest, options?: CallOptions): Promise<PresentationSession>
   /**
-   * Replace a attribute provider (the path id wins over the body id)
+   * Replace an attribute provider (the path id wins over the body id)
    *
    * Roles (any of): `issuance:config`.
    */
   replaceAttributeProvider(attributeProviderId: string, body: AttributeProviderDefinition, options?: CallOptions): Promise<AttributeProviderWithSecret>
   /**
-   * Replace a attribute provider (the path id wins over the body id)
+   * Replace an attribute provider (the path id wins over the body id)
    *
    * Roles (any of): `issuance:config`.
    */

@@ -562,7 +562,7 @@ export interface paths {
         get: operations["listAttributeProvidersOfTenant"];
         put?: never;
         /**
-         * Create a attribute provider
+         * Create an attribute provider
          * @description Roles (any of): `issuance:config`.
          */
         post: operations["createAttributeProviderOfTenant"];
@@ -580,18 +580,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a attribute provider
+         * Get an attribute provider
          * @description Roles (any of): `issuance:config`.
          */
         get: operations["getAttributeProviderOfTenant"];
         /**
-         * Replace a attribute provider (the path id wins over the body id)
+         * Replace an attribute provider (the path id wins over the body id)
          * @description Roles (any of): `issuance:config`.
          */
         put: operations["replaceAttributeProviderOfTenant"];
         post?: never;
         /**
-         * Delete a attribute provider; refused while another configuration references it
+         * Delete an attribute provider; refused while another configuration references it
          * @description Roles (any of): `issuance:config`.
          */
         delete: operations["deleteAttributeProviderOfTenant"];
@@ -790,7 +790,7 @@ export interface paths {
         get: operations["listAttributeProviders"];
         put?: never;
         /**
-         * Create a attribute provider
+         * Create an attribute provider
          * @description Roles (any of): `issuance:config`.
          */
         post: operations["createAttributeProvider"];
@@ -808,18 +808,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a attribute provider
+         * Get an attribute provider
          * @description Roles (any of): `issuance:config`.
          */
         get: operations["getAttributeProvider"];
         /**
-         * Replace a attribute provider (the path id wins over the body id)
+         * Replace an attribute provider (the path id wins over the body id)
          * @description Roles (any of): `issuance:config`.
          */
         put: operations["replaceAttributeProvider"];
         post?: never;
         /**
-         * Delete a attribute provider; refused while another configuration references it
+         * Delete an attribute provider; refused while another configuration references it
          * @description Roles (any of): `issuance:config`.
          */
         delete: operations["deleteAttributeProvider"];

@@ -33,6 +33,8 @@ export {
   lockDueKeyChains,
   toKeyChain,
 } from './repositories/key-chains'
+export type { LegacySessionDataSealer } from './repositories/legacy-session-data'
+export { sealLegacySessionData } from './repositories/legacy-session-data'
 export type { NewPresentationSession, PresentationSessionRepository } from './repositories/presentation'
 export { createPresentationSessionRepository } from './repositories/presentation'
 export type { RateLimitCount } from './repositories/rate-limits'

@@ -24,6 +24,7 @@ export type { FailureLimit, RateLimitRule, RateLimitSetup, RateLimitStoreKind } 
 export { clientIp, failureLimit, registerRateLimits, requestLimit } from './rate-limit'
 export type { RunOptions } from './run'
 export { runProcess } from './run'
+export { offerClaims, presentationResult } from './session-data'
 export { backgroundWork, outboundPolicy, scheduleJob, webhookPolicy } from './runtime-policies'
 export type { TenantCache, TenantCacheOptions, TenantSnapshot } from './tenant-cache'
 export { createTenantCache } from './tenant-cache'

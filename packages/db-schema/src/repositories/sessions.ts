@@ -1,5 +1,5 @@
 import type { Page, SessionKind, SessionListQuery, SessionStatus } from '@credential-service/core-domain'
-import { and, arrayContains, desc, eq, gt, gte, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm'
+import { and, arrayContains, desc, eq, gt, gte, inArray, isNotNull, lt, lte, or, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import {
   type IssuanceSessionRow,
@@ -179,13 +179,13 @@ export async function dropUnusableOfferClaims(db: Database, now: Date, limit = 5
             lt(t.expiresAt, new Date(now.getTime() - TOKEN_GRACE_MS)),
           ),
         ),
-        sql`(${t.claims} <> '{}'::jsonb or ${t.offerCodeEncrypted} is not null)`,
+        or(isNotNull(t.claimsEncrypted), isNotNull(t.legacyClaims), isNotNull(t.offerCodeEncrypted)),
       ),
     )
     .limit(limit)
   const cleared = await db
     .update(t)
-    .set({ claims: {}, offerCodeEncrypted: null })
+    .set({ claimsEncrypted: null, legacyClaims: null, offerCodeEncrypted: null })
     .where(sql`(${t.tenantId}, ${t.id}) in ${unusable}`)
     .returning({ id: t.id })
   return cleared.length

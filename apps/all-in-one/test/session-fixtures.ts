@@ -143,11 +143,12 @@ export async function requestPresentation(app: FastifyInstance, auth: Headers, e
   return { created, request: decodeJwt(jar) as Loose }
 }
 
-/** The wallet answers a request (direct_post) with an SD-JWT+KB disclosing age_over_18. */
+/** The wallet answers a request (direct_post) with an SD-JWT+KB disclosing age_over_18 (or `disclose`). */
 export async function answer(
   app: FastifyInstance,
   presentation: Awaited<ReturnType<typeof requestPresentation>>,
   issued: Awaited<ReturnType<typeof issue>>,
+  disclose: Record<string, boolean> = { age_over_18: true },
 ) {
   const wallet = new SDJwtVcInstance({
     hasher: digest,
@@ -157,7 +158,7 @@ export async function answer(
   })
   const vp = await wallet.present(
     issued.credential,
-    { age_over_18: true },
+    disclose,
     {
       kb: {
         payload: {

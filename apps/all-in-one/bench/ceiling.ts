@@ -10,9 +10,9 @@ import {
   codeHash,
   createCertificate,
   createJwkCipher,
-  createSessionDataCipher,
   createManagementTokenIssuer,
   createManagementTokenVerifier,
+  createSessionDataCipher,
   createSignerFactory,
   deriveManagementSigningKey,
   generateKeyPair,
@@ -124,7 +124,16 @@ async function setUp(sql: Sql) {
     keys.publicJwk,
   )
   const issuerKeySet = createLocalJWKSet({ keys: [{ ...keys.publicJwk, kid: 'kid-1', alg: 'ES256' }] })
-  return { tenant, cipher, sessionData, managementToken, verifyManagementToken, signer, issuerKeySet, certificate }
+  return {
+    tenant,
+    cipher,
+    sessionData,
+    managementToken,
+    verifyManagementToken,
+    signer,
+    issuerKeySet,
+    certificate,
+  }
 }
 
 type Setup = Awaited<ReturnType<typeof setUp>>

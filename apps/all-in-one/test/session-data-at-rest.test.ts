@@ -46,7 +46,11 @@ describe.each(testDatabases())('session data at rest on $name', (testDatabase) =
   afterAll(() => app.close())
 
   /** The whole stored row as text, as someone reading the database (or a dump) sees it. */
-  const rowText = async (table: 'issuance_sessions' | 'presentation_sessions', tenant: string, id: string) => {
+  const rowText = async (
+    table: 'issuance_sessions' | 'presentation_sessions',
+    tenant: string,
+    id: string,
+  ) => {
     const [row] = await queryRows<{ text: string }>(
       database.db,
       sql`select row_to_json(s)::text as text from ${sql.raw(table)} s where tenant_id = ${tenant} and id = ${id}`,
@@ -179,7 +183,9 @@ describe.each(testDatabases())('session data at rest on $name', (testDatabase) =
     const before = (await (await redeem(app, redeemedBefore.credentialOffer)).credential()).response
     expect(before.statusCode, before.body).toBe(200)
     expect(disclosed(before.json().credentials[0].credential)).toContain(legacy.before)
-    expect((await getSession(sessionId)).json().claims).toStrictEqual({ pid: [{ given_name: legacy.result }] })
+    expect((await getSession(sessionId)).json().claims).toStrictEqual({
+      pid: [{ given_name: legacy.result }],
+    })
 
     // The management process's retention job seals what is left in clear (here: run once).
     const run = await applySessionRetention({
@@ -201,6 +207,8 @@ describe.each(testDatabases())('session data at rest on $name', (testDatabase) =
     const after = (await (await redeem(app, redeemedAfter.credentialOffer)).credential()).response
     expect(after.statusCode, after.body).toBe(200)
     expect(disclosed(after.json().credentials[0].credential)).toContain(legacy.after)
-    expect((await getSession(sessionId)).json().claims).toStrictEqual({ pid: [{ given_name: legacy.result }] })
+    expect((await getSession(sessionId)).json().claims).toStrictEqual({
+      pid: [{ given_name: legacy.result }],
+    })
   })
 })

@@ -156,19 +156,15 @@ export async function answer(
     kbSigner: kbSigner(issued.holder.privateKey),
     kbSignAlg: 'ES256',
   })
-  const vp = await wallet.present(
-    issued.credential,
-    disclose,
-    {
-      kb: {
-        payload: {
-          iat: Math.floor(Date.now() / 1000),
-          nonce: presentation.request.nonce,
-          aud: presentation.request.client_id,
-        },
+  const vp = await wallet.present(issued.credential, disclose, {
+    kb: {
+      payload: {
+        iat: Math.floor(Date.now() / 1000),
+        nonce: presentation.request.nonce,
+        aud: presentation.request.client_id,
       },
     },
-  )
+  })
   return app.inject({
     method: 'POST',
     url: new URL(presentation.created.requestUri).pathname.replace('/requests/', '/responses/'),

@@ -1,5 +1,5 @@
-import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { createSessionDataCipher } from '@credential-service/crypto'
+import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { queryRows, TEST_MASTER_SECRET, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'

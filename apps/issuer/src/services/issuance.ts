@@ -16,7 +16,12 @@ import {
   createWebhookEndpointRepository,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import { deliverWebhook, fetchAttributes, offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
+import {
+  deliverWebhook,
+  fetchAttributes,
+  offerClaims,
+  type ProtocolDeps,
+} from '@credential-service/server-kit'
 import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 import { parseCredentialRequest } from './parse-credential-request'

@@ -22,7 +22,11 @@ export async function sealLegacySessionData(
 ): Promise<{ issuance: number; presentation: number }> {
   const sealed = { issuance: 0, presentation: 0 }
   const offers = await db
-    .select({ tenantId: issuanceSessions.tenantId, id: issuanceSessions.id, clear: issuanceSessions.legacyClaims })
+    .select({
+      tenantId: issuanceSessions.tenantId,
+      id: issuanceSessions.id,
+      clear: issuanceSessions.legacyClaims,
+    })
     .from(issuanceSessions)
     .where(isNotNull(issuanceSessions.legacyClaims))
     .limit(limit)

@@ -147,7 +147,10 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
               inTenant,
               eq(presentationSessions.id, id),
               eq(presentationSessions.responseCodeHash, responseCodeHash),
-              or(isNotNull(presentationSessions.resultEncrypted), isNotNull(presentationSessions.legacyResult)),
+              or(
+                isNotNull(presentationSessions.resultEncrypted),
+                isNotNull(presentationSessions.legacyResult),
+              ),
             ),
           )
           .for('update')
@@ -172,7 +175,9 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
           deliveryStatus: outcome.status,
           deliveryAttempts: outcome.attempts,
           deliveryError: outcome.lastError,
-          ...(dropResult && outcome.status === 'delivered' ? { resultEncrypted: null, legacyResult: null } : {}),
+          ...(dropResult && outcome.status === 'delivered'
+            ? { resultEncrypted: null, legacyResult: null }
+            : {}),
           updatedAt: new Date(),
         })
         .where(and(inTenant, eq(presentationSessions.id, id)))

@@ -1,5 +1,19 @@
 import type { Page, SessionKind, SessionListQuery, SessionStatus } from '@credential-service/core-domain'
-import { and, arrayContains, desc, eq, gt, gte, inArray, isNotNull, lt, lte, or, type SQL, sql } from 'drizzle-orm'
+import {
+  and,
+  arrayContains,
+  desc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  lt,
+  lte,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import {
   type IssuanceSessionRow,

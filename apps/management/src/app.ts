@@ -141,7 +141,13 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
           now,
           retentionDays: config.SESSION_RETENTION_DAYS,
         })
-        if (done.claimsDropped || done.sealed || done.deleted.issuance || done.deleted.presentation)
+        if (
+          done.claimsDropped ||
+          done.resultsDropped ||
+          done.sealed ||
+          done.deleted.issuance ||
+          done.deleted.presentation
+        )
           app.log.info(done, 'session retention applied')
       })
     }

@@ -45,7 +45,12 @@ export {
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
-export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
+export {
+  createSessionRepository,
+  dropUnreleasedResults,
+  dropUnusableOfferClaims,
+  purgeSessions,
+} from './repositories/sessions'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type {

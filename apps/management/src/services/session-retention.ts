@@ -1,6 +1,7 @@
 import type { SessionDataCipher } from '@credential-service/crypto'
 import {
   type Database,
+  dropUnreleasedResults,
   dropUnusableOfferClaims,
   purgeSessions,
   sealLegacySessionData,
@@ -21,7 +22,8 @@ const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
  * One run of the retention job, for every tenant: drops the claims of offers that can no longer be
- * redeemed, encrypts claims and results left in clear by an older version, then deletes sessions
+ * redeemed and same-device results nobody released an hour past expiry, encrypts claims and
+ * results left in clear by an older version, then deletes sessions
  * whose expiry lies more than `retentionDays` back, in batches until none is left. Several
  * processes may run it at once: each batch changes or deletes what is still there.
  */
@@ -32,6 +34,11 @@ export async function applySessionRetention(deps: SessionRetentionDeps) {
   for (let cleared = batch; cleared === batch; ) {
     cleared = await dropUnusableOfferClaims(deps.db, now, batch)
     claimsDropped += cleared
+  }
+  let resultsDropped = 0
+  for (let cleared = batch; cleared === batch; ) {
+    cleared = await dropUnreleasedResults(deps.db, now, batch)
+    resultsDropped += cleared
   }
   const seal = {
     claims: deps.sessionData.sealClaims,
@@ -53,5 +60,5 @@ export async function applySessionRetention(deps: SessionRetentionDeps) {
       more = purged.issuance === batch || purged.presentation === batch
     }
   }
-  return { claimsDropped, sealed, deleted }
+  return { claimsDropped, resultsDropped, sealed, deleted }
 }

@@ -135,7 +135,8 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
     /**
      * The claims of a same-device presentation (OpenID4VP §8.2, HAIP 5.1), for the response code the
      * wallet's redirect carried: released once, then gone from the session (S-86). A wrong or spent
-     * code is 403; a session that was given no response code is 409.
+     * code is 403, as is a result the retention job dropped (unreleased an hour past expiry); a
+     * session that was given no response code is 409.
      */
     async releaseResult(id: string, responseCode: string): Promise<PresentationSession> {
       requireKind('presentation')
@@ -147,7 +148,10 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
         )
       }
       const released = await presentation.releaseResult(id, codeHash(responseCode))
-      if (!released) throw new ForbiddenError('the response code does not match, or it was used already')
+      if (!released)
+        throw new ForbiddenError(
+          'the response code does not match, or the result was released or dropped already',
+        )
       return {
         ...toPresentationSession(released, deps.now(), null),
         claims: presentationResult(deps.sessionData, released),

@@ -121,6 +121,43 @@ describe.each(testDatabases())('session data at rest on $name', (testDatabase) =
     expect(await rowText('presentation_sessions', rpId, sessionId)).toContain('"result_encrypted":null')
   })
 
+  it('issue 14, S-86: a same-device result nobody released an hour past expiry is dropped by the retention job; others stay', async () => {
+    const codeOf = (response: { redirect_uri: string }) =>
+      new URLSearchParams(new URL(response.redirect_uri).hash.slice(1)).get('response_code')
+    const late = await presented(distinctive(), { redirectUri: REDIRECT })
+    const recent = await presented(distinctive(), { redirectUri: REDIRECT })
+    const crossDevice = await presented(distinctive())
+    const expiredAgo = async (sessionId: string, minutes: number) =>
+      queryRows(
+        database.db,
+        sql`update presentation_sessions set expires_at = now() - make_interval(mins => ${minutes}) where tenant_id = ${rpId} and id = ${sessionId}`,
+      )
+    await expiredAgo(late.sessionId, 61)
+    await expiredAgo(recent.sessionId, 50)
+    await expiredAgo(crossDevice.sessionId, 61)
+    const run = await applySessionRetention({
+      db: database.db,
+      sessionData: createSessionDataCipher(TEST_MASTER_SECRET),
+      now: () => new Date(),
+      retentionDays: 0,
+    })
+    expect(run.resultsDropped).toBeGreaterThanOrEqual(1)
+    expect(await rowText('presentation_sessions', rpId, late.sessionId)).toContain('"result_encrypted":null')
+    const release = (sessionId: string, responseCode: string | null) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/sessions/${sessionId}/result`,
+        headers: rp.auth,
+        payload: { responseCode },
+      })
+    const dropped = await release(late.sessionId, codeOf(late.response))
+    expect(dropped.statusCode).toBe(403)
+    expect(dropped.json().code).toBe('forbidden')
+    expect((await release(recent.sessionId, codeOf(recent.response))).statusCode).toBe(200)
+    // A cross-device result stays with its session until SESSION_RETENTION_DAYS.
+    expect((await getSession(crossDevice.sessionId)).json().claims.pid).toHaveLength(1)
+  })
+
   it('issue 14: a ciphertext moved to another session or tenant does not decrypt: a logged error, never the other row’s data', async () => {
     // Offer claims copied from one session to another of the same tenant.
     const first = distinctive()

@@ -12,6 +12,7 @@ import {
   createJwkCipher,
   createManagementTokenIssuer,
   createManagementTokenVerifier,
+  createSessionDataCipher,
   createSignerFactory,
   deriveManagementSigningKey,
   generateKeyPair,
@@ -84,6 +85,7 @@ async function setUp(sql: Sql) {
   ])
   const masterSecret = randomBytes(32).toString('base64url')
   const cipher = createJwkCipher(masterSecret)
+  const sessionData = createSessionDataCipher(masterSecret)
   const managementKey = await deriveManagementSigningKey(masterSecret)
   const api = 'https://bench.example/api'
   const managementToken = (
@@ -122,7 +124,16 @@ async function setUp(sql: Sql) {
     keys.publicJwk,
   )
   const issuerKeySet = createLocalJWKSet({ keys: [{ ...keys.publicJwk, kid: 'kid-1', alg: 'ES256' }] })
-  return { tenant, cipher, managementToken, verifyManagementToken, signer, issuerKeySet, certificate }
+  return {
+    tenant,
+    cipher,
+    sessionData,
+    managementToken,
+    verifyManagementToken,
+    signer,
+    issuerKeySet,
+    certificate,
+  }
 }
 
 type Setup = Awaited<ReturnType<typeof setUp>>
@@ -139,14 +150,14 @@ async function issuanceFlow(
   const sessionId = `ses_${randomBytes(12).toString('hex')}`
   const code = randomBytes(32).toString('base64url')
   await sql.run(
-    `insert into issuance_sessions (tenant_id, id, status, credential_configuration_ids, claims,
+    `insert into issuance_sessions (tenant_id, id, status, credential_configuration_ids, claims_encrypted,
        pre_authorized_code_hash, by_reference, offer_code_encrypted, created_by_client_id, expires_at)
      values ($1, $2, 'offered', $3, $4, $5, true, $6, 'bench', $7)`,
     [
       s.tenant,
       sessionId,
       ['pid'],
-      { pid: { given_name: 'Erika', age_over_18: true } },
+      s.sessionData.sealClaims(s.tenant, sessionId, { pid: { given_name: 'Erika', age_over_18: true } }),
       codeHash(code),
       s.cipher.encrypt(code, `offer:${s.tenant}/${sessionId}`),
       new Date(now.getTime() + 300_000),
@@ -194,11 +205,12 @@ async function issuanceFlow(
   if (consumed.length !== 1) throw new Error('ceiling: nonce not consumed')
   const [session] = await sql.run(
     `update issuance_sessions set status = 'completed', credential_issued_at = now()
-     where tenant_id = $1 and id = $2 and status = 'token_issued' returning claims`,
+     where tenant_id = $1 and id = $2 and status = 'token_issued' returning claims_encrypted`,
     [s.tenant, sessionId],
   )
   if (!session) throw new Error('ceiling: session not found')
-  const claims = (session.claims as Record<string, Record<string, unknown>>).pid as Record<string, unknown>
+  const claims = s.sessionData.openClaims(s.tenant, sessionId, String(session.claims_encrypted))
+    .pid as Record<string, unknown>
   if (format === 'mdoc') {
     await issueMdoc({
       signer: s.signer,
@@ -299,17 +311,18 @@ async function presentationFlow(
     outbound: { allowHttp: false, allowedHosts: [], maxResponseBytes: 256 * 1024 },
   })
   const finished = await sql.run(
-    `update presentation_sessions set status = 'verified', result = $3, response_received_at = now()
+    `update presentation_sessions set status = 'verified', result_encrypted = $3, response_received_at = now()
      where tenant_id = $1 and id = $2 and status = 'pending' returning id`,
-    [s.tenant, id, { pid: [claims] }],
+    [s.tenant, id, s.sessionData.sealResult(s.tenant, id, { pid: [claims] })],
   )
   if (finished.length !== 1) throw new Error('ceiling: session not finished')
   // Session read.
   await s.verifyManagementToken(s.managementToken)
-  await sql.run('select status, result from presentation_sessions where tenant_id = $1 and id = $2', [
-    s.tenant,
-    id,
-  ])
+  const [read] = await sql.run(
+    'select status, result_encrypted from presentation_sessions where tenant_id = $1 and id = $2',
+    [s.tenant, id],
+  )
+  s.sessionData.openResult(s.tenant, id, String(read?.result_encrypted))
   return walletCpu
 }
 

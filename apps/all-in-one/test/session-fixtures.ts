@@ -143,11 +143,12 @@ export async function requestPresentation(app: FastifyInstance, auth: Headers, e
   return { created, request: decodeJwt(jar) as Loose }
 }
 
-/** The wallet answers a request (direct_post) with an SD-JWT+KB disclosing age_over_18. */
+/** The wallet answers a request (direct_post) with an SD-JWT+KB disclosing age_over_18 (or `disclose`). */
 export async function answer(
   app: FastifyInstance,
   presentation: Awaited<ReturnType<typeof requestPresentation>>,
   issued: Awaited<ReturnType<typeof issue>>,
+  disclose: Record<string, boolean> = { age_over_18: true },
 ) {
   const wallet = new SDJwtVcInstance({
     hasher: digest,
@@ -155,19 +156,15 @@ export async function answer(
     kbSigner: kbSigner(issued.holder.privateKey),
     kbSignAlg: 'ES256',
   })
-  const vp = await wallet.present(
-    issued.credential,
-    { age_over_18: true },
-    {
-      kb: {
-        payload: {
-          iat: Math.floor(Date.now() / 1000),
-          nonce: presentation.request.nonce,
-          aud: presentation.request.client_id,
-        },
+  const vp = await wallet.present(issued.credential, disclose, {
+    kb: {
+      payload: {
+        iat: Math.floor(Date.now() / 1000),
+        nonce: presentation.request.nonce,
+        aud: presentation.request.client_id,
       },
     },
-  )
+  })
   return app.inject({
     method: 'POST',
     url: new URL(presentation.created.requestUri).pathname.replace('/requests/', '/responses/'),

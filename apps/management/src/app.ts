@@ -126,8 +126,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(offerRoutes(offerDeps, { tenantInPath: true }))
     await app.register(offerRoutes(offerDeps, { tenantInPath: false }))
-    await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: true }))
-    await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: false }))
+    const sessionDeps = { db: database.db, sessionData: keyDeps.keys.sessionData, now }
+    await app.register(sessionRoutes(sessionDeps, { tenantInPath: true }))
+    await app.register(sessionRoutes(sessionDeps, { tenantInPath: false }))
     await app.register(auditRoutes(database.db, { tenantInPath: true }))
     await app.register(auditRoutes(database.db, { tenantInPath: false }))
     const retentionEvery = deps.sessionRetentionSeconds ?? 600
@@ -136,10 +137,17 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       scheduleJob(app, 'session retention job', retentionEvery, async () => {
         const done = await applySessionRetention({
           db: database.db,
+          sessionData: keyDeps.keys.sessionData,
           now,
           retentionDays: config.SESSION_RETENTION_DAYS,
         })
-        if (done.claimsDropped || done.deleted.issuance || done.deleted.presentation)
+        if (
+          done.claimsDropped ||
+          done.resultsDropped ||
+          done.sealed ||
+          done.deleted.issuance ||
+          done.deleted.presentation
+        )
           app.log.info(done, 'session retention applied')
       })
     }

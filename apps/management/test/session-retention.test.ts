@@ -61,13 +61,18 @@ describe.each(testDatabases())('session retention on $name', (testDatabase) => {
     const response = await h.app.inject({ url: `/api/sessions/${id}`, headers: client.auth })
     return response.statusCode === 200 ? (response.json().status as string) : response.statusCode
   }
-  const stored = async (tenantId: string, id: string) =>
-    (
-      await queryRows<{ claims: unknown; code: string | null }>(
-        h.database.db,
-        sql`select claims, offer_code_encrypted as code from issuance_sessions where tenant_id = ${tenantId} and id = ${id}`,
-      )
-    )[0]
+  /** The row's claims, decrypted (null: none stored), and its encrypted offer code. */
+  const stored = async (tenantId: string, id: string) => {
+    const [row] = await queryRows<{ sealed: string | null; clear: unknown; code: string | null }>(
+      h.database.db,
+      sql`select claims_encrypted as sealed, claims as clear, offer_code_encrypted as code from issuance_sessions where tenant_id = ${tenantId} and id = ${id}`,
+    )
+    if (!row) return undefined
+    expect(row.clear).toBeNull()
+    return { claims: row.sealed && h.keys.sessionData.openClaims(tenantId, id, row.sealed), code: row.code }
+  }
+  const retention = (options: { retentionDays: number; batchSize?: number }) =>
+    applySessionRetention({ db: h.database.db, sessionData: h.keys.sessionData, now, ...options })
 
   beforeAll(async () => {
     h = await createHarness(testDatabase, { now })
@@ -112,9 +117,9 @@ describe.each(testDatabases())('session retention on $name', (testDatabase) => {
     const open = await offer(clientA.auth)
     expect((await stored(h.tenantA, expired))?.claims).toStrictEqual({ pid: { given_name: 'Erika' } })
 
-    const run = await applySessionRetention({ db: h.database.db, now, retentionDays: 30 })
+    const run = await retention({ retentionDays: 30 })
     expect(run.claimsDropped).toBeGreaterThanOrEqual(1)
-    expect(await stored(h.tenantA, expired)).toStrictEqual({ claims: {}, code: null })
+    expect(await stored(h.tenantA, expired)).toStrictEqual({ claims: null, code: null })
     expect(await status(expired, clientA)).toBe('expired')
     // An open offer keeps what the wallet will need.
     expect((await stored(h.tenantA, open))?.claims).toStrictEqual({ pid: { given_name: 'Erika' } })
@@ -152,12 +157,12 @@ describe.each(testDatabases())('session retention on $name', (testDatabase) => {
     expect(await status(old.completed, clientA)).toBe('completed')
 
     // SESSION_RETENTION_DAYS=0: nothing is deleted.
-    const kept = await applySessionRetention({ db: h.database.db, now, retentionDays: 0 })
+    const kept = await retention({ retentionDays: 0 })
     expect(kept.deleted).toStrictEqual({ issuance: 0, presentation: 0 })
     expect(await status(old.offer, clientA)).toBe('expired')
 
     // Batches of 1: the run goes on until nothing old is left.
-    const run = await applySessionRetention({ db: h.database.db, now, retentionDays: 30, batchSize: 1 })
+    const run = await retention({ retentionDays: 30, batchSize: 1 })
     expect(run.deleted.issuance).toBeGreaterThanOrEqual(3)
     expect(run.deleted.presentation).toBeGreaterThanOrEqual(1)
     for (const id of [old.offer, old.request, old.completed]) expect(await status(id, clientA)).toBe(404)

@@ -1,13 +1,12 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { JWK } from 'jose'
+import { createJsonCipher, DecryptionError } from './json-cipher'
 import { deriveKeyMaterial } from './master-secret'
 
-const VERSION = 'v1'
-
 /** A stored JWK that cannot be decrypted: a wrong MASTER_SECRET or a tampered row. */
-export class JwkDecryptionError extends Error {
+export class JwkDecryptionError extends DecryptionError {
   constructor(context: string, options?: { cause?: unknown }) {
-    super(`cannot decrypt the key material of ${context}: wrong MASTER_SECRET or tampered data`, options)
+    super(`the key material of ${context}`, options)
     this.name = 'JwkDecryptionError'
   }
 }
@@ -18,30 +17,16 @@ export class JwkDecryptionError extends Error {
  * chain does not decrypt. Format: `v1.<iv>.<ciphertext>.<tag>` (base64url).
  */
 export function createJwkCipher(masterSecret: string) {
-  const key = deriveKeyMaterial(masterSecret, 'jwk-encryption')
+  const cipher = createJsonCipher(
+    deriveKeyMaterial(masterSecret, 'jwk-encryption'),
+    (context, cause) => new JwkDecryptionError(context, { cause }),
+  )
   return {
     encrypt(value: JWK | Record<string, unknown> | string, context: string): string {
-      const iv = randomBytes(12)
-      const cipher = createCipheriv('aes-256-gcm', key, iv)
-      cipher.setAAD(Buffer.from(context, 'utf8'))
-      const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()])
-      return [VERSION, iv, ciphertext, cipher.getAuthTag()]
-        .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
-        .join('.')
+      return cipher.encrypt(value, context)
     },
-
     decrypt<T = JWK>(stored: string, context: string): T {
-      const [version, iv, ciphertext, tag] = stored.split('.')
-      if (version !== VERSION || !iv || !ciphertext || !tag) throw new JwkDecryptionError(context)
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
-        decipher.setAAD(Buffer.from(context, 'utf8'))
-        decipher.setAuthTag(Buffer.from(tag, 'base64url'))
-        const plain = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()])
-        return JSON.parse(plain.toString('utf8')) as T
-      } catch (cause) {
-        throw new JwkDecryptionError(context, { cause })
-      }
+      return cipher.decrypt<T>(stored, context)
     },
   }
 }

@@ -2,7 +2,11 @@ import { createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'nod
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose'
 
 /** Purposes keep keys derived from the one MASTER_SECRET independent of each other (RFC 5869 `info`). */
-export type MasterKeyPurpose = 'management-token-signing' | 'jwk-encryption'
+export type MasterKeyPurpose =
+  | 'management-token-signing'
+  | 'jwk-encryption'
+  | 'offer-claims-encryption'
+  | 'presentation-result-encryption'
 
 const SALT = 'credential-service/master-secret/v1'
 

@@ -33,6 +33,8 @@ export {
   lockDueKeyChains,
   toKeyChain,
 } from './repositories/key-chains'
+export type { LegacySessionDataSealer } from './repositories/legacy-session-data'
+export { sealLegacySessionData } from './repositories/legacy-session-data'
 export type { NewPresentationSession, PresentationSessionRepository } from './repositories/presentation'
 export { createPresentationSessionRepository } from './repositories/presentation'
 export type { RateLimitCount } from './repositories/rate-limits'
@@ -43,7 +45,12 @@ export {
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
-export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
+export {
+  createSessionRepository,
+  dropUnreleasedResults,
+  dropUnusableOfferClaims,
+  purgeSessions,
+} from './repositories/sessions'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type {

@@ -25,6 +25,7 @@ export { clientIp, failureLimit, registerRateLimits, requestLimit } from './rate
 export type { RunOptions } from './run'
 export { runProcess } from './run'
 export { backgroundWork, outboundPolicy, scheduleJob, webhookPolicy } from './runtime-policies'
+export { offerClaims, presentationResult } from './session-data'
 export type { TenantCache, TenantCacheOptions, TenantSnapshot } from './tenant-cache'
 export { createTenantCache } from './tenant-cache'
 export { tenantMount } from './tenant-mount'

@@ -3,6 +3,7 @@ import {
   type ActiveKeyMaterial,
   createAwsKmsProvider,
   createJwkCipher,
+  createSessionDataCipher,
   createSignerFactory,
   createVaultProvider,
   fingerprintsMatch,
@@ -10,6 +11,7 @@ import {
   type KeyProvider,
   type KmsProvider,
   masterSecretFingerprint,
+  type SessionDataCipher,
   type Signer,
   type SigningAlgorithm,
   x5cEntry,
@@ -65,13 +67,14 @@ function material(row: KeyChainRow): ActiveKeyMaterial {
 }
 
 /**
- * Keys as every app needs them: the JWK cipher, the external providers from the environment,
+ * Keys as every app needs them: the JWK and session data ciphers, the external providers from the environment,
  * a Signer per tenant key chain, and the tenant's published JWKS.
  */
 export function createKeyRuntime(options: KeyRuntimeOptions) {
   const { config, db } = options
   const now = options.now ?? (() => new Date())
   const cipher: JwkCipher = createJwkCipher(config.MASTER_SECRET)
+  const sessionData: SessionDataCipher = createSessionDataCipher(config.MASTER_SECRET)
   const providers: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>> = options.providers ?? {
     ...(config.VAULT_ADDR && config.VAULT_TOKEN
       ? {
@@ -123,6 +126,8 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
 
   return {
     cipher,
+    /** Offer claims and presentation results at rest. */
+    sessionData,
     providers,
 
     /** The tenant's key chain rows as last read (certificates for trust decisions). */

@@ -16,7 +16,12 @@ import {
   createWebhookEndpointRepository,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import { deliverWebhook, fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
+import {
+  deliverWebhook,
+  fetchAttributes,
+  offerClaims,
+  type ProtocolDeps,
+} from '@credential-service/server-kit'
 import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 import { parseCredentialRequest } from './parse-credential-request'
@@ -295,7 +300,8 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
     session: IssuanceSessionRow,
     config: CredentialConfig,
   ): Promise<Record<string, unknown>> {
-    const inline = session.claims[config.id]
+    // The one decryption of a credential request.
+    const inline = offerClaims(deps.keys.sessionData, session)[config.id]
     if (inline) return inline
     // A completed session's claims were dropped (data minimisation): every offered credential is out.
     if (session.status === 'completed') {

@@ -103,7 +103,7 @@ export function sessionRoutes(
           summary: 'Release the claims of a same-device presentation with its response code',
           description: [
             'OpenID4VP 1.0 §8.2 and HAIP 5.1: the wallet’s redirect takes a `response_code` to the browser that started the flow. Pass it here from that browser session to get the disclosed claims. The code works once: the claims leave the session as they are returned, and a second call is 403.',
-            'This protects against session fixation (OpenID4VP §14.3): whoever relays a request to a victim and polls the session sees its status, never its claims. A wrong or spent code is 403; a session that was given no response code is 409. The code travels in the body so that it never lands in access logs.',
+            'This protects against session fixation (OpenID4VP §14.3): whoever relays a request to a victim and polls the session sees its status, never its claims. A wrong or spent code is 403, as is one for a result not released within an hour after the session expired (the retention job drops it); a session that was given no response code is 409. The code travels in the body so that it never lands in access logs.',
           ].join('\n\n'),
           params: sessions.itemParams,
           body: zSessionResultRequest,

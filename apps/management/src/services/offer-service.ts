@@ -122,7 +122,7 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         id: sessionId,
         status: 'offered',
         credentialConfigurationIds: input.credentialConfigurationIds,
-        claims,
+        claimsEncrypted: deps.keys.sessionData.sealClaims(tenantId, sessionId, claims),
         preAuthorizedCodeHash: codeHash(code),
         txCodeHash: txCode ? codeHash(txCode) : null,
         txCodeSpec,

@@ -11,7 +11,7 @@ import {
   type Principal,
   RuleViolationError,
 } from '@credential-service/core-domain'
-import { type JwkCipher, verifierClientId } from '@credential-service/crypto'
+import { type JwkCipher, type PresentationResult, verifierClientId } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   createWebhookEndpointRepository,
@@ -33,13 +33,14 @@ export interface PresentationRequestDeps {
 }
 
 /**
- * The session as the API shows it. Claims only with `withClaims` (single-session reads), and never
- * for a same-device session: those are released by the response code alone (OpenID4VP §14.3).
+ * The session as the API shows it. `claims` are the decrypted result for single-session reads
+ * (null in lists); never shown for a same-device session: those are released by the response code
+ * alone (OpenID4VP §14.3).
  */
 export function toPresentationSession(
   row: PresentationSessionRow,
   now: Date,
-  options: { withClaims: boolean },
+  claims: PresentationResult | null,
 ): PresentationSession {
   const iso = (d: Date | null) => d?.toISOString() ?? null
   const responseCodeRequired = row.responseCodeHash !== null
@@ -51,7 +52,7 @@ export function toPresentationSession(
       : row.status) as PresentationSession['status'],
     presentationConfigId: row.presentationConfigId,
     failureReason: row.failureReason,
-    claims: options.withClaims && !responseCodeRequired ? (row.result ?? null) : null,
+    claims: responseCodeRequired ? null : claims,
     responseCodeRequired,
     delivery: {
       status: row.deliveryStatus as PresentationSession['delivery']['status'],

@@ -12,7 +12,7 @@ import {
   type SessionKind,
   type SessionListQuery,
 } from '@credential-service/core-domain'
-import { codeHash } from '@credential-service/crypto'
+import { codeHash, type SessionDataCipher } from '@credential-service/crypto'
 import {
   createIssuanceSessionRepository,
   createNotificationRepository,
@@ -21,11 +21,14 @@ import {
   type Database,
   recordAudit,
 } from '@credential-service/db-schema'
+import { presentationResult } from '@credential-service/server-kit'
 import { toIssuanceSession } from './offer-service'
 import { toPresentationSession } from './presentation-request-service'
 
 export interface SessionServiceDeps {
   db: Database
+  /** Decrypts presentation results for single-session reads. */
+  sessionData: SessionDataCipher
   now: () => Date
 }
 
@@ -85,7 +88,7 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
         items: page.items.map((entry) =>
           entry.kind === 'issuance'
             ? toIssuanceSession(entry.row, now)
-            : toPresentationSession(entry.row, now, { withClaims: false }),
+            : toPresentationSession(entry.row, now, null),
         ),
         nextCursor: page.nextCursor,
       }
@@ -96,7 +99,12 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
       requireKind(found.kind)
       return found.kind === 'issuance'
         ? issuanceWithNotifications(found.row)
-        : toPresentationSession(found.row, deps.now(), { withClaims: true })
+        : toPresentationSession(
+            found.row,
+            deps.now(),
+            // A same-device result is shown only once, for its response code: not decrypted here.
+            found.row.responseCodeHash === null ? presentationResult(deps.sessionData, found.row) : null,
+          )
     },
 
     /**
@@ -127,7 +135,8 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
     /**
      * The claims of a same-device presentation (OpenID4VP §8.2, HAIP 5.1), for the response code the
      * wallet's redirect carried: released once, then gone from the session (S-86). A wrong or spent
-     * code is 403; a session that was given no response code is 409.
+     * code is 403, as is a result the retention job dropped (unreleased an hour past expiry); a
+     * session that was given no response code is 409.
      */
     async releaseResult(id: string, responseCode: string): Promise<PresentationSession> {
       requireKind('presentation')
@@ -139,10 +148,13 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
         )
       }
       const released = await presentation.releaseResult(id, codeHash(responseCode))
-      if (!released) throw new ForbiddenError('the response code does not match, or it was used already')
+      if (!released)
+        throw new ForbiddenError(
+          'the response code does not match, or the result was released or dropped already',
+        )
       return {
-        ...toPresentationSession(released, deps.now(), { withClaims: false }),
-        claims: released.result,
+        ...toPresentationSession(released, deps.now(), null),
+        claims: presentationResult(deps.sessionData, released),
       }
     },
   }

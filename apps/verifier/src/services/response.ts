@@ -239,7 +239,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       row.id,
       {
         status: 'verified',
-        result,
+        resultEncrypted: deps.keys.sessionData.sealResult(tenantId, row.id, result),
         responseCodeHash: responseCode ? codeHash(responseCode) : null,
       },
       now,

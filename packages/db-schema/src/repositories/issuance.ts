@@ -15,7 +15,7 @@ const INSERT_COLUMNS = [
   'id',
   'status',
   'credentialConfigurationIds',
-  'claims',
+  'claimsEncrypted',
   'preAuthorizedCodeHash',
   'txCodeHash',
   'txCodeSpec',
@@ -90,7 +90,8 @@ const statements = {
           tokenIssuedAt: sql`case when ${right} then ${at}::timestamptz else ${issuanceSessions.tokenIssuedAt} end`,
           failureReason: sql`case when ${right} then ${issuanceSessions.failureReason} when ${exhausted} then ${TX_CODE_LOCKED} else ${issuanceSessions.failureReason} end`,
           // A locked offer never issues: its claims and offer code go with the lock.
-          claims: sql`case when not (${right}) and ${exhausted} then '{}'::jsonb else ${issuanceSessions.claims} end`,
+          claimsEncrypted: sql`case when not (${right}) and ${exhausted} then null else ${issuanceSessions.claimsEncrypted} end`,
+          legacyClaims: sql`case when not (${right}) and ${exhausted} then null else ${issuanceSessions.legacyClaims} end`,
           offerCodeEncrypted: sql`case when not (${right}) and ${exhausted} then null else ${issuanceSessions.offerCodeEncrypted} end`,
           updatedAt: sql`now()`,
         })
@@ -117,7 +118,8 @@ const statements = {
             issuedConfigurationIds: sql`${issuanceSessions.issuedConfigurationIds} || ${asArray}`,
             status: sql`case when ${completes} then 'completed' else 'credential_issued' end`,
             // Data minimisation: once every credential is out, the offer's claims serve nothing.
-            claims: sql`case when ${completes} then '{}'::jsonb else ${issuanceSessions.claims} end`,
+            claimsEncrypted: sql`case when ${completes} then null else ${issuanceSessions.claimsEncrypted} end`,
+            legacyClaims: sql`case when ${completes} then null else ${issuanceSessions.legacyClaims} end`,
             credentialIssuedAt: at,
             updatedAt: sql`now()`,
           })
@@ -252,7 +254,8 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
         .set({
           status: 'failed',
           failureReason: reason,
-          claims: {},
+          claimsEncrypted: null,
+          legacyClaims: null,
           offerCodeEncrypted: null,
           updatedAt: now(),
         })

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNotNull, sql } from 'drizzle-orm'
+import { and, eq, gt, isNotNull, or, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
@@ -61,7 +61,7 @@ const statements = {
         .update(presentationSessions)
         .set({
           status: param('status'),
-          result: param('result'),
+          resultEncrypted: param('resultEncrypted'),
           failureReason: param('failureReason'),
           responseCodeHash: param('responseCodeHash'),
           responseReceivedAt: at,
@@ -112,7 +112,8 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
       id: string,
       outcome: {
         status: 'verified' | 'failed'
-        result?: Record<string, unknown> | null
+        /** The disclosed claims, encrypted by the caller (SessionDataCipher.sealResult). */
+        resultEncrypted?: string | null
         failureReason?: string | null
         responseCodeHash?: string | null
       },
@@ -123,7 +124,7 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
         id,
         at: at.toISOString(),
         status: outcome.status,
-        result: outcome.result ? presentationSessions.result.mapToDriverValue(outcome.result) : null,
+        resultEncrypted: outcome.resultEncrypted ?? null,
         failureReason: outcome.failureReason ?? null,
         responseCodeHash: outcome.responseCodeHash ?? null,
       })
@@ -146,14 +147,17 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
               inTenant,
               eq(presentationSessions.id, id),
               eq(presentationSessions.responseCodeHash, responseCodeHash),
-              isNotNull(presentationSessions.result),
+              or(
+                isNotNull(presentationSessions.resultEncrypted),
+                isNotNull(presentationSessions.legacyResult),
+              ),
             ),
           )
           .for('update')
         if (!row) return undefined
         await tx
           .update(presentationSessions)
-          .set({ result: null, updatedAt: new Date() })
+          .set({ resultEncrypted: null, legacyResult: null, updatedAt: new Date() })
           .where(and(inTenant, eq(presentationSessions.id, id)))
         return row
       })
@@ -171,7 +175,9 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
           deliveryStatus: outcome.status,
           deliveryAttempts: outcome.attempts,
           deliveryError: outcome.lastError,
-          ...(dropResult && outcome.status === 'delivered' ? { result: null } : {}),
+          ...(dropResult && outcome.status === 'delivered'
+            ? { resultEncrypted: null, legacyResult: null }
+            : {}),
           updatedAt: new Date(),
         })
         .where(and(inTenant, eq(presentationSessions.id, id)))

@@ -1,5 +1,19 @@
 import type { Page, SessionKind, SessionListQuery, SessionStatus } from '@credential-service/core-domain'
-import { and, arrayContains, desc, eq, gt, gte, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm'
+import {
+  and,
+  arrayContains,
+  desc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  lt,
+  lte,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import {
   type IssuanceSessionRow,
@@ -159,6 +173,8 @@ export async function purgeSessions(
  * 5 minutes (ACCESS_TOKEN_SECONDS in apps/issuer), and a token can be obtained until the expiry.
  */
 const TOKEN_GRACE_MS = 60 * 60 * 1000
+/** How long after its session's expiry a same-device result can still be released. */
+const RELEASE_GRACE_MS = 60 * 60 * 1000
 
 /**
  * Data minimisation: drops the claims and the encrypted offer code of up to `limit` issuance
@@ -179,14 +195,41 @@ export async function dropUnusableOfferClaims(db: Database, now: Date, limit = 5
             lt(t.expiresAt, new Date(now.getTime() - TOKEN_GRACE_MS)),
           ),
         ),
-        sql`(${t.claims} <> '{}'::jsonb or ${t.offerCodeEncrypted} is not null)`,
+        or(isNotNull(t.claimsEncrypted), isNotNull(t.legacyClaims), isNotNull(t.offerCodeEncrypted)),
       ),
     )
     .limit(limit)
   const cleared = await db
     .update(t)
-    .set({ claims: {}, offerCodeEncrypted: null })
+    .set({ claimsEncrypted: null, legacyClaims: null, offerCodeEncrypted: null })
     .where(sql`(${t.tenantId}, ${t.id}) in ${unusable}`)
     .returning({ id: t.id })
   return cleared.length
+}
+
+/**
+ * Data minimisation for same-device presentations (OpenID4VP §14.3): their result is released only
+ * to the holder of the response code, who redeems it right after the wallet's redirect. Drops the
+ * unreleased results of up to `limit` such sessions, of any tenant, expired more than an hour ago;
+ * nothing else could ever read them. Returns how many were dropped.
+ */
+export async function dropUnreleasedResults(db: Database, now: Date, limit = 500): Promise<number> {
+  const t = presentationSessions
+  const unreleased = db
+    .select({ tenantId: t.tenantId, id: t.id })
+    .from(t)
+    .where(
+      and(
+        isNotNull(t.responseCodeHash),
+        or(isNotNull(t.resultEncrypted), isNotNull(t.legacyResult)),
+        lt(t.expiresAt, new Date(now.getTime() - RELEASE_GRACE_MS)),
+      ),
+    )
+    .limit(limit)
+  const dropped = await db
+    .update(t)
+    .set({ resultEncrypted: null, legacyResult: null })
+    .where(sql`(${t.tenantId}, ${t.id}) in ${unreleased}`)
+    .returning({ id: t.id })
+  return dropped.length
 }

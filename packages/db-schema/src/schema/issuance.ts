@@ -26,8 +26,16 @@ export const issuanceSessions = pgTable(
     status: text().notNull(),
     credentialConfigurationIds: text().array().notNull(),
     issuedConfigurationIds: text().array().notNull().default(sql`'{}'`),
-    /** Claims per configuration id, validated against the derived schemas at offer time. */
-    claims: jsonb().$type<Record<string, Record<string, unknown>>>().notNull(),
+    /**
+     * Claims per configuration id, validated against the derived schemas at offer time, encrypted
+     * (SessionDataCipher, bound to tenant and session id). Null once the offer can no longer issue.
+     */
+    claimsEncrypted: text(),
+    /**
+     * Claims in clear, as written before they were encrypted: read while present, sealed into
+     * `claimsEncrypted` by the retention job. Never written any more; dropped in a later release.
+     */
+    legacyClaims: jsonb('claims').$type<Record<string, Record<string, unknown>>>(),
     preAuthorizedCodeHash: text().notNull(),
     txCodeHash: text(),
     /** `tx_code` object of the offer (input_mode, length, description), to serve it by reference. */

@@ -30,8 +30,13 @@ export const presentationSessions = pgTable(
     requestFetchedAt: timestamp({ withTimezone: true }),
     responseReceivedAt: timestamp({ withTimezone: true }),
     responseCodeHash: text(),
-    /** Disclosed claims per DCQL credential id, kept per the tenant's retention setting. */
-    result: jsonb().$type<Record<string, unknown>>(),
+    /**
+     * Disclosed claims per DCQL credential id, encrypted (SessionDataCipher, bound to tenant and
+     * session id); kept per the tenant's retention setting, released once for a response code.
+     */
+    resultEncrypted: text(),
+    /** The result in clear, as written before it was encrypted: see `legacyClaims` of issuance. */
+    legacyResult: jsonb('result').$type<Record<string, unknown>>(),
     failureReason: text(),
     deliveryStatus: text().notNull().default('none'),
     deliveryAttempts: integer().notNull().default(0),

@@ -138,6 +138,22 @@ export {
 } from './contract/session'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
+export type {
+  WebhookDelivery,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryStatus,
+  WebhookEventType,
+  WebhookReplayResult,
+} from './contract/webhook-delivery'
+export {
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPES,
+  zWebhookDelivery,
+  zWebhookDeliveryId,
+  zWebhookDeliveryListQuery,
+  zWebhookDeliveryStatus,
+  zWebhookReplayResult,
+} from './contract/webhook-delivery'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
 export {
   zAccessTokenClaims,

@@ -1,4 +1,9 @@
-import { type Database, dropUnusableOfferClaims, purgeSessions } from '@credential-service/db-schema'
+import {
+  type Database,
+  dropUnusableOfferClaims,
+  purgeSessions,
+  purgeWebhookDeliveries,
+} from '@credential-service/db-schema'
 
 export interface SessionRetentionDeps {
   db: Database
@@ -13,8 +18,9 @@ const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
  * One run of the retention job, for every tenant: drops the claims of offers that can no longer be
- * redeemed, then deletes sessions whose expiry lies more than `retentionDays` back, in batches until
- * none is left. Several processes may run it at once: each batch deletes what is still there.
+ * redeemed, then deletes sessions whose expiry lies more than `retentionDays` back, and finished
+ * webhook deliveries (delivered or failed) last changed as long ago, in batches until none is
+ * left. Several processes may run it at once: each batch deletes what is still there.
  */
 export async function applySessionRetention(deps: SessionRetentionDeps) {
   const batch = deps.batchSize ?? 500
@@ -24,7 +30,7 @@ export async function applySessionRetention(deps: SessionRetentionDeps) {
     cleared = await dropUnusableOfferClaims(deps.db, now, batch)
     claimsDropped += cleared
   }
-  const deleted = { issuance: 0, presentation: 0 }
+  const deleted = { issuance: 0, presentation: 0, webhookDeliveries: 0 }
   if (deps.retentionDays > 0) {
     const before = new Date(now.getTime() - deps.retentionDays * DAY_MS)
     for (let more = true; more; ) {
@@ -32,6 +38,10 @@ export async function applySessionRetention(deps: SessionRetentionDeps) {
       deleted.issuance += purged.issuance
       deleted.presentation += purged.presentation
       more = purged.issuance === batch || purged.presentation === batch
+    }
+    for (let purged = batch; purged === batch; ) {
+      purged = await purgeWebhookDeliveries(deps.db, before, batch)
+      deleted.webhookDeliveries += purged
     }
   }
   return { claimsDropped, deleted }

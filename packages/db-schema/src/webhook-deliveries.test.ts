@@ -92,7 +92,7 @@ describe.each(testDatabases())('webhook outbox repository on $name', (testDataba
     const tenant = await setUp(database.db)
     const now = FUTURE + 1000 * ++serial * 1000
     await enqueue(database.db, tenant, 'all', 'presentation.result', new Date(now - 1))
-    const mine = (rows: { tenantId: string }[]) => rows.filter((row) => row.tenantId === tenant)
+    const mine = <R extends { tenantId: string }>(rows: R[]) => rows.filter((row) => row.tenantId === tenant)
 
     const [first] = mine(await claim(database.db, now))
     expect(first).toMatchObject({

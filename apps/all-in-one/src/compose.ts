@@ -40,9 +40,5 @@ export async function composeApps(
   })
   await importAtStartup(config, database.db, keys, env)
   const shared = { config, database, keys, tenants, outbox, ...(now ? { now } : {}) }
-  return [
-    buildManagementApp({ ...shared, signingKey }),
-    buildIssuerApp(shared),
-    buildVerifierApp(shared),
-  ]
+  return [buildManagementApp({ ...shared, signingKey }), buildIssuerApp(shared), buildVerifierApp(shared)]
 }

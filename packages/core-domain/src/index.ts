@@ -138,6 +138,14 @@ export {
 } from './contract/session'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
+export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
+export {
+  zAccessTokenClaims,
+  zAuthorizationServerMetadata,
+  zJwks,
+  zTokenRequest,
+  zTokenResponse,
+} from './contract/token'
 export type {
   WebhookDelivery,
   WebhookDeliveryListQuery,
@@ -154,14 +162,6 @@ export {
   zWebhookDeliveryStatus,
   zWebhookReplayResult,
 } from './contract/webhook-delivery'
-export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
-export {
-  zAccessTokenClaims,
-  zAuthorizationServerMetadata,
-  zJwks,
-  zTokenRequest,
-  zTokenResponse,
-} from './contract/token'
 export type { DomainErrorCode, ProtocolErrorCode, ValidationIssue } from './errors'
 export {
   ConflictError,

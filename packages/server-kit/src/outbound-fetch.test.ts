@@ -255,10 +255,14 @@ describe('the callers: webhooks and attribute providers go through outboundFetch
   it('S-120: a webhook whose name resolves to loopback is never called; the delivery fails with the reason', async () => {
     const { port, seen } = await listen()
     const dns = resolver({ 'hooks.example.com': ['127.0.0.1'] })
-    const outcome = await sendWebhook(endpoint(`http://hooks.example.com:${port}/events`), '{"type":"test"}', {
-      cipher,
-      outbound: policy({ resolve: dns.resolve }),
-    })
+    const outcome = await sendWebhook(
+      endpoint(`http://hooks.example.com:${port}/events`),
+      '{"type":"test"}',
+      {
+        cipher,
+        outbound: policy({ resolve: dns.resolve }),
+      },
+    )
     expect(outcome).toStrictEqual({
       ok: false,
       error:

@@ -133,7 +133,11 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   async function attempt(row: WebhookDeliveryRow): Promise<DeliveryResult> {
     // Past the last attempt: the process that made it stopped before recording the outcome.
     if (row.attempts > options.attempts)
-      return { status: 'failed', at: options.now(), error: row.lastError ?? 'the last attempt was interrupted' }
+      return {
+        status: 'failed',
+        at: options.now(),
+        error: row.lastError ?? 'the last attempt was interrupted',
+      }
     const endpoint = await createWebhookEndpointRepository(options.db, row.tenantId).row(row.endpointId)
     const body = endpoint ? openBody(row) : undefined
     const outcome =

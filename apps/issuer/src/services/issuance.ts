@@ -145,7 +145,8 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
               },
             })
           : undefined
-        if (!deliveryId) await notifications.delivered(row.id, { status: 'none', attempts: 0, lastError: null }, tx)
+        if (!deliveryId)
+          await notifications.delivered(row.id, { status: 'none', attempts: 0, lastError: null }, tx)
         return deliveryId !== undefined
       })
       if (stored) void deps.outbox.kick()

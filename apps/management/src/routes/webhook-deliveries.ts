@@ -102,7 +102,8 @@ export function webhookDeliveryRoutes(
           response: { 202: zWebhookReplayResult, ...problemResponses },
         },
       },
-      async (req, reply) => reply.status(202).send(await service(req).replayFailed(req.params.webhookEndpointId)),
+      async (req, reply) =>
+        reply.status(202).send(await service(req).replayFailed(req.params.webhookEndpointId)),
     )
   }
 }

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { type DcqlQuery, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
-import { createPresentationSessionRepository, type PresentationSessionRow } from '@credential-service/db-schema'
+import {
+  createPresentationSessionRepository,
+  type PresentationSessionRow,
+} from '@credential-service/db-schema'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { verifyMdocPresentation } from './mdoc-presentation'
 import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'

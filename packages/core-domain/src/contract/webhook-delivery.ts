@@ -31,7 +31,9 @@ export const zWebhookDelivery = z
     attempts: z.number().int().describe('Attempts since the event was stored or last replayed'),
     nextAttemptAt: zTimestamp
       .nullable()
-      .describe('When a pending delivery is tried next (for `delivering`: when its lease ends); null once done'),
+      .describe(
+        'When a pending delivery is tried next (for `delivering`: when its lease ends); null once done',
+      ),
     lastError: z.string().nullable().describe('Why the last failed attempt failed (status or cause)'),
     replayable: z
       .boolean()

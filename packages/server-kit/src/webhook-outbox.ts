@@ -146,7 +146,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
             cipher: options.cipher,
             outbound: options.outbound,
             attempt: row.attempts,
-            log: options.log,
+            ...(log ? { log } : {}),
           })
         : { ok: false as const, error: 'the event body is gone or does not decrypt with this MASTER_SECRET' }
     const at = options.now()

@@ -7,7 +7,13 @@ import {
   importAtStartup,
   type ManagementConfig,
 } from '@credential-service/management'
-import { createKeyRuntime, createTenantCache } from '@credential-service/server-kit'
+import {
+  createKeyRuntime,
+  createTenantCache,
+  createWebhookOutbox,
+  outboundPolicy,
+  webhookPolicy,
+} from '@credential-service/server-kit'
 import { buildVerifierApp } from '@credential-service/verifier'
 import type { FastifyPluginAsync } from 'fastify'
 
@@ -24,10 +30,15 @@ export async function composeApps(
   // One key runtime for the process: one cache of imported keys, one set of provider clients.
   const keys = createKeyRuntime({ config, db: database.db, ...(now ? { now } : {}) })
   const tenants = createTenantCache({ db: database.db })
+  // One outbox: the process drains it once, and a replay through /api is sent at once.
+  const outbox = createWebhookOutbox({
+    db: database.db,
+    cipher: keys.cipher,
+    outbound: outboundPolicy(config),
+    ...webhookPolicy(config),
+    now: now ?? (() => new Date()),
+  })
   await importAtStartup(config, database.db, keys, env)
-  return [
-    buildManagementApp({ config, database, signingKey, keys, tenants, ...(now ? { now } : {}) }),
-    buildIssuerApp({ config, database, keys, tenants, ...(now ? { now } : {}) }),
-    buildVerifierApp({ config, database, keys, tenants, ...(now ? { now } : {}) }),
-  ]
+  const shared = { config, database, keys, tenants, outbox, ...(now ? { now } : {}) }
+  return [buildManagementApp({ ...shared, signingKey }), buildIssuerApp(shared), buildVerifierApp(shared)]
 }

@@ -41,6 +41,9 @@ export async function startAllInOne(
     AUTH_CLIENT_ID: rootClientId,
     AUTH_CLIENT_SECRET: rootSecret,
     ...TEST_RATE_LIMITS,
+    // Suites share a PostgreSQL database: an app sends its own events on kicks and retry timers,
+    // and does not poll for other suites' rows (whose receivers its outbound policy may refuse).
+    WEBHOOK_POLL_SECONDS: '3600',
     ...env,
   })
   const apps = await composeApps(config, database, env, now).catch(async (error: unknown) => {

@@ -107,6 +107,7 @@ describe.each(testDatabases())('same-device response_code on $name', (testDataba
         presentationConfigId: 'ask',
         status: 'verified',
         responseCodeRequired: true,
+        deliveryId: expect.stringMatching(/^whd_/),
       })
 
       // Guessing, or the code of another session, releases nothing.

@@ -8,6 +8,7 @@ import { type Database, type DatabaseKind, findClientCredentials } from '@creden
 import {
   createKeyRuntime,
   createTenantCache,
+  createWebhookOutbox,
   type KeyRuntime,
   outboundPolicy,
   problemErrorHandler,
@@ -17,6 +18,8 @@ import {
   scheduleJob,
   type TenantCache,
   tenantBoundVerifier,
+  type WebhookOutbox,
+  webhookPolicy,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
@@ -30,6 +33,7 @@ import { oauthRoutes } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
+import { webhookDeliveryRoutes } from './routes/webhook-deliveries'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
 import { applySessionRetention } from './services/session-retention'
 import { createTenantService } from './services/tenant-service'
@@ -43,6 +47,11 @@ export interface ManagementDeps {
   keys?: KeyRuntime
   /** Tenant settings and configurations shared with the other apps of the process. */
   tenants?: TenantCache
+  /**
+   * The webhook outbox shared with the other apps of the process. When absent, one is built that
+   * only sends what a replay queued (the issuer and verifier processes drain it).
+   */
+  outbox?: WebhookOutbox
   now?: () => Date
   /**
    * How often the session retention job runs (default 600 s; 0 = never). It drops the claims of
@@ -129,6 +138,21 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const sessionDeps = { db: database.db, sessionData: keyDeps.keys.sessionData, now }
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: true }))
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: false }))
+    let outbox = deps.outbox
+    if (!outbox) {
+      outbox = createWebhookOutbox({
+        db: database.db,
+        cipher: keyDeps.keys.cipher,
+        outbound: outboundPolicy(config),
+        ...webhookPolicy(config),
+        log: app.log,
+        now,
+      })
+      app.addHook('onClose', outbox.close)
+    }
+    const deliveryDeps = { db: database.db, outbox, now }
+    await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: true }))
+    await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: false }))
     await app.register(auditRoutes(database.db, { tenantInPath: true }))
     await app.register(auditRoutes(database.db, { tenantInPath: false }))
     const retentionEvery = deps.sessionRetentionSeconds ?? 600
@@ -146,7 +170,8 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
           done.resultsDropped ||
           done.sealed ||
           done.deleted.issuance ||
-          done.deleted.presentation
+          done.deleted.presentation ||
+          done.deleted.webhookDeliveries
         )
           app.log.info(done, 'session retention applied')
       })

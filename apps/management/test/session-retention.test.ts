@@ -158,7 +158,7 @@ describe.each(testDatabases())('session retention on $name', (testDatabase) => {
 
     // SESSION_RETENTION_DAYS=0: nothing is deleted.
     const kept = await retention({ retentionDays: 0 })
-    expect(kept.deleted).toStrictEqual({ issuance: 0, presentation: 0 })
+    expect(kept.deleted).toStrictEqual({ issuance: 0, presentation: 0, webhookDeliveries: 0 })
     expect(await status(old.offer, clientA)).toBe('expired')
 
     // Batches of 1: the run goes on until nothing old is left.
@@ -170,6 +170,42 @@ describe.each(testDatabases())('session retention on $name', (testDatabase) => {
     expect(await notifications()).toBe(0)
     expect(await status(young.offer, clientA)).toBe('expired')
     expect(await status(young.request, clientA)).toBe('expired')
+  })
+
+  it('webhook outbox: delivered and failed deliveries go SESSION_RETENTION_DAYS after their last change; pending and younger ones stay', async () => {
+    const db = h.database.db
+    await db.execute(
+      sql`insert into webhook_endpoints (tenant_id, id, url, auth_type) values (${h.tenantA}, 'old-hook', 'https://hooks.example.com/in', 'none')`,
+    )
+    const row = (id: string, status: string, daysAgo: number) => {
+      const at = new Date(Date.now() - daysAgo * DAY).toISOString()
+      return sql`(${h.tenantA}, ${id}, 'old-hook', 'presentation.result', 'ses_x', 'v1.x', ${status}, 1, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`
+    }
+    await db.execute(sql`
+      insert into webhook_deliveries (tenant_id, id, endpoint_id, event_type, session_id, payload_encrypted,
+        status, attempts, next_attempt_at, created_at, updated_at)
+      values ${sql.join(
+        [
+          row('whd_olddelivered', 'delivered', 40),
+          row('whd_oldfailed', 'failed', 31),
+          row('whd_oldpending', 'pending', 40),
+          row('whd_youngdelivered', 'delivered', 29),
+        ],
+        sql`, `,
+      )}`)
+    const left = async () =>
+      (
+        await queryRows<{ id: string }>(
+          db,
+          sql`select id from webhook_deliveries where tenant_id = ${h.tenantA} and endpoint_id = 'old-hook' order by id`,
+        )
+      ).map((r) => r.id)
+
+    expect((await retention({ retentionDays: 0 })).deleted.webhookDeliveries).toBe(0)
+    expect(await left()).toHaveLength(4)
+    const run = await retention({ retentionDays: 30, batchSize: 1 })
+    expect(run.deleted.webhookDeliveries).toBeGreaterThanOrEqual(2)
+    expect(await left()).toStrictEqual(['whd_oldpending', 'whd_youngdelivered'])
   })
 
   it('issue 14: a running management process applies the retention on its schedule', async () => {

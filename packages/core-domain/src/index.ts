@@ -146,6 +146,22 @@ export {
   zTokenRequest,
   zTokenResponse,
 } from './contract/token'
+export type {
+  WebhookDelivery,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryStatus,
+  WebhookEventType,
+  WebhookReplayResult,
+} from './contract/webhook-delivery'
+export {
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPES,
+  zWebhookDelivery,
+  zWebhookDeliveryId,
+  zWebhookDeliveryListQuery,
+  zWebhookDeliveryStatus,
+  zWebhookReplayResult,
+} from './contract/webhook-delivery'
 export type { DomainErrorCode, ProtocolErrorCode, ValidationIssue } from './errors'
 export {
   ConflictError,

@@ -54,11 +54,25 @@ export {
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type {
+  DeliveryResult,
+  NewWebhookDelivery,
+  WebhookDeliveryRepository,
+} from './repositories/webhook-deliveries'
+export {
+  claimDueWebhookDeliveries,
+  createWebhookDeliveryRepository,
+  enqueueWebhookDelivery,
+  finishWebhookDelivery,
+  purgeWebhookDeliveries,
+  toWebhookDelivery,
+} from './repositories/webhook-deliveries'
+export type {
   AttributeProviderRow,
   IssuanceSessionRow,
   KeyChainRow,
   NewKeyChainRow,
   PresentationSessionRow,
+  WebhookDeliveryRow,
   WebhookEndpointRow,
 } from './schema'
 export * as schema from './schema'

@@ -119,7 +119,16 @@ export const zCommonEnv = z.object({
     .min(10)
     .max(600_000)
     .default(1000)
-    .describe('Delay before the first webhook retry; doubled on each further retry'),
+    .describe('Delay before the first webhook retry; doubled on each further retry (at most one hour)'),
+  WEBHOOK_POLL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(5)
+    .describe(
+      'How often each issuer and verifier process looks for due webhook deliveries in the outbox (new events and due retries are also sent at once)',
+    ),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

@@ -7,7 +7,7 @@ import { createJwkCipher } from '@credential-service/crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fetchAttributes } from './attribute-provider-client'
 import { type OutboundPolicy, outboundFetch } from './outbound-fetch'
-import { deliverWebhook } from './webhook-delivery'
+import { sendWebhook } from './webhook-delivery'
 
 /** A loopback HTTP server that counts the TCP connections it accepts. */
 async function listen(handler: RequestListener = (_req, res) => res.end('{}')) {
@@ -255,15 +255,17 @@ describe('the callers: webhooks and attribute providers go through outboundFetch
   it('S-120: a webhook whose name resolves to loopback is never called; the delivery fails with the reason', async () => {
     const { port, seen } = await listen()
     const dns = resolver({ 'hooks.example.com': ['127.0.0.1'] })
-    const outcome = await deliverWebhook(
+    const outcome = await sendWebhook(
       endpoint(`http://hooks.example.com:${port}/events`),
-      { type: 'test' },
-      { cipher, outbound: policy({ resolve: dns.resolve }), attempts: 2, backoffMs: 10 },
+      '{"type":"test"}',
+      {
+        cipher,
+        outbound: policy({ resolve: dns.resolve }),
+      },
     )
     expect(outcome).toStrictEqual({
-      status: 'failed',
-      attempts: 2,
-      lastError:
+      ok: false,
+      error:
         "webhook endpoint 'events': 'hooks.example.com' resolves to a non-public address (loopback); allow it with OUTBOUND_ALLOWED_HOSTS",
     })
     expect(seen.connections).toBe(0)
@@ -276,12 +278,12 @@ describe('the callers: webhooks and attribute providers go through outboundFetch
       res.on('close', () => clearInterval(timer))
     })
     const started = Date.now()
-    const outcome = await deliverWebhook(
-      endpoint(`http://127.0.0.1:${port}/events`),
-      { type: 'test' },
-      { cipher, outbound: policy({ allowedHosts: ['127.0.0.1'] }), attempts: 1, timeoutMs: 20_000 },
-    )
-    expect(outcome).toStrictEqual({ status: 'delivered', attempts: 1, lastError: null })
+    const outcome = await sendWebhook(endpoint(`http://127.0.0.1:${port}/events`), '{"type":"test"}', {
+      cipher,
+      outbound: policy({ allowedHosts: ['127.0.0.1'] }),
+      timeoutMs: 20_000,
+    })
+    expect(outcome).toStrictEqual({ ok: true })
     expect(Date.now() - started).toBeLessThan(10_000)
   })
 

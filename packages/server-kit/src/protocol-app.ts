@@ -4,9 +4,10 @@ import type { z } from 'zod'
 import type { zCommonEnv } from './env'
 import { createKeyRuntime, type KeyRuntime } from './key-runtime'
 import type { OutboundPolicy } from './outbound-fetch'
-import { backgroundWork, outboundPolicy, webhookPolicy } from './runtime-policies'
+import { outboundPolicy, webhookPolicy } from './runtime-policies'
 import { createTenantCache, type TenantCache } from './tenant-cache'
 import type { OutboundLog } from './webhook-delivery'
+import { createWebhookOutbox, type WebhookOutbox } from './webhook-outbox'
 
 /** What a wallet-facing app (issuer, verifier) is built from. */
 export interface ProtocolAppOptions {
@@ -16,6 +17,8 @@ export interface ProtocolAppOptions {
   keys?: KeyRuntime
   /** Tenant settings and configurations shared with the other apps of the process. */
   tenants?: TenantCache
+  /** The webhook outbox shared with the other apps of the process (drained once); built when absent. */
+  outbox?: WebhookOutbox
   now?: () => Date
 }
 
@@ -27,24 +30,36 @@ export interface ProtocolDeps {
   publicUrl: string
   now: () => Date
   outbound: OutboundPolicy
-  webhook: { attempts: number; backoffMs: number; log: OutboundLog }
-  /** The process logger, for failures of background and outbound work that no request reports. */
+  /** Where webhook events are stored, in the transaction of their change, and drained from. */
+  outbox: WebhookOutbox
+  /** The process logger, for failures of outbound work that no request reports. */
   log: OutboundLog
-  /** Background work (webhook deliveries) to await before the process closes. */
-  background: Set<Promise<unknown>>
 }
 
 export function protocolDeps(app: FastifyInstance, options: ProtocolAppOptions): ProtocolDeps {
   const { config, database } = options
+  const keys = options.keys ?? createKeyRuntime({ config, db: database.db })
+  const now = options.now ?? (() => new Date())
+  const outbound = outboundPolicy(config)
+  const outbox =
+    options.outbox ??
+    createWebhookOutbox({
+      db: database.db,
+      cipher: keys.cipher,
+      outbound,
+      ...webhookPolicy(config),
+      now,
+    })
+  // Issuer and verifier processes drain the outbox; a shared outbox drains once per process.
+  outbox.runIn(app)
   return {
     db: database.db,
-    keys: options.keys ?? createKeyRuntime({ config, db: database.db }),
+    keys,
     tenants: options.tenants ?? createTenantCache({ db: database.db }),
     publicUrl: config.PUBLIC_URL,
-    now: options.now ?? (() => new Date()),
-    outbound: outboundPolicy(config),
-    webhook: { ...webhookPolicy(config), log: app.log },
+    now,
+    outbound,
+    outbox,
     log: app.log,
-    background: backgroundWork(app),
   }
 }

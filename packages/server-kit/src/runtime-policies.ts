@@ -22,18 +22,15 @@ export function outboundPolicy(
   }
 }
 
-/** Webhook retry settings, from WEBHOOK_MAX_ATTEMPTS and WEBHOOK_BACKOFF_MS. */
-export function webhookPolicy(config: Pick<CommonConfig, 'WEBHOOK_MAX_ATTEMPTS' | 'WEBHOOK_BACKOFF_MS'>) {
-  return { attempts: config.WEBHOOK_MAX_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS }
-}
-
-/** Background work of an app (webhook deliveries) that must finish before the app closes. */
-export function backgroundWork(app: FastifyInstance): Set<Promise<unknown>> {
-  const pending = new Set<Promise<unknown>>()
-  app.addHook('onClose', async () => {
-    await Promise.allSettled([...pending])
-  })
-  return pending
+/** Webhook outbox settings, from WEBHOOK_MAX_ATTEMPTS, WEBHOOK_BACKOFF_MS and WEBHOOK_POLL_SECONDS. */
+export function webhookPolicy(
+  config: Pick<CommonConfig, 'WEBHOOK_MAX_ATTEMPTS' | 'WEBHOOK_BACKOFF_MS' | 'WEBHOOK_POLL_SECONDS'>,
+) {
+  return {
+    attempts: config.WEBHOOK_MAX_ATTEMPTS,
+    backoffMs: config.WEBHOOK_BACKOFF_MS,
+    pollSeconds: config.WEBHOOK_POLL_SECONDS,
+  }
 }
 
 /**

@@ -13,15 +13,9 @@ import {
   createIssuanceSessionRepository,
   createNonceRepository,
   createNotificationRepository,
-  createWebhookEndpointRepository,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import {
-  deliverWebhook,
-  fetchAttributes,
-  offerClaims,
-  type ProtocolDeps,
-} from '@credential-service/server-kit'
+import { fetchAttributes, offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
 import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 import { parseCredentialRequest } from './parse-credential-request'
@@ -111,8 +105,9 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
     },
 
     /**
-     * Notification endpoint (OpenID4VCI §11): records the wallet's event on the session and hands
-     * it to the configuration's webhook endpoint in the background (signed, retried, outcome recorded).
+     * Notification endpoint (OpenID4VCI §11): records the wallet's event on the session and, in the
+     * same transaction, stores it in the webhook outbox for the configuration's endpoint (when that
+     * endpoint subscribes to `issuance.notification`); the outbox delivers it (signed, retried).
      */
     async notification(token: { sessionId: string }, body: Record<string, unknown>): Promise<void> {
       const events = ['credential_accepted', 'credential_failure', 'credential_deleted']
@@ -121,40 +116,40 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       if (typeof body.event !== 'string' || !events.includes(body.event)) {
         throw new ProtocolError('invalid_notification_request', `event must be one of ${events.join(', ')}`)
       }
+      const notificationId = body.notification_id
+      const event = body.event
       const description = typeof body.event_description === 'string' ? body.event_description : undefined
-      const row = await notifications.record(
-        body.notification_id,
-        token.sessionId,
-        body.event,
-        description,
-        deps.now(),
-      )
-      if (!row)
-        throw new ProtocolError('invalid_notification_id', 'unknown notification_id for this access token')
-      const offered = await config(row.credentialConfigurationId)
-      const endpoint = offered?.webhookEndpointId
-        ? await createWebhookEndpointRepository(deps.db, tenantId).row(offered.webhookEndpointId)
-        : undefined
-      if (!endpoint) {
-        await notifications.delivered(row.id, { status: 'none', attempts: 0, lastError: null })
-        return
-      }
-      const event = {
-        type: 'issuance.notification',
-        tenantId,
-        sessionId: token.sessionId,
-        credentialConfigurationId: row.credentialConfigurationId,
-        event: body.event,
-        ...(description ? { eventDescription: description } : {}),
-        at: deps.now().toISOString(),
-      }
-      const delivery = deliverWebhook(endpoint, event, {
-        cipher: deps.keys.cipher,
-        outbound: deps.outbound,
-        ...deps.webhook,
-      }).then((outcome) => notifications.delivered(row.id, outcome))
-      deps.background.add(delivery)
-      void delivery.finally(() => deps.background.delete(delivery))
+      const now = deps.now()
+      // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
+      const configs = await deps.tenants.credentialConfigs(tenantId)
+      const stored = await deps.db.transaction(async (tx) => {
+        const row = await notifications.record(notificationId, token.sessionId, event, description, now, tx)
+        if (!row)
+          throw new ProtocolError('invalid_notification_id', 'unknown notification_id for this access token')
+        const endpointId = configs.find((c) => c.id === row.credentialConfigurationId)?.webhookEndpointId
+        const deliveryId = endpointId
+          ? await deps.outbox.enqueue(tx, {
+              tenantId,
+              endpointId,
+              type: 'issuance.notification',
+              sessionId: token.sessionId,
+              notificationId: row.id,
+              body: {
+                type: 'issuance.notification',
+                tenantId,
+                sessionId: token.sessionId,
+                credentialConfigurationId: row.credentialConfigurationId,
+                event,
+                ...(description ? { eventDescription: description } : {}),
+                at: now.toISOString(),
+              },
+            })
+          : undefined
+        if (!deliveryId)
+          await notifications.delivered(row.id, { status: 'none', attempts: 0, lastError: null }, tx)
+        return deliveryId !== undefined
+      })
+      if (stored) void deps.outbox.kick()
     },
 
     /** Verifies the access token: signed by a key of this tenant, for this issuer, unexpired. */

@@ -78,7 +78,7 @@ export function sessionRoutes(
         schema: {
           operationId: sessions.op('deleteSession'),
           tags,
-          summary: 'Delete a session with its claims, result and notifications',
+          summary: 'Delete a session with its claims, result, notifications and webhook deliveries',
           description: [
             'Whatever its status: an open offer or presentation request stops working at once. Deleting an issuance session needs `issuance:offer`, a presentation session `presentation:request`. The deletion is audited.',
             'Ended sessions are also deleted by the retention job `SESSION_RETENTION_DAYS` after their expiry.',

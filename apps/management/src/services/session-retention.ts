@@ -4,6 +4,7 @@ import {
   dropUnreleasedResults,
   dropUnusableOfferClaims,
   purgeSessions,
+  purgeWebhookDeliveries,
   sealLegacySessionData,
 } from '@credential-service/db-schema'
 
@@ -23,9 +24,10 @@ const DAY_MS = 24 * 60 * 60 * 1000
 /**
  * One run of the retention job, for every tenant: drops the claims of offers that can no longer be
  * redeemed and same-device results nobody released an hour past expiry, encrypts claims and
- * results left in clear by an older version, then deletes sessions
- * whose expiry lies more than `retentionDays` back, in batches until none is left. Several
- * processes may run it at once: each batch changes or deletes what is still there.
+ * results left in clear by an older version, then deletes sessions whose expiry lies more than
+ * `retentionDays` back, and finished webhook deliveries (delivered or failed) last changed as long
+ * ago, in batches until none is left. Several processes may run it at once: each batch changes or
+ * deletes what is still there.
  */
 export async function applySessionRetention(deps: SessionRetentionDeps) {
   const batch = deps.batchSize ?? 500
@@ -50,7 +52,7 @@ export async function applySessionRetention(deps: SessionRetentionDeps) {
     sealed += done.issuance + done.presentation
     more = done.issuance === batch || done.presentation === batch
   }
-  const deleted = { issuance: 0, presentation: 0 }
+  const deleted = { issuance: 0, presentation: 0, webhookDeliveries: 0 }
   if (deps.retentionDays > 0) {
     const before = new Date(now.getTime() - deps.retentionDays * DAY_MS)
     for (let more = true; more; ) {
@@ -58,6 +60,10 @@ export async function applySessionRetention(deps: SessionRetentionDeps) {
       deleted.issuance += purged.issuance
       deleted.presentation += purged.presentation
       more = purged.issuance === batch || purged.presentation === batch
+    }
+    for (let purged = batch; purged === batch; ) {
+      purged = await purgeWebhookDeliveries(deps.db, before, batch)
+      deleted.webhookDeliveries += purged
     }
   }
   return { claimsDropped, resultsDropped, sealed, deleted }

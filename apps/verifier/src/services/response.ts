@@ -3,10 +3,8 @@ import { type DcqlQuery, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
-  createWebhookEndpointRepository,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
-import { deliverWebhook } from '@credential-service/server-kit'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { verifyMdocPresentation } from './mdoc-presentation'
 import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
@@ -102,43 +100,46 @@ function checkClaims(credential: DcqlQuery['credentials'][number], claims: Recor
   if (!ok) throw new PresentationRejected('no claim set of the query is satisfied')
 }
 
+type SessionOutcome = Parameters<ReturnType<typeof createPresentationSessionRepository>['finish']>[1]
+
 /**
- * Sends the outcome to the session's webhook endpoint in the background (signed, retried) and
- * records the delivery; with the tenant's `drop-after-delivery` retention claims the webhook
- * received are then removed from the session.
+ * Ends the pending session with its outcome and, in the same transaction, stores the webhook event
+ * (`event`) in the outbox when the session has an endpoint subscribed to `presentation.result`.
+ * With the tenant's `drop-after-delivery` retention, claims the webhook receives leave the session
+ * (and the outbox) once delivered. False when another response ended the session first.
  */
-function deliverResult(
+async function finishSession(
   deps: VerifierDeps,
   row: PresentationSessionRow,
-  outcome: Record<string, unknown>,
-): void {
-  if (!row.webhookEndpointId) return
-  const work = (async () => {
-    const endpoint = await createWebhookEndpointRepository(deps.db, row.tenantId).row(
-      row.webhookEndpointId as string,
-    )
-    if (!endpoint) return
-    const event = {
-      type: 'presentation.result',
+  outcome: SessionOutcome,
+  event: Record<string, unknown>,
+  now: Date,
+): Promise<boolean> {
+  const sessions = createPresentationSessionRepository(deps.db, row.tenantId)
+  const endpointId = row.webhookEndpointId
+  if (!endpointId) return (await sessions.finish(row.id, outcome, now)) !== undefined
+  // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
+  const tenant = await deps.tenants.tenant(row.tenantId)
+  const finished = await deps.db.transaction(async (tx) => {
+    if (!(await sessions.finish(row.id, outcome, now, tx))) return undefined
+    const deliveryId = await deps.outbox.enqueue(tx, {
       tenantId: row.tenantId,
+      endpointId,
+      type: 'presentation.result',
       sessionId: row.id,
-      presentationConfigId: row.presentationConfigId,
-      ...outcome,
-    }
-    const delivery = await deliverWebhook(endpoint, event, {
-      cipher: deps.keys.cipher,
-      outbound: deps.outbound,
-      ...deps.webhook,
+      dropSessionResult: tenant?.presentationRetention === 'drop-after-delivery' && 'claims' in event,
+      body: {
+        type: 'presentation.result',
+        tenantId: row.tenantId,
+        sessionId: row.id,
+        presentationConfigId: row.presentationConfigId,
+        ...event,
+      },
     })
-    const tenant = await deps.tenants.tenant(row.tenantId)
-    await createPresentationSessionRepository(deps.db, row.tenantId).delivered(
-      row.id,
-      delivery,
-      tenant?.presentationRetention === 'drop-after-delivery' && 'claims' in outcome,
-    )
-  })()
-  deps.background.add(work)
-  void work.finally(() => deps.background.delete(work))
+    return { deliveryId }
+  })
+  if (finished?.deliveryId) void deps.outbox.kick()
+  return finished !== undefined
 }
 
 /**
@@ -157,9 +158,8 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     )
   }
   const fail = async (reason: string) => {
-    if (await sessions.finish(row.id, { status: 'failed', failureReason: reason }, now)) {
-      deliverResult(deps, row, { status: 'failed', failureReason: reason })
-    }
+    const outcome = { status: 'failed', failureReason: reason } as const
+    await finishSession(deps, row, outcome, outcome, now)
     return reason
   }
 
@@ -235,24 +235,21 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     }
     checkCredentialSets(config.dcqlQuery, new Set(Object.keys(result)))
     const responseCode = row.redirectUri ? randomBytes(32).toString('base64url') : undefined
-    const finished = await sessions.finish(
-      row.id,
+    // S-86: a same-device result goes only to the holder of the response code, never to a webhook.
+    const finished = await finishSession(
+      deps,
+      row,
       {
         status: 'verified',
         resultEncrypted: deps.keys.sessionData.sealResult(tenantId, row.id, result),
         responseCodeHash: responseCode ? codeHash(responseCode) : null,
       },
-      now,
-    )
-    if (!finished) throw new ProtocolError('invalid_request', 'this request was answered already')
-    // S-86: a same-device result goes only to the holder of the response code, never to a webhook.
-    deliverResult(
-      deps,
-      row,
       responseCode
         ? { status: 'verified', responseCodeRequired: true }
         : { status: 'verified', claims: result },
+      now,
     )
+    if (!finished) throw new ProtocolError('invalid_request', 'this request was answered already')
     return responseCode ? { redirect_uri: `${row.redirectUri}#response_code=${responseCode}` } : {}
   } catch (error) {
     if (!(error instanceof PresentationRejected)) throw error

@@ -68,7 +68,9 @@ export const zWebhookEndpointInput = z
       .array(z.string().min(1).max(100))
       .max(50)
       .optional()
-      .describe('Event types to deliver; all when absent'),
+      .describe(
+        'Event types to deliver (`issuance.notification`, `presentation.result`); all when absent. Other events are never stored or sent',
+      ),
   })
   .strict()
   .describe('Webhook endpoint, as sent to create or replace one')

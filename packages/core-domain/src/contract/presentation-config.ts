@@ -131,7 +131,7 @@ export const zPresentationSession = z
       ),
     delivery: z
       .object({
-        status: z.enum(['none', 'delivered', 'failed']),
+        status: z.enum(['none', 'pending', 'delivered', 'failed']),
         attempts: z.number().int(),
         error: z.string().nullable(),
       })

@@ -335,8 +335,15 @@ export function createNotificationRepository(db: Database, tenantId: string) {
     and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.id, id)) as SQL
   return {
     /** Records the wallet's event on a notification of `sessionId`; undefined when it is not one. */
-    async record(id: string, sessionId: string, event: string, description: string | undefined, at: Date) {
-      const [row] = await db
+    async record(
+      id: string,
+      sessionId: string,
+      event: string,
+      description: string | undefined,
+      at: Date,
+      tx: Executor = db,
+    ) {
+      const [row] = await tx
         .update(issuanceNotifications)
         .set({ event, eventDescription: description ?? null, receivedAt: at, deliveryStatus: 'pending' })
         .where(and(byId(id), eq(issuanceNotifications.sessionId, sessionId)))
@@ -347,8 +354,9 @@ export function createNotificationRepository(db: Database, tenantId: string) {
     async delivered(
       id: string,
       outcome: { status: string; attempts: number; lastError: string | null },
+      tx: Executor = db,
     ): Promise<void> {
-      await db
+      await tx
         .update(issuanceNotifications)
         .set({
           deliveryStatus: outcome.status,

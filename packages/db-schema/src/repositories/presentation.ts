@@ -1,5 +1,5 @@
 import { and, eq, gt, isNotNull, or, sql } from 'drizzle-orm'
-import type { Database } from '../database'
+import type { Database, Executor } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 
@@ -55,23 +55,22 @@ const statements = {
         )
         .returning(),
     ),
-  finish: (db: Database) =>
-    prepared(db, 'presentation_finish', (d) =>
-      d
-        .update(presentationSessions)
-        .set({
-          status: param('status'),
-          resultEncrypted: param('resultEncrypted'),
-          failureReason: param('failureReason'),
-          responseCodeHash: param('responseCodeHash'),
-          responseReceivedAt: at,
-          updatedAt: sql`now()`,
-        })
-        .where(
-          and(tenant, eq(presentationSessions.id, param('id')), eq(presentationSessions.status, 'pending')),
-        )
-        .returning(),
-    ),
+  finish: (db: Database) => prepared(db, 'presentation_finish', finishStatement),
+}
+
+function finishStatement(d: Database) {
+  return d
+    .update(presentationSessions)
+    .set({
+      status: param('status'),
+      resultEncrypted: param('resultEncrypted'),
+      failureReason: param('failureReason'),
+      responseCodeHash: param('responseCodeHash'),
+      responseReceivedAt: at,
+      updatedAt: sql`now()`,
+    })
+    .where(and(tenant, eq(presentationSessions.id, param('id')), eq(presentationSessions.status, 'pending')))
+    .returning()
 }
 
 export type NewPresentationSession = Omit<typeof presentationSessions.$inferInsert, 'tenantId'>
@@ -107,7 +106,10 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
       return row
     },
 
-    /** Ends a pending session with its outcome; undefined when another response came first. */
+    /**
+     * Ends a pending session with its outcome; undefined when another response came first. In a
+     * transaction (`tx`, to store the webhook event with it) the statement is built unprepared.
+     */
     async finish(
       id: string,
       outcome: {
@@ -118,8 +120,12 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
         responseCodeHash?: string | null
       },
       at: Date,
+      tx?: Executor,
     ): Promise<PresentationSessionRow | undefined> {
-      const [row] = await statements.finish(db).execute({
+      const statement = tx
+        ? finishStatement(tx as Database).prepare('presentation_finish_tx')
+        : statements.finish(db)
+      const [row] = await statement.execute({
         tenantId,
         id,
         at: at.toISOString(),
@@ -161,26 +167,6 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
           .where(and(inTenant, eq(presentationSessions.id, id)))
         return row
       })
-    },
-
-    /** Records the webhook outcome; drops the claims when the tenant keeps nothing after delivery. */
-    async delivered(
-      id: string,
-      outcome: { status: string; attempts: number; lastError: string | null },
-      dropResult: boolean,
-    ) {
-      await db
-        .update(presentationSessions)
-        .set({
-          deliveryStatus: outcome.status,
-          deliveryAttempts: outcome.attempts,
-          deliveryError: outcome.lastError,
-          ...(dropResult && outcome.status === 'delivered'
-            ? { resultEncrypted: null, legacyResult: null }
-            : {}),
-          updatedAt: new Date(),
-        })
-        .where(and(inTenant, eq(presentationSessions.id, id)))
     },
   }
 }

@@ -21,6 +21,7 @@ import {
   issuanceSessions,
   type PresentationSessionRow,
   presentationSessions,
+  webhookDeliveries,
 } from '../schema'
 import { deleteExpiredBatch } from './issuance'
 import { afterKey, compareKeys, decodeKeyCursor, keyCursorText, type ListKey, toKeyPage } from './pagination'
@@ -103,6 +104,11 @@ export function createSessionRepository(db: Database, tenantId: string) {
     return rows.map(({ row, at }) => ({ item: { kind, row } as SessionRow, key: { at, id: row.id } }))
   }
 
+  const deleteDeliveries = (tx: Executor, sessionId: string) =>
+    tx
+      .delete(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.sessionId, sessionId)))
+
   return {
     async list(filter: SessionListFilter): Promise<Page<SessionRow>> {
       const after = decodeKeyCursor(filter.cursor)
@@ -120,6 +126,7 @@ export function createSessionRepository(db: Database, tenantId: string) {
       await tx
         .delete(issuanceNotifications)
         .where(and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.sessionId, id)))
+      await deleteDeliveries(tx, id)
       return deleted.length > 0
     },
 
@@ -129,6 +136,8 @@ export function createSessionRepository(db: Database, tenantId: string) {
         .delete(presentationSessions)
         .where(and(eq(presentationSessions.tenantId, tenantId), eq(presentationSessions.id, id)))
         .returning({ id: presentationSessions.id })
+      // The outbox copy of the result holds the same claims.
+      await deleteDeliveries(tx, id)
       return deleted.length > 0
     },
   }

@@ -41,10 +41,13 @@ import type {
   TenantUpdate,
   TokenRequest,
   TokenResponse,
+  WebhookDelivery,
+  WebhookDeliveryPage,
   WebhookEndpoint,
   WebhookEndpointDefinition,
   WebhookEndpointPage,
   WebhookEndpointWithSecret,
+  WebhookReplayResult,
 } from './types.js'
 
 /**
@@ -231,7 +234,7 @@ export interface ManagementOperations {
    */
   deletePresentationConfigOfTenant(tenantId: string, presentationConfigId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a session with its claims, result and notifications
+   * Delete a session with its claims, result, notifications and webhook deliveries
    *
    * Whatever its status: an open offer or presentation request stops working at once. Deleting an issuance session needs `issuance:offer`, a presentation session `presentation:request`. The deletion is audited.
    *
@@ -241,7 +244,7 @@ export interface ManagementOperations {
    */
   deleteSession(id: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a session with its claims, result and notifications
+   * Delete a session with its claims, result, notifications and webhook deliveries
    *
    * Whatever its status: an open offer or presentation request stops working at once. Deleting an issuance session needs `issuance:offer`, a presentation session `presentation:request`. The deletion is audited.
    *
@@ -373,6 +376,18 @@ export interface ManagementOperations {
   /** Authorization server metadata (RFC 8414) of the built-in token server */
   getTokenServerMetadata(options?: CallOptions): Promise<AuthorizationServerMetadata>
   /**
+   * Get a delivery of a webhook endpoint
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  getWebhookDelivery(webhookEndpointId: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>
+  /**
+   * Get a delivery of a webhook endpoint
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  getWebhookDeliveryOfTenant(tenantId: string, webhookEndpointId: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>
+  /**
    * Get a webhook endpoint
    *
    * Roles (any of): `issuance:config`, `presentation:config`.
@@ -491,6 +506,22 @@ export interface ManagementOperations {
    */
   listTenants(query?: operations['listTenants']['parameters']['query'], options?: CallOptions): Promise<TenantPage>
   /**
+   * List the deliveries of a webhook endpoint, newest first
+   *
+   * Each event is stored in the webhook outbox with the change it reports and delivered at least once, with retries (`WEBHOOK_MAX_ATTEMPTS`, backoff from `WEBHOOK_BACKOFF_MS`). Bodies are not shown: they may carry disclosed claims.
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  listWebhookDeliveries(webhookEndpointId: string, query?: operations['listWebhookDeliveries']['parameters']['query'], options?: CallOptions): Promise<WebhookDeliveryPage>
+  /**
+   * List the deliveries of a webhook endpoint, newest first
+   *
+   * Each event is stored in the webhook outbox with the change it reports and delivered at least once, with retries (`WEBHOOK_MAX_ATTEMPTS`, backoff from `WEBHOOK_BACKOFF_MS`). Bodies are not shown: they may carry disclosed claims.
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  listWebhookDeliveriesOfTenant(tenantId: string, webhookEndpointId: string, query?: operations['listWebhookDeliveriesOfTenant']['parameters']['query'], options?: CallOptions): Promise<WebhookDeliveryPage>
+  /**
    * List webhook endpoints
    *
    * Roles (any of): `issuance:config`, `presentation:config`.
@@ -570,6 +601,34 @@ export interface ManagementOperations {
    * Roles (any of): `issuance:config`, `presentation:config`.
    */
   replaceWebhookEndpointOfTenant(tenantId: string, webhookEndpointId: string, body: WebhookEndpointDefinition, options?: CallOptions): Promise<WebhookEndpointWithSecret>
+  /**
+   * Send every failed delivery of a webhook endpoint again
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  replayFailedWebhookDeliveries(webhookEndpointId: string, options?: CallOptions): Promise<WebhookReplayResult>
+  /**
+   * Send every failed delivery of a webhook endpoint again
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  replayFailedWebhookDeliveriesOfTenant(tenantId: string, webhookEndpointId: string, options?: CallOptions): Promise<WebhookReplayResult>
+  /**
+   * Send a delivery again
+   *
+   * Queues the stored event again, due now, with a fresh count of attempts; the body is the same, `deliveryId` included. Any status but `delivering` (409 while an attempt is under way), and only while the body is kept (409 once `drop-after-delivery` dropped it).
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  replayWebhookDelivery(webhookEndpointId: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>
+  /**
+   * Send a delivery again
+   *
+   * Queues the stored event again, due now, with a fresh count of attempts; the body is the same, `deliveryId` included. Any status but `delivering` (409 while an attempt is under way), and only while the body is kept (409 once `drop-after-delivery` dropped it).
+   *
+   * Roles (any of): `issuance:config`, `presentation:config`.
+   */
+  replayWebhookDeliveryOfTenant(tenantId: string, webhookEndpointId: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>
   /**
    * Get an access token with the client credentials grant (RFC 6749 §4.4)
    *
@@ -688,6 +747,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getTenant: { method: 'GET', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   getTokenJwks: { method: 'GET', path: '/api/oauth2/jwks', pathParams: [], body: 'none', query: false, auth: false },
   getTokenServerMetadata: { method: 'GET', path: '/api/.well-known/oauth-authorization-server', pathParams: [], body: 'none', query: false, auth: false },
+  getWebhookDelivery: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}', pathParams: ['webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
+  getWebhookDeliveryOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}', pathParams: ['tenantId', 'webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
   getWebhookEndpoint: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}', pathParams: ['webhookEndpointId'], body: 'none', query: false, auth: true },
   getWebhookEndpointOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: false, auth: true },
   listAttributeProviders: { method: 'GET', path: '/api/attribute-providers', pathParams: [], body: 'none', query: true, auth: true },
@@ -705,6 +766,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   listSessions: { method: 'GET', path: '/api/sessions', pathParams: [], body: 'none', query: true, auth: true },
   listSessionsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/sessions', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listTenants: { method: 'GET', path: '/api/tenants', pathParams: [], body: 'none', query: true, auth: true },
+  listWebhookDeliveries: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries', pathParams: ['webhookEndpointId'], body: 'none', query: true, auth: true },
+  listWebhookDeliveriesOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: true, auth: true },
   listWebhookEndpoints: { method: 'GET', path: '/api/webhook-endpoints', pathParams: [], body: 'none', query: true, auth: true },
   listWebhookEndpointsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   releaseSessionResult: { method: 'POST', path: '/api/sessions/{id}/result', pathParams: ['id'], body: 'required', query: false, auth: true },
@@ -717,6 +780,10 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   replacePresentationConfigOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'required', query: false, auth: true },
   replaceWebhookEndpoint: { method: 'PUT', path: '/api/webhook-endpoints/{webhookEndpointId}', pathParams: ['webhookEndpointId'], body: 'required', query: false, auth: true },
   replaceWebhookEndpointOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}', pathParams: ['tenantId', 'webhookEndpointId'], body: 'required', query: false, auth: true },
+  replayFailedWebhookDeliveries: { method: 'POST', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries/replay-failed', pathParams: ['webhookEndpointId'], body: 'none', query: false, auth: true },
+  replayFailedWebhookDeliveriesOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/replay-failed', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: false, auth: true },
+  replayWebhookDelivery: { method: 'POST', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}/replay', pathParams: ['webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
+  replayWebhookDeliveryOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}/replay', pathParams: ['tenantId', 'webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
   requestToken: { method: 'POST', path: '/api/oauth2/token', pathParams: [], body: 'required', query: false, auth: false },
   rotateClientSecret: { method: 'POST', path: '/api/clients/{clientId}/rotate-secret', pathParams: ['clientId'], body: 'optional', query: false, auth: true },
   rotateClientSecretOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/clients/{clientId}/rotate-secret', pathParams: ['tenantId', 'clientId'], body: 'optional', query: false, auth: true },

@@ -1011,7 +1011,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a session with its claims, result and notifications
+         * Delete a session with its claims, result, notifications and webhook deliveries
          * @description Whatever its status: an open offer or presentation request stops working at once. Deleting an issuance session needs `issuance:offer`, a presentation session `presentation:request`. The deletion is audited.
          *
          *     Ended sessions are also deleted by the retention job `SESSION_RETENTION_DAYS` after their expiry.
@@ -1091,7 +1091,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a session with its claims, result and notifications
+         * Delete a session with its claims, result, notifications and webhook deliveries
          * @description Whatever its status: an open offer or presentation request stops working at once. Deleting an issuance session needs `issuance:offer`, a presentation session `presentation:request`. The deletion is audited.
          *
          *     Ended sessions are also deleted by the retention job `SESSION_RETENTION_DAYS` after their expiry.
@@ -1122,6 +1122,174 @@ export interface paths {
          *     Roles (any of): `presentation:request`.
          */
         post: operations["releaseSessionResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deliveries of a webhook endpoint, newest first
+         * @description Each event is stored in the webhook outbox with the change it reports and delivered at least once, with retries (`WEBHOOK_MAX_ATTEMPTS`, backoff from `WEBHOOK_BACKOFF_MS`). Bodies are not shown: they may carry disclosed claims.
+         *
+         *     Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        get: operations["listWebhookDeliveriesOfTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery of a webhook endpoint
+         * @description Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        get: operations["getWebhookDeliveryOfTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Queues the stored event again, due now, with a fresh count of attempts; the body is the same, `deliveryId` included. Any status but `delivering` (409 while an attempt is under way), and only while the body is kept (409 once `drop-after-delivery` dropped it).
+         *
+         *     Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        post: operations["replayWebhookDeliveryOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/replay-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send every failed delivery of a webhook endpoint again
+         * @description Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        post: operations["replayFailedWebhookDeliveriesOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{webhookEndpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deliveries of a webhook endpoint, newest first
+         * @description Each event is stored in the webhook outbox with the change it reports and delivered at least once, with retries (`WEBHOOK_MAX_ATTEMPTS`, backoff from `WEBHOOK_BACKOFF_MS`). Bodies are not shown: they may carry disclosed claims.
+         *
+         *     Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery of a webhook endpoint
+         * @description Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Queues the stored event again, due now, with a fresh count of attempts; the body is the same, `deliveryId` included. Any status but `delivering` (409 while an attempt is under way), and only while the body is kept (409 once `drop-after-delivery` dropped it).
+         *
+         *     Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        post: operations["replayWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{webhookEndpointId}/deliveries/replay-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send every failed delivery of a webhook endpoint again
+         * @description Roles (any of): `issuance:config`, `presentation:config`.
+         */
+        post: operations["replayFailedWebhookDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1911,7 +2079,7 @@ export interface components {
             /** @description Delivery of the result to the webhook endpoint */
             delivery: {
                 /** @enum {string} */
-                status: "none" | "delivered" | "failed";
+                status: "none" | "pending" | "delivered" | "failed";
                 attempts: number;
                 error: string | null;
             };
@@ -2072,6 +2240,45 @@ export interface components {
             /** @description The code to require; generated and returned once when absent */
             value?: string;
         };
+        WebhookDelivery: {
+            /** @description Delivery id; the event body carries it as `deliveryId` */
+            id: string;
+            webhookEndpointId: string;
+            /** @description `issuance.notification` or `presentation.result` */
+            eventType: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /** @description Attempts since the event was stored or last replayed */
+            attempts: number;
+            /** @description When a pending delivery is tried next (for `delivering`: when its lease ends); null once done */
+            nextAttemptAt: string | null;
+            /** @description Why the last failed attempt failed (status or cause) */
+            lastError: string | null;
+            /** @description Whether the body is still kept: the tenant’s `drop-after-delivery` drops it once delivered */
+            replayable: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+            deliveredAt: string | null;
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /**
+         * @description `pending`: waits for its next attempt; `delivering`: an attempt is under way; `delivered`: a 2xx answer came; `failed`: every attempt failed (replay it to try again)
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "delivering" | "delivered" | "failed";
         WebhookEndpoint: {
             id: string;
             description: string | null;
@@ -2104,7 +2311,7 @@ export interface components {
              *     }
              */
             auth?: components["schemas"]["EndpointAuthDefinition"];
-            /** @description Event types to deliver; all when absent */
+            /** @description Event types to deliver (`issuance.notification`, `presentation.result`); all when absent. Other events are never stored or sent */
             events?: string[];
         };
         WebhookEndpointPage: {
@@ -2130,6 +2337,10 @@ export interface components {
             events: string[] | null;
             /** @description HMAC signing secret: shown once, on create or when auth changes to hmac */
             signingSecret?: string;
+        };
+        WebhookReplayResult: {
+            /** @description Failed deliveries queued again */
+            replayed: number;
         };
     };
     responses: never;
@@ -4303,6 +4514,210 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PresentationSession"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveriesOfTenant: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+            };
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+        };
+    };
+    getWebhookDeliveryOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                webhookEndpointId: string;
+                /** @description Delivery id; the event body carries it as `deliveryId` */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+        };
+    };
+    replayWebhookDeliveryOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                webhookEndpointId: string;
+                /** @description Delivery id; the event body carries it as `deliveryId` */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+        };
+    };
+    replayFailedWebhookDeliveriesOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplayResult"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+            };
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+                /** @description Delivery id; the event body carries it as `deliveryId` */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+        };
+    };
+    replayWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+                /** @description Delivery id; the event body carries it as `deliveryId` */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+        };
+    };
+    replayFailedWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookEndpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplayResult"];
                 };
             };
         };

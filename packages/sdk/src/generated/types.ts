@@ -89,8 +89,13 @@ export type TenantUpdate = components['schemas']['TenantUpdate']
 export type TokenRequest = components['schemas']['TokenRequest']
 export type TokenResponse = components['schemas']['TokenResponse']
 export type TxCodeSpec = components['schemas']['TxCodeSpec']
+export type WebhookDelivery = components['schemas']['WebhookDelivery']
+export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage']
+/** `pending`: waits for its next attempt; `delivering`: an attempt is under way; `delivered`: a 2xx answer came; `failed`: every attempt failed (replay it to try again) */
+export type WebhookDeliveryStatus = components['schemas']['WebhookDeliveryStatus']
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint']
 /** Webhook endpoint, as sent to create or replace one */
 export type WebhookEndpointDefinition = components['schemas']['WebhookEndpointDefinition']
 export type WebhookEndpointPage = components['schemas']['WebhookEndpointPage']
 export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret']
+export type WebhookReplayResult = components['schemas']['WebhookReplayResult']

@@ -1,0 +1,208 @@
+import { newId, type WebhookEventType } from '@credential-service/core-domain'
+import type { JwkCipher } from '@credential-service/crypto'
+import {
+  claimDueWebhookDeliveries,
+  createWebhookEndpointRepository,
+  type Database,
+  type DeliveryResult,
+  type Executor,
+  enqueueWebhookDelivery,
+  finishWebhookDelivery,
+  type WebhookDeliveryRow,
+} from '@credential-service/db-schema'
+import type { FastifyInstance } from 'fastify'
+import type { OutboundPolicy } from './outbound-fetch'
+import { scheduleJob } from './runtime-policies'
+import { type OutboundLog, sendWebhook } from './webhook-delivery'
+
+/** How long a claimed row is someone's: well above one attempt's 5 s limit. */
+export const DELIVERY_LEASE_MS = 60_000
+const BATCH = 20
+const MAX_BACKOFF_MS = 60 * 60 * 1000
+
+export interface WebhookOutboxOptions {
+  db: Database
+  cipher: JwkCipher
+  outbound: OutboundPolicy
+  /** Attempts per delivery (WEBHOOK_MAX_ATTEMPTS). */
+  attempts: number
+  /** Delay before the first retry, doubled each time (WEBHOOK_BACKOFF_MS). */
+  backoffMs: number
+  /** How often a process that drains looks for due rows (WEBHOOK_POLL_SECONDS). */
+  pollSeconds: number
+  /** Failed attempts and drains; the logger of the app it first runs in when absent. */
+  log?: OutboxLog
+  now: () => Date
+  leaseMs?: number
+}
+
+type OutboxLog = OutboundLog & { error(object: Record<string, unknown>, message: string): void }
+
+/** An event to store for a webhook endpoint. */
+export interface WebhookEvent {
+  tenantId: string
+  endpointId: string
+  type: WebhookEventType
+  sessionId: string
+  /** `issuance.notification`: the notification whose delivery fields mirror the outbox row. */
+  notificationId?: string
+  /** Drop the session's claims (and the stored body) once delivered. */
+  dropSessionResult?: boolean
+  /** The JSON body; `deliveryId` is added. */
+  body: Record<string, unknown>
+}
+
+const payloadContext = (tenantId: string, id: string) => `webhook-delivery:${tenantId}/${id}`
+
+/**
+ * The durable webhook outbox. Events are stored in the transaction of the change they report
+ * (`enqueue`), then delivered by whichever process drains first: `kick` right after the commit,
+ * the poll of `runIn` (issuer and verifier processes), and a timer at each retry's due time.
+ * Delivery is at least once: a process that dies mid-attempt loses its lease and the row is tried
+ * again; the receiver tells repeats apart by `deliveryId`.
+ */
+export function createWebhookOutbox(options: WebhookOutboxOptions) {
+  const leaseMs = options.leaseMs ?? DELIVERY_LEASE_MS
+  let closed = false
+  let scheduled = false
+  let running: Promise<void> | undefined
+  let again = false
+  const timers = new Set<NodeJS.Timeout>()
+  let log = options.log
+
+  /** Stores the event when the endpoint subscribes to its type; returns the delivery id if stored. */
+  async function enqueue(tx: Executor, event: WebhookEvent): Promise<string | undefined> {
+    const id = newId('whd')
+    const body = JSON.stringify({ ...event.body, deliveryId: id })
+    const stored = await enqueueWebhookDelivery(tx, {
+      tenantId: event.tenantId,
+      id,
+      endpointId: event.endpointId,
+      eventType: event.type,
+      sessionId: event.sessionId,
+      notificationId: event.notificationId,
+      dropSessionResult: event.dropSessionResult,
+      payloadEncrypted: options.cipher.encrypt(body, payloadContext(event.tenantId, id)),
+      at: options.now(),
+    })
+    return stored ? id : undefined
+  }
+
+  /**
+   * Drains every due row, in batches, in the background; a kick during a run makes the run look
+   * once more. Resolves when the run ends; never rejects (failures are logged).
+   */
+  function kick(): Promise<void> {
+    if (closed) return Promise.resolve()
+    if (running) {
+      again = true
+      return running
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false
+          while ((await drainBatch()) === BATCH && !closed) {}
+        } while (again && !closed)
+      } catch (error) {
+        log?.error({ err: error }, 'webhook outbox drain failed')
+      } finally {
+        running = undefined
+      }
+    })()
+    return running
+  }
+
+  async function drainBatch(): Promise<number> {
+    const now = options.now()
+    const rows = await claimDueWebhookDeliveries(options.db, {
+      now,
+      leaseUntil: new Date(now.getTime() + leaseMs),
+      limit: BATCH,
+    })
+    await Promise.all(rows.map(deliver))
+    return rows.length
+  }
+
+  async function deliver(row: WebhookDeliveryRow): Promise<void> {
+    const result = await attempt(row)
+    await finishWebhookDelivery(options.db, row, result)
+    if (result.status === 'pending') retryAt(result.nextAttemptAt.getTime() - result.at.getTime())
+  }
+
+  async function attempt(row: WebhookDeliveryRow): Promise<DeliveryResult> {
+    // Past the last attempt: the process that made it stopped before recording the outcome.
+    if (row.attempts > options.attempts)
+      return {
+        status: 'failed',
+        at: options.now(),
+        error: row.lastError ?? 'the last attempt was interrupted',
+      }
+    const endpoint = await createWebhookEndpointRepository(options.db, row.tenantId).row(row.endpointId)
+    const body = endpoint ? openBody(row) : undefined
+    const outcome =
+      endpoint && body !== undefined
+        ? await sendWebhook(endpoint, body, {
+            cipher: options.cipher,
+            outbound: options.outbound,
+            attempt: row.attempts,
+            ...(log ? { log } : {}),
+          })
+        : { ok: false as const, error: 'the event body is gone or does not decrypt with this MASTER_SECRET' }
+    const at = options.now()
+    if (outcome.ok) return { status: 'delivered', at }
+    if (row.attempts >= options.attempts) return { status: 'failed', at, error: outcome.error }
+    const delay = Math.min(options.backoffMs * 2 ** (row.attempts - 1), MAX_BACKOFF_MS)
+    return { status: 'pending', at, error: outcome.error, nextAttemptAt: new Date(at.getTime() + delay) }
+  }
+
+  function openBody(row: WebhookDeliveryRow): string | undefined {
+    if (row.payloadEncrypted === null) return undefined
+    try {
+      return options.cipher.decrypt<string>(row.payloadEncrypted, payloadContext(row.tenantId, row.id))
+    } catch {
+      return undefined
+    }
+  }
+
+  /** A retry due before the next poll gets its own timer, so backoff stays as configured. */
+  function retryAt(delayMs: number) {
+    if (closed || delayMs >= options.pollSeconds * 1000) return
+    const timer = setTimeout(() => {
+      timers.delete(timer)
+      void kick()
+    }, delayMs)
+    timer.unref()
+    timers.add(timer)
+  }
+
+  /** Stops timers and kicks, and waits for a run in progress (its attempts are bounded). */
+  async function close(): Promise<void> {
+    closed = true
+    for (const timer of timers) clearTimeout(timer)
+    timers.clear()
+    await running
+  }
+
+  return {
+    enqueue,
+    kick,
+    close,
+    /**
+     * Drains in this app's process: at start (rows left by a restart), every `pollSeconds`, and
+     * on kicks. Once per outbox, so an all-in-one process that hands one outbox to several apps
+     * drains once; closing the app closes the outbox.
+     */
+    runIn(app: FastifyInstance) {
+      if (scheduled) return
+      scheduled = true
+      log ??= app.log
+      scheduleJob(app, 'webhook outbox', options.pollSeconds, kick)
+      app.addHook('onReady', async () => {
+        void kick()
+      })
+      app.addHook('onClose', close)
+    },
+  }
+}
+export type WebhookOutbox = ReturnType<typeof createWebhookOutbox>

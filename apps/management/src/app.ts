@@ -27,6 +27,7 @@ import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes } from './routes/oauth'
+import { schemaMetadataRoutes } from './routes/schema-metadata'
 import { offerRoutes } from './routes/offers'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
@@ -115,6 +116,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       cipher: keyDeps.keys.cipher,
       outbound: outboundPolicy(config),
     })
+    const signingDeps = { db: database.db, keys: keyDeps.keys, now }
+    await app.register(schemaMetadataRoutes(signingDeps, { tenantInPath: true }))
+    await app.register(schemaMetadataRoutes(signingDeps, { tenantInPath: false }))
     const offerDeps = {
       db: database.db,
       cipher: keyDeps.keys.cipher,

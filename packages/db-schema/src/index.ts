@@ -18,7 +18,7 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
-export { foreignKeyViolation } from './repositories/errors'
+export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
 export {
   createIssuanceSessionRepository,
@@ -42,6 +42,8 @@ export {
   recordedMasterSecretFingerprint,
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
+export type { SchemaMetadataVersionRepository } from './repositories/schema-metadata'
+export { createSchemaMetadataVersionRepository } from './repositories/schema-metadata'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
 export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
 export type { TenantRepository } from './repositories/tenants'

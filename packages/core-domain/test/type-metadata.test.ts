@@ -47,7 +47,11 @@ describe('semantic versions (semver.org 2.0.0)', () => {
 describe('type metadata of a configuration', () => {
   const config = {
     id: 'pid',
-    config: { format: 'dc+sd-jwt' as const, vct: 'urn:example:pid', display: [{ name: 'PID', locale: 'en' }] },
+    config: {
+      format: 'dc+sd-jwt' as const,
+      vct: 'urn:example:pid',
+      display: [{ name: 'PID', locale: 'en' }],
+    },
     fields: [
       { path: ['given_name'], type: 'string' as const, mandatory: true, disclosable: true },
       { path: ['nationalities'], type: 'array' as const, display: [{ name: 'Nationality', locale: 'en' }] },
@@ -76,7 +80,8 @@ describe('type metadata of a configuration', () => {
     }
     expect(schema.required).toStrictEqual(['vct', 'given_name'])
     expect(schema.additionalProperties).toBe(false)
-    for (const [name, claim] of Object.entries(claims.properties)) expect(schema.properties[name]).toStrictEqual(claim)
+    for (const [name, claim] of Object.entries(claims.properties))
+      expect(schema.properties[name]).toStrictEqual(claim)
     for (const registered of ['iss', 'vct', 'iat', 'exp', 'nbf', 'cnf', 'status', 'sub', 'vct#integrity'])
       expect(schema.properties).toHaveProperty([registered])
   })

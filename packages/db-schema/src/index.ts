@@ -37,13 +37,13 @@ export type { NewPresentationSession, PresentationSessionRepository } from './re
 export { createPresentationSessionRepository } from './repositories/presentation'
 export type { RateLimitCount } from './repositories/rate-limits'
 export { hitRateLimit, purgeExpiredRateLimits, readRateLimit } from './repositories/rate-limits'
+export type { SchemaMetadataVersionRepository } from './repositories/schema-metadata'
+export { createSchemaMetadataVersionRepository } from './repositories/schema-metadata'
 export {
   lockTenant,
   recordedMasterSecretFingerprint,
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
-export type { SchemaMetadataVersionRepository } from './repositories/schema-metadata'
-export { createSchemaMetadataVersionRepository } from './repositories/schema-metadata'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
 export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
 export type { TenantRepository } from './repositories/tenants'

@@ -12,7 +12,7 @@ import {
   type SignedSchemaMetadataVersion,
   type TypeMetadata,
 } from '@credential-service/core-domain'
-import { signJws, subresourceIntegrity } from '@credential-service/crypto'
+import { type Signer, signJws, subresourceIntegrity } from '@credential-service/crypto'
 import {
   createCredentialConfigRepository,
   createSchemaMetadataVersionRepository,
@@ -21,10 +21,36 @@ import {
 } from '@credential-service/db-schema'
 import type { KeyRuntime } from '@credential-service/server-kit'
 
+interface Prepared {
+  metadata: TypeMetadata
+  keyChainId: string
+  signer: Signer
+}
+
 export interface SchemaMetadataServiceDeps {
   db: Database
   keys: Pick<KeyRuntime, 'signer'>
   now: () => Date
+}
+
+/**
+ * The document of a version: `version` and `previous#integrity` members added. The body may
+ * carry them already, but then with the request's values.
+ */
+function withVersion(
+  metadata: TypeMetadata,
+  version: string,
+  previousIntegrity: string | null,
+): TypeMetadata {
+  const members = { version, 'previous#integrity': previousIntegrity ?? undefined }
+  const issues = Object.entries(members)
+    .filter(([name, value]) => name in metadata && (metadata as Record<string, unknown>)[name] !== value)
+    .map(([name]) => ({
+      path: `body.metadata.${name}`,
+      message: `must equal the request's ${name === 'version' ? 'version' : 'previousIntegrity'}`,
+    }))
+  if (issues.length) throw new InvalidInputError('the document contradicts the request', issues)
+  return { ...metadata, version, ...(previousIntegrity ? { 'previous#integrity': previousIntegrity } : {}) }
 }
 
 /** `typ` of the signed document: a JSON object payload, so a JWT in the RFC 7519 sense. */
@@ -39,8 +65,18 @@ export function createSchemaMetadataService(
   tenantId: string,
   actor: Principal,
 ) {
-  /** The document to sign: derived from the configuration, with the body's members on top. */
-  async function prepare(body: SchemaMetadataSign): Promise<{ metadata: TypeMetadata; keyChainId: string }> {
+  /**
+   * The document to sign (derived from the configuration, the body's members on top) and its
+   * signer: an unknown configuration or key chain is a 404 before anything else is checked.
+   */
+  async function prepare(body: SchemaMetadataSign): Promise<Prepared> {
+    const { metadata, keyChainId } = await documentOf(body)
+    return { metadata, keyChainId, signer: await deps.keys.signer(tenantId, keyChainId) }
+  }
+
+  async function documentOf(
+    body: SchemaMetadataSign,
+  ): Promise<{ metadata: TypeMetadata; keyChainId: string }> {
     const overrides = body.metadata ?? {}
     if (body.credentialConfigId === undefined) {
       return { metadata: overrides as TypeMetadata, keyChainId: body.keyChainId as string }
@@ -63,27 +99,17 @@ export function createSchemaMetadataService(
   }
 
   /** Signs the document's bytes as the JWS payload, so `integrity` covers exactly what was signed. */
-  async function signDocument(
-    metadata: TypeMetadata,
-    keyChainId: string,
-    header: Record<string, unknown> = {},
-  ): Promise<SignedSchemaMetadata> {
-    const signer = await deps.keys.signer(tenantId, keyChainId)
+  async function signDocument({ metadata, keyChainId, signer }: Prepared): Promise<SignedSchemaMetadata> {
     const signedAt = deps.now()
     const payload = new TextEncoder().encode(JSON.stringify(metadata))
-    const jws = await signJws(
-      signer,
-      {
-        typ: SIGNED_TYPE_METADATA_TYP,
-        kid: signer.kid,
-        ...(signer.x5c.length ? { x5c: signer.x5c } : {}),
-        iat: Math.floor(signedAt.getTime() / 1000),
-        ...header,
-      },
-      payload,
-    )
+    const header = {
+      typ: SIGNED_TYPE_METADATA_TYP,
+      kid: signer.kid,
+      ...(signer.x5c.length ? { x5c: signer.x5c } : {}),
+      iat: Math.floor(signedAt.getTime() / 1000),
+    }
     return {
-      jws,
+      jws: await signJws(signer, header, payload),
       metadata,
       integrity: subresourceIntegrity(payload),
       keyChainId,
@@ -95,31 +121,29 @@ export function createSchemaMetadataService(
 
   return {
     async sign(body: SchemaMetadataSign): Promise<SignedSchemaMetadata> {
-      const { metadata, keyChainId } = await prepare(body)
-      return signDocument(metadata, keyChainId)
+      return signDocument(await prepare(body))
     },
 
     /**
      * Signs the next version of the vct's chain: `version` above the latest signed one and
-     * `previousIntegrity` equal to its integrity. The first version may name any predecessor
-     * (say, a document signed with `sign` before versions were kept).
+     * `previousIntegrity` equal to its integrity. Both go into the document, so every version
+     * has its own integrity even when nothing else changed. The first version may name any
+     * predecessor (say, a document signed with `sign` before versions were kept).
      */
     async signVersion(body: SchemaMetadataSignVersion): Promise<SignedSchemaMetadataVersion> {
-      const { metadata, keyChainId } = await prepare(body)
+      const prepared = await prepare(body)
+      const previousIntegrity = body.previousIntegrity ?? null
+      const metadata = withVersion(prepared.metadata, body.version, previousIntegrity)
       const versions = createSchemaMetadataVersionRepository(deps.db, tenantId)
       const latest = await versions.latest(metadata.vct)
       if (latest) {
         const head = `the latest signed version of '${metadata.vct}' is ${latest.version} (integrity ${latest.integrity})`
-        if (body.previousIntegrity !== latest.integrity)
+        if (previousIntegrity !== latest.integrity)
           throw new ConflictError(`previousIntegrity must name the latest version: ${head}`)
         if (compareSemver(body.version, latest.version) <= 0)
           throw new ConflictError(`version ${body.version} is not greater than ${latest.version}: ${head}`)
       }
-      const previousIntegrity = body.previousIntegrity ?? null
-      const signed = await signDocument(metadata, keyChainId, {
-        version: body.version,
-        ...(previousIntegrity ? { 'previous#integrity': previousIntegrity } : {}),
-      })
+      const signed = await signDocument({ ...prepared, metadata })
       try {
         await versions.append({
           vct: metadata.vct,
@@ -127,7 +151,7 @@ export function createSchemaMetadataService(
           version: body.version,
           integrity: signed.integrity,
           previousIntegrity,
-          keyChainId,
+          keyChainId: prepared.keyChainId,
           kid: signed.kid,
           signedBy: actor.clientId,
           signedAt: new Date(signed.signedAt),

@@ -47,7 +47,10 @@ const zTypeMetadataClaim = z
     display: z.array(zClaimDisplay).max(50).optional(),
     sd: z.enum(['always', 'allowed', 'never']).optional().describe('Selective disclosure of the claim'),
     mandatory: z.boolean().optional(),
-    svg_id: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+    svg_id: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+      .optional(),
   })
   .loose()
   .meta({ id: 'TypeMetadataClaim' })
@@ -57,18 +60,21 @@ const zTypeMetadataClaim = z
  * checked; other members are kept and signed as sent, since the draft lets documents carry more.
  */
 const typeMetadataShape = {
-    vct: z.string().min(1).max(500).describe('The credential type this document describes'),
-    name: z.string().min(1).max(200).optional(),
-    description: zText.optional(),
-    extends: z.string().min(1).max(500).optional().describe('vct of the type this one extends'),
-    'extends#integrity': zIntegrity.optional(),
-    display: z.array(zTypeDisplay).max(50).optional(),
-    claims: z.array(zTypeMetadataClaim).max(500).optional(),
-    schema: z.record(z.string(), z.unknown()).optional().describe('Embedded JSON Schema of the credential'),
-    schema_uri: z.url().max(2000).optional().describe('Where the JSON Schema of the credential is'),
-    'schema_uri#integrity': zIntegrity.optional(),
+  vct: z.string().min(1).max(500).describe('The credential type this document describes'),
+  name: z.string().min(1).max(200).optional(),
+  description: zText.optional(),
+  extends: z.string().min(1).max(500).optional().describe('vct of the type this one extends'),
+  'extends#integrity': zIntegrity.optional(),
+  display: z.array(zTypeDisplay).max(50).optional(),
+  claims: z.array(zTypeMetadataClaim).max(500).optional(),
+  schema: z.record(z.string(), z.unknown()).optional().describe('Embedded JSON Schema of the credential'),
+  schema_uri: z.url().max(2000).optional().describe('Where the JSON Schema of the credential is'),
+  'schema_uri#integrity': zIntegrity.optional(),
 }
-const schemaOrUri: [(metadata: { schema?: unknown; schema_uri?: unknown }) => boolean, { message: string; path: string[] }] = [
+const schemaOrUri: [
+  (metadata: { schema?: unknown; schema_uri?: unknown }) => boolean,
+  { message: string; path: string[] },
+] = [
   (metadata) => metadata.schema === undefined || metadata.schema_uri === undefined,
   { message: '`schema` and `schema_uri` exclude each other', path: ['schema_uri'] },
 ]
@@ -92,7 +98,9 @@ const zTypeMetadataOverrides = z
 const signShape = {
   credentialConfigId: zConfigId
     .optional()
-    .describe('Derive the document from this dc+sd-jwt credential configuration (vct, display, claims, schema)'),
+    .describe(
+      'Derive the document from this dc+sd-jwt credential configuration (vct, display, claims, schema)',
+    ),
   metadata: zTypeMetadataOverrides.optional(),
   keyChainId: zKeyChainId
     .optional()
@@ -104,10 +112,14 @@ type SignBody = {
   metadata?: { vct?: string | undefined } | undefined
   keyChainId?: string | undefined
 }
+// Without a configuration a document must say what it is and what signs it; a body with neither
+// gets the one issue of the first rule.
 const fromConfig = (body: SignBody) => body.credentialConfigId !== undefined
 const needsSource = (body: SignBody) => fromConfig(body) || body.metadata !== undefined
-const needsVct = (body: SignBody) => fromConfig(body) || body.metadata?.vct !== undefined
-const needsKeyChain = (body: SignBody) => fromConfig(body) || body.keyChainId !== undefined
+const needsVct = (body: SignBody) =>
+  !needsSource(body) || fromConfig(body) || body.metadata?.vct !== undefined
+const needsKeyChain = (body: SignBody) =>
+  !needsSource(body) || fromConfig(body) || body.keyChainId !== undefined
 const sourceRule = { message: 'give a credentialConfigId, a metadata document, or both', path: ['metadata'] }
 const vctRule = { message: 'required when no credentialConfigId is given', path: ['metadata', 'vct'] }
 const keyChainRule = { message: 'required when no credentialConfigId is given', path: ['keyChainId'] }
@@ -148,7 +160,9 @@ const signedShape = {
     ),
   /** The document as signed (the JWS payload); publish it at the vct URL. */
   metadata: zTypeMetadata,
-  integrity: zIntegrity.describe('`vct#integrity` value: SHA-256 Subresource Integrity of the JWS payload bytes'),
+  integrity: zIntegrity.describe(
+    '`vct#integrity` value: SHA-256 Subresource Integrity of the JWS payload bytes',
+  ),
   keyChainId: zKeyChainId,
   kid: z.string().describe('Key id of the signing key'),
   alg: zSigningAlgorithm,
@@ -165,7 +179,9 @@ export const zSignedSchemaMetadataVersion = z
   .object({
     ...signedShape,
     version: zSemver,
-    previousVersion: zSemver.nullable().describe('The version this one follows; null for the first recorded one'),
+    previousVersion: zSemver
+      .nullable()
+      .describe('The version this one follows; null for the first recorded one'),
     previousIntegrity: zIntegrity.nullable(),
   })
   .describe('A signed version of a type metadata document')

@@ -1,6 +1,10 @@
 import { and, desc, eq } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
-import { type NewSchemaMetadataVersionRow, type SchemaMetadataVersionRow, schemaMetadataVersions } from '../schema'
+import {
+  type NewSchemaMetadataVersionRow,
+  type SchemaMetadataVersionRow,
+  schemaMetadataVersions,
+} from '../schema'
 
 /** A tenant's signed type metadata versions; every statement filters on the tenant. */
 export function createSchemaMetadataVersionRepository(db: Database, tenantId: string) {

@@ -24,7 +24,10 @@ export const schemaMetadataVersions = pgTable(
     signedBy: text().notNull(),
     signedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.vct, t.ordinal] }), unique('schema_metadata_versions_version_unique').on(t.tenantId, t.vct, t.version)],
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.vct, t.ordinal] }),
+    unique('schema_metadata_versions_version_unique').on(t.tenantId, t.vct, t.version),
+  ],
 )
 export type SchemaMetadataVersionRow = typeof schemaMetadataVersions.$inferSelect
 export type NewSchemaMetadataVersionRow = typeof schemaMetadataVersions.$inferInsert

@@ -211,6 +211,12 @@ describe.each(testDatabases())('schema-metadata signing on $name', (testDatabase
       const { header } = await verifyWith(response.json().jws, key.publicJwk as JWK)
       expect(header.x5c).toBeUndefined() // no certificate registered for this key
       expect(vault.requests.slice(before).some((r) => r.url === `/v1/transit/sign/sm-${id}`)).toBe(true)
+
+      // Vault unreachable: an upstream failure (502), not the caller's fault. Last use of the vault.
+      await vault.close()
+      const down = await sign({ credentialConfigId: configId, keyChainId: id })
+      expect(down.statusCode).toBe(502)
+      expect(down.json().code).toBe('upstream_failure')
     })
   })
 

@@ -11,8 +11,9 @@ import {
   type SignedSchemaMetadata,
   type SignedSchemaMetadataVersion,
   type TypeMetadata,
+  UpstreamError,
 } from '@credential-service/core-domain'
-import { type Signer, signJws, subresourceIntegrity } from '@credential-service/crypto'
+import { KeyProviderError, type Signer, signJws, subresourceIntegrity } from '@credential-service/crypto'
 import {
   createCredentialConfigRepository,
   createSchemaMetadataVersionRepository,
@@ -108,8 +109,16 @@ export function createSchemaMetadataService(
       ...(signer.x5c.length ? { x5c: signer.x5c } : {}),
       iat: Math.floor(signedAt.getTime() / 1000),
     }
+    let jws: string
+    try {
+      jws = await signJws(signer, header, payload)
+    } catch (error) {
+      // Vault or AWS KMS did not sign: their fault, not the caller's (the detail names the chain).
+      if (!(error instanceof KeyProviderError)) throw error
+      throw new UpstreamError(error.message, { cause: error })
+    }
     return {
-      jws: await signJws(signer, header, payload),
+      jws,
       metadata,
       integrity: subresourceIntegrity(payload),
       keyChainId,

@@ -172,10 +172,20 @@ describe.each(testDatabases())('schema-metadata signing on $name', (testDatabase
     it('given members replace derived ones; a schema_uri replaces the derived schema', async () => {
       const response = await sign({
         credentialConfigId: configId,
-        metadata: { name: 'Personal ID', schema_uri: 'https://schemas.example.com/pid.json' },
+        metadata: {
+          'x-note': 'kept',
+          extends: 'urn:example:base',
+          name: 'Personal ID',
+          schema_uri: 'https://schemas.example.com/pid.json',
+        },
       })
       expect(response.statusCode).toBe(200)
-      const metadata = response.json().metadata
+      const { metadata, jws, integrity } = response.json()
+      // The answer's document serialises to exactly the signed bytes, whatever order was sent.
+      const { payload } = await verifyWith(jws, (await keyChain(keyChainId)).activeKey.publicJwk)
+      expect(new TextDecoder().decode(payload)).toBe(JSON.stringify(metadata))
+      expect(integrity).toBe(sri(JSON.stringify(metadata)))
+      expect(metadata.extends).toBe('urn:example:base')
       expect(metadata.name).toBe('Personal ID')
       expect(metadata.schema_uri).toBe('https://schemas.example.com/pid.json')
       expect(metadata).not.toHaveProperty('schema')

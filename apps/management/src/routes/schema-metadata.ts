@@ -63,7 +63,7 @@ export function schemaMetadataRoutes(
           operationId: op('signSchemaMetadataVersion'),
           tags,
           summary: '[Experimental] Sign a new version of SD-JWT VC type metadata',
-          description: `${EXPERIMENTAL}\n\nLike sign, for a versioned document: \`version\` (semver) must be greater than the vct's latest signed version and \`previousIntegrity\` must equal that version's \`integrity\` (409 otherwise). The version and its integrity are recorded per tenant and vct; the JWS header carries \`version\` and \`previous#integrity\`.`,
+          description: `${EXPERIMENTAL}\n\nLike sign, for a versioned document: \`version\` (semver) must be greater than the vct's latest signed version and \`previousIntegrity\` must equal that version's \`integrity\` (409 otherwise). The document gets \`version\` and \`previous#integrity\` members; the version and its integrity are recorded per tenant and vct.`,
           'x-experimental': true,
           params: listParams,
           body: zSchemaMetadataSignVersion,

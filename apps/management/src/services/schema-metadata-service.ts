@@ -12,6 +12,7 @@ import {
   type SignedSchemaMetadataVersion,
   type TypeMetadata,
   UpstreamError,
+  zTypeMetadata,
 } from '@credential-service/core-domain'
 import { KeyProviderError, type Signer, signJws, subresourceIntegrity } from '@credential-service/crypto'
 import {
@@ -100,7 +101,10 @@ export function createSchemaMetadataService(
   }
 
   /** Signs the document's bytes as the JWS payload, so `integrity` covers exactly what was signed. */
-  async function signDocument({ metadata, keyChainId, signer }: Prepared): Promise<SignedSchemaMetadata> {
+  async function signDocument(prepared: Prepared): Promise<SignedSchemaMetadata> {
+    const { keyChainId, signer } = prepared
+    // In the member order the answer is serialised in, so the answer's document has these bytes.
+    const metadata = zTypeMetadata.parse(prepared.metadata)
     const signedAt = deps.now()
     const payload = new TextEncoder().encode(JSON.stringify(metadata))
     const header = {

@@ -633,7 +633,7 @@ export interface ManagementOperations {
    *
    * Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
    *
-   * Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The version and its integrity are recorded per tenant and vct; the JWS header carries `version` and `previous#integrity`.
+   * Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The document gets `version` and `previous#integrity` members; the version and its integrity are recorded per tenant and vct.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -643,7 +643,7 @@ export interface ManagementOperations {
    *
    * Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
    *
-   * Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The version and its integrity are recorded per tenant and vct; the JWS header carries `version` and `previous#integrity`.
+   * Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The document gets `version` and `previous#integrity` members; the version and its integrity are recorded per tenant and vct.
    *
    * Roles (any of): `issuance:config`.
    */

@@ -95,6 +95,17 @@ const ROUTES: RouteCase[] = [
     json: description('"id":"w1","url":"https://hooks.example"'),
   },
   {
+    // The type metadata document keeps extension members, so the value sits in a free-form one.
+    method: 'POST',
+    url: '/api/tenants/{t}/schema-metadata/sign-version',
+    shape: 'problem',
+    auth: 'tenant',
+    json: {
+      body: (v) => `{"metadata":{"vct":"urn:x","x-extra":${v}},"keyChainId":"k1","version":"1.0.0"}`,
+      field: 'body.metadata.x-extra',
+    },
+  },
+  {
     method: 'GET',
     url: '/api/tenants/{t}/credentials/{p}',
     param: 'credentialConfigId',

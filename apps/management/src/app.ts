@@ -31,6 +31,7 @@ import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
+import { schemaMetadataRoutes } from './routes/schema-metadata'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries'
@@ -124,6 +125,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       cipher: keyDeps.keys.cipher,
       outbound: outboundPolicy(config),
     })
+    const signingDeps = { db: database.db, keys: keyDeps.keys, now }
+    await app.register(schemaMetadataRoutes(signingDeps, { tenantInPath: true }))
+    await app.register(schemaMetadataRoutes(signingDeps, { tenantInPath: false }))
     const offerDeps = {
       db: database.db,
       cipher: keyDeps.keys.cipher,

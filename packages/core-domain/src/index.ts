@@ -121,6 +121,22 @@ export {
   zPresentationSession,
 } from './contract/presentation-config'
 export type {
+  SchemaMetadataSign,
+  SchemaMetadataSignVersion,
+  SignedSchemaMetadata,
+  SignedSchemaMetadataVersion,
+  TypeMetadata,
+} from './contract/schema-metadata'
+export {
+  zIntegrity,
+  zSchemaMetadataSign,
+  zSchemaMetadataSignVersion,
+  zSemver,
+  zSignedSchemaMetadata,
+  zSignedSchemaMetadataVersion,
+  zTypeMetadata,
+} from './contract/schema-metadata'
+export type {
   Session,
   SessionKind,
   SessionListQuery,
@@ -194,3 +210,4 @@ export type { OutboundUrlPolicy } from './rules/outbound-url'
 export { checkOutboundUrl, isAllowedHost, normalizeHost } from './rules/outbound-url'
 export { checkRedirectUri } from './rules/redirect-uri'
 export { findRemovedCredentialFields, findRemovedKeyChainFields } from './rules/removed-fields'
+export { compareSemver, deriveCredentialJsonSchema, deriveTypeMetadata } from './rules/type-metadata'

@@ -1,6 +1,7 @@
 export type { CertificateOptions, ParsedChain } from './certificates'
 export { createCertificate, parseCertificateChain } from './certificates'
 export { verifierClientId } from './client-id'
+export { subresourceIntegrity } from './integrity'
 export { DecryptionError } from './json-cipher'
 export type { JwkCipher } from './jwk-cipher'
 export { createJwkCipher, fingerprintsMatch, JwkDecryptionError, masterSecretFingerprint } from './jwk-cipher'

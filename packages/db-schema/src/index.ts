@@ -18,7 +18,7 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
-export { foreignKeyViolation } from './repositories/errors'
+export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
 export {
   createIssuanceSessionRepository,
@@ -39,6 +39,8 @@ export type { NewPresentationSession, PresentationSessionRepository } from './re
 export { createPresentationSessionRepository } from './repositories/presentation'
 export type { RateLimitCount } from './repositories/rate-limits'
 export { hitRateLimit, purgeExpiredRateLimits, readRateLimit } from './repositories/rate-limits'
+export type { SchemaMetadataVersionRepository } from './repositories/schema-metadata'
+export { createSchemaMetadataVersionRepository } from './repositories/schema-metadata'
 export {
   lockTenant,
   recordedMasterSecretFingerprint,

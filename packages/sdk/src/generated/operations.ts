@@ -33,8 +33,12 @@ import type {
   PresentationRequestCreate,
   PresentationRequestCreated,
   PresentationSession,
+  SchemaMetadataSignRequest,
+  SchemaMetadataSignVersionRequest,
   SessionPage,
   SessionResultRequest,
+  SignedSchemaMetadata,
+  SignedSchemaMetadataVersion,
   Tenant,
   TenantCreate,
   TenantPage,
@@ -664,6 +668,46 @@ export interface ManagementOperations {
    */
   rotateKeyChainOfTenant(tenantId: string, keyChainId: string, body?: KeyChainRotate, options?: CallOptions): Promise<KeyChain>
   /**
+   * [Experimental] Sign SD-JWT VC type metadata with a key chain
+   *
+   * Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+   *
+   * Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  signSchemaMetadata(body: SchemaMetadataSignRequest, options?: CallOptions): Promise<SignedSchemaMetadata>
+  /**
+   * [Experimental] Sign SD-JWT VC type metadata with a key chain
+   *
+   * Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+   *
+   * Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  signSchemaMetadataOfTenant(tenantId: string, body: SchemaMetadataSignRequest, options?: CallOptions): Promise<SignedSchemaMetadata>
+  /**
+   * [Experimental] Sign a new version of SD-JWT VC type metadata
+   *
+   * Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+   *
+   * Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The document gets `version` and `previous#integrity` members; the version and its integrity are recorded per tenant and vct.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  signSchemaMetadataVersion(body: SchemaMetadataSignVersionRequest, options?: CallOptions): Promise<SignedSchemaMetadataVersion>
+  /**
+   * [Experimental] Sign a new version of SD-JWT VC type metadata
+   *
+   * Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+   *
+   * Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The document gets `version` and `previous#integrity` members; the version and its integrity are recorded per tenant and vct.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  signSchemaMetadataVersionOfTenant(tenantId: string, body: SchemaMetadataSignVersionRequest, options?: CallOptions): Promise<SignedSchemaMetadataVersion>
+  /**
    * Update roles, allowed configuration lists or description
    *
    * Roles (any of): `tenant:manage`, `tenant:admin`.
@@ -789,6 +833,10 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   rotateClientSecretOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/clients/{clientId}/rotate-secret', pathParams: ['tenantId', 'clientId'], body: 'optional', query: false, auth: true },
   rotateKeyChain: { method: 'POST', path: '/api/key-chains/{keyChainId}/rotate', pathParams: ['keyChainId'], body: 'optional', query: false, auth: true },
   rotateKeyChainOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}/rotate', pathParams: ['tenantId', 'keyChainId'], body: 'optional', query: false, auth: true },
+  signSchemaMetadata: { method: 'POST', path: '/api/schema-metadata/sign', pathParams: [], body: 'required', query: false, auth: true },
+  signSchemaMetadataOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/schema-metadata/sign', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
+  signSchemaMetadataVersion: { method: 'POST', path: '/api/schema-metadata/sign-version', pathParams: [], body: 'required', query: false, auth: true },
+  signSchemaMetadataVersionOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/schema-metadata/sign-version', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   updateClient: { method: 'PATCH', path: '/api/clients/{clientId}', pathParams: ['clientId'], body: 'required', query: false, auth: true },
   updateClientOfTenant: { method: 'PATCH', path: '/api/tenants/{tenantId}/clients/{clientId}', pathParams: ['tenantId', 'clientId'], body: 'required', query: false, auth: true },
   updateKeyChain: { method: 'PATCH', path: '/api/key-chains/{keyChainId}', pathParams: ['keyChainId'], body: 'required', query: false, auth: true },

@@ -880,6 +880,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/schema-metadata/sign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * [Experimental] Sign SD-JWT VC type metadata with a key chain
+         * @description Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+         *
+         *     Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        post: operations["signSchemaMetadataOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/schema-metadata/sign-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * [Experimental] Sign a new version of SD-JWT VC type metadata
+         * @description Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+         *
+         *     Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The document gets `version` and `previous#integrity` members; the version and its integrity are recorded per tenant and vct.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        post: operations["signSchemaMetadataVersionOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/sign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * [Experimental] Sign SD-JWT VC type metadata with a key chain
+         * @description Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+         *
+         *     Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        post: operations["signSchemaMetadata"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/sign-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * [Experimental] Sign a new version of SD-JWT VC type metadata
+         * @description Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
+         *
+         *     Like sign, for a versioned document: `version` (semver) must be greater than the vct's latest signed version and `previousIntegrity` must equal that version's `integrity` (409 otherwise). The document gets `version` and `previous#integrity` members; the version and its integrity are recorded per tenant and vct.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        post: operations["signSchemaMetadataVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/offers": {
         parameters: {
             query?: never;
@@ -2161,6 +2257,26 @@ export interface components {
              */
             gracePeriodDays?: number;
         };
+        /** @description What to sign: a credential configuration, a type metadata document, or a document on top of one */
+        SchemaMetadataSignRequest: {
+            /** @description Derive the document from this dc+sd-jwt credential configuration (vct, display, claims, schema) */
+            credentialConfigId?: string;
+            metadata?: components["schemas"]["TypeMetadataMembers"];
+            /** @description Key chain to sign with; default: the credential configuration's key chain */
+            keyChainId?: string;
+        };
+        /** @description A new version of a type metadata document, chained to the previous version by its integrity */
+        SchemaMetadataSignVersionRequest: {
+            /** @description Derive the document from this dc+sd-jwt credential configuration (vct, display, claims, schema) */
+            credentialConfigId?: string;
+            metadata?: components["schemas"]["TypeMetadataMembers"];
+            /** @description Key chain to sign with; default: the credential configuration's key chain */
+            keyChainId?: string;
+            /** @description Version of this document; must be greater than the latest signed version */
+            version: string;
+            /** @description `integrity` of the version this one follows; required once the vct has a signed version, and must equal the latest one's */
+            previousIntegrity?: string;
+        };
         Session: components["schemas"]["IssuanceSession"] | components["schemas"]["PresentationSession"];
         SessionPage: {
             items: components["schemas"]["Session"][];
@@ -2170,6 +2286,47 @@ export interface components {
         SessionResultRequest: {
             /** @description The `response_code` the wallet’s redirect carried to the initiating browser session */
             responseCode: string;
+        };
+        /** @description A signed type metadata document */
+        SignedSchemaMetadata: {
+            /** @description Compact JWS; `typ` `vct-metadata+jwt`, `kid` and `x5c` of the key chain, `iat`; the payload is the document, byte for byte */
+            jws: string;
+            metadata: components["schemas"]["TypeMetadata"];
+            /** @description `vct#integrity` value: SHA-256 Subresource Integrity of the JWS payload bytes */
+            integrity: string;
+            /** @description Key chain identifier, referenced as `keyChainId` */
+            keyChainId: string;
+            /** @description Key id of the signing key */
+            kid: string;
+            alg: components["schemas"]["SigningAlgorithm"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            signedAt: string;
+        };
+        /** @description A signed version of a type metadata document */
+        SignedSchemaMetadataVersion: {
+            /** @description Compact JWS; `typ` `vct-metadata+jwt`, `kid` and `x5c` of the key chain, `iat`; the payload is the document, byte for byte */
+            jws: string;
+            metadata: components["schemas"]["TypeMetadata"];
+            /** @description `vct#integrity` value: SHA-256 Subresource Integrity of the JWS payload bytes */
+            integrity: string;
+            /** @description Key chain identifier, referenced as `keyChainId` */
+            keyChainId: string;
+            /** @description Key id of the signing key */
+            kid: string;
+            alg: components["schemas"]["SigningAlgorithm"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            signedAt: string;
+            /** @description Semantic version (semver.org 2.0.0) */
+            version: string;
+            /** @description The version this one follows; null for the first recorded one */
+            previousVersion: string | null;
+            previousIntegrity: string | null;
         };
         /**
          * @description JWS algorithm; ES256 is required by HAIP
@@ -2239,6 +2396,90 @@ export interface components {
             description?: string;
             /** @description The code to require; generated and returned once when absent */
             value?: string;
+        };
+        /** @description SD-JWT VC Type Metadata document (draft-ietf-oauth-sd-jwt-vc) */
+        TypeMetadata: {
+            /** @description The credential type this document describes */
+            vct: string;
+            name?: string;
+            description?: string;
+            /** @description vct of the type this one extends */
+            extends?: string;
+            /** @description W3C Subresource Integrity metadata (`sha256-<base64 digest>`) */
+            "extends#integrity"?: string;
+            display?: components["schemas"]["TypeMetadataDisplay"][];
+            claims?: components["schemas"]["TypeMetadataClaim"][];
+            /** @description Embedded JSON Schema of the credential */
+            schema?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uri
+             * @description Where the JSON Schema of the credential is
+             */
+            schema_uri?: string;
+            /** @description W3C Subresource Integrity metadata (`sha256-<base64 digest>`) */
+            "schema_uri#integrity"?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        TypeMetadataClaim: {
+            /** @description Claim path: strings select object members, integers array elements, null all elements */
+            path: (string | number | null)[];
+            display?: components["schemas"]["TypeMetadataClaimDisplay"][];
+            /**
+             * @description Selective disclosure of the claim
+             * @enum {string}
+             */
+            sd?: "always" | "allowed" | "never";
+            mandatory?: boolean;
+            svg_id?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        TypeMetadataClaimDisplay: {
+            locale: string;
+            label: string;
+            description?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        TypeMetadataDisplay: {
+            locale: string;
+            name: string;
+            description?: string;
+            /** @description `simple` and/or `svg_templates` */
+            rendering?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Type metadata members; with a credentialConfigId they replace the derived ones */
+        TypeMetadataMembers: {
+            /** @description The credential type this document describes */
+            vct?: string;
+            name?: string;
+            description?: string;
+            /** @description vct of the type this one extends */
+            extends?: string;
+            /** @description W3C Subresource Integrity metadata (`sha256-<base64 digest>`) */
+            "extends#integrity"?: string;
+            display?: components["schemas"]["TypeMetadataDisplay"][];
+            claims?: components["schemas"]["TypeMetadataClaim"][];
+            /** @description Embedded JSON Schema of the credential */
+            schema?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uri
+             * @description Where the JSON Schema of the credential is
+             */
+            schema_uri?: string;
+            /** @description W3C Subresource Integrity metadata (`sha256-<base64 digest>`) */
+            "schema_uri#integrity"?: string;
+        } & {
+            [key: string]: unknown;
         };
         WebhookDelivery: {
             /** @description Delivery id; the event body carries it as `deliveryId` */
@@ -4198,6 +4439,108 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    signSchemaMetadataOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchemaMetadataSignRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedSchemaMetadata"];
+                };
+            };
+        };
+    };
+    signSchemaMetadataVersionOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchemaMetadataSignVersionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedSchemaMetadataVersion"];
+                };
+            };
+        };
+    };
+    signSchemaMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchemaMetadataSignRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedSchemaMetadata"];
+                };
+            };
+        };
+    };
+    signSchemaMetadataVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchemaMetadataSignVersionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedSchemaMetadataVersion"];
+                };
             };
         };
     };

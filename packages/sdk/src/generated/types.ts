@@ -77,9 +77,17 @@ export type PublicKeyInfo = components['schemas']['PublicKeyInfo']
 export type Role = components['schemas']['Role']
 export type RotationPolicy = components['schemas']['RotationPolicy']
 export type RotationPolicyInput = components['schemas']['RotationPolicyInput']
+/** What to sign: a credential configuration, a type metadata document, or a document on top of one */
+export type SchemaMetadataSignRequest = components['schemas']['SchemaMetadataSignRequest']
+/** A new version of a type metadata document, chained to the previous version by its integrity */
+export type SchemaMetadataSignVersionRequest = components['schemas']['SchemaMetadataSignVersionRequest']
 export type Session = components['schemas']['Session']
 export type SessionPage = components['schemas']['SessionPage']
 export type SessionResultRequest = components['schemas']['SessionResultRequest']
+/** A signed type metadata document */
+export type SignedSchemaMetadata = components['schemas']['SignedSchemaMetadata']
+/** A signed version of a type metadata document */
+export type SignedSchemaMetadataVersion = components['schemas']['SignedSchemaMetadataVersion']
 /** JWS algorithm; ES256 is required by HAIP */
 export type SigningAlgorithm = components['schemas']['SigningAlgorithm']
 export type Tenant = components['schemas']['Tenant']
@@ -89,6 +97,13 @@ export type TenantUpdate = components['schemas']['TenantUpdate']
 export type TokenRequest = components['schemas']['TokenRequest']
 export type TokenResponse = components['schemas']['TokenResponse']
 export type TxCodeSpec = components['schemas']['TxCodeSpec']
+/** SD-JWT VC Type Metadata document (draft-ietf-oauth-sd-jwt-vc) */
+export type TypeMetadata = components['schemas']['TypeMetadata']
+export type TypeMetadataClaim = components['schemas']['TypeMetadataClaim']
+export type TypeMetadataClaimDisplay = components['schemas']['TypeMetadataClaimDisplay']
+export type TypeMetadataDisplay = components['schemas']['TypeMetadataDisplay']
+/** Type metadata members; with a credentialConfigId they replace the derived ones */
+export type TypeMetadataMembers = components['schemas']['TypeMetadataMembers']
 export type WebhookDelivery = components['schemas']['WebhookDelivery']
 export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage']
 /** `pending`: waits for its next attempt; `delivering`: an attempt is under way; `delivered`: a 2xx answer came; `failed`: every attempt failed (replay it to try again) */

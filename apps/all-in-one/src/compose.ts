@@ -7,7 +7,7 @@ import {
   importAtStartup,
   type ManagementConfig,
 } from '@credential-service/management'
-import { createKeyRuntime, createTenantCache } from '@credential-service/server-kit'
+import { createKeyRuntime, createMetrics, createTenantCache } from '@credential-service/server-kit'
 import { buildVerifierApp } from '@credential-service/verifier'
 import type { FastifyPluginAsync } from 'fastify'
 
@@ -24,10 +24,9 @@ export async function composeApps(
   // One key runtime for the process: one cache of imported keys, one set of provider clients.
   const keys = createKeyRuntime({ config, db: database.db, ...(now ? { now } : {}) })
   const tenants = createTenantCache({ db: database.db })
+  // One registry for the process: /api/metrics shows the three apps and the one database client.
+  const metrics = createMetrics({ tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT, database })
   await importAtStartup(config, database.db, keys, env)
-  return [
-    buildManagementApp({ config, database, signingKey, keys, tenants, ...(now ? { now } : {}) }),
-    buildIssuerApp({ config, database, keys, tenants, ...(now ? { now } : {}) }),
-    buildVerifierApp({ config, database, keys, tenants, ...(now ? { now } : {}) }),
-  ]
+  const shared = { config, database, keys, tenants, metrics, ...(now ? { now } : {}) }
+  return [buildManagementApp({ ...shared, signingKey }), buildIssuerApp(shared), buildVerifierApp(shared)]
 }

@@ -1,5 +1,5 @@
 import type { Sql } from 'postgres'
-import type { PendingQuery as Tracked, QueryStats } from './query-stats'
+import type { QueryStats, PendingQuery as Tracked } from './query-stats'
 
 export interface QueryDeadlines {
   /** How long a query may wait for a pooled connection, opening one included. */

@@ -26,25 +26,33 @@ describe.each(testDatabases())('database client stats on $name', ({ name, open }
   }, 60_000)
 
   // PGlite runs in this thread: pg_sleep blocks it, so nothing can look while a statement runs.
-  it.skipIf(name === 'pglite')('metrics: a statement under way is busy, and one beyond the pool waits', async () => {
-    const database = await open()
-    try {
-      // Four connections: the fifth and sixth statements wait for one.
-      const slow = Array.from({ length: 6 }, () => database.db.execute(sql`select pg_sleep(1)`).then(() => {}))
-      await new Promise((resolve) => setTimeout(resolve, 600))
-      const during = database.stats()
-      await Promise.all(slow)
-      expect({ busy: during.busy, waiting: during.waiting }).toStrictEqual({ busy: 4, waiting: 2 })
-      expect(database.stats()).toMatchObject({ busy: 0, waiting: 0 })
-    } finally {
-      await database.close()
-    }
-  })
+  it.skipIf(name === 'pglite')(
+    'metrics: a statement under way is busy, and one beyond the pool waits',
+    async () => {
+      const database = await open()
+      try {
+        // Four connections: the fifth and sixth statements wait for one.
+        const slow = Array.from({ length: 6 }, () =>
+          database.db.execute(sql`select pg_sleep(1)`).then(() => {}),
+        )
+        await new Promise((resolve) => setTimeout(resolve, 600))
+        const during = database.stats()
+        await Promise.all(slow)
+        expect({ busy: during.busy, waiting: during.waiting }).toStrictEqual({ busy: 4, waiting: 2 })
+        expect(database.stats()).toMatchObject({ busy: 0, waiting: 0 })
+      } finally {
+        await database.close()
+      }
+    },
+  )
 })
 
 describe.runIf(process.env.TEST_DATABASE_URL)('database client stats when PostgreSQL is gone', () => {
   it('metrics: a refused connection is counted as a connection failure or a pool timeout', async () => {
-    const database = await createDatabase({ url: 'postgres://postgres@127.0.0.1:1/none', connectTimeoutMs: 300 })
+    const database = await createDatabase({
+      url: 'postgres://postgres@127.0.0.1:1/none',
+      connectTimeoutMs: 300,
+    })
     try {
       await expect(database.db.execute(sql`select 1`)).rejects.toThrow()
       const errors = database.stats().errors

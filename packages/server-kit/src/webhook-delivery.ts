@@ -1,4 +1,5 @@
 import type { JwkCipher } from '@credential-service/crypto'
+import type { FlowMetrics } from './metrics'
 import { type OutboundPolicy, outboundFetch } from './outbound-fetch'
 import { authHeaders, type OutboundEndpoint } from './outbound-http'
 
@@ -24,6 +25,8 @@ export interface DeliveryOptions {
   timeoutMs?: number
   /** Receives one line per failed attempt, with the endpoint, the attempt and the cause. */
   log?: OutboundLog
+  /** Counts the delivery while it runs and its outcome. */
+  metrics?: Pick<FlowMetrics, 'webhookDelivery'>
 }
 
 /**
@@ -33,6 +36,17 @@ export interface DeliveryOptions {
  * the outcome; never throws.
  */
 export async function deliverWebhook(
+  endpoint: OutboundEndpoint,
+  event: Record<string, unknown>,
+  options: DeliveryOptions,
+): Promise<DeliveryOutcome> {
+  const finished = options.metrics?.webhookDelivery(endpoint.tenantId)
+  const outcome = await attemptDelivery(endpoint, event, options)
+  finished?.(outcome.status)
+  return outcome
+}
+
+async function attemptDelivery(
   endpoint: OutboundEndpoint,
   event: Record<string, unknown>,
   options: DeliveryOptions,

@@ -158,6 +158,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
   }
   const fail = async (reason: string) => {
     if (await sessions.finish(row.id, { status: 'failed', failureReason: reason }, now)) {
+      deps.metrics.presentationFinished(tenantId, 'failed')
       deliverResult(deps, row, { status: 'failed', failureReason: reason })
     }
     return reason
@@ -245,6 +246,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       now,
     )
     if (!finished) throw new ProtocolError('invalid_request', 'this request was answered already')
+    deps.metrics.presentationFinished(tenantId, 'verified')
     // S-86: a same-device result goes only to the holder of the response code, never to a webhook.
     deliverResult(
       deps,

@@ -25,9 +25,7 @@ interface Sample {
 
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*'
 const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"'
-const SAMPLE = new RegExp(
-  `^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*)?,?\\})? (-?(?:\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?|Inf)|\\+Inf|NaN)(?: -?\\d+)?$`,
-)
+const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*)?,?\\})? (\\S+)(?: -?\\d+)?$`)
 const SUFFIXES: Record<string, string[]> = {
   counter: [''],
   gauge: [''],
@@ -71,13 +69,17 @@ function parsePrometheus(text: string): Sample[] {
       labels[pair[1] as string] = (pair[2] as string).replace(/\\n/g, '\n').replace(/\\(["\\])/g, '$1')
     }
     if (name.endsWith('_bucket') && labels.le === undefined) throw new Error(`bucket without le, ${where}`)
-    samples.push({
-      name,
-      labels,
-      value: Number(value.replace('+Inf', 'Infinity').replace('Inf', 'Infinity')),
-    })
+    samples.push({ name, labels, value: sampleValue(value, where) })
   }
   return samples
+}
+
+/** A float as Prometheus reads it (Go's ParseFloat: `NaN`, `+Inf` in any case). */
+function sampleValue(text: string, where: string): number {
+  if (/^nan$/i.test(text)) return Number.NaN
+  if (/^[+-]?inf$/i.test(text)) return text.startsWith('-') ? -Infinity : Infinity
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text)) throw new Error(`bad value, ${where}`)
+  return Number(text)
 }
 
 /** The value of the one sample of `name` whose labels include `labels`; 0 when there is none. */
@@ -185,12 +187,13 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     await app.listen({ host: '127.0.0.1', port })
     root = await bearer(app, started.rootClientId, started.rootSecret)
     secrets.push(started.rootSecret)
+    // An operator client (no tenant) sees every tenant; operator clients hold tenant:manage (roles.ts).
     const metricsClient = (
       await app.inject({
         method: 'POST',
         url: '/api/clients',
         headers: root,
-        payload: { roles: ['metrics:read'] },
+        payload: { roles: ['tenant:manage', 'metrics:read'] },
       })
     ).json()
     operator = await bearer(app, metricsClient.clientId, metricsClient.clientSecret)

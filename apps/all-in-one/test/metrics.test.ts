@@ -1,5 +1,6 @@
 import { createServer } from 'node:net'
 import { testDatabases } from '@credential-service/db-schema/testing'
+import { createManagementClient } from '@credential-service/sdk'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -97,6 +98,7 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
   let baseUrl: string
   let root: Record<string, string>
   let operator: Record<string, string>
+  let operatorClient: { clientId: string; clientSecret: string }
   const tenant = `metrics-${crypto.randomUUID().slice(0, 8)}`
   const other = `other-${crypto.randomUUID().slice(0, 8)}`
   const admins: Record<string, Record<string, string>> = {}
@@ -196,6 +198,7 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
         payload: { roles: ['tenant:manage', 'metrics:read'] },
       })
     ).json()
+    operatorClient = metricsClient
     operator = await bearer(app, metricsClient.clientId, metricsClient.clientSecret)
     secrets.push(metricsClient.clientSecret)
     await setUp(tenant)
@@ -373,6 +376,13 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     expect(text).not.toContain('process_cpu')
     expect(text).not.toContain('db_pool')
     expect(samples.every((sample) => sample.labels.tenant === tenant)).toBe(true)
+  })
+
+  it('issue 13: the SDK’s getMetrics answers the exposition text as a string', async () => {
+    const sdk = createManagementClient({ baseUrl, ...operatorClient })
+    const text = await sdk.getMetrics()
+    expect(typeof text).toBe('string')
+    expect(parsePrometheus(text).some((sample) => sample.name === `${M}http_requests_total`)).toBe(true)
   })
 
   it('metrics: no session id, offer id, request id, code, token or secret appears in any label', async () => {

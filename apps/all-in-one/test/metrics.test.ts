@@ -84,7 +84,7 @@ function sampleValue(text: string, where: string): number {
 }
 
 /** The value of the one sample of `name` whose labels include `labels`; 0 when there is none. */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string>): number {
+function sampleOf(samples: Sample[], name: string, labels: Record<string, string>): number {
   const found = samples.filter(
     (sample) =>
       sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
@@ -220,12 +220,12 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     expect(response.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8')
     expect(text).toMatch(/^# TYPE process_cpu_user_seconds_total counter$/m)
     expect(text).toMatch(/^# TYPE nodejs_eventloop_lag_seconds gauge$/m)
-    expect(valueOf(samples, `${M}db_pool_max_connections`, {})).toBe(testDatabase.name === 'pglite' ? 1 : 4)
+    expect(sampleOf(samples, `${M}db_pool_max_connections`, {})).toBe(testDatabase.name === 'pglite' ? 1 : 4)
     expect(text).toMatch(new RegExp(`^# TYPE ${M}db_query_errors_total counter$`, 'm'))
     // The scrape itself was counted by the management app under its route template.
     const again = await scrape()
     expect(
-      valueOf(again.samples, `${M}http_requests_total`, {
+      sampleOf(again.samples, `${M}http_requests_total`, {
         app: 'management',
         route: '/api/metrics',
         method: 'GET',
@@ -246,16 +246,16 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     secrets.push(issued.sessionId, issued.credential)
     const { samples, text } = await scrape()
     const delta = (name: string, labels: Record<string, string>) =>
-      valueOf(samples, name, labels) - valueOf(before, name, labels)
+      sampleOf(samples, name, labels) - sampleOf(before, name, labels)
     expect(delta(`${M}credential_offers_created_total`, { tenant })).toBe(1)
     expect(delta(`${M}credentials_issued_total`, { tenant, format: 'dc+sd-jwt' })).toBe(1)
     expect(delta(`${M}credentials_issued_total`, { tenant: other, format: 'dc+sd-jwt' })).toBe(0)
     const credentialRoute = { app: 'issuer', tenant, route: '/issuers/:tenant/credential', method: 'POST' }
     expect(delta(`${M}http_request_duration_seconds_count`, credentialRoute)).toBe(1)
     expect(
-      valueOf(samples, `${M}http_request_duration_seconds_bucket`, { ...credentialRoute, le: '+Inf' }),
-    ).toBe(valueOf(samples, `${M}http_request_duration_seconds_count`, credentialRoute))
-    expect(valueOf(samples, `${M}http_request_duration_seconds_sum`, credentialRoute)).toBeGreaterThan(0)
+      sampleOf(samples, `${M}http_request_duration_seconds_bucket`, { ...credentialRoute, le: '+Inf' }),
+    ).toBe(sampleOf(samples, `${M}http_request_duration_seconds_count`, credentialRoute))
+    expect(sampleOf(samples, `${M}http_request_duration_seconds_sum`, credentialRoute)).toBeGreaterThan(0)
     // The offer by reference was fetched at /issuers/{tenant}/offers/{sessionId}: the template only.
     expect(
       delta(`${M}http_requests_total`, {
@@ -284,7 +284,7 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     const { samples } = await scrape()
     const token = { app: 'issuer', tenant, route: '/issuers/:tenant/token', method: 'POST' }
     const delta = (name: string, labels: Record<string, string>) =>
-      valueOf(samples, name, labels) - valueOf(before, name, labels)
+      sampleOf(samples, name, labels) - sampleOf(before, name, labels)
     expect(delta(`${M}http_request_errors_total`, { ...token, status: '400' })).toBe(1)
     expect(delta(`${M}http_requests_total`, { ...token, status_class: '4xx' })).toBe(1)
   })
@@ -327,7 +327,7 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     expect(refusal.status).toBe(200)
     const { samples, text } = await scrape()
     const delta = (name: string, labels: Record<string, string>) =>
-      valueOf(samples, name, labels) - valueOf(before, name, labels)
+      sampleOf(samples, name, labels) - sampleOf(before, name, labels)
     expect(delta(`${M}presentation_requests_created_total`, { tenant: other })).toBe(2)
     expect(delta(`${M}presentations_total`, { tenant: other, result: 'verified' })).toBe(1)
     expect(delta(`${M}presentations_total`, { tenant: other, result: 'failed' })).toBe(1)
@@ -350,7 +350,7 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     const { text, samples } = await scrape()
     expect(text).not.toContain(bogus)
     expect(
-      valueOf(samples, `${M}http_request_errors_total`, {
+      sampleOf(samples, `${M}http_request_errors_total`, {
         app: 'issuer',
         tenant: '_other',
         route: '/.well-known/openid-credential-issuer/issuers/:tenant',
@@ -370,7 +370,7 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     ).json()
     secrets.push(created.clientSecret)
     const { text, samples } = await scrape(await bearer(app, created.clientId, created.clientSecret))
-    expect(valueOf(samples, `${M}credentials_issued_total`, { tenant, format: 'dc+sd-jwt' })).toBe(1)
+    expect(sampleOf(samples, `${M}credentials_issued_total`, { tenant, format: 'dc+sd-jwt' })).toBe(1)
     expect(text).not.toContain(other)
     expect(text).not.toContain('_other')
     expect(text).not.toContain('process_cpu')

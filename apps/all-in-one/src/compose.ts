@@ -9,6 +9,7 @@ import {
 } from '@credential-service/management'
 import {
   createKeyRuntime,
+  createMetrics,
   createTenantCache,
   createWebhookOutbox,
   outboundPolicy,
@@ -30,15 +31,18 @@ export async function composeApps(
   // One key runtime for the process: one cache of imported keys, one set of provider clients.
   const keys = createKeyRuntime({ config, db: database.db, ...(now ? { now } : {}) })
   const tenants = createTenantCache({ db: database.db })
+  // One registry for the process: /api/metrics shows the three apps and the one database client.
+  const metrics = createMetrics({ tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT, database })
   // One outbox: the process drains it once, and a replay through /api is sent at once.
   const outbox = createWebhookOutbox({
     db: database.db,
     cipher: keys.cipher,
     outbound: outboundPolicy(config),
     ...webhookPolicy(config),
+    metrics,
     now: now ?? (() => new Date()),
   })
   await importAtStartup(config, database.db, keys, env)
-  const shared = { config, database, keys, tenants, outbox, ...(now ? { now } : {}) }
+  const shared = { config, database, keys, tenants, outbox, metrics, ...(now ? { now } : {}) }
   return [buildManagementApp({ ...shared, signingKey }), buildIssuerApp(shared), buildVerifierApp(shared)]
 }

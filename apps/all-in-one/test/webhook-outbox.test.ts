@@ -49,6 +49,7 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
   let app: FastifyInstance
   let rp: Awaited<ReturnType<typeof setUpTenant>>
   let other: Awaited<ReturnType<typeof setUpTenant>>
+  let scraper: Headers
   const rpId = `rp-${crypto.randomUUID().slice(0, 8)}`
   const otherId = `other-${crypto.randomUUID().slice(0, 8)}`
 
@@ -63,6 +64,15 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
     const root = await bearer(app, started.rootClientId, started.rootSecret)
     rp = await setUpTenant(app, root, rpId)
     other = await setUpTenant(app, root, otherId)
+    const client = (
+      await app.inject({
+        method: 'POST',
+        url: '/api/clients',
+        headers: root,
+        payload: { roles: ['tenant:manage', 'metrics:read'] },
+      })
+    ).json()
+    scraper = await bearer(app, client.clientId, client.clientSecret)
   }, 120_000)
   afterAll(() => app.close())
 
@@ -139,6 +149,12 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
         nextAttemptAt: null,
       })
       expect(receiver.received).toHaveLength(2)
+      // Issue 14 metrics: each attempt's outcome per tenant, and the outbox backlog by state.
+      const metrics = (await app.inject({ url: '/api/metrics', headers: scraper })).body
+      const attempts = 'credential_service_webhook_deliveries_total'
+      expect(metrics).toContain(`${attempts}{tenant="${rpId}",outcome="retrying"} 1\n`)
+      expect(metrics).toContain(`${attempts}{tenant="${rpId}",outcome="failed"} 1\n`)
+      expect(metrics).toMatch(/^credential_service_webhook_outbox_deliveries\{state="failed"\} [1-9]\d*$/m)
       expect(
         (await app.inject({ url: `/api/sessions/${sessionId}`, headers: rp.auth })).json().delivery,
       ).toStrictEqual({ status: 'failed', attempts: 2, error: 'HTTP 503' })

@@ -32,6 +32,7 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
     const deps = protocolDeps(app, options)
+    deps.metrics.observeRequests(app, 'issuer')
     const purgeEvery = options.noncePurgeSeconds ?? 60
     // Every issuer pod purges; the batched deletes do not conflict.
     if (purgeEvery > 0) {

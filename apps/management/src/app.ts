@@ -4,12 +4,21 @@ import {
   createSecretVerifier,
   type ManagementSigningKey,
 } from '@credential-service/crypto'
-import { type Database, type DatabaseKind, findClientCredentials } from '@credential-service/db-schema'
+import {
+  countWebhookBacklog,
+  type Database,
+  type DatabaseKind,
+  type DatabaseStats,
+  findClientCredentials,
+} from '@credential-service/db-schema'
 import {
   createKeyRuntime,
+  createMetrics,
   createTenantCache,
   createWebhookOutbox,
   type KeyRuntime,
+  type Metrics,
+  metricsRoute,
   outboundPolicy,
   problemErrorHandler,
   registerRateLimits,
@@ -42,7 +51,13 @@ import { createTokenService } from './services/token-service'
 
 export interface ManagementDeps {
   config: ManagementConfig
-  database: { db: Database; kind: DatabaseKind; ping: () => Promise<boolean> }
+  database: {
+    db: Database
+    kind: DatabaseKind
+    ping: () => Promise<boolean>
+    /** The client's pool and failed queries, reported at /api/metrics when given. */
+    stats?: () => DatabaseStats
+  }
   signingKey: ManagementSigningKey
   /** Key access shared with the other apps of the process; built from the config when absent. */
   keys?: KeyRuntime
@@ -53,6 +68,11 @@ export interface ManagementDeps {
    * only sends what a replay queued (the issuer and verifier processes drain it).
    */
   outbox?: WebhookOutbox
+  /**
+   * The process's metrics, served at `/api/metrics` (in all-in-one mode shared with the issuer and
+   * verifier); a new registry with this app's metrics and the database's when absent.
+   */
+  metrics?: Metrics
   now?: () => Date
   /**
    * How often the session retention job runs (default 600 s; 0 = never). It drops the claims of
@@ -81,6 +101,14 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const jwks = { keys: [deps.signingKey.publicJwk] }
     const now = deps.now ?? (() => new Date())
 
+    const stats = database.stats
+    const metrics =
+      deps.metrics ??
+      createMetrics({
+        tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT,
+        ...(stats ? { database: { stats } } : {}),
+      })
+    metrics.observeRequests(app, 'management')
     app.setErrorHandler(problemErrorHandler)
     // The API speaks JSON (and forms at the token endpoint); anything else is a 415, not a string body.
     app.removeContentTypeParser('text/plain')
@@ -108,6 +136,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       )
     }
     await app.register(healthRoutes(database))
+    await app.register(metricsRoute(metrics))
     await app.register(tenantRoutes(createTenantService(database.db)))
     await app.register(clientRoutes(database.db, { tenantInPath: true }))
     await app.register(clientRoutes(database.db, { tenantInPath: false }))
@@ -135,6 +164,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       tenants,
       outbound: outboundPolicy(config),
       publicUrl: config.PUBLIC_URL,
+      metrics,
       now,
     }
     await app.register(offerRoutes(offerDeps, { tenantInPath: true }))
@@ -150,10 +180,13 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
         outbound: outboundPolicy(config),
         ...webhookPolicy(config),
         log: app.log,
+        metrics,
         now,
       })
       app.addHook('onClose', outbox.close)
     }
+    // The backlog is one count over the outbox per scrape; only management reports it.
+    metrics.watchWebhookOutbox(() => countWebhookBacklog(database.db))
     const deliveryDeps = { db: database.db, outbox, now }
     await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: true }))
     await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: false }))

@@ -26,6 +26,8 @@ export interface VerifierDeps extends ProtocolAppOptions {
 export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
-    await app.register(requestRoutes(protocolDeps(app, options)))
+    const deps = protocolDeps(app, options)
+    deps.metrics.observeRequests(app, 'verifier')
+    await app.register(requestRoutes(deps))
   }
 }

@@ -1,4 +1,4 @@
-import { runProcess } from '@credential-service/server-kit'
+import { createMetrics, createTenantCache, metricsEndpoint, runProcess } from '@credential-service/server-kit'
 import { buildVerifierApp, parseVerifierConfig } from './app'
 
 // Standalone verifier process (production): needs DATABASE_URL.
@@ -6,5 +6,13 @@ await runProcess({
   name: 'verifier',
   parseConfig: parseVerifierConfig,
   allowEmbeddedDatabase: false,
-  build: async (config, database) => [buildVerifierApp({ config, database })],
+  build: async (config, database) => {
+    const metrics = createMetrics({ tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT, database })
+    const tenants = createTenantCache({ db: database.db })
+    // The pod's own /api/metrics, for Prometheus scraping each pod (the ingress sends /api elsewhere).
+    return [
+      buildVerifierApp({ config, database, metrics, tenants }),
+      metricsEndpoint({ config, database, metrics, tenants }),
+    ]
+  },
 })

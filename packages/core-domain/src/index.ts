@@ -105,6 +105,8 @@ export {
   zRotationPolicy,
   zSigningAlgorithm,
 } from './contract/key-chain'
+export type { MetricsText } from './contract/metrics'
+export { zMetricsText } from './contract/metrics'
 export type {
   PresentationConfig,
   PresentationConfigData,

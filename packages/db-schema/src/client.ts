@@ -6,6 +6,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import type { Database, DatabaseKind } from './database'
 import { withQueryDeadlines } from './query-deadline'
+import { createQueryStats, type DatabaseStats, type QueryStats } from './query-stats'
 import * as schema from './schema'
 
 export interface DatabaseOptions {
@@ -47,6 +48,8 @@ export interface DatabaseHandle {
   ping(): Promise<boolean>
   /** Calls `onPayload` for every NOTIFY on `channel`, from any process; returns the unlisten function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  /** Pool use and failed queries of this client, for the metrics endpoint. */
+  stats(): DatabaseStats
   close(): Promise<void>
 }
 
@@ -76,18 +79,21 @@ const pipeline = { max_pipeline: 1 }
 function createPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  const max = options.maxConnections ?? 10
+  const stats = createQueryStats(max)
   const client = postgres(url, {
-    max: options.maxConnections ?? 10,
+    max,
     onnotice: () => {},
     connect_timeout: connectTimeoutMs / 1000,
     connection: { statement_timeout: statementTimeoutMs },
     backoff: reconnectBackoff,
     ...pipeline,
   })
-  const bounded = withQueryDeadlines(client, {
-    acquireMs: connectTimeoutMs,
-    runMs: statementTimeoutMs + SERVER_TIMEOUT_MARGIN_MS,
-  })
+  const bounded = withQueryDeadlines(
+    client,
+    { acquireMs: connectTimeoutMs, runMs: statementTimeoutMs + SERVER_TIMEOUT_MARGIN_MS },
+    stats,
+  )
   const db = drizzlePostgres(bounded, { schema, casing: 'snake_case' }) as unknown as Database
   return {
     db,
@@ -111,6 +117,7 @@ function createPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       const { unlisten } = await client.listen(channel, onPayload)
       return unlisten
     },
+    stats: stats.snapshot,
     close: () => client.end({ timeout: 5 }),
   }
 }
@@ -125,7 +132,8 @@ async function createPglite(dataDir: string | undefined): Promise<DatabaseHandle
   const location = dataDir ?? 'memory://'
   if (!location.startsWith('memory://')) mkdirSync(location, { recursive: true })
   const client = await PGlite.create(location)
-  const db = drizzlePglite(client, { schema, casing: 'snake_case' }) as unknown as Database
+  const stats = createQueryStats(1, true)
+  const db = drizzlePglite(withStats(client, stats), { schema, casing: 'snake_case' }) as unknown as Database
   return {
     db,
     kind: 'pglite',
@@ -135,8 +143,37 @@ async function createPglite(dataDir: string | undefined): Promise<DatabaseHandle
     async listen(channel, onPayload) {
       return client.listen(channel, onPayload)
     },
+    stats: stats.snapshot,
     close: () => client.close(),
   }
+}
+
+/**
+ * Counts PGlite's top-level calls (a transaction counts once, whatever it runs): drizzle sends
+ * every statement through `query`, `exec` or `transaction`.
+ */
+function withStats<C extends object>(client: C, stats: QueryStats): C {
+  const counted = new Set<PropertyKey>(['query', 'exec', 'transaction'])
+  return new Proxy(client, {
+    get(target, property) {
+      // On the client itself, not the proxy: PGlite keeps its state in private fields.
+      const value = Reflect.get(target, property)
+      if (typeof value !== 'function') return value
+      if (!counted.has(property)) return value.bind(target)
+      return async (...args: unknown[]) => {
+        const tracked = { holdsConnection: () => true }
+        stats.started(tracked)
+        try {
+          const result = await Reflect.apply(value, target, args)
+          stats.settled(tracked)
+          return result
+        } catch (error) {
+          stats.settled(tracked, error)
+          throw error
+        }
+      }
+    },
+  })
 }
 
 async function ping(db: Database): Promise<boolean> {

@@ -1,6 +1,7 @@
 export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
 export { QueryDeadlineError } from './query-deadline'
+export type { DatabaseStats } from './query-stats'
 export type { AuditEntry, AuditLogRepository } from './repositories/audit-log'
 export { createAuditLogRepository, recordAudit } from './repositories/audit-log'
 export type { ClientCredentials, ClientPatch, ClientRepository, NewClient } from './repositories/clients'
@@ -62,6 +63,7 @@ export type {
 } from './repositories/webhook-deliveries'
 export {
   claimDueWebhookDeliveries,
+  countWebhookBacklog,
   createWebhookDeliveryRepository,
   enqueueWebhookDelivery,
   finishWebhookDelivery,

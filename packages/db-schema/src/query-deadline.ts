@@ -1,4 +1,5 @@
 import type { Sql } from 'postgres'
+import type { QueryStats, PendingQuery as Tracked } from './query-stats'
 
 export interface QueryDeadlines {
   /** How long a query may wait for a pooled connection, opening one included. */
@@ -35,11 +36,13 @@ type PendingQuery = PromiseLike<unknown> & { state?: unknown; strings?: unknown;
  * timeout. This wraps the client drizzle uses so that every query and transaction settles within
  * its deadlines, and a request never hangs on the database.
  */
-export function withQueryDeadlines(client: Sql, deadlines: QueryDeadlines): Sql {
-  return bind(client, deadlines, false)
+export function withQueryDeadlines(client: Sql, deadlines: QueryDeadlines, stats?: QueryStats): Sql {
+  return bind(client, { ...deadlines, stats }, false)
 }
 
-function bind(client: Sql, deadlines: QueryDeadlines, inTransaction: boolean): Sql {
+type Bounds = QueryDeadlines & { stats?: QueryStats | undefined }
+
+function bind(client: Sql, deadlines: Bounds, inTransaction: boolean): Sql {
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'unsafe') {
@@ -64,12 +67,15 @@ function bind(client: Sql, deadlines: QueryDeadlines, inTransaction: boolean): S
  * The query itself is returned (drizzle calls `.values()` on it); only its `then` changes, so
  * whoever awaits it is answered within `acquireMs + runMs` at the latest.
  */
-function bounded<Q extends PendingQuery>(query: Q, deadlines: QueryDeadlines, inTransaction: boolean): Q {
+function bounded<Q extends PendingQuery>(query: Q, deadlines: Bounds, inTransaction: boolean): Q {
   const then = query.then
-  const { acquireMs, runMs } = deadlines
+  const { acquireMs, runMs, stats } = deadlines
+  // A statement of a transaction runs on the transaction's connection.
+  const tracked: Tracked = { holdsConnection: () => inTransaction || Boolean(query.state) }
   Object.defineProperty(query, 'then', {
     configurable: true,
     value(onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) {
+      stats?.started(tracked)
       return new Promise((resolve, reject) => {
         let timer = setTimeout(() => {
           // A transaction owns its connection: its statements never wait in the pool's queue.
@@ -95,7 +101,18 @@ function bounded<Q extends PendingQuery>(query: Q, deadlines: QueryDeadlines, in
             reject(error)
           },
         )
-      }).then(onFulfilled, onRejected)
+      })
+        .then(
+          (value) => {
+            stats?.settled(tracked)
+            return value
+          },
+          (error: unknown) => {
+            stats?.settled(tracked, error)
+            throw error
+          },
+        )
+        .then(onFulfilled, onRejected)
     },
   })
   return query
@@ -105,26 +122,35 @@ function bounded<Q extends PendingQuery>(query: Q, deadlines: QueryDeadlines, in
  * A transaction waits for its connection within `acquireMs`, its statements are bounded like any
  * query, and its COMMIT or ROLLBACK must come within `runMs` once the callback settles.
  */
-function boundedBegin(target: Sql, deadlines: QueryDeadlines) {
+function boundedBegin(target: Sql, deadlines: Bounds) {
   return (...args: unknown[]) => {
     const callback = args.pop() as (tx: Sql) => unknown
+    // Waiting for its connection; once it has one, its statements are counted instead.
+    const waiting: Tracked = { holdsConnection: () => false }
+    deadlines.stats?.started(waiting)
     return new Promise((resolve, reject) => {
       let gaveUp = false
       let timer = setTimeout(() => {
         gaveUp = true
-        reject(new QueryDeadlineError('POOL_TIMEOUT', deadlines.acquireMs))
+        const error = new QueryDeadlineError('POOL_TIMEOUT', deadlines.acquireMs)
+        deadlines.stats?.settled(waiting, error)
+        reject(error)
       }, deadlines.acquireMs)
       const run = async (tx: Sql) => {
         clearTimeout(timer)
+        deadlines.stats?.settled(waiting)
         // The connection came after the caller was answered: roll back rather than run late.
         if (gaveUp) throw new QueryDeadlineError('POOL_TIMEOUT', deadlines.acquireMs)
         try {
           return await callback(bind(tx, deadlines, true))
         } finally {
-          timer = setTimeout(
-            () => reject(new QueryDeadlineError('QUERY_TIMEOUT', deadlines.runMs)),
-            deadlines.runMs,
-          )
+          timer = setTimeout(() => {
+            const error = new QueryDeadlineError('QUERY_TIMEOUT', deadlines.runMs)
+            const commit: Tracked = { holdsConnection: () => true }
+            deadlines.stats?.started(commit)
+            deadlines.stats?.settled(commit, error)
+            reject(error)
+          }, deadlines.runMs)
         }
       }
       ;(target.begin as (...a: unknown[]) => Promise<unknown>)(...args, run)

@@ -93,6 +93,8 @@ interface OperationShape {
   body: { type: string; required: boolean } | undefined
   query: { required: boolean } | undefined
   response: string
+  /** The success answer is text (`text/plain`, e.g. Prometheus metrics), not JSON. */
+  text: boolean
   auth: boolean
   doc: string[]
 }
@@ -119,10 +121,14 @@ function describeOperation(method: string, path: string, operation: Operation): 
 
   const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))
   let response = 'void'
-  if (success?.[1].content) {
-    const schema = success[1].content['application/json']?.schema
+  const content = success?.[1].content
+  // A text answer is documented as `text/plain` (no JSON variant).
+  const text = content !== undefined && !content['application/json'] && content['text/plain'] !== undefined
+  if (content) {
+    const type = text ? 'text/plain' : 'application/json'
     response =
-      refName(schema) ?? `operations['${id}']['responses'][${success[0]}]['content']['application/json']`
+      refName(content[type]?.schema) ??
+      `operations['${id}']['responses'][${success?.[0]}]['content']['${type}']`
   }
   return {
     id,
@@ -132,6 +138,7 @@ function describeOperation(method: string, path: string, operation: Operation): 
     body,
     query: queryParams.length ? { required: queryParams.some((p) => p.required) } : undefined,
     response,
+    text,
     auth: (operation.security ?? []).length > 0,
     doc: [operation.summary, operation.description].filter((text): text is string => Boolean(text)),
   }
@@ -172,6 +179,7 @@ function operations(document: OpenApiDocument): string {
       `body: '${shape.body ? (shape.body.required ? 'required' : 'optional') : 'none'}'`,
       `query: ${shape.query !== undefined}`,
       `auth: ${shape.auth}`,
+      ...(shape.text ? ['text: true'] : []),
     ]
     return `  ${shape.id}: { ${spec.join(', ')} },`
   })

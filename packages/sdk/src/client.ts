@@ -72,7 +72,9 @@ export function createManagementClient(options: ManagementClientOptions): Manage
       response = await doFetch(url, {
         method: spec.method,
         headers: {
-          accept: 'application/json, application/problem+json',
+          accept: spec.text
+            ? 'text/plain, application/problem+json'
+            : 'application/json, application/problem+json',
           ...(hasBody ? { 'content-type': 'application/json' } : {}),
           ...call?.headers,
           ...(token ? { authorization: `Bearer ${token}` } : {}),
@@ -92,6 +94,7 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     }
     if (!response.ok) throw await errorFromResponse(spec.method, url, response)
     const text = await response.text()
+    if (spec.text) return text
     if (response.status === 204 || text === '') return undefined
     const body = parseJson(text)
     if (body === undefined)

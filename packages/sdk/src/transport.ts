@@ -18,6 +18,8 @@ export interface OperationSpec {
   query: boolean
   /** Whether the operation needs an access token (it lists roles in the description). */
   auth: boolean
+  /** The answer is text (e.g. Prometheus metrics), returned as a string; JSON when absent. */
+  text?: boolean
 }
 
 export interface CallRequest {

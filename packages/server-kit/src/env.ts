@@ -175,6 +175,15 @@ export const zCommonEnv = z.object({
   RATE_LIMIT_WALLET_TENANT_PER_MINUTE: perMinute(0).describe(
     'Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit',
   ),
+  METRICS_TENANT_LABEL_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(100)
+    .describe(
+      'Tenants that get a `tenant` label value of their own in /api/metrics (per process, first come); the rest count as `_other`',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

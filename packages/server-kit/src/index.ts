@@ -11,6 +11,22 @@ export { DEFAULT_HTTP_LIMITS, httpLimits } from './http-limits'
 export { MAX_JSON_DEPTH } from './input-guard'
 export type { KeyRuntime, KeyRuntimeOptions, PublishedJwk } from './key-runtime'
 export { createKeyRuntime, verifyMasterSecret } from './key-runtime'
+export type {
+  AppName,
+  FlowMetrics,
+  Metrics,
+  MetricsOptions,
+  WebhookOutboxReader,
+} from './metrics'
+export {
+  createMetrics,
+  DEFAULT_TENANT_LABEL_LIMIT,
+  METRICS_CONTENT_TYPE,
+  NO_TENANT,
+  OTHER_TENANT,
+} from './metrics'
+export type { MetricsEndpointOptions } from './metrics-route'
+export { metricsEndpoint, metricsRoute } from './metrics-route'
 export { openApiTransformObject, problemResponses } from './openapi'
 export type { OutboundPolicy, OutboundRequest, OutboundResponse, ResolveHost } from './outbound-fetch'
 export { outboundFetch } from './outbound-fetch'

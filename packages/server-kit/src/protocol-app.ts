@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { zCommonEnv } from './env'
 import { createKeyRuntime, type KeyRuntime } from './key-runtime'
+import { createMetrics, type Metrics } from './metrics'
 import type { OutboundPolicy } from './outbound-fetch'
 import { outboundPolicy, webhookPolicy } from './runtime-policies'
 import { createTenantCache, type TenantCache } from './tenant-cache'
@@ -19,6 +20,8 @@ export interface ProtocolAppOptions {
   tenants?: TenantCache
   /** The webhook outbox shared with the other apps of the process (drained once); built when absent. */
   outbox?: WebhookOutbox
+  /** The process's metrics (one registry shared by the apps of the process); a new one when absent. */
+  metrics?: Metrics
   now?: () => Date
 }
 
@@ -32,7 +35,8 @@ export interface ProtocolDeps {
   outbound: OutboundPolicy
   /** Where webhook events are stored, in the transaction of their change, and drained from. */
   outbox: WebhookOutbox
-  /** The process logger, for failures of outbound work that no request reports. */
+  metrics: Metrics
+  /** The process logger, for failures of background and outbound work that no request reports. */
   log: OutboundLog
 }
 
@@ -41,6 +45,7 @@ export function protocolDeps(app: FastifyInstance, options: ProtocolAppOptions):
   const keys = options.keys ?? createKeyRuntime({ config, db: database.db })
   const now = options.now ?? (() => new Date())
   const outbound = outboundPolicy(config)
+  const metrics = options.metrics ?? createMetrics({ tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT })
   const outbox =
     options.outbox ??
     createWebhookOutbox({
@@ -48,6 +53,7 @@ export function protocolDeps(app: FastifyInstance, options: ProtocolAppOptions):
       cipher: keys.cipher,
       outbound,
       ...webhookPolicy(config),
+      metrics,
       now,
     })
   // Issuer and verifier processes drain the outbox; a shared outbox drains once per process.
@@ -60,6 +66,7 @@ export function protocolDeps(app: FastifyInstance, options: ProtocolAppOptions):
     now,
     outbound,
     outbox,
+    metrics,
     log: app.log,
   }
 }

@@ -1,4 +1,5 @@
 import type { JwkCipher } from '@credential-service/crypto'
+import type { FlowMetrics } from './metrics'
 import { type OutboundPolicy, outboundFetch } from './outbound-fetch'
 import { authHeaders, type OutboundEndpoint } from './outbound-http'
 
@@ -16,6 +17,8 @@ export interface SendOptions {
   attempt?: number
   /** Receives one line per failed attempt, with the endpoint, the attempt and the cause. */
   log?: OutboundLog
+  /** Counts the delivery while it runs and its outcome. */
+  metrics?: Pick<FlowMetrics, 'webhookDelivery'>
 }
 
 /** `ok`, or why the attempt failed (`HTTP <status>` or the cause). */

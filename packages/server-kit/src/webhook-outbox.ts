@@ -11,6 +11,7 @@ import {
   type WebhookDeliveryRow,
 } from '@credential-service/db-schema'
 import type { FastifyInstance } from 'fastify'
+import type { FlowMetrics } from './metrics'
 import type { OutboundPolicy } from './outbound-fetch'
 import { scheduleJob } from './runtime-policies'
 import { type OutboundLog, sendWebhook } from './webhook-delivery'
@@ -32,6 +33,8 @@ export interface WebhookOutboxOptions {
   pollSeconds: number
   /** Failed attempts and drains; the logger of the app it first runs in when absent. */
   log?: OutboxLog
+  /** Counts each attempt's outcome (webhook_deliveries_total) and the attempts in flight. */
+  metrics?: Pick<FlowMetrics, 'webhookDelivery'>
   now: () => Date
   leaseMs?: number
 }
@@ -125,7 +128,9 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   }
 
   async function deliver(row: WebhookDeliveryRow): Promise<void> {
+    const counted = options.metrics?.webhookDelivery(row.tenantId)
     const result = await attempt(row)
+    counted?.(result.status === 'pending' ? 'retrying' : result.status)
     await finishWebhookDelivery(options.db, row, result)
     if (result.status === 'pending') retryAt(result.nextAttemptAt.getTime() - result.at.getTime())
   }

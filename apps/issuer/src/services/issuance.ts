@@ -248,6 +248,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       // its credentials then stay unsent (exactly one of the two gets any).
       if (!(await sessions.recordIssued(session.id, configurationId, notificationId, now)))
         throw alreadyIssued(configurationId)
+      deps.metrics.credentialsIssued(tenantId, offered.config.format, credentials.length)
       return { credentials, notification_id: notificationId }
     },
   }

@@ -21,7 +21,7 @@ import {
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 
-import type { KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import type { FlowMetrics, KeyRuntime, TenantCache } from '@credential-service/server-kit'
 
 export interface OfferServiceDeps {
   db: Database
@@ -30,6 +30,7 @@ export interface OfferServiceDeps {
   tenants: TenantCache
   outbound: OutboundUrlPolicy
   publicUrl: string
+  metrics: FlowMetrics
   now: () => Date
 }
 
@@ -138,6 +139,7 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
       const offerUri = credentialOfferUri
         ? `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`
         : `openid-credential-offer://?credential_offer=${encodeURIComponent(JSON.stringify(credentialOffer))}`
+      deps.metrics.offerCreated(tenantId)
       return {
         sessionId,
         credentialOffer,

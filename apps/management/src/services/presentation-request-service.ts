@@ -19,7 +19,7 @@ import {
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
 
-import type { KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import type { FlowMetrics, KeyRuntime, TenantCache } from '@credential-service/server-kit'
 
 export interface PresentationRequestDeps {
   db: Database
@@ -27,6 +27,7 @@ export interface PresentationRequestDeps {
   keys: KeyRuntime
   tenants: TenantCache
   publicUrl: string
+  metrics: FlowMetrics
   now: () => Date
   /** OUTBOUND_ALLOW_HTTP decides whether an http redirect URI is accepted. */
   outbound: OutboundUrlPolicy
@@ -167,6 +168,7 @@ export function createPresentationRequestService(
         request_uri: requestUri,
         request_uri_method: 'post',
       })
+      deps.metrics.presentationRequested(tenantId)
       return {
         sessionId: id,
         clientId,

@@ -115,6 +115,18 @@ async function finishSession(
   event: Record<string, unknown>,
   now: Date,
 ): Promise<boolean> {
+  const ended = await endSession(deps, row, outcome, event, now)
+  if (ended) deps.metrics.presentationFinished(row.tenantId, outcome.status)
+  return ended
+}
+
+async function endSession(
+  deps: VerifierDeps,
+  row: PresentationSessionRow,
+  outcome: SessionOutcome,
+  event: Record<string, unknown>,
+  now: Date,
+): Promise<boolean> {
   const sessions = createPresentationSessionRepository(deps.db, row.tenantId)
   const endpointId = row.webhookEndpointId
   if (!endpointId) return (await sessions.finish(row.id, outcome, now)) !== undefined

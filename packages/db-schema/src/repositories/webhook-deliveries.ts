@@ -145,7 +145,11 @@ export async function finishWebhookDelivery(
       const p = presentationSessions
       await tx
         .update(p)
-        .set({ ...delivery, ...(dropBody ? { resultEncrypted: null, legacyResult: null } : {}), updatedAt: result.at })
+        .set({
+          ...delivery,
+          ...(dropBody ? { resultEncrypted: null, legacyResult: null } : {}),
+          updatedAt: result.at,
+        })
         .where(and(eq(p.tenantId, claimed.tenantId), eq(p.id, claimed.sessionId)))
     }
     return true
@@ -164,6 +168,17 @@ export async function purgeWebhookDeliveries(db: Database, before: Date, limit =
     .limit(limit)
   const deleted = await db.delete(t).where(sql`(${t.tenantId}, ${t.id}) in ${done}`).returning({ id: t.id })
   return deleted.length
+}
+
+/** Deliveries waiting (pending or being attempted) and given up, across tenants, for metrics. */
+export async function countWebhookBacklog(db: Database): Promise<{ pending: number; failed: number }> {
+  const [row] = await db
+    .select({
+      pending: sql<number>`count(*) filter (where ${t.status} in ('pending', 'delivering'))::int`,
+      failed: sql<number>`count(*) filter (where ${t.status} = 'failed')::int`,
+    })
+    .from(t)
+  return { pending: Number(row?.pending ?? 0), failed: Number(row?.failed ?? 0) }
 }
 
 /** The deliveries of one tenant's webhook endpoints; another tenant's read as not found. */

@@ -25,6 +25,7 @@ import type {
   KeyChainPage,
   KeyChainRotate,
   KeyChainUpdate,
+  MetricsText,
   OfferCreate,
   OfferCreated,
   PresentationConfig,
@@ -337,6 +338,14 @@ export interface ManagementOperations {
    * Roles (any of): `key:manage`, `key:read`.
    */
   getKeyChainOfTenant(tenantId: string, keyChainId: string, options?: CallOptions): Promise<KeyChain>
+  /**
+   * Prometheus metrics of the process that answers
+   *
+   * Requests, latency and errors per tenant and route, issuance and presentation counters, database pool and webhook deliveries (docs/metrics.md). Each process of a scaled deployment answers for itself: scrape every pod. A client bound to a tenant gets only the series of its tenant; an operator client (no tenant) gets all.
+   *
+   * Roles (any of): `metrics:read`.
+   */
+  getMetrics(options?: CallOptions): Promise<MetricsText>
   /**
    * Get a presentation configuration
    *
@@ -784,6 +793,7 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getHealth: { method: 'GET', path: '/api/health', pathParams: [], body: 'none', query: false, auth: false },
   getKeyChain: { method: 'GET', path: '/api/key-chains/{keyChainId}', pathParams: ['keyChainId'], body: 'none', query: false, auth: true },
   getKeyChainOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}', pathParams: ['tenantId', 'keyChainId'], body: 'none', query: false, auth: true },
+  getMetrics: { method: 'GET', path: '/api/metrics', pathParams: [], body: 'none', query: false, auth: true, text: true },
   getPresentationConfig: { method: 'GET', path: '/api/presentations/{presentationConfigId}', pathParams: ['presentationConfigId'], body: 'none', query: false, auth: true },
   getPresentationConfigOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'none', query: false, auth: true },
   getSession: { method: 'GET', path: '/api/sessions/{id}', pathParams: ['id'], body: 'none', query: false, auth: true },

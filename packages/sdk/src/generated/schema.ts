@@ -72,6 +72,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics of the process that answers
+         * @description Requests, latency and errors per tenant and route, issuance and presentation counters, database pool and webhook deliveries (docs/metrics.md). Each process of a scaled deployment answers for itself: scrape every pod. A client bound to a tenant gets only the series of its tenant; an operator client (no tenant) gets all.
+         *
+         *     Roles (any of): `metrics:read`.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants": {
         parameters: {
             query?: never;
@@ -1987,6 +2009,8 @@ export interface components {
             name: string;
             locale: string;
         };
+        /** @description Prometheus text exposition format, version 0.0.4 */
+        MetricsText: string;
         OAuthError: {
             error: string;
             error_description?: string;
@@ -2672,6 +2696,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text format */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": components["schemas"]["MetricsText"];
                 };
             };
         };

@@ -57,6 +57,8 @@ export type KeyChainUpdate = components['schemas']['KeyChainUpdate']
 /** Where the private key lives (spec §2.4) */
 export type KmsProvider = components['schemas']['KmsProvider']
 export type LocalizedName = components['schemas']['LocalizedName']
+/** Prometheus text exposition format, version 0.0.4 */
+export type MetricsText = components['schemas']['MetricsText']
 export type OAuthError = components['schemas']['OAuthError']
 export type OfferCreate = components['schemas']['OfferCreate']
 export type OfferCreated = components['schemas']['OfferCreated']

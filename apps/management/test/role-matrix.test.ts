@@ -33,6 +33,11 @@ describe.each(testDatabases())('role matrix on $name', (testDatabase) => {
       'GET /api/tenants/:tenantId/sessions',
       'DELETE /api/sessions/:id',
       'POST /api/tenants/:tenantId/sessions/:id/result',
+      // The webhook outbox: deliveries of an endpoint, and their replay.
+      'GET /api/webhook-endpoints/:webhookEndpointId/deliveries',
+      'GET /api/tenants/:tenantId/webhook-endpoints/:webhookEndpointId/deliveries/:deliveryId',
+      'POST /api/tenants/:tenantId/webhook-endpoints/:webhookEndpointId/deliveries/:deliveryId/replay',
+      'POST /api/webhook-endpoints/:webhookEndpointId/deliveries/replay-failed',
     ]) {
       expect(urls).toContain(route)
     }

@@ -28,6 +28,7 @@ import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
+import { registrarRoutes } from './routes/registrar'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
@@ -126,6 +127,15 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(offerRoutes(offerDeps, { tenantInPath: true }))
     await app.register(offerRoutes(offerDeps, { tenantInPath: false }))
+    const registrarDeps = {
+      db: database.db,
+      cipher: keyDeps.keys.cipher,
+      outbound: outboundPolicy(config),
+      publicHost: keyDeps.publicHost,
+      now,
+    }
+    await app.register(registrarRoutes(registrarDeps, { tenantInPath: true }))
+    await app.register(registrarRoutes(registrarDeps, { tenantInPath: false }))
     await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: true }))
     await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: false }))
     await app.register(auditRoutes(database.db, { tenantInPath: true }))

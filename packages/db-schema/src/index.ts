@@ -42,6 +42,16 @@ export {
   recordedMasterSecretFingerprint,
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
+export type {
+  RegistrarConfigValues,
+  RegistrarRepository,
+  RegistrationCertificateValues,
+} from './repositories/registrar'
+export {
+  createRegistrarRepository,
+  toRegistrarConfig,
+  toRegistrationCertificate,
+} from './repositories/registrar'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
 export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
 export type { TenantRepository } from './repositories/tenants'
@@ -52,6 +62,8 @@ export type {
   KeyChainRow,
   NewKeyChainRow,
   PresentationSessionRow,
+  RegistrarConfigRow,
+  RegistrationCertificateRow,
   WebhookEndpointRow,
 } from './schema'
 export * as schema from './schema'

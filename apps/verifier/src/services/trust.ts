@@ -10,7 +10,11 @@ import type { KeyChainRow } from '@credential-service/db-schema'
 export function trustAnchors(keyChains: KeyChainRow[], config: PresentationConfig): X509Certificate[] {
   const own = keyChains.flatMap((row) => [
     ...(row.rootCertificate ? [row.rootCertificate] : []),
-    ...row.activeCertificates.slice(-1),
+    // A registrar's access CA vouches for who the relying party is, not for credential
+    // issuers: only the chain's own leaf is trusted, never the registrar's intermediates.
+    ...(row.certificateMode === 'registrar'
+      ? row.activeCertificates.slice(0, 1)
+      : row.activeCertificates.slice(-1)),
     ...(row.previousCertificates ?? []).slice(-1),
   ])
   return [...(config.trustAnchors ?? []), ...own].flatMap((pem) => {

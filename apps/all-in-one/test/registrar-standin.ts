@@ -145,7 +145,8 @@ export async function startRegistrarStandIn(client: { id: string; secret: string
       return json(res, 400, { message: 'the body must be JSON' })
     }
     if (req.method === 'POST' && path === '/api/relying-parties') {
-      if (typeof parsed.name !== 'string' || !parsed.name) return json(res, 400, { message: 'name is required' })
+      if (typeof parsed.name !== 'string' || !parsed.name)
+        return json(res, 400, { message: 'name is required' })
       const id = randomUUID()
       relyingParties.set(id, { name: parsed.name, roles: (parsed.roles as string[]) ?? [] })
       return json(res, 201, { id, name: parsed.name, createdAt: new Date().toISOString() })

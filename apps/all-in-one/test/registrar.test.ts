@@ -71,9 +71,7 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
     await app.ready()
     root = await bearer(app, started.rootClientId, started.rootSecret)
     const client = async (tenantId: string, roles: string[]) => {
-      const created = (
-        await call('POST', `/api/tenants/${tenantId}/clients`, root, { roles })
-      ).json()
+      const created = (await call('POST', `/api/tenants/${tenantId}/clients`, root, { roles })).json()
       return bearer(app, created.clientId, created.clientSecret)
     }
     for (const id of [tenant, other]) await call('POST', '/api/tenants', root, { id, name: id })
@@ -151,7 +149,9 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
       expect(registerCall?.path).toBe('/api/relying-parties')
       expect(registerCall?.headers.authorization).toMatch(/^Bearer /)
       // Registered once: a second registration is a conflict, not a second relying party.
-      expect((await call('POST', '/api/registrar/relying-party', admin, { name: 'again' })).statusCode).toBe(409)
+      expect((await call('POST', '/api/registrar/relying-party', admin, { name: 'again' })).statusCode).toBe(
+        409,
+      )
       expect(registrar.relyingParties.size).toBe(1)
       // A PUT with the same registrar and no secret keeps both the secret and the registration.
       const { clientSecret: _, ...withoutSecret } = configInput()
@@ -162,7 +162,9 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
 
     it('OpenID4VP §5.9.3, HAIP 5 (V-05): the access certificate lands on the key chain and signs request objects in x5c', async () => {
       const before = await keyChain()
-      const response = await call('POST', '/api/registrar/access-certificates', admin, { keyChainId: 'rp-keys' })
+      const response = await call('POST', '/api/registrar/access-certificates', admin, {
+        keyChainId: 'rp-keys',
+      })
       expect(response.statusCode, response.body).toBe(201)
       const issued = response.json()
       const sent = JSON.parse(registrar.calls.at(-1)?.body as string)
@@ -253,7 +255,9 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
         expect((await keyChain()).activeKey.certificateChain).toStrictEqual(before.activeKey.certificateChain)
 
       registrar.fail('/api/access-certificates', 503)
-      const unavailable = await call('POST', '/api/registrar/access-certificates', admin, { keyChainId: 'rp-keys' })
+      const unavailable = await call('POST', '/api/registrar/access-certificates', admin, {
+        keyChainId: 'rp-keys',
+      })
       expect(unavailable.statusCode).toBe(502)
       expect(unavailable.headers['content-type']).toContain('application/problem+json')
       expect(unavailable.json()).toMatchObject({
@@ -264,7 +268,9 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
 
       // A certificate for another key must never sign this key chain's requests.
       registrar.certifyWrongKey((await generateKeyPair('ES256')).publicJwk)
-      const wrongKey = await call('POST', '/api/registrar/access-certificates', admin, { keyChainId: 'rp-keys' })
+      const wrongKey = await call('POST', '/api/registrar/access-certificates', admin, {
+        keyChainId: 'rp-keys',
+      })
       registrar.certifyWrongKey(undefined)
       expect(wrongKey.statusCode).toBe(502)
       expect(wrongKey.json().detail).toBe(
@@ -287,7 +293,9 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
       expect(
         (await call('PUT', '/api/registrar', admin, { ...configInput(), clientSecret: 'wrong' })).statusCode,
       ).toBe(200)
-      const refused = await call('POST', '/api/registrar/access-certificates', admin, { keyChainId: 'rp-keys' })
+      const refused = await call('POST', '/api/registrar/access-certificates', admin, {
+        keyChainId: 'rp-keys',
+      })
       expect(refused.statusCode).toBe(502)
       expect(refused.json().detail).toBe(
         'registrar token endpoint refused the client credentials (HTTP 401); check clientId and clientSecret',
@@ -317,7 +325,9 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
       expect(unregistered.statusCode).toBe(422)
       expect(unregistered.json().code).toBe('rule_violation')
 
-      const unknownChain = await call('POST', '/api/registrar/access-certificates', admin, { keyChainId: 'nope' })
+      const unknownChain = await call('POST', '/api/registrar/access-certificates', admin, {
+        keyChainId: 'nope',
+      })
       expect(unknownChain.statusCode).toBe(422)
       expect(unknownChain.json().errors).toStrictEqual([
         { path: 'body.keyChainId', message: "no key chain 'nope' in this tenant" },
@@ -329,7 +339,9 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
         supportUri: 'https://verifier.example.com/support',
       })
       expect(unknownConfig.statusCode).toBe(422)
-      expect((await call('PUT', '/api/registrar', admin, { ...configInput(), extra: 1 })).statusCode).toBe(400)
+      expect((await call('PUT', '/api/registrar', admin, { ...configInput(), extra: 1 })).statusCode).toBe(
+        400,
+      )
     })
   })
 
@@ -359,7 +371,12 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
         ['POST', '/access-certificates'],
         ['POST', '/registration-certificates'],
       ] as const) {
-        const response = await call(method, `/api/registrar${suffix}`, withoutRole, method === 'GET' ? undefined : {})
+        const response = await call(
+          method,
+          `/api/registrar${suffix}`,
+          withoutRole,
+          method === 'GET' ? undefined : {},
+        )
         expect(response.statusCode, `${method} ${suffix}`).toBe(403)
       }
     })

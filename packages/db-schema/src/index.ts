@@ -37,11 +37,6 @@ export type { NewPresentationSession, PresentationSessionRepository } from './re
 export { createPresentationSessionRepository } from './repositories/presentation'
 export type { RateLimitCount } from './repositories/rate-limits'
 export { hitRateLimit, purgeExpiredRateLimits, readRateLimit } from './repositories/rate-limits'
-export {
-  lockTenant,
-  recordedMasterSecretFingerprint,
-  recordMasterSecretFingerprint,
-} from './repositories/service-settings'
 export type {
   RegistrarConfigValues,
   RegistrarRepository,
@@ -52,6 +47,11 @@ export {
   toRegistrarConfig,
   toRegistrationCertificate,
 } from './repositories/registrar'
+export {
+  lockTenant,
+  recordedMasterSecretFingerprint,
+  recordMasterSecretFingerprint,
+} from './repositories/service-settings'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
 export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
 export type { TenantRepository } from './repositories/tenants'

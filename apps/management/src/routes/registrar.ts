@@ -22,7 +22,11 @@ export function registrarRoutes(
   deps: RegistrarServiceDeps,
   mount: { tenantInPath: boolean },
 ): FastifyPluginAsyncZod {
-  const { base, op, listParams: params } = tenantMount({
+  const {
+    base,
+    op,
+    listParams: params,
+  } = tenantMount({
     collection: 'registrar',
     tenantInPath: mount.tenantInPath,
     itemKey: 'unused',

@@ -96,11 +96,8 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
 
   return {
     /** `POST /relying-parties`: registers the tenant; answers the registrar's id for it. */
-    registerRelyingParty: (body: {
-      name: string
-      roles: string[]
-      identifiers: Record<string, string>
-    }) => post('/relying-parties', body, zRelyingPartyAnswer, 'relying party registration'),
+    registerRelyingParty: (body: { name: string; roles: string[]; identifiers: Record<string, string> }) =>
+      post('/relying-parties', body, zRelyingPartyAnswer, 'relying party registration'),
 
     /** `POST /access-certificates`: a certificate for `publicKey` (SPKI PEM); `crt` is PEM, leaf first. */
     requestAccessCertificate: (body: { rpId: string; publicKey: string; dns: string[] }) =>
@@ -114,7 +111,12 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
       purpose: { lang: string; content: string }[]
       credentials: { format: string; meta: Record<string, unknown>; claims?: unknown[] }[]
     }) =>
-      post('/registration-certificates', body, zRegistrationCertificateAnswer, 'registration certificate request'),
+      post(
+        '/registration-certificates',
+        body,
+        zRegistrationCertificateAnswer,
+        'registration certificate request',
+      ),
   }
 }
 export type RegistrarClient = ReturnType<typeof createRegistrarClient>

@@ -118,7 +118,8 @@ export function createRegistrarService(deps: RegistrarServiceDeps, tenantId: str
         ...checkOutboundUrl(input.baseUrl, deps.outbound, 'body.baseUrl'),
         ...checkOutboundUrl(input.tokenUrl, deps.outbound, 'body.tokenUrl'),
       ]
-      if (issues.length) throw new RuleViolationError('the registrar URLs are not allowed; see errors', issues)
+      if (issues.length)
+        throw new RuleViolationError('the registrar URLs are not allowed; see errors', issues)
       return deps.db.transaction(async (tx) => {
         const existing = await repo.get(tx)
         if (!existing && input.clientSecret === undefined) {
@@ -161,7 +162,9 @@ export function createRegistrarService(deps: RegistrarServiceDeps, tenantId: str
     async registerRelyingParty(input: RelyingPartyRegistration): Promise<RegistrarConfig> {
       const row = await config()
       if (row.relyingPartyId)
-        throw new ConflictError(`the tenant is already registered at the registrar as '${row.relyingPartyId}'`)
+        throw new ConflictError(
+          `the tenant is already registered at the registrar as '${row.relyingPartyId}'`,
+        )
       const registered = await clientOf(row).registerRelyingParty({
         name: input.name,
         roles: input.roles,
@@ -213,7 +216,9 @@ export function createRegistrarService(deps: RegistrarServiceDeps, tenantId: str
           const locked = await keyChains.lock(chain.id, tx)
           if (!locked) throw new NotFoundError('key chain', chain.id)
           if (locked.activeKid !== chain.activeKid)
-            throw new ConflictError(`key chain '${chain.id}' was rotated meanwhile; request a new certificate`)
+            throw new ConflictError(
+              `key chain '${chain.id}' was rotated meanwhile; request a new certificate`,
+            )
           await keyChains.update(
             chain.id,
             { activeCertificates: certificates, certificateMode: 'registrar' },

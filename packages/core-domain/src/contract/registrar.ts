@@ -25,7 +25,7 @@ export const zRegistrarConfigInput = z
       ),
   })
   .strict()
-  .meta({ id: 'RegistrarConfigInput' })
+  .meta({ id: 'RegistrarConfigDefinition' })
 export type RegistrarConfigInput = z.infer<typeof zRegistrarConfigInput>
 
 export const zRegistrarRelyingParty = z

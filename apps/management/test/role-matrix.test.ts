@@ -33,6 +33,11 @@ describe.each(testDatabases())('role matrix on $name', (testDatabase) => {
       'GET /api/tenants/:tenantId/sessions',
       'DELETE /api/sessions/:id',
       'POST /api/tenants/:tenantId/sessions/:id/result',
+      // Issue 14: the registrar integration.
+      'PUT /api/tenants/:tenantId/registrar',
+      'POST /api/registrar/relying-party',
+      'POST /api/registrar/access-certificates',
+      'POST /api/registrar/registration-certificates',
     ]) {
       expect(urls).toContain(route)
     }

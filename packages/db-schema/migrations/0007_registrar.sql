@@ -23,5 +23,6 @@ CREATE TABLE "registration_certificates" (
 	CONSTRAINT "registration_certificates_tenant_id_presentation_config_id_pk" PRIMARY KEY("tenant_id","presentation_config_id")
 );
 --> statement-breakpoint
+ALTER TABLE "key_chains" ADD COLUMN "previous_certificate_mode" text;--> statement-breakpoint
 ALTER TABLE "registrar_configs" ADD CONSTRAINT "registrar_configs_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "registration_certificates" ADD CONSTRAINT "registration_certificates_presentation_config_fk" FOREIGN KEY ("tenant_id","presentation_config_id") REFERENCES "public"."presentation_configs"("tenant_id","id") ON DELETE cascade ON UPDATE no action;

@@ -41,6 +41,17 @@ describe('issuer trust anchors (HAIP 6.1.1, V-32)', () => {
     const provided = trustAnchors([row('provided', [leaf, ca])], config)
     expect(provided.map((a) => a.raw.toString('base64'))).toStrictEqual([der(ca)])
   })
+
+  it('a rotated-out registrar chain (grace period) adds its leaf only too', async () => {
+    const { ca, leaf } = await registrarChain()
+    const rotated = {
+      ...row('self-signed', []),
+      previousCertificates: [leaf, ca],
+      previousCertificateMode: 'registrar',
+    } as KeyChainRow
+    const anchors = trustAnchors([rotated], config)
+    expect(anchors.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
+  })
 })
 
 describe('request object x5c (HAIP 5, V-05)', () => {

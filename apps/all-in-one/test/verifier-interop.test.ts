@@ -26,6 +26,7 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne } from './harness'
+import { type RegistrarStandIn, startRegistrarStandIn } from './registrar-standin'
 import { issueOverHttp, kbSigner } from './wallet'
 
 const mdocContext = createMdocContext(CoseKey)
@@ -101,6 +102,7 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
   let app: FastifyInstance
   let baseUrl: string
   let auth: Record<string, string>
+  let registrar: RegistrarStandIn
   const tenant = `vp-${crypto.randomUUID().slice(0, 8)}`
   // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
   const api = async (path: string, body: unknown, headers: Record<string, string> = auth): Promise<any> =>
@@ -115,7 +117,12 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
   beforeAll(async () => {
     const port = 42_000 + Math.floor(Math.random() * 7000)
     baseUrl = `http://localhost:${port}`
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl)
+    registrar = await startRegistrarStandIn({ id: 'interop-rp', secret: 'interop-registrar-secret' })
+    // The registrar stand-in listens on loopback http: the test policy allows exactly that.
+    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {
+      OUTBOUND_ALLOW_HTTP: 'true',
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    })
     app = started.app
     await app.listen({ host: '::', port })
     const root = {
@@ -128,6 +135,7 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
       'issuance:offer',
       'presentation:config',
       'presentation:request',
+      'registrar:manage',
     ]
     const client = await api(`/api/tenants/${tenant}/clients`, { roles }, root)
     auth = {
@@ -162,7 +170,10 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
       responseMode: 'direct_post.jwt',
     })
   })
-  afterAll(() => app.close())
+  afterAll(async () => {
+    await app.close()
+    await registrar.close()
+  })
 
   const issueCredential = () =>
     issueOverHttp({ apiBase: baseUrl, auth, configurationId: 'pid', claims: { given_name: 'Erika' } })
@@ -331,4 +342,57 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
       })
     })
   }
+
+  it('OpenID4VP 1.0 §5.1, §5.9.3: the wallet accepts a request signed under a registrar access certificate and reads verifier_info', async () => {
+    const put = async (path: string, body: unknown) =>
+      (
+        await fetch(`${baseUrl}${path}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json', ...auth },
+          body: JSON.stringify(body),
+        })
+      ).json()
+    await put('/api/registrar', {
+      baseUrl: registrar.baseUrl,
+      tokenUrl: registrar.tokenUrl,
+      clientId: 'interop-rp',
+      clientSecret: 'interop-registrar-secret',
+    })
+    expect((await api('/api/registrar/relying-party', { name: 'Interop RP' })).relyingParty).not.toBeNull()
+    await api('/api/key-chains', { source: 'generate', id: 'rp-keys' })
+    const access = await api('/api/registrar/access-certificates', { keyChainId: 'rp-keys' })
+    expect(access.certificateChain).toHaveLength(2)
+    await api('/api/presentations', {
+      id: 'registered',
+      dcqlQuery: {
+        credentials: [
+          { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }] },
+        ],
+      },
+      keyChainId: 'rp-keys',
+      clientIdPrefix: 'x509_hash',
+    })
+    const registration = await api('/api/registrar/registration-certificates', {
+      presentationConfigId: 'registered',
+      purpose: [{ lang: 'en', content: 'Interop check' }],
+      privacyPolicyUri: 'https://rp.example.com/privacy',
+      supportUri: 'https://rp.example.com/support',
+    })
+
+    const created = await api('/api/presentation-requests', { presentationConfigId: 'registered' })
+    const wallet = walletClient()
+    const parsed = wallet.parseOpenid4vpAuthorizationRequest({
+      authorizationRequest: created.authorizationRequestUri,
+    })
+    const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
+      authorizationRequestPayload: parsed.params as never,
+    })
+    const leaf = new X509Certificate(access.certificateChain[0])
+    expect(resolved.client.effective).toBe(
+      `x509_hash:${createHash('sha256').update(leaf.raw).digest('base64url')}`,
+    )
+    expect((resolved.authorizationRequestPayload as Record<string, unknown>).verifier_info).toStrictEqual([
+      { format: 'registration_cert', data: registration.jwt },
+    ])
+  })
 })

@@ -40,6 +40,7 @@ import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
+import { registrarRoutes } from './routes/registrar'
 import { schemaMetadataRoutes } from './routes/schema-metadata'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
@@ -169,6 +170,15 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(offerRoutes(offerDeps, { tenantInPath: true }))
     await app.register(offerRoutes(offerDeps, { tenantInPath: false }))
+    const registrarDeps = {
+      db: database.db,
+      cipher: keyDeps.keys.cipher,
+      outbound: outboundPolicy(config),
+      publicHost: keyDeps.publicHost,
+      now,
+    }
+    await app.register(registrarRoutes(registrarDeps, { tenantInPath: true }))
+    await app.register(registrarRoutes(registrarDeps, { tenantInPath: false }))
     const sessionDeps = { db: database.db, sessionData: keyDeps.keys.sessionData, now }
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: true }))
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: false }))

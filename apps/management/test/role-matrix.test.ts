@@ -38,6 +38,11 @@ describe.each(testDatabases())('role matrix on $name', (testDatabase) => {
       'GET /api/tenants/:tenantId/webhook-endpoints/:webhookEndpointId/deliveries/:deliveryId',
       'POST /api/tenants/:tenantId/webhook-endpoints/:webhookEndpointId/deliveries/:deliveryId/replay',
       'POST /api/webhook-endpoints/:webhookEndpointId/deliveries/replay-failed',
+      // Issue 14: the registrar integration.
+      'PUT /api/tenants/:tenantId/registrar',
+      'POST /api/registrar/relying-party',
+      'POST /api/registrar/access-certificates',
+      'POST /api/registrar/registration-certificates',
     ]) {
       expect(urls).toContain(route)
     }

@@ -123,6 +123,25 @@ export {
   zPresentationSession,
 } from './contract/presentation-config'
 export type {
+  AccessCertificate,
+  AccessCertificateRequest,
+  RegistrarConfig,
+  RegistrarConfigInput,
+  RegistrationCertificate,
+  RegistrationCertificateRequest,
+  RelyingPartyRegistration,
+} from './contract/registrar'
+export {
+  zAccessCertificate,
+  zAccessCertificateRequest,
+  zRegistrarConfig,
+  zRegistrarConfigInput,
+  zRegistrarRelyingParty,
+  zRegistrationCertificate,
+  zRegistrationCertificateRequest,
+  zRelyingPartyRegistration,
+} from './contract/registrar'
+export type {
   SchemaMetadataSign,
   SchemaMetadataSignVersion,
   SignedSchemaMetadata,

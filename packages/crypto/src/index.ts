@@ -1,3 +1,4 @@
+export { canonicalHash } from './canonical-hash'
 export type { CertificateOptions, ParsedChain } from './certificates'
 export { createCertificate, parseCertificateChain } from './certificates'
 export { verifierClientId } from './client-id'

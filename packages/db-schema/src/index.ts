@@ -40,6 +40,16 @@ export type { NewPresentationSession, PresentationSessionRepository } from './re
 export { createPresentationSessionRepository } from './repositories/presentation'
 export type { RateLimitCount } from './repositories/rate-limits'
 export { hitRateLimit, purgeExpiredRateLimits, readRateLimit } from './repositories/rate-limits'
+export type {
+  RegistrarConfigValues,
+  RegistrarRepository,
+  RegistrationCertificateValues,
+} from './repositories/registrar'
+export {
+  createRegistrarRepository,
+  toRegistrarConfig,
+  toRegistrationCertificate,
+} from './repositories/registrar'
 export type { SchemaMetadataVersionRepository } from './repositories/schema-metadata'
 export { createSchemaMetadataVersionRepository } from './repositories/schema-metadata'
 export {
@@ -76,6 +86,8 @@ export type {
   KeyChainRow,
   NewKeyChainRow,
   PresentationSessionRow,
+  RegistrarConfigRow,
+  RegistrationCertificateRow,
   WebhookDeliveryRow,
   WebhookEndpointRow,
 } from './schema'

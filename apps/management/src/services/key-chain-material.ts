@@ -215,6 +215,7 @@ export function retireActive(
     activeKid: string
     activePublicJwk: JWK
     activeCertificates: string[]
+    certificateMode: string
   },
   expiresAt: Date,
 ): KeyChainPatch {
@@ -223,6 +224,7 @@ export function retireActive(
     previousKid: row.activeKid,
     previousPublicJwk: row.activePublicJwk,
     previousCertificates: row.activeCertificates,
+    previousCertificateMode: row.certificateMode,
     previousExpiresAt: expiresAt,
   }
 }

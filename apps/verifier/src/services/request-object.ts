@@ -1,7 +1,8 @@
-import { ProtocolError } from '@credential-service/core-domain'
-import { publicPart, signJws } from '@credential-service/crypto'
+import { type PresentationConfig, ProtocolError } from '@credential-service/core-domain'
+import { canonicalHash, parseCertificate, publicPart, signJws } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
+  createRegistrarRepository,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
@@ -26,9 +27,32 @@ export function encryptionJwk(deps: VerifierDeps, row: PresentationSessionRow): 
 }
 
 /**
- * The signed request object (OpenID4VP §5, JAR RFC 9101): `typ` oauth-authz-req+jwt, `x5c` with
- * the leaf only (HAIP: no trust anchor), the request's nonce, state, DCQL query, response URI and
- * mode, and client metadata with this request's encryption key. `wallet_nonce` is echoed (§5.10).
+ * The chain for `x5c` (base64 DER, leaf first) without a trailing self-signed certificate (HAIP:
+ * no trust anchor): a self-signed leaf alone stays, a registrar-issued leaf keeps its intermediates.
+ */
+export function requestX5c(chain: string[]): string[] {
+  if (chain.length < 2) return chain
+  const last = parseCertificate(chain.at(-1) as string)
+  return last.checkIssued(last) && last.verify(last.publicKey) ? chain.slice(0, -1) : chain
+}
+
+/**
+ * `verifier_info` (OpenID4VP 1.0 §5.1): the registration certificate the registrar issued for
+ * this configuration, while it was issued for the DCQL query the configuration holds now and has
+ * not expired; otherwise none (a stale certificate would describe another request).
+ */
+async function verifierInfo(deps: VerifierDeps, tenantId: string, config: PresentationConfig) {
+  const certificate = await createRegistrarRepository(deps.db, tenantId).registrationCertificate(config.id)
+  if (!certificate || certificate.dcqlHash !== canonicalHash(config.dcqlQuery)) return undefined
+  if (certificate.expiresAt && certificate.expiresAt <= deps.now()) return undefined
+  return [{ format: 'registration_cert', data: certificate.jwt }]
+}
+
+/**
+ * The signed request object (OpenID4VP §5, JAR RFC 9101): `typ` oauth-authz-req+jwt, `x5c`
+ * without the trust anchor (HAIP), the request's nonce, state, DCQL query, response URI and
+ * mode, client metadata with this request's encryption key, and the registration certificate as
+ * `verifier_info` when there is one. `wallet_nonce` is echoed (§5.10).
  */
 export async function requestObject(
   deps: VerifierDeps,
@@ -43,9 +67,10 @@ export async function requestObject(
     throw new ProtocolError('invalid_request', 'the presentation configuration is gone', { status: 404 })
   const signer = await deps.keys.signer(tenantId, config.keyChainId)
   const iat = Math.floor(deps.now().getTime() / 1000)
+  const info = await verifierInfo(deps, tenantId, config)
   return signJws(
     signer,
-    { typ: 'oauth-authz-req+jwt', kid: signer.kid, x5c: signer.x5c.slice(0, 1) },
+    { typ: 'oauth-authz-req+jwt', kid: signer.kid, x5c: requestX5c(signer.x5c) },
     {
       aud: 'https://self-issued.me/v2',
       iat,
@@ -63,6 +88,7 @@ export async function requestObject(
         encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,
       },
       ...(row.transactionData ? { transaction_data: row.transactionData } : {}),
+      ...(info ? { verifier_info: info } : {}),
       ...(walletNonce ? { wallet_nonce: walletNonce } : {}),
     },
   )

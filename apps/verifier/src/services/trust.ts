@@ -8,10 +8,14 @@ import type { KeyChainRow } from '@credential-service/db-schema'
  * configuration's trust anchors and the tenant's own key chains (roots and self-signed leaves).
  */
 export function trustAnchors(keyChains: KeyChainRow[], config: PresentationConfig): X509Certificate[] {
+  // A registrar's access CA vouches for who the relying party is, not for credential issuers:
+  // of a registrar-issued chain only its own leaf is trusted, never the registrar's CAs.
+  const anchorOf = (chain: string[], mode: string | null) =>
+    mode === 'registrar' ? chain.slice(0, 1) : chain.slice(-1)
   const own = keyChains.flatMap((row) => [
     ...(row.rootCertificate ? [row.rootCertificate] : []),
-    ...row.activeCertificates.slice(-1),
-    ...(row.previousCertificates ?? []).slice(-1),
+    ...anchorOf(row.activeCertificates, row.certificateMode),
+    ...anchorOf(row.previousCertificates ?? [], row.previousCertificateMode),
   ])
   return [...(config.trustAnchors ?? []), ...own].flatMap((pem) => {
     try {

@@ -13,6 +13,8 @@ export const AUDIT_RESOURCE_TYPES = [
   'presentation-config',
   'attribute-provider',
   'webhook-endpoint',
+  'registrar-config',
+  'registration-certificate',
   'session',
 ] as const
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]

@@ -19,9 +19,9 @@ export const zKeyChainId = z
   .describe('Key chain identifier, referenced as `keyChainId`')
 
 export const zCertificateMode = z
-  .enum(['self-signed', 'internal-ca', 'provided', 'none'])
+  .enum(['self-signed', 'internal-ca', 'provided', 'registrar', 'none'])
   .describe(
-    'How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, or none',
+    'How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, issued by the registrar (access certificate), or none',
   )
   .meta({ id: 'CertificateMode' })
 

@@ -137,6 +137,7 @@ export async function forgetExpiredPreviousKeys(tx: Executor, now: Date): Promis
       previousKid: null,
       previousPublicJwk: null,
       previousCertificates: null,
+      previousCertificateMode: null,
       previousExpiresAt: null,
     })
     .where(lte(keyChains.previousExpiresAt, now))

@@ -44,6 +44,8 @@ export const keyChains = pgTable(
     previousKid: text(),
     previousPublicJwk: jsonb().$type<JWK>(),
     previousCertificates: text().array(),
+    /** `certificate_mode` of the rotated-out key: a registrar chain's CA is never an issuer anchor. */
+    previousCertificateMode: text(),
     previousExpiresAt: timestamp({ withTimezone: true }),
     rotationEnabled: boolean().notNull().default(false),
     rotationIntervalDays: integer().notNull().default(90),

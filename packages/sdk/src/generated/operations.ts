@@ -2,6 +2,8 @@
 import type { CallOptions, OperationSpec } from '../transport.js'
 import type { operations } from './schema.js'
 import type {
+  AccessCertificate,
+  AccessCertificateRequest,
   AttributeProvider,
   AttributeProviderDefinition,
   AttributeProviderPage,
@@ -34,6 +36,11 @@ import type {
   PresentationRequestCreate,
   PresentationRequestCreated,
   PresentationSession,
+  RegistrarConfig,
+  RegistrarConfigDefinition,
+  RegistrationCertificate,
+  RegistrationCertificateRequest,
+  RelyingPartyRegistration,
   SchemaMetadataSignRequest,
   SchemaMetadataSignVersionRequest,
   SessionPage,
@@ -239,6 +246,18 @@ export interface ManagementOperations {
    */
   deletePresentationConfigOfTenant(tenantId: string, presentationConfigId: string, options?: CallOptions): Promise<void>
   /**
+   * Delete the registrar connection (certificates already stored stay)
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  deleteRegistrarConfig(options?: CallOptions): Promise<void>
+  /**
+   * Delete the registrar connection (certificates already stored stay)
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  deleteRegistrarConfigOfTenant(tenantId: string, options?: CallOptions): Promise<void>
+  /**
    * Delete a session with its claims, result, notifications and webhook deliveries
    *
    * Whatever its status: an open offer or presentation request stops working at once. Deleting an issuance session needs `issuance:offer`, a presentation session `presentation:request`. The deletion is audited.
@@ -358,6 +377,18 @@ export interface ManagementOperations {
    * Roles (any of): `presentation:config`.
    */
   getPresentationConfigOfTenant(tenantId: string, presentationConfigId: string, options?: CallOptions): Promise<PresentationConfig>
+  /**
+   * The tenant’s registrar connection and registration (never the client secret)
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  getRegistrarConfig(options?: CallOptions): Promise<RegistrarConfig>
+  /**
+   * The tenant’s registrar connection and registration (never the client secret)
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  getRegistrarConfigOfTenant(tenantId: string, options?: CallOptions): Promise<RegistrarConfig>
   /**
    * Get a session: status, timestamps, configuration ids, failure reason
    *
@@ -547,6 +578,34 @@ export interface ManagementOperations {
    */
   listWebhookEndpointsOfTenant(tenantId: string, query?: operations['listWebhookEndpointsOfTenant']['parameters']['query'], options?: CallOptions): Promise<WebhookEndpointPage>
   /**
+   * Create or replace the registrar connection
+   *
+   * URLs follow the outbound policy (https, public hosts unless OUTBOUND_ALLOWED_HOSTS). The client secret is stored encrypted; omit it to keep the stored one. A new `baseUrl` drops the registration.
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  putRegistrarConfig(body: RegistrarConfigDefinition, options?: CallOptions): Promise<RegistrarConfig>
+  /**
+   * Create or replace the registrar connection
+   *
+   * URLs follow the outbound policy (https, public hosts unless OUTBOUND_ALLOWED_HOSTS). The client secret is stored encrypted; omit it to keep the stored one. A new `baseUrl` drops the registration.
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  putRegistrarConfigOfTenant(tenantId: string, body: RegistrarConfigDefinition, options?: CallOptions): Promise<RegistrarConfig>
+  /**
+   * Register the tenant at the registrar as relying party and/or issuer
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  registerRelyingParty(body: RelyingPartyRegistration, options?: CallOptions): Promise<RegistrarConfig>
+  /**
+   * Register the tenant at the registrar as relying party and/or issuer
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  registerRelyingPartyOfTenant(tenantId: string, body: RelyingPartyRegistration, options?: CallOptions): Promise<RegistrarConfig>
+  /**
    * Release the claims of a same-device presentation with its response code
    *
    * OpenID4VP 1.0 §8.2 and HAIP 5.1: the wallet’s redirect takes a `response_code` to the browser that started the flow. Pass it here from that browser session to get the disclosed claims. The code works once: the claims leave the session as they are returned, and a second call is 403.
@@ -642,6 +701,38 @@ export interface ManagementOperations {
    * Roles (any of): `issuance:config`, `presentation:config`.
    */
   replayWebhookDeliveryOfTenant(tenantId: string, webhookEndpointId: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>
+  /**
+   * Obtain an access certificate for a key chain’s active key and store it on the key chain
+   *
+   * The key chain’s public key goes to the registrar; the returned chain must certify it. Request objects signed with the key chain then carry it in `x5c`. Rotating the key chain replaces it with a generated certificate: request a new one after a rotation.
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  requestAccessCertificate(body: AccessCertificateRequest, options?: CallOptions): Promise<AccessCertificate>
+  /**
+   * Obtain an access certificate for a key chain’s active key and store it on the key chain
+   *
+   * The key chain’s public key goes to the registrar; the returned chain must certify it. Request objects signed with the key chain then carry it in `x5c`. Rotating the key chain replaces it with a generated certificate: request a new one after a rotation.
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  requestAccessCertificateOfTenant(tenantId: string, body: AccessCertificateRequest, options?: CallOptions): Promise<AccessCertificate>
+  /**
+   * Obtain a registration certificate for a presentation configuration’s DCQL query
+   *
+   * Request objects of the configuration carry it as `verifier_info` (OpenID4VP 1.0 §5.1) while the configuration’s DCQL query is the one registered and the certificate has not expired. A new request replaces the stored certificate.
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  requestRegistrationCertificate(body: RegistrationCertificateRequest, options?: CallOptions): Promise<RegistrationCertificate>
+  /**
+   * Obtain a registration certificate for a presentation configuration’s DCQL query
+   *
+   * Request objects of the configuration carry it as `verifier_info` (OpenID4VP 1.0 §5.1) while the configuration’s DCQL query is the one registered and the certificate has not expired. A new request replaces the stored certificate.
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  requestRegistrationCertificateOfTenant(tenantId: string, body: RegistrationCertificateRequest, options?: CallOptions): Promise<RegistrationCertificate>
   /**
    * Get an access token with the client credentials grant (RFC 6749 §4.4)
    *
@@ -777,6 +868,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   deleteKeyChainOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}', pathParams: ['tenantId', 'keyChainId'], body: 'none', query: false, auth: true },
   deletePresentationConfig: { method: 'DELETE', path: '/api/presentations/{presentationConfigId}', pathParams: ['presentationConfigId'], body: 'none', query: false, auth: true },
   deletePresentationConfigOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'none', query: false, auth: true },
+  deleteRegistrarConfig: { method: 'DELETE', path: '/api/registrar', pathParams: [], body: 'none', query: false, auth: true },
+  deleteRegistrarConfigOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/registrar', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   deleteSession: { method: 'DELETE', path: '/api/sessions/{id}', pathParams: ['id'], body: 'none', query: false, auth: true },
   deleteSessionOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/sessions/{id}', pathParams: ['tenantId', 'id'], body: 'none', query: false, auth: true },
   deleteTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
@@ -796,6 +889,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getMetrics: { method: 'GET', path: '/api/metrics', pathParams: [], body: 'none', query: false, auth: true, text: true },
   getPresentationConfig: { method: 'GET', path: '/api/presentations/{presentationConfigId}', pathParams: ['presentationConfigId'], body: 'none', query: false, auth: true },
   getPresentationConfigOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'none', query: false, auth: true },
+  getRegistrarConfig: { method: 'GET', path: '/api/registrar', pathParams: [], body: 'none', query: false, auth: true },
+  getRegistrarConfigOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/registrar', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   getSession: { method: 'GET', path: '/api/sessions/{id}', pathParams: ['id'], body: 'none', query: false, auth: true },
   getSessionOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/sessions/{id}', pathParams: ['tenantId', 'id'], body: 'none', query: false, auth: true },
   getTenant: { method: 'GET', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
@@ -824,6 +919,10 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   listWebhookDeliveriesOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: true, auth: true },
   listWebhookEndpoints: { method: 'GET', path: '/api/webhook-endpoints', pathParams: [], body: 'none', query: true, auth: true },
   listWebhookEndpointsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
+  putRegistrarConfig: { method: 'PUT', path: '/api/registrar', pathParams: [], body: 'required', query: false, auth: true },
+  putRegistrarConfigOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/registrar', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
+  registerRelyingParty: { method: 'POST', path: '/api/registrar/relying-party', pathParams: [], body: 'required', query: false, auth: true },
+  registerRelyingPartyOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/registrar/relying-party', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   releaseSessionResult: { method: 'POST', path: '/api/sessions/{id}/result', pathParams: ['id'], body: 'required', query: false, auth: true },
   releaseSessionResultOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/sessions/{id}/result', pathParams: ['tenantId', 'id'], body: 'required', query: false, auth: true },
   replaceAttributeProvider: { method: 'PUT', path: '/api/attribute-providers/{attributeProviderId}', pathParams: ['attributeProviderId'], body: 'required', query: false, auth: true },
@@ -838,6 +937,10 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   replayFailedWebhookDeliveriesOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/replay-failed', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: false, auth: true },
   replayWebhookDelivery: { method: 'POST', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}/replay', pathParams: ['webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
   replayWebhookDeliveryOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}/replay', pathParams: ['tenantId', 'webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
+  requestAccessCertificate: { method: 'POST', path: '/api/registrar/access-certificates', pathParams: [], body: 'required', query: false, auth: true },
+  requestAccessCertificateOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/registrar/access-certificates', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
+  requestRegistrationCertificate: { method: 'POST', path: '/api/registrar/registration-certificates', pathParams: [], body: 'required', query: false, auth: true },
+  requestRegistrationCertificateOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/registrar/registration-certificates', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   requestToken: { method: 'POST', path: '/api/oauth2/token', pathParams: [], body: 'required', query: false, auth: false },
   rotateClientSecret: { method: 'POST', path: '/api/clients/{clientId}/rotate-secret', pathParams: ['clientId'], body: 'optional', query: false, auth: true },
   rotateClientSecretOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/clients/{clientId}/rotate-secret', pathParams: ['tenantId', 'clientId'], body: 'optional', query: false, auth: true },

@@ -1086,6 +1086,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/registrar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s registrar connection and registration (never the client secret)
+         * @description Roles (any of): `registrar:manage`.
+         */
+        get: operations["getRegistrarConfigOfTenant"];
+        /**
+         * Create or replace the registrar connection
+         * @description URLs follow the outbound policy (https, public hosts unless OUTBOUND_ALLOWED_HOSTS). The client secret is stored encrypted; omit it to keep the stored one. A new `baseUrl` drops the registration.
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        put: operations["putRegistrarConfigOfTenant"];
+        post?: never;
+        /**
+         * Delete the registrar connection (certificates already stored stay)
+         * @description Roles (any of): `registrar:manage`.
+         */
+        delete: operations["deleteRegistrarConfigOfTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/registrar/relying-party": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register the tenant at the registrar as relying party and/or issuer
+         * @description Roles (any of): `registrar:manage`.
+         */
+        post: operations["registerRelyingPartyOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/registrar/access-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain an access certificate for a key chain’s active key and store it on the key chain
+         * @description The key chain’s public key goes to the registrar; the returned chain must certify it. Request objects signed with the key chain then carry it in `x5c`. Rotating the key chain replaces it with a generated certificate: request a new one after a rotation.
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        post: operations["requestAccessCertificateOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/registrar/registration-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain a registration certificate for a presentation configuration’s DCQL query
+         * @description Request objects of the configuration carry it as `verifier_info` (OpenID4VP 1.0 §5.1) while the configuration’s DCQL query is the one registered and the certificate has not expired. A new request replaces the stored certificate.
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        post: operations["requestRegistrationCertificateOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/registrar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s registrar connection and registration (never the client secret)
+         * @description Roles (any of): `registrar:manage`.
+         */
+        get: operations["getRegistrarConfig"];
+        /**
+         * Create or replace the registrar connection
+         * @description URLs follow the outbound policy (https, public hosts unless OUTBOUND_ALLOWED_HOSTS). The client secret is stored encrypted; omit it to keep the stored one. A new `baseUrl` drops the registration.
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        put: operations["putRegistrarConfig"];
+        post?: never;
+        /**
+         * Delete the registrar connection (certificates already stored stay)
+         * @description Roles (any of): `registrar:manage`.
+         */
+        delete: operations["deleteRegistrarConfig"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/registrar/relying-party": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register the tenant at the registrar as relying party and/or issuer
+         * @description Roles (any of): `registrar:manage`.
+         */
+        post: operations["registerRelyingParty"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/registrar/access-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain an access certificate for a key chain’s active key and store it on the key chain
+         * @description The key chain’s public key goes to the registrar; the returned chain must certify it. Request objects signed with the key chain then carry it in `x5c`. Rotating the key chain replaces it with a generated certificate: request a new one after a rotation.
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        post: operations["requestAccessCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/registrar/registration-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain a registration certificate for a presentation configuration’s DCQL query
+         * @description Request objects of the configuration carry it as `verifier_info` (OpenID4VP 1.0 §5.1) while the configuration’s DCQL query is the one registered and the certificate has not expired. A new request replaces the stored certificate.
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        post: operations["requestRegistrationCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/sessions": {
         parameters: {
             query?: never;
@@ -1464,6 +1652,20 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessCertificate: {
+            /** @description Key chain identifier, referenced as `keyChainId` */
+            keyChainId: string;
+            /** @description Identifier of the certificate at the registrar */
+            registrarCertificateId: string;
+            /** @description Stored on the key chain: PEM, leaf first, without the registrar’s root */
+            certificateChain: string[];
+        };
+        AccessCertificateRequest: {
+            /** @description Key chain whose active public key the certificate is for */
+            keyChainId: string;
+            /** @description SAN dNSName entries to ask for; default: the key chain’s (the host of PUBLIC_URL) */
+            dnsNames?: string[];
+        };
         AttributeProvider: {
             id: string;
             description: string | null;
@@ -1532,7 +1734,7 @@ export interface components {
             /** @enum {string} */
             action: "create" | "update" | "delete" | "rotate-secret";
             /** @enum {string} */
-            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "session";
+            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session";
             resourceId: string;
             /** @description Names of the changed fields, for updates that record them */
             fields: string[];
@@ -1558,10 +1760,10 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, or none
+         * @description How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, issued by the registrar (access certificate), or none
          * @enum {string}
          */
-        CertificateMode: "self-signed" | "internal-ca" | "provided" | "none";
+        CertificateMode: "self-signed" | "internal-ca" | "provided" | "registrar" | "none";
         ClaimFieldDefinitionDto: {
             /** @description Path of the claim, e.g. `["address", "street"]` */
             path: string[];
@@ -2247,6 +2449,96 @@ export interface components {
             };
             /** @description PEM certificates, leaf first */
             certificateChain: string[];
+        };
+        /** @description The tenant’s registrar connection; the client secret is never returned */
+        RegistrarConfig: {
+            baseUrl: string;
+            tokenUrl: string;
+            clientId: string;
+            /** @description The tenant’s registration at the registrar; null until registered */
+            relyingParty: components["schemas"]["RegistrarRelyingParty"] | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+        };
+        RegistrarConfigDefinition: {
+            /**
+             * Format: uri
+             * @description Base URL of the registrar API, e.g. `https://registrar.example.eu/api`
+             */
+            baseUrl: string;
+            /**
+             * Format: uri
+             * @description OAuth 2.0 token endpoint that issues registrar access tokens (client credentials grant)
+             */
+            tokenUrl: string;
+            /** @description Client id at the registrar’s token endpoint */
+            clientId: string;
+            /** @description Client secret; stored encrypted and never returned. Required the first time; omitted on a later PUT, the stored one is kept */
+            clientSecret?: string;
+        };
+        RegistrarRelyingParty: {
+            /** @description Identifier the registrar gave the tenant */
+            id: string;
+            name: string;
+            roles: ("verifier" | "issuer")[];
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            registeredAt: string;
+        };
+        RegistrationCertificate: {
+            presentationConfigId: string;
+            registrarCertificateId: string;
+            /** @description The registration certificate, sent as `verifier_info` in request objects */
+            jwt: string;
+            expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+        };
+        RegistrationCertificateRequest: {
+            /** @description Presentation configuration whose DCQL query is registered */
+            presentationConfigId: string;
+            /** @description Why the credentials are asked for, per language (shown by wallets) */
+            purpose: {
+                lang: string;
+                content: string;
+            }[];
+            /** Format: uri */
+            privacyPolicyUri: string;
+            /** @description Email address, phone number or URL for questions */
+            supportUri: string;
+        };
+        RelyingPartyRegistration: {
+            /** @description Legal name of the tenant as the registrar records it */
+            name: string;
+            /**
+             * @description Register as relying party (`verifier`), as attestation provider (`issuer`), or both
+             * @default [
+             *       "verifier"
+             *     ]
+             */
+            roles?: ("verifier" | "issuer")[];
+            /** @description Legal-person identifiers (CIR 2025/848 Annex I) */
+            identifiers?: {
+                LEI?: string;
+                EUID?: string;
+                VAT?: string;
+                EORI?: string;
+                TAX?: string;
+                NTR?: string;
+            };
         };
         /**
          * @description Role value (interface spec §5)
@@ -4690,6 +4982,292 @@ export interface operations {
             };
         };
     };
+    getRegistrarConfigOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrarConfig"];
+                };
+            };
+        };
+    };
+    putRegistrarConfigOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrarConfigDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrarConfig"];
+                };
+            };
+        };
+    };
+    deleteRegistrarConfigOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    registerRelyingPartyOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RelyingPartyRegistration"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrarConfig"];
+                };
+            };
+        };
+    };
+    requestAccessCertificateOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessCertificateRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCertificate"];
+                };
+            };
+        };
+    };
+    requestRegistrationCertificateOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationCertificateRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationCertificate"];
+                };
+            };
+        };
+    };
+    getRegistrarConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrarConfig"];
+                };
+            };
+        };
+    };
+    putRegistrarConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrarConfigDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrarConfig"];
+                };
+            };
+        };
+    };
+    deleteRegistrarConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    registerRelyingParty: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RelyingPartyRegistration"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrarConfig"];
+                };
+            };
+        };
+    };
+    requestAccessCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessCertificateRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCertificate"];
+                };
+            };
+        };
+    };
+    requestRegistrationCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationCertificateRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationCertificate"];
+                };
+            };
+        };
+    };
     listSessionsOfTenant: {
         parameters: {
             query?: {
@@ -5117,7 +5695,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "session";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -5151,7 +5729,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "session";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

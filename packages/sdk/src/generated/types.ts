@@ -2,6 +2,8 @@
 
 import type { components } from './schema.js'
 
+export type AccessCertificate = components['schemas']['AccessCertificate']
+export type AccessCertificateRequest = components['schemas']['AccessCertificateRequest']
 export type AttributeProvider = components['schemas']['AttributeProvider']
 /** Attribute provider, as sent to create or replace one */
 export type AttributeProviderDefinition = components['schemas']['AttributeProviderDefinition']
@@ -10,7 +12,7 @@ export type AttributeProviderWithSecret = components['schemas']['AttributeProvid
 export type AuditEvent = components['schemas']['AuditEvent']
 export type AuditEventPage = components['schemas']['AuditEventPage']
 export type AuthorizationServerMetadata = components['schemas']['AuthorizationServerMetadata']
-/** How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, or none */
+/** How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, issued by the registrar (access certificate), or none */
 export type CertificateMode = components['schemas']['CertificateMode']
 export type ClaimFieldDefinitionDto = components['schemas']['ClaimFieldDefinitionDto']
 /** JSON Schema of the claims, derived from `fields` (never stored) */
@@ -75,6 +77,13 @@ export type PresentationSession = components['schemas']['PresentationSession']
 /** RFC 9457 problem details */
 export type Problem = components['schemas']['Problem']
 export type PublicKeyInfo = components['schemas']['PublicKeyInfo']
+/** The tenant’s registrar connection; the client secret is never returned */
+export type RegistrarConfig = components['schemas']['RegistrarConfig']
+export type RegistrarConfigDefinition = components['schemas']['RegistrarConfigDefinition']
+export type RegistrarRelyingParty = components['schemas']['RegistrarRelyingParty']
+export type RegistrationCertificate = components['schemas']['RegistrationCertificate']
+export type RegistrationCertificateRequest = components['schemas']['RegistrationCertificateRequest']
+export type RelyingPartyRegistration = components['schemas']['RelyingPartyRegistration']
 /** Role value (interface spec §5) */
 export type Role = components['schemas']['Role']
 export type RotationPolicy = components['schemas']['RotationPolicy']

@@ -1,0 +1,66 @@
+import type { PresentationConfig } from '@credential-service/core-domain'
+import { createCertificate, generateKeyPair } from '@credential-service/crypto'
+import type { KeyChainRow } from '@credential-service/db-schema'
+import { describe, expect, it } from 'vitest'
+import { requestX5c } from './request-object'
+import { trustAnchors } from './trust'
+
+const config = { trustAnchors: [] } as unknown as PresentationConfig
+const der = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')
+
+async function registrarChain() {
+  const caPair = await generateKeyPair('ES256')
+  const ca = await createCertificate({
+    subjectPublicJwk: caPair.publicJwk,
+    issuerPrivateJwk: caPair.privateJwk,
+    subject: 'CN=Registrar Access CA',
+    validityDays: 30,
+    ca: true,
+  })
+  const leafPair = await generateKeyPair('ES256')
+  const leaf = await createCertificate({
+    subjectPublicJwk: leafPair.publicJwk,
+    issuerPrivateJwk: caPair.privateJwk,
+    issuerCertificate: ca,
+    subject: 'CN=Verifier',
+    validityDays: 30,
+    dnsNames: ['verifier.example.com'],
+  })
+  return { ca, leaf }
+}
+
+const row = (certificateMode: string, activeCertificates: string[]) =>
+  ({ certificateMode, activeCertificates, rootCertificate: null, previousCertificates: null }) as KeyChainRow
+
+describe('issuer trust anchors (HAIP 6.1.1, V-32)', () => {
+  it('a registrar-issued chain adds its own leaf only, never the registrar’s CA', async () => {
+    const { ca, leaf } = await registrarChain()
+    const anchors = trustAnchors([row('registrar', [leaf, ca])], config)
+    expect(anchors.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
+    // A chain the user provided keeps its last certificate as the anchor, as before.
+    const provided = trustAnchors([row('provided', [leaf, ca])], config)
+    expect(provided.map((a) => a.raw.toString('base64'))).toStrictEqual([der(ca)])
+  })
+
+  it('a rotated-out registrar chain (grace period) adds its leaf only too', async () => {
+    const { ca, leaf } = await registrarChain()
+    const rotated = {
+      ...row('self-signed', []),
+      previousCertificates: [leaf, ca],
+      previousCertificateMode: 'registrar',
+    } as KeyChainRow
+    const anchors = trustAnchors([rotated], config)
+    expect(anchors.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
+  })
+})
+
+describe('request object x5c (HAIP 5, V-05)', () => {
+  it('keeps a lone leaf and intermediates, drops a trailing self-signed root', async () => {
+    const { ca, leaf } = await registrarChain()
+    expect(requestX5c([der(leaf)])).toStrictEqual([der(leaf)])
+    expect(requestX5c([der(leaf), der(ca)])).toStrictEqual([der(leaf)])
+    const { leaf: other } = await registrarChain()
+    // `other` is not self-signed: nothing is dropped.
+    expect(requestX5c([der(leaf), der(other)])).toStrictEqual([der(leaf), der(other)])
+  })
+})

@@ -34,9 +34,16 @@ export interface OidcHarness {
 export async function createOidcHarness(
   testDatabase: TestDatabase,
   standIn: KeycloakStandIn,
-  options: { env?: Record<string, string>; now?: () => Date; seed?: boolean } = {},
+  options: {
+    env?: Record<string, string>
+    now?: () => Date
+    /** Seeds a root token and two tenants (default); off when the provider is down on purpose. */
+    seed?: boolean
+    /** An open database to use (and leave open) instead of a new one. */
+    database?: DatabaseHandle
+  } = {},
 ): Promise<OidcHarness> {
-  const database = await testDatabase.open()
+  const database = options.database ?? (await testDatabase.open())
   const config = testConfig({
     KEY_ROTATION_CHECK_SECONDS: '0',
     OIDC: standIn.issuer,
@@ -107,7 +114,7 @@ export async function createOidcHarness(
     },
     async close() {
       await app.close()
-      await database.close()
+      if (!options.database) await database.close()
     },
   }
 }

@@ -13,7 +13,7 @@ export function keycloakRealm(issuer: string): { baseUrl: string; realm: string 
 export const zManagementEnv = zCommonEnv
   .extend({
     AUTH_CLIENT_ID: optionalEnv(z.string().min(3)).describe(
-      'Root (operator) client id, created or updated at start. Required unless OIDC is set',
+      'Root (operator) client id, created or updated at start (in OIDC mode: in the identity provider). Required unless OIDC is set',
     ),
     AUTH_CLIENT_SECRET: optionalEnv(z.string().min(16)).describe(
       'Root client secret (≥ 16 characters). Required unless OIDC is set',
@@ -50,13 +50,13 @@ export const zManagementEnv = zCommonEnv
       'Folder imported at start-up: <dir>/<tenant>/{key-chains,credentials,presentations,clients,attribute-providers,webhook-endpoints}/*.json',
     ),
     OIDC: optionalEnv(z.url()).describe(
-      'Issuer URL of an external OpenID Connect provider; switches to external OIDC mode',
+      'Issuer URL of an external OpenID Connect provider (a Keycloak realm, <base>/realms/<realm>); switches to external OIDC mode, see docs/oidc-mode.md',
     ),
     OIDC_INTERNAL_ISSUER_URL: optionalEnv(z.url()).describe(
-      'OIDC mode: issuer URL as reachable from inside the deployment, if it differs from OIDC',
+      'OIDC mode: issuer URL as reachable from inside the deployment, if it differs from OIDC; discovery, keys and the admin API are fetched there, tokens still carry OIDC as iss',
     ),
     OIDC_CLIENT_ID: optionalEnv(z.string().min(1)).describe(
-      'OIDC mode: admin client used to manage clients and roles',
+      'OIDC mode: admin client used to manage clients and roles (client credentials; its service account needs realm-management manage-clients)',
     ),
     OIDC_CLIENT_SECRET: optionalEnv(z.string().min(1)).describe('OIDC mode: secret of OIDC_CLIENT_ID'),
     OIDC_AUDIENCE: optionalEnv(z.string().min(1)).describe(

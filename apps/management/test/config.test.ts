@@ -126,9 +126,15 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
     ])
     // The internal URL is the one the admin API is reached at; the public one may differ.
     expect(
-      issuesOf({ ...oidc, OIDC: 'https://id.example.com/x', OIDC_INTERNAL_ISSUER_URL: 'http://kc:8080/realms/acme' }),
+      issuesOf({
+        ...oidc,
+        OIDC: 'https://id.example.com/x',
+        OIDC_INTERNAL_ISSUER_URL: 'http://kc:8080/realms/acme',
+      }),
     ).toStrictEqual([])
-    expect(issuesOf({ ...oidc, OIDC: 'https://idp.test/realms/x', OIDC_ROLES_CLAIM: 'realm_access..roles' })).toHaveLength(1)
+    expect(
+      issuesOf({ ...oidc, OIDC: 'https://idp.test/realms/x', OIDC_ROLES_CLAIM: 'realm_access..roles' }),
+    ).toHaveLength(1)
     const config = parseManagementConfig({ ...oidc, OIDC: 'https://idp.test/auth/realms/acme' })
     expect(config).toMatchObject({ OIDC_TENANT_CLAIM: 'tenant_id', OIDC_ROLES_CLAIM: 'roles' })
     expect(config.OIDC_AUDIENCE).toBeUndefined()

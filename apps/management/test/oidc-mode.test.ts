@@ -1,5 +1,5 @@
 import { testDatabases } from '@credential-service/db-schema/testing'
-import { generateKeyPair, SignJWT, importJWK, decodeJwt } from 'jose'
+import { decodeJwt, generateKeyPair, importJWK, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { random } from './harness'
 import { type KeycloakStandIn, startKeycloakStandIn } from './oidc/keycloak-stand-in'
@@ -86,18 +86,32 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
         headers: { authorization: `Bearer ${token}` },
       })
       expect(got.statusCode).toBe(200)
-      const record = await h.app.inject({ url: `/api/tenants/${h.tenantA}/clients/${body.clientId}`, headers: h.root.auth })
+      const record = await h.app.inject({
+        url: `/api/tenants/${h.tenantA}/clients/${body.clientId}`,
+        headers: h.root.auth,
+      })
       expect(record.json()).toMatchObject({ tenantId: h.tenantA, allowedIssuanceConfigs: ['pid'] })
     })
 
     it('spec §5.4: update changes the roles the provider puts in tokens; rotate replaces the secret; delete removes the client', async () => {
       const client = await h.createClient(h.tenantA, ['key:read'])
       const item = `/api/tenants/${h.tenantA}/clients/${client.clientId}`
-      const patched = await h.app.inject({ method: 'PATCH', url: item, headers: h.root.auth, payload: { roles: ['key:manage'] } })
+      const patched = await h.app.inject({
+        method: 'PATCH',
+        url: item,
+        headers: h.root.auth,
+        payload: { roles: ['key:manage'] },
+      })
       expect(patched.statusCode).toBe(200)
-      expect(decodeJwt(await h.providerToken(client.clientId, client.clientSecret)).roles).toStrictEqual(['key:manage'])
+      expect(decodeJwt(await h.providerToken(client.clientId, client.clientSecret)).roles).toStrictEqual([
+        'key:manage',
+      ])
 
-      const rotated = await h.app.inject({ method: 'POST', url: `${item}/rotate-secret`, headers: h.root.auth })
+      const rotated = await h.app.inject({
+        method: 'POST',
+        url: `${item}/rotate-secret`,
+        headers: h.root.auth,
+      })
       expect(rotated.statusCode).toBe(200)
       const newSecret = rotated.json().clientSecret
       expect(newSecret).not.toBe(client.clientSecret)
@@ -132,7 +146,11 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
     it('spec §5.4: /api/oauth2/token is not served; the problem names the provider token endpoint', async () => {
       for (const [payload, type] of [
         [
-          JSON.stringify({ grant_type: 'client_credentials', client_id: h.root.clientId, client_secret: h.root.clientSecret }),
+          JSON.stringify({
+            grant_type: 'client_credentials',
+            client_id: h.root.clientId,
+            client_secret: h.root.clientSecret,
+          }),
           'application/json',
         ],
         [`grant_type=client_credentials&client_id=${h.root.clientId}`, 'application/x-www-form-urlencoded'],
@@ -195,13 +213,20 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
   })
 
   describe('security', () => {
-    const expectInvalidToken = (response: { statusCode: number; headers: Record<string, unknown>; json(): unknown }) => {
+    const expectInvalidToken = (response: {
+      statusCode: number
+      headers: Record<string, unknown>
+      json(): unknown
+    }) => {
       expect(response.statusCode).toBe(401)
       expect(response.headers['content-type']).toBe(PROBLEM)
-      expect(response.headers['www-authenticate']).toBe('Bearer realm="credential-service", error="invalid_token"')
+      expect(response.headers['www-authenticate']).toBe(
+        'Bearer realm="credential-service", error="invalid_token"',
+      )
       expect(response.json()).toMatchObject({ status: 401, code: 'unauthenticated' })
     }
-    const tenants = (token: string) => h.app.inject({ url: '/api/tenants', headers: { authorization: `Bearer ${token}` } })
+    const tenants = (token: string) =>
+      h.app.inject({ url: '/api/tenants', headers: { authorization: `Bearer ${token}` } })
 
     it('S-108: a token signed by the provider key but naming another issuer is refused', async () => {
       expect((await tenants(await forged({}))).statusCode).toBe(200) // the forging itself is sound
@@ -216,7 +241,9 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
     })
 
     it('S-108: a provider token for another audience (resource indicator) is refused', async () => {
-      const token = await h.providerToken(h.root.clientId, h.root.clientSecret, { resource: 'https://other.test/api' })
+      const token = await h.providerToken(h.root.clientId, h.root.clientSecret, {
+        resource: 'https://other.test/api',
+      })
       expect(decodeJwt(token).aud).toBe('https://other.test/api')
       expectInvalidToken(await tenants(token))
     })
@@ -249,7 +276,12 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
 
     it('S-108: alg none and HS256 tokens are refused', async () => {
       const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(
-        JSON.stringify({ iss: standIn.issuer, aud: 'https://issuer.test/api', client_id: 'x', roles: ['tenant:manage'] }),
+        JSON.stringify({
+          iss: standIn.issuer,
+          aud: 'https://issuer.test/api',
+          client_id: 'x',
+          roles: ['tenant:manage'],
+        }),
       ).toString('base64url')}.`
       expectInvalidToken(await tenants(none))
       const hs = await new SignJWT({ client_id: h.root.clientId, roles: ['tenant:manage'] })
@@ -265,17 +297,41 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
     it('spec §5 roles: only the eleven spec roles count; a token without one is refused with 403', async () => {
       const client = await h.createClient(h.tenantA, ['key:read'])
       // The provider adds roles the service does not know (as Keycloak adds offline_access …).
-      const token = await forged({ client_id: client.clientId, tenant_id: h.tenantA, roles: ['offline_access', 'tenant:read'] })
-      const tenant = await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: { authorization: `Bearer ${token}` } })
+      const token = await forged({
+        client_id: client.clientId,
+        tenant_id: h.tenantA,
+        roles: ['offline_access', 'tenant:read'],
+      })
+      const tenant = await h.app.inject({
+        url: `/api/tenants/${h.tenantA}`,
+        headers: { authorization: `Bearer ${token}` },
+      })
       expect(tenant.statusCode).toBe(200)
-      const keys = await h.app.inject({ url: `/api/tenants/${h.tenantA}/key-chains`, headers: { authorization: `Bearer ${token}` } })
+      const keys = await h.app.inject({
+        url: `/api/tenants/${h.tenantA}/key-chains`,
+        headers: { authorization: `Bearer ${token}` },
+      })
       expect(keys.statusCode).toBe(403)
-      const none = await forged({ client_id: client.clientId, tenant_id: h.tenantA, roles: ['offline_access'] })
-      const refused = await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: { authorization: `Bearer ${none}` } })
+      const none = await forged({
+        client_id: client.clientId,
+        tenant_id: h.tenantA,
+        roles: ['offline_access'],
+      })
+      const refused = await h.app.inject({
+        url: `/api/tenants/${h.tenantA}`,
+        headers: { authorization: `Bearer ${none}` },
+      })
       expect(refused.statusCode).toBe(403)
       expect(refused.json()).toMatchObject({ code: 'forbidden' })
       const missing = await forged({ client_id: client.clientId, tenant_id: h.tenantA, roles: undefined })
-      expect((await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: { authorization: `Bearer ${missing}` } })).statusCode).toBe(403)
+      expect(
+        (
+          await h.app.inject({
+            url: `/api/tenants/${h.tenantA}`,
+            headers: { authorization: `Bearer ${missing}` },
+          })
+        ).statusCode,
+      ).toBe(403)
     })
 
     it('spec §5 rule 3: a token naming a tenant with tenant:manage, or no tenant without it, is refused', async () => {
@@ -292,13 +348,27 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
       expect(other.statusCode).toBe(404)
       const list = await h.app.inject({ url: '/api/tenants', headers: client.auth })
       expect(list.json().items.map((t: { id: string }) => t.id)).toStrictEqual([h.tenantA])
-      const create = await h.app.inject({ method: 'POST', url: '/api/tenants', headers: client.auth, payload: { name: 'x' } })
+      const create = await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: client.auth,
+        payload: { name: 'x' },
+      })
       expect(create.statusCode).toBe(403)
     })
 
     it('S-108: tokens of a deleted tenant are refused, and do not come back when it is created again', async () => {
       const id = random('tdel')
-      expect((await h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { id, name: id } })).statusCode).toBe(201)
+      expect(
+        (
+          await h.app.inject({
+            method: 'POST',
+            url: '/api/tenants',
+            headers: h.root.auth,
+            payload: { id, name: id },
+          })
+        ).statusCode,
+      ).toBe(201)
       const clientId = random('kept')
       const created = await h.app.inject({
         method: 'POST',
@@ -310,26 +380,46 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
       const auth = { authorization: `Bearer ${token}` }
       expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: auth })).statusCode).toBe(200)
 
-      expect((await h.app.inject({ method: 'DELETE', url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(204)
+      expect(
+        (await h.app.inject({ method: 'DELETE', url: `/api/tenants/${id}`, headers: h.root.auth }))
+          .statusCode,
+      ).toBe(204)
       // Its clients are gone from the provider too.
       expect([...standIn.clients.values()].some((c) => c.clientId === clientId)).toBe(false)
       expectInvalidToken(await h.app.inject({ url: `/api/tenants/${id}`, headers: auth }))
 
       // Created again, with a client of the same id: the old token stays refused (issued before).
-      await h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { id, name: id } })
-      const stale = await forged({ client_id: clientId, tenant_id: id, roles: ['tenant:read'], iat: Math.floor(Date.now() / 1000) - 120 })
+      await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: h.root.auth,
+        payload: { id, name: id },
+      })
+      const stale = await forged({
+        client_id: clientId,
+        tenant_id: id,
+        roles: ['tenant:read'],
+        iat: Math.floor(Date.now() / 1000) - 120,
+      })
       await h.app.inject({
         method: 'POST',
         url: `/api/tenants/${id}/clients`,
         headers: h.root.auth,
         payload: { clientId, roles: ['tenant:read'] },
       })
-      expectInvalidToken(await h.app.inject({ url: `/api/tenants/${id}`, headers: { authorization: `Bearer ${stale}` } }))
+      expectInvalidToken(
+        await h.app.inject({ url: `/api/tenants/${id}`, headers: { authorization: `Bearer ${stale}` } }),
+      )
     })
 
     it('a token of a provider client the service never created is refused for a tenant', async () => {
       const token = await forged({ client_id: 'made-by-hand', tenant_id: h.tenantA, roles: ['tenant:read'] })
-      expectInvalidToken(await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: { authorization: `Bearer ${token}` } }))
+      expectInvalidToken(
+        await h.app.inject({
+          url: `/api/tenants/${h.tenantA}`,
+          headers: { authorization: `Bearer ${token}` },
+        }),
+      )
     })
   })
 })

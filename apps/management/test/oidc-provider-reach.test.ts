@@ -28,7 +28,9 @@ describe('toInternalUrl', () => {
     expect(toInternalUrl('https://id.example.com/other/certs?x=1', pub, internal)).toBe(
       'http://keycloak:8080/other/certs?x=1',
     )
-    expect(toInternalUrl('https://keys.example.net/certs', pub, internal)).toBe('https://keys.example.net/certs')
+    expect(toInternalUrl('https://keys.example.net/certs', pub, internal)).toBe(
+      'https://keys.example.net/certs',
+    )
     expect(toInternalUrl(`${pub}/certs`, pub, pub)).toBe(`${pub}/certs`)
   })
 })
@@ -72,7 +74,9 @@ describe.each(testDatabases())('OIDC provider reach on $name', (testDatabase) =>
       database = await testDatabase.open()
     })
     afterAll(() => database?.close())
-    it('at start: the app starts, logs it, and answers 503 problems until the provider is back', { timeout: 30_000 }, async () => {
+    it('at start: the app starts, logs it, and answers 503 problems until the provider is back', {
+      timeout: 30_000,
+    }, async () => {
       const standIn = await startKeycloakStandIn()
       await standIn.stop()
       const h = await createOidcHarness(testDatabase, standIn, { seed: false, database })
@@ -96,10 +100,16 @@ describe.each(testDatabases())('OIDC provider reach on $name', (testDatabase) =>
         // The push is retried every 10 s: the root client arrives and its token works.
         const rootId = h.config.AUTH_CLIENT_ID as string
         await expect
-          .poll(() => [...standIn.clients.values()].some((c) => c.clientId === rootId), { timeout: 15_000, interval: 250 })
+          .poll(() => [...standIn.clients.values()].some((c) => c.clientId === rootId), {
+            timeout: 15_000,
+            interval: 250,
+          })
           .toBe(true)
         const token = await h.providerToken(rootId, h.config.AUTH_CLIENT_SECRET as string)
-        const listed = await h.app.inject({ url: '/api/tenants', headers: { authorization: `Bearer ${token}` } })
+        const listed = await h.app.inject({
+          url: '/api/tenants',
+          headers: { authorization: `Bearer ${token}` },
+        })
         expect(listed.statusCode).toBe(200)
       } finally {
         await h.close()
@@ -121,7 +131,10 @@ describe.each(testDatabases())('OIDC provider reach on $name', (testDatabase) =>
         expect(created.statusCode).toBe(503)
         expect(created.headers['content-type']).toBe(PROBLEM)
         expect(created.json()).toMatchObject({ status: 503, code: 'upstream_unavailable' })
-        const record = await h.app.inject({ url: `/api/tenants/${h.tenantA}/clients/during-outage`, headers: h.root.auth })
+        const record = await h.app.inject({
+          url: `/api/tenants/${h.tenantA}/clients/during-outage`,
+          headers: h.root.auth,
+        })
         expect(record.statusCode).toBe(404)
       } finally {
         await h.close()
@@ -134,7 +147,11 @@ describe.each(testDatabases())('OIDC provider reach on $name', (testDatabase) =>
       const port = await closedPort()
       const h = await createOidcHarness(
         testDatabase,
-        { ...standIn, issuer: `http://127.0.0.1:${port}/realms/test`, internalIssuer: `http://127.0.0.1:${port}/realms/test` },
+        {
+          ...standIn,
+          issuer: `http://127.0.0.1:${port}/realms/test`,
+          internalIssuer: `http://127.0.0.1:${port}/realms/test`,
+        },
         { seed: false, database },
       )
       try {

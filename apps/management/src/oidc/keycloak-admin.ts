@@ -129,7 +129,8 @@ export function createKeycloakAdmin(options: KeycloakAdminOptions): IdentityProv
     const wanted = mappers(client)
     for (const mapper of wanted) {
       const current = existing.find((m) => m.name === mapper.name)
-      if (current?.id) await kc.clients.updateProtocolMapper({ id, mapperId: current.id }, { ...mapper, id: current.id })
+      if (current?.id)
+        await kc.clients.updateProtocolMapper({ id, mapperId: current.id }, { ...mapper, id: current.id })
       else await kc.clients.addProtocolMapper({ id }, mapper)
     }
     const owned = new Set<string>(Object.values(MAPPER))
@@ -146,11 +147,19 @@ export function createKeycloakAdmin(options: KeycloakAdminOptions): IdentityProv
   }
 
   async function create(kc: KcAdminClient, client: ProviderClient, secret?: string) {
-    const { id } = await kc.clients.create({ ...representation(client, secret), protocolMappers: mappers(client) })
+    const { id } = await kc.clients.create({
+      ...representation(client, secret),
+      protocolMappers: mappers(client),
+    })
     return { clientSecret: await secretOf(kc, id) }
   }
 
-  async function update(kc: KcAdminClient, found: ClientRepresentation, client: ProviderClient, secret?: string) {
+  async function update(
+    kc: KcAdminClient,
+    found: ClientRepresentation,
+    client: ProviderClient,
+    secret?: string,
+  ) {
     const id = found.id as string
     await kc.clients.update({ id }, { ...found, ...representation(client, secret) })
     await syncMappers(kc, id, client)

@@ -74,7 +74,10 @@ export async function pushRootClient(
   const secret = config.AUTH_CLIENT_SECRET
   if (!clientId || !secret) return 'skipped'
   const record = await createClientRepository(db, null).get(clientId)
-  return admin.upsertClient({ clientId, tenantId: undefined, roles: record?.roles ?? ['tenant:manage'] }, secret)
+  return admin.upsertClient(
+    { clientId, tenantId: undefined, roles: record?.roles ?? ['tenant:manage'] },
+    secret,
+  )
 }
 
 const RETRY_SECONDS = 10

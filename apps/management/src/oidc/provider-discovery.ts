@@ -26,7 +26,8 @@ export function toInternalUrl(url: string, issuer: string, internalIssuer: strin
   if (issuer === internalIssuer) return url
   const publicBase = issuer.replace(/\/$/, '')
   const internalBase = internalIssuer.replace(/\/$/, '')
-  if (url === publicBase || url.startsWith(`${publicBase}/`)) return internalBase + url.slice(publicBase.length)
+  if (url === publicBase || url.startsWith(`${publicBase}/`))
+    return internalBase + url.slice(publicBase.length)
   const target = new URL(url)
   if (target.origin !== new URL(issuer).origin) return url
   const internal = new URL(internalIssuer)

@@ -24,7 +24,19 @@ export interface ProviderTokenOptions {
 
 // Signatures with a public key only: a symmetric (HS*) token would be checked with a key the
 // provider shares with its clients.
-const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+]
 
 const KNOWN_ROLES = new Set<string>(ROLES)
 
@@ -41,7 +53,9 @@ export function claimAt(payload: JWTPayload, path: string): unknown {
 /** Spec roles found in an array or space-separated claim; the provider's other roles are dropped. */
 function rolesOf(value: unknown): Role[] {
   const listed = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/\s+/) : []
-  return [...new Set(listed.filter((role): role is Role => typeof role === 'string' && KNOWN_ROLES.has(role)))]
+  return [
+    ...new Set(listed.filter((role): role is Role => typeof role === 'string' && KNOWN_ROLES.has(role))),
+  ]
 }
 
 function invalid(detail: string, cause?: unknown): UnauthenticatedError {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { exportJWK, generateKeyPair, type JWK, jwtVerify, createLocalJWKSet } from 'jose'
+import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, jwtVerify } from 'jose'
 import Provider, { type Adapter, type AdapterPayload, type ClientMetadata } from 'oidc-provider'
 
 /**
@@ -53,7 +53,7 @@ interface MapperRep {
   name: string
   protocol: string
   protocolMapper: string
-  consentRequired: boolean
+  consentRequired?: boolean
   config: Record<string, string>
 }
 
@@ -107,7 +107,8 @@ function claimsOf(client: ClientRep | undefined): Record<string, unknown> {
   const claims: Record<string, unknown> = {}
   for (const mapper of client?.protocolMappers ?? []) {
     const c = mapper.config
-    if (mapper.protocolMapper !== 'oidc-hardcoded-claim-mapper' || c['access.token.claim'] !== 'true') continue
+    if (mapper.protocolMapper !== 'oidc-hardcoded-claim-mapper' || c['access.token.claim'] !== 'true')
+      continue
     const raw = c['claim.value'] ?? ''
     setClaim(claims, c['claim.name'] ?? '', c['jsonType.label'] === 'JSON' ? JSON.parse(raw) : raw)
   }
@@ -148,7 +149,8 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.model !== 'Client') return memory.get(`${this.model}:${id}`)
       const client = byClientId(id)
-      if (!client?.enabled || client.publicClient || !client.serviceAccountsEnabled || !client.secret) return undefined
+      if (!client?.enabled || client.publicClient || !client.serviceAccountsEnabled || !client.secret)
+        return undefined
       const metadata: ClientMetadata = {
         client_id: client.clientId,
         client_secret: client.secret,
@@ -248,7 +250,9 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
 
   function representation(input: Record<string, unknown>): ClientRep {
     const confidential = input.publicClient !== true
-    const mappers = Array.isArray(input.protocolMappers) ? (input.protocolMappers as Omit<MapperRep, 'id'>[]) : []
+    const mappers = Array.isArray(input.protocolMappers)
+      ? (input.protocolMappers as Omit<MapperRep, 'id'>[])
+      : []
     return {
       enabled: true,
       publicClient: false,
@@ -274,15 +278,17 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
       let roles: unknown
       try {
         const { payload } = await jwtVerify(bearer ?? '', publicKeys, { issuer })
-        roles = (payload.resource_access as Record<string, { roles?: unknown }> | undefined)?.['realm-management']
-          ?.roles
+        roles = (payload.resource_access as Record<string, { roles?: unknown }> | undefined)?.[
+          'realm-management'
+        ]?.roles
       } catch {
         return json(res, 401, { error: 'HTTP 401 Unauthorized' })
       }
       if (!Array.isArray(roles) || !roles.includes('manage-clients'))
         return json(res, 403, { error: 'HTTP 403 Forbidden' })
 
-      if (!url.pathname.startsWith(prefix)) return json(res, 404, { error: 'Unable to find matching target resource method' })
+      if (!url.pathname.startsWith(prefix))
+        return json(res, 404, { error: 'Unable to find matching target resource method' })
       const [id, sub, sub2, mapperId] = url.pathname.slice(prefix.length).split('/').filter(Boolean)
       const notFound = () => json(res, 404, { error: 'Could not find client' })
 
@@ -320,7 +326,11 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
         if (method === 'PUT') {
           // Keycloak's update leaves id and protocol mappers alone (they have their own endpoints).
           const { id: _id, protocolMappers: _mappers, ...fields } = await readJson(req)
-          if (typeof fields.clientId === 'string' && fields.clientId !== client.clientId && byClientId(fields.clientId))
+          if (
+            typeof fields.clientId === 'string' &&
+            fields.clientId !== client.clientId &&
+            byClientId(fields.clientId)
+          )
             return json(res, 409, { errorMessage: `Client ${fields.clientId} already exists` })
           Object.assign(client, fields)
           return json(res, 204)
@@ -329,7 +339,8 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
 
       if (sub === 'client-secret' && sub2 === undefined) {
         if (method === 'POST') client.secret = newSecret()
-        if (method === 'GET' || method === 'POST') return json(res, 200, { type: 'secret', value: client.secret })
+        if (method === 'GET' || method === 'POST')
+          return json(res, 200, { type: 'secret', value: client.secret })
       }
 
       if (sub === 'protocol-mappers' && sub2 === 'models') {
@@ -340,7 +351,9 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
             return json(res, 409, { errorMessage: 'Protocol mapper exists with same name' })
           const mapper = { consentRequired: false, ...body, id: randomUUID() }
           client.protocolMappers.push(mapper)
-          return json(res, 201, undefined, { location: `${baseUrl}${prefix}/${id}/protocol-mappers/models/${mapper.id}` })
+          return json(res, 201, undefined, {
+            location: `${baseUrl}${prefix}/${id}/protocol-mappers/models/${mapper.id}`,
+          })
         }
         const index = client.protocolMappers.findIndex((m) => m.id === mapperId)
         if (index < 0) return json(res, 404, { error: 'Model not found' })
@@ -357,6 +370,12 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
       return json(res, 405, { error: 'HTTP 405 Method Not Allowed' })
     }
   }
+
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
 
   return {
     baseUrl,
@@ -379,17 +398,12 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
       })
       return { status: response.status, body: (await response.json()) as TokenAnswer['body'] }
     },
-    async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
-    },
+    stop,
     async restart() {
       await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
     },
     async close() {
-      if (server.listening) await this.stop()
+      if (server.listening) await stop()
     },
   }
 }

@@ -47,7 +47,9 @@ export async function createOidcHarness(
   const config = testConfig({
     KEY_ROTATION_CHECK_SECONDS: '0',
     OIDC: standIn.issuer,
-    ...(standIn.issuer === standIn.internalIssuer ? {} : { OIDC_INTERNAL_ISSUER_URL: standIn.internalIssuer }),
+    ...(standIn.issuer === standIn.internalIssuer
+      ? {}
+      : { OIDC_INTERNAL_ISSUER_URL: standIn.internalIssuer }),
     OIDC_CLIENT_ID: standIn.adminClientId,
     OIDC_CLIENT_SECRET: standIn.adminClientSecret,
     AUTH_CLIENT_ID: random('root'),
@@ -92,7 +94,12 @@ export async function createOidcHarness(
   const tenantA = random('ta')
   const tenantB = random('tb')
   for (const id of seed ? [tenantA, tenantB] : []) {
-    const response = await app.inject({ method: 'POST', url: '/api/tenants', headers: root.auth, payload: { id, name: id } })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/tenants',
+      headers: root.auth,
+      payload: { id, name: id },
+    })
     if (response.statusCode !== 201) throw new Error(`seed tenant ${id}: ${response.body}`)
   }
 

@@ -21,6 +21,7 @@ import {
   metricsRoute,
   outboundPolicy,
   problemErrorHandler,
+  providerTenantVerifier,
   registerRateLimits,
   registerRoleGuard,
   type SecuredRoute,
@@ -32,13 +33,14 @@ import {
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
+import { createOidcMode, pushRootClient, pushRootClientWhenReady } from './oidc/oidc-mode'
 import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
-import { oauthRoutes } from './routes/oauth'
+import { oauthRoutes, providerTokenNotice } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
 import { registrarRoutes } from './routes/registrar'
 import { schemaMetadataRoutes } from './routes/schema-metadata'
@@ -113,14 +115,21 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     app.setErrorHandler(problemErrorHandler)
     // The API speaks JSON (and forms at the token endpoint); anything else is a 415, not a string body.
     app.removeContentTypeParser('text/plain')
-    await registerDocs(app, { publicUrl: config.PUBLIC_URL, builtInTokenServer: config.OIDC === undefined })
+    // Spec §5.4: with OIDC set, tokens come from the provider and clients are managed there.
+    const oidc = createOidcMode(config, deps.now)
+    await registerDocs(app, { publicUrl: config.PUBLIC_URL, providerTokenUrl: oidc?.tokenUrl })
     const tenants = deps.tenants ?? createTenantCache({ db: database.db })
     const secured = registerRoleGuard(
       app,
-      tenantBoundVerifier(createManagementTokenVerifier({ jwks, issuer, now }), tenants),
+      oidc
+        ? providerTenantVerifier(oidc.verify, tenants)
+        : tenantBoundVerifier(createManagementTokenVerifier({ jwks, issuer, now }), tenants),
     )
 
-    if (config.OIDC === undefined) {
+    if (oidc) {
+      await app.register(providerTokenNotice(oidc.tokenUrl))
+      pushRootClientWhenReady(app, () => pushRootClient(database.db, config, oidc.admin))
+    } else {
       await registerRateLimits(app, { store: config.RATE_LIMIT_STORE, db: database.db })
       const exchange = createTokenService({
         findClient: (clientId) => findClientCredentials(database.db, clientId),
@@ -138,9 +147,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(healthRoutes(database))
     await app.register(metricsRoute(metrics))
-    await app.register(tenantRoutes(createTenantService(database.db)))
-    await app.register(clientRoutes(database.db, { tenantInPath: true }))
-    await app.register(clientRoutes(database.db, { tenantInPath: false }))
+    await app.register(tenantRoutes(createTenantService(database.db, oidc?.admin)))
+    await app.register(clientRoutes(database.db, { tenantInPath: true }, oidc?.admin))
+    await app.register(clientRoutes(database.db, { tenantInPath: false }, oidc?.admin))
 
     const keyDeps: KeyChainServiceDeps = {
       db: database.db,

@@ -1,10 +1,19 @@
 import { optionalEnv, parseEnv, perMinute, zCommonEnv } from '@credential-service/server-kit'
 import { z } from 'zod'
 
+const CLAIM_PATH = /^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/
+
+/** Base URL and realm of a Keycloak issuer `<base>/realms/<realm>`; undefined for other issuers. */
+export function keycloakRealm(issuer: string): { baseUrl: string; realm: string } | undefined {
+  const match = /^(https?:\/\/.+?)\/realms\/([^/?#]+)\/?$/.exec(issuer)
+  if (!match?.[1] || !match[2]) return undefined
+  return { baseUrl: match[1], realm: decodeURIComponent(match[2]) }
+}
+
 export const zManagementEnv = zCommonEnv
   .extend({
     AUTH_CLIENT_ID: optionalEnv(z.string().min(3)).describe(
-      'Root (operator) client id, created or updated at start. Required unless OIDC is set',
+      'Root (operator) client id, created or updated at start (in OIDC mode: in the identity provider). Required unless OIDC is set',
     ),
     AUTH_CLIENT_SECRET: optionalEnv(z.string().min(16)).describe(
       'Root client secret (≥ 16 characters). Required unless OIDC is set',
@@ -41,15 +50,30 @@ export const zManagementEnv = zCommonEnv
       'Folder imported at start-up: <dir>/<tenant>/{key-chains,credentials,presentations,clients,attribute-providers,webhook-endpoints}/*.json',
     ),
     OIDC: optionalEnv(z.url()).describe(
-      'Issuer URL of an external OpenID Connect provider; switches to external OIDC mode',
+      'Issuer URL of an external OpenID Connect provider (a Keycloak realm, <base>/realms/<realm>); switches to external OIDC mode, see docs/oidc-mode.md',
     ),
     OIDC_INTERNAL_ISSUER_URL: optionalEnv(z.url()).describe(
-      'OIDC mode: issuer URL as reachable from inside the deployment, if it differs from OIDC',
+      'OIDC mode: issuer URL as reachable from inside the deployment, if it differs from OIDC; discovery, keys and the admin API are fetched there, tokens still carry OIDC as iss',
     ),
     OIDC_CLIENT_ID: optionalEnv(z.string().min(1)).describe(
-      'OIDC mode: admin client used to manage clients and roles',
+      'OIDC mode: admin client used to manage clients and roles (client credentials; its service account needs realm-management manage-clients)',
     ),
     OIDC_CLIENT_SECRET: optionalEnv(z.string().min(1)).describe('OIDC mode: secret of OIDC_CLIENT_ID'),
+    OIDC_AUDIENCE: optionalEnv(z.string().min(1)).describe(
+      'OIDC mode: `aud` that access tokens must carry (the service adds it to the clients it manages); default {PUBLIC_URL}/api',
+    ),
+    OIDC_TENANT_CLAIM: z
+      .string()
+      .regex(CLAIM_PATH, 'a claim name, or a dotted path of claim names')
+      .default('tenant_id')
+      .describe('OIDC mode: access token claim (dotted path for nested claims) that names the tenant'),
+    OIDC_ROLES_CLAIM: z
+      .string()
+      .regex(CLAIM_PATH, 'a claim name, or a dotted path of claim names')
+      .default('roles')
+      .describe(
+        'OIDC mode: access token claim holding the roles, an array (dotted path for nested claims, e.g. realm_access.roles); values other than the spec roles are ignored',
+      ),
   })
   .superRefine(
     (env, ctx) => {
@@ -66,6 +90,15 @@ export const zManagementEnv = zCommonEnv
         // Spec §5.4: external OIDC mode.
         if (!isSet(env.OIDC_CLIENT_ID)) missing('OIDC_CLIENT_ID', 'when OIDC is set')
         if (!isSet(env.OIDC_CLIENT_SECRET)) missing('OIDC_CLIENT_SECRET', 'when OIDC is set')
+        const adminIssuer = env.OIDC_INTERNAL_ISSUER_URL ?? env.OIDC
+        if (adminIssuer && !keycloakRealm(adminIssuer)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [env.OIDC_INTERNAL_ISSUER_URL ? 'OIDC_INTERNAL_ISSUER_URL' : 'OIDC'],
+            message:
+              'must be a Keycloak realm issuer (<base>/realms/<realm>): clients are managed through the Keycloak admin API',
+          })
+        }
         if (isSet(env.AUTH_CLIENT_ID) !== isSet(env.AUTH_CLIENT_SECRET)) {
           ctx.addIssue({
             code: 'custom',

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { ConfigError, DEFAULT_HTTP_LIMITS, httpLimits } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
-import { parseManagementConfig } from '../src/config'
+import { keycloakRealm, parseManagementConfig } from '../src/config'
 
 const base = {
   PUBLIC_URL: 'https://issuer.test',
@@ -112,6 +112,36 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
     expect(
       issuesOf({ ...oidc, OIDC: 'not a url', OIDC_CLIENT_ID: 'a', OIDC_CLIENT_SECRET: 'b' })[0],
     ).toContain('OIDC')
+  })
+
+  it('spec §5.4: clients are managed through Keycloak, so the issuer the service reaches is a realm', () => {
+    const oidc = {
+      PUBLIC_URL: base.PUBLIC_URL,
+      MASTER_SECRET: base.MASTER_SECRET,
+      OIDC_CLIENT_ID: 'admin',
+      OIDC_CLIENT_SECRET: 'x',
+    }
+    expect(issuesOf({ ...oidc, OIDC: 'https://idp.test/oauth2' })).toStrictEqual([
+      'OIDC: must be a Keycloak realm issuer (<base>/realms/<realm>): clients are managed through the Keycloak admin API',
+    ])
+    // The internal URL is the one the admin API is reached at; the public one may differ.
+    expect(
+      issuesOf({
+        ...oidc,
+        OIDC: 'https://id.example.com/x',
+        OIDC_INTERNAL_ISSUER_URL: 'http://kc:8080/realms/acme',
+      }),
+    ).toStrictEqual([])
+    expect(
+      issuesOf({ ...oidc, OIDC: 'https://idp.test/realms/x', OIDC_ROLES_CLAIM: 'realm_access..roles' }),
+    ).toHaveLength(1)
+    const config = parseManagementConfig({ ...oidc, OIDC: 'https://idp.test/auth/realms/acme' })
+    expect(config).toMatchObject({ OIDC_TENANT_CLAIM: 'tenant_id', OIDC_ROLES_CLAIM: 'roles' })
+    expect(config.OIDC_AUDIENCE).toBeUndefined()
+    expect(keycloakRealm('https://idp.test/auth/realms/acme')).toStrictEqual({
+      baseUrl: 'https://idp.test/auth',
+      realm: 'acme',
+    })
   })
 })
 

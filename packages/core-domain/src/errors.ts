@@ -13,6 +13,7 @@ export type DomainErrorCode =
   | 'upstream_failure'
   | 'rate_limited'
   | 'database_unavailable'
+  | 'upstream_unavailable'
   | 'protocol_error'
 
 export interface ValidationIssue {
@@ -111,6 +112,20 @@ export class DatabaseUnavailableError extends DomainError {
   constructor(options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super('database_unavailable', 'the database is unavailable; retry later', options)
     this.retryAfterSeconds = options?.retryAfterSeconds ?? 5
+  }
+}
+
+/**
+ * An external system the request needs (the identity provider in OIDC mode) cannot be reached or
+ * answered too slowly. Like a database outage it is a 503 with `Retry-After`, not a 502: nothing
+ * about the request or the system's answer is wrong, it is simply not there now.
+ */
+export class UpstreamUnavailableError extends DomainError {
+  readonly retryAfterSeconds: number
+
+  constructor(detail: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super('upstream_unavailable', detail, options)
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 10
   }
 }
 

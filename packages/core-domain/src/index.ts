@@ -212,8 +212,10 @@ export {
   RuleViolationError,
   UnauthenticatedError,
   UpstreamError,
+  UpstreamUnavailableError,
 } from './errors'
 export { newId } from './ids'
+export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
 export type { Principal, Role } from './roles'
 export { checkClientTenantBinding, hasAnyRole, isOperator, ROLES, zRole } from './roles'
 export type { ClaimsResult } from './rules/claims-schema'

@@ -50,6 +50,38 @@ export function tenantBoundVerifier(
   }
 }
 
+/** An external provider's token verified: the principal and when the token was issued (`iat`, seconds). */
+export type ProviderTokenVerifier = (token: string) => Promise<{ principal: Principal; issuedAt: number }>
+
+/** Clock difference tolerated between the identity provider and the service. */
+const PROVIDER_CLOCK_SKEW_SECONDS = 30
+
+/**
+ * Checklist S-108 in OIDC mode, where the provider knows no tenant generation: a tenant token is
+ * accepted only while its client is one of the tenant's clients in the service's records, and
+ * only if it was issued after that record was created. Deleting a tenant (its clients go with
+ * it) or a client refuses its tokens at once, and a tenant or client created again with the same
+ * id does not bring back tokens issued before. Operator tokens name no tenant.
+ */
+export function providerTenantVerifier(
+  verify: ProviderTokenVerifier,
+  tenants: Pick<TenantCache, 'client'>,
+): VerifyAccessToken {
+  return async (token) => {
+    const { principal, issuedAt } = await verify(token)
+    const { tenantId, clientId } = principal
+    if (tenantId === undefined) return principal
+    const client = await tenants.client(tenantId, clientId)
+    const createdAt = client ? Math.floor(Date.parse(client.createdAt) / 1000) : undefined
+    if (createdAt === undefined || issuedAt < createdAt - PROVIDER_CLOCK_SKEW_SECONDS) {
+      throw new UnauthenticatedError('the access token belongs to a client or tenant that no longer exists', {
+        invalidToken: true,
+      })
+    }
+    return principal
+  }
+}
+
 export interface SecuredRoute {
   method: string
   url: string

@@ -4,6 +4,7 @@ import {
   ProtocolError,
   RateLimitedError,
   UnauthenticatedError,
+  UpstreamUnavailableError,
   type ValidationIssue,
 } from '@credential-service/core-domain'
 import { isDatabaseUnavailable } from '@credential-service/db-schema'
@@ -114,11 +115,15 @@ function classify(thrown: unknown): unknown {
     : thrown
 }
 
+type Unavailable = DatabaseUnavailableError | UpstreamUnavailableError
+const isUnavailable = (error: unknown): error is Unavailable =>
+  error instanceof DatabaseUnavailableError || error instanceof UpstreamUnavailableError
+
 /**
  * A 503 says when to come back (RFC 9110 §10.2.3). It is logged at warn: an outage must show at
  * the production log level, though no request is at fault.
  */
-function unavailable(error: DatabaseUnavailableError, request: FastifyRequest, reply: FastifyReply) {
+function unavailable(error: Unavailable, request: FastifyRequest, reply: FastifyReply) {
   reply.header('retry-after', String(error.retryAfterSeconds))
   request.log.warn({ code: error.code, err: error.cause }, error.detail)
 }
@@ -128,7 +133,7 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
   const error = classify(thrown) as HttpError
   const instance = request.url.split('?')[0]
   let body: ReturnType<typeof problem>
-  if (error instanceof DatabaseUnavailableError) {
+  if (isUnavailable(error)) {
     body = problemFromDomainError(error, instance)
     unavailable(error, request, reply)
   } else if (error instanceof DomainError) {
@@ -181,6 +186,7 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
   rate_limited: [429, 'invalid_request'],
   // RFC 6749 §4.1.2.1 names this code for a server that cannot answer now.
   database_unavailable: [503, 'temporarily_unavailable'],
+  upstream_unavailable: [503, 'temporarily_unavailable'],
   protocol_error: [400, 'invalid_request'],
 }
 
@@ -192,7 +198,7 @@ export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, repl
   const error = classify(thrown) as HttpError
   // As for problems: the body is ours, whatever schema the route declares for the status.
   reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').serializer(JSON.stringify)
-  if (error instanceof DatabaseUnavailableError) {
+  if (isUnavailable(error)) {
     unavailable(error, request, reply)
     const [status, code] = OAUTH_STATUS[error.code]
     return reply.status(status).send({ error: code, error_description: error.detail })

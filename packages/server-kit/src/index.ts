@@ -1,7 +1,12 @@
 export type { AttributeRequest } from './attribute-provider-client'
 export { fetchAttributes } from './attribute-provider-client'
-export type { SecuredRoute, VerifyAccessToken } from './auth'
-export { registerRoleGuard, requireTenantScope, tenantBoundVerifier } from './auth'
+export type { ProviderTokenVerifier, SecuredRoute, VerifyAccessToken } from './auth'
+export {
+  providerTenantVerifier,
+  registerRoleGuard,
+  requireTenantScope,
+  tenantBoundVerifier,
+} from './auth'
 export type { ServerOptions } from './create-server'
 export { createServer, LOG_REDACT_PATHS } from './create-server'
 export { ConfigError, optionalEnv, parseEnv, perMinute, zCommonEnv } from './env'

@@ -62,6 +62,7 @@ export function problemKind(code: ProblemCode): ProblemKind {
       return { status: 500, title: 'Internal server error' }
     case 'service_unavailable':
     case 'database_unavailable':
+    case 'upstream_unavailable':
       return { status: 503, title: 'Service unavailable' }
     default: {
       const unmapped: never = code

@@ -1,4 +1,5 @@
 import {
+  type IdentityProviderAdmin,
   zClient,
   zClientCreate,
   zClientId,
@@ -21,7 +22,12 @@ const WRITE = ['tenant:manage', 'tenant:admin'] as const
  * API clients, mounted twice (DESIGN.md): under `/api/tenants/{tenantId}/clients`, and as the
  * shorthand `/api/clients` whose tenant is the token's (operator clients for an operator).
  */
-export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): FastifyPluginAsyncZod {
+export function clientRoutes(
+  db: Database,
+  mount: { tenantInPath: boolean },
+  /** OIDC mode: the identity provider that holds the clients' credentials. */
+  provider?: IdentityProviderAdmin,
+): FastifyPluginAsyncZod {
   const { base, item, op, listParams, itemParams } = tenantMount({
     collection: 'clients',
     tenantInPath: mount.tenantInPath,
@@ -37,7 +43,7 @@ export function clientRoutes(db: Database, mount: { tenantInPath: boolean }): Fa
     const service = (req: {
       principal: Parameters<typeof createClientService>[2]
       tenantScope: string | null
-    }) => createClientService(db, req.tenantScope, req.principal)
+    }) => createClientService(db, req.tenantScope, req.principal, provider)
 
     app.get(
       base,

@@ -4,14 +4,25 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { jsonSchemaTransform } from 'fastify-type-provider-zod'
 
+export interface DocsOptions {
+  publicUrl: string
+  /**
+   * Token endpoint of the Authorize button: undefined for the built-in `/api/oauth2/token`
+   * (spec §5.3), else the identity provider's, asked on each request (OIDC mode, spec §5.4).
+   */
+  providerTokenUrl?: (() => string) | undefined
+}
+
+interface OpenApiDocument {
+  components?: { securitySchemes?: { oauth2?: { flows?: { clientCredentials?: { tokenUrl: string } } } } }
+}
+
 /**
  * OpenAPI description at `/api/docs-json` and Swagger UI at `/api/docs`. The UI's Authorize
- * button runs the client credentials flow against `/api/oauth2/token` (spec §5.3).
+ * button runs the client credentials flow against the token endpoint of the mode.
  */
-export async function registerDocs(
-  app: FastifyInstance,
-  options: { publicUrl: string; builtInTokenServer: boolean },
-) {
+export async function registerDocs(app: FastifyInstance, options: DocsOptions) {
+  const { providerTokenUrl } = options
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -35,10 +46,19 @@ export async function registerDocs(
     transform: jsonSchemaTransform,
     transformObject: openApiTransformObject,
   })
+  // The served copy points at the provider; the cached description itself stays mode-neutral.
+  const withTokenUrl = <T>(document: T): T => {
+    const flow = (document as OpenApiDocument).components?.securitySchemes?.oauth2?.flows?.clientCredentials
+    if (providerTokenUrl && flow) flow.tokenUrl = providerTokenUrl()
+    return document
+  }
   await app.register(swaggerUi, {
     routePrefix: '/api/docs',
     uiConfig: { persistAuthorization: false },
-    initOAuth: options.builtInTokenServer ? { usePkceWithAuthorizationCodeGrant: false } : {},
+    initOAuth: { usePkceWithAuthorizationCodeGrant: false },
+    ...(providerTokenUrl ? { transformSpecification: withTokenUrl } : {}),
   })
-  app.get('/api/docs-json', { schema: { hide: true } }, async () => app.swagger())
+  app.get('/api/docs-json', { schema: { hide: true } }, async () =>
+    providerTokenUrl ? withTokenUrl(structuredClone(app.swagger())) : app.swagger(),
+  )
 }

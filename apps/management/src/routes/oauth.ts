@@ -1,4 +1,5 @@
 import {
+  DomainError,
   zAuthorizationServerMetadata,
   zJwks,
   zOAuthError,
@@ -111,5 +112,22 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
         response_types_supported: [],
       }),
     )
+  }
+}
+
+/**
+ * OIDC mode (spec §5.4): the service issues no tokens. `/api/oauth2/token` answers a 404 problem
+ * that names the provider's token endpoint, rather than the bare "no route" a client would puzzle
+ * over; it is left out of the API description.
+ */
+export function providerTokenNotice(tokenUrl: () => string): FastifyPluginAsyncZod {
+  return async (app) => {
+    await app.register(formbody) // token requests are usually forms: answer them too, not with a 415
+    app.post('/api/oauth2/token', { schema: { hide: true } }, async () => {
+      throw new DomainError(
+        'not_found',
+        `this service uses an external identity provider (OIDC mode) and issues no tokens: request them with the client credentials grant at ${tokenUrl()}`,
+      )
+    })
   }
 }

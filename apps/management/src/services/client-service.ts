@@ -6,6 +6,7 @@ import {
   type ClientWithSecret,
   ConflictError,
   checkClientTenantBinding,
+  type IdentityProviderAdmin,
   InvalidInputError,
   NotFoundError,
   newId,
@@ -24,9 +25,25 @@ import {
 /**
  * API clients of one scope: a tenant, or null for operator clients (spec §2.5, §5 rules 1–3).
  * The secret is bcrypt-hashed and returned only by create and rotate.
+ *
+ * With an identity `provider` (OIDC mode, spec §5.4) the service's record stays the source of
+ * truth for tenant, roles and allowed configurations, and each change is pushed to the provider
+ * inside the same transaction (a provider failure rolls the record back). The provider generates
+ * and holds the secret: the record keeps the hash of a random value nobody knows, so the secret
+ * is never usable against the built-in token endpoint.
  */
-export function createClientService(db: Database, scope: string | null, actor: Principal) {
+export function createClientService(
+  db: Database,
+  scope: string | null,
+  actor: Principal,
+  provider?: IdentityProviderAdmin,
+) {
   const clients = createClientRepository(db, scope)
+  const inProvider = (client: Client) => ({
+    clientId: client.clientId,
+    tenantId: client.tenantId ?? undefined,
+    roles: client.roles,
+  })
   const audit = (
     action: 'create' | 'update' | 'delete' | 'rotate-secret',
     clientId: string,
@@ -68,12 +85,16 @@ export function createClientService(db: Database, scope: string | null, actor: P
       await requireTenant()
       checkBinding(input.roles)
       const clientId = input.clientId ?? newId('cli')
-      const clientSecret = input.clientSecret ?? generateSecret()
-      const secretHash = await hashSecret(clientSecret)
+      const { clientSecret: chosen, ...fields } = input
+      const localSecret = provider ? generateSecret() : (chosen ?? generateSecret())
+      const secretHash = await hashSecret(localSecret)
       return db.transaction(async (tx) => {
-        const created = await clients.create({ ...input, clientId, secretHash }, tx)
+        const created = await clients.create({ ...fields, clientId, secretHash }, tx)
         if (!created) throw new ConflictError(`client id '${clientId}' is already taken`)
         await recordAudit(tx, audit('create', clientId, { roles: input.roles }))
+        const clientSecret = provider
+          ? (await provider.createClient(inProvider(created), chosen)).clientSecret
+          : localSecret
         return { ...created, clientSecret }
       })
     },
@@ -84,18 +105,23 @@ export function createClientService(db: Database, scope: string | null, actor: P
         const updated = await clients.update(clientId, patch, tx)
         if (!updated) throw new NotFoundError('client', clientId)
         await recordAudit(tx, audit('update', clientId, { fields: Object.keys(patch) }))
+        // Pushed on every update, not only when roles change: it also repairs a drifted client.
+        await provider?.updateClient(inProvider(updated))
         return updated
       })
     },
 
     async rotateSecret(clientId: string, input: ClientSecretRotate): Promise<ClientWithSecret> {
       await get(clientId)
-      const clientSecret = input.clientSecret ?? generateSecret()
-      const secretHash = await hashSecret(clientSecret)
+      const localSecret = provider ? generateSecret() : (input.clientSecret ?? generateSecret())
+      const secretHash = await hashSecret(localSecret)
       return db.transaction(async (tx) => {
         const updated = await clients.replaceSecret(clientId, secretHash, tx)
         if (!updated) throw new NotFoundError('client', clientId)
         await recordAudit(tx, audit('rotate-secret', clientId))
+        const clientSecret = provider
+          ? (await provider.rotateSecret(clientId, input.clientSecret)).clientSecret
+          : localSecret
         return { ...updated, clientSecret }
       })
     },
@@ -105,6 +131,7 @@ export function createClientService(db: Database, scope: string | null, actor: P
       await db.transaction(async (tx) => {
         if (!(await clients.delete(clientId, tx))) throw new NotFoundError('client', clientId)
         await recordAudit(tx, audit('delete', clientId))
+        await provider?.deleteClient(clientId)
       })
     },
   }

@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  type IdentityProviderAdmin,
   isOperator,
   NotFoundError,
   newId,
@@ -10,10 +11,19 @@ import {
   type TenantCreate,
   type TenantUpdate,
 } from '@credential-service/core-domain'
-import { createTenantRepository, type Database, recordAudit } from '@credential-service/db-schema'
+import {
+  createClientRepository,
+  createTenantRepository,
+  type Database,
+  recordAudit,
+} from '@credential-service/db-schema'
 
-/** Tenant management. Operators see every tenant; a tenant-bound client sees only its own. */
-export function createTenantService(db: Database) {
+/**
+ * Tenant management. Operators see every tenant; a tenant-bound client sees only its own. With an
+ * identity `provider` (OIDC mode), deleting a tenant deletes its clients there too, so that no
+ * client left behind can obtain tokens naming the tenant if it is ever created again.
+ */
+export function createTenantService(db: Database, provider?: IdentityProviderAdmin) {
   const tenants = createTenantRepository(db)
 
   async function visible(principal: Principal, id: string): Promise<Tenant> {
@@ -66,8 +76,10 @@ export function createTenantService(db: Database) {
     },
 
     async delete(principal: Principal, id: string): Promise<void> {
+      const clients = provider ? await createClientRepository(db, id).all() : []
       await db.transaction(async (tx) => {
         if (!(await tenants.delete(id, tx))) throw new NotFoundError('tenant', id)
+        for (const client of clients) await provider?.deleteClient(client.clientId)
         await recordAudit(tx, {
           tenantId: id,
           actorClientId: principal.clientId,

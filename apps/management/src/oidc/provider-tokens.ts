@@ -1,0 +1,121 @@
+import {
+  type Principal,
+  ROLES,
+  type Role,
+  UnauthenticatedError,
+  UpstreamUnavailableError,
+} from '@credential-service/core-domain'
+import type { ProviderTokenVerifier } from '@credential-service/server-kit'
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
+import type { ProviderDiscovery } from './provider-discovery'
+
+export interface ProviderTokenOptions {
+  discovery: ProviderDiscovery
+  /** OIDC: the `iss` every token must carry (the public issuer, also behind an internal URL). */
+  issuer: string
+  /** OIDC_AUDIENCE, else `{PUBLIC_URL}/api`. */
+  audience: string
+  /** Dotted claim paths (OIDC_TENANT_CLAIM, OIDC_ROLES_CLAIM). */
+  tenantClaim: string
+  rolesClaim: string
+  now?: () => Date
+  timeoutMs?: number
+}
+
+// Signatures with a public key only: a symmetric (HS*) token would be checked with a key the
+// provider shares with its clients.
+const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+]
+
+const KNOWN_ROLES = new Set<string>(ROLES)
+
+/** The value at a dotted path (`realm_access.roles`), or undefined. */
+export function claimAt(payload: JWTPayload, path: string): unknown {
+  let value: unknown = payload
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+    value = (value as Record<string, unknown>)[key]
+  }
+  return value
+}
+
+/** Spec roles found in an array or space-separated claim; the provider's other roles are dropped. */
+function rolesOf(value: unknown): Role[] {
+  const listed = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/\s+/) : []
+  return [
+    ...new Set(listed.filter((role): role is Role => typeof role === 'string' && KNOWN_ROLES.has(role))),
+  ]
+}
+
+function invalid(detail: string, cause?: unknown): UnauthenticatedError {
+  return new UnauthenticatedError(detail, { cause, invalidToken: true })
+}
+
+/**
+ * OIDC mode (spec §5.4): access tokens of the external provider, checked against its JWKS
+ * (discovered, fetched from the internal issuer, cached by jose), with `iss` equal to OIDC, the
+ * service's audience, and a lifetime. The principal is the one built-in tokens give: client id
+ * from `client_id` (RFC 9068) or `azp`, tenant and roles from the configured claims.
+ */
+export function createProviderTokenVerifier(options: ProviderTokenOptions): ProviderTokenVerifier {
+  let keys: ReturnType<typeof createRemoteJWKSet> | undefined
+
+  async function keySet() {
+    if (!keys) {
+      const { jwksUri } = await options.discovery.endpoints()
+      keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: options.timeoutMs ?? 5000 })
+    }
+    return keys
+  }
+
+  return async function verify(token) {
+    const jwks = await keySet()
+    let payload: JWTPayload
+    try {
+      ;({ payload } = await jwtVerify(token, jwks, {
+        issuer: options.issuer,
+        audience: options.audience,
+        algorithms: ALGORITHMS,
+        requiredClaims: ['exp', 'iat'],
+        ...(options.now ? { currentDate: options.now() } : {}),
+      }))
+    } catch (cause) {
+      if (unreachable(cause))
+        throw new UpstreamUnavailableError("the identity provider's keys cannot be fetched", { cause })
+      throw invalid('the access token is invalid or expired', cause)
+    }
+    const clientId = typeof payload.client_id === 'string' ? payload.client_id : payload.azp
+    if (typeof clientId !== 'string' || clientId === '') throw invalid('the access token names no client')
+    const tenant = claimAt(payload, options.tenantClaim)
+    const tenantId = typeof tenant === 'string' && tenant !== '' ? tenant : undefined
+    const roles = rolesOf(claimAt(payload, options.rolesClaim))
+    // Spec §5 rules 2 and 3, as for the service's own clients.
+    if (tenantId !== undefined && roles.includes('tenant:manage'))
+      throw invalid("an access token with role 'tenant:manage' must not name a tenant")
+    if (tenantId === undefined && !roles.includes('tenant:manage'))
+      throw invalid(`the access token names no tenant (claim '${options.tenantClaim}')`)
+    const principal: Principal = { clientId, tenantId, roles }
+    return { principal, issuedAt: payload.iat as number }
+  }
+}
+
+/** Errors of fetching the key set (timeout, refused connection, non-200), not of the token. */
+function unreachable(error: unknown): boolean {
+  if (!(error instanceof errors.JOSEError)) return true
+  return (
+    error instanceof errors.JWKSTimeout ||
+    error instanceof errors.JWKSInvalid ||
+    error.code === errors.JOSEError.code
+  )
+}

@@ -23,6 +23,7 @@ import type { ManagementConfig } from './config'
 import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
+import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
@@ -128,6 +129,8 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     await app.register(offerRoutes(offerDeps, { tenantInPath: false }))
     await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: true }))
     await app.register(sessionRoutes({ db: database.db, now }, { tenantInPath: false }))
+    await app.register(credentialStatusRoutes({ db: database.db }, { tenantInPath: true }))
+    await app.register(credentialStatusRoutes({ db: database.db }, { tenantInPath: false }))
     await app.register(auditRoutes(database.db, { tenantInPath: true }))
     await app.register(auditRoutes(database.db, { tenantInPath: false }))
     const retentionEvery = deps.sessionRetentionSeconds ?? 600

@@ -71,6 +71,20 @@ export {
   zWebhookEndpointInput,
   zWebhookEndpointWithSecret,
 } from './contract/endpoint'
+export type {
+  CredentialStatusChanged,
+  CredentialStatusValue,
+  HandleStatusChange,
+  SessionStatusChange,
+} from './contract/credential-status'
+export {
+  CREDENTIAL_STATUSES,
+  zCredentialStatusChanged,
+  zCredentialStatusValue,
+  zHandleStatusChange,
+  zSessionStatusChange,
+  zStatusHandle,
+} from './contract/credential-status'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
 export type { IssuanceSession, OfferCreate, OfferCreated } from './contract/issuance'

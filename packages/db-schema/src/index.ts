@@ -44,6 +44,20 @@ export {
 } from './repositories/service-settings'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
 export { createSessionRepository, dropUnusableOfferClaims, purgeSessions } from './repositories/sessions'
+export type {
+  AllocatedIndex,
+  AllocateOptions,
+  EntrySelector,
+  StatusChange,
+  StatusListRepository,
+  StatusListShape,
+} from './repositories/status-lists'
+export {
+  createStatusListRepository,
+  STATUS_INVALID,
+  STATUS_SUSPENDED,
+  STATUS_VALID,
+} from './repositories/status-lists'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type {
@@ -52,6 +66,7 @@ export type {
   KeyChainRow,
   NewKeyChainRow,
   PresentationSessionRow,
+  StatusListRow,
   WebhookEndpointRow,
 } from './schema'
 export * as schema from './schema'

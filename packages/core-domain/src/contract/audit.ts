@@ -14,6 +14,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'attribute-provider',
   'webhook-endpoint',
   'session',
+  'credential-status',
 ] as const
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]
 

@@ -50,7 +50,7 @@ export function credentialStatusRoutes(
           summary: 'Revoke, suspend or reinstate every credential issued in an issuance session',
           description: [
             STATUS_NOTE,
-            'A session that issued no credential with a status list entry is 409. A deleted session’s credentials are still reached by their `statusHandle`.',
+            'A session that issued no credential with a status list entry is 409. The entries keep the session id: this works after the session itself was deleted (by you or the retention job).',
           ].join('\n\n'),
           params: sessions.itemParams,
           body: zSessionStatusChange,

@@ -149,7 +149,8 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
 
   /** Presents the credential to our own verifier over HTTP; answers the presentation session. */
   async function verify(issued: Awaited<ReturnType<typeof issue>>) {
-    const request = (await post('/api/presentation-requests', { presentationConfigId: 'employee-check' })).body
+    const request = (await post('/api/presentation-requests', { presentationConfigId: 'employee-check' }))
+      .body
     await presentOverHttp({
       requestUri: request.requestUri,
       credentialQueryId: 'employee',
@@ -166,9 +167,12 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     expect(entry).toStrictEqual({ idx: expect.any(Number), uri: expect.any(String) })
     expect(entry?.uri).toMatch(new RegExp(`^${baseUrl}/issuers/${tenant}/status-lists/stl_`))
     // F-03: status is a plain claim, never a disclosure.
-    expect(issued.credential.split('~').slice(1, -1).map((d) => base64url.decode(d).toString())).not.toContain(
-      'status',
-    )
+    expect(
+      issued.credential
+        .split('~')
+        .slice(1, -1)
+        .map((d) => base64url.decode(d).toString()),
+    ).not.toContain('status')
     const { response, token } = await listToken(entry?.uri as string)
     expect(response.headers.get('content-type')).toBe('application/statuslist+jwt')
     expect(response.headers.get('cache-control')).toBe('public, max-age=300')
@@ -212,9 +216,9 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
       failureReason: 'the credential is revoked (INVALID)',
     })
     // Again: nothing changes, still 200.
-    expect((await post(`/api/sessions/${issued.sessionId}/status`, { status: 'revoked' })).body).toStrictEqual(
-      { status: 'revoked', credentials: 1, changed: 0 },
-    )
+    expect(
+      (await post(`/api/sessions/${issued.sessionId}/status`, { status: 'revoked' })).body,
+    ).toStrictEqual({ status: 'revoked', credentials: 1, changed: 0 })
     for (const status of ['valid', 'suspended']) {
       const refused = await post(`/api/sessions/${issued.sessionId}/status`, { status })
       expect(refused.status).toBe(409)
@@ -236,21 +240,30 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     const handle = `contract-${crypto.randomUUID().slice(0, 8)}`
     const first = await issue({ offer: { statusHandle: handle } })
     const second = await issue({ offer: { statusHandle: handle } })
-    const entries = [statusOf(first.credential), statusOf(second.credential)] as { idx: number; uri: string }[]
+    const entries = [statusOf(first.credential), statusOf(second.credential)] as {
+      idx: number
+      uri: string
+    }[]
 
     const suspended = await post('/api/credential-status', { handle, status: 'suspended' })
-    expect(suspended).toStrictEqual({ status: 200, body: { status: 'suspended', credentials: 2, changed: 2 } })
+    expect(suspended).toStrictEqual({
+      status: 200,
+      body: { status: 'suspended', credentials: 2, changed: 2 },
+    })
     for (const entry of entries) expect(await entryAt(entry)).toBe(2)
-    expect(await verify(first)).toMatchObject({ status: 'failed', failureReason: 'the credential is suspended' })
+    expect(await verify(first)).toMatchObject({
+      status: 'failed',
+      failureReason: 'the credential is suspended',
+    })
 
     const reinstated = await post('/api/credential-status', { handle, status: 'valid' })
     expect(reinstated.body).toStrictEqual({ status: 'valid', credentials: 2, changed: 2 })
     for (const entry of entries) expect(await entryAt(entry)).toBe(0)
     expect(await verify(second)).toMatchObject({ status: 'verified' })
 
-    expect((await post('/api/credential-status', { handle: 'no-such-handle', status: 'revoked' })).status).toBe(
-      404,
-    )
+    expect(
+      (await post('/api/credential-status', { handle: 'no-such-handle', status: 'revoked' })).status,
+    ).toBe(404)
     const invalid = await post('/api/credential-status', { handle, status: 'deleted' })
     expect(invalid.status).toBe(400)
     // A session that issued nothing with a status entry is a conflict, an unknown one 404.
@@ -269,7 +282,9 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     for (let i = 0; i < 4; i++) {
       const batch = await issue({ batch: 3 })
       expect(batch.credentials).toHaveLength(3)
-      const entries = batch.credentials.map((credential) => statusOf(credential) as { idx: number; uri: string })
+      const entries = batch.credentials.map(
+        (credential) => statusOf(credential) as { idx: number; uri: string },
+      )
       expect(new Set(entries.map((e) => e.uri)).size).toBe(1)
       const sorted = entries.map((e) => e.idx).sort((a, b) => a - b)
       // Not consecutive, not an arithmetic sequence.

@@ -97,7 +97,11 @@ export async function redeemOffer(options: {
   const proofs = await Promise.all(
     keys.map(async (key) =>
       new SignJWT({ nonce: c_nonce })
-        .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: await exportJWK(key.publicKey) })
+        .setProtectedHeader({
+          alg: 'ES256',
+          typ: 'openid4vci-proof+jwt',
+          jwk: await exportJWK(key.publicKey),
+        })
         .setAudience(issuer)
         .setIssuedAt()
         .sign(key.privateKey),

@@ -49,6 +49,20 @@ export {
   zFieldType,
   zIssuerMetadataConfig,
 } from './contract/credential-config'
+export type {
+  CredentialStatusChanged,
+  CredentialStatusValue,
+  HandleStatusChange,
+  SessionStatusChange,
+} from './contract/credential-status'
+export {
+  CREDENTIAL_STATUSES,
+  zCredentialStatusChanged,
+  zCredentialStatusValue,
+  zHandleStatusChange,
+  zSessionStatusChange,
+  zStatusHandle,
+} from './contract/credential-status'
 export type { DcqlQuery } from './contract/dcql'
 export { zDcqlClaim, zDcqlCredentialQuery, zDcqlCredentialSet, zDcqlQuery } from './contract/dcql'
 export type {
@@ -71,20 +85,6 @@ export {
   zWebhookEndpointInput,
   zWebhookEndpointWithSecret,
 } from './contract/endpoint'
-export type {
-  CredentialStatusChanged,
-  CredentialStatusValue,
-  HandleStatusChange,
-  SessionStatusChange,
-} from './contract/credential-status'
-export {
-  CREDENTIAL_STATUSES,
-  zCredentialStatusChanged,
-  zCredentialStatusValue,
-  zHandleStatusChange,
-  zSessionStatusChange,
-  zStatusHandle,
-} from './contract/credential-status'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
 export type { IssuanceSession, OfferCreate, OfferCreated } from './contract/issuance'

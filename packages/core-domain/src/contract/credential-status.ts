@@ -34,10 +34,7 @@ export const zCredentialStatusChanged = z
   .object({
     status: zCredentialStatusValue,
     credentials: z.number().int().describe('Credentials with a status list entry that the change covers'),
-    changed: z
-      .number()
-      .int()
-      .describe('Of those, the ones whose status changed (the others had it already)'),
+    changed: z.number().int().describe('Of those, the ones whose status changed (the others had it already)'),
   })
   .meta({ id: 'CredentialStatusChanged' })
 export type CredentialStatusChanged = z.infer<typeof zCredentialStatusChanged>

@@ -82,9 +82,7 @@ export const statusListEntries = pgTable(
     index('status_list_entries_session').on(t.tenantId, t.sessionId),
     index('status_list_entries_handle').on(t.tenantId, t.handle),
     // Only statuses that are not VALID are read to build a list token.
-    index('status_list_entries_set')
-      .on(t.tenantId, t.listId)
-      .where(sql`${t.status} <> 0`),
+    index('status_list_entries_set').on(t.tenantId, t.listId).where(sql`${t.status} <> 0`),
     check('status_list_entries_status', sql`${t.status} in (0, 1, 2)`),
     check('status_list_entries_idx', sql`${t.idx} >= 0`),
   ],

@@ -41,13 +41,18 @@ export async function issueOverHttp(options: {
   holder?: HolderKeys
   /** Fetch the offer from its `credential_offer_uri` (OpenID4VCI §4.1.3) instead of by value. */
   byReference?: boolean
-}): Promise<{ credential: string; holder: HolderKeys; sessionId: string }> {
+  /** More fields of the offer (`statusHandle`, …). */
+  offer?: Record<string, unknown>
+  /** Proofs sent, one holder key each: a batch (OpenID4VCI §8.2); 1 by default. */
+  batch?: number
+}): Promise<{ credential: string; credentials: string[]; holder: HolderKeys; sessionId: string }> {
   const offer = await postJson(
     `${options.apiBase}/api/offers`,
     {
       credentialConfigurationIds: [options.configurationId],
       claims: { [options.configurationId]: options.claims },
       byReference: options.byReference ?? false,
+      ...options.offer,
     },
     options.auth,
   )
@@ -58,6 +63,7 @@ export async function issueOverHttp(options: {
     credentialOffer,
     configurationId: options.configurationId,
     ...(options.holder ? { holder: options.holder } : {}),
+    ...(options.batch ? { batch: options.batch } : {}),
   })
   return { ...redeemed, sessionId: offer.sessionId as string }
 }
@@ -67,7 +73,9 @@ export async function redeemOffer(options: {
   credentialOffer: Record<string, unknown>
   configurationId: string
   holder?: HolderKeys
-}): Promise<{ credential: string; holder: HolderKeys }> {
+  /** Proofs sent: the first with `holder`, the others with fresh keys (a batch). */
+  batch?: number
+}): Promise<{ credential: string; credentials: string[]; holder: HolderKeys }> {
   // biome-ignore lint/suspicious/noExplicitAny: the offer object is read loosely
   const credentialOffer = options.credentialOffer as any
   const issuer = credentialOffer.credential_issuer as string
@@ -84,17 +92,28 @@ export async function redeemOffer(options: {
   const { access_token } = (await tokenResponse.json()) as { access_token: string }
   const { c_nonce } = await postJson(`${issuer}/nonce`, {})
   const holder = options.holder ?? (await generateKeyPair('ES256', { extractable: true }))
-  const proof = await new SignJWT({ nonce: c_nonce })
-    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: await exportJWK(holder.publicKey) })
-    .setAudience(issuer)
-    .setIssuedAt()
-    .sign(holder.privateKey)
+  const keys = [holder]
+  while (keys.length < (options.batch ?? 1)) keys.push(await generateKeyPair('ES256'))
+  const proofs = await Promise.all(
+    keys.map(async (key) =>
+      new SignJWT({ nonce: c_nonce })
+        .setProtectedHeader({
+          alg: 'ES256',
+          typ: 'openid4vci-proof+jwt',
+          jwk: await exportJWK(key.publicKey),
+        })
+        .setAudience(issuer)
+        .setIssuedAt()
+        .sign(key.privateKey),
+    ),
+  )
   const issued = await postJson(
     `${issuer}/credential`,
-    { credential_configuration_id: options.configurationId, proofs: { jwt: [proof] } },
+    { credential_configuration_id: options.configurationId, proofs: { jwt: proofs } },
     { authorization: `Bearer ${access_token}` },
   )
-  return { credential: issued.credentials[0].credential as string, holder }
+  const credentials = (issued.credentials as { credential: string }[]).map((c) => c.credential)
+  return { credential: credentials[0] as string, credentials, holder }
 }
 
 /**

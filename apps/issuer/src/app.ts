@@ -12,6 +12,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { jwksRoutes } from './routes/jwks'
 import { oid4vciRoutes } from './routes/oid4vci'
+import { statusListRoutes } from './routes/status-lists'
 
 export const zIssuerEnv = zCommonEnv
 export type IssuerConfig = Readonly<z.output<typeof zIssuerEnv>>
@@ -42,6 +43,7 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
     }
     await registerRateLimits(app, { store: options.config.RATE_LIMIT_STORE, db: deps.db })
     await app.register(jwksRoutes(deps))
+    await app.register(statusListRoutes(deps))
     await app.register(
       oid4vciRoutes(deps, {
         perIp: options.config.RATE_LIMIT_WALLET_PER_MINUTE,

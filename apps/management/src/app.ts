@@ -37,6 +37,7 @@ import { createOidcMode, pushRootClient, pushRootClientWhenReady } from './oidc/
 import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
+import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
@@ -209,6 +210,8 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const deliveryDeps = { db: database.db, outbox, now }
     await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: true }))
     await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: false }))
+    await app.register(credentialStatusRoutes({ db: database.db }, { tenantInPath: true }))
+    await app.register(credentialStatusRoutes({ db: database.db }, { tenantInPath: false }))
     await app.register(auditRoutes(database.db, { tenantInPath: true }))
     await app.register(auditRoutes(database.db, { tenantInPath: false }))
     const retentionEvery = deps.sessionRetentionSeconds ?? 600

@@ -49,6 +49,20 @@ export {
   zFieldType,
   zIssuerMetadataConfig,
 } from './contract/credential-config'
+export type {
+  CredentialStatusChanged,
+  CredentialStatusValue,
+  HandleStatusChange,
+  SessionStatusChange,
+} from './contract/credential-status'
+export {
+  CREDENTIAL_STATUSES,
+  zCredentialStatusChanged,
+  zCredentialStatusValue,
+  zHandleStatusChange,
+  zSessionStatusChange,
+  zStatusHandle,
+} from './contract/credential-status'
 export type { DcqlQuery } from './contract/dcql'
 export { zDcqlClaim, zDcqlCredentialQuery, zDcqlCredentialSet, zDcqlQuery } from './contract/dcql'
 export type {

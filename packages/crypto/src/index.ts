@@ -31,3 +31,5 @@ export type { OfferClaims, PresentationResult, SessionDataCipher } from './sessi
 export { createSessionDataCipher } from './session-data-cipher'
 export type { Signer, SigningAlgorithm } from './signer'
 export { algorithmForJwk, hashFor, SIGNING_ALGORITHMS, signJws } from './signer'
+export type { SignStatusListTokenOptions } from './status-list-token'
+export { signStatusListToken } from './status-list-token'

@@ -49,6 +49,8 @@ export interface IssueMdocOptions {
   signedAt: Date
   /** Elements (`namespace/element`) whose string value is a full-date, encoded with tag 1004 (RFC 8943). */
   fullDates?: ReadonlySet<string>
+  /** Status list entry, in the MSO as `status` {`status_list` {idx, uri}} (TSL §6.3, ISO 18013-5 2nd ed.). */
+  status?: { idx: number; uri: string } | undefined
 }
 
 /**
@@ -97,6 +99,7 @@ export async function issueMdoc(options: IssueMdocOptions): Promise<Uint8Array> 
       validFrom: tdate(options.validFrom),
       validUntil: tdate(options.validUntil),
     },
+    ...(options.status ? { status: { status_list: options.status } } : {}),
   }
   const payload = cbor.encode(new Tag(cbor.encode(mso), 24))
   const protectedHeader = cbor.encode(new Map([[1, COSE_ALG[options.signer.alg]]]))

@@ -22,6 +22,8 @@ export interface IssueSdJwtVcOptions {
   disclosable: string[][]
   /** Decoy digests added at the top level (SD-JWT §4.2.5), so the number of claims does not show. */
   decoys?: number
+  /** Status list entry (SD-JWT VC §3.2.2.2, TSL §6.1): a plain claim, never a disclosure. */
+  status?: { idx: number; uri: string } | undefined
 }
 
 type Frame = { _sd?: string[]; _sd_decoy?: number; [key: string]: unknown }
@@ -63,6 +65,7 @@ export async function issueSdJwtVc(options: IssueSdJwtVcOptions): Promise<string
     exp: seconds(options.expiresAt),
     vct: options.vct,
     ...(options.holderJwk ? { cnf: { jwk: options.holderJwk } } : {}),
+    ...(options.status ? { status: { status_list: options.status } } : {}),
   }
   return instance.issue(payload, disclosureFrame(options.disclosable, options.decoys ?? 0) as never, {
     header: { kid: signer.kid, ...(signer.x5c.length ? { x5c: signer.x5c } : {}) },

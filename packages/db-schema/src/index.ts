@@ -64,6 +64,20 @@ export {
   dropUnusableOfferClaims,
   purgeSessions,
 } from './repositories/sessions'
+export type {
+  AllocatedIndex,
+  AllocateOptions,
+  EntrySelector,
+  StatusChange,
+  StatusListRepository,
+  StatusListShape,
+} from './repositories/status-lists'
+export {
+  createStatusListRepository,
+  STATUS_INVALID,
+  STATUS_SUSPENDED,
+  STATUS_VALID,
+} from './repositories/status-lists'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type {
@@ -88,6 +102,7 @@ export type {
   PresentationSessionRow,
   RegistrarConfigRow,
   RegistrationCertificateRow,
+  StatusListRow,
   WebhookDeliveryRow,
   WebhookEndpointRow,
 } from './schema'

@@ -19,6 +19,7 @@ import { fetchAttributes, offerClaims, type ProtocolDeps } from '@credential-ser
 import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { PROOF_ALGORITHMS } from './metadata'
 import { parseCredentialRequest } from './parse-credential-request'
+import { createStatusListService } from './status-lists'
 
 export const ACCESS_TOKEN_SECONDS = 300
 export const NONCE_SECONDS = 300
@@ -210,7 +211,18 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       const now = deps.now()
       const expiresAt = new Date(now.getTime() + offered.lifetimeSeconds * 1000)
       const claims = await claimsFor(session, offered)
-      const issueOne = async (holderJwk: JWK | undefined): Promise<string> => {
+      // One status list entry per credential of the batch, each at its own random index.
+      const statuses = offered.statusManagement
+        ? await createStatusListService(deps, tenantId).allocate({
+            keyChainId: offered.keyChainId,
+            count: holderKeys.length,
+            sessionId: session.id,
+            credentialConfigurationId: configurationId,
+            handle: session.statusHandle,
+          })
+        : []
+      const issueOne = async (holderJwk: JWK | undefined, index: number): Promise<string> => {
+        const status = statuses[index]
         if (offered.config.format === 'mso_mdoc') {
           if (!holderJwk)
             throw new ProtocolError('invalid_credential_request', 'mso_mdoc credentials need a holder key')
@@ -225,6 +237,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
             fullDates: new Set(
               offered.fields.filter((f) => f.type === 'date').map((f) => `${f.namespace}/${f.path[0]}`),
             ),
+            status,
           })
           return base64url.encode(mdoc)
         }
@@ -238,10 +251,11 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
           claims,
           disclosable: offered.fields.filter((f) => f.disclosable).map((f) => f.path),
           decoys: 2,
+          status,
         })
       }
       const credentials = await Promise.all(
-        holderKeys.map(async (key) => ({ credential: await issueOne(key) })),
+        holderKeys.map(async (key, index) => ({ credential: await issueOne(key, index) })),
       )
       const notificationId = newId('ntf')
       // A concurrent request for the same configuration may have recorded it since the read above:

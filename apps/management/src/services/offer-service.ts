@@ -132,6 +132,7 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
           ? deps.cipher.encrypt(code, `offer:${tenantId}/${sessionId}`)
           : null,
         createdByClientId: actor.clientId,
+        statusHandle: input.statusHandle ?? null,
         expiresAt,
       })
       const credentialOffer = buildCredentialOffer(issuer, input.credentialConfigurationIds, code, txCodeSpec)

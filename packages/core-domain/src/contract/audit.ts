@@ -16,6 +16,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'registrar-config',
   'registration-certificate',
   'session',
+  'credential-status',
 ] as const
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]
 

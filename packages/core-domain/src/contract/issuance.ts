@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { zTimestamp } from './common'
 import { zConfigId } from './credential-config'
+import { zStatusHandle } from './credential-status'
 
 export const PRE_AUTHORIZED_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
 
@@ -41,6 +42,11 @@ export const zOfferCreate = z
       .boolean()
       .default(true)
       .describe('Offer by reference (`credential_offer_uri`) or by value'),
+    statusHandle: zStatusHandle
+      .optional()
+      .describe(
+        'Your reference for the credentials of this offer (a contract or case number, never personal data): kept with their status list entries, to revoke, suspend or reinstate them with `POST /api/credential-status`',
+      ),
   })
   .strict()
   .meta({ id: 'OfferCreate' })

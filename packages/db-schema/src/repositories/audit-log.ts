@@ -22,8 +22,8 @@ export interface AuditEntry {
   detail?: Record<string, unknown>
 }
 
-// Sessions are not part of what the tenant caches hold: deleting one needs no announcement.
-const UNCACHED: ReadonlySet<AuditResourceType> = new Set(['session'])
+// Sessions and credential statuses are not part of what the tenant caches hold: no announcement.
+const UNCACHED: ReadonlySet<AuditResourceType> = new Set(['session', 'credential-status'])
 
 /**
  * Records a change; every audited change of a tenant's configuration is also announced to the

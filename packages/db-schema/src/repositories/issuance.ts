@@ -22,6 +22,7 @@ const INSERT_COLUMNS = [
   'byReference',
   'offerCodeEncrypted',
   'createdByClientId',
+  'statusHandle',
   'expiresAt',
 ]
 

@@ -45,6 +45,8 @@ export const issuanceSessions = pgTable(
     /** By-reference offers only: the pre-authorized code, encrypted, to serve the offer once. */
     offerCodeEncrypted: text(),
     createdByClientId: text().notNull(),
+    /** The offer's business reference, copied to the status list entries of its credentials. */
+    statusHandle: text(),
     failureReason: text(),
     expiresAt: timestamp({ withTimezone: true }).notNull(),
     offerFetchedAt: timestamp({ withTimezone: true }),

@@ -20,6 +20,8 @@ import type {
   CredentialConfig,
   CredentialConfigDefinition,
   CredentialConfigPage,
+  CredentialStatusChanged,
+  HandleStatusChange,
   Health,
   Jwks,
   KeyChain,
@@ -45,6 +47,7 @@ import type {
   SchemaMetadataSignVersionRequest,
   SessionPage,
   SessionResultRequest,
+  SessionStatusChange,
   SignedSchemaMetadata,
   SignedSchemaMetadataVersion,
   Tenant,
@@ -69,6 +72,54 @@ import type {
  * tenant of the access token.
  */
 export interface ManagementOperations {
+  /**
+   * Revoke, suspend or reinstate the credentials of a status handle
+   *
+   * Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+   *
+   * The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+   *
+   * The handle is the `statusHandle` given when creating offers; every credential with a status list entry issued for them changes. An unknown handle is 404. Handles are recorded in the audit trail: use references, never personal data.
+   *
+   * Roles (any of): `issuance:offer`.
+   */
+  changeCredentialStatus(body: HandleStatusChange, options?: CallOptions): Promise<CredentialStatusChanged>
+  /**
+   * Revoke, suspend or reinstate the credentials of a status handle
+   *
+   * Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+   *
+   * The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+   *
+   * The handle is the `statusHandle` given when creating offers; every credential with a status list entry issued for them changes. An unknown handle is 404. Handles are recorded in the audit trail: use references, never personal data.
+   *
+   * Roles (any of): `issuance:offer`.
+   */
+  changeCredentialStatusOfTenant(tenantId: string, body: HandleStatusChange, options?: CallOptions): Promise<CredentialStatusChanged>
+  /**
+   * Revoke, suspend or reinstate every credential issued in an issuance session
+   *
+   * Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+   *
+   * The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+   *
+   * A session that issued no credential with a status list entry is 409. The entries keep the session id: this works after the session itself was deleted (by you or the retention job).
+   *
+   * Roles (any of): `issuance:offer`.
+   */
+  changeSessionStatus(id: string, body: SessionStatusChange, options?: CallOptions): Promise<CredentialStatusChanged>
+  /**
+   * Revoke, suspend or reinstate every credential issued in an issuance session
+   *
+   * Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+   *
+   * The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+   *
+   * A session that issued no credential with a status list entry is 409. The entries keep the session id: this works after the session itself was deleted (by you or the retention job).
+   *
+   * Roles (any of): `issuance:offer`.
+   */
+  changeSessionStatusOfTenant(tenantId: string, id: string, body: SessionStatusChange, options?: CallOptions): Promise<CredentialStatusChanged>
   /**
    * Create an attribute provider
    *
@@ -841,6 +892,10 @@ export interface ManagementOperations {
 
 /** How each operation is called: the runtime client is built from this table. */
 export const OPERATIONS: { readonly [K in keyof ManagementOperations]: OperationSpec } = {
+  changeCredentialStatus: { method: 'POST', path: '/api/credential-status', pathParams: [], body: 'required', query: false, auth: true },
+  changeCredentialStatusOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/credential-status', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
+  changeSessionStatus: { method: 'POST', path: '/api/sessions/{id}/status', pathParams: ['id'], body: 'required', query: false, auth: true },
+  changeSessionStatusOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/sessions/{id}/status', pathParams: ['tenantId', 'id'], body: 'required', query: false, auth: true },
   createAttributeProvider: { method: 'POST', path: '/api/attribute-providers', pathParams: [], body: 'required', query: false, auth: true },
   createAttributeProviderOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/attribute-providers', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createClient: { method: 'POST', path: '/api/clients', pathParams: [], body: 'required', query: false, auth: true },

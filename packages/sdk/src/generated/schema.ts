@@ -1602,6 +1602,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/sessions/{id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke, suspend or reinstate every credential issued in an issuance session
+         * @description Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+         *
+         *     The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+         *
+         *     A session that issued no credential with a status list entry is 409. The entries keep the session id: this works after the session itself was deleted (by you or the retention job).
+         *
+         *     Roles (any of): `issuance:offer`.
+         */
+        post: operations["changeSessionStatusOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/credential-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke, suspend or reinstate the credentials of a status handle
+         * @description Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+         *
+         *     The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+         *
+         *     The handle is the `statusHandle` given when creating offers; every credential with a status list entry issued for them changes. An unknown handle is 404. Handles are recorded in the audit trail: use references, never personal data.
+         *
+         *     Roles (any of): `issuance:offer`.
+         */
+        post: operations["changeCredentialStatusOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke, suspend or reinstate every credential issued in an issuance session
+         * @description Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+         *
+         *     The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+         *
+         *     A session that issued no credential with a status list entry is 409. The entries keep the session id: this works after the session itself was deleted (by you or the retention job).
+         *
+         *     Roles (any of): `issuance:offer`.
+         */
+        post: operations["changeSessionStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/credential-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke, suspend or reinstate the credentials of a status handle
+         * @description Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.
+         *
+         *     The change is audited and shows in the published status list (`{issuer}/status-lists/{id}`) from its next fetch; relying parties that cached the list see it within its `ttl` (300 s).
+         *
+         *     The handle is the `statusHandle` given when creating offers; every credential with a status list entry issued for them changes. An unknown handle is 404. Handles are recorded in the audit trail: use references, never personal data.
+         *
+         *     Roles (any of): `issuance:offer`.
+         */
+        post: operations["changeCredentialStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/audit-events": {
         parameters: {
             query?: never;
@@ -1734,7 +1838,7 @@ export interface components {
             /** @enum {string} */
             action: "create" | "update" | "delete" | "rotate-secret";
             /** @enum {string} */
-            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session";
+            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session" | "credential-status";
             resourceId: string;
             /** @description Names of the changed fields, for updates that record them */
             fields: string[];
@@ -1936,6 +2040,15 @@ export interface components {
          * @enum {string}
          */
         CredentialFormat: "dc+sd-jwt" | "mso_mdoc";
+        CredentialStatusChanged: {
+            status: components["schemas"]["CredentialStatusValue"];
+            /** @description Credentials with a status list entry that the change covers */
+            credentials: number;
+            /** @description Of those, the ones whose status changed (the others had it already) */
+            changed: number;
+        };
+        /** @enum {string} */
+        CredentialStatusValue: "valid" | "revoked" | "suspended";
         DcqlClaimQuery: {
             id?: string;
             path: (string | number | null)[];
@@ -2006,6 +2119,11 @@ export interface components {
          * @enum {string}
          */
         FieldType: "string" | "number" | "integer" | "boolean" | "date" | "date-time" | "array" | "object";
+        HandleStatusChange: {
+            /** @description The `statusHandle` given when the offers were created */
+            handle: string;
+            status: components["schemas"]["CredentialStatusValue"];
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "degraded";
@@ -2239,6 +2357,8 @@ export interface components {
              * @default true
              */
             byReference?: boolean;
+            /** @description Your reference for the credentials of this offer (a contract or case number, never personal data): kept with their status list entries, to revoke, suspend or reinstate them with `POST /api/credential-status` */
+            statusHandle?: string;
         };
         OfferCreated: {
             sessionId: string;
@@ -2602,6 +2722,9 @@ export interface components {
         SessionResultRequest: {
             /** @description The `response_code` the wallet’s redirect carried to the initiating browser session */
             responseCode: string;
+        };
+        SessionStatusChange: {
+            status: components["schemas"]["CredentialStatusValue"];
         };
         /** @description A signed type metadata document */
         SignedSchemaMetadata: {
@@ -5687,6 +5810,111 @@ export interface operations {
             };
         };
     };
+    changeSessionStatusOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionStatusChange"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialStatusChanged"];
+                };
+            };
+        };
+    };
+    changeCredentialStatusOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HandleStatusChange"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialStatusChanged"];
+                };
+            };
+        };
+    };
+    changeSessionStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionStatusChange"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialStatusChanged"];
+                };
+            };
+        };
+    };
+    changeCredentialStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HandleStatusChange"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialStatusChanged"];
+                };
+            };
+        };
+    };
     listAuditEventsOfTenant: {
         parameters: {
             query?: {
@@ -5695,7 +5923,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session" | "credential-status";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -5729,7 +5957,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session" | "credential-status";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

@@ -31,6 +31,8 @@ export type CredentialConfigDefinition = components['schemas']['CredentialConfig
 export type CredentialConfigPage = components['schemas']['CredentialConfigPage']
 /** `dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc) */
 export type CredentialFormat = components['schemas']['CredentialFormat']
+export type CredentialStatusChanged = components['schemas']['CredentialStatusChanged']
+export type CredentialStatusValue = components['schemas']['CredentialStatusValue']
 export type DcqlClaimQuery = components['schemas']['DcqlClaimQuery']
 export type DcqlCredentialQuery = components['schemas']['DcqlCredentialQuery']
 export type DcqlCredentialSetQuery = components['schemas']['DcqlCredentialSetQuery']
@@ -41,6 +43,7 @@ export type FieldDisplay = components['schemas']['FieldDisplay']
 export type FieldDisplayDto = components['schemas']['FieldDisplayDto']
 /** Value type of the claim */
 export type FieldType = components['schemas']['FieldType']
+export type HandleStatusChange = components['schemas']['HandleStatusChange']
 export type Health = components['schemas']['Health']
 export type IssuanceSession = components['schemas']['IssuanceSession']
 export type IssuanceStatus = components['schemas']['IssuanceStatus']
@@ -95,6 +98,7 @@ export type SchemaMetadataSignVersionRequest = components['schemas']['SchemaMeta
 export type Session = components['schemas']['Session']
 export type SessionPage = components['schemas']['SessionPage']
 export type SessionResultRequest = components['schemas']['SessionResultRequest']
+export type SessionStatusChange = components['schemas']['SessionStatusChange']
 /** A signed type metadata document */
 export type SignedSchemaMetadata = components['schemas']['SignedSchemaMetadata']
 /** A signed version of a type metadata document */

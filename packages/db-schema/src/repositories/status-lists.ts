@@ -1,0 +1,227 @@
+import { randomInt } from 'node:crypto'
+import { newId } from '@credential-service/core-domain'
+import { and, asc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm'
+import type { Database, Executor } from '../database'
+import { type StatusListRow, statusListEntries, statusLists } from '../schema'
+
+/** Entry values (draft-ietf-oauth-status-list §7.1). */
+export const STATUS_VALID = 0
+export const STATUS_INVALID = 1
+export const STATUS_SUSPENDED = 2
+
+/** The shape of new lists: entries, bits per entry, and how many entries are handed out. */
+export interface StatusListShape {
+  size: number
+  bits: 1 | 2 | 4 | 8
+  capacity: number
+}
+
+export interface AllocateOptions {
+  keyChainId: string
+  /** Indexes to hand out: one per credential of a batch. */
+  count: number
+  sessionId: string
+  credentialConfigurationId: string
+  handle: string | null
+  shape: StatusListShape
+}
+
+export interface AllocatedIndex {
+  listId: string
+  idx: number
+}
+
+/** Which entries a status change touches: every credential of a session, or of a business handle. */
+export type EntrySelector = { sessionId: string } | { handle: string }
+
+export type StatusChange =
+  | { outcome: 'none' }
+  | { outcome: 'revoked-is-final' }
+  | { outcome: 'changed'; credentials: number; changed: number }
+
+/** Rounds of random picks before giving up; at most half-full lists make each pick a coin toss at worst. */
+const PICK_ROUNDS = 64
+
+/** Status lists and their entries, of one tenant. */
+export function createStatusListRepository(db: Database, tenantId: string) {
+  const selectorCondition = (selector: EntrySelector): SQL =>
+    and(
+      eq(statusListEntries.tenantId, tenantId),
+      'sessionId' in selector
+        ? eq(statusListEntries.sessionId, selector.sessionId)
+        : eq(statusListEntries.handle, selector.handle),
+    ) as SQL
+
+  /**
+   * Reserves `count` places on the oldest list of the key chain with room: one conditional
+   * UPDATE, so concurrent reservations never overfill a list (the row lock orders them).
+   */
+  async function reserve(keyChainId: string, count: number): Promise<StatusListRow | undefined> {
+    const [row] = await db
+      .update(statusLists)
+      .set({ allocated: sql`${statusLists.allocated} + ${count}` })
+      .where(
+        and(
+          eq(statusLists.tenantId, tenantId),
+          eq(
+            statusLists.id,
+            sql`(select ${statusLists.id} from ${statusLists} where ${statusLists.tenantId} = ${tenantId}
+              and ${statusLists.keyChainId} = ${keyChainId}
+              and ${statusLists.allocated} + ${count} <= ${statusLists.capacity}
+              order by ${statusLists.seq} limit 1)`,
+          ),
+          sql`${statusLists.allocated} + ${count} <= ${statusLists.capacity}`,
+        ),
+      )
+      .returning()
+    return row
+  }
+
+  /**
+   * Opens the next list of the key chain unless one has room for `count` by now. Two pods opening
+   * one at once both try the same `seq`: the unique index lets one list in, and the other pod
+   * reserves on it.
+   */
+  async function open(keyChainId: string, count: number, shape: StatusListShape): Promise<void> {
+    if (shape.capacity > shape.size) throw new Error('a list cannot hand out more entries than it holds')
+    const ofChain = sql`${statusLists.tenantId} = ${tenantId} and ${statusLists.keyChainId} = ${keyChainId}`
+    await db.execute(sql`insert into ${statusLists} (tenant_id, id, key_chain_id, seq, bits, size, capacity)
+      select ${tenantId}, ${newId('stl')}, ${keyChainId},
+        coalesce((select max(${statusLists.seq}) from ${statusLists} where ${ofChain}), 0) + 1,
+        ${shape.bits}, ${shape.size}, ${shape.capacity}
+      where not exists (select 1 from ${statusLists} where ${ofChain}
+        and ${statusLists.allocated} + ${count} <= ${statusLists.capacity})
+      on conflict do nothing`)
+  }
+
+  return {
+    /**
+     * Hands out `count` distinct random indexes of one list (TSL §13.2, HAIP 6.1: unpredictable,
+     * never sequential, never reused), opening a new list when the key chain's lists are full.
+     * Each index is claimed by inserting its entry: the primary key refuses one that any pod holds,
+     * and the refused picks are drawn again.
+     */
+    async allocate(options: AllocateOptions): Promise<AllocatedIndex[]> {
+      if (options.count > options.shape.capacity) throw new Error('a batch larger than a status list')
+      let list = await reserve(options.keyChainId, options.count)
+      for (let attempt = 0; !list && attempt < 5; attempt++) {
+        await open(options.keyChainId, options.count, options.shape)
+        list = await reserve(options.keyChainId, options.count)
+      }
+      if (!list) throw new Error('no status list could be opened')
+      const picked: number[] = []
+      for (let round = 0; picked.length < options.count; round++) {
+        if (round === PICK_ROUNDS) throw new Error(`no free status list index found in ${list.id}`)
+        const candidates = new Set<number>()
+        while (candidates.size < options.count - picked.length) {
+          const idx = randomInt(list.size)
+          if (!picked.includes(idx)) candidates.add(idx)
+        }
+        const inserted = await db
+          .insert(statusListEntries)
+          .values(
+            [...candidates].map((idx) => ({
+              tenantId,
+              listId: (list as StatusListRow).id,
+              idx,
+              sessionId: options.sessionId,
+              credentialConfigurationId: options.credentialConfigurationId,
+              handle: options.handle,
+            })),
+          )
+          .onConflictDoNothing()
+          .returning({ idx: statusListEntries.idx })
+        picked.push(...inserted.map((row) => row.idx))
+      }
+      return picked.map((idx) => ({ listId: (list as StatusListRow).id, idx }))
+    },
+
+    async get(id: string): Promise<StatusListRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(statusLists)
+        .where(and(eq(statusLists.tenantId, tenantId), eq(statusLists.id, id)))
+      return row
+    },
+
+    /** The entries of a list that are not VALID (the others need no row to be read). */
+    async setEntries(listId: string): Promise<{ idx: number; status: number }[]> {
+      return db
+        .select({ idx: statusListEntries.idx, status: statusListEntries.status })
+        .from(statusListEntries)
+        .where(
+          and(
+            eq(statusListEntries.tenantId, tenantId),
+            eq(statusListEntries.listId, listId),
+            ne(statusListEntries.status, STATUS_VALID),
+          ),
+        )
+    },
+
+    /** Keeps a signed token of `version`; a token of a version that has moved on is not kept. */
+    async storeToken(listId: string, version: number, token: string, signedAt: Date): Promise<void> {
+      await db
+        .update(statusLists)
+        .set({ token, tokenVersion: version, tokenSignedAt: signedAt })
+        .where(
+          and(
+            eq(statusLists.tenantId, tenantId),
+            eq(statusLists.id, listId),
+            eq(statusLists.version, version),
+          ),
+        )
+    },
+
+    /** The entries of a session or handle, with their lists. */
+    async entries(selector: EntrySelector) {
+      return db
+        .select({
+          listId: statusListEntries.listId,
+          idx: statusListEntries.idx,
+          status: statusListEntries.status,
+          credentialConfigurationId: statusListEntries.credentialConfigurationId,
+        })
+        .from(statusListEntries)
+        .where(selectorCondition(selector))
+        .orderBy(asc(statusListEntries.listId), asc(statusListEntries.idx))
+    },
+
+    /**
+     * Sets the status of every entry of a session or handle, in one transaction with the entries
+     * locked: revocation is final (a revoked entry never changes again, and asking to make it
+     * valid or suspended is refused), and the lists that changed move to a new version.
+     * `afterChange` runs in the same transaction (the audit record).
+     */
+    async change(
+      selector: EntrySelector,
+      status: number,
+      afterChange: (tx: Executor, changed: number) => Promise<void>,
+    ): Promise<StatusChange> {
+      return db.transaction(async (tx) => {
+        const current = await tx
+          .select({ listId: statusListEntries.listId, status: statusListEntries.status })
+          .from(statusListEntries)
+          .where(selectorCondition(selector))
+          .for('update')
+        if (current.length === 0) return { outcome: 'none' as const }
+        if (status !== STATUS_INVALID && current.some((entry) => entry.status === STATUS_INVALID))
+          return { outcome: 'revoked-is-final' as const }
+        const changed = await tx
+          .update(statusListEntries)
+          .set({ status, updatedAt: sql`now()` })
+          .where(and(selectorCondition(selector), ne(statusListEntries.status, status)))
+          .returning({ listId: statusListEntries.listId })
+        const lists = [...new Set(changed.map((entry) => entry.listId))]
+        if (lists.length) {
+          await tx
+            .update(statusLists)
+            .set({ version: sql`${statusLists.version} + 1`, updatedAt: sql`now()` })
+            .where(and(eq(statusLists.tenantId, tenantId), inArray(statusLists.id, lists)))
+        }
+        await afterChange(tx, changed.length)
+        return { outcome: 'changed' as const, credentials: current.length, changed: changed.length }
+      })
+    },
+  }
+}
+export type StatusListRepository = ReturnType<typeof createStatusListRepository>

@@ -45,6 +45,8 @@ export function issuerMetadata(input: IssuerMetadataInput): Record<string, unkno
     credential_issuer: input.issuer,
     credential_endpoint: `${input.issuer}/credential`,
     nonce_endpoint: `${input.issuer}/nonce`,
+    // §12.2.4: without it a wallet has nowhere to send the §11 notification, and (oid4vc-ts) refuses to.
+    notification_endpoint: `${input.issuer}/notification`,
     display: [{ name: input.tenantName }],
     ...(batch >= 2 ? { batch_credential_issuance: { batch_size: batch } } : {}),
     credential_configurations_supported: Object.fromEntries(

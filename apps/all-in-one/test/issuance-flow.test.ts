@@ -284,6 +284,13 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       expect(signedPayload.given_name).toBeUndefined()
       expect(signedPayload.issuing_country).toBe('DE')
       expect(signedPayload._sd.length).toBeGreaterThanOrEqual(4) // 2 claims + 2 decoys
+      // F-07 / RFC 9901 §9.3: each disclosure's salt carries at least 128 bits.
+      const disclosures = credential.split('~').slice(1).filter(Boolean)
+      expect(disclosures).toHaveLength(3)
+      for (const disclosure of disclosures) {
+        const [salt] = JSON.parse(new TextDecoder().decode(base64url.decode(disclosure))) as [string]
+        expect(base64url.decode(salt).length).toBeGreaterThanOrEqual(16)
+      }
     }
 
     const session = await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })
@@ -331,6 +338,40 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     // The device key is the proof key (holder binding).
     const deviceKey = issuerSigned.issuerAuth.mobileSecurityObject.deviceKeyInfo.deviceKey.jwk
     expect({ x: deviceKey.x, y: deviceKey.y }).toStrictEqual({ x: holder.key.jwk.x, y: holder.key.jwk.y })
+  })
+
+  it('F-10 / SD-JWT VC §3.2.2.4: a configuration with no disclosable field issues no _sd, no decoys, no disclosures', async () => {
+    const saved = await app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: admin,
+      payload: {
+        id: 'plain',
+        config: { format: 'dc+sd-jwt', vct: 'urn:example:plain:1' },
+        keyChainId: 'pid-keys',
+        fields: [
+          { path: ['given_name'], type: 'string', mandatory: true },
+          { path: ['address', 'locality'], type: 'string' },
+        ],
+      },
+    })
+    expect(saved.statusCode, saved.body).toBe(201)
+    const created = await offer({
+      credentialConfigurationIds: ['plain'],
+      claims: { plain: { given_name: 'Erika', address: { locality: 'Berlin' } } },
+    })
+    const accessToken = (await redeem(created)).json().access_token
+    const issued = await credentialRequest(accessToken, {
+      credential_configuration_id: 'plain',
+      proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
+    })
+    expect(issued.statusCode, issued.body).toBe(200)
+    const credential = issued.json().credentials[0].credential as string
+    const [jwt, ...rest] = credential.split('~')
+    expect(rest).toStrictEqual(['']) // `<issuer-jwt>~`: no disclosure
+    const payload = JSON.parse(new TextDecoder().decode(base64url.decode((jwt as string).split('.')[1] as string)))
+    expect(JSON.stringify(payload)).not.toContain('_sd')
+    expect(payload).toMatchObject({ given_name: 'Erika', address: { locality: 'Berlin' } })
   })
 
   it('I-23: a pre-authorized code is single use; the offer is 404 once redeemed', async () => {

@@ -331,6 +331,31 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(tenant)).toBe(false)
   })
 
+  it('F-03 / SD-JWT VC §3.2.2.2: a credential file with a disclosable vct is rejected naming the file and field', async () => {
+    const tenant = random('reserved')
+    const report = await run(
+      tree({
+        [`${tenant}/key-chains/k.json`]: keyChain,
+        [`${tenant}/credentials/pid.json`]: {
+          ...credential('k'),
+          fields: [
+            { path: ['name'], type: 'string', defaultValue: 'x' },
+            { path: ['vct'], type: 'string', disclosable: true },
+          ],
+        },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/credentials/pid.json`,
+        path: 'fields.1.disclosable',
+        message: "'vct' must not be selectively disclosable (SD-JWT VC §3.2.2.2)",
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {
     const tenant = random('odd')
     const root = tree({

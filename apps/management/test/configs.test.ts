@@ -166,6 +166,27 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       ])
     })
 
+    it('F-03 / SD-JWT VC §3.2.2.2: a disclosable iss, vct or cnf field is a 422 naming each field; nothing is written', async () => {
+      const id = random('reserved')
+      const response = await post('/api/credentials', {
+        ...pid(id, keyChainId),
+        fields: [
+          ...pid(id, keyChainId).fields,
+          { path: ['iss'], type: 'string', disclosable: true },
+          { path: ['vct'], type: 'string', disclosable: true },
+          { path: ['cnf', 'jwk'], type: 'object', disclosable: true },
+        ],
+      })
+      expect(response.statusCode).toBe(422)
+      expect(response.json()).toMatchObject({ status: 422, code: 'rule_violation' })
+      expect(response.json().errors).toStrictEqual([
+        { path: 'body.fields.2.disclosable', message: "'iss' must not be selectively disclosable (SD-JWT VC §3.2.2.2)" },
+        { path: 'body.fields.3.disclosable', message: "'vct' must not be selectively disclosable (SD-JWT VC §3.2.2.2)" },
+        { path: 'body.fields.4.disclosable', message: "'cnf' must not be selectively disclosable (SD-JWT VC §3.2.2.2)" },
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(404)
+    })
+
     it('references must exist in the same tenant: another tenant’s key chain is refused', async () => {
       const response = await post('/api/credentials', {
         ...pid(random('x'), otherTenantKeyChain),

@@ -223,9 +223,13 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
           scope: 'pid',
           cryptographic_binding_methods_supported: ['jwk'],
           credential_signing_alg_values_supported: ['ES256'],
-          proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] } },
+          // I-07 / RFC 9864: fully specified JOSE names, Ed25519 rather than the polymorphic EdDSA.
+          proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'] } },
         },
+        // I-08 / OpenID4VCI 1.0 App. A.2.2: the IssuerAuth header's COSE id and the fully specified ESP256.
+        mdl: { format: 'mso_mdoc', credential_signing_alg_values_supported: [-7, -9] },
       },
+      notification_endpoint: `${issuerOf(tenant)}/notification`,
     })
     expect(metadata.credential_configurations_supported.pid.credential_metadata.claims).toContainEqual({
       path: ['given_name'],
@@ -372,6 +376,53 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     const payload = JSON.parse(new TextDecoder().decode(base64url.decode((jwt as string).split('.')[1] as string)))
     expect(JSON.stringify(payload)).not.toContain('_sd')
     expect(payload).toMatchObject({ given_name: 'Erika', address: { locality: 'Berlin' } })
+  })
+
+  it('I-08 / RFC 9864: an mdoc signed with an Ed25519 key advertises -19, not the polymorphic -8; I-64: Ed25519 and EdDSA proofs are accepted', async () => {
+    const chain = await app.inject({
+      method: 'POST',
+      url: '/api/key-chains',
+      headers: admin,
+      payload: {
+        source: 'generate',
+        id: 'ed-keys',
+        algorithm: 'EdDSA',
+        certificate: { mode: 'internal-ca', subject: 'CN=Ed Issuer,C=DE' },
+      },
+    })
+    expect(chain.statusCode, chain.body).toBe(201)
+    const saved = await app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: admin,
+      payload: {
+        id: 'mdl-ed',
+        config: { format: 'mso_mdoc', docType: 'org.example.ed.1' },
+        keyChainId: 'ed-keys',
+        fields: [{ path: ['family_name'], type: 'string', namespace: 'org.example.ed.1' }],
+      },
+    })
+    expect(saved.statusCode, saved.body).toBe(201)
+    const metadata = (
+      await app.inject({ url: `/.well-known/openid-credential-issuer/issuers/${tenant}` })
+    ).json()
+    expect(metadata.credential_configurations_supported['mdl-ed'].credential_signing_alg_values_supported).toStrictEqual([-19])
+
+    for (const alg of ['Ed25519', 'EdDSA']) {
+      const created = await offer()
+      const accessToken = (await redeem(created)).json().access_token
+      const { privateKey, publicKey } = await generateKeyPair('Ed25519')
+      const jwt = await new SignJWT({ nonce: await nonce() })
+        .setProtectedHeader({ alg, typ: 'openid4vci-proof+jwt', jwk: await exportJWK(publicKey) })
+        .setAudience(issuerOf(tenant))
+        .setIssuedAt()
+        .sign(privateKey)
+      const issued = await credentialRequest(accessToken, {
+        credential_configuration_id: 'pid',
+        proofs: { jwt: [jwt] },
+      })
+      expect(issued.statusCode, `${alg}: ${issued.body}`).toBe(200)
+    }
   })
 
   it('I-23: a pre-authorized code is single use; the offer is 404 once redeemed', async () => {

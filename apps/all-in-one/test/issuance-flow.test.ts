@@ -224,7 +224,9 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
           cryptographic_binding_methods_supported: ['jwk'],
           credential_signing_alg_values_supported: ['ES256'],
           // I-07 / RFC 9864: fully specified JOSE names, Ed25519 rather than the polymorphic EdDSA.
-          proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'] } },
+          proof_types_supported: {
+            jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'] },
+          },
         },
         // I-08 / OpenID4VCI 1.0 App. A.2.2: the IssuerAuth header's COSE id and the fully specified ESP256.
         mdl: { format: 'mso_mdoc', credential_signing_alg_values_supported: [-7, -9] },
@@ -373,7 +375,9 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     const credential = issued.json().credentials[0].credential as string
     const [jwt, ...rest] = credential.split('~')
     expect(rest).toStrictEqual(['']) // `<issuer-jwt>~`: no disclosure
-    const payload = JSON.parse(new TextDecoder().decode(base64url.decode((jwt as string).split('.')[1] as string)))
+    const payload = JSON.parse(
+      new TextDecoder().decode(base64url.decode((jwt as string).split('.')[1] as string)),
+    )
     expect(JSON.stringify(payload)).not.toContain('_sd')
     expect(payload).toMatchObject({ given_name: 'Erika', address: { locality: 'Berlin' } })
   })
@@ -406,7 +410,9 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     const metadata = (
       await app.inject({ url: `/.well-known/openid-credential-issuer/issuers/${tenant}` })
     ).json()
-    expect(metadata.credential_configurations_supported['mdl-ed'].credential_signing_alg_values_supported).toStrictEqual([-19])
+    expect(
+      metadata.credential_configurations_supported['mdl-ed'].credential_signing_alg_values_supported,
+    ).toStrictEqual([-19])
 
     for (const alg of ['Ed25519', 'EdDSA']) {
       const created = await offer()

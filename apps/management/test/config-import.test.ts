@@ -356,6 +356,30 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(tenant)).toBe(false)
   })
 
+  it('ISO 18013-5 Annex B.1: an mso_mdoc credential file whose key chain certificate names no country is rejected naming the file', async () => {
+    const tenant = random('country')
+    const report = await run(
+      tree({
+        [`${tenant}/key-chains/k.json`]: { source: 'generate', certificate: { subject: 'CN=No Country' } },
+        [`${tenant}/credentials/mdl.json`]: {
+          config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+          fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1' }],
+          keyChainId: 'k',
+        },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/credentials/mdl.json`,
+        path: 'keyChainId',
+        message:
+          "mso_mdoc needs a country (C=) in the certificate subject and issuer (ISO 18013-5 Annex B.1); key chain 'k' has none",
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {
     const tenant = random('odd')
     const root = tree({

@@ -26,7 +26,9 @@ export function configurationMetadata(config: CredentialConfig, signingAlg: stri
     format: config.config.format,
     ...(mdoc ? { doctype: config.config.docType } : { vct: config.config.vct }),
     scope: config.config.scope ?? config.id,
-    credential_signing_alg_values_supported: mdoc ? (MDOC_SIGNING_ALGS[signingAlg] ?? [-7, -9]) : [signingAlg],
+    credential_signing_alg_values_supported: mdoc
+      ? (MDOC_SIGNING_ALGS[signingAlg] ?? [-7, -9])
+      : [signingAlg],
     ...(config.keyBinding
       ? {
           cryptographic_binding_methods_supported: [mdoc ? 'cose_key' : 'jwk'],

@@ -223,9 +223,15 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
           scope: 'pid',
           cryptographic_binding_methods_supported: ['jwk'],
           credential_signing_alg_values_supported: ['ES256'],
-          proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] } },
+          // I-07 / RFC 9864: fully specified JOSE names, Ed25519 rather than the polymorphic EdDSA.
+          proof_types_supported: {
+            jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'] },
+          },
         },
+        // I-08 / OpenID4VCI 1.0 App. A.2.2: the IssuerAuth header's COSE id and the fully specified ESP256.
+        mdl: { format: 'mso_mdoc', credential_signing_alg_values_supported: [-7, -9] },
       },
+      notification_endpoint: `${issuerOf(tenant)}/notification`,
     })
     expect(metadata.credential_configurations_supported.pid.credential_metadata.claims).toContainEqual({
       path: ['given_name'],
@@ -284,6 +290,13 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       expect(signedPayload.given_name).toBeUndefined()
       expect(signedPayload.issuing_country).toBe('DE')
       expect(signedPayload._sd.length).toBeGreaterThanOrEqual(4) // 2 claims + 2 decoys
+      // F-07 / RFC 9901 §9.3: each disclosure's salt carries at least 128 bits.
+      const disclosures = credential.split('~').slice(1).filter(Boolean)
+      expect(disclosures).toHaveLength(3)
+      for (const disclosure of disclosures) {
+        const [salt] = JSON.parse(new TextDecoder().decode(base64url.decode(disclosure))) as [string]
+        expect(base64url.decode(salt).length).toBeGreaterThanOrEqual(16)
+      }
     }
 
     const session = await app.inject({ url: `/api/sessions/${created.sessionId}`, headers: admin })
@@ -331,6 +344,91 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     // The device key is the proof key (holder binding).
     const deviceKey = issuerSigned.issuerAuth.mobileSecurityObject.deviceKeyInfo.deviceKey.jwk
     expect({ x: deviceKey.x, y: deviceKey.y }).toStrictEqual({ x: holder.key.jwk.x, y: holder.key.jwk.y })
+  })
+
+  it('F-10 / SD-JWT VC §3.2.2.4: a configuration with no disclosable field issues no _sd, no decoys, no disclosures', async () => {
+    const saved = await app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: admin,
+      payload: {
+        id: 'plain',
+        config: { format: 'dc+sd-jwt', vct: 'urn:example:plain:1' },
+        keyChainId: 'pid-keys',
+        fields: [
+          { path: ['given_name'], type: 'string', mandatory: true },
+          { path: ['address', 'locality'], type: 'string' },
+        ],
+      },
+    })
+    expect(saved.statusCode, saved.body).toBe(201)
+    const created = await offer({
+      credentialConfigurationIds: ['plain'],
+      claims: { plain: { given_name: 'Erika', address: { locality: 'Berlin' } } },
+    })
+    const accessToken = (await redeem(created)).json().access_token
+    const issued = await credentialRequest(accessToken, {
+      credential_configuration_id: 'plain',
+      proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
+    })
+    expect(issued.statusCode, issued.body).toBe(200)
+    const credential = issued.json().credentials[0].credential as string
+    const [jwt, ...rest] = credential.split('~')
+    expect(rest).toStrictEqual(['']) // `<issuer-jwt>~`: no disclosure
+    const payload = JSON.parse(
+      new TextDecoder().decode(base64url.decode((jwt as string).split('.')[1] as string)),
+    )
+    expect(JSON.stringify(payload)).not.toContain('_sd')
+    expect(payload).toMatchObject({ given_name: 'Erika', address: { locality: 'Berlin' } })
+  })
+
+  it('I-08 / RFC 9864: an mdoc signed with an Ed25519 key advertises -19, not the polymorphic -8; I-64: Ed25519 and EdDSA proofs are accepted', async () => {
+    const chain = await app.inject({
+      method: 'POST',
+      url: '/api/key-chains',
+      headers: admin,
+      payload: {
+        source: 'generate',
+        id: 'ed-keys',
+        algorithm: 'EdDSA',
+        certificate: { mode: 'internal-ca', subject: 'CN=Ed Issuer,C=DE' },
+      },
+    })
+    expect(chain.statusCode, chain.body).toBe(201)
+    const saved = await app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: admin,
+      payload: {
+        id: 'mdl-ed',
+        config: { format: 'mso_mdoc', docType: 'org.example.ed.1' },
+        keyChainId: 'ed-keys',
+        fields: [{ path: ['family_name'], type: 'string', namespace: 'org.example.ed.1' }],
+      },
+    })
+    expect(saved.statusCode, saved.body).toBe(201)
+    const metadata = (
+      await app.inject({ url: `/.well-known/openid-credential-issuer/issuers/${tenant}` })
+    ).json()
+    expect(
+      metadata.credential_configurations_supported['mdl-ed'].credential_signing_alg_values_supported,
+    ).toStrictEqual([-19])
+
+    for (const alg of ['Ed25519', 'EdDSA']) {
+      const created = await offer()
+      const accessToken = (await redeem(created)).json().access_token
+      const { privateKey, publicKey } = await generateKeyPair('Ed25519')
+      const jwt = await new SignJWT({ nonce: await nonce() })
+        .setProtectedHeader({ alg, typ: 'openid4vci-proof+jwt', jwk: await exportJWK(publicKey) })
+        .setAudience(issuerOf(tenant))
+        .setIssuedAt()
+        .sign(privateKey)
+      const issued = await credentialRequest(accessToken, {
+        credential_configuration_id: 'pid',
+        proofs: { jwt: [jwt] },
+      })
+      expect(issued.statusCode, `${alg}: ${issued.body}`).toBe(200)
+    }
   })
 
   it('I-23: a pre-authorized code is single use; the offer is 404 once redeemed', async () => {

@@ -148,8 +148,35 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
     })
     const credential = (result.credentialResponse.credentials as { credential: string }[])[0]
       ?.credential as string
-    return { credential, publicJwk }
+    return {
+      credential,
+      publicJwk,
+      wallet,
+      issuerMetadata,
+      accessToken: accessTokenResponse.access_token,
+      notificationId: result.credentialResponse.notification_id as string,
+    }
   }
+
+  it('I-74 / OID4VCI 1.0 §12.2.4, §11: the wallet finds notification_endpoint in the metadata and its notification is accepted', async () => {
+    const flow = await walletFlow(
+      {
+        credentialConfigurationIds: ['pid'],
+        claims: { pid: { given_name: 'Erika', family_name: 'Mustermann' } },
+      },
+      'pid',
+    )
+    expect(flow.issuerMetadata.credentialIssuer.notification_endpoint).toBe(
+      `${baseUrl}/issuers/${tenant}/notification`,
+    )
+    // oid4vc-ts refuses to notify an issuer whose metadata has no notification_endpoint.
+    const sent = await flow.wallet.sendNotification({
+      issuerMetadata: flow.issuerMetadata,
+      accessToken: flow.accessToken,
+      notification: { notificationId: flow.notificationId, event: 'credential_accepted' },
+    })
+    expect(sent.response.status).toBe(204)
+  })
 
   it('issues an mso_mdoc to the same wallet; @owf/mdoc verifies it', async () => {
     const { credential: encoded } = await walletFlow(

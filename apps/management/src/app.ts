@@ -155,7 +155,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const keyDeps: KeyChainServiceDeps = {
       db: database.db,
       keys: deps.keys ?? createKeyRuntime({ config, db: database.db, now }),
-      publicHost: new URL(config.PUBLIC_URL).hostname,
+      publicUrl: config.PUBLIC_URL,
       now,
     }
     await app.register(keyChainRoutes(keyDeps, { tenantInPath: true }))

@@ -331,6 +331,55 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(tenant)).toBe(false)
   })
 
+  it('F-03 / SD-JWT VC §3.2.2.2: a credential file with a disclosable vct is rejected naming the file and field', async () => {
+    const tenant = random('reserved')
+    const report = await run(
+      tree({
+        [`${tenant}/key-chains/k.json`]: keyChain,
+        [`${tenant}/credentials/pid.json`]: {
+          ...credential('k'),
+          fields: [
+            { path: ['name'], type: 'string', defaultValue: 'x' },
+            { path: ['vct'], type: 'string', disclosable: true },
+          ],
+        },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/credentials/pid.json`,
+        path: 'fields.1.disclosable',
+        message: "'vct' must not be selectively disclosable (SD-JWT VC §3.2.2.2)",
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
+  it('ISO 18013-5 Annex B.1: an mso_mdoc credential file whose key chain certificate names no country is rejected naming the file', async () => {
+    const tenant = random('country')
+    const report = await run(
+      tree({
+        [`${tenant}/key-chains/k.json`]: { source: 'generate', certificate: { subject: 'CN=No Country' } },
+        [`${tenant}/credentials/mdl.json`]: {
+          config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+          fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1' }],
+          keyChainId: 'k',
+        },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/credentials/mdl.json`,
+        path: 'keyChainId',
+        message:
+          "mso_mdoc needs a country (C=) in the certificate subject and issuer (ISO 18013-5 Annex B.1); key chain 'k' has none",
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {
     const tenant = random('odd')
     const root = tree({

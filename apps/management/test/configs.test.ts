@@ -50,7 +50,7 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
         method: 'POST',
         url: '/api/key-chains',
         headers: admin.auth,
-        payload: { source: 'generate' },
+        payload: { source: 'generate', certificate: { country: 'DE' } },
       })
     ).json().id
     const adminB = await h.createClient(h.tenantB, ['key:manage'])
@@ -164,6 +164,76 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       expect(response.json().errors).toStrictEqual([
         { path: 'body.fields.0.namespace', message: 'mso_mdoc fields need a namespace' },
       ])
+    })
+
+    it('F-03 / SD-JWT VC §3.2.2.2: a disclosable iss, vct or cnf field is a 422 naming each field; nothing is written', async () => {
+      const id = random('reserved')
+      const response = await post('/api/credentials', {
+        ...pid(id, keyChainId),
+        fields: [
+          ...pid(id, keyChainId).fields,
+          { path: ['iss'], type: 'string', disclosable: true },
+          { path: ['vct'], type: 'string', disclosable: true },
+          { path: ['cnf', 'jwk'], type: 'object', disclosable: true },
+        ],
+      })
+      expect(response.statusCode).toBe(422)
+      expect(response.json()).toMatchObject({ status: 422, code: 'rule_violation' })
+      expect(response.json().errors).toStrictEqual([
+        {
+          path: 'body.fields.2.disclosable',
+          message: "'iss' must not be selectively disclosable (SD-JWT VC §3.2.2.2)",
+        },
+        {
+          path: 'body.fields.3.disclosable',
+          message: "'vct' must not be selectively disclosable (SD-JWT VC §3.2.2.2)",
+        },
+        {
+          path: 'body.fields.4.disclosable',
+          message: "'cnf' must not be selectively disclosable (SD-JWT VC §3.2.2.2)",
+        },
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+    })
+
+    it('ISO 18013-5 Annex B.1: an mso_mdoc configuration whose key chain certificate names no country (C=) is a 422 naming body.keyChainId; nothing is written', async () => {
+      const noCountry = (
+        await h.app.inject({
+          method: 'POST',
+          url: '/api/key-chains',
+          headers: admin.auth,
+          payload: { source: 'generate', certificate: { subject: 'CN=No Country' } },
+        })
+      ).json().id as string
+      const id = random('mdl')
+      const response = await post('/api/credentials', mdl(id, noCountry))
+      expect(response.statusCode).toBe(422)
+      expect(response.json().errors).toStrictEqual([
+        {
+          path: 'body.keyChainId',
+          message: `mso_mdoc needs a country (C=) in the certificate subject and issuer (ISO 18013-5 Annex B.1); key chain '${noCountry}' has none`,
+        },
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+      // The same chain serves an SD-JWT VC configuration: only mdoc readers need the country.
+      expect((await post('/api/credentials', pid(random('pid'), noCountry))).statusCode).toBe(201)
+      // A key chain generated with `country` carries C= in the subject and (internal CA) the issuer.
+      const withCountry = (
+        await h.app.inject({
+          method: 'POST',
+          url: '/api/key-chains',
+          headers: admin.auth,
+          payload: {
+            source: 'generate',
+            certificate: { mode: 'internal-ca', subject: 'CN=Mdl', country: 'AT' },
+          },
+        })
+      ).json().id as string
+      expect((await post('/api/credentials', mdl(random('mdl'), withCountry))).statusCode).toBe(201)
     })
 
     it('references must exist in the same tenant: another tenant’s key chain is refused', async () => {

@@ -112,6 +112,40 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
       expect(new X509Certificate(rotated.activeKey.certificateChain[0]).verify(root.publicKey)).toBe(true)
     })
 
+    it('ISO 18013-5 Annex B.1.4: generated leaves are Document Signer certificates; `country` puts C= in the subject and the root’s', async () => {
+      const id = random('ds')
+      const chain = (
+        await create({
+          source: 'generate',
+          id,
+          certificate: { mode: 'internal-ca', subject: 'CN=ACME mDL Issuer', country: 'DE' },
+        })
+      ).json()
+      const root = new X509Certificate(chain.rootCertificate)
+      const leaf = new X509Certificate(chain.activeKey.certificateChain[0])
+      expect(leaf.subject).toBe('CN=ACME mDL Issuer\nC=DE')
+      expect(leaf.issuer).toBe('CN=ACME mDL Issuer Root CA\nC=DE')
+      expect(root.subject).toBe(leaf.issuer)
+      // node lists the extended key usages: id-mdl-kp-mdlDS only.
+      expect(leaf.keyUsage).toStrictEqual(['1.0.18013.5.1.2'])
+      expect(leaf.validFrom).toBeTruthy()
+      // Rotation keeps the profile and the country.
+      const rotated = (
+        await h.app.inject({ method: 'POST', url: `${chains(h.tenantA)}/${id}/rotate`, headers: admin.auth })
+      ).json()
+      const next = new X509Certificate(rotated.activeKey.certificateChain[0])
+      expect(next.subject).toBe('CN=ACME mDL Issuer\nC=DE')
+      expect(next.keyUsage).toStrictEqual(['1.0.18013.5.1.2'])
+      // A subject that names its country keeps it; a bad country code is a 400 naming the field.
+      const own = (
+        await create({ source: 'generate', certificate: { subject: 'CN=X,C=AT', country: 'DE' } })
+      ).json()
+      expect(new X509Certificate(own.activeKey.certificateChain[0]).subject).toBe('CN=X\nC=AT')
+      const bad = await create({ source: 'generate', certificate: { country: 'Germany' } })
+      expect(bad.statusCode).toBe(400)
+      expect(JSON.stringify(bad.json().errors)).toContain('certificate.country')
+    })
+
     it('imports a PEM private key and a private JWK; the private part is never returned', async () => {
       const pair = await generateKeyPair('ES256')
       const { createPrivateKey } = await import('node:crypto')
@@ -275,7 +309,12 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
           rotationPolicy: { enabled: true, intervalDays: 10, gracePeriodDays: 1 },
         })
       ).json()
-      const deps = { db: h.database.db, keys: h.keys, publicHost: 'issuer.test', now: () => new Date(clock) }
+      const deps = {
+        db: h.database.db,
+        keys: h.keys,
+        publicUrl: 'https://issuer.test',
+        now: () => new Date(clock),
+      }
       expect(await rotateDueKeyChains(deps, 1000)).not.toContain(`${h.tenantA}/${id}`)
       await travel(10 * DAY + 1000)
       expect(await rotateDueKeyChains(deps, 1000)).toContain(`${h.tenantA}/${id}`)
@@ -307,7 +346,7 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
           const deps = (db: typeof h.database.db) => ({
             db,
             keys: h.keys,
-            publicHost: 'issuer.test',
+            publicUrl: 'https://issuer.test',
             now: () => new Date(clock),
           })
           const [one, two] = await Promise.all([

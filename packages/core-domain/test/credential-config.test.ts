@@ -169,3 +169,38 @@ describe('claims schema derived from fields (spec §2.1)', () => {
     })
   })
 })
+
+describe('F-03 / SD-JWT VC §3.2.2.2: registered claims are never selectively disclosable', () => {
+  it('a disclosable iss, nbf, exp, cnf, vct, vct#integrity or status (or a claim under one) is refused, naming the field', () => {
+    const names = ['iss', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status']
+    const withFields = (fields: { path: string[] }[]) => ({
+      ...sdJwt,
+      fields: [...sdJwt.fields, ...fields.map((f) => ({ ...f, type: 'string' as const, disclosable: true }))],
+    })
+    const base = sdJwt.fields.length
+    expect(checkCredentialConfig(withFields(names.map((name) => ({ path: [name] }))))).toStrictEqual(
+      names.map((name, i) => ({
+        path: `body.fields.${base + i}.disclosable`,
+        message: `'${name}' must not be selectively disclosable (SD-JWT VC §3.2.2.2)`,
+      })),
+    )
+    expect(checkCredentialConfig(withFields([{ path: ['cnf', 'kid'] }]))).toStrictEqual([
+      {
+        path: `body.fields.${base}.disclosable`,
+        message: "'cnf' must not be selectively disclosable (SD-JWT VC §3.2.2.2)",
+      },
+    ])
+  })
+
+  it('iat and sub may be disclosable; a plain (non-disclosable) status claim is not refused by this rule', () => {
+    const config = {
+      ...sdJwt,
+      fields: [
+        { path: ['iat'], type: 'integer' as const, disclosable: true },
+        { path: ['sub'], type: 'string' as const, disclosable: true },
+        { path: ['status'], type: 'object' as const },
+      ],
+    }
+    expect(checkCredentialConfig(config)).toStrictEqual([])
+  })
+})

@@ -47,8 +47,20 @@ export interface CertificateOptions {
   ca?: boolean
   /** SAN dNSName entries (OpenID4VP `x509_san_dns` takes the client id from here). */
   dnsNames?: string[]
+  /**
+   * An ISO 18013-5 Document Signer (Annex B.1.4): the critical extended key usage
+   * id-mdl-kp-mdlDS (1.0.18013.5.1.2), so mdoc readers accept the leaf as a DS certificate.
+   */
+  documentSigner?: boolean
+  /** Issuer alternative name, a URI (ISO 18013-5 B.1: the issuing authority's contact). */
+  issuerAltNameUri?: string
+  /** CRL distribution point URIs (ISO 18013-5 B.1); absent: none. */
+  crlDistributionPoints?: string[]
   now?: Date
 }
+
+/** id-mdl-kp-mdlDS, the extended key usage of an mdoc Document Signer (ISO 18013-5 Annex B.1.4). */
+export const MDL_DOCUMENT_SIGNER_EKU = '1.0.18013.5.1.2'
 
 /** Issues an X.509 certificate with WebCrypto through @peculiar/x509; returns PEM. */
 export async function createCertificate(options: CertificateOptions): Promise<string> {
@@ -73,7 +85,18 @@ export async function createCertificate(options: CertificateOptions): Promise<st
       true,
     ),
     await x509.SubjectKeyIdentifierExtension.create(subjectPublicKey, false, webcrypto),
+    // RFC 5280 §4.2.1.1 and ISO 18013-5 B.1: the key identifier of the signing key, so a reader
+    // finds the issuer certificate (the subject's own key when self-signed).
+    await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey, false, webcrypto),
   ]
+  if (options.documentSigner)
+    extensions.push(new x509.ExtendedKeyUsageExtension([MDL_DOCUMENT_SIGNER_EKU], true))
+  if (options.issuerAltNameUri)
+    extensions.push(
+      new x509.IssuerAlternativeNameExtension([{ type: 'url', value: options.issuerAltNameUri }]),
+    )
+  if (options.crlDistributionPoints?.length)
+    extensions.push(new x509.CRLDistributionPointsExtension(options.crlDistributionPoints))
   if (options.dnsNames?.length) {
     extensions.push(
       new x509.SubjectAlternativeNameExtension(

@@ -17,7 +17,7 @@ import {
 } from '@credential-service/db-schema'
 import { fetchAttributes, offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
 import { base64url, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
-import { PROOF_ALGORITHMS } from './metadata'
+import { ACCEPTED_PROOF_ALGORITHMS } from './metadata'
 import { parseCredentialRequest } from './parse-credential-request'
 import { createStatusListService } from './status-lists'
 
@@ -374,7 +374,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       }
       if (header.typ !== 'openid4vci-proof+jwt')
         throw new ProtocolError('invalid_proof', 'proof typ must be openid4vci-proof+jwt')
-      if (!(PROOF_ALGORITHMS as readonly string[]).includes(String(header.alg))) {
+      if (!(ACCEPTED_PROOF_ALGORITHMS as readonly string[]).includes(String(header.alg))) {
         throw new ProtocolError('invalid_proof', `proof alg ${String(header.alg)} is not allowed`)
       }
       // Appendix F.1: kid, jwk and x5c each "MUST NOT be present" alongside another of them.
@@ -387,7 +387,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       try {
         const verified = await jwtVerify(proof, await importJWK(jwk, String(header.alg)), {
           audience: issuer,
-          algorithms: [...PROOF_ALGORITHMS],
+          algorithms: [...ACCEPTED_PROOF_ALGORITHMS],
           typ: 'openid4vci-proof+jwt',
           currentDate: deps.now(),
         })

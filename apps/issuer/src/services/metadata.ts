@@ -1,8 +1,20 @@
 import { type CredentialConfig, claimPath, type FieldDisplay } from '@credential-service/core-domain'
 
-export const PROOF_ALGORITHMS = ['ES256', 'ES384', 'EdDSA'] as const
-// COSE algorithm ids (RFC 9053): ES256 -7, ES384 -35, EdDSA -8.
-const COSE_ALG: Record<string, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
+/**
+ * Proof algorithms we advertise: fully specified JOSE names (RFC 9864 §2.2: `Ed25519`, not the
+ * polymorphic `EdDSA`; `ES256` and `ES384` already name their curve).
+ */
+export const PROOF_ALGORITHMS = ['ES256', 'ES384', 'Ed25519'] as const
+/** Proof algorithms we accept: the advertised ones, and `EdDSA` from wallets that predate RFC 9864. */
+export const ACCEPTED_PROOF_ALGORITHMS = [...PROOF_ALGORITHMS, 'EdDSA'] as const
+
+/**
+ * `credential_signing_alg_values_supported` of an mdoc per key algorithm (OpenID4VCI 1.0 App. A.2.2,
+ * checklist I-08): the IssuerAuth header's COSE id for ECDSA (-7, -35: what HAIP and ISO 18013-5
+ * wallets match literally) and the fully specified id that the header and key curve amount to
+ * (RFC 9864: ESP256 -9, ESP384 -51, Ed25519 -19). EdDSA's own id -8 is polymorphic and deprecated.
+ */
+const MDOC_SIGNING_ALGS: Record<string, number[]> = { ES256: [-7, -9], ES384: [-35, -51], EdDSA: [-19] }
 
 const displayOf = (entry: FieldDisplay) =>
   'locale' in entry ? { name: entry.name, locale: entry.locale } : { name: entry.label, locale: entry.lang }
@@ -14,7 +26,9 @@ export function configurationMetadata(config: CredentialConfig, signingAlg: stri
     format: config.config.format,
     ...(mdoc ? { doctype: config.config.docType } : { vct: config.config.vct }),
     scope: config.config.scope ?? config.id,
-    credential_signing_alg_values_supported: mdoc ? [COSE_ALG[signingAlg] ?? -7] : [signingAlg],
+    credential_signing_alg_values_supported: mdoc
+      ? (MDOC_SIGNING_ALGS[signingAlg] ?? [-7, -9])
+      : [signingAlg],
     ...(config.keyBinding
       ? {
           cryptographic_binding_methods_supported: [mdoc ? 'cose_key' : 'jwk'],
@@ -45,6 +59,8 @@ export function issuerMetadata(input: IssuerMetadataInput): Record<string, unkno
     credential_issuer: input.issuer,
     credential_endpoint: `${input.issuer}/credential`,
     nonce_endpoint: `${input.issuer}/nonce`,
+    // §12.2.4: without it a wallet has nowhere to send the §11 notification, and (oid4vc-ts) refuses to.
+    notification_endpoint: `${input.issuer}/notification`,
     display: [{ name: input.tenantName }],
     ...(batch >= 2 ? { batch_credential_issuance: { batch_size: batch } } : {}),
     credential_configurations_supported: Object.fromEntries(

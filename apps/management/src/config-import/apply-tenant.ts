@@ -18,7 +18,7 @@ import {
 import { type ConfigServiceDeps, endpointColumns } from '../services/config-service'
 import { credentialConfigIssues, presentationConfigIssues } from '../services/config-validation'
 import { createMaterial } from '../services/key-chain-material'
-import { type KeyChainServiceDeps, policyColumns } from '../services/key-chain-service'
+import { issuerUriOf, type KeyChainServiceDeps, policyColumns } from '../services/key-chain-service'
 import type { ImportIssue } from './read-config-dir'
 import type { TenantPlan } from './validate-tenant'
 
@@ -73,7 +73,8 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       }
       const material = await createMaterial(context, data, {
         subject: `CN=${tenantId} ${data.id}`,
-        dnsNames: [deps.keyChains.publicHost],
+        dnsNames: [new URL(deps.keyChains.publicUrl).hostname],
+        issuerUri: issuerUriOf(deps.keyChains, tenantId),
       }).catch((error: Error) => {
         throw new ImportRejected([
           {

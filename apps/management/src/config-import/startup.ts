@@ -17,7 +17,7 @@ export function importDeps(
 ) {
   const outbound = outboundPolicy(config)
   const deps: ApplyDeps & { outbound: typeof outbound } = {
-    keyChains: { db, keys, publicHost: new URL(config.PUBLIC_URL).hostname, now },
+    keyChains: { db, keys, publicUrl: config.PUBLIC_URL, now },
     configs: { db, cipher: keys.cipher, outbound },
     verifySecret: createSecretVerifier(),
     outbound,

@@ -7,6 +7,7 @@ import {
   type PresentationConfigData,
   type ValidationIssue,
 } from '@credential-service/core-domain'
+import { parseCertificate } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
   createCredentialConfigRepository,
@@ -46,6 +47,45 @@ async function missingReferences(
   return issues
 }
 
+/** The countryName (C=) of a distinguished name as node:crypto prints it, one RDN a line. */
+const countryOf = (dn: string) => dn.split('\n').find((line) => line.startsWith('C='))
+
+/**
+ * ISO 18013-5 Annex B.1 names the issuing country (countryName) in the subject and the issuer of
+ * the IACA and Document Signer certificates, and readers check it against the MSO: an mso_mdoc
+ * configuration needs a key chain whose leaf certificate carries C= in both.
+ */
+async function mdocCertificateIssues(
+  db: Database,
+  tenantId: string,
+  config: CredentialConfigData,
+  prefix: string,
+  tx: Executor,
+): Promise<ValidationIssue[]> {
+  if (config.config.format !== 'mso_mdoc') return []
+  const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, tx)
+  if (!chain) return [] // reported as a missing reference
+  const path = `${prefix}.keyChainId`
+  const [leaf] = chain.activeCertificates
+  if (!leaf) {
+    return [
+      { path, message: `mso_mdoc needs a document signer certificate; key chain '${chain.id}' has none` },
+    ]
+  }
+  const certificate = parseCertificate(leaf)
+  const missing = [
+    countryOf(certificate.subject) ? undefined : 'subject',
+    countryOf(certificate.issuer) ? undefined : 'issuer',
+  ].filter((part) => part !== undefined)
+  if (missing.length === 0) return []
+  return [
+    {
+      path,
+      message: `mso_mdoc needs a country (C=) in the certificate ${missing.join(' and ')} (ISO 18013-5 Annex B.1); key chain '${chain.id}' has none`,
+    },
+  ]
+}
+
 /**
  * Every rule a credential configuration must pass beyond its shape, shared by the API and the
  * import: format rules, references within the tenant, and one credential type per scope (HAIP 4.3, I-06).
@@ -63,6 +103,7 @@ export async function credentialConfigIssues(
     path: issue.path.replace(/^body/, prefix),
   }))
   issues.push(...(await missingReferences(db, tenantId, config, prefix, tx)))
+  issues.push(...(await mdocCertificateIssues(db, tenantId, config, prefix, tx)))
   const scope = config.config.scope ?? config.id
   const type = config.config.vct ?? config.config.docType
   for (const other of await createCredentialConfigRepository(db, tenantId).all(tx)) {

@@ -70,9 +70,22 @@ export interface CertificatePlan {
   subject: string
   validityDays: number
   dnsNames: string[]
+  /** Issuer alternative name of generated certificates: the tenant's credential issuer URL. */
+  issuerUri: string
 }
 
-/** A leaf certificate for a db key: self-signed, or issued by the chain's root. */
+/** The subject with `C=<country>` added when it names no country yet. */
+export function withCountry(subject: string, country: string | undefined): string {
+  if (!country || /(^|,)\s*C=/i.test(subject)) return subject
+  return `${subject},C=${country}`
+}
+
+/**
+ * A leaf certificate for a db key: self-signed, or issued by the chain's root. It follows the
+ * ISO 18013-5 Document Signer profile (Annex B.1.4: mdlDS extended key usage, key usage
+ * digitalSignature only, authority and subject key identifiers, issuer alternative name), so one
+ * key chain signs mdoc and SD-JWT credentials alike; no CRL distribution point, as we publish no CRL.
+ */
 export async function certifyLocalKey(
   pair: KeyPairJwks,
   plan: CertificatePlan,
@@ -86,6 +99,8 @@ export async function certifyLocalKey(
     ...(root ? { issuerCertificate: root.certificate } : {}),
     validityDays: plan.validityDays,
     dnsNames: plan.dnsNames,
+    documentSigner: true,
+    issuerAltNameUri: plan.issuerUri,
     now,
   })
 }
@@ -110,16 +125,17 @@ export function localActiveColumns(
 export async function createMaterial(
   context: MaterialContext,
   input: KeyChainCreate,
-  defaults: { subject: string; dnsNames: string[] },
+  defaults: { subject: string; dnsNames: string[]; issuerUri: string },
 ): Promise<Omit<NewKeyChainRow, 'tenantId' | 'id'>> {
   const base = { subject: defaults.subject, dnsNames: defaults.dnsNames }
   switch (input.source) {
     case 'generate': {
       const plan: CertificatePlan = {
         mode: input.certificate?.mode ?? 'self-signed',
-        subject: input.certificate?.subject ?? defaults.subject,
+        subject: withCountry(input.certificate?.subject ?? defaults.subject, input.certificate?.country),
         validityDays: input.certificate?.validityDays ?? DEFAULT_VALIDITY_DAYS,
         dnsNames: input.certificate?.dnsNames ?? defaults.dnsNames,
+        issuerUri: defaults.issuerUri,
       }
       const pair = await generateKeyPair(input.algorithm)
       let root: { privateJwk: JWK; certificate: string } | undefined
@@ -134,6 +150,7 @@ export async function createMaterial(
             : `CN=Root CA,${plan.subject}`,
           validityDays: ROOT_VALIDITY_DAYS,
           ca: true,
+          issuerAltNameUri: plan.issuerUri,
           now: context.now,
         })
         root = { privateJwk: rootPair.privateJwk, certificate }
@@ -172,6 +189,7 @@ export async function createMaterial(
                 subject: defaults.subject,
                 validityDays: DEFAULT_VALIDITY_DAYS,
                 dnsNames: defaults.dnsNames,
+                issuerUri: defaults.issuerUri,
               },
               undefined,
               context.now,

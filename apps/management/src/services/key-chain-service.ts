@@ -44,10 +44,15 @@ const DAY = 86_400_000
 export interface KeyChainServiceDeps {
   db: Database
   keys: KeyRuntime
-  /** Host of PUBLIC_URL: the default SAN dNSName of generated certificates. */
-  publicHost: string
+  /** PUBLIC_URL: its host is the default SAN dNSName of generated certificates, and a tenant's
+   * issuer URL under it their issuer alternative name. */
+  publicUrl: string
   now: () => Date
 }
+
+/** The tenant's credential issuer identifier (DESIGN.md): the issuer alternative name of its certificates. */
+export const issuerUriOf = (deps: Pick<KeyChainServiceDeps, 'publicUrl'>, tenantId: string) =>
+  `${deps.publicUrl}/issuers/${tenantId}`
 
 const addDays = (date: Date, days: number) => new Date(date.getTime() + days * DAY)
 
@@ -115,6 +120,7 @@ async function rotateRow(
       subject: row.subject,
       validityDays: Math.max(365, row.rotationIntervalDays + row.rotationGraceDays),
       dnsNames: row.dnsNames,
+      issuerUri: issuerUriOf(deps, row.tenantId),
     }
     const certificate = await certifyLocalKey(pair, plan, root, now)
     active = localActiveColumns(context, pair, [certificate], plan.mode)
@@ -204,7 +210,8 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
       // Provider calls and key generation happen before the write: a failure leaves nothing behind.
       const material = await createMaterial(context, input, {
         subject: `CN=${tenantId} ${id}`,
-        dnsNames: [deps.publicHost],
+        dnsNames: [new URL(deps.publicUrl).hostname],
+        issuerUri: issuerUriOf(deps, tenantId),
       })
       return deps.db.transaction(async (tx) => {
         const row = await repo.insert(

@@ -100,6 +100,13 @@ export const zKeyChainCreate = z
           .object({
             mode: z.enum(['self-signed', 'internal-ca']).default('self-signed'),
             subject: zSubject.optional().describe('Defaults to `CN=<tenant> <key chain id>`'),
+            country: z
+              .string()
+              .regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 code in capitals, e.g. DE')
+              .optional()
+              .describe(
+                'Country of the issuing authority, added to the subject (and the root’s) as `C=` when it names none; mso_mdoc configurations need one (ISO 18013-5 Annex B.1)',
+              ),
             validityDays: z.number().int().min(1).max(3650).default(365),
             dnsNames: z
               .array(z.string().min(1).max(253))

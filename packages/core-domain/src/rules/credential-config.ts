@@ -26,6 +26,12 @@ function valueMatches(type: FieldType, value: unknown): boolean {
 
 export { valueMatches }
 
+/**
+ * Claims the issuer sets that SD-JWT VC §3.2.2.2 (checklist F-03) forbids disclosing selectively:
+ * a disclosable field at or under one of them is refused at configuration time.
+ */
+export const NON_DISCLOSABLE_CLAIMS = ['iss', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status'] as const
+
 const localeOf = (entry: { locale?: string; lang?: string }) =>
   (entry.locale ?? entry.lang ?? '').toLowerCase()
 
@@ -33,7 +39,7 @@ const localeOf = (entry: { locale?: string; lang?: string }) =>
  * Rules of a version 2 credential configuration beyond its shape: format-specific members
  * (spec §2.2–2.3: `docType` and a namespace per field for mdoc, `vct` and no namespace for SD-JWT),
  * unique claim paths, one display per locale (OpenID4VCI §12.2.4), default values of the declared type,
- * and no claim that is both a leaf and a parent.
+ * no claim that is both a leaf and a parent, and no disclosable registered claim (SD-JWT VC §3.2.2.2).
  */
 export function checkCredentialConfig(config: CredentialConfigData): ValidationIssue[] {
   const issues: ValidationIssue[] = []
@@ -59,6 +65,10 @@ export function checkCredentialConfig(config: CredentialConfigData): ValidationI
     const key = JSON.stringify([field.namespace ?? '', ...field.path])
     if (seen.has(key)) add(`fields.${index}.path`, `the same claim as fields.${seen.get(key)}`)
     seen.set(key, index)
+    const top = field.path[0] as string
+    if (!mdoc && field.disclosable && (NON_DISCLOSABLE_CLAIMS as readonly string[]).includes(top)) {
+      add(`fields.${index}.disclosable`, `'${top}' must not be selectively disclosable (SD-JWT VC §3.2.2.2)`)
+    }
     if (field.defaultValue !== undefined && !valueMatches(field.type, field.defaultValue)) {
       add(`fields.${index}.defaultValue`, `not a value of type '${field.type}'`)
     }

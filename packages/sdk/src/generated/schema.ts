@@ -2282,6 +2282,8 @@ export interface components {
                 mode?: "self-signed" | "internal-ca";
                 /** @description Defaults to `CN=<tenant> <key chain id>` */
                 subject?: string;
+                /** @description Country of the issuing authority, added to the subject (and the root’s) as `C=` when it names none; mso_mdoc configurations need one (ISO 18013-5 Annex B.1) */
+                country?: string;
                 /** @default 365 */
                 validityDays?: number;
                 /** @description SAN dNSName entries; default: the host of PUBLIC_URL */

@@ -184,7 +184,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       db: database.db,
       cipher: keyDeps.keys.cipher,
       outbound: outboundPolicy(config),
-      publicHost: keyDeps.publicHost,
+      publicHost: new URL(config.PUBLIC_URL).hostname,
       now,
     }
     await app.register(registrarRoutes(registrarDeps, { tenantInPath: true }))

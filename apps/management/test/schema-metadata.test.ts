@@ -379,12 +379,17 @@ describe.each(testDatabases())('schema-metadata signing on $name', (testDatabase
 
     it('an mso_mdoc configuration has no type metadata: 422', async () => {
       const id = random('mdl')
-      await post('/api/credentials', {
+      // ISO 18013-5 Annex B: an mso_mdoc key chain names a country.
+      const mdocChain = (
+        await post('/api/key-chains', { source: 'generate', certificate: { country: 'DE' } })
+      ).json()
+      const created = await post('/api/credentials', {
         id,
         config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
-        keyChainId,
+        keyChainId: mdocChain.id,
         fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1' }],
       })
+      expect(created.statusCode).toBe(201)
       expect(problem(await sign({ credentialConfigId: id }))).toStrictEqual({
         status: 422,
         code: 'rule_violation',

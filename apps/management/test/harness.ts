@@ -18,6 +18,19 @@ import {
   parseManagementConfig,
 } from '../src/app'
 
+/** Creates tenants through the API as `auth` (an operator); any answer but 201 stops the set-up. */
+export async function seedTenants(app: FastifyInstance, auth: Record<string, string>, ids: string[]) {
+  for (const id of ids) {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/tenants',
+      headers: auth,
+      payload: { id, name: id },
+    })
+    if (response.statusCode !== 201) throw new Error(`seed tenant ${id}: ${response.body}`)
+  }
+}
+
 export interface TestClient {
   clientId: string
   clientSecret: string
@@ -121,15 +134,7 @@ export async function createHarness(
 
   const tenantA = random('ta')
   const tenantB = random('tb')
-  for (const id of [tenantA, tenantB]) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/tenants',
-      headers: root.auth,
-      payload: { id, name: id },
-    })
-    if (response.statusCode !== 201) throw new Error(`seed tenant ${id}: ${response.body}`)
-  }
+  await seedTenants(app, root.auth, [tenantA, tenantB])
 
   return {
     app,

@@ -11,6 +11,7 @@ import {
   type CredentialStatusServiceDeps,
   createCredentialStatusService,
 } from '../services/credential-status-service'
+import { sessionsMount } from './sessions'
 
 const STATUS_NOTE = [
   'Credentials of configurations with `statusManagement` carry a Token Status List entry (draft-ietf-oauth-status-list): `valid`, `revoked` or `suspended`. Revocation is final: asking to make a revoked credential `valid` or `suspended` is 409.',
@@ -22,12 +23,7 @@ export function credentialStatusRoutes(
   deps: CredentialStatusServiceDeps,
   mount: { tenantInPath: boolean },
 ): FastifyPluginAsyncZod {
-  const sessions = tenantMount({
-    collection: 'sessions',
-    tenantInPath: mount.tenantInPath,
-    itemKey: 'id',
-    itemSchema: z.string().max(100),
-  })
+  const sessions = sessionsMount(mount.tenantInPath)
   const statuses = tenantMount({
     collection: 'credential-status',
     tenantInPath: mount.tenantInPath,

@@ -15,17 +15,16 @@ import { createSessionService, type SessionServiceDeps } from '../services/sessi
 const KIND_NOTE =
   'A client sees the kinds its roles cover: `issuance:offer` issuance sessions, `presentation:request` presentation sessions; a session of another kind is 403.'
 
+/** Paths of the sessions collection (`/api/sessions/{id}`, `/api/tenants/{tenantId}/sessions/{id}`). */
+export const sessionsMount = (tenantInPath: boolean) =>
+  tenantMount({ collection: 'sessions', tenantInPath, itemKey: 'id', itemSchema: z.string().max(100) })
+
 /** Issuance and presentation sessions as one collection, under the tenant and as the shorthand. */
 export function sessionRoutes(
   deps: SessionServiceDeps,
   mount: { tenantInPath: boolean },
 ): FastifyPluginAsyncZod {
-  const sessions = tenantMount({
-    collection: 'sessions',
-    tenantInPath: mount.tenantInPath,
-    itemKey: 'id',
-    itemSchema: z.string().max(100),
-  })
+  const sessions = sessionsMount(mount.tenantInPath)
   const tags = ['sessions']
 
   return async (app) => {

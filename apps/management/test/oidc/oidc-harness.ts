@@ -6,7 +6,7 @@ import type { TestDatabase } from '@credential-service/db-schema/testing'
 import { createKeyRuntime, createServer } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { bootstrapRootClient, buildManagementApp, type ManagementConfig } from '../../src/app'
-import { random, testConfig } from '../harness'
+import { random, seedTenants, testConfig } from '../harness'
 import type { KeycloakStandIn } from './keycloak-stand-in'
 
 export interface OidcClient {
@@ -93,15 +93,7 @@ export async function createOidcHarness(
     : { clientId: '', clientSecret: '', auth: { authorization: '' } }
   const tenantA = random('ta')
   const tenantB = random('tb')
-  for (const id of seed ? [tenantA, tenantB] : []) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/tenants',
-      headers: root.auth,
-      payload: { id, name: id },
-    })
-    if (response.statusCode !== 201) throw new Error(`seed tenant ${id}: ${response.body}`)
-  }
+  if (seed) await seedTenants(app, root.auth, [tenantA, tenantB])
 
   return {
     app,

@@ -106,7 +106,7 @@ describe('management and issuer as separate processes on one PostgreSQL', () => 
       try {
         for (const origin of [api, issuerOrigin]) {
           let up = false
-          for (let attempt = 0; attempt < 100 && !up; attempt++) {
+          for (let attempt = 0; attempt < 300 && !up; attempt++) {
             up = (await fetch(`${origin}/healthz`).catch(() => undefined))?.ok ?? false
             if (!up) await new Promise((resolve) => setTimeout(resolve, 200))
           }
@@ -204,5 +204,7 @@ describe('management and issuer as separate processes on one PostgreSQL', () => 
         await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))))
       }
     },
+    // Two cold Node processes start and migrate on a shared 2-core CI machine: well past the 30 s default.
+    120_000,
   )
 })

@@ -1,12 +1,14 @@
 /**
  * The bench's complete flows over real HTTP, as a wallet and an integrator drive them: a tenant set
- * up through the management API, then issuance (SD-JWT VC and mdoc) and presentation flows with
- * real proofs, KB-JWTs and encrypted responses.
+ * up through the management API, then issuance (SD-JWT VC and mdoc; pre-authorized, and the
+ * authorization code flow in code-flow.ts) and presentation flows with real proofs, KB-JWTs and
+ * encrypted responses.
  */
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { CompactEncrypt, decodeJwt, generateKeyPair, importJWK, type JWK } from 'jose'
 import { issueOverHttp, kbSigner } from '../test/wallet'
+import { CODE_FLOW_CONFIG, createCodeFlow } from './code-flow'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
 type Json = Record<string, any>
@@ -62,6 +64,17 @@ export async function setUpTenant(base: string, root: { id: string; secret: stri
       { path: ['age_over_18'], type: 'boolean', disclosable: true },
     ],
   })
+  // HAIP-style: the authorization code flow with DPoP-bound tokens.
+  await post('/api/credentials', {
+    id: CODE_FLOW_CONFIG,
+    config: { format: 'dc+sd-jwt', vct: 'urn:bench:pid' },
+    keyChainId: 'keys',
+    fields: [
+      { path: ['given_name'], type: 'string', disclosable: true },
+      { path: ['age_over_18'], type: 'boolean', disclosable: true },
+    ],
+    dpop: 'required',
+  })
   await post('/api/credentials', {
     id: 'mdl',
     config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
@@ -89,7 +102,7 @@ export async function setUpTenant(base: string, root: { id: string; secret: stri
   return { tenant, auth }
 }
 
-/** The three flows of the bench against one tenant. */
+/** The four flows of the bench against one tenant. */
 export async function createFlows(base: string, tenant: string, auth: Record<string, string>) {
   const holder = await generateKeyPair('ES256', { extractable: true })
 
@@ -151,6 +164,7 @@ export async function createFlows(base: string, tenant: string, auth: Record<str
   return {
     'issuance (SD-JWT VC)': async () => void (await sdJwt()),
     'issuance (mdoc)': async () => void (await mdoc()),
+    'issuance, authorization code (PAR + PKCE + DPoP)': await createCodeFlow(base, tenant, auth),
     'presentation (direct_post.jwt)': presentation,
   } satisfies Record<string, Flow>
 }

@@ -28,7 +28,7 @@ const MANAGEMENT_ONLY = new Set(
 const readBy = (key: string) =>
   MANAGEMENT_ONLY.has(key)
     ? 'management'
-    : key.startsWith('RATE_LIMIT_WALLET_')
+    : key.startsWith('RATE_LIMIT_WALLET_') || key === 'DPOP_NONCE_REQUIRED'
       ? 'issuer'
       : key === 'RATE_LIMIT_STORE'
         ? 'management, issuer'

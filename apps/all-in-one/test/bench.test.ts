@@ -48,10 +48,11 @@ describe('pnpm bench', () => {
     expect(report.ceilings.map((c: { flow: string }) => c.flow)).toStrictEqual([
       'issuance (SD-JWT VC)',
       'issuance (mdoc)',
+      'issuance, authorization code (PAR + PKCE + DPoP)',
       'presentation (direct_post.jwt)',
     ])
     for (const ceiling of report.ceilings) expect(ceiling.cpuMsPerFlow).toBeGreaterThan(0)
-    expect(report.results).toHaveLength(9)
+    expect(report.results).toHaveLength(12)
     for (const row of report.results) {
       expect(row).toMatchObject({ flows: 2, errors: 0 })
       // /proc counts 10 ms ticks, so two flows may read as 0; the ratio must follow the CPU figure.
@@ -60,7 +61,11 @@ describe('pnpm bench', () => {
       expect(row.ceilingRatio).toBeCloseTo(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 1)
       expect(row.peakRssMb['all-in-one']).toBeGreaterThan(0)
     }
-    expect(readFileSync(join(out, 'bench.md'), 'utf8')).toContain('| issuance (mdoc) | 32 |')
+    const table = readFileSync(join(out, 'bench.md'), 'utf8')
+    expect(table).toContain('| issuance (mdoc) | 32 |')
+    // OpenID4VCI 1.0 §5 with PAR, PKCE and DPoP (I-25, I-34, I-45): its own row and ceiling.
+    expect(table).toContain('| issuance, authorization code (PAR + PKCE + DPoP) | 32 |')
+    expect(table).toContain('issuance, authorization code (PAR + PKCE + DPoP) ')
   }, 240_000)
 
   it.runIf(process.env.TEST_DATABASE_URL)(
@@ -89,7 +94,7 @@ describe('pnpm bench', () => {
       expect(run.status, run.stderr).toBe(0)
       const report = JSON.parse(readFileSync(join(out, 'bench-separate.json'), 'utf8'))
       expect(Object.keys(report.idleRssMb)).toStrictEqual(['management', 'issuer', 'verifier'])
-      expect(report.results).toHaveLength(9)
+      expect(report.results).toHaveLength(12)
       for (const row of report.results) {
         expect(row).toMatchObject({ flows: 2, errors: 0 })
         expect(Object.keys(row.cpuMsPerFlowByProcess)).toStrictEqual(['management', 'issuer', 'verifier'])

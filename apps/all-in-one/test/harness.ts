@@ -71,6 +71,35 @@ export async function bearer(app: FastifyInstance, clientId: string, secret: str
   return { authorization: `Bearer ${response.json().access_token as string}` }
 }
 
+/**
+ * A new tenant and a client of it with `roles`: the Authorization headers of the root client and of
+ * that client (the tenant's administrator in a test).
+ */
+export async function tenantAdmin(
+  app: FastifyInstance,
+  started: Pick<AllInOne, 'rootClientId' | 'rootSecret'>,
+  tenantId: string,
+  roles: string[],
+) {
+  const root = await bearer(app, started.rootClientId, started.rootSecret)
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/tenants',
+    headers: root,
+    payload: { id: tenantId, name: tenantId },
+  })
+  if (created.statusCode !== 201) throw new Error(`tenant: ${created.statusCode} ${created.body}`)
+  const client = await app.inject({
+    method: 'POST',
+    url: `/api/tenants/${tenantId}/clients`,
+    headers: root,
+    payload: { roles },
+  })
+  if (client.statusCode !== 201) throw new Error(`client: ${client.statusCode} ${client.body}`)
+  const { clientId, clientSecret } = client.json()
+  return { root, admin: await bearer(app, clientId, clientSecret) }
+}
+
 export interface ReceivedCall {
   headers: Record<string, string>
   body: string

@@ -14,12 +14,10 @@ import { DEFAULT_HTTP_LIMITS } from '@credential-service/server-kit'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { StatusList } from '@sd-jwt/jwt-status-list'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { Encoder, Tag } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
 import {
   base64url,
   CompactEncrypt,
-  calculateJwkThumbprint,
   decodeJwt,
   exportJWK,
   generateKeyPair,
@@ -29,15 +27,7 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, startAllInOne, startReceiver } from './harness'
-import { kbSigner } from './wallet'
-
-// CBOR as ISO 18013-5 uses it (the issuer's settings): plain byte strings, maps kept as maps.
-const cbor = new Encoder({
-  useRecords: false,
-  tagUint8Array: false,
-  mapsAsObjects: false,
-  variableMapSize: true,
-})
+import { kbSigner, mdocDeviceResponse } from './wallet'
 
 // biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
 type Loose = Record<string, any>
@@ -543,44 +533,10 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     return issue(tenant, { [NS]: { family_name: 'Mustermann', age_over_18: true } }, 'mdl')
   }
 
-  /**
-   * The wallet's DeviceResponse (ISO 18013-5 §8.3.2.1.2.2) with the device signature over the
-   * OpenID4VP SessionTranscript (OpenID4VP B.2.6.1), built here with cbor-x.
-   */
-  async function deviceResponse(
+  const deviceResponse = (
     issued: Awaited<ReturnType<typeof issueMdl>>,
     binding: { clientId: string; nonce: string; responseUri: string; encryptionJwk?: JWK },
-  ) {
-    const thumbprint = binding.encryptionJwk
-      ? base64url.decode(await calculateJwkThumbprint(binding.encryptionJwk))
-      : null
-    const handover = createHash('sha256')
-      .update(cbor.encode([binding.clientId, binding.nonce, thumbprint, binding.responseUri]))
-      .digest()
-    const sessionTranscript = [null, null, ['OpenID4VPHandover', handover]]
-    const deviceNameSpaces = new Tag(cbor.encode(new Map()), 24)
-    const payload = cbor.encode(
-      new Tag(cbor.encode(['DeviceAuthentication', sessionTranscript, DOCTYPE, deviceNameSpaces]), 24),
-    )
-    const protectedHeader = cbor.encode(new Map([[1, -7]]))
-    const toBeSigned = cbor.encode(['Signature1', protectedHeader, new Uint8Array(0), payload])
-    const signature = new Uint8Array(
-      await crypto.subtle.sign(
-        { name: 'ECDSA', hash: 'SHA-256' },
-        issued.holder.privateKey as Parameters<typeof crypto.subtle.sign>[1],
-        toBeSigned,
-      ),
-    )
-    const document = {
-      docType: DOCTYPE,
-      issuerSigned: cbor.decode(base64url.decode(issued.credential)),
-      deviceSigned: {
-        nameSpaces: deviceNameSpaces,
-        deviceAuth: { deviceSignature: [protectedHeader, new Map(), null, signature] },
-      },
-    }
-    return base64url.encode(cbor.encode({ version: '1.0', documents: [document], status: 0 }))
-  }
+  ) => mdocDeviceResponse({ ...issued, docType: DOCTYPE, ...binding })
 
   for (const configId of ['mdl-plain', 'mdl-encrypted']) {
     it(`OpenID4VP B.2 (${configId}): an mdoc DeviceResponse bound to the SessionTranscript verifies; another transcript fails`, async () => {
@@ -840,6 +796,14 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         status: 'failed',
         failureReason: 'the credential is revoked (INVALID)',
       })
+      // V-33: a list signed by a host whose clock runs 5 s ahead (or signed after the response
+      // arrived) is within the verifier's clock leeway, not "not yet valid".
+      statusToken = await signJws(
+        signer,
+        { typ: 'statuslist+jwt', kid: signer.kid, x5c: signer.x5c },
+        { sub: uri, iat: now + 5, exp: now + 3600, status_list: { bits: 1, lst } },
+      )
+      expect(await outcome(1)).toMatchObject({ status: 'verified', failureReason: null })
 
       // S-121: the status list URI comes from the credential, so it gets the outbound rules. The
       // same local server, named by an IPv4-mapped address or as localhost (not allow-listed), is

@@ -19,7 +19,8 @@ function shellBlock(heading: string): string {
 }
 
 async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 240; i++) {
+  // A cold start (tsx transform, embedded database, migrations) on a loaded CI machine: up to 2 min.
+  for (let i = 0; i < 480; i++) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
     const ok = await fetch(`${url}/api/health`).then(
       (r) => r.ok,
@@ -54,7 +55,13 @@ describe('README', () => {
       const base = `http://localhost:${port}`
       await waitForHealth(base, child)
       const script = shellBlock('First issuance').replaceAll('http://localhost:3000', base)
-      const result = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: work, encoding: 'utf8' })
+      // stdin from /dev/null: on a socket (Node's default pipe) bash takes itself for an rsh
+      // session and reads /etc/bash.bashrc, which fails under -u when SHLVL is unset.
+      const result = spawnSync('bash', ['-euo', 'pipefail', '-c', script], {
+        cwd: work,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       expect(result.stderr).toBe('')
       expect(result.status).toBe(0)
       // The last command prints the offer URI: a wallet takes the credential from there.
@@ -77,5 +84,5 @@ describe('README', () => {
       await new Promise((resolve) => child.once('exit', resolve))
       rmSync(work, { recursive: true, force: true })
     }
-  }, 120_000)
+  }, 240_000)
 })

@@ -97,6 +97,7 @@ describe('SDK against a listening service', () => {
       name: 'SDK tenant',
       description: null,
       presentationRetention: 'keep',
+      credentialEncryption: 'optional',
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     })

@@ -158,7 +158,7 @@ describe.each(testDatabases())('session data at rest on $name', (testDatabase) =
     expect((await getSession(crossDevice.sessionId)).json().claims.pid).toHaveLength(1)
   })
 
-  it('issue 14: a ciphertext moved to another session or tenant does not decrypt: a logged error, never the other row’s data', async () => {
+  it('issue 14: a ciphertext moved to another session or tenant does not decrypt: a 500 of its own code (stored_data_unreadable / server_error) logged at error, never the other row’s data', async () => {
     // Offer claims copied from one session to another of the same tenant.
     const first = distinctive()
     const source = await offer(rp.auth, { given_name: first, age_over_18: true })
@@ -171,7 +171,8 @@ describe.each(testDatabases())('session data at rest on $name', (testDatabase) =
     expect(response.statusCode).toBe(500)
     expect(response.json()).toStrictEqual({
       error: 'server_error',
-      error_description: 'an unexpected error occurred',
+      error_description:
+        'data stored for this request cannot be decrypted; the operator has the details in the logs',
     })
     expect(response.body).not.toContain(first)
     expect(logLines.join('\n')).toContain(
@@ -188,7 +189,7 @@ describe.each(testDatabases())('session data at rest on $name', (testDatabase) =
     )
     const read = await getSession(foreign, other.auth)
     expect(read.statusCode).toBe(500)
-    expect(read.json().code).toBe('internal_error')
+    expect(read.json()).toMatchObject({ status: 500, code: 'stored_data_unreadable' })
     expect(read.body).not.toContain(name)
     expect(logLines.join('\n')).toContain(
       `cannot decrypt the presentation result of session [\\"${otherId}\\",\\"${foreign}\\"]`,

@@ -1,14 +1,15 @@
 import { X509Certificate } from 'node:crypto'
+import { msoStatusEntry } from '@credential-service/crypto'
 import { createStatusListRepository, STATUS_INVALID } from '@credential-service/db-schema'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list'
-import { decode as cborDecode, type Tag } from 'cbor-x'
+import { decode as cborDecode } from 'cbor-x'
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AllInOne, startAllInOne } from './harness'
-import { issueOverHttp, presentOverHttp } from './wallet'
+import { issueOverHttp, mdocDeviceResponse, presentOverHttp } from './wallet'
 
 const VCT = 'urn:example:employee:1'
 const DOCTYPE = 'org.iso.18013.5.1.mDL'
@@ -122,6 +123,21 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
         keyChainId: 'keys',
         responseMode: 'direct_post',
       }),
+      await post('/api/presentations', {
+        id: 'mdl-check',
+        dcqlQuery: {
+          credentials: [
+            {
+              id: 'mdl',
+              format: 'mso_mdoc',
+              meta: { doctype_value: DOCTYPE },
+              claims: [{ path: [NS, 'family_name'] }],
+            },
+          ],
+        },
+        keyChainId: 'keys',
+        responseMode: 'direct_post',
+      }),
     ]
     for (const response of created) expect(response.status, JSON.stringify(response.body)).toBe(201)
   })
@@ -157,6 +173,25 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
       credential: issued.credential,
       holder: issued.holder,
       disclose: { given_name: true },
+    })
+    return (await call('GET', `/api/sessions/${request.sessionId}`, undefined, auth)).body
+  }
+
+  /** Presents an mdoc to our own verifier over HTTP (direct_post); answers the presentation session. */
+  async function verifyMdoc(issued: Awaited<ReturnType<typeof issueOverHttp>>) {
+    const request = (await post('/api/presentation-requests', { presentationConfigId: 'mdl-check' })).body
+    const claims = decodeJwt(await (await fetch(request.requestUri)).text()) as Loose
+    const vp = await mdocDeviceResponse({
+      ...issued,
+      docType: DOCTYPE,
+      clientId: claims.client_id,
+      nonce: claims.nonce,
+      responseUri: claims.response_uri,
+    })
+    await fetch(claims.response_uri, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ vp_token: JSON.stringify({ mdl: [vp] }), state: claims.state }),
     })
     return (await call('GET', `/api/sessions/${request.sessionId}`, undefined, auth)).body
   }
@@ -331,7 +366,33 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     expect((await fetch(`${baseUrl}/issuers/${tenant}/status-lists/stl_unknown`)).status).toBe(404)
   })
 
-  it('ISO 18013-5 MSO, TSL §6.3, F-23: an mdoc carries status.status_list {idx, uri} in its signed MSO', async () => {
+  it('GET /api/status-lists: the tenant’s lists with the URI credentials name, filtered by key chain and paged; another tenant sees none (S-100)', async () => {
+    const issued = await issue()
+    const entry = statusOf(issued.credential) as { idx: number; uri: string }
+    const listId = entry.uri.split('/').at(-1) as string
+    const all = await call('GET', '/api/status-lists', undefined, auth)
+    expect(all.status, JSON.stringify(all.body)).toBe(200)
+    const list = all.body.items.find((item: Loose) => item.id === listId)
+    expect(list).toMatchObject({ keyChainId: 'keys', uri: entry.uri, bits: 2, allocated: expect.any(Number) })
+    expect(list.allocated).toBeGreaterThanOrEqual(1)
+    expect(list.allocated).toBeLessThanOrEqual(list.capacity)
+    expect(list.capacity).toBeLessThanOrEqual(list.size)
+    // The list was fetched by earlier tests of this suite, or now: then it has a signing time.
+    await listToken(entry.uri)
+    const one = await call('GET', `/api/tenants/${tenant}/status-lists/${listId}`, undefined, auth)
+    expect(one.status).toBe(200)
+    expect(one.body).toMatchObject({ id: listId, uri: entry.uri, signedAt: expect.any(String) })
+    const none = await call('GET', '/api/status-lists?keyChainId=another', undefined, auth)
+    expect(none.body).toStrictEqual({ items: [], nextCursor: null })
+    const paged = await call('GET', '/api/status-lists?limit=1', undefined, auth)
+    expect(paged.body.items).toHaveLength(1)
+
+    expect((await call('GET', '/api/status-lists', undefined, otherAuth)).body.items).toStrictEqual([])
+    expect((await call('GET', `/api/status-lists/${listId}`, undefined, otherAuth)).status).toBe(404)
+    expect((await call('GET', `/api/tenants/${tenant}/status-lists`, undefined, otherAuth)).status).toBe(404)
+  })
+
+  it('ISO 18013-5 MSO, TSL §6.3, §8.3, F-23, V-33: an mdoc carries status.status_list {idx, uri} in its signed MSO; our verifier refuses it once suspended or revoked', async () => {
     const issued = await issueOverHttp({
       apiBase: baseUrl,
       auth,
@@ -339,15 +400,27 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
       claims: { [NS]: { family_name: 'Mustermann' } },
     })
     const issuerSigned = cborDecode(base64url.decode(issued.credential)) as Loose
-    const payload = issuerSigned.issuerAuth[2] as Uint8Array
-    const mso = cborDecode((cborDecode(payload) as Tag).value as Uint8Array) as Loose
-    expect(mso.docType).toBe(DOCTYPE)
-    const entry = mso.status?.status_list as { idx: number; uri: string }
+    // Read by the verifier's own reader: tag 24 decodes differently once @owf/mdoc is loaded.
+    const entry = (await msoStatusEntry(issuerSigned.issuerAuth[2] as Uint8Array)) as {
+      idx: number
+      uri: string
+    }
     expect(entry).toStrictEqual({ idx: expect.any(Number), uri: expect.any(String) })
     expect(entry.uri).toMatch(new RegExp(`^${baseUrl}/issuers/${tenant}/status-lists/stl_`))
     expect(await entryAt(entry)).toBe(0)
+    expect(await verifyMdoc(issued)).toMatchObject({ status: 'verified', failureReason: null })
+    await post(`/api/sessions/${issued.sessionId}/status`, { status: 'suspended' })
+    expect(await entryAt(entry)).toBe(2)
+    expect(await verifyMdoc(issued)).toMatchObject({
+      status: 'failed',
+      failureReason: 'the credential is suspended',
+    })
     await post(`/api/sessions/${issued.sessionId}/status`, { status: 'revoked' })
     expect(await entryAt(entry)).toBe(1)
+    expect(await verifyMdoc(issued)).toMatchObject({
+      status: 'failed',
+      failureReason: 'the credential is revoked (INVALID)',
+    })
   })
 
   it('F-34: 50 parallel allocations never hand out one index twice; a full list makes way for the next', async () => {

@@ -1,6 +1,16 @@
+import { createHash } from 'node:crypto'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { Encoder, Tag } from 'cbor-x'
+import {
+  base64url,
+  calculateJwkThumbprint,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  type JWK,
+  SignJWT,
+} from 'jose'
 
 /**
  * The `kbSigner` of @sd-jwt/sd-jwt-vc for a holder key: signs the KB-JWT signing input with jose
@@ -152,4 +162,56 @@ export async function presentOverHttp(options: {
       state: claims.state,
     }),
   })
+}
+
+// CBOR as ISO 18013-5 uses it (the issuer's settings): plain byte strings, maps kept as maps.
+const cbor = new Encoder({
+  useRecords: false,
+  tagUint8Array: false,
+  mapsAsObjects: false,
+  variableMapSize: true,
+})
+
+/**
+ * The wallet's DeviceResponse (ISO 18013-5 §8.3.2.1.2.2) for an issued mdoc, with the device
+ * signature over the OpenID4VP SessionTranscript (OpenID4VP B.2.6.1), built here with cbor-x.
+ */
+export async function mdocDeviceResponse(options: {
+  credential: string
+  holder: HolderKeys
+  docType: string
+  clientId: string
+  nonce: string
+  responseUri: string
+  encryptionJwk?: JWK
+}): Promise<string> {
+  const thumbprint = options.encryptionJwk
+    ? base64url.decode(await calculateJwkThumbprint(options.encryptionJwk))
+    : null
+  const handover = createHash('sha256')
+    .update(cbor.encode([options.clientId, options.nonce, thumbprint, options.responseUri]))
+    .digest()
+  const sessionTranscript = [null, null, ['OpenID4VPHandover', handover]]
+  const deviceNameSpaces = new Tag(cbor.encode(new Map()), 24)
+  const payload = cbor.encode(
+    new Tag(cbor.encode(['DeviceAuthentication', sessionTranscript, options.docType, deviceNameSpaces]), 24),
+  )
+  const protectedHeader = cbor.encode(new Map([[1, -7]]))
+  const toBeSigned = cbor.encode(['Signature1', protectedHeader, new Uint8Array(0), payload])
+  const signature = new Uint8Array(
+    await crypto.subtle.sign(
+      { name: 'ECDSA', hash: 'SHA-256' },
+      options.holder.privateKey as Parameters<typeof crypto.subtle.sign>[1],
+      toBeSigned,
+    ),
+  )
+  const document = {
+    docType: options.docType,
+    issuerSigned: cbor.decode(base64url.decode(options.credential)),
+    deviceSigned: {
+      nameSpaces: deviceNameSpaces,
+      deviceAuth: { deviceSignature: [protectedHeader, new Map(), null, signature] },
+    },
+  }
+  return base64url.encode(cbor.encode({ version: '1.0', documents: [document], status: 0 }))
 }

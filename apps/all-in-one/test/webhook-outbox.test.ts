@@ -132,7 +132,7 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
     }
   })
 
-  it('receiver down: the delivery fails after WEBHOOK_MAX_ATTEMPTS; receiver up, a replay delivers the same event', async () => {
+  it('receiver down: the delivery fails after WEBHOOK_MAX_ATTEMPTS; receiver up, a replay delivers the same event and is audited', async () => {
     let up = false
     const receiver = await startReceiver(() => (up ? 204 : 503))
     try {
@@ -205,6 +205,25 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
         (list) => list.every((item) => item.status === 'delivered'),
       )
       expect(items.map((item) => item.status)).toStrictEqual(['delivered', 'delivered'])
+
+      // A replay sends the event out again: each is audited with who asked for it.
+      const audit = await app.inject({
+        url: `/api/audit-events?tenantId=${rpId}&action=replay`,
+        headers: scraper,
+      })
+      expect(audit.statusCode, audit.body).toBe(200)
+      expect(
+        audit
+          .json()
+          .items.map((event: Record<string, unknown>) => [
+            event.actorClientId,
+            event.resourceType,
+            event.resourceId,
+          ]),
+      ).toStrictEqual([
+        [rp.clientId, 'webhook-delivery', 'flaky/failed'],
+        [rp.clientId, 'webhook-delivery', failed?.id],
+      ])
     } finally {
       receiver.close()
     }

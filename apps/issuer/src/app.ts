@@ -1,4 +1,9 @@
-import { purgeExpiredNonces } from '@credential-service/db-schema'
+import { deriveKeyMaterial } from '@credential-service/crypto'
+import {
+  purgeExpiredAuthorizationRequests,
+  purgeExpiredJtis,
+  purgeExpiredNonces,
+} from '@credential-service/db-schema'
 import {
   oauthErrorHandler,
   type ProtocolAppOptions,
@@ -10,9 +15,11 @@ import {
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
+import { crlRoutes } from './routes/crl'
 import { jwksRoutes } from './routes/jwks'
 import { oid4vciRoutes } from './routes/oid4vci'
 import { statusListRoutes } from './routes/status-lists'
+import { createDpopNonces } from './services/dpop-nonce'
 
 export const zIssuerEnv = zCommonEnv
 export type IssuerConfig = Readonly<z.output<typeof zIssuerEnv>>
@@ -32,17 +39,29 @@ export interface IssuerDeps extends ProtocolAppOptions {
 export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
-    const deps = protocolDeps(app, options)
+    const base = protocolDeps(app, options)
+    const deps = {
+      ...base,
+      dpop: {
+        nonces: createDpopNonces(deriveKeyMaterial(options.config.MASTER_SECRET, 'dpop-nonce'), base.now),
+        nonceRequired: options.config.DPOP_NONCE_REQUIRED,
+      },
+    }
     deps.metrics.observeRequests(app, 'issuer')
     const purgeEvery = options.noncePurgeSeconds ?? 60
     // Every issuer pod purges; the batched deletes do not conflict.
     if (purgeEvery > 0) {
       scheduleJob(app, 'nonce purge', purgeEvery, async () => {
         while ((await purgeExpiredNonces(deps.db, deps.now(), 1000)) === 1000) {}
+        // Abandoned pushed requests, unused codes and expired refresh grants (OpenID4VCI §5).
+        while ((await purgeExpiredAuthorizationRequests(deps.db, deps.now(), 1000)) === 1000) {}
+        // DPoP and attestation proof ids past their replay window.
+        while ((await purgeExpiredJtis(deps.db, deps.now(), 1000)) === 1000) {}
       })
     }
     await registerRateLimits(app, { store: options.config.RATE_LIMIT_STORE, db: deps.db })
     await app.register(jwksRoutes(deps))
+    await app.register(crlRoutes(deps))
     await app.register(statusListRoutes(deps))
     await app.register(
       oid4vciRoutes(deps, {

@@ -210,8 +210,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const deliveryDeps = { db: database.db, outbox, now }
     await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: true }))
     await app.register(webhookDeliveryRoutes(deliveryDeps, { tenantInPath: false }))
-    await app.register(credentialStatusRoutes({ db: database.db }, { tenantInPath: true }))
-    await app.register(credentialStatusRoutes({ db: database.db }, { tenantInPath: false }))
+    const statusDeps = { db: database.db, publicUrl: config.PUBLIC_URL }
+    await app.register(credentialStatusRoutes(statusDeps, { tenantInPath: true }))
+    await app.register(credentialStatusRoutes(statusDeps, { tenantInPath: false }))
     await app.register(auditRoutes(database.db, { tenantInPath: true }))
     await app.register(auditRoutes(database.db, { tenantInPath: false }))
     const retentionEvery = deps.sessionRetentionSeconds ?? 600

@@ -1,6 +1,7 @@
 import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { createCertificate, generateKeyPair } from '@credential-service/crypto'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -73,6 +74,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
             keyChainsCreated: 2,
             attributeProviders: 1,
             webhookEndpoints: 1,
+            walletProviders: 0,
             credentials: 2,
             presentations: 1,
             clients: 1,
@@ -94,6 +96,37 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
       certificateMode: 'internal-ca',
       rotationPolicy: { enabled: true, intervalDays: 90 },
     })
+  })
+
+  it('I-48: wallet-providers/ is imported; an anchor that is not a certificate is an issue naming file and path', async () => {
+    const keys = await generateKeyPair('ES256')
+    const anchor = await createCertificate({
+      subjectPublicJwk: keys.publicJwk,
+      subject: 'CN=Wallet Root',
+      issuerPrivateJwk: keys.privateJwk,
+      validityDays: 30,
+      ca: true,
+    })
+    const good = random('wp')
+    const root = tree({
+      [`${good}/wallet-providers/acme.json`]: { id: 'acme', name: 'ACME', trustAnchors: [anchor] },
+    })
+    const report = await run(root)
+    expect(report.tenants[0]?.counts?.walletProviders).toBe(1)
+    const admin = await h.createClient(good, ['issuance:config'])
+    const read = await h.app.inject({ url: '/api/wallet-providers/acme', headers: admin.auth })
+    expect(read.json()).toMatchObject({ id: 'acme', trustAnchors: [anchor] })
+    const bad = random('wp')
+    const broken = tree({
+      [`${bad}/wallet-providers/x.json`]: { id: 'x', name: 'X', trustAnchors: ['nope'] },
+    })
+    expect((await run(broken)).tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${bad}/wallet-providers/x.json`,
+        path: 'trustAnchors.0',
+        message: 'not a valid PEM X.509 certificate',
+      },
+    ])
   })
 
   it('is idempotent: a second run changes no keys and creates nothing twice', async () => {
@@ -378,6 +411,31 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
       },
     ])
     expect(await tenantExists(tenant)).toBe(false)
+  })
+
+  it('OpenID4VCI §5: login-providers/ are imported before credentials that log their holder in; the secret is never returned', async () => {
+    const tenant = random('login')
+    const root = tree({
+      [`${tenant}/key-chains/k.json`]: keyChain,
+      [`${tenant}/login-providers/idp.json`]: {
+        issuer: 'https://login.example.com',
+        clientId: 'issuer',
+        clientSecret: 'imported-secret-value',
+      },
+      [`${tenant}/credentials/staff.json`]: {
+        ...credential('k'),
+        userAuthentication: { loginProviderId: 'idp', claims: { name: 'name' } },
+      },
+    })
+    const result = await run(root)
+    expect(result.ok).toBe(true)
+    const admin = await h.createClient(tenant, ['issuance:config'])
+    const provider = (await h.app.inject({ url: '/api/login-providers/idp', headers: admin.auth })).json()
+    expect(provider).toMatchObject({ id: 'idp', hasClientSecret: true, scopes: ['openid'] })
+    expect(JSON.stringify(provider)).not.toContain('imported-secret-value')
+    expect(
+      (await h.app.inject({ url: '/api/credentials/staff', headers: admin.auth })).json().userAuthentication,
+    ).toStrictEqual({ loginProviderId: 'idp', claims: { name: 'name' } })
   })
 
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {

@@ -80,6 +80,9 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
         keyBinding: true,
         statusManagement: false,
         batchSize: 1,
+        refreshTokens: false,
+        dpop: 'optional',
+        walletAttestation: 'optional',
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       })
@@ -191,6 +194,24 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
         {
           path: 'body.fields.4.disclosable',
           message: "'cnf' must not be selectively disclosable (SD-JWT VC §3.2.2.2)",
+        },
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+    })
+
+    it('F-03: a plain (non-disclosable) status field is a 422 too: the issuer writes status itself and would replace it', async () => {
+      const id = random('status-field')
+      const response = await post('/api/credentials', {
+        ...pid(id, keyChainId),
+        fields: [...pid(id, keyChainId).fields, { path: ['status'], type: 'object' }],
+      })
+      expect(response.statusCode).toBe(422)
+      expect(response.json().errors).toStrictEqual([
+        {
+          path: 'body.fields.2.path',
+          message: "'status' is set by the issuer in every credential; it cannot be a field",
         },
       ])
       expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(

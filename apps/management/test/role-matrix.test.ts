@@ -43,6 +43,9 @@ describe.each(testDatabases())('role matrix on $name', (testDatabase) => {
       'POST /api/registrar/relying-party',
       'POST /api/registrar/access-certificates',
       'POST /api/registrar/registration-certificates',
+      // Wallet providers trusted for wallet and key attestations.
+      'POST /api/tenants/:tenantId/wallet-providers',
+      'PUT /api/wallet-providers/:walletProviderId',
     ]) {
       expect(urls).toContain(route)
     }

@@ -26,6 +26,7 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         name: 'ACME',
         description: 'test',
         presentationRetention: 'keep',
+        credentialEncryption: 'optional',
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       })
@@ -34,13 +35,19 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         method: 'PATCH',
         url: `/api/tenants/${id}`,
         headers: h.root.auth,
-        payload: { name: 'ACME Corp', description: null, presentationRetention: 'drop-after-delivery' },
+        payload: {
+          name: 'ACME Corp',
+          description: null,
+          presentationRetention: 'drop-after-delivery',
+          credentialEncryption: 'required',
+        },
       })
       expect(patched.json()).toMatchObject({
         id,
         name: 'ACME Corp',
         description: null,
         presentationRetention: 'drop-after-delivery',
+        credentialEncryption: 'required',
       })
 
       const got = await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })

@@ -14,6 +14,7 @@ export type DomainErrorCode =
   | 'rate_limited'
   | 'database_unavailable'
   | 'upstream_unavailable'
+  | 'stored_data_unreadable'
   | 'protocol_error'
 
 export interface ValidationIssue {
@@ -129,6 +130,21 @@ export class UpstreamUnavailableError extends DomainError {
   }
 }
 
+/**
+ * Data the service stored encrypted does not decrypt: another `MASTER_SECRET`, or a ciphertext
+ * copied from another row or tenant. Nothing about the request is wrong and retrying will not
+ * help, so it is a 500 of its own code, which monitoring can tell from other faults.
+ */
+export class StoredDataUnreadableError extends DomainError {
+  constructor(options?: { cause?: unknown }) {
+    super(
+      'stored_data_unreadable',
+      'data stored for this request cannot be decrypted; the operator has the details in the logs',
+      options,
+    )
+  }
+}
+
 /** Error codes defined by RFC 6749 §5.2, RFC 6750 §3, OpenID4VCI 1.0 and OpenID4VP 1.0. */
 export type ProtocolErrorCode =
   | 'invalid_request'
@@ -145,11 +161,14 @@ export type ProtocolErrorCode =
   | 'unknown_credential_configuration'
   | 'unknown_credential_identifier'
   | 'credential_request_denied'
+  | 'invalid_transaction_id'
+  | 'invalid_encryption_parameters'
   | 'invalid_notification_id'
   | 'invalid_notification_request'
   | 'invalid_dpop_proof'
   | 'use_dpop_nonce'
   | 'access_denied'
+  | 'unsupported_response_type'
   | 'server_error'
 
 export class ProtocolError extends DomainError {

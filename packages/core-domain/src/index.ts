@@ -37,6 +37,7 @@ export type {
   CredentialFormat,
   FieldDisplay,
   FieldType,
+  KeyAttestationPolicy,
 } from './contract/credential-config'
 export {
   zClaimField,
@@ -48,12 +49,15 @@ export {
   zFieldDisplay,
   zFieldType,
   zIssuerMetadataConfig,
+  zKeyAttestationPolicy,
 } from './contract/credential-config'
 export type {
   CredentialStatusChanged,
   CredentialStatusValue,
   HandleStatusChange,
   SessionStatusChange,
+  StatusList,
+  StatusListQuery,
 } from './contract/credential-status'
 export {
   CREDENTIAL_STATUSES,
@@ -62,6 +66,8 @@ export {
   zHandleStatusChange,
   zSessionStatusChange,
   zStatusHandle,
+  zStatusList,
+  zStatusListQuery,
 } from './contract/credential-status'
 export type { DcqlQuery } from './contract/dcql'
 export { zDcqlClaim, zDcqlCredentialQuery, zDcqlCredentialSet, zDcqlQuery } from './contract/dcql'
@@ -89,6 +95,7 @@ export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
 export type { IssuanceSession, OfferCreate, OfferCreated } from './contract/issuance'
 export {
+  AUTHORIZATION_CODE_GRANT,
   buildCredentialOffer,
   ISSUANCE_STATUSES,
   PRE_AUTHORIZED_CODE_GRANT,
@@ -119,6 +126,8 @@ export {
   zRotationPolicy,
   zSigningAlgorithm,
 } from './contract/key-chain'
+export type { LoginProvider, LoginProviderData, LoginProviderInput } from './contract/login-provider'
+export { zLoginProvider, zLoginProviderInput } from './contract/login-provider'
 export type { MetricsText } from './contract/metrics'
 export { zMetricsText } from './contract/metrics'
 export type {
@@ -188,7 +197,7 @@ export {
   zSessionStatus,
 } from './contract/session'
 export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
-export { zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
+export { zCredentialEncryption, zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
 export {
   zAccessTokenClaims,
@@ -197,6 +206,8 @@ export {
   zTokenRequest,
   zTokenResponse,
 } from './contract/token'
+export type { WalletProvider, WalletProviderData, WalletProviderInput } from './contract/wallet-provider'
+export { zWalletProvider, zWalletProviderInput } from './contract/wallet-provider'
 export type {
   WebhookDelivery,
   WebhookDeliveryListQuery,
@@ -224,6 +235,7 @@ export {
   ProtocolError,
   RateLimitedError,
   RuleViolationError,
+  StoredDataUnreadableError,
   UnauthenticatedError,
   UpstreamError,
   UpstreamUnavailableError,

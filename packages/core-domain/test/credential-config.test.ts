@@ -192,15 +192,40 @@ describe('F-03 / SD-JWT VC §3.2.2.2: registered claims are never selectively di
     ])
   })
 
-  it('iat and sub may be disclosable; a plain (non-disclosable) status claim is not refused by this rule', () => {
+  it('sub may be disclosable; nbf may be a plain field', () => {
     const config = {
       ...sdJwt,
       fields: [
-        { path: ['iat'], type: 'integer' as const, disclosable: true },
         { path: ['sub'], type: 'string' as const, disclosable: true },
-        { path: ['status'], type: 'object' as const },
+        { path: ['nbf'], type: 'integer' as const },
       ],
     }
     expect(checkCredentialConfig(config)).toStrictEqual([])
+  })
+
+  it('a field over a claim the issuer sets (iss, iat, exp, cnf, vct, vct#integrity, status), disclosable or not, is refused: it would be replaced at issuance', () => {
+    const names = ['iss', 'iat', 'exp', 'cnf', 'vct', 'vct#integrity', 'status']
+    const config = {
+      ...sdJwt,
+      fields: [...sdJwt.fields, ...names.map((name) => ({ path: [name, 'x'], type: 'string' as const }))],
+    }
+    const base = sdJwt.fields.length
+    expect(checkCredentialConfig(config)).toStrictEqual(
+      names.map((name, i) => ({
+        path: `body.fields.${base + i}.path`,
+        message: `'${name}' is set by the issuer in every credential; it cannot be a field`,
+      })),
+    )
+    expect(
+      checkCredentialConfig({
+        ...sdJwt,
+        fields: [...sdJwt.fields, { path: ['iat'], type: 'integer' as const, disclosable: true }],
+      }),
+    ).toStrictEqual([
+      {
+        path: `body.fields.${base}.path`,
+        message: "'iat' is set by the issuer in every credential; it cannot be a field",
+      },
+    ])
   })
 })

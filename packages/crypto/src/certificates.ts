@@ -126,6 +126,33 @@ export async function createCertificate(options: CertificateOptions): Promise<st
   return certificate.toString('pem')
 }
 
+/**
+ * A CRL (RFC 5280 §5) of a CA that has revoked nothing, signed with its key: what the CRL
+ * distribution point of its leaves (ISO 18013-5 B.1) serves. Returns DER.
+ */
+export async function createEmptyCrl(options: {
+  issuerPrivateJwk: JWK
+  issuerCertificate: string
+  thisUpdate: Date
+  nextUpdate: Date
+}): Promise<Uint8Array> {
+  const x509 = await loadX509()
+  const issuer = await importKeyPair(options.issuerPrivateJwk)
+  const ca = new x509.X509Certificate(options.issuerCertificate)
+  const crl = await x509.X509CrlGenerator.create(
+    {
+      issuer: ca.subject,
+      thisUpdate: options.thisUpdate,
+      nextUpdate: options.nextUpdate,
+      signingKey: issuer.privateKey,
+      signingAlgorithm: issuer.signing,
+      extensions: [await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey, false, webcrypto)],
+    },
+    webcrypto,
+  )
+  return new Uint8Array(crl.rawData)
+}
+
 export interface ParsedChain {
   /** Base64 DER, leaf first, for `x5c` / `x5chain`. */
   x5c: string[]

@@ -7,6 +7,7 @@ export type MasterKeyPurpose =
   | 'jwk-encryption'
   | 'offer-claims-encryption'
   | 'presentation-result-encryption'
+  | 'dpop-nonce'
 
 const SALT = 'credential-service/master-secret/v1'
 

@@ -47,3 +47,12 @@ export async function signStatusListToken(options: SignStatusListTokenOptions): 
   )
   return signJws(signer, header, payload)
 }
+
+/**
+ * The status at `idx` of a Status List Token whose signature the caller has verified (TSL §8.3):
+ * 0 VALID, 1 INVALID, 2 SUSPENDED, … An index past the list is an error.
+ */
+export async function statusInList(token: string, idx: number): Promise<number> {
+  const { getListFromStatusListJWT } = await loadLibrary()
+  return getListFromStatusListJWT(token).getStatus(idx)
+}

@@ -4,6 +4,15 @@ export { QueryDeadlineError } from './query-deadline'
 export type { DatabaseStats } from './query-stats'
 export type { AuditEntry, AuditLogRepository } from './repositories/audit-log'
 export { createAuditLogRepository, recordAudit } from './repositories/audit-log'
+export type {
+  AuthorizationRequestRepository,
+  NewAuthorizationRequest,
+} from './repositories/authorization'
+export {
+  createAuthorizationRequestRepository,
+  purgeExpiredAuthorizationRequests,
+  sessionByIssuerState,
+} from './repositories/authorization'
 export type { ClientCredentials, ClientPatch, ClientRepository, NewClient } from './repositories/clients'
 export {
   createClientRepository,
@@ -14,11 +23,18 @@ export type { OwnedRepository } from './repositories/configs'
 export {
   createAttributeProviderRepository,
   createCredentialConfigRepository,
+  createLoginProviderRepository,
   createPresentationConfigRepository,
+  createWalletProviderRepository,
   createWebhookEndpointRepository,
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
+export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
+export {
+  createCredentialEncryptionKeyRepository,
+  createDeferredCredentialRepository,
+} from './repositories/deferred'
 export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
 export {
@@ -80,6 +96,7 @@ export {
 } from './repositories/status-lists'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
+export { createJtiRepository, purgeExpiredJtis } from './repositories/used-jtis'
 export type {
   DeliveryResult,
   NewWebhookDelivery,
@@ -96,8 +113,10 @@ export {
 } from './repositories/webhook-deliveries'
 export type {
   AttributeProviderRow,
+  AuthorizationRequestRow,
   IssuanceSessionRow,
   KeyChainRow,
+  LoginProviderRow,
   NewKeyChainRow,
   PresentationSessionRow,
   RegistrarConfigRow,

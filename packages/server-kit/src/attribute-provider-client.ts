@@ -7,7 +7,21 @@ export interface AttributeRequest {
   tenantId: string
   sessionId: string
   credentialConfigurationId: string
+  /** The holder who logged in (authorization code flow): upstream issuer, subject and claims. */
+  user?: { issuer: string; sub: string; claims: Record<string, unknown> }
 }
+
+/**
+ * What an attribute provider answered: the claims (HTTP 200, a JSON object), or "not yet" (HTTP 202,
+ * optionally `{"status":"pending","interval":<seconds>}`), which defers the issuance (OpenID4VCI §9).
+ */
+export type AttributeAnswer =
+  | { status: 'claims'; claims: Record<string, unknown> }
+  | {
+      status: 'pending'
+      /** Seconds the provider suggests between retries; undefined: our default. */
+      interval: number | undefined
+    }
 
 /**
  * Asks an attribute provider for the claims of one credential: `POST <url>` with the request as
@@ -18,7 +32,7 @@ export async function fetchAttributes(
   provider: OutboundEndpoint & { timeoutMs: number },
   request: AttributeRequest,
   deps: { cipher: JwkCipher; outbound: OutboundPolicy },
-): Promise<Record<string, unknown>> {
+): Promise<AttributeAnswer> {
   const name = `attribute provider '${provider.id}'`
   const body = JSON.stringify(request)
   const response = await outboundFetch(
@@ -36,6 +50,7 @@ export async function fetchAttributes(
     },
     deps.outbound,
   )
+  if (response.status === 202) return { status: 'pending', interval: pendingInterval(response.body) }
   if (response.status < 200 || response.status >= 300)
     throw new UpstreamError(`${name} answered HTTP ${response.status}`)
   let json: unknown
@@ -46,5 +61,15 @@ export async function fetchAttributes(
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new UpstreamError(`${name} did not answer a JSON object`)
-  return json as Record<string, unknown>
+  return { status: 'claims', claims: json as Record<string, unknown> }
+}
+
+/** The `interval` of a 202 body, when it is a positive whole number of seconds; the body may be empty. */
+function pendingInterval(body: Buffer): number | undefined {
+  try {
+    const interval = (JSON.parse(body.toString('utf8')) as { interval?: unknown }).interval
+    return typeof interval === 'number' && Number.isInteger(interval) && interval > 0 ? interval : undefined
+  } catch {
+    return undefined
+  }
 }

@@ -175,6 +175,12 @@ export const zCommonEnv = z.object({
   RATE_LIMIT_WALLET_TENANT_PER_MINUTE: perMinute(0).describe(
     'Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit',
   ),
+  DPOP_NONCE_REQUIRED: z
+    .stringbool()
+    .default(true)
+    .describe(
+      'Require a server nonce (RFC 9449 §8) in every DPoP proof (default true): a proof without a fresh one answers use_dpop_nonce with a DPoP-Nonce header',
+    ),
   METRICS_TENANT_LABEL_LIMIT: z.coerce
     .number()
     .int()

@@ -3,10 +3,12 @@ import {
   DomainError,
   ProtocolError,
   RateLimitedError,
+  StoredDataUnreadableError,
   UnauthenticatedError,
   UpstreamUnavailableError,
   type ValidationIssue,
 } from '@credential-service/core-domain'
+import { DecryptionError } from '@credential-service/crypto'
 import { isDatabaseUnavailable } from '@credential-service/db-schema'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
@@ -110,9 +112,16 @@ function frameworkIssue(error: HttpError): FrameworkIssue | undefined {
  * statement timeout, an admin shutdown): give it its domain meaning before rendering.
  */
 function classify(thrown: unknown): unknown {
+  if (thrown instanceof DecryptionError) return new StoredDataUnreadableError({ cause: thrown })
   return !(thrown instanceof DomainError) && isDatabaseUnavailable(thrown)
     ? new DatabaseUnavailableError({ cause: thrown })
     : thrown
+}
+
+/** Logged at error: only the operator can mend unreadable data (the log names the row). */
+function logDomainError(request: FastifyRequest, error: DomainError) {
+  const level = error instanceof StoredDataUnreadableError ? 'error' : 'info'
+  request.log[level]({ code: error.code, err: error.cause }, error.detail)
 }
 
 type Unavailable = DatabaseUnavailableError | UpstreamUnavailableError
@@ -138,7 +147,7 @@ export function problemErrorHandler(thrown: unknown, request: FastifyRequest, re
     unavailable(error, request, reply)
   } else if (error instanceof DomainError) {
     body = problemFromDomainError(error, instance)
-    request.log.info({ code: error.code, err: error.cause }, error.detail)
+    logDomainError(request, error)
     if (error instanceof RateLimitedError) reply.header('retry-after', error.retryAfterSeconds)
     if (error instanceof UnauthenticatedError) {
       reply.header(
@@ -187,6 +196,7 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
   // RFC 6749 §4.1.2.1 names this code for a server that cannot answer now.
   database_unavailable: [503, 'temporarily_unavailable'],
   upstream_unavailable: [503, 'temporarily_unavailable'],
+  stored_data_unreadable: [500, 'server_error'],
   protocol_error: [400, 'invalid_request'],
 }
 
@@ -210,7 +220,7 @@ export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, repl
   }
   if (error instanceof DomainError) {
     const [status, code] = OAUTH_STATUS[error.code]
-    request.log.info({ code: error.code, err: error.cause }, error.detail)
+    logDomainError(request, error)
     if (error instanceof RateLimitedError) reply.header('retry-after', error.retryAfterSeconds)
     return reply.status(status).send({ error: code, error_description: error.detail })
   }

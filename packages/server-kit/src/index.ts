@@ -1,5 +1,5 @@
 export type { AttributeRequest } from './attribute-provider-client'
-export { fetchAttributes } from './attribute-provider-client'
+export { type AttributeAnswer, fetchAttributes } from './attribute-provider-client'
 export type { ProviderTokenVerifier, SecuredRoute, VerifyAccessToken } from './auth'
 export {
   providerTenantVerifier,
@@ -13,7 +13,7 @@ export { ConfigError, optionalEnv, parseEnv, perMinute, zCommonEnv } from './env
 export { BEARER_REALM, oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
 export type { HttpLimits } from './http-limits'
 export { DEFAULT_HTTP_LIMITS, httpLimits } from './http-limits'
-export { MAX_JSON_DEPTH } from './input-guard'
+export { exceedsJsonDepth, findUnstorable, MAX_JSON_DEPTH } from './input-guard'
 export type { KeyRuntime, KeyRuntimeOptions, PublishedJwk } from './key-runtime'
 export { createKeyRuntime, verifyMasterSecret } from './key-runtime'
 export type {

@@ -56,6 +56,8 @@ export function problemKind(code: ProblemCode): ProblemKind {
       return { status: 408, title: 'Request timeout' }
     case 'rate_limited':
       return { status: 429, title: 'Too many requests' }
+    case 'stored_data_unreadable':
+      return { status: 500, title: 'Stored data unreadable' }
     case 'upstream_failure':
       return { status: 502, title: 'Upstream failure' }
     case 'internal_error':

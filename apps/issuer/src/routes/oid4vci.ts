@@ -2,11 +2,16 @@ import { NotFoundError, zTenantId } from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
 import { clientIp, requestLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { authenticateWalletClient } from '../services/client-attestation'
+import { createCredentialEncryption } from '../services/credential-encryption'
+import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
+import { authorizationRoutes } from './authorization'
+import { credentialRoutes } from './credential'
 
 const tenantParams = z.object({ tenant: zTenantId })
 const NO_STORE = 'no-store'
@@ -24,7 +29,7 @@ export interface WalletLimits {
  * guessing (pre-authorized codes, transaction codes, offer ids) are bounded per client IP, and
  * optionally per tenant, with 429 and `Retry-After` before the body is even read.
  */
-function walletLimit(app: FastifyInstance, limits: WalletLimits, endpoint: string) {
+export function walletLimit(app: FastifyInstance, limits: WalletLimits, endpoint: string) {
   return requestLimit(app, [
     { name: `wallet-ip:${endpoint}`, perMinute: limits.perIp, subject: clientIp },
     {
@@ -33,6 +38,14 @@ function walletLimit(app: FastifyInstance, limits: WalletLimits, endpoint: strin
       subject: (req) => (req.params as { tenant?: string }).tenant,
     },
   ])
+}
+
+/** RFC 9449 §8, §9: a fresh server nonce on every answer of the endpoints that take DPoP proofs. */
+export function dpopNonceHeader(deps: IssuanceDeps) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const tenant = (req.params as { tenant?: string }).tenant
+    if (deps.dpop.nonceRequired && tenant) reply.header('dpop-nonce', deps.dpop.nonces.issue(tenant))
+  }
 }
 
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
@@ -58,10 +71,22 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       issuer: service(tenant).issuer,
       tenantName: found.name,
       configs: withAlgs,
+      encryption: {
+        key: await createCredentialEncryption(deps, tenant).publicKey(),
+        required: found.credentialEncryption === 'required',
+      },
     })
     built.set(configs, { sources: [found, chains], metadata })
     return { metadata, configs }
   }
+
+  const dpopNonce = dpopNonceHeader(deps)
+  /** What the protected endpoints check: headers, method and public URL (the DPoP `htu`). */
+  const resource = (req: FastifyRequest, tenant: string, endpoint: string) => ({
+    headers: req.headers,
+    method: req.method,
+    url: `${service(tenant).issuer}/${endpoint}`,
+  })
 
   return async (app) => {
     await app.register(formbody)
@@ -121,23 +146,39 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/issuers/:tenant/token',
       {
         schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
-        onRequest: walletLimit(app, limits, 'token'),
+        onRequest: [walletLimit(app, limits, 'token'), dpopNonce],
       },
       async (req, reply) => {
         const body = req.body
+        const tenant = req.params.tenant
         const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : undefined)
-        const token = await service(req.params.tenant).token({
+        // DPoP first: a use_dpop_nonce answer then leaves the wallet's attestation PoP unspent.
+        const dpop = await verifyDpop(deps, tenant, { ...resource(req, tenant, 'token'), at: 'token' })
+        const walletClient = await authenticateWalletClient(deps, tenant, {
+          headers: req.headers,
+          clientId: text('client_id'),
+        })
+        const token = await service(tenant).token({
           grantType: text('grant_type'),
           code: text('pre-authorized_code'),
           txCode: text('tx_code'),
+          authorizationCode: text('code'),
+          redirectUri: text('redirect_uri'),
+          codeVerifier: text('code_verifier'),
+          clientId: text('client_id'),
+          refreshToken: text('refresh_token'),
+          dpopJkt: dpop?.jkt,
+          walletClient,
         })
         return reply.header('cache-control', NO_STORE).send(token)
       },
     )
 
+    await app.register(authorizationRoutes(deps, limits))
+
     app.post(
       '/issuers/:tenant/nonce',
-      { schema: { params: tenantParams }, onRequest: walletLimit(app, limits, 'nonce') },
+      { schema: { params: tenantParams }, onRequest: [walletLimit(app, limits, 'nonce'), dpopNonce] },
       async (req, reply) => {
         // The nonce row's tenant is a foreign key: an unknown tenant is a 404 like the metadata, not
         // a refused insert.
@@ -147,22 +188,20 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       },
     )
 
-    app.post(
-      '/issuers/:tenant/credential',
-      { schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) } },
-      async (req, reply) => {
-        const issuer = service(req.params.tenant)
-        const token = await issuer.authorize(req.headers.authorization)
-        return reply.header('cache-control', NO_STORE).send(await issuer.credential(token, req.body))
-      },
-    )
+    await app.register(credentialRoutes(deps))
 
     app.post(
       '/issuers/:tenant/notification',
-      { schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) } },
+      {
+        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        onRequest: dpopNonce,
+      },
       async (req, reply) => {
         const issuer = service(req.params.tenant)
-        await issuer.notification(await issuer.authorize(req.headers.authorization), req.body)
+        await issuer.notification(
+          await issuer.authorize(resource(req, req.params.tenant, 'notification')),
+          req.body,
+        )
         return reply.status(204).send()
       },
     )

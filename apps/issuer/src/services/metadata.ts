@@ -1,4 +1,7 @@
 import { type CredentialConfig, claimPath, type FieldDisplay } from '@credential-service/core-domain'
+import { ATTESTATION_ALGORITHMS } from './attestation-trust'
+import { encryptionMetadata, type PublishedEncryptionKey } from './credential-encryption'
+import { DPOP_ALGORITHMS } from './dpop'
 
 /**
  * Proof algorithms we advertise: fully specified JOSE names (RFC 9864 §2.2: `Ed25519`, not the
@@ -32,7 +35,7 @@ export function configurationMetadata(config: CredentialConfig, signingAlg: stri
     ...(config.keyBinding
       ? {
           cryptographic_binding_methods_supported: [mdoc ? 'cose_key' : 'jwk'],
-          proof_types_supported: { jwt: { proof_signing_alg_values_supported: [...PROOF_ALGORITHMS] } },
+          proof_types_supported: proofTypesSupported(config),
         }
       : {}),
     credential_metadata: {
@@ -46,10 +49,35 @@ export function configurationMetadata(config: CredentialConfig, signingAlg: stri
   }
 }
 
+/**
+ * `proof_types_supported` (OpenID4VCI 1.0 §12.2.4, Appendix F): `key_attestations_required` only
+ * when the configuration requires key attestations (checklist I-09), and the `attestation` proof
+ * type whenever it has a key attestation policy.
+ */
+function proofTypesSupported(config: CredentialConfig): Record<string, unknown> {
+  const policy = config.keyAttestation
+  const jwt: Record<string, unknown> = { proof_signing_alg_values_supported: [...PROOF_ALGORITHMS] }
+  if (!policy) return { jwt }
+  const required = {
+    ...(policy.keyStorage ? { key_storage: policy.keyStorage } : {}),
+    ...(policy.userAuthentication ? { user_authentication: policy.userAuthentication } : {}),
+  }
+  if (policy.required) jwt.key_attestations_required = required
+  return {
+    jwt,
+    attestation: {
+      proof_signing_alg_values_supported: [...ATTESTATION_ALGORITHMS],
+      key_attestations_required: required,
+    },
+  }
+}
+
 export interface IssuerMetadataInput {
   issuer: string
   tenantName: string
   configs: { config: CredentialConfig; signingAlg: string }[]
+  /** The tenant's request encryption key and whether encryption is required (OpenID4VCI §10). */
+  encryption: { key: PublishedEncryptionKey; required: boolean }
 }
 
 /** Credential issuer metadata (OpenID4VCI §12.2). The issuer is its own authorization server. */
@@ -58,26 +86,45 @@ export function issuerMetadata(input: IssuerMetadataInput): Record<string, unkno
   return {
     credential_issuer: input.issuer,
     credential_endpoint: `${input.issuer}/credential`,
+    deferred_credential_endpoint: `${input.issuer}/deferred-credential`,
     nonce_endpoint: `${input.issuer}/nonce`,
     // §12.2.4: without it a wallet has nowhere to send the §11 notification, and (oid4vc-ts) refuses to.
     notification_endpoint: `${input.issuer}/notification`,
     display: [{ name: input.tenantName }],
     ...(batch >= 2 ? { batch_credential_issuance: { batch_size: batch } } : {}),
+    ...encryptionMetadata(input.encryption.key, input.encryption.required),
     credential_configurations_supported: Object.fromEntries(
       input.configs.map(({ config, signingAlg }) => [config.id, configurationMetadata(config, signingAlg)]),
     ),
   }
 }
 
-/** RFC 8414 metadata of the tenant's authorization server (pre-authorized code only, for now). */
+/**
+ * RFC 8414 metadata of the tenant's authorization server (checklist I-14): the pre-authorized
+ * code grant and the authorization code flow with PAR and PKCE (OpenID4VCI §5, HAIP 4).
+ */
 export function authorizationServerMetadata(issuer: string): Record<string, unknown> {
   return {
     issuer,
+    authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
+    pushed_authorization_request_endpoint: `${issuer}/par`,
+    require_pushed_authorization_requests: true,
     jwks_uri: `${issuer}/jwks`,
-    grant_types_supported: ['urn:ietf:params:oauth:grant-type:pre-authorized_code'],
+    grant_types_supported: [
+      'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+      'authorization_code',
+      'refresh_token',
+    ],
     'pre-authorized_grant_anonymous_access_supported': true,
-    token_endpoint_auth_methods_supported: ['none'],
-    response_types_supported: [],
+    token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
+    client_attestation_signing_alg_values_supported: [...ATTESTATION_ALGORITHMS],
+    client_attestation_pop_signing_alg_values_supported: [...ATTESTATION_ALGORITHMS],
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    authorization_details_types_supported: ['openid_credential'],
   }
 }

@@ -5,8 +5,10 @@ import {
   createClientRepository,
   createCredentialConfigRepository,
   createKeyChainRepository,
+  createLoginProviderRepository,
   createPresentationConfigRepository,
   createTenantRepository,
+  createWalletProviderRepository,
   createWebhookEndpointRepository,
   credentialConfigColumns,
   type Database,
@@ -15,7 +17,12 @@ import {
   presentationConfigColumns,
   recordAudit,
 } from '@credential-service/db-schema'
-import { type ConfigServiceDeps, endpointColumns } from '../services/config-service'
+import {
+  type ConfigServiceDeps,
+  endpointColumns,
+  loginProviderColumns,
+  walletProviderColumns,
+} from '../services/config-service'
 import { credentialConfigIssues, presentationConfigIssues } from '../services/config-validation'
 import { createMaterial } from '../services/key-chain-material'
 import { issuerUriOf, type KeyChainServiceDeps, policyColumns } from '../services/key-chain-service'
@@ -39,6 +46,7 @@ export interface AppliedCounts {
   keyChainsCreated: number
   attributeProviders: number
   webhookEndpoints: number
+  walletProviders: number
   credentials: number
   presentations: number
   clients: number
@@ -124,6 +132,15 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       }
     }
 
+    const loginProviders = createLoginProviderRepository(db, tenantId)
+    for (const { data } of plan.loginProviders)
+      await loginProviders.upsert(
+        loginProviderColumns(deps.configs, tenantId, data, await loginProviders.row(data.id, tx)),
+        tx,
+      )
+    const walletProviders = createWalletProviderRepository(db, tenantId)
+    for (const { data } of plan.walletProviders) await walletProviders.upsert(walletProviderColumns(data), tx)
+
     const rejected: ImportIssue[] = []
     const credentials = createCredentialConfigRepository(db, tenantId)
     for (const { file, data } of plan.credentials) {
@@ -160,6 +177,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       keyChainsCreated,
       attributeProviders: plan.attributeProviders.length,
       webhookEndpoints: plan.webhookEndpoints.length,
+      walletProviders: plan.walletProviders.length,
       credentials: plan.credentials.length,
       presentations: plan.presentations.length,
       clients: plan.clients.length,
@@ -232,6 +250,8 @@ function countFiles(plan: TenantPlan) {
     plan.keyChains.length +
     plan.attributeProviders.length +
     plan.webhookEndpoints.length +
+    plan.loginProviders.length +
+    plan.walletProviders.length +
     plan.credentials.length +
     plan.presentations.length +
     plan.clients.length

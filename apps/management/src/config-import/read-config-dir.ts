@@ -13,6 +13,8 @@ export const RESOURCE_KINDS = [
   'key-chains',
   'attribute-providers',
   'webhook-endpoints',
+  'login-providers',
+  'wallet-providers',
   'credentials',
   'presentations',
   'clients',

@@ -10,19 +10,24 @@ import {
   findRemovedCredentialFields,
   findRemovedKeyChainFields,
   type KeyChainCreate,
+  type LoginProviderData,
   type OutboundUrlPolicy,
   type PresentationConfigData,
   type ValidationIssue,
+  type WalletProviderData,
   type WebhookEndpointData,
   zAttributeProviderInput,
   zClientCreate,
   zCredentialConfigInput,
   zKeyChainCreate,
+  zLoginProviderInput,
   zPresentationConfigInput,
   zTenantId,
+  zWalletProviderInput,
   zWebhookEndpointInput,
 } from '@credential-service/core-domain'
 import type { z } from 'zod'
+import { walletProviderIssues } from '../services/config-service'
 import type { ConfigFile, ImportIssue, TenantFolder } from './read-config-dir'
 
 /** A parsed resource and the file it came from (for the report). */
@@ -36,7 +41,9 @@ export interface TenantPlan {
   settings: TenantFolder['settings']
   keyChains: Planned<KeyChainCreate & { id: string }>[]
   attributeProviders: Planned<AttributeProviderData>[]
+  loginProviders: Planned<LoginProviderData>[]
   webhookEndpoints: Planned<WebhookEndpointData>[]
+  walletProviders: Planned<WalletProviderData>[]
   credentials: Planned<CredentialConfigData>[]
   presentations: Planned<PresentationConfigData>[]
   clients: Planned<ClientCreate & { clientId: string; clientSecret: string }>[]
@@ -103,7 +110,9 @@ export function validateTenantFolder(
     settings: folder.settings,
     keyChains: [],
     attributeProviders: [],
+    loginProviders: [],
     webhookEndpoints: [],
+    walletProviders: [],
     credentials: [],
     presentations: [],
     clients: [],
@@ -128,6 +137,20 @@ export function validateTenantFolder(
       issues.push(...urlIssues.map((issue) => ({ file: file.file, ...issue })))
       if (!urlIssues.length) (target as Planned<unknown>[]).push({ file: file.file, data: parsed })
     }
+  }
+  for (const file of folder.files['login-providers']) {
+    const parsed = parse(zLoginProviderInput, file, issues)
+    if (!parsed) continue
+    const urlIssues = checkOutboundUrl(parsed.issuer, outbound, 'issuer')
+    issues.push(...urlIssues.map((issue) => ({ file: file.file, ...issue })))
+    if (!urlIssues.length) plan.loginProviders.push({ file: file.file, data: parsed })
+  }
+  for (const file of folder.files['wallet-providers']) {
+    const parsed = parse(zWalletProviderInput, file, issues)
+    if (!parsed) continue
+    const anchorIssues = located(file.file, walletProviderIssues(parsed))
+    issues.push(...anchorIssues)
+    if (!anchorIssues.length) plan.walletProviders.push({ file: file.file, data: parsed })
   }
   for (const file of folder.files.credentials) {
     // Version 1 files are refused whole, each removed field named (spec §7, §9.2).

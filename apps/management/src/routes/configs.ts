@@ -7,8 +7,12 @@ import {
   zConfigId,
   zCredentialConfig,
   zCredentialConfigInput,
+  zLoginProvider,
+  zLoginProviderInput,
   zPresentationConfig,
   zPresentationConfigInput,
+  zWalletProvider,
+  zWalletProviderInput,
   zWebhookEndpoint,
   zWebhookEndpointInput,
   zWebhookEndpointWithSecret,
@@ -20,7 +24,9 @@ import {
   type ConfigServiceDeps,
   createAttributeProviderService,
   createCredentialConfigService,
+  createLoginProviderService,
   createPresentationConfigService,
+  createWalletProviderService,
   createWebhookEndpointService,
 } from '../services/config-service'
 import { configCollectionRoutes } from './config-collection'
@@ -78,6 +84,40 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           output: zAttributeProvider,
           saved: zAttributeProviderWithSecret,
           service: (tenantId, req) => createAttributeProviderService(deps, tenantId, req.principal),
+        },
+        mount,
+      ),
+    )
+    await app.register(
+      configCollectionRoutes(
+        {
+          collection: 'login-providers',
+          itemKey: 'loginProviderId',
+          name: 'LoginProvider',
+          label: 'login provider',
+          tag: 'login-providers',
+          roles: { read: ['issuance:config'], write: ['issuance:config'] },
+          input: zLoginProviderInput,
+          output: zLoginProvider,
+          saved: zLoginProvider,
+          service: (tenantId, req) => createLoginProviderService(deps, tenantId, req.principal),
+        },
+        mount,
+      ),
+    )
+    await app.register(
+      configCollectionRoutes(
+        {
+          collection: 'wallet-providers',
+          itemKey: 'walletProviderId',
+          name: 'WalletProvider',
+          label: 'wallet provider',
+          tag: 'wallet-providers',
+          roles: { read: ['issuance:config'], write: ['issuance:config'] },
+          input: zWalletProviderInput,
+          output: zWalletProvider,
+          saved: zWalletProvider,
+          service: (tenantId, req) => createWalletProviderService(deps, tenantId, req.principal),
         },
         mount,
       ),

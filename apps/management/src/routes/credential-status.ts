@@ -1,7 +1,10 @@
 import {
   zCredentialStatusChanged,
   zHandleStatusChange,
+  zPage,
   zSessionStatusChange,
+  zStatusList,
+  zStatusListQuery,
 } from '@credential-service/core-domain'
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyRequest } from 'fastify'
@@ -30,7 +33,15 @@ export function credentialStatusRoutes(
     itemKey: 'handle',
     itemSchema: z.string(),
   })
+  const lists = tenantMount({
+    collection: 'status-lists',
+    tenantInPath: mount.tenantInPath,
+    itemKey: 'statusListId',
+    itemSchema: z.string().max(100),
+  })
   const tags = ['credential-status']
+  const LIST_NOTE =
+    'Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.'
 
   return async (app) => {
     const service = (req: FastifyRequest) =>
@@ -74,6 +85,39 @@ export function credentialStatusRoutes(
         },
       },
       (req) => service(req).ofHandle(req.body.handle, req.body.status),
+    )
+
+    app.get(
+      lists.base,
+      {
+        config: { roles: ['issuance:offer', 'issuance:config'] },
+        schema: {
+          operationId: lists.op('listStatusLists'),
+          tags,
+          summary: 'List the status lists of the tenant',
+          description: LIST_NOTE,
+          params: lists.listParams,
+          querystring: zStatusListQuery,
+          response: { 200: zPage(zStatusList), ...problemResponses },
+        },
+      },
+      (req) => service(req).lists(req.query),
+    )
+
+    app.get(
+      lists.item,
+      {
+        config: { roles: ['issuance:offer', 'issuance:config'] },
+        schema: {
+          operationId: lists.op('getStatusList'),
+          tags,
+          summary: 'Get a status list of the tenant',
+          description: LIST_NOTE,
+          params: lists.itemParams,
+          response: { 200: zStatusList, ...problemResponses },
+        },
+      },
+      (req) => service(req).list(req.params.statusListId),
     )
   }
 }

@@ -30,7 +30,7 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions) {
         title: 'Credential service management API',
         version: SERVICE_VERSION,
         description:
-          'Manages tenants, API clients, configurations and sessions. Errors are RFC 9457 `application/problem+json`; the token endpoint answers RFC 6749 errors. A change to a tenant, client, key chain or configuration reaches the issuer and verifier processes when it commits (PostgreSQL NOTIFY); a cached copy is never older than 5 seconds.',
+          "Manages tenants, API clients, configurations and sessions. Errors are RFC 9457 `application/problem+json`; the token endpoint answers RFC 6749 errors. A change to a tenant, client, key chain or configuration reaches the issuer and verifier processes when it commits (PostgreSQL NOTIFY); a cached copy is never older than 5 seconds.\n\nWallets talk to the protocol endpoints, which are not part of this API: each tenant's credential issuer at `/issuers/{tenantId}` (OpenID4VCI 1.0: metadata, offers, PAR, authorize, token, nonce, credential, deferred credential, notification, status lists; discovery under `/.well-known/…/issuers/{tenantId}`) and verifier at `/verifiers/{tenantId}` (OpenID4VP 1.0 request objects and responses). What they do for a configuration is set here: `userAuthentication` and `refreshTokens` (authorization code flow), `dpop`, `walletAttestation` and `keyAttestation` (HAIP sender constraints and attestations), `statusManagement` (revocation), a tenant's `credentialEncryption`, and the login-providers and wallet-providers collections.",
       },
       servers: [{ url: options.publicUrl }],
       components: {

@@ -35,7 +35,7 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
         schema: {
           operationId: offers.op('createOffer'),
           tags: ['offers'],
-          summary: 'Create a credential offer (pre-authorized code grant)',
+          summary: 'Create a credential offer (pre-authorized code and/or authorization code grant)',
           description:
             'Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.',
           params: offers.listParams,

@@ -68,7 +68,7 @@ export function tenantRoutes(tenants: TenantService): FastifyPluginAsyncZod {
         schema: {
           operationId: 'updateTenant',
           tags,
-          summary: 'Update a tenant’s name or description',
+          summary: 'Update a tenant’s name, description or settings',
           params,
           body: zTenantUpdate,
           response: { 200: zTenant, ...problemResponses },

@@ -36,7 +36,8 @@ export function webhookDeliveryRoutes(
   const tags = ['webhook-endpoints']
 
   return async (app) => {
-    const service = (req: FastifyRequest) => createWebhookDeliveryService(deps, requireTenantScope(req))
+    const service = (req: FastifyRequest) =>
+      createWebhookDeliveryService(deps, requireTenantScope(req), req.principal)
 
     app.get(
       base,

@@ -6,6 +6,8 @@ import {
   type CredentialConfigData,
   checkOutboundUrl,
   deriveClaimsJsonSchema,
+  type LoginProvider,
+  type LoginProviderData,
   NotFoundError,
   type OutboundUrlPolicy,
   type Page,
@@ -15,16 +17,20 @@ import {
   type Principal,
   RuleViolationError,
   type ValidationIssue,
+  type WalletProvider,
+  type WalletProviderData,
   type WebhookEndpoint,
   type WebhookEndpointData,
 } from '@credential-service/core-domain'
-import { generateSecret, type JwkCipher } from '@credential-service/crypto'
+import { generateSecret, type JwkCipher, parseCertificate } from '@credential-service/crypto'
 import {
   type AuditEntry,
   createAttributeProviderRepository,
   createCredentialConfigRepository,
+  createLoginProviderRepository,
   createPresentationConfigRepository,
   createTenantRepository,
+  createWalletProviderRepository,
   createWebhookEndpointRepository,
   credentialConfigColumns,
   type Database,
@@ -266,3 +272,74 @@ export const createWebhookEndpointService = (deps: ConfigServiceDeps, tenantId: 
     createWebhookEndpointRepository(deps.db, tenantId),
     (input) => ({ events: input.events ?? null }),
   )
+
+/**
+ * Login providers (authorization code flow): the issuer URL passes the outbound policy, the client
+ * secret is encrypted at rest and kept on replace when none is sent.
+ */
+export function createLoginProviderService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
+  const repo = createLoginProviderRepository(deps.db, tenantId)
+  const base = collection<LoginProvider>(deps, tenantId, actor, 'login-provider', repo)
+  return validatedCrud(base, async (input: LoginProviderData, tx) => {
+    refuse(checkOutboundUrl(input.issuer, deps.outbound), 'login provider')
+    return loginProviderColumns(deps, tenantId, input, await repo.row(input.id, tx))
+  })
+}
+
+/** Columns of a login provider; the secret is encrypted, and kept from `previous` when none is sent. */
+export function loginProviderColumns(
+  deps: Pick<ConfigServiceDeps, 'cipher'>,
+  tenantId: string,
+  input: LoginProviderData,
+  previous: { clientSecretEncrypted: string | null } | undefined,
+) {
+  return {
+    id: input.id,
+    description: input.description ?? null,
+    issuer: input.issuer,
+    clientId: input.clientId,
+    scopes: input.scopes,
+    clientSecretEncrypted: input.clientSecret
+      ? deps.cipher.encrypt(input.clientSecret, `login-provider:${tenantId}/${input.id}`)
+      : (previous?.clientSecretEncrypted ?? null),
+  }
+}
+
+/**
+ * Trusted wallet providers (wallet and key attestations chain to their anchors): every anchor must
+ * parse as an X.509 certificate, else 422 naming it.
+ */
+export function createWalletProviderService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
+  const base = collection<WalletProvider>(
+    deps,
+    tenantId,
+    actor,
+    'wallet-provider',
+    createWalletProviderRepository(deps.db, tenantId),
+  )
+  return validatedCrud(base, async (input: WalletProviderData) => {
+    refuse(walletProviderIssues(input), 'wallet provider')
+    return walletProviderColumns(input)
+  })
+}
+
+/** Trust anchors that are not PEM X.509 certificates, each named by its index. */
+export function walletProviderIssues(input: WalletProviderData): ValidationIssue[] {
+  const issues: ValidationIssue[] = []
+  input.trustAnchors.forEach((pem, index) => {
+    try {
+      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM')
+      parseCertificate(pem)
+    } catch {
+      issues.push({ path: `trustAnchors.${index}`, message: 'not a valid PEM X.509 certificate' })
+    }
+  })
+  return issues
+}
+
+export const walletProviderColumns = (input: WalletProviderData) => ({
+  id: input.id,
+  name: input.name,
+  description: input.description ?? null,
+  trustAnchors: input.trustAnchors,
+})

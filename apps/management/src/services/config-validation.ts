@@ -3,6 +3,7 @@ import {
   checkCredentialConfig,
   checkDcqlQuery,
   checkRedirectUri,
+  claimPath,
   type OutboundUrlPolicy,
   type PresentationConfigData,
   type ValidationIssue,
@@ -12,6 +13,7 @@ import {
   createAttributeProviderRepository,
   createCredentialConfigRepository,
   createKeyChainRepository,
+  createLoginProviderRepository,
   createWebhookEndpointRepository,
   type Database,
   type Executor,
@@ -25,6 +27,7 @@ async function missingReferences(
     keyChainId?: string | undefined
     attributeProviderId?: string | undefined
     webhookEndpointId?: string | undefined
+    loginProviderId?: string | undefined
   },
   prefix: string,
   tx: Executor,
@@ -43,6 +46,9 @@ async function missingReferences(
   )
   await check('webhookEndpointId', refs.webhookEndpointId, (id) =>
     createWebhookEndpointRepository(db, tenantId).row(id, tx),
+  )
+  await check('userAuthentication.loginProviderId', refs.loginProviderId, (id) =>
+    createLoginProviderRepository(db, tenantId).row(id, tx),
   )
   return issues
 }
@@ -102,7 +108,23 @@ export async function credentialConfigIssues(
     ...issue,
     path: issue.path.replace(/^body/, prefix),
   }))
-  issues.push(...(await missingReferences(db, tenantId, config, prefix, tx)))
+  issues.push(
+    ...(await missingReferences(
+      db,
+      tenantId,
+      { ...config, loginProviderId: config.userAuthentication?.loginProviderId },
+      prefix,
+      tx,
+    )),
+  )
+  // userAuthentication.claims keys name fields: a typo would silently leave the field empty.
+  const paths = new Set(config.fields.map((f) => claimPath(f).join('.')))
+  for (const key of Object.keys(config.userAuthentication?.claims ?? {}))
+    if (!paths.has(key))
+      issues.push({
+        path: `${prefix}.userAuthentication.claims.${key}`,
+        message: 'not a field path of this configuration',
+      })
   issues.push(...(await mdocCertificateIssues(db, tenantId, config, prefix, tx)))
   const scope = config.config.scope ?? config.id
   const type = config.config.vct ?? config.config.docType

@@ -3,7 +3,10 @@ import {
   type CredentialStatusChanged,
   type CredentialStatusValue,
   NotFoundError,
+  type Page,
   type Principal,
+  type StatusList,
+  type StatusListQuery,
 } from '@credential-service/core-domain'
 import {
   createIssuanceSessionRepository,
@@ -14,10 +17,13 @@ import {
   STATUS_INVALID,
   STATUS_SUSPENDED,
   STATUS_VALID,
+  type StatusListRow,
 } from '@credential-service/db-schema'
 
 export interface CredentialStatusServiceDeps {
   db: Database
+  /** To give each list the URI the issuer publishes it at. */
+  publicUrl: string
 }
 
 /** Entry values of the status list draft (§7.1). */
@@ -77,5 +83,33 @@ export function createCredentialStatusService(
         throw new NotFoundError('credentials with status handle', handle)
       })
     },
+
+    /** The tenant's status lists, with the URI each is published at. */
+    async lists(query: StatusListQuery): Promise<Page<StatusList>> {
+      const page = await lists.list(query)
+      return { ...page, items: page.items.map(toStatusList) }
+    },
+
+    async list(id: string): Promise<StatusList> {
+      const row = await lists.get(id)
+      if (!row) throw new NotFoundError('status list', id)
+      return toStatusList(row)
+    },
+  }
+
+  function toStatusList(row: StatusListRow): StatusList {
+    return {
+      id: row.id,
+      keyChainId: row.keyChainId,
+      uri: `${deps.publicUrl}/issuers/${tenantId}/status-lists/${row.id}`,
+      bits: row.bits,
+      size: row.size,
+      capacity: row.capacity,
+      allocated: row.allocated,
+      version: row.version,
+      signedAt: row.tokenSignedAt?.toISOString() ?? null,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    }
   }
 }

@@ -72,7 +72,13 @@ export interface CertificatePlan {
   dnsNames: string[]
   /** Issuer alternative name of generated certificates: the tenant's credential issuer URL. */
   issuerUri: string
+  /** Where the chain's root publishes its CRL (internal-ca only): `crlUriOf`. */
+  crlUri?: string
 }
+
+/** The CRL distribution point of an internal CA's leaves: served by the tenant's issuer. */
+export const crlUriOf = (issuerUri: string, keyChainId: string) =>
+  `${issuerUri}/crl/${encodeURIComponent(keyChainId)}`
 
 /** The subject with `C=<country>` added when it names no country yet. */
 export function withCountry(subject: string, country: string | undefined): string {
@@ -83,8 +89,9 @@ export function withCountry(subject: string, country: string | undefined): strin
 /**
  * A leaf certificate for a db key: self-signed, or issued by the chain's root. It follows the
  * ISO 18013-5 Document Signer profile (Annex B.1.4: mdlDS extended key usage, key usage
- * digitalSignature only, authority and subject key identifiers, issuer alternative name), so one
- * key chain signs mdoc and SD-JWT credentials alike; no CRL distribution point, as we publish no CRL.
+ * digitalSignature only, authority and subject key identifiers, issuer alternative name, and,
+ * when an internal CA issues it, the CRL distribution point where the issuer serves that CA's CRL),
+ * so one key chain signs mdoc and SD-JWT credentials alike.
  */
 export async function certifyLocalKey(
   pair: KeyPairJwks,
@@ -101,6 +108,7 @@ export async function certifyLocalKey(
     dnsNames: plan.dnsNames,
     documentSigner: true,
     issuerAltNameUri: plan.issuerUri,
+    ...(root && plan.crlUri ? { crlDistributionPoints: [plan.crlUri] } : {}),
     now,
   })
 }
@@ -136,6 +144,7 @@ export async function createMaterial(
         validityDays: input.certificate?.validityDays ?? DEFAULT_VALIDITY_DAYS,
         dnsNames: input.certificate?.dnsNames ?? defaults.dnsNames,
         issuerUri: defaults.issuerUri,
+        crlUri: crlUriOf(defaults.issuerUri, context.keyChainId),
       }
       const pair = await generateKeyPair(input.algorithm)
       let root: { privateJwk: JWK; certificate: string } | undefined

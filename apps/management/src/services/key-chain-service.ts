@@ -32,6 +32,7 @@ import type { JWK } from 'jose'
 import {
   certifyLocalKey,
   createMaterial,
+  crlUriOf,
   describeExternalKey,
   localActiveColumns,
   type MaterialContext,
@@ -121,6 +122,7 @@ async function rotateRow(
       validityDays: Math.max(365, row.rotationIntervalDays + row.rotationGraceDays),
       dnsNames: row.dnsNames,
       issuerUri: issuerUriOf(deps, row.tenantId),
+      crlUri: crlUriOf(issuerUriOf(deps, row.tenantId), row.id),
     }
     const certificate = await certifyLocalKey(pair, plan, root, now)
     active = localActiveColumns(context, pair, [certificate], plan.mode)

@@ -103,10 +103,18 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         if (resolved.ok) claims[id] = resolved.claims
         else issues.push(...resolved.issues)
       }
+      if (input.txCode && input.grant === 'authorization_code')
+        issues.push({
+          path: 'body.txCode',
+          message: 'a transaction code belongs to the pre-authorized code grant',
+        })
       if (issues.length) throw new RuleViolationError('the offer cannot be made; see errors', issues)
 
       const now = deps.now()
       const code = randomBytes(32).toString('base64url')
+      const preAuthorized = input.grant !== 'authorization_code'
+      // OpenID4VCI §4.1.1: issuer_state binds the wallet's authorization request to this offer.
+      const issuerState = input.grant === 'pre-authorized_code' ? null : randomBytes(32).toString('base64url')
       const txCode = input.txCode
         ? (input.txCode.value ?? generateTxCode(input.txCode.inputMode, input.txCode.length))
         : undefined
@@ -127,15 +135,25 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         preAuthorizedCodeHash: codeHash(code),
         txCodeHash: txCode ? codeHash(txCode) : null,
         txCodeSpec,
+        issuerStateHash: issuerState ? codeHash(issuerState) : null,
         byReference: input.byReference,
         offerCodeEncrypted: input.byReference
-          ? deps.cipher.encrypt(code, `offer:${tenantId}/${sessionId}`)
+          ? deps.cipher.encrypt(
+              issuerState ? { code: preAuthorized ? code : null, issuerState } : code,
+              `offer:${tenantId}/${sessionId}`,
+            )
           : null,
         createdByClientId: actor.clientId,
         statusHandle: input.statusHandle ?? null,
         expiresAt,
       })
-      const credentialOffer = buildCredentialOffer(issuer, input.credentialConfigurationIds, code, txCodeSpec)
+      const credentialOffer = buildCredentialOffer(
+        issuer,
+        input.credentialConfigurationIds,
+        preAuthorized ? code : null,
+        txCodeSpec,
+        issuerState,
+      )
       const credentialOfferUri = input.byReference ? `${issuer}/offers/${sessionId}` : null
       const offerUri = credentialOfferUri
         ? `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`

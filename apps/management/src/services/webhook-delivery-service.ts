@@ -2,6 +2,7 @@ import {
   ConflictError,
   NotFoundError,
   type Page,
+  type Principal,
   type WebhookDelivery,
   type WebhookDeliveryListQuery,
   type WebhookReplayResult,
@@ -10,6 +11,7 @@ import {
   createWebhookDeliveryRepository,
   createWebhookEndpointRepository,
   type Database,
+  recordAudit,
   toWebhookDelivery,
 } from '@credential-service/db-schema'
 import type { WebhookOutbox } from '@credential-service/server-kit'
@@ -21,14 +23,37 @@ export interface WebhookDeliveryServiceDeps {
   now: () => Date
 }
 
-/** The outbox rows of one tenant's webhook endpoints: list, read, replay. */
-export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps, tenantId: string) {
+/** The outbox rows of one tenant's webhook endpoints: list, read, replay (audited). */
+export function createWebhookDeliveryService(
+  deps: WebhookDeliveryServiceDeps,
+  tenantId: string,
+  actor: Principal,
+) {
   const endpoints = createWebhookEndpointRepository(deps.db, tenantId)
   const deliveries = createWebhookDeliveryRepository(deps.db, tenantId)
   const requireEndpoint = async (endpointId: string) => {
     if (!(await endpoints.row(endpointId))) throw new NotFoundError('webhook endpoint', endpointId)
   }
   const notFound = (id: string) => new NotFoundError('webhook delivery', id)
+  // A replay sends personal data out again: who did it is recorded with the change itself.
+  const audited = <T>(
+    resourceId: string,
+    detail: Record<string, unknown>,
+    change: (tx: Database) => Promise<T>,
+  ) =>
+    deps.db.transaction(async (tx) => {
+      const result = await change(tx)
+      if (result !== undefined && result !== 0)
+        await recordAudit(tx, {
+          tenantId,
+          actorClientId: actor.clientId,
+          action: 'replay',
+          resourceType: 'webhook-delivery',
+          resourceId,
+          detail: { ...detail, ...(typeof result === 'number' ? { replayed: result } : {}) },
+        })
+      return result
+    })
 
   return {
     async list(endpointId: string, query: WebhookDeliveryListQuery): Promise<Page<WebhookDelivery>> {
@@ -44,7 +69,7 @@ export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps, t
 
     /** Queues one delivery again (any status but `delivering`) while its body is kept. */
     async replay(endpointId: string, id: string): Promise<WebhookDelivery> {
-      const row = await deliveries.replay(endpointId, id, deps.now())
+      const row = await audited(id, { endpointId }, (tx) => deliveries.replay(endpointId, id, deps.now(), tx))
       if (!row) {
         const current = await deliveries.get(endpointId, id)
         if (!current) throw notFound(id)
@@ -61,7 +86,9 @@ export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps, t
     /** Queues every failed delivery of the endpoint again. */
     async replayFailed(endpointId: string): Promise<WebhookReplayResult> {
       await requireEndpoint(endpointId)
-      const replayed = await deliveries.replayFailed(endpointId, deps.now())
+      const replayed = await audited(`${endpointId}/failed`, { endpointId }, (tx) =>
+        deliveries.replayFailed(endpointId, deps.now(), tx),
+      )
       if (replayed > 0) void deps.outbox.kick()
       return { replayed }
     },

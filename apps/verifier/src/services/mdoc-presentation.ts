@@ -1,10 +1,11 @@
-import type { X509Certificate } from 'node:crypto'
+import { msoStatusEntry, type StatusListEntry } from '@credential-service/crypto'
 import type { DeviceResponse } from '@owf/mdoc'
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose'
 import { loadMdoc } from './mdoc-context'
 import { PresentationRejected } from './sd-jwt-presentation'
+import { requireValidEntry, type StatusCheck } from './status-list'
 
-export interface MdocCheck {
+export interface MdocCheck extends StatusCheck {
   presentation: string
   docType: string
   clientId: string
@@ -12,16 +13,14 @@ export interface MdocCheck {
   responseUri: string
   /** The request's encryption key when the response was encrypted (its thumbprint enters the transcript). */
   encryptionJwk: JWK | undefined
-  anchors: X509Certificate[]
-  acceptAnyIssuer: boolean
-  now: Date
 }
 
 /**
  * Verifies an mdoc `DeviceResponse` (OpenID4VP Appendix B.2, checklist V-29, V-30) with @owf/mdoc:
  * issuer signature and `x5chain` to a trust anchor, value digests, validity, and the device
  * signature over the OpenID4VP SessionTranscript built from this request's client id, nonce,
- * response URI and encryption key thumbprint. Returns the elements per namespace.
+ * response URI and encryption key thumbprint; the MSO's status list entry, when it has one, must be
+ * VALID (checklist V-33). Returns the elements per namespace.
  */
 export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<string, unknown>> {
   const {
@@ -69,6 +68,13 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
     throw new PresentationRejected('the DeviceResponse must hold exactly one document')
   if (document.docType !== check.docType)
     throw new PresentationRejected(`docType '${document.docType}' was not requested`)
+  let entry: StatusListEntry | undefined
+  try {
+    entry = await msoStatusEntry(document.issuerSigned.issuerAuth.payload ?? new Uint8Array())
+  } catch {
+    throw new PresentationRejected('the MSO status is not a status_list {idx, uri}')
+  }
+  if (entry) await requireValidEntry(entry, check)
   const claims: Record<string, unknown> = {}
   for (const namespace of document.issuerSigned.issuerNamespaces.issuerNamespaces.keys()) {
     claims[namespace] = document.issuerSigned.getPrettyClaims(namespace)

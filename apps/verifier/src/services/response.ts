@@ -224,6 +224,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
             anchors,
             acceptAnyIssuer: config.acceptAnyIssuer,
             now,
+            outbound: deps.outbound,
           })
           checkClaims(query, claims)
           result[id]?.push(claims)

@@ -31,6 +31,13 @@ export interface SdJwtCheck {
 
 const KB_MAX_AGE_SECONDS = 300
 const KB_MAX_SKEW_SECONDS = 60
+/**
+ * Leeway for `iat`/`nbf`/`exp` of the credential and of its status list token. `now` is read when the
+ * response arrives, and the list is often signed while it is fetched after that (or on a host whose
+ * clock runs a little ahead): without leeway its `iat` is "not yet valid" at a second boundary.
+ * Small, since it also lets an expired credential through for that long.
+ */
+const CLOCK_SKEW_SECONDS = 10
 
 /**
  * Verifies an SD-JWT VC presentation (OpenID4VP Appendix B.3, checklist V-28, V-32): the issuer
@@ -72,6 +79,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   try {
     result = await instance.verify(check.presentation, {
       currentDate: Math.floor(check.now.getTime() / 1000),
+      skewSeconds: CLOCK_SKEW_SECONDS,
       ...(check.requireHolderBinding ? { keyBindingNonce: check.nonce } : {}),
     })
     kb = (result as { kb?: typeof kb }).kb

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { zPageQuery, zTimestamp } from './common'
 import { zTenantId } from './tenant'
 
-export const AUDIT_ACTIONS = ['create', 'update', 'delete', 'rotate-secret'] as const
+export const AUDIT_ACTIONS = ['create', 'update', 'delete', 'rotate-secret', 'replay'] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 export const AUDIT_RESOURCE_TYPES = [
@@ -12,11 +12,14 @@ export const AUDIT_RESOURCE_TYPES = [
   'credential-config',
   'presentation-config',
   'attribute-provider',
+  'login-provider',
   'webhook-endpoint',
+  'wallet-provider',
   'registrar-config',
   'registration-certificate',
   'session',
   'credential-status',
+  'webhook-delivery',
 ] as const
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]
 

@@ -90,6 +90,28 @@ export const zIssuerMetadataConfig = z
   .strict()
   .meta({ id: 'IssuerMetadataCredentialConfig' })
 
+/** Key attestation policy of a configuration (OpenID4VCI 1.0 Appendix D, §12.2.4 `key_attestations_required`). */
+export const zKeyAttestationPolicy = z
+  .object({
+    required: z.boolean().describe('Proofs must carry a key attestation from a trusted wallet provider'),
+    keyStorage: z
+      .array(z.string().min(1).max(100))
+      .min(1)
+      .max(20)
+      .optional()
+      .describe('Accepted `key_storage` values (e.g. `iso_18045_high`); the attestation must name one'),
+    userAuthentication: z
+      .array(z.string().min(1).max(100))
+      .min(1)
+      .max(20)
+      .optional()
+      .describe('Accepted `user_authentication` values; the attestation must name one'),
+  })
+  .strict()
+  .describe('Key attestation requirements (OpenID4VCI 1.0 Appendix D)')
+  .meta({ id: 'KeyAttestationPolicy' })
+export type KeyAttestationPolicy = z.infer<typeof zKeyAttestationPolicy>
+
 /** Credential configuration, version 2 (spec §2.1): field-based. */
 export const zCredentialConfigInput = z
   .object({
@@ -123,6 +145,38 @@ export const zCredentialConfigInput = z
       .max(100)
       .default(1)
       .describe('Credentials per request at most (one per proof key)'),
+    userAuthentication: z
+      .object({
+        loginProviderId: zConfigId.describe('The login provider that authenticates the holder'),
+        claims: z
+          .record(z.string().min(1).max(500), z.string().min(1).max(200))
+          .optional()
+          .describe(
+            "Field path joined by '.' (e.g. `address.locality`) → ID token or userinfo claim name that fills it",
+          ),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user',
+      ),
+    refreshTokens: z
+      .boolean()
+      .default(false)
+      .describe('Authorization code flow: hand out rotated one-time refresh tokens'),
+    dpop: z
+      .enum(['optional', 'required'])
+      .default('optional')
+      .describe(
+        'DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)',
+      ),
+    walletAttestation: z
+      .enum(['optional', 'required'])
+      .default('optional')
+      .describe(
+        'Wallet attestation client authentication (`attest_jwt_client_auth`) at the token endpoint: `required` refuses wallets without one',
+      ),
+    keyAttestation: zKeyAttestationPolicy.optional(),
   })
   .strict()
   .describe('Credential configuration, version 2 (spec §2.1), as sent to create or replace one')
@@ -136,6 +190,9 @@ export const zCredentialConfig = zCredentialConfigInput
     keyBinding: z.boolean(),
     statusManagement: z.boolean(),
     batchSize: z.number().int(),
+    refreshTokens: z.boolean(),
+    dpop: z.enum(['optional', 'required']),
+    walletAttestation: z.enum(['optional', 'required']),
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
   })

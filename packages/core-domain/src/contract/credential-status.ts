@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { zPageQuery, zTimestamp } from './common'
 
 /**
  * Statuses a credential can be given (draft-ietf-oauth-status-list §7.1): `valid` (0), `revoked`
@@ -38,3 +39,33 @@ export const zCredentialStatusChanged = z
   })
   .meta({ id: 'CredentialStatusChanged' })
 export type CredentialStatusChanged = z.infer<typeof zCredentialStatusChanged>
+
+/** A Token Status List of the tenant, as published at its `uri` (draft-ietf-oauth-status-list §5). */
+export const zStatusList = z
+  .object({
+    id: z.string(),
+    keyChainId: z.string().describe('The key chain whose credentials the list covers and which signs it'),
+    uri: z
+      .string()
+      .describe('Where relying parties fetch the signed list (`status_list.uri` in credentials)'),
+    bits: z.number().int().describe('Bits per entry'),
+    size: z.number().int().describe('Entries in the published list'),
+    capacity: z
+      .number()
+      .int()
+      .describe('Entries handed out at most (random indexes stay cheap to find); then a new list opens'),
+    allocated: z.number().int().describe('Entries handed out to credentials so far'),
+    version: z.number().int().describe('Moves with every status change'),
+    signedAt: zTimestamp
+      .nullable()
+      .describe('When the published token was last signed; null before the first fetch'),
+    createdAt: zTimestamp,
+    updatedAt: zTimestamp,
+  })
+  .meta({ id: 'StatusList' })
+export type StatusList = z.infer<typeof zStatusList>
+
+export const zStatusListQuery = zPageQuery
+  .extend({ keyChainId: z.string().max(128).optional().describe('Lists of this key chain only') })
+  .strict()
+export type StatusListQuery = z.infer<typeof zStatusListQuery>

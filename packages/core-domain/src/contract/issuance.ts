@@ -4,6 +4,7 @@ import { zConfigId } from './credential-config'
 import { zStatusHandle } from './credential-status'
 
 export const PRE_AUTHORIZED_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
+export const AUTHORIZATION_CODE_GRANT = 'authorization_code'
 
 export const zTxCodeSpec = z
   .object({
@@ -31,7 +32,12 @@ export const zOfferCreate = z
       .min(1)
       .max(20)
       .refine((ids) => new Set(ids).size === ids.length, 'configuration ids must not repeat'),
-    grant: z.enum(['pre-authorized_code']).default('pre-authorized_code'),
+    grant: z
+      .enum(['pre-authorized_code', 'authorization_code', 'both'])
+      .default('pre-authorized_code')
+      .describe(
+        'Grant(s) of the offer (OpenID4VCI §4.1.1): `authorization_code` gives the wallet an `issuer_state` to start the authorization code flow with; `both` offers either',
+      ),
     txCode: zTxCodeSpec.optional().describe('Require a transaction code sent to the holder out of band'),
     claims: z
       .record(zConfigId, z.record(z.string(), z.unknown()))
@@ -112,29 +118,43 @@ export const zIssuanceSession = z
   .meta({ id: 'IssuanceSession' })
 export type IssuanceSession = z.infer<typeof zIssuanceSession>
 
-/** The credential offer object (OpenID4VCI §4.1.1), pre-authorized code grant. */
+/**
+ * The credential offer object (OpenID4VCI §4.1.1): the pre-authorized code grant when `code` is
+ * set, the authorization code grant when `issuerState` is.
+ */
 export function buildCredentialOffer(
   issuer: string,
   ids: string[],
-  code: string,
+  code: string | null,
   txCode: { inputMode: string; length: number; description?: string | undefined } | null | undefined,
+  issuerState?: string | null,
 ): Record<string, unknown> {
   return {
     credential_issuer: issuer,
     credential_configuration_ids: ids,
     grants: {
-      [PRE_AUTHORIZED_CODE_GRANT]: {
-        'pre-authorized_code': code,
-        ...(txCode
-          ? {
-              tx_code: {
-                input_mode: txCode.inputMode,
-                length: txCode.length,
-                ...(txCode.description ? { description: txCode.description } : {}),
-              },
-            }
-          : {}),
-      },
+      ...(issuerState ? { [AUTHORIZATION_CODE_GRANT]: { issuer_state: issuerState } } : {}),
+      ...(code === null ? {} : preAuthorizedGrant(code, txCode)),
+    },
+  }
+}
+
+function preAuthorizedGrant(
+  code: string,
+  txCode: { inputMode: string; length: number; description?: string | undefined } | null | undefined,
+) {
+  return {
+    [PRE_AUTHORIZED_CODE_GRANT]: {
+      'pre-authorized_code': code,
+      ...(txCode
+        ? {
+            tx_code: {
+              input_mode: txCode.inputMode,
+              length: txCode.length,
+              ...(txCode.description ? { description: txCode.description } : {}),
+            },
+          }
+        : {}),
     },
   }
 }

@@ -12,12 +12,20 @@ export const zPresentationRetention = z
   .describe('Verified presentation claims: kept on the session, or dropped once the webhook has them')
   .meta({ id: 'PresentationRetention' })
 
+export const zCredentialEncryption = z
+  .enum(['optional', 'required'])
+  .describe(
+    'Credential request and response encryption at the issuer (OpenID4VCI 1.0 §10): offered to wallets, or required of them',
+  )
+  .meta({ id: 'CredentialEncryption' })
+
 export const zTenant = z
   .object({
     id: zTenantId,
     name: z.string(),
     description: z.string().nullable(),
     presentationRetention: zPresentationRetention,
+    credentialEncryption: zCredentialEncryption,
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
   })
@@ -30,6 +38,7 @@ export const zTenantCreate = z
     name: z.string().min(1).max(200),
     description: z.string().max(2000).optional(),
     presentationRetention: zPresentationRetention.default('keep'),
+    credentialEncryption: zCredentialEncryption.default('optional'),
   })
   .strict()
   .meta({ id: 'TenantCreate' })
@@ -40,6 +49,7 @@ export const zTenantUpdate = z
     name: z.string().min(1).max(200).optional(),
     description: z.string().max(2000).nullable().optional(),
     presentationRetention: zPresentationRetention.optional(),
+    credentialEncryption: zCredentialEncryption.optional(),
   })
   .strict()
   .meta({ id: 'TenantUpdate' })

@@ -32,6 +32,12 @@ export { valueMatches }
  */
 export const NON_DISCLOSABLE_CLAIMS = ['iss', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status'] as const
 
+/**
+ * Claims the issuer writes into every SD-JWT VC itself: a field of that name would be silently
+ * replaced at issuance, so it is refused at configuration time whether disclosable or not.
+ */
+export const ISSUER_SET_CLAIMS = ['iss', 'iat', 'exp', 'cnf', 'vct', 'vct#integrity', 'status'] as const
+
 const localeOf = (entry: { locale?: string; lang?: string }) =>
   (entry.locale ?? entry.lang ?? '').toLowerCase()
 
@@ -39,7 +45,8 @@ const localeOf = (entry: { locale?: string; lang?: string }) =>
  * Rules of a version 2 credential configuration beyond its shape: format-specific members
  * (spec §2.2–2.3: `docType` and a namespace per field for mdoc, `vct` and no namespace for SD-JWT),
  * unique claim paths, one display per locale (OpenID4VCI §12.2.4), default values of the declared type,
- * no claim that is both a leaf and a parent, and no disclosable registered claim (SD-JWT VC §3.2.2.2).
+ * no claim that is both a leaf and a parent, no disclosable registered claim (SD-JWT VC §3.2.2.2) and
+ * no field over a claim the issuer sets itself.
  */
 export function checkCredentialConfig(config: CredentialConfigData): ValidationIssue[] {
   const issues: ValidationIssue[] = []
@@ -68,6 +75,8 @@ export function checkCredentialConfig(config: CredentialConfigData): ValidationI
     const top = field.path[0] as string
     if (!mdoc && field.disclosable && (NON_DISCLOSABLE_CLAIMS as readonly string[]).includes(top)) {
       add(`fields.${index}.disclosable`, `'${top}' must not be selectively disclosable (SD-JWT VC §3.2.2.2)`)
+    } else if (!mdoc && (ISSUER_SET_CLAIMS as readonly string[]).includes(top)) {
+      add(`fields.${index}.path`, `'${top}' is set by the issuer in every credential; it cannot be a field`)
     }
     if (field.defaultValue !== undefined && !valueMatches(field.type, field.defaultValue)) {
       add(`fields.${index}.defaultValue`, `not a value of type '${field.type}'`)

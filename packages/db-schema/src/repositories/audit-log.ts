@@ -23,7 +23,7 @@ export interface AuditEntry {
 }
 
 // Sessions and credential statuses are not part of what the tenant caches hold: no announcement.
-const UNCACHED: ReadonlySet<AuditResourceType> = new Set(['session', 'credential-status'])
+const UNCACHED: ReadonlySet<AuditResourceType> = new Set(['session', 'credential-status', 'webhook-delivery'])
 
 /**
  * Records a change; every audited change of a tenant's configuration is also announced to the

@@ -3,9 +3,11 @@ import type {
   CredentialConfig,
   CredentialConfigData,
   EndpointAuth,
+  LoginProvider,
   PageQuery,
   PresentationConfig,
   PresentationConfigData,
+  WalletProvider,
   WebhookEndpoint,
 } from '@credential-service/core-domain'
 import { and, asc, eq, getTableName, gt, type SQL } from 'drizzle-orm'
@@ -16,9 +18,13 @@ import {
   attributeProviders,
   type CredentialConfigRow,
   credentialConfigs,
+  type LoginProviderRow,
+  loginProviders,
   type PresentationConfigRow,
   presentationConfigs,
+  type WalletProviderRow,
   type WebhookEndpointRow,
+  walletProviders,
   webhookEndpoints,
 } from '../schema'
 import { decodeCursor, toPage } from './pagination'
@@ -106,6 +112,18 @@ export function toCredentialConfig(row: CredentialConfigRow): CredentialConfig {
     keyBinding: row.keyBinding,
     statusManagement: row.statusManagement,
     batchSize: row.batchSize,
+    ...(row.loginProviderId
+      ? {
+          userAuthentication: {
+            loginProviderId: row.loginProviderId,
+            ...optional('claims', row.loginClaims),
+          },
+        }
+      : {}),
+    refreshTokens: row.refreshTokens,
+    dpop: row.dpop as CredentialConfig['dpop'],
+    walletAttestation: row.walletAttestation as CredentialConfig['walletAttestation'],
+    ...optional('keyAttestation', row.keyAttestation),
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   }
@@ -128,6 +146,12 @@ export function credentialConfigColumns(config: CredentialConfigData) {
     keyBinding: config.keyBinding,
     statusManagement: config.statusManagement,
     batchSize: config.batchSize,
+    loginProviderId: config.userAuthentication?.loginProviderId ?? null,
+    loginClaims: config.userAuthentication?.claims ?? null,
+    refreshTokens: config.refreshTokens,
+    dpop: config.dpop,
+    walletAttestation: config.walletAttestation,
+    keyAttestation: config.keyAttestation ?? null,
   }
 }
 
@@ -184,6 +208,19 @@ export function toAttributeProvider(row: AttributeProviderRow): AttributeProvide
   }
 }
 
+export function toLoginProvider(row: LoginProviderRow): LoginProvider {
+  return {
+    id: row.id,
+    description: row.description,
+    issuer: row.issuer,
+    clientId: row.clientId,
+    scopes: row.scopes,
+    hasClientSecret: row.clientSecretEncrypted !== null,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  }
+}
+
 export function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   return {
     id: row.id,
@@ -223,5 +260,31 @@ export const createWebhookEndpointRepository = (db: Database, tenantId: string) 
     webhookEndpoints as unknown as OwnedTable,
     tenantId,
     toWebhookEndpoint,
+  )
+export const createLoginProviderRepository = (db: Database, tenantId: string) =>
+  owned<LoginProviderRow, LoginProvider>(
+    db,
+    loginProviders as unknown as OwnedTable,
+    tenantId,
+    toLoginProvider,
+  )
+
+export function toWalletProvider(row: WalletProviderRow): WalletProvider {
+  return {
+    id: row.id,
+    name: row.name,
+    ...optional('description', row.description),
+    trustAnchors: row.trustAnchors,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  }
+}
+
+export const createWalletProviderRepository = (db: Database, tenantId: string) =>
+  owned<WalletProviderRow, WalletProvider>(
+    db,
+    walletProviders as unknown as OwnedTable,
+    tenantId,
+    toWalletProvider,
   )
 export type OwnedRepository<T> = ReturnType<typeof owned<{ id: string }, T>>

@@ -2,6 +2,7 @@ import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, type SQL, sql } from 
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import type { Database, Executor } from '../database'
 import {
+  type authorizationRequests,
   type IssuanceSessionRow,
   issuanceNotifications,
   issuanceSessions,
@@ -19,6 +20,7 @@ const INSERT_COLUMNS = [
   'preAuthorizedCodeHash',
   'txCodeHash',
   'txCodeSpec',
+  'issuerStateHash',
   'byReference',
   'offerCodeEncrypted',
   'createdByClientId',
@@ -246,6 +248,27 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
     },
 
     /**
+     * Authorization code flow (OpenID4VCI §5): the token request moves the session of an
+     * authorized request out of `offered`, so the offer's pre-authorized code no longer redeems.
+     */
+    async redeemAuthorized(id: string, at: Date): Promise<IssuanceSessionRow | undefined> {
+      const [row] = await db
+        .update(issuanceSessions)
+        .set({ status: 'token_issued', tokenIssuedAt: at, offerCodeEncrypted: null, updatedAt: now() })
+        .where(and(byId(id), eq(issuanceSessions.status, 'offered'), gt(issuanceSessions.expiresAt, at)))
+        .returning()
+      return row
+    },
+
+    /** Replaces the sealed claims of an open session (claims from the holder's login). */
+    async sealClaims(id: string, claimsEncrypted: string): Promise<void> {
+      await db
+        .update(issuanceSessions)
+        .set({ claimsEncrypted, legacyClaims: null, updatedAt: now() })
+        .where(and(byId(id), eq(issuanceSessions.status, 'offered')))
+    },
+
+    /**
      * Fails the session with a reason shown to the integrator (never claim values), and drops the
      * claims and the offer code, which a failed session never uses.
      */
@@ -314,7 +337,7 @@ export async function purgeExpiredNonces(db: Database, before: Date, limit = 100
  */
 export async function deleteExpiredBatch(
   db: Executor,
-  table: typeof nonces | typeof issuanceSessions | typeof presentationSessions,
+  table: typeof nonces | typeof issuanceSessions | typeof presentationSessions | typeof authorizationRequests,
   key: AnyPgColumn,
   before: Date,
   limit: number,

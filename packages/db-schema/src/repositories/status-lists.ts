@@ -1,8 +1,9 @@
 import { randomInt } from 'node:crypto'
-import { newId } from '@credential-service/core-domain'
-import { and, asc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm'
+import { newId, type Page, type StatusListQuery } from '@credential-service/core-domain'
+import { and, asc, eq, gt, inArray, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type StatusListRow, statusListEntries, statusLists } from '../schema'
+import { decodeCursor, toPage } from './pagination'
 
 /** Entry values (draft-ietf-oauth-status-list §7.1). */
 export const STATUS_VALID = 0
@@ -134,6 +135,30 @@ export function createStatusListRepository(db: Database, tenantId: string) {
         picked.push(...inserted.map((row) => row.idx))
       }
       return picked.map((idx) => ({ listId: (list as StatusListRow).id, idx }))
+    },
+
+    /** The tenant's lists by id, optionally of one key chain (a page of `toPage`). */
+    async list(query: StatusListQuery): Promise<Page<StatusListRow>> {
+      const after = decodeCursor(query.cursor, 'status_lists')
+      const rows = await db
+        .select()
+        .from(statusLists)
+        .where(
+          and(
+            eq(statusLists.tenantId, tenantId),
+            query.keyChainId ? eq(statusLists.keyChainId, query.keyChainId) : undefined,
+            after === undefined ? undefined : gt(statusLists.id, after),
+          ),
+        )
+        .orderBy(asc(statusLists.id))
+        .limit(query.limit + 1)
+      return toPage(
+        'status_lists',
+        rows,
+        query.limit,
+        (row) => row.id,
+        (row) => row,
+      )
     },
 
     async get(id: string): Promise<StatusListRow | undefined> {

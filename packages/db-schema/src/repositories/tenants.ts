@@ -10,6 +10,7 @@ function toTenant(row: TenantRow): Tenant {
     name: row.name,
     description: row.description,
     presentationRetention: row.presentationRetention as Tenant['presentationRetention'],
+    credentialEncryption: row.credentialEncryption as Tenant['credentialEncryption'],
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   }
@@ -47,6 +48,7 @@ export function createTenantRepository(db: Database) {
         name: string
         description?: string | undefined
         presentationRetention?: string | undefined
+        credentialEncryption?: string | undefined
       },
       tx: Executor = db,
     ): Promise<Tenant | undefined> {
@@ -57,6 +59,7 @@ export function createTenantRepository(db: Database) {
           name: input.name,
           description: input.description ?? null,
           presentationRetention: input.presentationRetention ?? 'keep',
+          credentialEncryption: input.credentialEncryption ?? 'optional',
         })
         .onConflictDoNothing()
         .returning()

@@ -216,8 +216,13 @@ export function createWebhookDeliveryRepository(db: Database, tenantId: string) 
      * Queues a delivery again, due now, with a fresh count of attempts: any status but
      * `delivering` (an attempt under way), and only while the body is kept. Undefined otherwise.
      */
-    async replay(endpointId: string, id: string, now: Date): Promise<WebhookDeliveryRow | undefined> {
-      const [row] = await db
+    async replay(
+      endpointId: string,
+      id: string,
+      now: Date,
+      tx: Executor = db,
+    ): Promise<WebhookDeliveryRow | undefined> {
+      const [row] = await tx
         .update(t)
         .set({ status: 'pending', attempts: 0, nextAttemptAt: now, updatedAt: now, deliveredAt: null })
         .where(and(byId(endpointId, id), ne(t.status, 'delivering'), isNotNull(t.payloadEncrypted)))
@@ -226,8 +231,8 @@ export function createWebhookDeliveryRepository(db: Database, tenantId: string) 
     },
 
     /** Queues every failed delivery of the endpoint again; returns how many. */
-    async replayFailed(endpointId: string, now: Date): Promise<number> {
-      const rows = await db
+    async replayFailed(endpointId: string, now: Date, tx: Executor = db): Promise<number> {
+      const rows = await tx
         .update(t)
         .set({ status: 'pending', attempts: 0, nextAttemptAt: now, updatedAt: now })
         .where(and(ofEndpoint(endpointId), eq(t.status, 'failed'), isNotNull(t.payloadEncrypted)))

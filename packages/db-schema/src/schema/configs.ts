@@ -1,4 +1,4 @@
-import type { ClaimField, DcqlQuery } from '@credential-service/core-domain'
+import type { ClaimField, DcqlQuery, KeyAttestationPolicy } from '@credential-service/core-domain'
 import {
   boolean,
   foreignKey,
@@ -9,6 +9,7 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core'
+import { loginProviders } from './authorization'
 import { keyChains } from './key-chains'
 import { tenants } from './tenants'
 
@@ -67,6 +68,14 @@ export const credentialConfigs = pgTable(
     keyBinding: boolean().notNull(),
     statusManagement: boolean().notNull(),
     batchSize: integer().notNull(),
+    /** Authorization code flow: who logs the holder in (null: no holder login) … */
+    loginProviderId: text(),
+    /** … and which ID token claim fills which field (field path joined by '.'). */
+    loginClaims: jsonb().$type<Record<string, string>>(),
+    refreshTokens: boolean().notNull().default(false),
+    dpop: text().notNull().default('optional'),
+    walletAttestation: text().notNull().default('optional'),
+    keyAttestation: jsonb().$type<KeyAttestationPolicy>(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -84,6 +93,11 @@ export const credentialConfigs = pgTable(
       name: 'credential_configs_webhook_endpoint_fk',
       columns: [t.tenantId, t.webhookEndpointId],
       foreignColumns: [webhookEndpoints.tenantId, webhookEndpoints.id],
+    }).onDelete('no action'),
+    foreignKey({
+      name: 'credential_configs_login_provider_fk',
+      columns: [t.tenantId, t.loginProviderId],
+      foreignColumns: [loginProviders.tenantId, loginProviders.id],
     }).onDelete('no action'),
   ],
 )

@@ -41,6 +41,8 @@ export const issuanceSessions = pgTable(
     /** `tx_code` object of the offer (input_mode, length, description), to serve it by reference. */
     txCodeSpec: jsonb().$type<{ inputMode: string; length: number; description?: string | undefined }>(),
     txCodeAttempts: integer().notNull().default(0),
+    /** Authorization code grant of the offer (OpenID4VCI §4.1.1): `issuer_state`, hashed. */
+    issuerStateHash: text(),
     byReference: boolean().notNull().default(false),
     /** By-reference offers only: the pre-authorized code, encrypted, to serve the offer once. */
     offerCodeEncrypted: text(),
@@ -58,6 +60,7 @@ export const issuanceSessions = pgTable(
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('issuance_sessions_code').on(t.tenantId, t.preAuthorizedCodeHash),
+    uniqueIndex('issuance_sessions_issuer_state').on(t.tenantId, t.issuerStateHash),
     index('issuance_sessions_status').on(t.tenantId, t.status, t.createdAt),
     // Newest-first session lists, and the retention job across tenants.
     index('issuance_sessions_created').on(t.tenantId, t.createdAt, t.id),

@@ -7,6 +7,8 @@ export const tenants = pgTable('tenants', {
   description: text(),
   /** `keep` or `drop-after-delivery`: what happens to verified presentation claims once delivered. */
   presentationRetention: text().notNull().default('keep'),
+  /** `optional` or `required`: credential request/response encryption at the issuer (OpenID4VCI §10). */
+  credentialEncryption: text().notNull().default('optional'),
   /**
    * Random per creation of the id: management tokens carry it, so a token of a deleted tenant
    * does not work for a new tenant created with the same id (checklist S-108).

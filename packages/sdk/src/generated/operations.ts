@@ -29,6 +29,9 @@ import type {
   KeyChainPage,
   KeyChainRotate,
   KeyChainUpdate,
+  LoginProvider,
+  LoginProviderDefinition,
+  LoginProviderPage,
   MetricsText,
   OfferCreate,
   OfferCreated,
@@ -50,12 +53,17 @@ import type {
   SessionStatusChange,
   SignedSchemaMetadata,
   SignedSchemaMetadataVersion,
+  StatusList,
+  StatusListPage,
   Tenant,
   TenantCreate,
   TenantPage,
   TenantUpdate,
   TokenRequest,
   TokenResponse,
+  WalletProvider,
+  WalletProviderDefinition,
+  WalletProviderPage,
   WebhookDelivery,
   WebhookDeliveryPage,
   WebhookEndpoint,
@@ -175,7 +183,19 @@ export interface ManagementOperations {
    */
   createKeyChainOfTenant(tenantId: string, body: KeyChainCreate, options?: CallOptions): Promise<KeyChain>
   /**
-   * Create a credential offer (pre-authorized code grant)
+   * Create a login provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  createLoginProvider(body: LoginProviderDefinition, options?: CallOptions): Promise<LoginProvider>
+  /**
+   * Create a login provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  createLoginProviderOfTenant(tenantId: string, body: LoginProviderDefinition, options?: CallOptions): Promise<LoginProvider>
+  /**
+   * Create a credential offer (pre-authorized code and/or authorization code grant)
    *
    * Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
    *
@@ -183,7 +203,7 @@ export interface ManagementOperations {
    */
   createOffer(body: OfferCreate, options?: CallOptions): Promise<OfferCreated>
   /**
-   * Create a credential offer (pre-authorized code grant)
+   * Create a credential offer (pre-authorized code and/or authorization code grant)
    *
    * Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
    *
@@ -224,6 +244,18 @@ export interface ManagementOperations {
    * Roles (any of): `tenant:manage`.
    */
   createTenant(body: TenantCreate, options?: CallOptions): Promise<Tenant>
+  /**
+   * Create a wallet provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  createWalletProvider(body: WalletProviderDefinition, options?: CallOptions): Promise<WalletProvider>
+  /**
+   * Create a wallet provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  createWalletProviderOfTenant(tenantId: string, body: WalletProviderDefinition, options?: CallOptions): Promise<WalletProvider>
   /**
    * Create a webhook endpoint
    *
@@ -285,6 +317,18 @@ export interface ManagementOperations {
    */
   deleteKeyChainOfTenant(tenantId: string, keyChainId: string, options?: CallOptions): Promise<void>
   /**
+   * Delete a login provider; refused while another configuration references it
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  deleteLoginProvider(loginProviderId: string, options?: CallOptions): Promise<void>
+  /**
+   * Delete a login provider; refused while another configuration references it
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  deleteLoginProviderOfTenant(tenantId: string, loginProviderId: string, options?: CallOptions): Promise<void>
+  /**
    * Delete a presentation configuration; refused while another configuration references it
    *
    * Roles (any of): `presentation:config`.
@@ -334,6 +378,18 @@ export interface ManagementOperations {
    * Roles (any of): `tenant:manage`.
    */
   deleteTenant(tenantId: string, options?: CallOptions): Promise<void>
+  /**
+   * Delete a wallet provider; refused while another configuration references it
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  deleteWalletProvider(walletProviderId: string, options?: CallOptions): Promise<void>
+  /**
+   * Delete a wallet provider; refused while another configuration references it
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  deleteWalletProviderOfTenant(tenantId: string, walletProviderId: string, options?: CallOptions): Promise<void>
   /**
    * Delete a webhook endpoint; refused while another configuration references it
    *
@@ -409,6 +465,18 @@ export interface ManagementOperations {
    */
   getKeyChainOfTenant(tenantId: string, keyChainId: string, options?: CallOptions): Promise<KeyChain>
   /**
+   * Get a login provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  getLoginProvider(loginProviderId: string, options?: CallOptions): Promise<LoginProvider>
+  /**
+   * Get a login provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  getLoginProviderOfTenant(tenantId: string, loginProviderId: string, options?: CallOptions): Promise<LoginProvider>
+  /**
    * Prometheus metrics of the process that answers
    *
    * Requests, latency and errors per tenant and route, issuance and presentation counters, database pool and webhook deliveries (docs/metrics.md). Each process of a scaled deployment answers for itself: scrape every pod. A client bound to a tenant gets only the series of its tenant; an operator client (no tenant) gets all.
@@ -461,6 +529,22 @@ export interface ManagementOperations {
    */
   getSessionOfTenant(tenantId: string, id: string, options?: CallOptions): Promise<operations['getSessionOfTenant']['responses'][200]['content']['application/json']>
   /**
+   * Get a status list of the tenant
+   *
+   * Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+   *
+   * Roles (any of): `issuance:offer`, `issuance:config`.
+   */
+  getStatusList(statusListId: string, options?: CallOptions): Promise<StatusList>
+  /**
+   * Get a status list of the tenant
+   *
+   * Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+   *
+   * Roles (any of): `issuance:offer`, `issuance:config`.
+   */
+  getStatusListOfTenant(tenantId: string, statusListId: string, options?: CallOptions): Promise<StatusList>
+  /**
    * Get a tenant
    *
    * Roles (any of): `tenant:manage`, `tenant:read`, `tenant:admin`.
@@ -470,6 +554,18 @@ export interface ManagementOperations {
   getTokenJwks(options?: CallOptions): Promise<Jwks>
   /** Authorization server metadata (RFC 8414) of the built-in token server */
   getTokenServerMetadata(options?: CallOptions): Promise<AuthorizationServerMetadata>
+  /**
+   * Get a wallet provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  getWalletProvider(walletProviderId: string, options?: CallOptions): Promise<WalletProvider>
+  /**
+   * Get a wallet provider
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  getWalletProviderOfTenant(tenantId: string, walletProviderId: string, options?: CallOptions): Promise<WalletProvider>
   /**
    * Get a delivery of a webhook endpoint
    *
@@ -563,6 +659,18 @@ export interface ManagementOperations {
    */
   listKeyChainsOfTenant(tenantId: string, query?: operations['listKeyChainsOfTenant']['parameters']['query'], options?: CallOptions): Promise<KeyChainPage>
   /**
+   * List login providers
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  listLoginProviders(query?: operations['listLoginProviders']['parameters']['query'], options?: CallOptions): Promise<LoginProviderPage>
+  /**
+   * List login providers
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  listLoginProvidersOfTenant(tenantId: string, query?: operations['listLoginProvidersOfTenant']['parameters']['query'], options?: CallOptions): Promise<LoginProviderPage>
+  /**
    * List presentation configurations
    *
    * Roles (any of): `presentation:config`.
@@ -595,11 +703,39 @@ export interface ManagementOperations {
    */
   listSessionsOfTenant(tenantId: string, query?: operations['listSessionsOfTenant']['parameters']['query'], options?: CallOptions): Promise<SessionPage>
   /**
+   * List the status lists of the tenant
+   *
+   * Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+   *
+   * Roles (any of): `issuance:offer`, `issuance:config`.
+   */
+  listStatusLists(query?: operations['listStatusLists']['parameters']['query'], options?: CallOptions): Promise<StatusListPage>
+  /**
+   * List the status lists of the tenant
+   *
+   * Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+   *
+   * Roles (any of): `issuance:offer`, `issuance:config`.
+   */
+  listStatusListsOfTenant(tenantId: string, query?: operations['listStatusListsOfTenant']['parameters']['query'], options?: CallOptions): Promise<StatusListPage>
+  /**
    * List tenants (a tenant-bound client sees its own only)
    *
    * Roles (any of): `tenant:manage`, `tenant:read`.
    */
   listTenants(query?: operations['listTenants']['parameters']['query'], options?: CallOptions): Promise<TenantPage>
+  /**
+   * List wallet providers
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  listWalletProviders(query?: operations['listWalletProviders']['parameters']['query'], options?: CallOptions): Promise<WalletProviderPage>
+  /**
+   * List wallet providers
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  listWalletProvidersOfTenant(tenantId: string, query?: operations['listWalletProvidersOfTenant']['parameters']['query'], options?: CallOptions): Promise<WalletProviderPage>
   /**
    * List the deliveries of a webhook endpoint, newest first
    *
@@ -701,6 +837,18 @@ export interface ManagementOperations {
    */
   replaceCredentialConfigOfTenant(tenantId: string, credentialConfigId: string, body: CredentialConfigDefinition, options?: CallOptions): Promise<CredentialConfig>
   /**
+   * Replace a login provider (the path id wins over the body id)
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  replaceLoginProvider(loginProviderId: string, body: LoginProviderDefinition, options?: CallOptions): Promise<LoginProvider>
+  /**
+   * Replace a login provider (the path id wins over the body id)
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  replaceLoginProviderOfTenant(tenantId: string, loginProviderId: string, body: LoginProviderDefinition, options?: CallOptions): Promise<LoginProvider>
+  /**
    * Replace a presentation configuration (the path id wins over the body id)
    *
    * Roles (any of): `presentation:config`.
@@ -712,6 +860,18 @@ export interface ManagementOperations {
    * Roles (any of): `presentation:config`.
    */
   replacePresentationConfigOfTenant(tenantId: string, presentationConfigId: string, body: PresentationConfigDefinition, options?: CallOptions): Promise<PresentationConfig>
+  /**
+   * Replace a wallet provider (the path id wins over the body id)
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  replaceWalletProvider(walletProviderId: string, body: WalletProviderDefinition, options?: CallOptions): Promise<WalletProvider>
+  /**
+   * Replace a wallet provider (the path id wins over the body id)
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  replaceWalletProviderOfTenant(tenantId: string, walletProviderId: string, body: WalletProviderDefinition, options?: CallOptions): Promise<WalletProvider>
   /**
    * Replace a webhook endpoint (the path id wins over the body id)
    *
@@ -883,7 +1043,7 @@ export interface ManagementOperations {
    */
   updateKeyChainOfTenant(tenantId: string, keyChainId: string, body: KeyChainUpdate, options?: CallOptions): Promise<KeyChain>
   /**
-   * Update a tenant’s name or description
+   * Update a tenant’s name, description or settings
    *
    * Roles (any of): `tenant:manage`, `tenant:admin`.
    */
@@ -904,6 +1064,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   createCredentialConfigOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/credentials', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createKeyChain: { method: 'POST', path: '/api/key-chains', pathParams: [], body: 'required', query: false, auth: true },
   createKeyChainOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/key-chains', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
+  createLoginProvider: { method: 'POST', path: '/api/login-providers', pathParams: [], body: 'required', query: false, auth: true },
+  createLoginProviderOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/login-providers', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createOffer: { method: 'POST', path: '/api/offers', pathParams: [], body: 'required', query: false, auth: true },
   createOfferOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/offers', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createPresentationConfig: { method: 'POST', path: '/api/presentations', pathParams: [], body: 'required', query: false, auth: true },
@@ -911,6 +1073,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   createPresentationRequest: { method: 'POST', path: '/api/presentation-requests', pathParams: [], body: 'required', query: false, auth: true },
   createPresentationRequestOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/presentation-requests', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createTenant: { method: 'POST', path: '/api/tenants', pathParams: [], body: 'required', query: false, auth: true },
+  createWalletProvider: { method: 'POST', path: '/api/wallet-providers', pathParams: [], body: 'required', query: false, auth: true },
+  createWalletProviderOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/wallet-providers', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createWebhookEndpoint: { method: 'POST', path: '/api/webhook-endpoints', pathParams: [], body: 'required', query: false, auth: true },
   createWebhookEndpointOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/webhook-endpoints', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   deleteAttributeProvider: { method: 'DELETE', path: '/api/attribute-providers/{attributeProviderId}', pathParams: ['attributeProviderId'], body: 'none', query: false, auth: true },
@@ -921,6 +1085,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   deleteCredentialConfigOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/credentials/{credentialConfigId}', pathParams: ['tenantId', 'credentialConfigId'], body: 'none', query: false, auth: true },
   deleteKeyChain: { method: 'DELETE', path: '/api/key-chains/{keyChainId}', pathParams: ['keyChainId'], body: 'none', query: false, auth: true },
   deleteKeyChainOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}', pathParams: ['tenantId', 'keyChainId'], body: 'none', query: false, auth: true },
+  deleteLoginProvider: { method: 'DELETE', path: '/api/login-providers/{loginProviderId}', pathParams: ['loginProviderId'], body: 'none', query: false, auth: true },
+  deleteLoginProviderOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/login-providers/{loginProviderId}', pathParams: ['tenantId', 'loginProviderId'], body: 'none', query: false, auth: true },
   deletePresentationConfig: { method: 'DELETE', path: '/api/presentations/{presentationConfigId}', pathParams: ['presentationConfigId'], body: 'none', query: false, auth: true },
   deletePresentationConfigOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'none', query: false, auth: true },
   deleteRegistrarConfig: { method: 'DELETE', path: '/api/registrar', pathParams: [], body: 'none', query: false, auth: true },
@@ -928,6 +1094,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   deleteSession: { method: 'DELETE', path: '/api/sessions/{id}', pathParams: ['id'], body: 'none', query: false, auth: true },
   deleteSessionOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/sessions/{id}', pathParams: ['tenantId', 'id'], body: 'none', query: false, auth: true },
   deleteTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
+  deleteWalletProvider: { method: 'DELETE', path: '/api/wallet-providers/{walletProviderId}', pathParams: ['walletProviderId'], body: 'none', query: false, auth: true },
+  deleteWalletProviderOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/wallet-providers/{walletProviderId}', pathParams: ['tenantId', 'walletProviderId'], body: 'none', query: false, auth: true },
   deleteWebhookEndpoint: { method: 'DELETE', path: '/api/webhook-endpoints/{webhookEndpointId}', pathParams: ['webhookEndpointId'], body: 'none', query: false, auth: true },
   deleteWebhookEndpointOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: false, auth: true },
   getAttributeProvider: { method: 'GET', path: '/api/attribute-providers/{attributeProviderId}', pathParams: ['attributeProviderId'], body: 'none', query: false, auth: true },
@@ -941,6 +1109,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getHealth: { method: 'GET', path: '/api/health', pathParams: [], body: 'none', query: false, auth: false },
   getKeyChain: { method: 'GET', path: '/api/key-chains/{keyChainId}', pathParams: ['keyChainId'], body: 'none', query: false, auth: true },
   getKeyChainOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}', pathParams: ['tenantId', 'keyChainId'], body: 'none', query: false, auth: true },
+  getLoginProvider: { method: 'GET', path: '/api/login-providers/{loginProviderId}', pathParams: ['loginProviderId'], body: 'none', query: false, auth: true },
+  getLoginProviderOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/login-providers/{loginProviderId}', pathParams: ['tenantId', 'loginProviderId'], body: 'none', query: false, auth: true },
   getMetrics: { method: 'GET', path: '/api/metrics', pathParams: [], body: 'none', query: false, auth: true, text: true },
   getPresentationConfig: { method: 'GET', path: '/api/presentations/{presentationConfigId}', pathParams: ['presentationConfigId'], body: 'none', query: false, auth: true },
   getPresentationConfigOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'none', query: false, auth: true },
@@ -948,9 +1118,13 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getRegistrarConfigOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/registrar', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   getSession: { method: 'GET', path: '/api/sessions/{id}', pathParams: ['id'], body: 'none', query: false, auth: true },
   getSessionOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/sessions/{id}', pathParams: ['tenantId', 'id'], body: 'none', query: false, auth: true },
+  getStatusList: { method: 'GET', path: '/api/status-lists/{statusListId}', pathParams: ['statusListId'], body: 'none', query: false, auth: true },
+  getStatusListOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/status-lists/{statusListId}', pathParams: ['tenantId', 'statusListId'], body: 'none', query: false, auth: true },
   getTenant: { method: 'GET', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   getTokenJwks: { method: 'GET', path: '/api/oauth2/jwks', pathParams: [], body: 'none', query: false, auth: false },
   getTokenServerMetadata: { method: 'GET', path: '/api/.well-known/oauth-authorization-server', pathParams: [], body: 'none', query: false, auth: false },
+  getWalletProvider: { method: 'GET', path: '/api/wallet-providers/{walletProviderId}', pathParams: ['walletProviderId'], body: 'none', query: false, auth: true },
+  getWalletProviderOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/wallet-providers/{walletProviderId}', pathParams: ['tenantId', 'walletProviderId'], body: 'none', query: false, auth: true },
   getWebhookDelivery: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}', pathParams: ['webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
   getWebhookDeliveryOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}', pathParams: ['tenantId', 'webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
   getWebhookEndpoint: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}', pathParams: ['webhookEndpointId'], body: 'none', query: false, auth: true },
@@ -965,11 +1139,17 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   listCredentialConfigsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/credentials', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listKeyChains: { method: 'GET', path: '/api/key-chains', pathParams: [], body: 'none', query: true, auth: true },
   listKeyChainsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/key-chains', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
+  listLoginProviders: { method: 'GET', path: '/api/login-providers', pathParams: [], body: 'none', query: true, auth: true },
+  listLoginProvidersOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/login-providers', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listPresentationConfigs: { method: 'GET', path: '/api/presentations', pathParams: [], body: 'none', query: true, auth: true },
   listPresentationConfigsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/presentations', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listSessions: { method: 'GET', path: '/api/sessions', pathParams: [], body: 'none', query: true, auth: true },
   listSessionsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/sessions', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
+  listStatusLists: { method: 'GET', path: '/api/status-lists', pathParams: [], body: 'none', query: true, auth: true },
+  listStatusListsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/status-lists', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listTenants: { method: 'GET', path: '/api/tenants', pathParams: [], body: 'none', query: true, auth: true },
+  listWalletProviders: { method: 'GET', path: '/api/wallet-providers', pathParams: [], body: 'none', query: true, auth: true },
+  listWalletProvidersOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/wallet-providers', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listWebhookDeliveries: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries', pathParams: ['webhookEndpointId'], body: 'none', query: true, auth: true },
   listWebhookDeliveriesOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: true, auth: true },
   listWebhookEndpoints: { method: 'GET', path: '/api/webhook-endpoints', pathParams: [], body: 'none', query: true, auth: true },
@@ -984,8 +1164,12 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   replaceAttributeProviderOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/attribute-providers/{attributeProviderId}', pathParams: ['tenantId', 'attributeProviderId'], body: 'required', query: false, auth: true },
   replaceCredentialConfig: { method: 'PUT', path: '/api/credentials/{credentialConfigId}', pathParams: ['credentialConfigId'], body: 'required', query: false, auth: true },
   replaceCredentialConfigOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/credentials/{credentialConfigId}', pathParams: ['tenantId', 'credentialConfigId'], body: 'required', query: false, auth: true },
+  replaceLoginProvider: { method: 'PUT', path: '/api/login-providers/{loginProviderId}', pathParams: ['loginProviderId'], body: 'required', query: false, auth: true },
+  replaceLoginProviderOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/login-providers/{loginProviderId}', pathParams: ['tenantId', 'loginProviderId'], body: 'required', query: false, auth: true },
   replacePresentationConfig: { method: 'PUT', path: '/api/presentations/{presentationConfigId}', pathParams: ['presentationConfigId'], body: 'required', query: false, auth: true },
   replacePresentationConfigOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'required', query: false, auth: true },
+  replaceWalletProvider: { method: 'PUT', path: '/api/wallet-providers/{walletProviderId}', pathParams: ['walletProviderId'], body: 'required', query: false, auth: true },
+  replaceWalletProviderOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/wallet-providers/{walletProviderId}', pathParams: ['tenantId', 'walletProviderId'], body: 'required', query: false, auth: true },
   replaceWebhookEndpoint: { method: 'PUT', path: '/api/webhook-endpoints/{webhookEndpointId}', pathParams: ['webhookEndpointId'], body: 'required', query: false, auth: true },
   replaceWebhookEndpointOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}', pathParams: ['tenantId', 'webhookEndpointId'], body: 'required', query: false, auth: true },
   replayFailedWebhookDeliveries: { method: 'POST', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries/replay-failed', pathParams: ['webhookEndpointId'], body: 'none', query: false, auth: true },

@@ -140,7 +140,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update a tenant’s name or description
+         * Update a tenant’s name, description or settings
          * @description Roles (any of): `tenant:manage`, `tenant:admin`.
          */
         patch: operations["updateTenant"];
@@ -622,6 +622,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/login-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List login providers
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["listLoginProvidersOfTenant"];
+        put?: never;
+        /**
+         * Create a login provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        post: operations["createLoginProviderOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/login-providers/{loginProviderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a login provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["getLoginProviderOfTenant"];
+        /**
+         * Replace a login provider (the path id wins over the body id)
+         * @description Roles (any of): `issuance:config`.
+         */
+        put: operations["replaceLoginProviderOfTenant"];
+        post?: never;
+        /**
+         * Delete a login provider; refused while another configuration references it
+         * @description Roles (any of): `issuance:config`.
+         */
+        delete: operations["deleteLoginProviderOfTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/wallet-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List wallet providers
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["listWalletProvidersOfTenant"];
+        put?: never;
+        /**
+         * Create a wallet provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        post: operations["createWalletProviderOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/wallet-providers/{walletProviderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a wallet provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["getWalletProviderOfTenant"];
+        /**
+         * Replace a wallet provider (the path id wins over the body id)
+         * @description Roles (any of): `issuance:config`.
+         */
+        put: operations["replaceWalletProviderOfTenant"];
+        post?: never;
+        /**
+         * Delete a wallet provider; refused while another configuration references it
+         * @description Roles (any of): `issuance:config`.
+         */
+        delete: operations["deleteWalletProviderOfTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -850,6 +954,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/login-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List login providers
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["listLoginProviders"];
+        put?: never;
+        /**
+         * Create a login provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        post: operations["createLoginProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/login-providers/{loginProviderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a login provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["getLoginProvider"];
+        /**
+         * Replace a login provider (the path id wins over the body id)
+         * @description Roles (any of): `issuance:config`.
+         */
+        put: operations["replaceLoginProvider"];
+        post?: never;
+        /**
+         * Delete a login provider; refused while another configuration references it
+         * @description Roles (any of): `issuance:config`.
+         */
+        delete: operations["deleteLoginProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/wallet-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List wallet providers
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["listWalletProviders"];
+        put?: never;
+        /**
+         * Create a wallet provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        post: operations["createWalletProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/wallet-providers/{walletProviderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a wallet provider
+         * @description Roles (any of): `issuance:config`.
+         */
+        get: operations["getWalletProvider"];
+        /**
+         * Replace a wallet provider (the path id wins over the body id)
+         * @description Roles (any of): `issuance:config`.
+         */
+        put: operations["replaceWalletProvider"];
+        post?: never;
+        /**
+         * Delete a wallet provider; refused while another configuration references it
+         * @description Roles (any of): `issuance:config`.
+         */
+        delete: operations["deleteWalletProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -1008,7 +1216,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a credential offer (pre-authorized code grant)
+         * Create a credential offer (pre-authorized code and/or authorization code grant)
          * @description Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
          *
          *     Roles (any of): `issuance:offer`.
@@ -1052,7 +1260,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a credential offer (pre-authorized code grant)
+         * Create a credential offer (pre-authorized code and/or authorization code grant)
          * @description Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
          *
          *     Roles (any of): `issuance:offer`.
@@ -1654,6 +1862,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/status-lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the status lists of the tenant
+         * @description Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+         *
+         *     Roles (any of): `issuance:offer`, `issuance:config`.
+         */
+        get: operations["listStatusListsOfTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/status-lists/{statusListId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a status list of the tenant
+         * @description Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+         *
+         *     Roles (any of): `issuance:offer`, `issuance:config`.
+         */
+        get: operations["getStatusListOfTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{id}/status": {
         parameters: {
             query?: never;
@@ -1700,6 +1952,50 @@ export interface paths {
          *     Roles (any of): `issuance:offer`.
          */
         post: operations["changeCredentialStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/status-lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the status lists of the tenant
+         * @description Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+         *
+         *     Roles (any of): `issuance:offer`, `issuance:config`.
+         */
+        get: operations["listStatusLists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/status-lists/{statusListId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a status list of the tenant
+         * @description Lists open per key chain as credentials of configurations with `statusManagement` are issued; each is published, signed, at its `uri`. What a list holds per credential is changed with the status routes.
+         *
+         *     Roles (any of): `issuance:offer`, `issuance:config`.
+         */
+        get: operations["getStatusList"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1836,9 +2132,9 @@ export interface components {
             /** @description Client that made the change; `system:rotation` for the key rotation job, `system:config-import` for the configuration import */
             actorClientId: string;
             /** @enum {string} */
-            action: "create" | "update" | "delete" | "rotate-secret";
+            action: "create" | "update" | "delete" | "rotate-secret" | "replay";
             /** @enum {string} */
-            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session" | "credential-status";
+            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
             resourceId: string;
             /** @description Names of the changed fields, for updates that record them */
             fields: string[];
@@ -1985,6 +2281,21 @@ export interface components {
             keyBinding: boolean;
             statusManagement: boolean;
             batchSize: number;
+            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user */
+            userAuthentication?: {
+                /** @description The login provider that authenticates the holder */
+                loginProviderId: string;
+                /** @description Field path joined by '.' (e.g. `address.locality`) → ID token or userinfo claim name that fills it */
+                claims?: {
+                    [key: string]: string;
+                };
+            };
+            refreshTokens: boolean;
+            /** @enum {string} */
+            dpop: "optional" | "required";
+            /** @enum {string} */
+            walletAttestation: "optional" | "required";
+            keyAttestation?: components["schemas"]["KeyAttestationPolicy"];
             /**
              * Format: date-time
              * @description RFC 3339 timestamp (UTC)
@@ -2029,12 +2340,44 @@ export interface components {
              * @default 1
              */
             batchSize?: number;
+            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user */
+            userAuthentication?: {
+                /** @description The login provider that authenticates the holder */
+                loginProviderId: string;
+                /** @description Field path joined by '.' (e.g. `address.locality`) → ID token or userinfo claim name that fills it */
+                claims?: {
+                    [key: string]: string;
+                };
+            };
+            /**
+             * @description Authorization code flow: hand out rotated one-time refresh tokens
+             * @default false
+             */
+            refreshTokens?: boolean;
+            /**
+             * @description DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)
+             * @default optional
+             * @enum {string}
+             */
+            dpop?: "optional" | "required";
+            /**
+             * @description Wallet attestation client authentication (`attest_jwt_client_auth`) at the token endpoint: `required` refuses wallets without one
+             * @default optional
+             * @enum {string}
+             */
+            walletAttestation?: "optional" | "required";
+            keyAttestation?: components["schemas"]["KeyAttestationPolicy"];
         };
         CredentialConfigPage: {
             items: components["schemas"]["CredentialConfig"][];
             /** @description Pass as `cursor` for the next page; null on the last page */
             nextCursor: string | null;
         };
+        /**
+         * @description Credential request and response encryption at the issuer (OpenID4VCI 1.0 §10): offered to wallets, or required of them
+         * @enum {string}
+         */
+        CredentialEncryption: "optional" | "required";
         /**
          * @description `dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)
          * @enum {string}
@@ -2201,6 +2544,15 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        /** @description Key attestation requirements (OpenID4VCI 1.0 Appendix D) */
+        KeyAttestationPolicy: {
+            /** @description Proofs must carry a key attestation from a trusted wallet provider */
+            required: boolean;
+            /** @description Accepted `key_storage` values (e.g. `iso_18045_high`); the attestation must name one */
+            keyStorage?: string[];
+            /** @description Accepted `user_authentication` values; the attestation must name one */
+            userAuthentication?: string[];
+        };
         /** @description Key chain (spec §2.4): public keys and certificates only */
         KeyChain: {
             /** @description Key chain identifier, referenced as `keyChainId` */
@@ -2331,6 +2683,57 @@ export interface components {
             name: string;
             locale: string;
         };
+        /** @description A stored login provider */
+        LoginProvider: {
+            id: string;
+            description: string | null;
+            /**
+             * Format: uri
+             * @description Issuer identifier of the OpenID provider; its discovery document is read from `<issuer>/.well-known/openid-configuration`
+             */
+            issuer: string;
+            /** @description Our client id at the provider */
+            clientId: string;
+            scopes: string[];
+            /** @description Whether a client secret is stored (it is never returned) */
+            hasClientSecret: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+        };
+        /** @description Login provider, as sent to create or replace one */
+        LoginProviderDefinition: {
+            id: string;
+            description?: string;
+            /**
+             * Format: uri
+             * @description Issuer identifier of the OpenID provider; its discovery document is read from `<issuer>/.well-known/openid-configuration`
+             */
+            issuer: string;
+            /** @description Our client id at the provider */
+            clientId: string;
+            /**
+             * @description Scopes asked for at login; `openid` is always added
+             * @default [
+             *       "openid"
+             *     ]
+             */
+            scopes?: string[];
+            /** @description Client secret (client_secret_basic); stored encrypted, never returned. Absent: public client */
+            clientSecret?: string;
+        };
+        LoginProviderPage: {
+            items: components["schemas"]["LoginProvider"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
         /** @description Prometheus text exposition format, version 0.0.4 */
         MetricsText: string;
         OAuthError: {
@@ -2340,10 +2743,11 @@ export interface components {
         OfferCreate: {
             credentialConfigurationIds: string[];
             /**
+             * @description Grant(s) of the offer (OpenID4VCI §4.1.1): `authorization_code` gives the wallet an `issuer_state` to start the authorization code flow with; `both` offers either
              * @default pre-authorized_code
              * @enum {string}
              */
-            grant?: "pre-authorized_code";
+            grant?: "pre-authorized_code" | "authorization_code" | "both";
             /** @description Require a transaction code sent to the holder out of band */
             txCode?: components["schemas"]["TxCodeSpec"];
             /** @description Claims per configuration id; without them, the configuration’s attribute provider is asked */
@@ -2774,12 +3178,47 @@ export interface components {
          * @enum {string}
          */
         SigningAlgorithm: "ES256" | "ES384" | "EdDSA";
+        StatusList: {
+            id: string;
+            /** @description The key chain whose credentials the list covers and which signs it */
+            keyChainId: string;
+            /** @description Where relying parties fetch the signed list (`status_list.uri` in credentials) */
+            uri: string;
+            /** @description Bits per entry */
+            bits: number;
+            /** @description Entries in the published list */
+            size: number;
+            /** @description Entries handed out at most (random indexes stay cheap to find); then a new list opens */
+            capacity: number;
+            /** @description Entries handed out to credentials so far */
+            allocated: number;
+            /** @description Moves with every status change */
+            version: number;
+            /** @description When the published token was last signed; null before the first fetch */
+            signedAt: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+        };
+        StatusListPage: {
+            items: components["schemas"]["StatusList"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
         Tenant: {
             /** @description Tenant identifier, used in URLs */
             id: string;
             name: string;
             description: string | null;
             presentationRetention: components["schemas"]["PresentationRetention"];
+            credentialEncryption: components["schemas"]["CredentialEncryption"];
             /**
              * Format: date-time
              * @description RFC 3339 timestamp (UTC)
@@ -2798,6 +3237,8 @@ export interface components {
             description?: string;
             /** @default keep */
             presentationRetention?: components["schemas"]["PresentationRetention"];
+            /** @default optional */
+            credentialEncryption?: components["schemas"]["CredentialEncryption"];
         };
         TenantPage: {
             items: components["schemas"]["Tenant"][];
@@ -2808,6 +3249,7 @@ export interface components {
             name?: string;
             description?: string | null;
             presentationRetention?: components["schemas"]["PresentationRetention"];
+            credentialEncryption?: components["schemas"]["CredentialEncryption"];
         };
         TokenRequest: {
             grant_type: string;
@@ -2921,6 +3363,41 @@ export interface components {
             "schema_uri#integrity"?: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A trusted wallet provider */
+        WalletProvider: {
+            /** @description Wallet provider id */
+            id: string;
+            /** @description Display name of the wallet provider */
+            name: string;
+            description?: string;
+            /** @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c */
+            trustAnchors: string[];
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+        };
+        /** @description A trusted wallet provider, as sent to create or replace one */
+        WalletProviderDefinition: {
+            /** @description Wallet provider id */
+            id: string;
+            /** @description Display name of the wallet provider */
+            name: string;
+            description?: string;
+            /** @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c */
+            trustAnchors: string[];
+        };
+        WalletProviderPage: {
+            items: components["schemas"]["WalletProvider"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
         };
         WebhookDelivery: {
             /** @description Delivery id; the event body carries it as `deliveryId` */
@@ -4284,6 +4761,264 @@ export interface operations {
             };
         };
     };
+    listLoginProvidersOfTenant: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProviderPage"];
+                };
+            };
+        };
+    };
+    createLoginProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProvider"];
+                };
+            };
+        };
+    };
+    getLoginProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                loginProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProvider"];
+                };
+            };
+        };
+    };
+    replaceLoginProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                loginProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProvider"];
+                };
+            };
+        };
+    };
+    deleteLoginProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                loginProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listWalletProvidersOfTenant: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProviderPage"];
+                };
+            };
+        };
+    };
+    createWalletProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProvider"];
+                };
+            };
+        };
+    };
+    getWalletProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                walletProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProvider"];
+                };
+            };
+        };
+    };
+    replaceWalletProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                walletProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProvider"];
+                };
+            };
+        };
+    };
+    deleteWalletProviderOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                walletProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listWebhookEndpointsOfTenant: {
         parameters: {
             query?: {
@@ -4772,6 +5507,240 @@ export interface operations {
             header?: never;
             path: {
                 attributeProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listLoginProviders: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProviderPage"];
+                };
+            };
+        };
+    };
+    createLoginProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProvider"];
+                };
+            };
+        };
+    };
+    getLoginProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                loginProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProvider"];
+                };
+            };
+        };
+    };
+    replaceLoginProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                loginProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginProvider"];
+                };
+            };
+        };
+    };
+    deleteLoginProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                loginProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listWalletProviders: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProviderPage"];
+                };
+            };
+        };
+    };
+    createWalletProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProvider"];
+                };
+            };
+        };
+    };
+    getWalletProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProvider"];
+                };
+            };
+        };
+    };
+    replaceWalletProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletProviderDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletProvider"];
+                };
+            };
+        };
+    };
+    deleteWalletProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                walletProviderId: string;
             };
             cookie?: never;
         };
@@ -5867,6 +6836,60 @@ export interface operations {
             };
         };
     };
+    listStatusListsOfTenant: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+                /** @description Lists of this key chain only */
+                keyChainId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusListPage"];
+                };
+            };
+        };
+    };
+    getStatusListOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                statusListId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusList"];
+                };
+            };
+        };
+    };
     changeSessionStatus: {
         parameters: {
             query?: never;
@@ -5917,6 +6940,55 @@ export interface operations {
             };
         };
     };
+    listStatusLists: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+                /** @description Lists of this key chain only */
+                keyChainId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusListPage"];
+                };
+            };
+        };
+    };
+    getStatusList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                statusListId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusList"];
+                };
+            };
+        };
+    };
     listAuditEventsOfTenant: {
         parameters: {
             query?: {
@@ -5924,8 +6996,8 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
-                action?: "create" | "update" | "delete" | "rotate-secret";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session" | "credential-status";
+                action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -5958,8 +7030,8 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
-                action?: "create" | "update" | "delete" | "rotate-secret";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "webhook-endpoint" | "registrar-config" | "registration-certificate" | "session" | "credential-status";
+                action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

@@ -29,6 +29,8 @@ export type CredentialConfig = components['schemas']['CredentialConfig']
 /** Credential configuration, version 2 (spec §2.1), as sent to create or replace one */
 export type CredentialConfigDefinition = components['schemas']['CredentialConfigDefinition']
 export type CredentialConfigPage = components['schemas']['CredentialConfigPage']
+/** Credential request and response encryption at the issuer (OpenID4VCI 1.0 §10): offered to wallets, or required of them */
+export type CredentialEncryption = components['schemas']['CredentialEncryption']
 /** `dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc) */
 export type CredentialFormat = components['schemas']['CredentialFormat']
 export type CredentialStatusChanged = components['schemas']['CredentialStatusChanged']
@@ -50,6 +52,8 @@ export type IssuanceStatus = components['schemas']['IssuanceStatus']
 export type IssuerMetadataCredentialConfig = components['schemas']['IssuerMetadataCredentialConfig']
 /** JWK Set (RFC 7517) of public keys */
 export type Jwks = components['schemas']['Jwks']
+/** Key attestation requirements (OpenID4VCI 1.0 Appendix D) */
+export type KeyAttestationPolicy = components['schemas']['KeyAttestationPolicy']
 /** Key chain (spec §2.4): public keys and certificates only */
 export type KeyChain = components['schemas']['KeyChain']
 export type KeyChainCreate = components['schemas']['KeyChainCreate']
@@ -62,6 +66,11 @@ export type KeyChainUpdate = components['schemas']['KeyChainUpdate']
 /** Where the private key lives (spec §2.4) */
 export type KmsProvider = components['schemas']['KmsProvider']
 export type LocalizedName = components['schemas']['LocalizedName']
+/** A stored login provider */
+export type LoginProvider = components['schemas']['LoginProvider']
+/** Login provider, as sent to create or replace one */
+export type LoginProviderDefinition = components['schemas']['LoginProviderDefinition']
+export type LoginProviderPage = components['schemas']['LoginProviderPage']
 /** Prometheus text exposition format, version 0.0.4 */
 export type MetricsText = components['schemas']['MetricsText']
 export type OAuthError = components['schemas']['OAuthError']
@@ -105,6 +114,8 @@ export type SignedSchemaMetadata = components['schemas']['SignedSchemaMetadata']
 export type SignedSchemaMetadataVersion = components['schemas']['SignedSchemaMetadataVersion']
 /** JWS algorithm; ES256 is required by HAIP */
 export type SigningAlgorithm = components['schemas']['SigningAlgorithm']
+export type StatusList = components['schemas']['StatusList']
+export type StatusListPage = components['schemas']['StatusListPage']
 export type Tenant = components['schemas']['Tenant']
 export type TenantCreate = components['schemas']['TenantCreate']
 export type TenantPage = components['schemas']['TenantPage']
@@ -119,6 +130,11 @@ export type TypeMetadataClaimDisplay = components['schemas']['TypeMetadataClaimD
 export type TypeMetadataDisplay = components['schemas']['TypeMetadataDisplay']
 /** Type metadata members; with a credentialConfigId they replace the derived ones */
 export type TypeMetadataMembers = components['schemas']['TypeMetadataMembers']
+/** A trusted wallet provider */
+export type WalletProvider = components['schemas']['WalletProvider']
+/** A trusted wallet provider, as sent to create or replace one */
+export type WalletProviderDefinition = components['schemas']['WalletProviderDefinition']
+export type WalletProviderPage = components['schemas']['WalletProviderPage']
 export type WebhookDelivery = components['schemas']['WebhookDelivery']
 export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage']
 /** `pending`: waits for its next attempt; `delivering`: an attempt is under way; `delivered`: a 2xx answer came; `failed`: every attempt failed (replay it to try again) */

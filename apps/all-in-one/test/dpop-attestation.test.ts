@@ -1,0 +1,558 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { x5cEntry } from '@credential-service/crypto'
+import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import {
+  type CallbackContext,
+  clientAuthenticationClientAttestationJwt,
+  createClientAttestationJwt,
+  setGlobalConfig,
+} from '@openid4vc/oauth2'
+import { Openid4vciClient } from '@openid4vc/openid4vci'
+import type { FastifyInstance } from 'fastify'
+import { decodeJwt, type JWK } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import { startAllInOne, tenantAdmin } from './harness'
+
+// oid4vc-ts over real HTTP on 127.0.0.1.
+setGlobalConfig({ allowInsecureUrls: true })
+
+const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
+
+describe.each(testDatabases())(
+  'DPoP (RFC 9449) and wallet attestation (ABCA -07) on $name',
+  (testDatabase) => {
+    let app: FastifyInstance
+    let baseUrl: string
+    let admin: Record<string, string>
+    const tenant = `dpop-${crypto.randomUUID().slice(0, 8)}`
+    let issuer: string
+    let trusted: Awaited<ReturnType<typeof attester>>
+    let untrusted: Awaited<ReturnType<typeof attester>>
+
+    beforeAll(async () => {
+      const port = 41_000 + Math.floor(Math.random() * 8000)
+      baseUrl = `http://127.0.0.1:${port}`
+      issuer = `${baseUrl}/issuers/${tenant}`
+      const started = await startAllInOne(testDatabase as TestDatabase, baseUrl)
+      app = started.app
+      await app.listen({ host: '127.0.0.1', port })
+      ;({ admin } = await tenantAdmin(app, started, tenant, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+      ]))
+      const post = async (url: string, payload: unknown) => {
+        const response = await app.inject({ method: 'POST', url, headers: admin, payload: payload as never })
+        expect(response.statusCode, response.body).toBe(201)
+        return response.json()
+      }
+      await post('/api/key-chains', {
+        source: 'generate',
+        id: 'keys',
+        certificate: { subject: 'CN=DPoP,C=DE' },
+      })
+      const pid = (id: string, extra: Record<string, unknown> = {}) => ({
+        id,
+        config: { format: 'dc+sd-jwt', vct: `urn:example:${id}` },
+        keyChainId: 'keys',
+        fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
+        ...extra,
+      })
+      await post('/api/credentials', pid('pid'))
+      await post('/api/credentials', pid('haip', { dpop: 'required', walletAttestation: 'required' }))
+      trusted = await attester('Trusted Wallet')
+      untrusted = await attester('Unknown Wallet')
+      await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
+    }, 60_000)
+    afterAll(() => app?.close())
+
+    async function offer(configurationId: string): Promise<string> {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/offers',
+        headers: admin,
+        payload: {
+          credentialConfigurationIds: [configurationId],
+          claims: { [configurationId]: { given_name: 'Erika' } },
+        },
+      })
+      expect(response.statusCode, response.body).toBe(201)
+      return response.json().credentialOffer.grants[PRE_AUTH]['pre-authorized_code']
+    }
+
+    async function serverNonce(): Promise<string> {
+      const response = await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })
+      return response.headers['dpop-nonce'] as string
+    }
+
+    async function dpop(
+      key: KeyPair,
+      options: {
+        htm?: string
+        htu?: string
+        nonce?: string | null
+        iat?: number
+        jti?: string
+        ath?: string
+        header?: Record<string, unknown>
+        omit?: string[]
+      } = {},
+    ): Promise<string> {
+      const payload: Record<string, unknown> = {
+        htm: options.htm ?? 'POST',
+        htu: options.htu ?? `${issuer}/token`,
+        iat: options.iat ?? Math.floor(Date.now() / 1000),
+        jti: options.jti ?? randomBytes(12).toString('base64url'),
+        ...(options.ath ? { ath: options.ath } : {}),
+      }
+      const nonce = options.nonce === undefined ? await serverNonce() : options.nonce
+      if (nonce !== null) payload.nonce = nonce
+      for (const name of options.omit ?? []) delete payload[name]
+      return sign(key, { typ: 'dpop+jwt', jwk: key.publicJwk, ...options.header }, payload)
+    }
+
+    /** A wallet attestation and its PoP, from `from` (trusted by default). */
+    async function attestation(
+      options: {
+        from?: Awaited<ReturnType<typeof attester>>
+        x5c?: string[]
+        sub?: string | null
+        exp?: number
+        aud?: string
+        popKey?: KeyPair
+        jti?: string
+      } = {},
+    ) {
+      const from = options.from ?? trusted
+      const instance = await keyPair()
+      const now = Math.floor(Date.now() / 1000)
+      const payload: Record<string, unknown> = {
+        iss: 'https://wallet.example.com',
+        sub: 'wallet-client',
+        exp: options.exp ?? now + 600,
+        iat: now,
+        cnf: { jwk: instance.publicJwk },
+      }
+      if (options.sub === null) delete payload.sub
+      else if (options.sub) payload.sub = options.sub
+      const jwt = await sign(
+        from.leaf,
+        { typ: 'oauth-client-attestation+jwt', x5c: options.x5c ?? from.x5c },
+        payload,
+      )
+      const pop = await sign(
+        options.popKey ?? instance,
+        { typ: 'oauth-client-attestation-pop+jwt' },
+        {
+          iss: 'wallet-client',
+          aud: options.aud ?? issuer,
+          jti: options.jti ?? randomBytes(12).toString('base64url'),
+          iat: now,
+        },
+      )
+      return { 'oauth-client-attestation': jwt, 'oauth-client-attestation-pop': pop }
+    }
+
+    const tokenRequest = (
+      code: string,
+      headers: Record<string, string> = {},
+      form: Record<string, string> = {},
+    ) =>
+      app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/token`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        payload: new URLSearchParams({
+          grant_type: PRE_AUTH,
+          'pre-authorized_code': code,
+          ...form,
+        }).toString(),
+      })
+
+    it('I-14 / RFC 8414, HAIP 4.1: AS metadata lists DPoP algs and attest_jwt_client_auth', async () => {
+      const response = await app.inject({ url: `/.well-known/oauth-authorization-server/issuers/${tenant}` })
+      expect(response.json()).toMatchObject({
+        token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
+        dpop_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
+        client_attestation_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
+        client_attestation_pop_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
+      })
+    })
+
+    it('I-50 / RFC 9449 §8: the nonce endpoint answers a DPoP-Nonce header, fresh per tenant', async () => {
+      const response = await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })
+      expect(response.statusCode).toBe(200)
+      expect(response.headers['dpop-nonce']).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]+$/)
+    })
+
+    it('I-45 / RFC 9449 §5: a token request with a DPoP proof gets token_type DPoP and cnf.jkt', async () => {
+      const key = await keyPair()
+      const response = await tokenRequest(await offer('pid'), { dpop: await dpop(key) })
+      expect(response.statusCode, response.body).toBe(200)
+      expect(response.json().token_type).toBe('DPoP')
+      expect(decodeJwt(response.json().access_token).cnf).toStrictEqual({ jkt: key.jkt })
+      expect(response.headers['dpop-nonce']).toBeTypeOf('string')
+    })
+
+    it('pre-authorized code without DPoP stays a Bearer token when DPoP is optional (bench flow)', async () => {
+      const response = await tokenRequest(await offer('pid'))
+      expect(response.statusCode).toBe(200)
+      expect(response.json().token_type).toBe('Bearer')
+    })
+
+    it('I-47, S-44 / RFC 9449 §8: no nonce or a stale one is use_dpop_nonce with a fresh DPoP-Nonce', async () => {
+      const key = await keyPair()
+      const code = await offer('pid')
+      for (const nonce of [
+        null,
+        '0.AAAAAAAAAAAAAAAAAAAAAAAA',
+        `${(await serverNonce()).split('.')[0]}.forged`,
+      ]) {
+        const response = await tokenRequest(code, { dpop: await dpop(key, { nonce }) })
+        expect(response.statusCode, String(nonce)).toBe(400)
+        expect(response.json().error).toBe('use_dpop_nonce')
+        expect(response.headers['dpop-nonce']).toMatch(/^[0-9a-z]+\./)
+      }
+      // The code was not spent by the refusals.
+      expect((await tokenRequest(code, { dpop: await dpop(key) })).statusCode).toBe(200)
+    })
+
+    it('S-40 / RFC 9449 §11.1: a replayed DPoP proof (same jti) is invalid_dpop_proof', async () => {
+      const key = await keyPair()
+      const proof = await dpop(key)
+      expect((await tokenRequest(await offer('pid'), { dpop: proof })).statusCode).toBe(200)
+      const replay = await tokenRequest(await offer('pid'), { dpop: proof })
+      expect(replay.statusCode).toBe(400)
+      expect(replay.json().error).toBe('invalid_dpop_proof')
+    })
+
+    it('S-41 / RFC 9449 §4.3: htm PUT and another htu fail; a query on htu is ignored', async () => {
+      const key = await keyPair()
+      for (const options of [
+        { htm: 'PUT' },
+        { htu: `${issuer}/credential` },
+        { htu: `${baseUrl}/issuers/other/token` },
+      ]) {
+        const response = await tokenRequest(await offer('pid'), { dpop: await dpop(key, options) })
+        expect(response.statusCode, JSON.stringify(options)).toBe(400)
+        expect(response.json().error).toBe('invalid_dpop_proof')
+      }
+      const withQuery = await tokenRequest(await offer('pid'), {
+        dpop: await dpop(key, { htu: `${issuer}/token?x=1#f` }),
+      })
+      expect(withQuery.statusCode, withQuery.body).toBe(200)
+    })
+
+    it('S-42 / RFC 9449 §4.3: iat ±10 s passes, ±1 h fails', async () => {
+      const key = await keyPair()
+      const now = Math.floor(Date.now() / 1000)
+      for (const iat of [now - 10, now + 10]) {
+        expect((await tokenRequest(await offer('pid'), { dpop: await dpop(key, { iat }) })).statusCode).toBe(
+          200,
+        )
+      }
+      for (const iat of [now - 3600, now + 3600]) {
+        const response = await tokenRequest(await offer('pid'), { dpop: await dpop(key, { iat }) })
+        expect(response.statusCode).toBe(400)
+        expect(response.json().error).toBe('invalid_dpop_proof')
+      }
+    })
+
+    it('S-01, S-03, S-05, S-06 / JWTBCP 3.1, 3.11: alg none, RS256, ES512, no typ, private jwk are refused', async () => {
+      const key = await keyPair()
+      const header = (value: Record<string, unknown>) =>
+        Buffer.from(JSON.stringify(value)).toString('base64url')
+      const body = Buffer.from(
+        JSON.stringify({
+          htm: 'POST',
+          htu: `${issuer}/token`,
+          iat: Math.floor(Date.now() / 1000),
+          jti: 'x',
+          nonce: await serverNonce(),
+        }),
+      ).toString('base64url')
+      const rsa = await keyPair('RS256')
+      const es512 = await keyPair('ES512')
+      const proofs = [
+        `${header({ typ: 'dpop+jwt', alg: 'none', jwk: key.publicJwk })}.${body}.`,
+        await sign(rsa, { typ: 'dpop+jwt', alg: 'RS256', jwk: rsa.publicJwk }, decodeJwt(`x.${body}.x`)),
+        await sign(es512, { typ: 'dpop+jwt', alg: 'ES512', jwk: es512.publicJwk }, decodeJwt(`x.${body}.x`)),
+        await dpop(key, { header: { typ: undefined } }),
+        await dpop(key, { header: { typ: 'JWT' } }),
+        await dpop(key, { header: { jwk: key.privateJwk } }),
+      ]
+      for (const [index, proof] of proofs.entries()) {
+        const response = await tokenRequest(await offer('pid'), { dpop: proof })
+        expect(response.statusCode, `proof ${index}`).toBe(400)
+        expect(response.json().error, `proof ${index}`).toBe('invalid_dpop_proof')
+      }
+    })
+
+    it('S-43 / RFC 9449 §4.3: two DPoP headers, or a proof without jti, htm, htu or iat, is invalid_dpop_proof', async () => {
+      const key = await keyPair()
+      const two = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: [
+          ['content-type', 'application/x-www-form-urlencoded'],
+          ['dpop', await dpop(key)],
+          ['dpop', await dpop(key)],
+        ],
+        body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': await offer('pid') }),
+      })
+      expect(two.status).toBe(400)
+      expect(((await two.json()) as { error: string }).error).toBe('invalid_dpop_proof')
+      for (const claim of ['jti', 'htm', 'htu', 'iat']) {
+        const response = await tokenRequest(await offer('pid'), { dpop: await dpop(key, { omit: [claim] }) })
+        expect(response.json().error, claim).toBe('invalid_dpop_proof')
+      }
+    })
+
+    describe('a DPoP-bound token at the credential and notification endpoints', () => {
+      let key: KeyPair
+      let accessToken: string
+      const ath = () => createHash('sha256').update(accessToken).digest('base64url')
+      const credential = (headers: Record<string, string>) =>
+        app.inject({ method: 'POST', url: `/issuers/${tenant}/credential`, headers, payload: {} })
+
+      beforeAll(async () => {
+        key = await keyPair()
+        accessToken = (await tokenRequest(await offer('pid'), { dpop: await dpop(key) })).json().access_token
+      })
+
+      it('S-31 / RFC 9449 §7.2: the bound token sent as Bearer is 401 invalid_token with a DPoP challenge', async () => {
+        const response = await credential({ authorization: `Bearer ${accessToken}` })
+        expect(response.statusCode).toBe(401)
+        expect(response.json().error).toBe('invalid_token')
+        expect(response.headers['www-authenticate']).toMatch(/^DPoP error="invalid_token"/)
+      })
+
+      it('S-43 / RFC 9449 §7.1: ath missing or wrong, or another key, fails with WWW-Authenticate: DPoP', async () => {
+        const htu = `${issuer}/credential`
+        const missing = await credential({
+          authorization: `DPoP ${accessToken}`,
+          dpop: await dpop(key, { htu }),
+        })
+        expect(missing.statusCode).toBe(401)
+        expect(missing.json().error).toBe('invalid_dpop_proof')
+        expect(missing.headers['www-authenticate']).toMatch(/^DPoP error="invalid_dpop_proof"/)
+        const wrong = await credential({
+          authorization: `DPoP ${accessToken}`,
+          dpop: await dpop(key, { htu, ath: 'AAAA' }),
+        })
+        expect(wrong.json().error).toBe('invalid_dpop_proof')
+        const other = await credential({
+          authorization: `DPoP ${accessToken}`,
+          dpop: await dpop(await keyPair(), { htu, ath: ath() }),
+        })
+        expect(other.statusCode).toBe(401)
+        expect(other.json().error).toBe('invalid_token')
+        const none = await credential({ authorization: `DPoP ${accessToken}` })
+        expect(none.statusCode).toBe(401)
+        expect(none.json().error).toBe('invalid_token')
+      })
+
+      it('I-61 / RFC 9449 §7.1, §8: a stale nonce at the credential endpoint is 401 use_dpop_nonce', async () => {
+        const response = await credential({
+          authorization: `DPoP ${accessToken}`,
+          dpop: await dpop(key, { htu: `${issuer}/credential`, ath: ath(), nonce: null }),
+        })
+        expect(response.statusCode).toBe(401)
+        expect(response.headers['www-authenticate']).toMatch(/^DPoP error="use_dpop_nonce"/)
+        expect(response.headers['dpop-nonce']).toBeTypeOf('string')
+      })
+
+      it('I-61 / RFC 9449 §7.1: scheme "dpop" in any case with a valid proof passes authorization', async () => {
+        const response = await credential({
+          authorization: `dPoP ${accessToken}`,
+          dpop: await dpop(key, { htu: `${issuer}/credential`, ath: ath() }),
+        })
+        // Past the token check: the empty body is what is refused now.
+        expect(response.statusCode).toBe(400)
+        expect(response.json().error).toBe('invalid_credential_request')
+      })
+    })
+
+    it('I-45, HAIP 4: dpop "required" refuses a token request without a proof; the code stays usable', async () => {
+      const code = await offer('haip')
+      const response = await tokenRequest(code, await attestation(), { client_id: 'wallet-client' })
+      expect(response.statusCode).toBe(400)
+      expect(response.json().error).toBe('invalid_dpop_proof')
+      const bound = await tokenRequest(code, { ...(await attestation()), dpop: await dpop(await keyPair()) })
+      expect(bound.statusCode, bound.body).toBe(200)
+      expect(bound.json().token_type).toBe('DPoP')
+    })
+
+    it('I-48, HAIP 4.4.1: walletAttestation "required" refuses a token request without attestation (401 invalid_client)', async () => {
+      const response = await tokenRequest(await offer('haip'), { dpop: await dpop(await keyPair()) })
+      expect(response.statusCode).toBe(401)
+      expect(response.json().error).toBe('invalid_client')
+    })
+
+    it('S-60..S-64 / ABCA 5.1, 5.2, 9: bad attestations and PoPs are 401 invalid_client', async () => {
+      const other = await keyPair()
+      const cases: Record<string, Record<string, string>> = {
+        'S-60 untrusted attester': await attestation({ from: untrusted }),
+        'S-60 anchor in x5c': await attestation({ x5c: [...trusted.x5c, x5cEntry(trusted.rootPem)] }),
+        'S-60 self-signed leaf': await attestation({ from: untrusted, x5c: [x5cEntry(untrusted.rootPem)] }),
+        'S-61 PoP signed by another key': await attestation({ popKey: other }),
+        'S-62 attestation exp in the past': await attestation({ exp: Math.floor(Date.now() / 1000) - 60 }),
+        'S-62 attestation without sub': await attestation({ sub: null }),
+        'S-63 PoP aud is the token endpoint': await attestation({ aud: `${issuer}/token` }),
+        'S-63 PoP aud is another tenant': await attestation({ aud: `${baseUrl}/issuers/other` }),
+      }
+      const forged = await attestation()
+      const [h, p] = (forged['oauth-client-attestation'] as string).split('.')
+      cases['S-60 bad signature'] = { ...forged, 'oauth-client-attestation': `${h}.${p}.${'A'.repeat(86)}` }
+      for (const [name, headers] of Object.entries(cases)) {
+        const response = await tokenRequest(await offer('pid'), headers)
+        expect(response.statusCode, name).toBe(401)
+        expect(response.json().error, name).toBe('invalid_client')
+      }
+      const mismatch = await tokenRequest(await offer('pid'), await attestation(), {
+        client_id: 'someone-else',
+      })
+      expect(mismatch.json().error, 'S-64 client_id ≠ sub').toBe('invalid_client')
+      const once = await attestation({ jti: 'fixed-jti' })
+      expect((await tokenRequest(await offer('pid'), once)).statusCode).toBe(200)
+      const again = await tokenRequest(await offer('pid'), once)
+      expect(again.statusCode, 'S-64 PoP jti replayed').toBe(401)
+    })
+
+    it('I-45, I-48 / RFC 9449, ABCA with the oid4vc-ts wallet: DPoP (nonce retry) + wallet attestation, then a credential', async () => {
+      const holder = await keyPair()
+      const instance = await keyPair()
+      const keys = new Map<string, KeyPair>([
+        [holder.publicJwk.x as string, holder],
+        [instance.publicJwk.x as string, instance],
+        [trusted.leaf.publicJwk.x as string, trusted.leaf],
+      ])
+      const signJwt: CallbackContext['signJwt'] = async (signer, { header, payload }) => {
+        const jwk = (signer as { publicJwk?: JWK }).publicJwk ?? trusted.leaf.publicJwk
+        const key = keys.get(jwk.x as string) as KeyPair
+        return { jwt: await sign(key, header as never, payload as never), signerJwk: jwk as never }
+      }
+      const callbacks = {
+        hash: (data: Uint8Array, alg: string) =>
+          new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
+        generateRandom: (length: number) => new Uint8Array(randomBytes(length)),
+        signJwt,
+      }
+      const clientAttestationJwt = await createClientAttestationJwt({
+        issuer: 'https://wallet.example.com',
+        clientId: 'oid4vc-ts-wallet',
+        expiresAt: new Date(Date.now() + 600_000),
+        confirmation: { jwk: instance.publicJwk as never },
+        callbacks,
+        signer: { method: 'x5c', alg: 'ES256', x5c: trusted.x5c },
+      })
+      const wallet = new Openid4vciClient({
+        callbacks: {
+          ...callbacks,
+          clientAuthentication: clientAuthenticationClientAttestationJwt({ clientAttestationJwt, callbacks }),
+        } as never,
+      })
+      const code = await offer('haip')
+      const credentialOffer = await wallet.resolveCredentialOffer(
+        `openid-credential-offer://?credential_offer=${encodeURIComponent(
+          JSON.stringify({
+            credential_issuer: issuer,
+            credential_configuration_ids: ['haip'],
+            grants: { [PRE_AUTH]: { 'pre-authorized_code': code } },
+          }),
+        )}`,
+      )
+      const issuerMetadata = await wallet.resolveIssuerMetadata(credentialOffer.credential_issuer)
+      const signer = { method: 'jwk' as const, alg: 'ES256', publicJwk: holder.publicJwk as never }
+      const { accessTokenResponse, dpop: dpopState } =
+        await wallet.retrievePreAuthorizedCodeAccessTokenFromOffer({
+          credentialOffer,
+          issuerMetadata,
+          dpop: { signer },
+        })
+      expect(accessTokenResponse.token_type).toBe('DPoP')
+      expect(decodeJwt(accessTokenResponse.access_token)).toMatchObject({ cnf: { jkt: holder.jkt } })
+      const { c_nonce } = await wallet.requestNonce({ issuerMetadata })
+      const { jwt } = await wallet.createCredentialRequestJwtProof({
+        issuerMetadata,
+        credentialConfigurationId: 'haip',
+        nonce: c_nonce,
+        signer,
+      })
+      const result = await wallet.retrieveCredentials({
+        issuerMetadata,
+        accessToken: accessTokenResponse.access_token,
+        credentialConfigurationId: 'haip',
+        proofs: { jwt: [jwt] },
+        dpop: { signer, ...(dpopState?.nonce ? { nonce: dpopState.nonce } : {}) },
+      })
+      expect(result.credentialResponse.credentials).toHaveLength(1)
+    })
+  },
+)
+
+describe('DPOP_NONCE_REQUIRED=false (RFC 9449 §8: nonces are the server’s choice)', () => {
+  let app: FastifyInstance
+  const tenant = `nononce-${crypto.randomUUID().slice(0, 8)}`
+  const baseUrl = 'http://localhost:3000'
+
+  beforeAll(async () => {
+    const database = testDatabases()[0] as TestDatabase
+    const started = await startAllInOne(database, baseUrl, { DPOP_NONCE_REQUIRED: 'false' })
+    app = started.app
+    const { admin } = await tenantAdmin(app, started, tenant, [
+      'key:manage',
+      'issuance:config',
+      'issuance:offer',
+    ])
+    await app.inject({
+      method: 'POST',
+      url: '/api/key-chains',
+      headers: admin,
+      payload: { source: 'generate', id: 'keys' },
+    })
+    await app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: admin,
+      payload: {
+        id: 'pid',
+        config: { format: 'dc+sd-jwt', vct: 'urn:example:pid' },
+        keyChainId: 'keys',
+        fields: [{ path: ['given_name'], type: 'string' }],
+      },
+    })
+    const offer = await app.inject({
+      method: 'POST',
+      url: '/api/offers',
+      headers: admin,
+      payload: { credentialConfigurationIds: ['pid'], claims: { pid: { given_name: 'Erika' } } },
+    })
+    code = offer.json().credentialOffer.grants[PRE_AUTH]['pre-authorized_code']
+  }, 60_000)
+  afterAll(() => app?.close())
+  let code: string
+
+  it('I-47: a proof without nonce is accepted, and no DPoP-Nonce header is sent', async () => {
+    const key = await keyPair()
+    const proof = await sign(
+      key,
+      { typ: 'dpop+jwt', jwk: key.publicJwk },
+      {
+        htm: 'POST',
+        htu: `${baseUrl}/issuers/${tenant}/token`,
+        iat: Math.floor(Date.now() / 1000),
+        jti: 'j1',
+      },
+    )
+    const response = await app.inject({
+      method: 'POST',
+      url: `/issuers/${tenant}/token`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof },
+      payload: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }).toString(),
+    })
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.json().token_type).toBe('DPoP')
+    expect(response.headers['dpop-nonce']).toBeUndefined()
+  })
+})

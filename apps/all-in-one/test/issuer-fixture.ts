@@ -1,0 +1,239 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { createServer as createHttpServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { TestDatabase } from '@credential-service/db-schema/testing'
+import { clientAuthenticationNone } from '@openid4vc/oauth2'
+import { Openid4vciClient } from '@openid4vc/openid4vci'
+import type { FastifyInstance } from 'fastify'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { startAllInOne } from './harness'
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read loosely typed JSON answers
+export type Loose = any
+
+/** A wallet of oid4vc-ts (someone else's reading of OpenID4VCI 1.0) holding one ES256 key. */
+export async function interopWallet() {
+  const holder = await generateKeyPair('ES256')
+  const publicJwk = await exportJWK(holder.publicKey)
+  const client = new Openid4vciClient({
+    callbacks: {
+      clientAuthentication: clientAuthenticationNone({ clientId: 'interop-wallet' }),
+      hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
+      generateRandom: (length) => new Uint8Array(randomBytes(length)),
+      signJwt: async (_signer, { header, payload }) => ({
+        jwt: await new SignJWT(payload).setProtectedHeader(header as never).sign(holder.privateKey),
+        signerJwk: publicJwk as never,
+      }),
+    },
+  })
+  return { client, publicJwk }
+}
+
+/**
+ * An attribute provider over real HTTP: answers each call with the next scripted answer (the last
+ * one repeats): `pending` is HTTP 202 `{"status":"pending","interval":1}`, a number is that HTTP
+ * status, an object is HTTP 200 claims.
+ */
+export async function startAttributeProvider() {
+  let script: (Record<string, unknown> | 'pending' | number)[] = ['pending']
+  const calls: Loose[] = []
+  const server = createHttpServer((req, res) => {
+    let raw = ''
+    req.on('data', (chunk) => {
+      raw += chunk
+    })
+    req.on('end', () => {
+      calls.push(JSON.parse(raw))
+      const answer = script.length > 1 ? script.shift() : script[0]
+      if (answer === 'pending') {
+        res.writeHead(202, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ status: 'pending', interval: 1 }))
+      } else if (typeof answer === 'number') {
+        res.writeHead(answer).end()
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(answer))
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/claims`,
+    calls,
+    answer: (...next: typeof script) => {
+      script = next
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+export interface IssuerFixture {
+  app: FastifyInstance
+  baseUrl: string
+  tenant: string
+  issuer: string
+  admin: Record<string, string>
+  root: Record<string, string>
+  provider: Awaited<ReturnType<typeof startAttributeProvider>>
+  post: (url: string, body: unknown, headers?: Record<string, string>) => Promise<Response>
+  /** Offer → token; the access token and session id. */
+  redeem: (configurationId: string) => Promise<{ accessToken: string; sessionId: string }>
+  nonce: () => Promise<string>
+  proof: (nonce: string, key?: HolderKey) => Promise<string>
+  close: () => Promise<void>
+}
+
+/**
+ * The all-in-one service listening on loopback with one tenant: `pid` (offer claims, batch 2) and
+ * `deferred-pid` (claims from the attribute provider, batch 2, status list entries).
+ */
+export async function startIssuerFixture(testDatabase: TestDatabase): Promise<IssuerFixture> {
+  const port = 41_000 + Math.floor(Math.random() * 8000)
+  const baseUrl = `http://127.0.0.1:${port}`
+  const started = await startAllInOne(testDatabase, baseUrl, {
+    OUTBOUND_ALLOW_HTTP: 'true',
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+  })
+  const app = started.app
+  await app.listen({ host: '127.0.0.1', port })
+  const provider = await startAttributeProvider()
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${baseUrl}${url}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    })
+  const json = async (response: Promise<Response>): Promise<Loose> => (await response).json()
+  const rootToken = (
+    await json(
+      post('/api/oauth2/token', {
+        grant_type: 'client_credentials',
+        client_id: started.rootClientId,
+        client_secret: started.rootSecret,
+      }),
+    )
+  ).access_token
+  const root = { authorization: `Bearer ${rootToken}` }
+  const tenant = `deferred-${crypto.randomUUID().slice(0, 8)}`
+  await post('/api/tenants', { id: tenant, name: 'Deferred' }, root)
+  const client = await json(
+    post(
+      `/api/tenants/${tenant}/clients`,
+      { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
+      root,
+    ),
+  )
+  const token = await json(
+    post('/api/oauth2/token', {
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    }),
+  )
+  const admin = { authorization: `Bearer ${token.access_token}` }
+  const created = async (response: Promise<Response>) => {
+    const answer = await response
+    if (answer.status !== 201) throw new Error(`${answer.status} ${await answer.text()}`)
+  }
+  await created(
+    post(
+      '/api/key-chains',
+      { source: 'generate', id: 'keys', certificate: { subject: 'CN=Deferred,C=DE' } },
+      admin,
+    ),
+  )
+  await created(post('/api/attribute-providers', { id: 'hr', url: provider.url }, admin))
+  const fields = [
+    { path: ['given_name'], type: 'string', mandatory: true, disclosable: true },
+    { path: ['family_name'], type: 'string', disclosable: true },
+  ]
+  await created(
+    post(
+      '/api/credentials',
+      {
+        id: 'pid',
+        config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' },
+        keyChainId: 'keys',
+        batchSize: 2,
+        fields,
+      },
+      admin,
+    ),
+  )
+  await created(
+    post(
+      '/api/credentials',
+      {
+        id: 'deferred-pid',
+        config: { format: 'dc+sd-jwt', vct: 'urn:example:deferred' },
+        keyChainId: 'keys',
+        attributeProviderId: 'hr',
+        batchSize: 2,
+        statusManagement: true,
+        fields,
+      },
+      admin,
+    ),
+  )
+  const issuer = `${baseUrl}/issuers/${tenant}`
+
+  return {
+    app,
+    baseUrl,
+    tenant,
+    issuer,
+    admin,
+    root,
+    provider,
+    post,
+    async redeem(configurationId) {
+      const offer = await json(
+        post(
+          '/api/offers',
+          {
+            credentialConfigurationIds: [configurationId],
+            ...(configurationId === 'pid'
+              ? { claims: { pid: { given_name: 'Erika', family_name: 'Mustermann' } } }
+              : {}),
+          },
+          admin,
+        ),
+      )
+      const code =
+        offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+          'pre-authorized_code'
+        ]
+      const answer = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+          'pre-authorized_code': code,
+        }).toString(),
+      })
+      return { accessToken: ((await answer.json()) as Loose).access_token, sessionId: offer.sessionId }
+    },
+    async nonce() {
+      return (await json(post(`/issuers/${tenant}/nonce`, {}))).c_nonce
+    },
+    async proof(nonce, key) {
+      const holder = key ?? (await holderKey())
+      return new SignJWT({ nonce })
+        .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holder.jwk })
+        .setAudience(issuer)
+        .setIssuedAt()
+        .sign(holder.privateKey)
+    },
+    async close() {
+      await provider.close()
+      await app.close()
+    },
+  }
+}
+
+export type HolderKey = Awaited<ReturnType<typeof holderKey>>
+
+export async function holderKey() {
+  const { privateKey, publicKey } = await generateKeyPair('ES256')
+  return { privateKey, jwk: await exportJWK(publicKey) }
+}

@@ -1,0 +1,259 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { x5cEntry } from '@credential-service/crypto'
+import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { type CallbackContext, clientAuthenticationNone, setGlobalConfig } from '@openid4vc/oauth2'
+import { Openid4vciClient } from '@openid4vc/openid4vci'
+import type { FastifyInstance } from 'fastify'
+import { decodeJwt, type JWK } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import { startAllInOne, tenantAdmin } from './harness'
+
+setGlobalConfig({ allowInsecureUrls: true })
+
+const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
+const HIGH = 'iso_18045_high'
+
+describe.each(testDatabases())(
+  'key attestation (OpenID4VCI 1.0 Appendix D, F.1, F.3) on $name',
+  (testDatabase) => {
+    let app: FastifyInstance
+    let baseUrl: string
+    let issuer: string
+    let admin: Record<string, string>
+    const tenant = `keyatt-${crypto.randomUUID().slice(0, 8)}`
+    let trusted: Awaited<ReturnType<typeof attester>>
+
+    beforeAll(async () => {
+      const port = 41_000 + Math.floor(Math.random() * 8000)
+      baseUrl = `http://127.0.0.1:${port}`
+      issuer = `${baseUrl}/issuers/${tenant}`
+      const started = await startAllInOne(testDatabase as TestDatabase, baseUrl)
+      app = started.app
+      await app.listen({ host: '127.0.0.1', port })
+      ;({ admin } = await tenantAdmin(app, started, tenant, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+      ]))
+      const post = async (url: string, payload: unknown) => {
+        const response = await app.inject({ method: 'POST', url, headers: admin, payload: payload as never })
+        expect(response.statusCode, response.body).toBe(201)
+      }
+      await post('/api/key-chains', { source: 'generate', id: 'keys', certificate: { subject: 'CN=K,C=DE' } })
+      const pid = (id: string, extra: Record<string, unknown> = {}) => ({
+        id,
+        config: { format: 'dc+sd-jwt', vct: `urn:example:${id}` },
+        keyChainId: 'keys',
+        fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
+        ...extra,
+      })
+      await post('/api/credentials', pid('plain'))
+      await post(
+        '/api/credentials',
+        pid('attested', {
+          batchSize: 3,
+          keyAttestation: { required: true, keyStorage: [HIGH], userAuthentication: [HIGH] },
+        }),
+      )
+      trusted = await attester('Trusted Wallet')
+      await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
+    }, 60_000)
+    afterAll(() => app?.close())
+
+    async function accessToken(configurationId: string): Promise<string> {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/offers',
+        headers: admin,
+        payload: {
+          credentialConfigurationIds: [configurationId],
+          claims: { [configurationId]: { given_name: 'Erika' } },
+        },
+      })
+      const code = created.json().credentialOffer.grants[PRE_AUTH]['pre-authorized_code']
+      const response = await app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/token`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }).toString(),
+      })
+      return response.json().access_token
+    }
+
+    const cNonce = async () =>
+      (await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })).json().c_nonce as string
+
+    async function keyAttestation(
+      keys: KeyPair[],
+      options: {
+        nonce?: string
+        x5c?: string[]
+        signer?: KeyPair
+        omit?: string[]
+        keyStorage?: string[]
+        typ?: string
+      } = {},
+    ) {
+      const now = Math.floor(Date.now() / 1000)
+      const payload: Record<string, unknown> = {
+        iat: now,
+        exp: now + 600,
+        attested_keys: keys.map((key) => key.publicJwk),
+        key_storage: options.keyStorage ?? [HIGH],
+        user_authentication: [HIGH],
+        ...(options.nonce ? { nonce: options.nonce } : {}),
+      }
+      for (const name of options.omit ?? []) delete payload[name]
+      return sign(
+        options.signer ?? trusted.leaf,
+        { typ: options.typ ?? 'key-attestation+jwt', x5c: options.x5c ?? trusted.x5c },
+        payload,
+      )
+    }
+
+    async function jwtProof(key: KeyPair, nonce: string, attestationJwt?: string) {
+      return sign(
+        key,
+        {
+          typ: 'openid4vci-proof+jwt',
+          jwk: key.publicJwk,
+          ...(attestationJwt ? { key_attestation: attestationJwt } : {}),
+        },
+        { aud: issuer, iat: Math.floor(Date.now() / 1000), nonce },
+      )
+    }
+
+    const credential = (token: string, proofs: Record<string, unknown>, configurationId = 'attested') =>
+      app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/credential`,
+        headers: { authorization: `Bearer ${token}` },
+        payload: { credential_configuration_id: configurationId, proofs },
+      })
+
+    const boundKeys = (credentials: { credential: string }[]) =>
+      credentials.map(
+        ({ credential }) => (decodeJwt(credential.split('~')[0] as string).cnf as { jwk: JWK }).jwk.x,
+      )
+
+    it('I-09 / OpenID4VCI 1.0 §12.2.4: key_attestations_required and the attestation proof type only where configured', async () => {
+      const metadata = (
+        await app.inject({ url: `/.well-known/openid-credential-issuer/issuers/${tenant}` })
+      ).json()
+      const supported = metadata.credential_configurations_supported
+      expect(supported.attested.proof_types_supported).toStrictEqual({
+        jwt: {
+          proof_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
+          key_attestations_required: { key_storage: [HIGH], user_authentication: [HIGH] },
+        },
+        attestation: {
+          proof_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
+          key_attestations_required: { key_storage: [HIGH], user_authentication: [HIGH] },
+        },
+      })
+      expect(supported.plain.proof_types_supported).toStrictEqual({
+        jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'] },
+      })
+    })
+
+    it('I-65 / Appendix F.1 with the oid4vc-ts wallet: a jwt proof with key_attestation gets one credential per attested key', async () => {
+      const [first, second] = [await keyPair(), await keyPair()] as [KeyPair, KeyPair]
+      const signJwt: CallbackContext['signJwt'] = async (_signer, { header, payload }) => ({
+        jwt: await sign(first, header as never, payload as never),
+        signerJwk: first.publicJwk as never,
+      })
+      const wallet = new Openid4vciClient({
+        callbacks: {
+          clientAuthentication: clientAuthenticationNone({ clientId: 'wallet' }),
+          hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
+          generateRandom: (length) => new Uint8Array(randomBytes(length)),
+          signJwt,
+        },
+      })
+      const issuerMetadata = await wallet.resolveIssuerMetadata(issuer)
+      const { c_nonce } = await wallet.requestNonce({ issuerMetadata })
+      const { jwt } = await wallet.createCredentialRequestJwtProof({
+        issuerMetadata,
+        credentialConfigurationId: 'attested',
+        nonce: c_nonce,
+        signer: { method: 'jwk', alg: 'ES256', publicJwk: first.publicJwk as never },
+        keyAttestationJwt: await keyAttestation([first, second]),
+      })
+      const result = await wallet.retrieveCredentials({
+        issuerMetadata,
+        accessToken: await accessToken('attested'),
+        credentialConfigurationId: 'attested',
+        proofs: { jwt: [jwt] },
+      })
+      const credentials = result.credentialResponse.credentials as { credential: string }[]
+      expect(boundKeys(credentials)).toStrictEqual([first.publicJwk.x, second.publicJwk.x])
+    })
+
+    it('I-65 / Appendix F.3: the attestation proof type issues per attested key; its c_nonce is used once', async () => {
+      const keys = [await keyPair(), await keyPair()]
+      const nonce = await cNonce()
+      const attestationJwt = await keyAttestation(keys, { nonce })
+      const response = await credential(await accessToken('attested'), { attestation: [attestationJwt] })
+      expect(response.statusCode, response.body).toBe(200)
+      expect(boundKeys(response.json().credentials)).toStrictEqual(keys.map((key) => key.publicJwk.x))
+      const replay = await credential(await accessToken('attested'), { attestation: [attestationJwt] })
+      expect(replay.json().error).toBe('invalid_nonce')
+      const plain = await credential(await accessToken('plain'), { attestation: [attestationJwt] }, 'plain')
+      expect(plain.json().error, 'not configured').toBe('invalid_proof')
+    })
+
+    it('S-65 / Appendix D.1, HAIP 4.5.1: bad key attestations and proofs by other keys are invalid_proof', async () => {
+      const token = await accessToken('attested')
+      const holder = await keyPair()
+      const stranger = await keyPair()
+      const untrusted = await attester('Unknown')
+      const cases: Record<string, (nonce: string) => Promise<string>> = {
+        'bad signature': async (nonce) => {
+          const [h, p] = (await keyAttestation([holder])).split('.')
+          return jwtProof(holder, nonce, `${h}.${p}.${'A'.repeat(86)}`)
+        },
+        'untrusted wallet provider': async (nonce) =>
+          jwtProof(
+            holder,
+            nonce,
+            await keyAttestation([holder], { signer: untrusted.leaf, x5c: untrusted.x5c }),
+          ),
+        'self-signed certificate': async (nonce) =>
+          jwtProof(
+            holder,
+            nonce,
+            await keyAttestation([holder], { signer: trusted.root, x5c: [x5cEntry(trusted.rootPem)] }),
+          ),
+        'anchor in x5c': async (nonce) =>
+          jwtProof(
+            holder,
+            nonce,
+            await keyAttestation([holder], { x5c: [...trusted.x5c, x5cEntry(trusted.rootPem)] }),
+          ),
+        'proof signed by a key not attested': async (nonce) =>
+          jwtProof(stranger, nonce, await keyAttestation([holder])),
+        'typ JWT': async (nonce) => jwtProof(holder, nonce, await keyAttestation([holder], { typ: 'JWT' })),
+        'no exp in a jwt proof': async (nonce) =>
+          jwtProof(holder, nonce, await keyAttestation([holder], { omit: ['exp'] })),
+        'empty attested_keys': async (nonce) => jwtProof(holder, nonce, await keyAttestation([])),
+        'key_storage below policy': async (nonce) =>
+          jwtProof(holder, nonce, await keyAttestation([holder], { keyStorage: ['iso_18045_basic'] })),
+        'required but absent': async (nonce) => jwtProof(holder, nonce),
+      }
+      for (const [name, proof] of Object.entries(cases)) {
+        const response = await credential(token, { jwt: [await proof(await cNonce())] })
+        expect(response.statusCode, name).toBe(400)
+        expect(response.json().error, name).toBe('invalid_proof')
+      }
+      const otherNonce = await keyAttestation([holder], { nonce: await cNonce() })
+      const mismatch = await credential(token, { jwt: [await jwtProof(holder, await cNonce(), otherNonce)] })
+      expect(mismatch.json().error, 'attestation nonce ≠ c_nonce').toBe('invalid_nonce')
+      // After all the refusals the same token still gets its credential.
+      const ok = await credential(token, {
+        jwt: [await jwtProof(holder, await cNonce(), await keyAttestation([holder]))],
+      })
+      expect(ok.statusCode, ok.body).toBe(200)
+    })
+  },
+)

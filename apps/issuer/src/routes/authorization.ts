@@ -1,0 +1,83 @@
+import { NotFoundError, ProtocolError, zTenantId } from '@credential-service/core-domain'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { createAuthorizationService } from '../services/authorization'
+import { authenticateWalletClient } from '../services/client-attestation'
+import { verifyDpop } from '../services/dpop'
+import type { IssuanceDeps } from '../services/issuance'
+import { dpopNonceHeader, type WalletLimits, walletLimit } from './oid4vci'
+
+const tenantParams = z.object({ tenant: zTenantId })
+const query = (keys: string[]) =>
+  z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(4000).optional()])))
+
+/**
+ * PAR, the authorization endpoint and the upstream login callback (OpenID4VCI 1.0 §5, RFC 9126).
+ * Registered inside the oid4vci scope, which parses form bodies.
+ */
+export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
+  const service = (tenant: string) => createAuthorizationService(deps, tenant)
+  const known = async (tenant: string) => {
+    if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
+  }
+
+  return async (app) => {
+    app.post(
+      '/issuers/:tenant/par',
+      {
+        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        onRequest: [walletLimit(app, limits, 'par'), dpopNonceHeader(deps)],
+      },
+      async (req, reply) => {
+        const tenant = req.params.tenant
+        await known(tenant)
+        // PAR takes the token endpoint's client authentication and DPoP (HAIP 4.3, RFC 9449 §10):
+        // a DPoP proof here binds the code to its key, like dpop_jkt.
+        const dpop = await verifyDpop(deps, tenant, {
+          headers: req.headers,
+          method: req.method,
+          url: `${deps.publicUrl}/issuers/${tenant}/par`,
+          at: 'token',
+        })
+        const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
+        await authenticateWalletClient(deps, tenant, { headers: req.headers, clientId })
+        const pushed = await service(tenant).push(req.body, dpop?.jkt)
+        return reply.status(201).header('cache-control', 'no-store').send(pushed)
+      },
+    )
+
+    // RFC 9126 §2.1: the pushed authorization request endpoint takes POST only (I-30).
+    app.get('/issuers/:tenant/par', { schema: { params: tenantParams } }, async (_req, reply) => {
+      reply.status(405).header('allow', 'POST')
+      throw new ProtocolError('invalid_request', 'use POST for pushed authorization requests', {
+        status: 405,
+      })
+    })
+
+    app.get(
+      '/issuers/:tenant/authorize',
+      {
+        schema: { params: tenantParams, querystring: query(['client_id', 'request_uri']) },
+        onRequest: walletLimit(app, limits, 'authorize'),
+      },
+      async (req, reply) => {
+        await known(req.params.tenant)
+        const step = await service(req.params.tenant).authorize(req.query)
+        return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
+      },
+    )
+
+    app.get(
+      '/issuers/:tenant/authorize/callback',
+      {
+        schema: { params: tenantParams, querystring: query(['state', 'code', 'error']).loose() },
+        onRequest: walletLimit(app, limits, 'authorize'),
+      },
+      async (req, reply) => {
+        await known(req.params.tenant)
+        const step = await service(req.params.tenant).callback(req.query)
+        return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
+      },
+    )
+  }
+}

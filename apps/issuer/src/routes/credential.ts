@@ -1,0 +1,59 @@
+import { ProtocolError, zTenantId } from '@credential-service/core-domain'
+import { oauthErrorHandler } from '@credential-service/server-kit'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { createCredentialEndpoint } from '../services/credential-endpoint'
+import type { IssuanceDeps } from '../services/issuance'
+import { dpopNonceHeader } from './oid4vci'
+
+const tenantParams = z.object({ tenant: zTenantId })
+
+/**
+ * The credential and deferred credential endpoints (OpenID4VCI 1.0 §8, §9). Their own scope reads
+ * every non-JSON body as text: the service accepts `application/json` and `application/jwt` (an encrypted
+ * request, §10) and refuses any other type as invalid_credential_request (checklist I-60) rather
+ * than with Fastify's 415.
+ */
+export function credentialRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
+  const endpoint = (tenant: string) => createCredentialEndpoint(deps, tenant)
+  return async (app) => {
+    // JSON keeps the guarded parser of every app (depth, NUL, prototype poisoning); the rest is text.
+    app.addContentTypeParser(['application/jwt', '*'], { parseAs: 'string' }, (_req, body, done) =>
+      done(null, body),
+    )
+    // §8.3.1.2: a request that is "otherwise malformed" is invalid_credential_request.
+    app.setErrorHandler((error, req, reply) =>
+      oauthErrorHandler(
+        (error as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+          ? new ProtocolError('invalid_credential_request', 'the request body is not valid JSON')
+          : error,
+        req,
+        reply,
+      ),
+    )
+
+    for (const [path, name] of [
+      ['credential', 'credential'],
+      ['deferred-credential', 'deferredCredential'],
+    ] as const) {
+      const options = { schema: { params: tenantParams }, onRequest: dpopNonceHeader(deps) }
+      app.post(`/issuers/:tenant/${path}`, options, async (req, reply) => {
+        const tenant = req.params.tenant
+        const answer = await endpoint(tenant)[name]({
+          resource: {
+            headers: req.headers,
+            method: req.method,
+            url: `${deps.publicUrl}/issuers/${tenant}/${path}`,
+          },
+          contentType: req.headers['content-type'],
+          body: req.body,
+        })
+        return reply
+          .status(answer.status)
+          .header('cache-control', 'no-store')
+          .type(answer.contentType)
+          .send(answer.payload)
+      })
+    }
+  }
+}

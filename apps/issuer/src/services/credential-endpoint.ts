@@ -1,0 +1,57 @@
+import {
+  checkEncryptionPolicy,
+  createCredentialEncryption,
+  encryptResponse,
+  parseResponseEncryption,
+} from './credential-encryption'
+import type { CredentialOutcome } from './deferred'
+import { createIssuanceService, type IssuanceDeps } from './issuance'
+import type { ResourceRequest } from './token'
+
+/** An HTTP answer of the (deferred) credential endpoint: JSON, or a JWE when the wallet asked for one. */
+export interface CredentialHttpAnswer {
+  status: 200 | 202
+  contentType: 'application/json' | 'application/jwt'
+  payload: unknown
+}
+
+export interface CredentialHttpRequest {
+  /** Headers, method and public URL: the access token and its DPoP proof (RFC 9449 §7). */
+  resource: ResourceRequest
+  contentType: string | undefined
+  body: unknown
+}
+
+/**
+ * The wire side of the credential and deferred credential endpoints (OpenID4VCI 1.0 §8, §9, §10):
+ * access token, plain or encrypted request, the tenant's encryption policy, and the answer
+ * encrypted to the key of this very request (§9.1: a deferred request brings its own). Errors are
+ * thrown and never encrypted (§8.3.1.2).
+ */
+export function createCredentialEndpoint(deps: IssuanceDeps, tenantId: string) {
+  const issuance = createIssuanceService(deps, tenantId)
+  const encryption = createCredentialEncryption(deps, tenantId)
+
+  async function answer(
+    input: CredentialHttpRequest,
+    handle: typeof issuance.credential,
+  ): Promise<CredentialHttpAnswer> {
+    const token = await issuance.authorize(input.resource)
+    const request = await encryption.readRequest(input.contentType, input.body)
+    const response = await parseResponseEncryption(request.body.credential_response_encryption)
+    const tenant = await deps.tenants.tenant(tenantId)
+    checkEncryptionPolicy({ required: tenant?.credentialEncryption === 'required', request, response })
+    const outcome: CredentialOutcome = await handle(token, request.body)
+    if (!response) return { status: outcome.status, contentType: 'application/json', payload: outcome.body }
+    return {
+      status: outcome.status,
+      contentType: 'application/jwt',
+      payload: await encryptResponse(outcome.body, response),
+    }
+  }
+
+  return {
+    credential: (input: CredentialHttpRequest) => answer(input, issuance.credential),
+    deferredCredential: (input: CredentialHttpRequest) => answer(input, issuance.deferredCredential),
+  }
+}

@@ -1,0 +1,38 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+
+/** Length of one nonce window: a nonce is accepted in its window and the next (2 to 4 minutes). */
+const WINDOW_SECONDS = 120
+
+export interface DpopNonces {
+  /** A nonce for the tenant's DPoP proofs (RFC 9449 §8): the current window, MACed. */
+  issue(tenantId: string): string
+  /** True when `nonce` was issued for this tenant in the current or the previous window. */
+  valid(tenantId: string, nonce: unknown): boolean
+}
+
+/**
+ * Stateless DPoP server nonces: `<window>.<HMAC-SHA256(key, tenant|window)>`, so every pod issues
+ * and checks them without storage. The key is derived from MASTER_SECRET (purpose `dpop-nonce`).
+ */
+export function createDpopNonces(key: Buffer, now: () => Date): DpopNonces {
+  const windowAt = () => Math.floor(now().getTime() / 1000 / WINDOW_SECONDS)
+  const mac = (tenantId: string, window: number) =>
+    createHmac('sha256', key).update(`${tenantId}|${window}`).digest().subarray(0, 18)
+  return {
+    issue(tenantId) {
+      const window = windowAt()
+      return `${window.toString(36)}.${mac(tenantId, window).toString('base64url')}`
+    },
+    valid(tenantId, nonce) {
+      if (typeof nonce !== 'string' || nonce.length > 64) return false
+      const [windowText, macText] = nonce.split('.')
+      if (!windowText || !macText || !/^[0-9a-z]{1,12}$/.test(windowText)) return false
+      const window = Number.parseInt(windowText, 36)
+      const current = windowAt()
+      if (window !== current && window !== current - 1) return false
+      const given = Buffer.from(macText, 'base64url')
+      const expected = mac(tenantId, window)
+      return given.length === expected.length && timingSafeEqual(given, expected)
+    },
+  }
+}

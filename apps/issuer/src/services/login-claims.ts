@@ -1,0 +1,94 @@
+import { type CredentialConfig, claimPath, resolveClaims } from '@credential-service/core-domain'
+import { createAttributeProviderRepository } from '@credential-service/db-schema'
+import { fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
+import type { AuthenticatedUser } from './upstream-login'
+
+type Claims = Record<string, unknown>
+const isObject = (value: unknown): value is Claims =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function setAt(target: Claims, path: string[], value: unknown) {
+  let node = target
+  for (const key of path.slice(0, -1)) {
+    if (!isObject(node[key])) node[key] = {}
+    node = node[key] as Claims
+  }
+  node[path[path.length - 1] as string] = value
+}
+
+/**
+ * Where a session keeps a configuration's mapped login claims while its attribute provider is not
+ * ready: not a configuration id (those start with a letter or digit), so never issued as such.
+ */
+export const pendingLoginKey = (configurationId: string) => `#login/${configurationId}`
+
+/** Deep merge where `over` wins: the attribute provider's answer over the mapped login claims. */
+export function mergeClaims(base: Claims, over: Claims): Claims {
+  const out: Claims = { ...base }
+  for (const [key, value] of Object.entries(over))
+    out[key] = isObject(value) && isObject(out[key]) ? mergeClaims(out[key] as Claims, value) : value
+  return out
+}
+
+/** `userAuthentication.claims`: field path joined by '.' → the login claim that fills it. */
+export function mapLoginClaims(config: CredentialConfig, user: AuthenticatedUser): Claims {
+  const mapping = config.userAuthentication?.claims ?? {}
+  const claims: Claims = {}
+  for (const field of config.fields) {
+    const path = claimPath(field)
+    const source = mapping[path.join('.')]
+    if (source !== undefined && user.claims[source] !== undefined) setAt(claims, path, user.claims[source])
+  }
+  return claims
+}
+
+export type LoginClaimsResult =
+  | { ok: true; claims: Record<string, Record<string, unknown>> }
+  | { ok: false; reason: string }
+
+/**
+ * The claims of each configuration that logs its holder in: the mapped login claims, overlaid
+ * with the attribute provider's answer for this user (when the configuration has one), validated
+ * against `fields` like offer claims.
+ */
+export async function loginClaims(
+  deps: ProtocolDeps,
+  tenantId: string,
+  options: { sessionId: string; configs: CredentialConfig[]; user: AuthenticatedUser },
+): Promise<LoginClaimsResult> {
+  const out: Record<string, Record<string, unknown>> = {}
+  const providers = createAttributeProviderRepository(deps.db, tenantId)
+  for (const config of options.configs) {
+    if (!config.userAuthentication) continue
+    let claims = mapLoginClaims(config, options.user)
+    const provider = config.attributeProviderId ? await providers.row(config.attributeProviderId) : undefined
+    if (provider) {
+      const answer = await fetchAttributes(
+        provider,
+        {
+          tenantId,
+          sessionId: options.sessionId,
+          credentialConfigurationId: config.id,
+          user: { issuer: options.user.issuer, sub: options.user.sub, claims: options.user.claims },
+        },
+        { cipher: deps.keys.cipher, outbound: deps.outbound },
+      )
+      // Not ready yet (HTTP 202): the login claims wait aside; the credential request asks the
+      // provider again by session id, merges its answer over them, and defers until then (§9).
+      if (answer.status === 'pending') {
+        out[pendingLoginKey(config.id)] = claims
+        continue
+      }
+      claims = mergeClaims(claims, answer.claims)
+    }
+    const resolved = resolveClaims(config, claims, 'claims')
+    if (!resolved.ok) {
+      return {
+        ok: false,
+        reason: `claims of '${config.id}' failed validation: ${resolved.issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
+      }
+    }
+    out[config.id] = resolved.claims
+  }
+  return { ok: true, claims: out }
+}

@@ -1,0 +1,175 @@
+import { type KeyAttestationPolicy, ProtocolError } from '@credential-service/core-domain'
+import { createNonceRepository } from '@credential-service/db-schema'
+import type { ProtocolDeps } from '@credential-service/server-kit'
+import {
+  calculateJwkThumbprint,
+  decodeProtectedHeader,
+  importJWK,
+  type JWK,
+  type JWTPayload,
+  jwtVerify,
+} from 'jose'
+import { type VerifiedKeyAttestation, verifyKeyAttestation } from './key-attestation'
+import { ACCEPTED_PROOF_ALGORITHMS } from './metadata'
+
+/** How old a proof's `iat` may be, and how far in the future (clock skew). */
+const PROOF_MAX_AGE_SECONDS = 300
+const PROOF_MAX_SKEW_SECONDS = 60
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
+
+/**
+ * `proofs.jwt` (OpenID4VCI §8.2.1, Appendix F.1): `typ` openid4vci-proof+jwt, an asymmetric
+ * allowed alg, signed by the public `jwk` in its header, `aud` the issuer, a fresh `iat`, and a
+ * `nonce` we issued, consumed once for the whole request. Returns the holder keys.
+ * With a key attestation policy (Appendix D, F.1, F.3): a `key_attestation` header in the jwt
+ * proof (required when the policy says so), or the `attestation` proof type; the holder keys are
+ * then the attested keys, one credential each.
+ */
+export async function verifyProofs(
+  deps: ProtocolDeps,
+  tenantId: string,
+  proofTypes: Record<string, unknown> | undefined,
+  batchSize: number,
+  keyAttestation?: KeyAttestationPolicy,
+): Promise<JWK[]> {
+  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+  const nonces = createNonceRepository(deps.db, tenantId)
+  if (proofTypes?.attestation !== undefined) {
+    return verifyAttestationProof(deps, tenantId, proofTypes.attestation, batchSize, keyAttestation)
+  }
+  const proofs = proofTypes?.jwt
+  if (!Array.isArray(proofs) || proofs.length === 0 || !proofs.every((p) => typeof p === 'string')) {
+    throw new ProtocolError('invalid_proof', 'proofs.jwt must be a non-empty array of JWTs')
+  }
+  if (proofs.length > batchSize)
+    throw new ProtocolError('invalid_credential_request', `at most ${batchSize} proofs per request`)
+  const now = seconds(deps.now())
+  const keys: JWK[] = []
+  let nonce: unknown
+  for (const proof of proofs as string[]) {
+    let header: ReturnType<typeof decodeProtectedHeader>
+    try {
+      header = decodeProtectedHeader(proof)
+    } catch {
+      throw new ProtocolError('invalid_proof', 'a proof is not a JWT')
+    }
+    if (header.typ !== 'openid4vci-proof+jwt')
+      throw new ProtocolError('invalid_proof', 'proof typ must be openid4vci-proof+jwt')
+    if (!(ACCEPTED_PROOF_ALGORITHMS as readonly string[]).includes(String(header.alg))) {
+      throw new ProtocolError('invalid_proof', `proof alg ${String(header.alg)} is not allowed`)
+    }
+    // Appendix F.1: kid, jwk and x5c each "MUST NOT be present" alongside another of them.
+    if (['kid', 'jwk', 'x5c'].filter((name) => header[name] !== undefined).length > 1)
+      throw new ProtocolError('invalid_proof', 'the proof header names its key by one of kid, jwk or x5c')
+    const jwk = header.jwk as JWK | undefined
+    let attested: VerifiedKeyAttestation | undefined
+    if (header.key_attestation !== undefined) {
+      if (proofs.length > 1)
+        throw new ProtocolError('invalid_proof', 'a proof with a key attestation comes alone')
+      attested = await verifyKeyAttestation(deps, tenantId, header.key_attestation, {
+        use: 'jwt',
+        policy: keyAttestation,
+      })
+    } else if (keyAttestation?.required) {
+      throw new ProtocolError(
+        'invalid_proof',
+        'this credential needs a key attestation (key_attestation header)',
+      )
+    }
+    if ((!jwk && !attested) || (jwk && jwk.d !== undefined))
+      throw new ProtocolError('invalid_proof', 'the proof header needs the public jwk of the holder key')
+    // D.1: the proof is signed by an attested key (named by jwk, or found among attested_keys).
+    const candidates = jwk ? [jwk] : (attested?.attestedKeys ?? [])
+    const payload = await verifiedByOneOf(proof, candidates, String(header.alg), issuer, deps.now())
+    if (attested && jwk) {
+      const { kty, crv, x, y } = jwk
+      const thumbprint = await calculateJwkThumbprint(JSON.parse(JSON.stringify({ kty, crv, x, y })))
+      if (!attested.thumbprints.includes(thumbprint))
+        throw new ProtocolError('invalid_proof', 'the proof is not signed by an attested key')
+    }
+    const iat = Number(payload.iat)
+    if (!Number.isFinite(iat) || iat < now - PROOF_MAX_AGE_SECONDS || iat > now + PROOF_MAX_SKEW_SECONDS) {
+      throw new ProtocolError('invalid_proof', 'the proof iat is missing or not fresh')
+    }
+    if (typeof payload.nonce !== 'string') throw new ProtocolError('invalid_nonce', 'the proof has no nonce')
+    if (nonce !== undefined && payload.nonce !== nonce)
+      throw new ProtocolError('invalid_proof', 'all proofs of a request use the same nonce')
+    nonce = payload.nonce
+    if (attested) {
+      if (attested.nonce !== undefined && attested.nonce !== payload.nonce)
+        throw new ProtocolError('invalid_nonce', 'the key attestation nonce is not the proof nonce')
+      if (attested.attestedKeys.length > batchSize)
+        throw new ProtocolError(
+          'invalid_credential_request',
+          `at most ${batchSize} attested keys per request`,
+        )
+      keys.push(...attested.attestedKeys)
+      continue
+    }
+    const { kty, crv, x, y } = jwk as JWK
+    const publicJwk = JSON.parse(JSON.stringify({ kty, crv, x, y })) as JWK
+    if (keys.some((k) => k.x === publicJwk.x && k.y === publicJwk.y))
+      throw new ProtocolError('invalid_proof', 'two proofs use the same key')
+    keys.push(publicJwk)
+  }
+  if (!(await nonces.consume(String(nonce), deps.now()))) {
+    throw new ProtocolError('invalid_nonce', 'the nonce is unknown, expired or already used')
+  }
+  return keys
+}
+
+/** The proof's payload, verified with the first candidate key whose signature matches. */
+async function verifiedByOneOf(
+  proof: string,
+  candidates: JWK[],
+  alg: string,
+  audience: string,
+  now: Date,
+): Promise<JWTPayload> {
+  let failure: unknown
+  for (const candidate of candidates) {
+    try {
+      const verified = await jwtVerify(proof, await importJWK(candidate, alg), {
+        audience,
+        algorithms: [...ACCEPTED_PROOF_ALGORITHMS],
+        typ: 'openid4vci-proof+jwt',
+        currentDate: now,
+      })
+      return verified.payload
+    } catch (cause) {
+      failure = cause
+    }
+  }
+  throw new ProtocolError('invalid_proof', 'the proof signature, audience or lifetime is invalid', {
+    cause: failure,
+  })
+}
+
+/**
+ * The `attestation` proof type (OpenID4VCI 1.0 Appendix F.3): exactly one key attestation whose
+ * `nonce` is a c_nonce we issued (consumed here); one credential per attested key.
+ */
+async function verifyAttestationProof(
+  deps: ProtocolDeps,
+  tenantId: string,
+  list: unknown,
+  batchSize: number,
+  policy: KeyAttestationPolicy | undefined,
+): Promise<JWK[]> {
+  if (!policy)
+    throw new ProtocolError(
+      'invalid_proof',
+      'this credential configuration does not take the attestation proof type',
+    )
+  if (!Array.isArray(list) || list.length !== 1)
+    throw new ProtocolError('invalid_proof', 'proofs.attestation must hold exactly one key attestation')
+  const attested = await verifyKeyAttestation(deps, tenantId, list[0], { use: 'attestation', policy })
+  if (attested.nonce === undefined)
+    throw new ProtocolError('invalid_nonce', 'the key attestation has no nonce')
+  if (attested.attestedKeys.length > batchSize)
+    throw new ProtocolError('invalid_credential_request', `at most ${batchSize} attested keys per request`)
+  if (!(await createNonceRepository(deps.db, tenantId).consume(attested.nonce, deps.now())))
+    throw new ProtocolError('invalid_nonce', 'the nonce is unknown, expired or already used')
+  return attested.attestedKeys
+}

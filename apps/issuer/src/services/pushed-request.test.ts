@@ -1,0 +1,68 @@
+import type { CredentialConfig } from '@credential-service/core-domain'
+import { describe, expect, it } from 'vitest'
+import { checkRedirectUri, parsePushedRequest } from './pushed-request'
+
+const config = (id: string, scope?: string) =>
+  ({ id, config: { format: 'dc+sd-jwt', vct: `urn:${id}`, ...(scope ? { scope } : {}) } }) as CredentialConfig
+const configs = [config('pid'), config('mdl', 'org.iso.18013.5.1.mDL')]
+const base = {
+  response_type: 'code',
+  client_id: 'wallet',
+  redirect_uri: 'https://wallet.example/cb',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  code_challenge_method: 'S256',
+}
+const errorOf = (body: Record<string, unknown>) => {
+  try {
+    parsePushedRequest(body, configs)
+    return undefined
+  } catch (error) {
+    return (error as { error: string }).error
+  }
+}
+
+describe('pushed authorization request parsing (RFC 9126 §2.1, OpenID4VCI 1.0 §5.1)', () => {
+  it('RFC 8252 §7.1, §7.3 (I-36): https, private-use schemes and loopback http are accepted; others are not', () => {
+    for (const ok of ['https://wallet.example/cb', 'eu.example.wallet:/cb', 'http://127.0.0.1:4000/cb'])
+      expect(() => checkRedirectUri(ok), ok).not.toThrow()
+    for (const bad of [
+      'http://wallet.example/cb',
+      'javascript:alert(1)',
+      'data:text/html,x',
+      'https://w.example/cb#x',
+      'cb',
+    ])
+      expect(() => checkRedirectUri(bad), bad).toThrow()
+  })
+
+  it('OpenID4VCI §5.1.1-5.1.2 (I-35): scope names configurations by their scope, unknown scopes are ignored; authorization_details by id', () => {
+    const parsed = parsePushedRequest(
+      {
+        ...base,
+        scope: 'org.iso.18013.5.1.mDL unknown',
+        authorization_details: JSON.stringify([
+          { type: 'openid_credential', credential_configuration_id: 'pid' },
+        ]),
+      },
+      configs,
+    )
+    expect(parsed.scopeConfigurationIds).toStrictEqual(['mdl'])
+    expect(parsed.detailConfigurationIds).toStrictEqual(['pid'])
+  })
+
+  it('RFC 9126 §2.1, PKCE §4.4.1 (I-31, I-34, I-37, S-36): refusals carry their OAuth error codes', () => {
+    expect(errorOf({ ...base, client_id: ['a', 'b'] })).toBe('invalid_request')
+    expect(errorOf({ ...base, request_uri: 'urn:x' })).toBe('invalid_request')
+    expect(errorOf({ ...base, code_challenge_method: undefined })).toBe('invalid_request')
+    expect(errorOf({ ...base, code_challenge: 'short' })).toBe('invalid_request')
+    expect(errorOf({ ...base, response_type: 'code id_token' })).toBe('unsupported_response_type')
+    expect(errorOf({ ...base, authorization_details: '[{"type":"other"}]' })).toBe('invalid_request')
+    expect(errorOf({ ...base, authorization_details: 'null' })).toBe('invalid_request')
+    expect(
+      errorOf({
+        ...base,
+        authorization_details: '[{"type":"openid_credential","credential_configuration_id":"nope"}]',
+      }),
+    ).toBe('invalid_request')
+  })
+})

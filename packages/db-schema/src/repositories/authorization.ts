@@ -1,0 +1,154 @@
+import { and, eq, gt, sql } from 'drizzle-orm'
+import type { Database } from '../database'
+import { type AuthorizationRequestRow, authorizationRequests, issuanceSessions } from '../schema'
+import { deleteExpiredBatch } from './issuance'
+
+export type NewAuthorizationRequest = Omit<
+  typeof authorizationRequests.$inferInsert,
+  'tenantId' | 'status' | 'createdAt' | 'updatedAt'
+>
+
+/**
+ * Authorization code flows of one tenant. Each step takes its handle in one conditional update, so
+ * of two requests with the same request_uri, login state, code or refresh token exactly one wins.
+ */
+export function createAuthorizationRequestRepository(db: Database, tenantId: string) {
+  const t = authorizationRequests
+  const mine = eq(t.tenantId, tenantId)
+  const step = async (
+    where: ReturnType<typeof and>,
+    set: Record<string, unknown>,
+  ): Promise<AuthorizationRequestRow | undefined> => {
+    const [row] = await db
+      .update(t)
+      .set({ ...(set as Partial<typeof authorizationRequests.$inferInsert>), updatedAt: sql`now()` })
+      .where(and(mine, where))
+      .returning()
+    return row
+  }
+
+  return {
+    async insert(row: NewAuthorizationRequest): Promise<void> {
+      await db.insert(t).values({ ...row, tenantId, status: 'pushed' })
+    },
+
+    /** PAR §4, §7.3: the request_uri is single-use, short-lived and bound to the pushing client. */
+    takeRequestUri(
+      requestUriHash: string,
+      clientId: string,
+      at: Date,
+      next: Partial<AuthorizationRequestRow>,
+    ) {
+      return step(
+        and(
+          eq(t.requestUriHash, requestUriHash),
+          eq(t.clientId, clientId),
+          eq(t.status, 'pushed'),
+          gt(t.expiresAt, at),
+        ),
+        { ...next, status: 'authorizing' },
+      )
+    },
+
+    /** Records the upstream login the browser was sent to. */
+    startLogin(id: string, loginStateHash: string, loginSecretsEncrypted: string) {
+      return step(and(eq(t.id, id), eq(t.status, 'authorizing')), { loginStateHash, loginSecretsEncrypted })
+    },
+
+    /**
+     * The browser returns from the upstream provider: the login state is single-use. The row
+     * keeps the login secrets for the caller; issueCode and fail drop them.
+     */
+    takeLoginState(loginStateHash: string, at: Date) {
+      return step(
+        and(eq(t.loginStateHash, loginStateHash), eq(t.status, 'authorizing'), gt(t.expiresAt, at)),
+        {
+          status: 'logged_in',
+        },
+      )
+    },
+
+    /** Hands out the code of an authorized request (after login, or directly). */
+    issueCode(id: string, from: string, codeHash: string, sessionId: string, expiresAt: Date) {
+      return step(and(eq(t.id, id), eq(t.status, from)), {
+        status: 'code_issued',
+        loginStateHash: null,
+        loginSecretsEncrypted: null,
+        codeHash,
+        sessionId,
+        expiresAt,
+      })
+    },
+
+    fail(id: string) {
+      return step(eq(t.id, id), { status: 'failed', loginStateHash: null, loginSecretsEncrypted: null })
+    },
+
+    /** RFC 6749 §4.1.3: the code is single-use and short-lived; the caller checks its bindings. */
+    redeemCode(codeHash: string, at: Date) {
+      return step(and(eq(t.codeHash, codeHash), eq(t.status, 'code_issued'), gt(t.expiresAt, at)), {
+        status: 'redeemed',
+      })
+    },
+
+    /** The first refresh token of a redeemed grant, or none (the grant then ends with the code). */
+    setRefreshToken(id: string, refreshTokenHash: string | null, expiresAt: Date) {
+      return step(and(eq(t.id, id), eq(t.status, 'redeemed')), { refreshTokenHash, expiresAt })
+    },
+
+    async byCodeHash(codeHash: string): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(t)
+        .where(and(mine, eq(t.codeHash, codeHash)))
+      return row
+    },
+
+    /** BCP 4.5 (checklist S-35): a reused code revokes the grant, refresh token included. */
+    revoke(id: string) {
+      return step(eq(t.id, id), { status: 'revoked', refreshTokenHash: null })
+    },
+
+    /** A one-time refresh token (BCP 2.2.2): swapped for the next one in the same statement. */
+    rotateRefreshToken(oldHash: string, newHash: string, at: Date, expiresAt: Date) {
+      return step(and(eq(t.refreshTokenHash, oldHash), eq(t.status, 'redeemed'), gt(t.expiresAt, at)), {
+        refreshTokenHash: newHash,
+        refreshCount: sql`${t.refreshCount} + 1`,
+        expiresAt,
+      })
+    },
+  }
+}
+export type AuthorizationRequestRepository = ReturnType<typeof createAuthorizationRequestRepository>
+
+/** The open offer session named by an `issuer_state` (hashed), if any. */
+export async function sessionByIssuerState(
+  db: Database,
+  tenantId: string,
+  issuerStateHash: string,
+  at: Date,
+): Promise<{ id: string; credentialConfigurationIds: string[] } | undefined> {
+  const [row] = await db
+    .select({
+      id: issuanceSessions.id,
+      credentialConfigurationIds: issuanceSessions.credentialConfigurationIds,
+    })
+    .from(issuanceSessions)
+    .where(
+      and(
+        eq(issuanceSessions.tenantId, tenantId),
+        eq(issuanceSessions.issuerStateHash, issuerStateHash),
+        eq(issuanceSessions.status, 'offered'),
+        gt(issuanceSessions.expiresAt, at),
+      ),
+    )
+  return row
+}
+
+/**
+ * Deletes up to `limit` authorization requests of any tenant whose current handle expired before
+ * `before`; returns how many. PAR is open to anyone, so abandoned requests must not pile up.
+ */
+export async function purgeExpiredAuthorizationRequests(db: Database, before: Date, limit = 1000) {
+  return (await deleteExpiredBatch(db, authorizationRequests, authorizationRequests.id, before, limit)).length
+}

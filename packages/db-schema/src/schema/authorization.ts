@@ -1,0 +1,73 @@
+import { index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { tenants } from './tenants'
+
+/**
+ * Upstream OpenID providers that authenticate holders in the authorization code flow. The client
+ * secret is encrypted (key runtime cipher) and never returned.
+ */
+export const loginProviders = pgTable(
+  'login_providers',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: text().notNull(),
+    description: text(),
+    issuer: text().notNull(),
+    clientId: text().notNull(),
+    clientSecretEncrypted: text(),
+    scopes: text().array().notNull(),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+)
+export type LoginProviderRow = typeof loginProviders.$inferSelect
+
+/**
+ * One authorization code flow (OpenID4VCI 1.0 §5): the pushed request (RFC 9126), the upstream
+ * login, the code and the refresh token. Every handle the wallet or browser holds (request_uri,
+ * login state, code, refresh token) is stored as a SHA-256 hash; `status` moves
+ * pushed → authorizing → code_issued → redeemed (or failed), each step one conditional update.
+ */
+export const authorizationRequests = pgTable(
+  'authorization_requests',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: text().notNull(),
+    status: text().notNull(),
+    requestUriHash: text().notNull(),
+    clientId: text().notNull(),
+    redirectUri: text().notNull(),
+    codeChallenge: text().notNull(),
+    state: text(),
+    /** Configurations the wallet asked for, by scope or authorization_details. */
+    credentialConfigurationIds: text().array().notNull(),
+    /** Configurations asked for with authorization_details: the token answers credential_identifiers. */
+    detailConfigurationIds: text().array().notNull(),
+    /** The offer's session (issuer_state), or the session created at authorization. */
+    sessionId: text(),
+    dpopJkt: text(),
+    /** Upstream login: our state (hashed), and nonce + PKCE verifier encrypted. */
+    loginStateHash: text(),
+    loginSecretsEncrypted: text(),
+    codeHash: text(),
+    refreshTokenHash: text(),
+    refreshCount: integer().notNull().default(0),
+    /** Until when the current handle (request_uri, login, code or refresh token) is valid. */
+    expiresAt: timestamp({ withTimezone: true }).notNull(),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('authorization_requests_request_uri').on(t.tenantId, t.requestUriHash),
+    uniqueIndex('authorization_requests_login_state').on(t.tenantId, t.loginStateHash),
+    uniqueIndex('authorization_requests_code').on(t.tenantId, t.codeHash),
+    uniqueIndex('authorization_requests_refresh').on(t.tenantId, t.refreshTokenHash),
+    index('authorization_requests_expiry').on(t.expiresAt),
+  ],
+)
+export type AuthorizationRequestRow = typeof authorizationRequests.$inferSelect

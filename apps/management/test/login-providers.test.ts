@@ -1,4 +1,5 @@
-import { testDatabases } from '@credential-service/db-schema/testing'
+import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, random, type TestClient } from './harness'
 
@@ -40,7 +41,17 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
   const send = (method: 'POST' | 'PUT', url: string, payload: unknown, client = admin) =>
     h.app.inject({ method, url, headers: client.auth, payload: payload as object })
 
-  it('happy: the client secret is stored encrypted and never returned; a replace without one keeps it', async () => {
+  /** The stored client secret, decrypted as the issuer reads it (null for a public client). */
+  async function storedSecret(tenantId: string, id: string): Promise<string | null> {
+    const [row] = await queryRows<{ client_secret_encrypted: string | null }>(
+      h.database.db,
+      sql`select client_secret_encrypted from login_providers where tenant_id = ${tenantId} and id = ${id}`,
+    )
+    if (!row?.client_secret_encrypted) return null
+    return h.keys.cipher.decrypt(row.client_secret_encrypted, `login-provider:${tenantId}/${id}`)
+  }
+
+  it('happy: the client secret is stored encrypted and never returned; a replace with the same issuer and clientId keeps it', async () => {
     const id = random('idp')
     const created = await send('POST', `/api/tenants/${h.tenantA}/login-providers`, provider(id))
     expect(created.statusCode).toBe(201)
@@ -57,13 +68,66 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
     const { clientSecret: _s, ...withoutSecret } = provider(id)
     const replaced = await send('PUT', `/api/login-providers/${id}`, {
       ...withoutSecret,
-      clientId: 'issuer-2',
+      scopes: ['profile', 'email'],
     })
     expect(replaced.statusCode).toBe(200)
-    expect(replaced.json().hasClientSecret).toBe(true)
+    expect(replaced.json()).toMatchObject({ hasClientSecret: true, scopes: ['profile', 'email'] })
+    expect(await storedSecret(h.tenantA, id)).toBe('a-client-secret-value')
     expect(
       JSON.stringify((await h.app.inject({ url: '/api/login-providers', headers: admin.auth })).json()),
     ).not.toContain('a-client-secret-value')
+  })
+
+  it('security: a replace that changes issuer or clientId without a clientSecret is a 422 naming body.clientSecret; the stored secret is never kept for another provider', async () => {
+    const id = random('idp')
+    await send('POST', '/api/login-providers', provider(id))
+    const { clientSecret: _s, ...withoutSecret } = provider(id)
+    for (const change of [
+      { issuer: 'https://attacker.example.com' },
+      { clientId: 'someone-else' },
+    ]) {
+      const refused = await send('PUT', `/api/login-providers/${id}`, { ...withoutSecret, ...change })
+      expect(refused.statusCode, JSON.stringify(change)).toBe(422)
+      expect(refused.headers['content-type']).toContain('application/problem+json')
+      expect(refused.json()).toMatchObject({
+        code: 'rule_violation',
+        errors: [{ path: 'body.clientSecret', message: expect.stringContaining('issuer or clientId changed') }],
+      })
+    }
+    // Nothing was written.
+    const unchanged = (await h.app.inject({ url: `/api/login-providers/${id}`, headers: admin.auth })).json()
+    expect(unchanged).toMatchObject({ issuer: provider(id).issuer, clientId: 'issuer', hasClientSecret: true })
+    expect(await storedSecret(h.tenantA, id)).toBe('a-client-secret-value')
+
+    // With a new secret the change goes through, and only the new secret is stored.
+    const moved = await send('PUT', `/api/login-providers/${id}`, {
+      ...withoutSecret,
+      issuer: 'https://login.other.example.com',
+      clientSecret: 'the-new-provider-secret',
+    })
+    expect(moved.statusCode).toBe(200)
+    expect(await storedSecret(h.tenantA, id)).toBe('the-new-provider-secret')
+  })
+
+  it('happy: clientSecret null removes the stored secret (a public client), also with a new issuer', async () => {
+    const id = random('idp')
+    await send('POST', '/api/login-providers', provider(id))
+    const cleared = await send('PUT', `/api/login-providers/${id}`, {
+      ...provider(id),
+      issuer: 'https://login.public.example.com',
+      clientSecret: null,
+    })
+    expect(cleared.statusCode).toBe(200)
+    expect(cleared.json().hasClientSecret).toBe(false)
+    expect(await storedSecret(h.tenantA, id)).toBeNull()
+    // A public client has no secret to leak: leaving clientSecret out keeps it public.
+    const { clientSecret: _s, ...withoutSecret } = provider(id)
+    const moved = await send('PUT', `/api/login-providers/${id}`, {
+      ...withoutSecret,
+      issuer: 'https://login.elsewhere.example.com',
+    })
+    expect(moved.statusCode).toBe(200)
+    expect(moved.json().hasClientSecret).toBe(false)
   })
 
   it('happy: a credential configuration names its login provider and claim mapping', async () => {
@@ -106,27 +170,44 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
     expect(typo.json().errors.map((e: { path: string }) => e.path)).toContain(
       'body.userAuthentication.claims.givenname',
     )
+    const internalId = random('idp')
     const internal = await send('POST', '/api/login-providers', {
-      ...provider(random('idp')),
+      ...provider(internalId),
       issuer: 'https://10.0.0.1/',
     })
     expect(internal.statusCode).toBe(422)
+    expect(internal.json().errors).toStrictEqual([
+      { path: 'body.issuer', message: expect.stringContaining('10.0.0.1') },
+    ])
+    expect(
+      (await h.app.inject({ url: `/api/login-providers/${internalId}`, headers: admin.auth })).statusCode,
+    ).toBe(404)
   })
 
-  it('security: another tenant cannot read, replace, delete or reference a login provider (404 / 422); issuance:offer alone is 403', async () => {
+  it('S-100, S-105: another tenant cannot read, replace, delete or reference a login provider (404 / 422); it stays unchanged', async () => {
     const idp = random('idp')
     await send('POST', '/api/login-providers', provider(idp))
+    const before = (await h.app.inject({ url: `/api/login-providers/${idp}`, headers: admin.auth })).json()
     const intruder = await h.createClient(h.tenantB, ['issuance:config', 'key:manage'])
+    const hijack = { ...provider(idp), issuer: 'https://attacker.example.com', clientSecret: null }
     for (const attempt of [
       { method: 'GET', url: `/api/login-providers/${idp}` },
-      { method: 'PUT', url: `/api/login-providers/${idp}`, payload: provider(idp) },
+      { method: 'PUT', url: `/api/login-providers/${idp}`, payload: hijack },
       { method: 'DELETE', url: `/api/login-providers/${idp}` },
+      { method: 'GET', url: `/api/tenants/${h.tenantA}/login-providers` },
+      { method: 'GET', url: `/api/tenants/${h.tenantA}/login-providers/${idp}` },
+      { method: 'PUT', url: `/api/tenants/${h.tenantA}/login-providers/${idp}`, payload: hijack },
+      { method: 'DELETE', url: `/api/tenants/${h.tenantA}/login-providers/${idp}` },
+      { method: 'POST', url: `/api/tenants/${h.tenantA}/login-providers`, payload: provider(random('idp')) },
     ] as const) {
       const response = await h.app.inject({ ...attempt, headers: intruder.auth })
-      expect(response.statusCode, `${attempt.method} ${attempt.url}`).toBe(
-        attempt.method === 'PUT' ? 404 : 404,
-      )
+      expect(response.statusCode, `${attempt.method} ${attempt.url}`).toBe(404)
+      expect(response.json().code).toBe('not_found')
     }
+    const after = (await h.app.inject({ url: `/api/login-providers/${idp}`, headers: admin.auth })).json()
+    expect(after).toStrictEqual(before)
+    expect(await storedSecret(h.tenantA, idp)).toBe('a-client-secret-value')
+
     const otherKeys = (
       await h.app.inject({
         method: 'POST',
@@ -137,9 +218,55 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
     ).json().id
     const foreign = await send('POST', '/api/credentials', staff(random('s'), otherKeys, idp, {}), intruder)
     expect(foreign.statusCode).toBe(422)
+    expect(foreign.json().errors.map((e: { path: string }) => e.path)).toContain(
+      'body.userAuthentication.loginProviderId',
+    )
     const offerOnly = await h.createClient(h.tenantA, ['issuance:offer'])
     expect((await h.app.inject({ url: '/api/login-providers', headers: offerOnly.auth })).statusCode).toBe(
       403,
     )
+  })
+
+  it('S-101: with two tenants, each lists only its own login providers; an operator lists either by path', async () => {
+    const adminB = await h.createClient(h.tenantB, ['issuance:config'])
+    const ofA = random('idp')
+    const ofB = random('idp')
+    expect((await send('POST', '/api/login-providers', provider(ofA))).statusCode).toBe(201)
+    expect((await send('POST', '/api/login-providers', provider(ofB), adminB)).statusCode).toBe(201)
+    const ids = async (url: string, client: { auth: Record<string, string> }) =>
+      (await h.app.inject({ url, headers: client.auth })).json().items.map((item: { id: string }) => item.id)
+    expect(await ids('/api/login-providers?limit=100', admin)).toContain(ofA)
+    expect(await ids('/api/login-providers?limit=100', admin)).not.toContain(ofB)
+    expect(await ids('/api/login-providers?limit=100', adminB)).toStrictEqual([ofB])
+    const operator = await h.createClient(null, ['tenant:manage', 'issuance:config'])
+    expect(await ids(`/api/tenants/${h.tenantB}/login-providers`, operator)).toStrictEqual([ofB])
+    expect(
+      (await h.app.inject({ url: '/api/tenants/no-such-tenant/login-providers', headers: operator.auth }))
+        .statusCode,
+    ).toBe(404)
+  })
+
+  it('audit: create, update and delete of a login provider are recorded without the secret', async () => {
+    const id = random('idp')
+    await send('POST', '/api/login-providers', provider(id))
+    await send('PUT', `/api/login-providers/${id}`, { ...provider(id), clientSecret: 'rotated-secret-value' })
+    await h.app.inject({ method: 'DELETE', url: `/api/login-providers/${id}`, headers: admin.auth })
+    const rows = await queryRows<{ action: string; actor_client_id: string; detail: unknown }>(
+      h.database.db,
+      sql`select action, actor_client_id, detail from audit_log
+          where tenant_id = ${h.tenantA} and resource_type = 'login-provider' and resource_id = ${id}
+          order by at`,
+    )
+    expect(rows.map((row) => `${row.action} ${row.actor_client_id}`)).toStrictEqual([
+      `create ${admin.clientId}`,
+      `update ${admin.clientId}`,
+      `delete ${admin.clientId}`,
+    ])
+    const stored = JSON.stringify(rows)
+    for (const secret of ['a-client-secret-value', 'rotated-secret-value']) expect(stored).not.toContain(secret)
+    const events = (
+      await h.app.inject({ url: '/api/audit-events?resourceType=login-provider', headers: h.root.auth })
+    ).json()
+    expect(JSON.stringify(events)).not.toContain('secret-value')
   })
 })

@@ -132,16 +132,17 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       }
     }
 
+    const rejected: ImportIssue[] = []
     const loginProviders = createLoginProviderRepository(db, tenantId)
-    for (const { data } of plan.loginProviders)
-      await loginProviders.upsert(
-        loginProviderColumns(deps.configs, tenantId, data, await loginProviders.row(data.id, tx)),
-        tx,
-      )
+    for (const { file, data } of plan.loginProviders) {
+      const previous = await loginProviders.row(data.id, tx)
+      const { columns, issues } = loginProviderColumns(deps.configs, tenantId, data, previous, '')
+      rejected.push(...issues.map((issue) => ({ file, ...issue })))
+      if (!issues.length) await loginProviders.upsert(columns, tx)
+    }
     const walletProviders = createWalletProviderRepository(db, tenantId)
     for (const { data } of plan.walletProviders) await walletProviders.upsert(walletProviderColumns(data), tx)
 
-    const rejected: ImportIssue[] = []
     const credentials = createCredentialConfigRepository(db, tenantId)
     for (const { file, data } of plan.credentials) {
       const issues = await credentialConfigIssues(db, tenantId, data, { tx, prefix: '' })

@@ -275,33 +275,56 @@ export const createWebhookEndpointService = (deps: ConfigServiceDeps, tenantId: 
 
 /**
  * Login providers (authorization code flow): the issuer URL passes the outbound policy, the client
- * secret is encrypted at rest and kept on replace when none is sent.
+ * secret is encrypted at rest (see `loginProviderColumns` for when a stored one is kept).
  */
 export function createLoginProviderService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
   const repo = createLoginProviderRepository(deps.db, tenantId)
   const base = collection<LoginProvider>(deps, tenantId, actor, 'login-provider', repo)
   return validatedCrud(base, async (input: LoginProviderData, tx) => {
-    refuse(checkOutboundUrl(input.issuer, deps.outbound), 'login provider')
-    return loginProviderColumns(deps, tenantId, input, await repo.row(input.id, tx))
+    refuse(checkOutboundUrl(input.issuer, deps.outbound, 'body.issuer'), 'login provider')
+    const { columns, issues } = loginProviderColumns(deps, tenantId, input, await repo.row(input.id, tx), 'body.')
+    refuse(issues, 'login provider')
+    return columns
   })
 }
 
-/** Columns of a login provider; the secret is encrypted, and kept from `previous` when none is sent. */
+/**
+ * Columns of a login provider; the secret is encrypted. `clientSecret: null` removes a stored one.
+ * Without `clientSecret` the stored one is kept only for the same issuer and client id: the
+ * issuer sends it as HTTP Basic to the provider's token endpoint, so a changed issuer must not
+ * receive the old provider's secret.
+ */
 export function loginProviderColumns(
   deps: Pick<ConfigServiceDeps, 'cipher'>,
   tenantId: string,
   input: LoginProviderData,
-  previous: { clientSecretEncrypted: string | null } | undefined,
-) {
+  previous: { issuer: string; clientId: string; clientSecretEncrypted: string | null } | undefined,
+  pathPrefix: string,
+): { columns: Record<string, unknown>; issues: ValidationIssue[] } {
+  const issues: ValidationIssue[] = []
+  let clientSecretEncrypted: string | null = null
+  if (input.clientSecret) {
+    clientSecretEncrypted = deps.cipher.encrypt(input.clientSecret, `login-provider:${tenantId}/${input.id}`)
+  } else if (input.clientSecret === undefined && previous?.clientSecretEncrypted) {
+    if (previous.issuer === input.issuer && previous.clientId === input.clientId)
+      clientSecretEncrypted = previous.clientSecretEncrypted
+    else
+      issues.push({
+        path: `${pathPrefix}clientSecret`,
+        message:
+          'issuer or clientId changed: send the client secret for them, or null for a public client (the stored secret is never sent to another provider)',
+      })
+  }
   return {
-    id: input.id,
-    description: input.description ?? null,
-    issuer: input.issuer,
-    clientId: input.clientId,
-    scopes: input.scopes,
-    clientSecretEncrypted: input.clientSecret
-      ? deps.cipher.encrypt(input.clientSecret, `login-provider:${tenantId}/${input.id}`)
-      : (previous?.clientSecretEncrypted ?? null),
+    issues,
+    columns: {
+      id: input.id,
+      description: input.description ?? null,
+      issuer: input.issuer,
+      clientId: input.clientId,
+      scopes: input.scopes,
+      clientSecretEncrypted,
+    },
   }
 }
 

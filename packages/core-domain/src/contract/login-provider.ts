@@ -27,9 +27,10 @@ export const zLoginProviderInput = z
       .string()
       .min(1)
       .max(1000)
+      .nullable()
       .optional()
       .describe(
-        'Client secret (client_secret_basic); stored encrypted, never returned. Absent: public client',
+        'Client secret (client_secret_basic); stored encrypted, never returned. `null`: a public client (a stored secret is removed). Absent on create: a public client; absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422',
       ),
   })
   .strict()

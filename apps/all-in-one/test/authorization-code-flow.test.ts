@@ -682,11 +682,15 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect(preAuthorized.body.error).toBe('invalid_grant')
   })
 
-  it('OpenID4VCI §5 (I-25): an offer for a configuration with userAuthentication still logs the holder in; the login claims are issued', async () => {
-    const created = await offer({
+  it('OpenID4VCI §5 (I-25): an offer for a configuration with userAuthentication takes no claims and still logs the holder in; the login claims are issued', async () => {
+    // Inline claims for it would never be issued: the management API refuses them.
+    const refused = await post('/api/offers', {
       credentialConfigurationIds: ['staff'],
+      grant: 'authorization_code',
       claims: { staff: { given_name: 'Offered' } },
     })
+    expect(refused.status).toBe(422)
+    const created = await offer({ credentialConfigurationIds: ['staff'], claims: undefined })
     const { verifier, challenge } = pkce()
     const pushed = await par(
       pushedParams(challenge, {

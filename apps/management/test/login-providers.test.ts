@@ -269,4 +269,74 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
     ).json()
     expect(JSON.stringify(events)).not.toContain('secret-value')
   })
+
+  describe('offers (OpenID4VCI §4.1.1, §5)', () => {
+    let offerer: TestClient
+    let staffId: string
+    let plainId: string
+    beforeAll(async () => {
+      offerer = await h.createClient(h.tenantA, ['issuance:offer'])
+      const idp = random('idp')
+      await send('POST', '/api/login-providers', provider(idp))
+      staffId = random('staff')
+      expect(
+        (await send('POST', '/api/credentials', staff(staffId, keyChainId, idp, { given_name: 'given_name' })))
+          .statusCode,
+      ).toBe(201)
+      plainId = random('plain')
+      const { userAuthentication: _u, ...plain } = staff(plainId, keyChainId, idp, {})
+      expect((await send('POST', '/api/credentials', plain)).statusCode).toBe(201)
+    })
+    const offer = (payload: Record<string, unknown>) => send('POST', '/api/offers', payload, offerer)
+    const paths = (response: { json(): { errors?: { path: string }[] } }) =>
+      (response.json().errors ?? []).map((e) => e.path)
+
+    it('I-25, security: a configuration with userAuthentication cannot be offered with a pre-authorized code (the default) or both grants: 422 naming body.grant', async () => {
+      for (const grant of [undefined, 'pre-authorized_code', 'both']) {
+        const response = await offer({ credentialConfigurationIds: [staffId], ...(grant ? { grant } : {}) })
+        expect(response.statusCode, String(grant)).toBe(422)
+        expect(response.headers['content-type']).toContain('application/problem+json')
+        expect(paths(response)).toStrictEqual(['body.grant'])
+      }
+      // Mixed with a configuration without login, the login one still decides.
+      const mixed = await offer({
+        credentialConfigurationIds: [plainId, staffId],
+        claims: { [plainId]: { given_name: 'Erika' } },
+      })
+      expect(paths(mixed)).toStrictEqual(['body.grant'])
+    })
+
+    it('I-25: an authorization_code offer for a configuration with userAuthentication needs no claims (its mandatory fields come from the login)', async () => {
+      const response = await offer({ credentialConfigurationIds: [staffId], grant: 'authorization_code' })
+      expect(response.statusCode, response.body).toBe(201)
+      expect(Object.keys(response.json().credentialOffer.grants)).toStrictEqual(['authorization_code'])
+    })
+
+    it('I-25: inline claims for a configuration with userAuthentication are refused (the issuer would ignore them): 422 naming body.claims.<id>', async () => {
+      const response = await offer({
+        credentialConfigurationIds: [staffId],
+        grant: 'authorization_code',
+        claims: { [staffId]: { given_name: 'Offered' } },
+      })
+      expect(response.statusCode).toBe(422)
+      expect(paths(response)).toStrictEqual([`body.claims.${staffId}`])
+    })
+
+    it('I-24, security: a txCode with grant both is a 422 naming body.txCode (the authorization code flow would skip it); with pre-authorized_code it is taken', async () => {
+      const claims = { [plainId]: { given_name: 'Erika' } }
+      for (const grant of ['both', 'authorization_code']) {
+        const response = await offer({ credentialConfigurationIds: [plainId], grant, claims, txCode: {} })
+        expect(response.statusCode, grant).toBe(422)
+        expect(paths(response)).toStrictEqual(['body.txCode'])
+      }
+      const allowed = await offer({
+        credentialConfigurationIds: [plainId],
+        grant: 'pre-authorized_code',
+        claims,
+        txCode: {},
+      })
+      expect(allowed.statusCode).toBe(201)
+      expect(allowed.json().txCode).toEqual(expect.any(String))
+    })
+  })
 })

@@ -36,8 +36,10 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
           operationId: offers.op('createOffer'),
           tags: ['offers'],
           summary: 'Create a credential offer (pre-authorized code and/or authorization code grant)',
-          description:
+          description: [
             'Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.',
+            'A configuration with `userAuthentication` takes its claims from the holder’s login: offer it with grant `authorization_code` (any other grant is a 422 naming `body.grant`) and without claims for it (422 `body.claims.<id>`). A `txCode` needs grant `pre-authorized_code` (422 `body.txCode` otherwise: the authorization code flow would skip it).',
+          ].join('\n\n'),
           params: offers.listParams,
           body: zOfferCreate,
           response: { 201: zOfferCreated, ...problemResponses },

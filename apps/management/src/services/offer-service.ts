@@ -61,6 +61,25 @@ export function toIssuanceSession(row: IssuanceSessionRow, now: Date): IssuanceS
   }
 }
 
+/**
+ * A configuration with `userAuthentication` issues what the holder's login gives: a pre-authorized
+ * code would issue without that login, and inline claims would be ignored by the issuer.
+ */
+function loginOfferIssues(input: OfferCreate, id: string, index: number): ValidationIssue[] {
+  const issues: ValidationIssue[] = []
+  if (input.grant !== 'authorization_code')
+    issues.push({
+      path: 'body.grant',
+      message: `configuration '${id}' (credentialConfigurationIds.${index}) logs the holder in: offer it with grant authorization_code`,
+    })
+  if (input.claims?.[id] !== undefined)
+    issues.push({
+      path: `body.claims.${id}`,
+      message: `configuration '${id}' takes its claims from the holder's login (and its attribute provider); offers carry none for it`,
+    })
+  return issues
+}
+
 /** Credential offers (OpenID4VCI §4) and the sessions they start, for one tenant. */
 export function createOfferService(deps: OfferServiceDeps, tenantId: string, actor: Principal) {
   const sessions = createIssuanceSessionRepository(deps.db, tenantId)
@@ -96,6 +115,10 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
           continue
         }
         const supplied = input.claims?.[id]
+        if (config.userAuthentication) {
+          issues.push(...loginOfferIssues(input, id, index))
+          continue
+        }
         // Without inline claims, the attribute provider is asked at the credential request, when the
         // wallet is there; its answer is validated then.
         if (!supplied && config.attributeProviderId) continue
@@ -103,10 +126,11 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         if (resolved.ok) claims[id] = resolved.claims
         else issues.push(...resolved.issues)
       }
-      if (input.txCode && input.grant === 'authorization_code')
+      // With both grants the wallet may take the authorization code flow, which asks for no tx code.
+      if (input.txCode && input.grant !== 'pre-authorized_code')
         issues.push({
           path: 'body.txCode',
-          message: 'a transaction code belongs to the pre-authorized code grant',
+          message: 'a transaction code belongs to the pre-authorized code grant alone',
         })
       if (issues.length) throw new RuleViolationError('the offer cannot be made; see errors', issues)
 

@@ -101,6 +101,79 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       expect(list.json().items.map((c: { id: string }) => c.id)).toContain(id)
     })
 
+    it('HAIP 4.3, VCI App. D: dpop, walletAttestation, keyAttestation and refreshTokens round-trip through create, read and replace', async () => {
+      const id = random('haip')
+      const haip = {
+        ...pid(id, keyChainId),
+        dpop: 'required',
+        walletAttestation: 'required',
+        keyAttestation: { required: true, keyStorage: ['iso_18045_high'], userAuthentication: ['iso_18045_high'] },
+        refreshTokens: true,
+      }
+      const created = await post('/api/credentials', haip)
+      expect(created.statusCode, created.body).toBe(201)
+      expect(created.json()).toMatchObject({
+        dpop: 'required',
+        walletAttestation: 'required',
+        keyAttestation: haip.keyAttestation,
+        refreshTokens: true,
+      })
+      const got = (await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).json()
+      expect(got).toStrictEqual(created.json())
+      // A replace without them goes back to the defaults; keyAttestation is gone.
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/credentials/${id}`,
+        headers: admin.auth,
+        payload: pid(id, keyChainId),
+      })
+      expect(replaced.json()).toMatchObject({ dpop: 'optional', walletAttestation: 'optional', refreshTokens: false })
+      expect(replaced.json()).not.toHaveProperty('keyAttestation')
+    })
+
+    it('RFC 9457: invalid dpop, walletAttestation, keyAttestation or refreshTokens values are a 400 naming each field; nothing is written', async () => {
+      const id = random('badhaip')
+      const response = await post('/api/credentials', {
+        ...pid(id, keyChainId),
+        dpop: 'always',
+        walletAttestation: true,
+        keyAttestation: { required: 'yes', keyStorage: [], colour: 'red' },
+        refreshTokens: 'true',
+      })
+      expect(response.statusCode).toBe(400)
+      expect(response.json().code).toBe('invalid_input')
+      expect(response.json().errors.map((e: { path: string }) => e.path).sort()).toStrictEqual([
+        'body.dpop',
+        'body.keyAttestation.colour',
+        'body.keyAttestation.keyStorage',
+        'body.keyAttestation.required',
+        'body.refreshTokens',
+        'body.walletAttestation',
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+    })
+
+    it('VCI App. D: keyAttestation without keyBinding is a 422 naming body.keyAttestation (it would be ignored); nothing is written', async () => {
+      const id = random('nobinding')
+      const response = await post('/api/credentials', {
+        ...pid(id, keyChainId),
+        keyBinding: false,
+        keyAttestation: { required: true },
+      })
+      expect(response.statusCode).toBe(422)
+      expect(response.json().errors).toStrictEqual([
+        { path: 'body.keyAttestation', message: expect.stringContaining('keyBinding: true') },
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+      expect((await post('/api/credentials', { ...pid(id, keyChainId), keyBinding: false })).statusCode).toBe(
+        201,
+      )
+    })
+
     it('stores an mdoc configuration with per-field namespaces', async () => {
       const response = await post('/api/credentials', mdl(random('mdl'), keyChainId))
       expect(response.statusCode).toBe(201)

@@ -45,8 +45,8 @@ const localeOf = (entry: { locale?: string; lang?: string }) =>
  * Rules of a version 2 credential configuration beyond its shape: format-specific members
  * (spec §2.2–2.3: `docType` and a namespace per field for mdoc, `vct` and no namespace for SD-JWT),
  * unique claim paths, one display per locale (OpenID4VCI §12.2.4), default values of the declared type,
- * no claim that is both a leaf and a parent, no disclosable registered claim (SD-JWT VC §3.2.2.2) and
- * no field over a claim the issuer sets itself.
+ * no claim that is both a leaf and a parent, no disclosable registered claim (SD-JWT VC §3.2.2.2),
+ * no field over a claim the issuer sets itself, and no key attestation policy without key binding.
  */
 export function checkCredentialConfig(config: CredentialConfigData): ValidationIssue[] {
   const issues: ValidationIssue[] = []
@@ -56,6 +56,9 @@ export function checkCredentialConfig(config: CredentialConfigData): ValidationI
   if (mdoc && config.config.vct) add('config.vct', 'vct applies to dc+sd-jwt only')
   if (!mdoc && !config.config.vct) add('config.vct', 'dc+sd-jwt configurations need a vct')
   if (!mdoc && config.config.docType) add('config.docType', 'docType applies to mso_mdoc only')
+  // Key attestations come with proofs (OpenID4VCI Appendix D): without key binding none are asked for.
+  if (config.keyAttestation && !config.keyBinding)
+    add('keyAttestation', 'key attestations are checked on proofs; they need keyBinding: true')
 
   const locales = new Set<string>()
   config.config.display?.forEach((entry, index) => {

@@ -1,5 +1,6 @@
 import { createCertificate, generateKeyPair } from '@credential-service/crypto'
-import { testDatabases } from '@credential-service/db-schema/testing'
+import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, random, type TestClient } from './harness'
 
@@ -32,7 +33,15 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
       const id = random('wp')
       const created = await create(admin, { id, name: 'Wallet GmbH', trustAnchors: [anchor] })
       expect(created.statusCode, created.body).toBe(201)
-      expect(created.json()).toMatchObject({ id, name: 'Wallet GmbH', trustAnchors: [anchor] })
+      // Like the other providers, an absent description reads as null.
+      expect(created.json()).toStrictEqual({
+        id,
+        name: 'Wallet GmbH',
+        description: null,
+        trustAnchors: [anchor],
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      })
       const read = await h.app.inject({
         url: `/api/tenants/${h.tenantA}/wallet-providers/${id}`,
         headers: admin.auth,
@@ -56,6 +65,40 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
     })
   })
 
+  it('a wallet provider is deleted (204) even while configurations require attestations: no configuration names one', async () => {
+    const configAdmin = await h.createClient(h.tenantA, ['issuance:config', 'key:manage'])
+    const keyChainId = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/api/key-chains',
+        headers: configAdmin.auth,
+        payload: { source: 'generate' },
+      })
+    ).json().id
+    const id = random('wp')
+    await create(admin, { id, name: 'Only one', trustAnchors: [anchor] })
+    const strict = await h.app.inject({
+      method: 'POST',
+      url: '/api/credentials',
+      headers: configAdmin.auth,
+      payload: {
+        id: random('strict'),
+        config: { format: 'dc+sd-jwt', vct: 'urn:example:strict' },
+        keyChainId,
+        fields: [{ path: ['name'], type: 'string', defaultValue: 'x' }],
+        walletAttestation: 'required',
+        keyAttestation: { required: true },
+      },
+    })
+    expect(strict.statusCode, strict.body).toBe(201)
+    const deleted = await h.app.inject({
+      method: 'DELETE',
+      url: `/api/wallet-providers/${id}`,
+      headers: admin.auth,
+    })
+    expect(deleted.statusCode).toBe(204)
+  })
+
   describe('error', () => {
     it('RFC 9457: a trust anchor that is not a PEM certificate is a 422 naming it', async () => {
       const response = await create(admin, {
@@ -67,8 +110,8 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
       expect(response.json()).toMatchObject({
         code: 'rule_violation',
         errors: [
-          { path: 'trustAnchors.1', message: 'not a valid PEM X.509 certificate' },
-          { path: 'trustAnchors.2', message: 'not a valid PEM X.509 certificate' },
+          { path: 'body.trustAnchors.1', message: 'not a valid PEM X.509 certificate' },
+          { path: 'body.trustAnchors.2', message: 'not a valid PEM X.509 certificate' },
         ],
       })
     })
@@ -80,17 +123,74 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
   })
 
   describe('security', () => {
-    it('another tenant reads a wallet provider as 404 and writes into that tenant as 404', async () => {
+    it('S-100: another tenant reads, replaces and deletes a wallet provider as 404, by either mount; it stays unchanged', async () => {
       const id = random('wp')
       expect((await create(admin, { id, name: 'A', trustAnchors: [anchor] })).statusCode).toBe(201)
-      const read = await h.app.inject({ url: `/api/wallet-providers/${id}`, headers: adminB.auth })
-      expect(read.statusCode).toBe(404)
-      const foreign = await create(
-        adminB,
-        { id: random('wp'), name: 'B', trustAnchors: [anchor] },
-        `/api/tenants/${h.tenantA}/wallet-providers`,
+      const before = (await h.app.inject({ url: `/api/wallet-providers/${id}`, headers: admin.auth })).json()
+      const hijack = { id, name: 'Hijacked', trustAnchors: [anchor] }
+      for (const attempt of [
+        { method: 'GET', url: `/api/wallet-providers/${id}` },
+        { method: 'PUT', url: `/api/wallet-providers/${id}`, payload: hijack },
+        { method: 'DELETE', url: `/api/wallet-providers/${id}` },
+        { method: 'GET', url: `/api/tenants/${h.tenantA}/wallet-providers` },
+        { method: 'GET', url: `/api/tenants/${h.tenantA}/wallet-providers/${id}` },
+        { method: 'PUT', url: `/api/tenants/${h.tenantA}/wallet-providers/${id}`, payload: hijack },
+        { method: 'DELETE', url: `/api/tenants/${h.tenantA}/wallet-providers/${id}` },
+        {
+          method: 'POST',
+          url: `/api/tenants/${h.tenantA}/wallet-providers`,
+          payload: { id: random('wp'), name: 'B', trustAnchors: [anchor] },
+        },
+      ] as const) {
+        const response = await h.app.inject({ ...attempt, headers: adminB.auth })
+        expect(response.statusCode, `${attempt.method} ${attempt.url}`).toBe(404)
+        expect(response.json().code).toBe('not_found')
+      }
+      const after = (await h.app.inject({ url: `/api/wallet-providers/${id}`, headers: admin.auth })).json()
+      expect(after).toStrictEqual(before)
+    })
+
+    it('S-101: with two tenants, each lists only its own wallet providers; an unknown tenant is 404 for an operator', async () => {
+      const ofA = random('wp')
+      const ofB = random('wp')
+      expect((await create(admin, { id: ofA, name: 'A', trustAnchors: [anchor] })).statusCode).toBe(201)
+      expect((await create(adminB, { id: ofB, name: 'B', trustAnchors: [anchor] })).statusCode).toBe(201)
+      const ids = async (url: string, client: TestClient) =>
+        (await h.app.inject({ url, headers: client.auth })).json().items.map((item: { id: string }) => item.id)
+      expect(await ids('/api/wallet-providers?limit=100', admin)).toContain(ofA)
+      expect(await ids('/api/wallet-providers?limit=100', admin)).not.toContain(ofB)
+      expect(await ids('/api/wallet-providers?limit=100', adminB)).toStrictEqual([ofB])
+      const operator = await h.createClient(null, ['tenant:manage', 'issuance:config'])
+      expect(await ids(`/api/tenants/${h.tenantB}/wallet-providers`, operator)).toStrictEqual([ofB])
+      expect(
+        (await h.app.inject({ url: '/api/tenants/no-such-tenant/wallet-providers', headers: operator.auth }))
+          .statusCode,
+      ).toBe(404)
+    })
+
+    it('audit: create, update and delete of a wallet provider are recorded with the actor, without anchors in the detail', async () => {
+      const id = random('wp')
+      await create(admin, { id, name: 'Audited', trustAnchors: [anchor] })
+      await h.app.inject({
+        method: 'PUT',
+        url: `/api/wallet-providers/${id}`,
+        headers: admin.auth,
+        payload: { id, name: 'Audited 2', trustAnchors: [anchor] },
+      })
+      await h.app.inject({ method: 'DELETE', url: `/api/wallet-providers/${id}`, headers: admin.auth })
+      const rows = await queryRows<{ action: string; actor_client_id: string; detail: unknown }>(
+        h.database.db,
+        sql`select action, actor_client_id, detail from audit_log
+            where tenant_id = ${h.tenantA} and resource_type = 'wallet-provider' and resource_id = ${id}
+            order by at`,
       )
-      expect(foreign.statusCode).toBe(404)
+      expect(rows.map((row) => `${row.action} ${row.actor_client_id}`)).toStrictEqual([
+        `create ${admin.clientId}`,
+        `update ${admin.clientId}`,
+        `delete ${admin.clientId}`,
+      ])
+      const stored = JSON.stringify(rows)
+      for (const value of ['Audited', 'BEGIN CERTIFICATE']) expect(stored).not.toContain(value)
     })
   })
 })

@@ -354,7 +354,7 @@ export function walletProviderIssues(input: WalletProviderData): ValidationIssue
       if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM')
       parseCertificate(pem)
     } catch {
-      issues.push({ path: `trustAnchors.${index}`, message: 'not a valid PEM X.509 certificate' })
+      issues.push({ path: `body.trustAnchors.${index}`, message: 'not a valid PEM X.509 certificate' })
     }
   })
   return issues

@@ -26,7 +26,7 @@ export type WalletProviderInput = z.input<typeof zWalletProviderInput>
 export type WalletProviderData = z.output<typeof zWalletProviderInput>
 
 export const zWalletProvider = zWalletProviderInput
-  .extend({ createdAt: zTimestamp, updatedAt: zTimestamp })
+  .extend({ description: z.string().nullable(), createdAt: zTimestamp, updatedAt: zTimestamp })
   .describe('A trusted wallet provider')
   .meta({ id: 'WalletProvider' })
 export type WalletProvider = z.infer<typeof zWalletProvider>

@@ -273,7 +273,7 @@ export function toWalletProvider(row: WalletProviderRow): WalletProvider {
   return {
     id: row.id,
     name: row.name,
-    ...optional('description', row.description),
+    description: row.description,
     trustAnchors: row.trustAnchors,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),

@@ -74,6 +74,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
             keyChainsCreated: 2,
             attributeProviders: 1,
             webhookEndpoints: 1,
+            loginProviders: 0,
             walletProviders: 0,
             credentials: 2,
             presentations: 1,
@@ -429,6 +430,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     })
     const result = await run(root)
     expect(result.ok).toBe(true)
+    expect(result.tenants[0]?.counts?.loginProviders).toBe(1)
     const admin = await h.createClient(tenant, ['issuance:config'])
     const provider = (await h.app.inject({ url: '/api/login-providers/idp', headers: admin.auth })).json()
     expect(provider).toMatchObject({ id: 'idp', hasClientSecret: true, scopes: ['openid'] })
@@ -436,6 +438,83 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(
       (await h.app.inject({ url: '/api/credentials/staff', headers: admin.auth })).json().userAuthentication,
     ).toStrictEqual({ loginProviderId: 'idp', claims: { name: 'name' } })
+  })
+
+  it('OpenID4VCI §5: a login provider file with an internal or http issuer is rejected naming the file and issuer; the tenant is not written', async () => {
+    const tenant = random('badidp')
+    const report = await run(
+      tree({
+        [`${tenant}/login-providers/internal.json`]: { issuer: 'https://10.1.2.3/realms/x', clientId: 'c' },
+        [`${tenant}/login-providers/plain.json`]: { issuer: 'http://login.example.com', clientId: 'c' },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      { file: `${tenant}/login-providers/internal.json`, path: 'issuer', message: expect.stringContaining('10.1.2.3') },
+      { file: `${tenant}/login-providers/plain.json`, path: 'issuer', message: 'must use https' },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
+  it('security: re-importing a login provider with another issuer but no clientSecret is rejected naming clientSecret; the stored secret stays with its issuer', async () => {
+    const tenant = random('moveidp')
+    const file = (body: Record<string, unknown>) => tree({ [`${tenant}/login-providers/idp.json`]: body })
+    const first = { issuer: 'https://login.example.com', clientId: 'issuer', clientSecret: 'first-secret-value' }
+    expect((await run(file(first))).ok).toBe(true)
+    const { clientSecret: _s, ...withoutSecret } = first
+    expect((await run(file(withoutSecret))).ok).toBe(true)
+    const moved = await run(file({ ...withoutSecret, issuer: 'https://attacker.example.com' }))
+    expect(moved.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/login-providers/idp.json`,
+        path: 'clientSecret',
+        message: expect.stringContaining('issuer or clientId changed'),
+      },
+    ])
+    const admin = await h.createClient(tenant, ['issuance:config'])
+    expect(
+      (await h.app.inject({ url: '/api/login-providers/idp', headers: admin.auth })).json(),
+    ).toMatchObject({ issuer: 'https://login.example.com', hasClientSecret: true })
+    expect((await run(file({ ...withoutSecret, clientSecret: null }))).ok).toBe(true)
+    expect(
+      (await h.app.inject({ url: '/api/login-providers/idp', headers: admin.auth })).json().hasClientSecret,
+    ).toBe(false)
+  })
+
+  it('tenant.json sets the tenant settings of the API (presentationRetention, credentialEncryption); an unknown key or value rejects the tenant naming it', async () => {
+    const tenant = random('settings')
+    const settings = (body: Record<string, unknown>) => tree({ [`${tenant}/tenant.json`]: body })
+    const imported = await run(
+      settings({ name: 'Settings', presentationRetention: 'drop-after-delivery', credentialEncryption: 'required' }),
+    )
+    expect(imported.ok).toBe(true)
+    const read = async () =>
+      (
+        await h.app.inject({
+          url: `/api/tenants/${tenant}`,
+          headers: { authorization: `Bearer ${await h.tokenFor(h.root.clientId, h.root.clientSecret)}` },
+        })
+      ).json()
+    expect(await read()).toMatchObject({
+      name: 'Settings',
+      description: null,
+      presentationRetention: 'drop-after-delivery',
+      credentialEncryption: 'required',
+    })
+    // Applied to an existing tenant too; absent keys leave a setting as it is.
+    expect((await run(settings({ credentialEncryption: 'optional' }))).ok).toBe(true)
+    expect(await read()).toMatchObject({
+      name: 'Settings',
+      presentationRetention: 'drop-after-delivery',
+      credentialEncryption: 'optional',
+    })
+    const refused = await run(settings({ name: 'X', colour: 'red', credentialEncryption: 'always' }))
+    expect(refused.tenants[0]?.status).toBe('rejected')
+    expect(refused.tenants[0]?.issues).toStrictEqual([
+      { file: `${tenant}/tenant.json`, path: 'credentialEncryption', message: expect.any(String) },
+      { file: `${tenant}/tenant.json`, path: 'colour', message: "unknown field 'colour'" },
+    ])
+    expect((await read()).name).toBe('Settings')
   })
 
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {

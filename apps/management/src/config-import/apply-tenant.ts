@@ -46,6 +46,7 @@ export interface AppliedCounts {
   keyChainsCreated: number
   attributeProviders: number
   webhookEndpoints: number
+  loginProviders: number
   walletProviders: number
   credentials: number
   presentations: number
@@ -178,6 +179,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       keyChainsCreated,
       attributeProviders: plan.attributeProviders.length,
       webhookEndpoints: plan.webhookEndpoints.length,
+      loginProviders: plan.loginProviders.length,
       walletProviders: plan.walletProviders.length,
       credentials: plan.credentials.length,
       presentations: plan.presentations.length,
@@ -186,23 +188,17 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
   })
 }
 
+/** Creates the tenant, or applies `tenant.json` to it (absent keys leave a setting as it is). */
 async function upsertTenant(db: Database, tx: Executor, plan: TenantPlan) {
   const tenants = createTenantRepository(db)
-  const existing = await tenants.get(plan.tenant, tx)
-  if (!existing) {
+  const { name, description, ...settings } = plan.settings ?? {}
+  if (!(await tenants.get(plan.tenant, tx))) {
     await tenants.create(
-      { id: plan.tenant, name: plan.settings?.name ?? plan.tenant, description: plan.settings?.description },
+      { id: plan.tenant, name: name ?? plan.tenant, description: description ?? undefined, ...settings },
       tx,
     )
   } else if (plan.settings) {
-    await tenants.update(
-      plan.tenant,
-      {
-        name: plan.settings.name ?? existing.name,
-        description: plan.settings.description ?? existing.description,
-      },
-      tx,
-    )
+    await tenants.update(plan.tenant, plan.settings, tx)
   }
 }
 

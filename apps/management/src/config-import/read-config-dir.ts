@@ -34,8 +34,8 @@ export interface ConfigFile {
 
 export interface TenantFolder {
   tenant: string
-  /** `tenant.json`: `{ name?, description? }`. */
-  settings: { name?: string; description?: string } | undefined
+  /** `tenant.json` as read; checked against the tenant settings by validateTenantFolder. */
+  settings: ConfigFile | undefined
   files: Record<ResourceKind, ConfigFile[]>
 }
 
@@ -108,12 +108,8 @@ export function readConfigDir(dir: string, env: Record<string, string | undefine
       files: Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, []])) as unknown as TenantFolder['files'],
     }
     if (existsSync(join(tenantPath, 'tenant.json'))) {
-      folder.settings = readJson(
-        dir,
-        join(tenantPath, 'tenant.json'),
-        env,
-        issues,
-      ) as TenantFolder['settings']
+      const json = readJson(dir, join(tenantPath, 'tenant.json'), env, issues)
+      if (json) folder.settings = { file: join(tenant, 'tenant.json'), name: tenant, json }
     }
     for (const sub of folders(tenantPath)) {
       const subPath = join(tenantPath, sub)

@@ -13,6 +13,7 @@ import {
   type LoginProviderData,
   type OutboundUrlPolicy,
   type PresentationConfigData,
+  type TenantUpdate,
   type ValidationIssue,
   type WalletProviderData,
   type WebhookEndpointData,
@@ -23,6 +24,7 @@ import {
   zLoginProviderInput,
   zPresentationConfigInput,
   zTenantId,
+  zTenantUpdate,
   zWalletProviderInput,
   zWebhookEndpointInput,
 } from '@credential-service/core-domain'
@@ -38,7 +40,8 @@ export interface Planned<T> {
 
 export interface TenantPlan {
   tenant: string
-  settings: TenantFolder['settings']
+  /** `tenant.json`: the settings of PATCH /api/tenants/{id}; absent keys leave the tenant as it is. */
+  settings: TenantUpdate | undefined
   keyChains: Planned<KeyChainCreate & { id: string }>[]
   attributeProviders: Planned<AttributeProviderData>[]
   loginProviders: Planned<LoginProviderData>[]
@@ -67,18 +70,24 @@ function parse<T extends z.ZodType>(
       message: `'${String(body[idKey])}' differs from the file name '${file.name}'`,
     })
   }
+  return parseBody(schema, body, file.file, issues)
+}
+
+/** `body` parsed by `schema`; each failure an issue of `file` (an unknown key named as such). */
+function parseBody<T extends z.ZodType>(
+  schema: T,
+  body: unknown,
+  file: string,
+  issues: ImportIssue[],
+): z.output<T> | undefined {
   const result = schema.safeParse(body)
   if (result.success) return result.data
   for (const issue of result.error.issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys)
-        issues.push({
-          file: file.file,
-          path: [...issue.path, key].join('.'),
-          message: `unknown field '${key}'`,
-        })
+        issues.push({ file, path: [...issue.path, key].join('.'), message: `unknown field '${key}'` })
     } else {
-      issues.push({ file: file.file, path: issue.path.join('.'), message: issue.message })
+      issues.push({ file, path: issue.path.join('.'), message: issue.message })
     }
   }
   return undefined
@@ -107,7 +116,7 @@ export function validateTenantFolder(
   }
   const plan: TenantPlan = {
     tenant: folder.tenant,
-    settings: folder.settings,
+    settings: folder.settings && parseBody(zTenantUpdate, folder.settings.json, folder.settings.file, issues),
     keyChains: [],
     attributeProviders: [],
     loginProviders: [],

@@ -46,6 +46,16 @@ describe.each(testDatabases())('role matrix on $name', (testDatabase) => {
       // Wallet providers trusted for wallet and key attestations.
       'POST /api/tenants/:tenantId/wallet-providers',
       'PUT /api/wallet-providers/:walletProviderId',
+      // Login providers of the authorization code flow.
+      'GET /api/tenants/:tenantId/login-providers',
+      'POST /api/login-providers',
+      'PUT /api/tenants/:tenantId/login-providers/:loginProviderId',
+      'DELETE /api/login-providers/:loginProviderId',
+      // Token Status Lists and the status changes of issued credentials.
+      'GET /api/tenants/:tenantId/status-lists',
+      'GET /api/status-lists/:statusListId',
+      'POST /api/credential-status',
+      'POST /api/tenants/:tenantId/sessions/:id/status',
     ]) {
       expect(urls).toContain(route)
     }

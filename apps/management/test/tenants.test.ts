@@ -166,6 +166,33 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
       )
     })
 
+    it('RFC 9457: an invalid credentialEncryption or presentationRetention is a 400 naming the field, on create and update; nothing is written', async () => {
+      const id = random('enc')
+      const created = await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: h.root.auth,
+        payload: { id, name: 'x', credentialEncryption: 'always', presentationRetention: 'forever' },
+      })
+      expect(created.statusCode).toBe(400)
+      expect(created.json().errors.map((e: { path: string }) => e.path).sort()).toStrictEqual([
+        'body.credentialEncryption',
+        'body.presentationRetention',
+      ])
+      expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(404)
+      const patched = await h.app.inject({
+        method: 'PATCH',
+        url: `/api/tenants/${h.tenantA}`,
+        headers: h.root.auth,
+        payload: { credentialEncryption: true },
+      })
+      expect(patched.statusCode).toBe(400)
+      expect(patched.json().errors).toStrictEqual([{ path: 'body.credentialEncryption', message: expect.any(String) }])
+      expect(
+        (await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: h.root.auth })).json().credentialEncryption,
+      ).toBe('optional')
+    })
+
     it('malformed JSON is a 400 problem and writes nothing', async () => {
       const id = random('malformed')
       const response = await h.app.inject({
@@ -265,16 +292,59 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
       expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(200)
     })
 
-    it('a tenant admin may update its own tenant', async () => {
+    it('a tenant admin may update its own tenant, its settings included', async () => {
       const admin = await h.createClient(h.tenantB, ['tenant:admin'])
       const patch = await h.app.inject({
         method: 'PATCH',
         url: `/api/tenants/${h.tenantB}`,
         headers: admin.auth,
-        payload: { description: 'mine' },
+        payload: { description: 'mine', credentialEncryption: 'required', presentationRetention: 'drop-after-delivery' },
       })
       expect(patch.statusCode).toBe(200)
-      expect(patch.json().description).toBe('mine')
+      expect(patch.json()).toMatchObject({
+        description: 'mine',
+        credentialEncryption: 'required',
+        presentationRetention: 'drop-after-delivery',
+      })
+      // tenant:read may read it, not change it.
+      const reader = await h.createClient(h.tenantB, ['tenant:read'])
+      const refused = await h.app.inject({
+        method: 'PATCH',
+        url: `/api/tenants/${h.tenantB}`,
+        headers: reader.auth,
+        payload: { credentialEncryption: 'optional' },
+      })
+      expect(refused.statusCode).toBe(403)
+      expect(
+        (await h.app.inject({ url: `/api/tenants/${h.tenantB}`, headers: admin.auth })).json().credentialEncryption,
+      ).toBe('required')
+    })
+
+    it('S-100: an operator naming a tenant that does not exist gets 404 from every tenant collection, status lists included', async () => {
+      const operator = await h.createClient(null, [
+        'tenant:manage',
+        'issuance:config',
+        'issuance:offer',
+        'presentation:config',
+        'key:manage',
+      ])
+      for (const collection of [
+        'credentials',
+        'presentations',
+        'attribute-providers',
+        'login-providers',
+        'wallet-providers',
+        'webhook-endpoints',
+        'key-chains',
+        'status-lists',
+      ]) {
+        const response = await h.app.inject({
+          url: `/api/tenants/no-such-tenant/${collection}`,
+          headers: operator.auth,
+        })
+        expect(response.statusCode, collection).toBe(404)
+        expect(response.json().code).toBe('not_found')
+      }
     })
   })
 })

@@ -11,6 +11,7 @@ import {
 import {
   createIssuanceSessionRepository,
   createStatusListRepository,
+  createTenantRepository,
   type Database,
   type EntrySelector,
   recordAudit,
@@ -86,6 +87,8 @@ export function createCredentialStatusService(
 
     /** The tenant's status lists, with the URI each is published at. */
     async lists(query: StatusListQuery): Promise<Page<StatusList>> {
+      // An operator naming a tenant that does not exist: 404, as for the other collections.
+      if (!(await createTenantRepository(deps.db).get(tenantId))) throw new NotFoundError('tenant', tenantId)
       const page = await lists.list(query)
       return { ...page, items: page.items.map(toStatusList) }
     },

@@ -120,6 +120,50 @@ describe('OpenAPI description of the management API', () => {
     expect(summaries.filter((summary) => /\ba [aeiou]/i.test(summary))).toStrictEqual([])
   })
 
+  it('issue 12: the protocol settings of a stored credential configuration are described; login and wallet provider operations describe secrets and trust anchors', () => {
+    const stored = live.components.schemas.CredentialConfig as {
+      properties: Record<string, { description?: string }>
+    }
+    const undescribed = [
+      'lifetimeSeconds',
+      'keyBinding',
+      'statusManagement',
+      'batchSize',
+      'userAuthentication',
+      'refreshTokens',
+      'dpop',
+      'walletAttestation',
+    ].filter((name) => !stored.properties[name]?.description)
+    expect(undescribed).toStrictEqual([])
+    const text = (path: string, method: string) => {
+      const operation = live.paths[path]?.[method] as { summary?: string; description?: string } | undefined
+      return `${operation?.summary ?? ''}\n${operation?.description ?? ''}`
+    }
+    const login = text('/api/login-providers/{loginProviderId}', 'put')
+    for (const needle of [
+      'hasClientSecret',
+      'never returned',
+      '/authorize/callback',
+      'body.clientSecret',
+      '`null`',
+    ])
+      expect(login).toContain(needle)
+    const wallet = text('/api/wallet-providers', 'post')
+    for (const needle of ['trustAnchors', 'x5c', 'body.trustAnchors.<index>'])
+      expect(wallet).toContain(needle)
+    expect(text('/api/wallet-providers/{walletProviderId}', 'delete')).toContain('never refused')
+    expect(text('/api/login-providers/{loginProviderId}', 'delete')).toContain('409')
+    const api = (live as unknown as { info: { description: string } }).info.description
+    for (const endpoint of [
+      '`par`',
+      '`authorize/callback`',
+      '`deferred-credential`',
+      '`jwks`',
+      '`crl/{keyChainId}`',
+    ])
+      expect(api).toContain(endpoint)
+  })
+
   it('issue 13: the database-free description the SDK is generated from equals the served one', async () => {
     const described = (await describeManagementApi()) as unknown as Document
     expect({ ...described, servers: undefined }).toStrictEqual({ ...live, servers: undefined })

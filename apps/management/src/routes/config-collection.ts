@@ -29,6 +29,10 @@ export interface ConfigCollectionOptions<I extends z.ZodType, O extends z.ZodTyp
   name: string
   label: string
   tag: string
+  /** Summary of the DELETE operation: what deleting one does, or why it may be refused. */
+  deleteSummary: string
+  /** Markdown shown with every operation of the collection (rules, secret handling). */
+  description?: string
   roles: { read: readonly Role[]; write: readonly Role[] }
   input: I
   output: O
@@ -54,6 +58,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
     itemSchema: zConfigId,
   })
   const tags = [options.tag]
+  const described = options.description ? { description: options.description } : {}
   /** The label with its article, for summaries: "an attribute provider", "a webhook endpoint". */
   const one = `${/^[aeiou]/.test(options.label) ? 'an' : 'a'} ${options.label}`
   const idOf = (req: FastifyRequest) => (req.params as Record<string, string>)[options.itemKey] as string
@@ -76,6 +81,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
           operationId: paths.op(`list${options.name}s`),
           tags,
           summary: `List ${options.label}s`,
+          ...described,
           params: paths.listParams,
           querystring: zPageQuery,
           response: { 200: zPage(options.output), ...problemResponses },
@@ -93,6 +99,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
           operationId: paths.op(`create${options.name}`),
           tags,
           summary: `Create ${one}`,
+          ...described,
           params: paths.listParams,
           body: options.input,
           response: { 201: options.saved, ...problemResponses },
@@ -109,6 +116,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
           operationId: paths.op(`get${options.name}`),
           tags,
           summary: `Get ${one}`,
+          ...described,
           params: paths.itemParams,
           response: { 200: options.output, ...problemResponses },
         },
@@ -125,6 +133,7 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
           operationId: paths.op(`replace${options.name}`),
           tags,
           summary: `Replace ${one} (the path id wins over the body id)`,
+          ...described,
           params: paths.itemParams,
           body: options.input,
           response: { 200: options.saved, ...problemResponses },
@@ -140,7 +149,8 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
         schema: {
           operationId: paths.op(`delete${options.name}`),
           tags,
-          summary: `Delete ${one}; refused while another configuration references it`,
+          summary: options.deleteSummary,
+          ...described,
           params: paths.itemParams,
           response: { 204: z.null().describe('Deleted'), ...problemResponses },
         },

@@ -31,6 +31,18 @@ import {
 } from '../services/config-service'
 import { configCollectionRoutes } from './config-collection'
 
+const LOGIN_PROVIDERS = [
+  'OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.',
+  '`issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.',
+  '`clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).',
+].join('\n\n')
+
+const WALLET_PROVIDERS = [
+  "Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.",
+  '`trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.',
+  'Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.',
+].join('\n\n')
+
 /** Credential and presentation configurations, attribute providers and webhook endpoints (spec §2.1–2.3, §4). */
 export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigServiceDeps) {
   for (const tenantInPath of [true, false]) {
@@ -43,6 +55,7 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           name: 'CredentialConfig',
           label: 'credential configuration',
           tag: 'credential-configs',
+          deleteSummary: 'Delete a credential configuration',
           roles: { read: ['issuance:config'], write: ['issuance:config'] },
           input: zCredentialConfigInput,
           output: zCredentialConfig,
@@ -62,6 +75,7 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           name: 'PresentationConfig',
           label: 'presentation configuration',
           tag: 'presentation-configs',
+          deleteSummary: 'Delete a presentation configuration',
           roles: { read: ['presentation:config'], write: ['presentation:config'] },
           input: zPresentationConfigInput,
           output: zPresentationConfig,
@@ -79,6 +93,8 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           name: 'AttributeProvider',
           label: 'attribute provider',
           tag: 'attribute-providers',
+          deleteSummary:
+            'Delete an attribute provider; refused (409) while a credential configuration names it',
           roles: { read: ['issuance:config'], write: ['issuance:config'] },
           input: zAttributeProviderInput,
           output: zAttributeProvider,
@@ -96,6 +112,9 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           name: 'LoginProvider',
           label: 'login provider',
           tag: 'login-providers',
+          deleteSummary:
+            'Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`',
+          description: LOGIN_PROVIDERS,
           roles: { read: ['issuance:config'], write: ['issuance:config'] },
           input: zLoginProviderInput,
           output: zLoginProvider,
@@ -113,6 +132,9 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           name: 'WalletProvider',
           label: 'wallet provider',
           tag: 'wallet-providers',
+          deleteSummary:
+            'Delete a wallet provider; never refused: its attestations stop being trusted at once',
+          description: WALLET_PROVIDERS,
           roles: { read: ['issuance:config'], write: ['issuance:config'] },
           input: zWalletProviderInput,
           output: zWalletProvider,
@@ -130,6 +152,8 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           name: 'WebhookEndpoint',
           label: 'webhook endpoint',
           tag: 'webhook-endpoints',
+          deleteSummary:
+            'Delete a webhook endpoint; refused (409) while a credential or presentation configuration names it',
           roles: {
             read: ['issuance:config', 'presentation:config'],
             write: ['issuance:config', 'presentation:config'],

@@ -17,6 +17,12 @@ interface OpenApiDocument {
   components?: { securitySchemes?: { oauth2?: { flows?: { clientCredentials?: { tokenUrl: string } } } } }
 }
 
+const API_DESCRIPTION = [
+  'Manages tenants, API clients, configurations and sessions. Errors are RFC 9457 `application/problem+json`; the token endpoint answers RFC 6749 errors. A change to a tenant, client, key chain or configuration reaches the issuer and verifier processes when it commits (PostgreSQL NOTIFY); a cached copy is never older than 5 seconds.',
+  "Wallets talk to the protocol endpoints, which are not part of this API. Each tenant's credential issuer is `/issuers/{tenantId}` (OpenID4VCI 1.0), with `offers/{id}`, `par`, `authorize`, `authorize/callback` (the redirect URI to register at login providers), `token`, `nonce`, `credential`, `deferred-credential`, `notification`, `jwks`, `crl/{keyChainId}` and `status-lists/{id}`; its metadata is at `/.well-known/openid-credential-issuer/issuers/{tenantId}`, `/.well-known/oauth-authorization-server/issuers/{tenantId}` and `/.well-known/jwt-vc-issuer/issuers/{tenantId}`. Each tenant's verifier is `/verifiers/{tenantId}` (OpenID4VP 1.0: `requests/{id}` and `responses/{id}`).",
+  "What they do for a configuration is set here: `userAuthentication` and `refreshTokens` (authorization code flow), `dpop`, `walletAttestation` and `keyAttestation` (HAIP sender constraints and attestations), `statusManagement` (revocation), a tenant's `credentialEncryption`, and the login-providers and wallet-providers collections.",
+].join('\n\n')
+
 /**
  * OpenAPI description at `/api/docs-json` and Swagger UI at `/api/docs`. The UI's Authorize
  * button runs the client credentials flow against the token endpoint of the mode.
@@ -29,8 +35,7 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions) {
       info: {
         title: 'Credential service management API',
         version: SERVICE_VERSION,
-        description:
-          "Manages tenants, API clients, configurations and sessions. Errors are RFC 9457 `application/problem+json`; the token endpoint answers RFC 6749 errors. A change to a tenant, client, key chain or configuration reaches the issuer and verifier processes when it commits (PostgreSQL NOTIFY); a cached copy is never older than 5 seconds.\n\nWallets talk to the protocol endpoints, which are not part of this API: each tenant's credential issuer at `/issuers/{tenantId}` (OpenID4VCI 1.0: metadata, offers, PAR, authorize, token, nonce, credential, deferred credential, notification, status lists; discovery under `/.well-known/…/issuers/{tenantId}`) and verifier at `/verifiers/{tenantId}` (OpenID4VP 1.0 request objects and responses). What they do for a configuration is set here: `userAuthentication` and `refreshTokens` (authorization code flow), `dpop`, `walletAttestation` and `keyAttestation` (HAIP sender constraints and attestations), `statusManagement` (revocation), a tenant's `credentialEncryption`, and the login-providers and wallet-providers collections.",
+        description: API_DESCRIPTION,
       },
       servers: [{ url: options.publicUrl }],
       components: {

@@ -108,9 +108,23 @@ export const zKeyAttestationPolicy = z
       .describe('Accepted `user_authentication` values; the attestation must name one'),
   })
   .strict()
-  .describe('Key attestation requirements (OpenID4VCI 1.0 Appendix D)')
+  .describe(
+    'Key attestation requirements (OpenID4VCI 1.0 Appendix D); attestations come with proofs, so this needs `keyBinding: true` (422 otherwise)',
+  )
   .meta({ id: 'KeyAttestationPolicy' })
 export type KeyAttestationPolicy = z.infer<typeof zKeyAttestationPolicy>
+
+/** Descriptions shared by the input (with defaults) and the stored configuration. */
+const DESCRIBE = {
+  lifetimeSeconds: 'Validity of issued credentials',
+  keyBinding: 'Bind credentials to a holder key (proof required)',
+  statusManagement: 'Give credentials a status list entry (revocation)',
+  batchSize: 'Credentials per request at most (one per proof key)',
+  refreshTokens: 'Authorization code flow: hand out rotated one-time refresh tokens',
+  dpop: 'DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)',
+  walletAttestation:
+    'Wallet attestation client authentication (`attest_jwt_client_auth`) at the token endpoint: `required` refuses wallets without one',
+} as const
 
 /** Credential configuration, version 2 (spec §2.1): field-based. */
 export const zCredentialConfigInput = z
@@ -132,19 +146,10 @@ export const zCredentialConfigInput = z
       .min(60)
       .max(10 * 365 * 86_400)
       .default(365 * 86_400)
-      .describe('Validity of issued credentials'),
-    keyBinding: z.boolean().default(true).describe('Bind credentials to a holder key (proof required)'),
-    statusManagement: z
-      .boolean()
-      .default(false)
-      .describe('Give credentials a status list entry (revocation)'),
-    batchSize: z
-      .number()
-      .int()
-      .min(1)
-      .max(100)
-      .default(1)
-      .describe('Credentials per request at most (one per proof key)'),
+      .describe(DESCRIBE.lifetimeSeconds),
+    keyBinding: z.boolean().default(true).describe(DESCRIBE.keyBinding),
+    statusManagement: z.boolean().default(false).describe(DESCRIBE.statusManagement),
+    batchSize: z.number().int().min(1).max(100).default(1).describe(DESCRIBE.batchSize),
     userAuthentication: z
       .object({
         loginProviderId: zConfigId.describe('The login provider that authenticates the holder'),
@@ -158,24 +163,14 @@ export const zCredentialConfigInput = z
       .strict()
       .optional()
       .describe(
-        'Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user',
+        'Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user. Offers for such a configuration use grant `authorization_code` and carry no claims for it',
       ),
-    refreshTokens: z
-      .boolean()
-      .default(false)
-      .describe('Authorization code flow: hand out rotated one-time refresh tokens'),
-    dpop: z
-      .enum(['optional', 'required'])
-      .default('optional')
-      .describe(
-        'DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)',
-      ),
+    refreshTokens: z.boolean().default(false).describe(DESCRIBE.refreshTokens),
+    dpop: z.enum(['optional', 'required']).default('optional').describe(DESCRIBE.dpop),
     walletAttestation: z
       .enum(['optional', 'required'])
       .default('optional')
-      .describe(
-        'Wallet attestation client authentication (`attest_jwt_client_auth`) at the token endpoint: `required` refuses wallets without one',
-      ),
+      .describe(DESCRIBE.walletAttestation),
     keyAttestation: zKeyAttestationPolicy.optional(),
   })
   .strict()
@@ -186,13 +181,13 @@ export type CredentialConfigData = z.output<typeof zCredentialConfigInput>
 
 export const zCredentialConfig = zCredentialConfigInput
   .extend({
-    lifetimeSeconds: z.number().int(),
-    keyBinding: z.boolean(),
-    statusManagement: z.boolean(),
-    batchSize: z.number().int(),
-    refreshTokens: z.boolean(),
-    dpop: z.enum(['optional', 'required']),
-    walletAttestation: z.enum(['optional', 'required']),
+    lifetimeSeconds: z.number().int().describe(DESCRIBE.lifetimeSeconds),
+    keyBinding: z.boolean().describe(DESCRIBE.keyBinding),
+    statusManagement: z.boolean().describe(DESCRIBE.statusManagement),
+    batchSize: z.number().int().describe(DESCRIBE.batchSize),
+    refreshTokens: z.boolean().describe(DESCRIBE.refreshTokens),
+    dpop: z.enum(['optional', 'required']).describe(DESCRIBE.dpop),
+    walletAttestation: z.enum(['optional', 'required']).describe(DESCRIBE.walletAttestation),
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
   })

@@ -185,11 +185,23 @@ export interface ManagementOperations {
   /**
    * Create a login provider
    *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+   *
    * Roles (any of): `issuance:config`.
    */
   createLoginProvider(body: LoginProviderDefinition, options?: CallOptions): Promise<LoginProvider>
   /**
    * Create a login provider
+   *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -199,6 +211,8 @@ export interface ManagementOperations {
    *
    * Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
    *
+   * A configuration with `userAuthentication` takes its claims from the holder’s login: offer it with grant `authorization_code` (any other grant is a 422 naming `body.grant`) and without claims for it (422 `body.claims.<id>`). A `txCode` needs grant `pre-authorized_code` (422 `body.txCode` otherwise: the authorization code flow would skip it).
+   *
    * Roles (any of): `issuance:offer`.
    */
   createOffer(body: OfferCreate, options?: CallOptions): Promise<OfferCreated>
@@ -206,6 +220,8 @@ export interface ManagementOperations {
    * Create a credential offer (pre-authorized code and/or authorization code grant)
    *
    * Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
+   *
+   * A configuration with `userAuthentication` takes its claims from the holder’s login: offer it with grant `authorization_code` (any other grant is a 422 naming `body.grant`) and without claims for it (422 `body.claims.<id>`). A `txCode` needs grant `pre-authorized_code` (422 `body.txCode` otherwise: the authorization code flow would skip it).
    *
    * Roles (any of): `issuance:offer`.
    */
@@ -247,11 +263,23 @@ export interface ManagementOperations {
   /**
    * Create a wallet provider
    *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+   *
    * Roles (any of): `issuance:config`.
    */
   createWalletProvider(body: WalletProviderDefinition, options?: CallOptions): Promise<WalletProvider>
   /**
    * Create a wallet provider
+   *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -269,13 +297,13 @@ export interface ManagementOperations {
    */
   createWebhookEndpointOfTenant(tenantId: string, body: WebhookEndpointDefinition, options?: CallOptions): Promise<WebhookEndpointWithSecret>
   /**
-   * Delete an attribute provider; refused while another configuration references it
+   * Delete an attribute provider; refused (409) while a credential configuration names it
    *
    * Roles (any of): `issuance:config`.
    */
   deleteAttributeProvider(attributeProviderId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete an attribute provider; refused while another configuration references it
+   * Delete an attribute provider; refused (409) while a credential configuration names it
    *
    * Roles (any of): `issuance:config`.
    */
@@ -293,13 +321,13 @@ export interface ManagementOperations {
    */
   deleteClientOfTenant(tenantId: string, clientId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a credential configuration; refused while another configuration references it
+   * Delete a credential configuration
    *
    * Roles (any of): `issuance:config`.
    */
   deleteCredentialConfig(credentialConfigId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a credential configuration; refused while another configuration references it
+   * Delete a credential configuration
    *
    * Roles (any of): `issuance:config`.
    */
@@ -317,25 +345,37 @@ export interface ManagementOperations {
    */
   deleteKeyChainOfTenant(tenantId: string, keyChainId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a login provider; refused while another configuration references it
+   * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
+   *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
    *
    * Roles (any of): `issuance:config`.
    */
   deleteLoginProvider(loginProviderId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a login provider; refused while another configuration references it
+   * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
+   *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
    *
    * Roles (any of): `issuance:config`.
    */
   deleteLoginProviderOfTenant(tenantId: string, loginProviderId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a presentation configuration; refused while another configuration references it
+   * Delete a presentation configuration
    *
    * Roles (any of): `presentation:config`.
    */
   deletePresentationConfig(presentationConfigId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a presentation configuration; refused while another configuration references it
+   * Delete a presentation configuration
    *
    * Roles (any of): `presentation:config`.
    */
@@ -379,25 +419,37 @@ export interface ManagementOperations {
    */
   deleteTenant(tenantId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a wallet provider; refused while another configuration references it
+   * Delete a wallet provider; never refused: its attestations stop being trusted at once
+   *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
    * Roles (any of): `issuance:config`.
    */
   deleteWalletProvider(walletProviderId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a wallet provider; refused while another configuration references it
+   * Delete a wallet provider; never refused: its attestations stop being trusted at once
+   *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
    * Roles (any of): `issuance:config`.
    */
   deleteWalletProviderOfTenant(tenantId: string, walletProviderId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a webhook endpoint; refused while another configuration references it
+   * Delete a webhook endpoint; refused (409) while a credential or presentation configuration names it
    *
    * Roles (any of): `issuance:config`, `presentation:config`.
    */
   deleteWebhookEndpoint(webhookEndpointId: string, options?: CallOptions): Promise<void>
   /**
-   * Delete a webhook endpoint; refused while another configuration references it
+   * Delete a webhook endpoint; refused (409) while a credential or presentation configuration names it
    *
    * Roles (any of): `issuance:config`, `presentation:config`.
    */
@@ -467,11 +519,23 @@ export interface ManagementOperations {
   /**
    * Get a login provider
    *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+   *
    * Roles (any of): `issuance:config`.
    */
   getLoginProvider(loginProviderId: string, options?: CallOptions): Promise<LoginProvider>
   /**
    * Get a login provider
+   *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -557,11 +621,23 @@ export interface ManagementOperations {
   /**
    * Get a wallet provider
    *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+   *
    * Roles (any of): `issuance:config`.
    */
   getWalletProvider(walletProviderId: string, options?: CallOptions): Promise<WalletProvider>
   /**
    * Get a wallet provider
+   *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -661,11 +737,23 @@ export interface ManagementOperations {
   /**
    * List login providers
    *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+   *
    * Roles (any of): `issuance:config`.
    */
   listLoginProviders(query?: operations['listLoginProviders']['parameters']['query'], options?: CallOptions): Promise<LoginProviderPage>
   /**
    * List login providers
+   *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -727,11 +815,23 @@ export interface ManagementOperations {
   /**
    * List wallet providers
    *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+   *
    * Roles (any of): `issuance:config`.
    */
   listWalletProviders(query?: operations['listWalletProviders']['parameters']['query'], options?: CallOptions): Promise<WalletProviderPage>
   /**
    * List wallet providers
+   *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -839,11 +939,23 @@ export interface ManagementOperations {
   /**
    * Replace a login provider (the path id wins over the body id)
    *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+   *
    * Roles (any of): `issuance:config`.
    */
   replaceLoginProvider(loginProviderId: string, body: LoginProviderDefinition, options?: CallOptions): Promise<LoginProvider>
   /**
    * Replace a login provider (the path id wins over the body id)
+   *
+   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+   *
+   * `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -863,11 +975,23 @@ export interface ManagementOperations {
   /**
    * Replace a wallet provider (the path id wins over the body id)
    *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+   *
    * Roles (any of): `issuance:config`.
    */
   replaceWalletProvider(walletProviderId: string, body: WalletProviderDefinition, options?: CallOptions): Promise<WalletProvider>
   /**
    * Replace a wallet provider (the path id wins over the body id)
+   *
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+   *
+   * `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+   *
+   * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
    * Roles (any of): `issuance:config`.
    */

@@ -489,7 +489,7 @@ export interface paths {
         put: operations["replaceCredentialConfigOfTenant"];
         post?: never;
         /**
-         * Delete a credential configuration; refused while another configuration references it
+         * Delete a credential configuration
          * @description Roles (any of): `issuance:config`.
          */
         delete: operations["deleteCredentialConfigOfTenant"];
@@ -561,7 +561,7 @@ export interface paths {
         put: operations["replacePresentationConfigOfTenant"];
         post?: never;
         /**
-         * Delete a presentation configuration; refused while another configuration references it
+         * Delete a presentation configuration
          * @description Roles (any of): `presentation:config`.
          */
         delete: operations["deletePresentationConfigOfTenant"];
@@ -613,7 +613,7 @@ export interface paths {
         put: operations["replaceAttributeProviderOfTenant"];
         post?: never;
         /**
-         * Delete an attribute provider; refused while another configuration references it
+         * Delete an attribute provider; refused (409) while a credential configuration names it
          * @description Roles (any of): `issuance:config`.
          */
         delete: operations["deleteAttributeProviderOfTenant"];
@@ -631,13 +631,25 @@ export interface paths {
         };
         /**
          * List login providers
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listLoginProvidersOfTenant"];
         put?: never;
         /**
          * Create a login provider
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createLoginProviderOfTenant"];
         delete?: never;
@@ -655,18 +667,36 @@ export interface paths {
         };
         /**
          * Get a login provider
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getLoginProviderOfTenant"];
         /**
          * Replace a login provider (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceLoginProviderOfTenant"];
         post?: never;
         /**
-         * Delete a login provider; refused while another configuration references it
-         * @description Roles (any of): `issuance:config`.
+         * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteLoginProviderOfTenant"];
         options?: never;
@@ -683,13 +713,25 @@ export interface paths {
         };
         /**
          * List wallet providers
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listWalletProvidersOfTenant"];
         put?: never;
         /**
          * Create a wallet provider
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createWalletProviderOfTenant"];
         delete?: never;
@@ -707,18 +749,36 @@ export interface paths {
         };
         /**
          * Get a wallet provider
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getWalletProviderOfTenant"];
         /**
          * Replace a wallet provider (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceWalletProviderOfTenant"];
         post?: never;
         /**
-         * Delete a wallet provider; refused while another configuration references it
-         * @description Roles (any of): `issuance:config`.
+         * Delete a wallet provider; never refused: its attestations stop being trusted at once
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteWalletProviderOfTenant"];
         options?: never;
@@ -769,7 +829,7 @@ export interface paths {
         put: operations["replaceWebhookEndpointOfTenant"];
         post?: never;
         /**
-         * Delete a webhook endpoint; refused while another configuration references it
+         * Delete a webhook endpoint; refused (409) while a credential or presentation configuration names it
          * @description Roles (any of): `issuance:config`, `presentation:config`.
          */
         delete: operations["deleteWebhookEndpointOfTenant"];
@@ -821,7 +881,7 @@ export interface paths {
         put: operations["replaceCredentialConfig"];
         post?: never;
         /**
-         * Delete a credential configuration; refused while another configuration references it
+         * Delete a credential configuration
          * @description Roles (any of): `issuance:config`.
          */
         delete: operations["deleteCredentialConfig"];
@@ -893,7 +953,7 @@ export interface paths {
         put: operations["replacePresentationConfig"];
         post?: never;
         /**
-         * Delete a presentation configuration; refused while another configuration references it
+         * Delete a presentation configuration
          * @description Roles (any of): `presentation:config`.
          */
         delete: operations["deletePresentationConfig"];
@@ -945,7 +1005,7 @@ export interface paths {
         put: operations["replaceAttributeProvider"];
         post?: never;
         /**
-         * Delete an attribute provider; refused while another configuration references it
+         * Delete an attribute provider; refused (409) while a credential configuration names it
          * @description Roles (any of): `issuance:config`.
          */
         delete: operations["deleteAttributeProvider"];
@@ -963,13 +1023,25 @@ export interface paths {
         };
         /**
          * List login providers
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listLoginProviders"];
         put?: never;
         /**
          * Create a login provider
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createLoginProvider"];
         delete?: never;
@@ -987,18 +1059,36 @@ export interface paths {
         };
         /**
          * Get a login provider
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getLoginProvider"];
         /**
          * Replace a login provider (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceLoginProvider"];
         post?: never;
         /**
-         * Delete a login provider; refused while another configuration references it
-         * @description Roles (any of): `issuance:config`.
+         * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
+         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
+         *
+         *     `clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteLoginProvider"];
         options?: never;
@@ -1015,13 +1105,25 @@ export interface paths {
         };
         /**
          * List wallet providers
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listWalletProviders"];
         put?: never;
         /**
          * Create a wallet provider
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createWalletProvider"];
         delete?: never;
@@ -1039,18 +1141,36 @@ export interface paths {
         };
         /**
          * Get a wallet provider
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getWalletProvider"];
         /**
          * Replace a wallet provider (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceWalletProvider"];
         post?: never;
         /**
-         * Delete a wallet provider; refused while another configuration references it
-         * @description Roles (any of): `issuance:config`.
+         * Delete a wallet provider; never refused: its attestations stop being trusted at once
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         *
+         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *
+         *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteWalletProvider"];
         options?: never;
@@ -1101,7 +1221,7 @@ export interface paths {
         put: operations["replaceWebhookEndpoint"];
         post?: never;
         /**
-         * Delete a webhook endpoint; refused while another configuration references it
+         * Delete a webhook endpoint; refused (409) while a credential or presentation configuration names it
          * @description Roles (any of): `issuance:config`, `presentation:config`.
          */
         delete: operations["deleteWebhookEndpoint"];
@@ -1219,6 +1339,8 @@ export interface paths {
          * Create a credential offer (pre-authorized code and/or authorization code grant)
          * @description Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
          *
+         *     A configuration with `userAuthentication` takes its claims from the holder’s login: offer it with grant `authorization_code` (any other grant is a 422 naming `body.grant`) and without claims for it (422 `body.claims.<id>`). A `txCode` needs grant `pre-authorized_code` (422 `body.txCode` otherwise: the authorization code flow would skip it).
+         *
          *     Roles (any of): `issuance:offer`.
          */
         post: operations["createOfferOfTenant"];
@@ -1262,6 +1384,8 @@ export interface paths {
         /**
          * Create a credential offer (pre-authorized code and/or authorization code grant)
          * @description Claims come inline per configuration, or from the configuration’s attribute provider; they are validated against the schema derived from its fields. A client with a non-empty `allowedIssuanceConfigs` gets 403 for any other configuration.
+         *
+         *     A configuration with `userAuthentication` takes its claims from the holder’s login: offer it with grant `authorization_code` (any other grant is a 422 naming `body.grant`) and without claims for it (422 `body.claims.<id>`). A `txCode` needs grant `pre-authorized_code` (422 `body.txCode` otherwise: the authorization code flow would skip it).
          *
          *     Roles (any of): `issuance:offer`.
          */
@@ -2277,11 +2401,15 @@ export interface components {
             attributeProviderId?: string;
             /** @description Where issuance notifications go (replaces `notificationWebhook`) */
             webhookEndpointId?: string;
+            /** @description Validity of issued credentials */
             lifetimeSeconds: number;
+            /** @description Bind credentials to a holder key (proof required) */
             keyBinding: boolean;
+            /** @description Give credentials a status list entry (revocation) */
             statusManagement: boolean;
+            /** @description Credentials per request at most (one per proof key) */
             batchSize: number;
-            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user */
+            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user. Offers for such a configuration use grant `authorization_code` and carry no claims for it */
             userAuthentication?: {
                 /** @description The login provider that authenticates the holder */
                 loginProviderId: string;
@@ -2290,10 +2418,17 @@ export interface components {
                     [key: string]: string;
                 };
             };
+            /** @description Authorization code flow: hand out rotated one-time refresh tokens */
             refreshTokens: boolean;
-            /** @enum {string} */
+            /**
+             * @description DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)
+             * @enum {string}
+             */
             dpop: "optional" | "required";
-            /** @enum {string} */
+            /**
+             * @description Wallet attestation client authentication (`attest_jwt_client_auth`) at the token endpoint: `required` refuses wallets without one
+             * @enum {string}
+             */
             walletAttestation: "optional" | "required";
             keyAttestation?: components["schemas"]["KeyAttestationPolicy"];
             /**
@@ -2340,7 +2475,7 @@ export interface components {
              * @default 1
              */
             batchSize?: number;
-            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user */
+            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user. Offers for such a configuration use grant `authorization_code` and carry no claims for it */
             userAuthentication?: {
                 /** @description The login provider that authenticates the holder */
                 loginProviderId: string;
@@ -2544,7 +2679,7 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
-        /** @description Key attestation requirements (OpenID4VCI 1.0 Appendix D) */
+        /** @description Key attestation requirements (OpenID4VCI 1.0 Appendix D); attestations come with proofs, so this needs `keyBinding: true` (422 otherwise) */
         KeyAttestationPolicy: {
             /** @description Proofs must carry a key attestation from a trusted wallet provider */
             required: boolean;
@@ -2726,8 +2861,8 @@ export interface components {
              *     ]
              */
             scopes?: string[];
-            /** @description Client secret (client_secret_basic); stored encrypted, never returned. Absent: public client */
-            clientSecret?: string;
+            /** @description Client secret (client_secret_basic); stored encrypted, never returned. `null`: a public client (a stored secret is removed). Absent on create: a public client; absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422 */
+            clientSecret?: string | null;
         };
         LoginProviderPage: {
             items: components["schemas"]["LoginProvider"][];
@@ -3370,7 +3505,7 @@ export interface components {
             id: string;
             /** @description Display name of the wallet provider */
             name: string;
-            description?: string;
+            description: string | null;
             /** @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c */
             trustAnchors: string[];
             /**

@@ -52,7 +52,7 @@ export type IssuanceStatus = components['schemas']['IssuanceStatus']
 export type IssuerMetadataCredentialConfig = components['schemas']['IssuerMetadataCredentialConfig']
 /** JWK Set (RFC 7517) of public keys */
 export type Jwks = components['schemas']['Jwks']
-/** Key attestation requirements (OpenID4VCI 1.0 Appendix D) */
+/** Key attestation requirements (OpenID4VCI 1.0 Appendix D); attestations come with proofs, so this needs `keyBinding: true` (422 otherwise) */
 export type KeyAttestationPolicy = components['schemas']['KeyAttestationPolicy']
 /** Key chain (spec §2.4): public keys and certificates only */
 export type KeyChain = components['schemas']['KeyChain']

@@ -450,7 +450,11 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     )
     expect(report.tenants[0]?.status).toBe('rejected')
     expect(report.tenants[0]?.issues).toStrictEqual([
-      { file: `${tenant}/login-providers/internal.json`, path: 'issuer', message: expect.stringContaining('10.1.2.3') },
+      {
+        file: `${tenant}/login-providers/internal.json`,
+        path: 'issuer',
+        message: expect.stringContaining('10.1.2.3'),
+      },
       { file: `${tenant}/login-providers/plain.json`, path: 'issuer', message: 'must use https' },
     ])
     expect(await tenantExists(tenant)).toBe(false)
@@ -459,7 +463,11 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
   it('security: re-importing a login provider with another issuer but no clientSecret is rejected naming clientSecret; the stored secret stays with its issuer', async () => {
     const tenant = random('moveidp')
     const file = (body: Record<string, unknown>) => tree({ [`${tenant}/login-providers/idp.json`]: body })
-    const first = { issuer: 'https://login.example.com', clientId: 'issuer', clientSecret: 'first-secret-value' }
+    const first = {
+      issuer: 'https://login.example.com',
+      clientId: 'issuer',
+      clientSecret: 'first-secret-value',
+    }
     expect((await run(file(first))).ok).toBe(true)
     const { clientSecret: _s, ...withoutSecret } = first
     expect((await run(file(withoutSecret))).ok).toBe(true)
@@ -485,7 +493,11 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     const tenant = random('settings')
     const settings = (body: Record<string, unknown>) => tree({ [`${tenant}/tenant.json`]: body })
     const imported = await run(
-      settings({ name: 'Settings', presentationRetention: 'drop-after-delivery', credentialEncryption: 'required' }),
+      settings({
+        name: 'Settings',
+        presentationRetention: 'drop-after-delivery',
+        credentialEncryption: 'required',
+      }),
     )
     expect(imported.ok).toBe(true)
     const read = async () =>

@@ -107,7 +107,11 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
         ...pid(id, keyChainId),
         dpop: 'required',
         walletAttestation: 'required',
-        keyAttestation: { required: true, keyStorage: ['iso_18045_high'], userAuthentication: ['iso_18045_high'] },
+        keyAttestation: {
+          required: true,
+          keyStorage: ['iso_18045_high'],
+          userAuthentication: ['iso_18045_high'],
+        },
         refreshTokens: true,
       }
       const created = await post('/api/credentials', haip)
@@ -127,7 +131,11 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
         headers: admin.auth,
         payload: pid(id, keyChainId),
       })
-      expect(replaced.json()).toMatchObject({ dpop: 'optional', walletAttestation: 'optional', refreshTokens: false })
+      expect(replaced.json()).toMatchObject({
+        dpop: 'optional',
+        walletAttestation: 'optional',
+        refreshTokens: false,
+      })
       expect(replaced.json()).not.toHaveProperty('keyAttestation')
     })
 
@@ -142,7 +150,12 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       })
       expect(response.statusCode).toBe(400)
       expect(response.json().code).toBe('invalid_input')
-      expect(response.json().errors.map((e: { path: string }) => e.path).sort()).toStrictEqual([
+      expect(
+        response
+          .json()
+          .errors.map((e: { path: string }) => e.path)
+          .sort(),
+      ).toStrictEqual([
         'body.dpop',
         'body.keyAttestation.colour',
         'body.keyAttestation.keyStorage',

@@ -82,21 +82,24 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
     const id = random('idp')
     await send('POST', '/api/login-providers', provider(id))
     const { clientSecret: _s, ...withoutSecret } = provider(id)
-    for (const change of [
-      { issuer: 'https://attacker.example.com' },
-      { clientId: 'someone-else' },
-    ]) {
+    for (const change of [{ issuer: 'https://attacker.example.com' }, { clientId: 'someone-else' }]) {
       const refused = await send('PUT', `/api/login-providers/${id}`, { ...withoutSecret, ...change })
       expect(refused.statusCode, JSON.stringify(change)).toBe(422)
       expect(refused.headers['content-type']).toContain('application/problem+json')
       expect(refused.json()).toMatchObject({
         code: 'rule_violation',
-        errors: [{ path: 'body.clientSecret', message: expect.stringContaining('issuer or clientId changed') }],
+        errors: [
+          { path: 'body.clientSecret', message: expect.stringContaining('issuer or clientId changed') },
+        ],
       })
     }
     // Nothing was written.
     const unchanged = (await h.app.inject({ url: `/api/login-providers/${id}`, headers: admin.auth })).json()
-    expect(unchanged).toMatchObject({ issuer: provider(id).issuer, clientId: 'issuer', hasClientSecret: true })
+    expect(unchanged).toMatchObject({
+      issuer: provider(id).issuer,
+      clientId: 'issuer',
+      hasClientSecret: true,
+    })
     expect(await storedSecret(h.tenantA, id)).toBe('a-client-secret-value')
 
     // With a new secret the change goes through, and only the new secret is stored.
@@ -263,7 +266,8 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
       `delete ${admin.clientId}`,
     ])
     const stored = JSON.stringify(rows)
-    for (const secret of ['a-client-secret-value', 'rotated-secret-value']) expect(stored).not.toContain(secret)
+    for (const secret of ['a-client-secret-value', 'rotated-secret-value'])
+      expect(stored).not.toContain(secret)
     const events = (
       await h.app.inject({ url: '/api/audit-events?resourceType=login-provider', headers: h.root.auth })
     ).json()
@@ -280,8 +284,13 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
       await send('POST', '/api/login-providers', provider(idp))
       staffId = random('staff')
       expect(
-        (await send('POST', '/api/credentials', staff(staffId, keyChainId, idp, { given_name: 'given_name' })))
-          .statusCode,
+        (
+          await send(
+            'POST',
+            '/api/credentials',
+            staff(staffId, keyChainId, idp, { given_name: 'given_name' }),
+          )
+        ).statusCode,
       ).toBe(201)
       plainId = random('plain')
       const { userAuthentication: _u, ...plain } = staff(plainId, keyChainId, idp, {})

@@ -175,10 +175,12 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         payload: { id, name: 'x', credentialEncryption: 'always', presentationRetention: 'forever' },
       })
       expect(created.statusCode).toBe(400)
-      expect(created.json().errors.map((e: { path: string }) => e.path).sort()).toStrictEqual([
-        'body.credentialEncryption',
-        'body.presentationRetention',
-      ])
+      expect(
+        created
+          .json()
+          .errors.map((e: { path: string }) => e.path)
+          .sort(),
+      ).toStrictEqual(['body.credentialEncryption', 'body.presentationRetention'])
       expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(404)
       const patched = await h.app.inject({
         method: 'PATCH',
@@ -187,9 +189,12 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         payload: { credentialEncryption: true },
       })
       expect(patched.statusCode).toBe(400)
-      expect(patched.json().errors).toStrictEqual([{ path: 'body.credentialEncryption', message: expect.any(String) }])
+      expect(patched.json().errors).toStrictEqual([
+        { path: 'body.credentialEncryption', message: expect.any(String) },
+      ])
       expect(
-        (await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: h.root.auth })).json().credentialEncryption,
+        (await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: h.root.auth })).json()
+          .credentialEncryption,
       ).toBe('optional')
     })
 
@@ -298,7 +303,11 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         method: 'PATCH',
         url: `/api/tenants/${h.tenantB}`,
         headers: admin.auth,
-        payload: { description: 'mine', credentialEncryption: 'required', presentationRetention: 'drop-after-delivery' },
+        payload: {
+          description: 'mine',
+          credentialEncryption: 'required',
+          presentationRetention: 'drop-after-delivery',
+        },
       })
       expect(patch.statusCode).toBe(200)
       expect(patch.json()).toMatchObject({
@@ -316,7 +325,8 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
       })
       expect(refused.statusCode).toBe(403)
       expect(
-        (await h.app.inject({ url: `/api/tenants/${h.tenantB}`, headers: admin.auth })).json().credentialEncryption,
+        (await h.app.inject({ url: `/api/tenants/${h.tenantB}`, headers: admin.auth })).json()
+          .credentialEncryption,
       ).toBe('required')
     })
 

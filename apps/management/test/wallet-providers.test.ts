@@ -156,7 +156,9 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
       expect((await create(admin, { id: ofA, name: 'A', trustAnchors: [anchor] })).statusCode).toBe(201)
       expect((await create(adminB, { id: ofB, name: 'B', trustAnchors: [anchor] })).statusCode).toBe(201)
       const ids = async (url: string, client: TestClient) =>
-        (await h.app.inject({ url, headers: client.auth })).json().items.map((item: { id: string }) => item.id)
+        (await h.app.inject({ url, headers: client.auth }))
+          .json()
+          .items.map((item: { id: string }) => item.id)
       expect(await ids('/api/wallet-providers?limit=100', admin)).toContain(ofA)
       expect(await ids('/api/wallet-providers?limit=100', admin)).not.toContain(ofB)
       expect(await ids('/api/wallet-providers?limit=100', adminB)).toStrictEqual([ofB])

@@ -282,7 +282,8 @@ export function createLoginProviderService(deps: ConfigServiceDeps, tenantId: st
   const base = collection<LoginProvider>(deps, tenantId, actor, 'login-provider', repo)
   return validatedCrud(base, async (input: LoginProviderData, tx) => {
     refuse(checkOutboundUrl(input.issuer, deps.outbound, 'body.issuer'), 'login provider')
-    const { columns, issues } = loginProviderColumns(deps, tenantId, input, await repo.row(input.id, tx), 'body.')
+    const previous = await repo.row(input.id, tx)
+    const { columns, issues } = loginProviderColumns(deps, tenantId, input, previous, 'body.')
     refuse(issues, 'login provider')
     return columns
   })

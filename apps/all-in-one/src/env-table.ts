@@ -34,6 +34,11 @@ const readBy = (key: string) =>
         ? 'management, issuer'
         : COMMON
 
+/** The default of a `.default()` schema (a `.describe()` keeps the ZodDefault), else undefined. */
+function defaultOf(field: z.ZodType): unknown {
+  return field instanceof z.ZodDefault ? field.def.defaultValue : undefined
+}
+
 /**
  * The README's table of environment variables, generated from the zod schemas the processes
  * parse at start-up, so the two cannot drift (a test compares them).
@@ -48,7 +53,9 @@ export function renderEnvTable(): string {
     for (const [key, property] of Object.entries(json.properties)) {
       const field = schema.shape[key] as z.ZodType
       const required = json.required?.includes(key) && property.default === undefined ? 'yes' : 'no'
-      const fallback = property.default === undefined ? '' : `\`${String(property.default)}\``
+      // Codecs such as z.stringbool() leave `default` out of the input JSON Schema: read it off zod.
+      const value = property.default ?? defaultOf(field)
+      const fallback = value === undefined ? '' : `\`${String(value)}\``
       const description = field.description ?? property.description ?? ''
       rows.push(`| \`${key}\` | ${readBy(key)} | ${required} | ${fallback} | ${description} |`)
     }

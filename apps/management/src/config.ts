@@ -47,7 +47,7 @@ export const zManagementEnv = zCommonEnv
         'Days an issuance or presentation session (with its claims and result) is kept after its expiry; 0 keeps sessions forever',
       ),
     CONFIG_IMPORT_DIR: optionalEnv(z.string().min(1)).describe(
-      'Folder imported at start-up: <dir>/<tenant>/{key-chains,credentials,presentations,clients,attribute-providers,webhook-endpoints,wallet-providers}/*.json',
+      'Folder imported at start-up: <dir>/<tenant>/tenant.json and <dir>/<tenant>/{key-chains,attribute-providers,webhook-endpoints,login-providers,wallet-providers,credentials,presentations,clients}/*.json, applied in that order; see docs/configuration-import.md',
     ),
     OIDC: optionalEnv(z.url()).describe(
       'Issuer URL of an external OpenID Connect provider (a Keycloak realm, <base>/realms/<realm>); switches to external OIDC mode, see docs/oidc-mode.md',

@@ -83,7 +83,7 @@ export const zCommonEnv = z.object({
     .stringbool()
     .default(false)
     .describe(
-      'Development only: let attribute providers, webhooks, status lists and presentation redirect URIs use http:// URLs',
+      'Development only: let attribute providers, webhooks, status lists, login providers (discovery, token, JWKS, userinfo) and presentation redirect URIs use http:// URLs',
     ),
   OUTBOUND_ALLOWED_HOSTS: z
     .string()
@@ -104,7 +104,7 @@ export const zCommonEnv = z.object({
     .max(100 * 1024 * 1024)
     .default(256 * 1024)
     .describe(
-      'Largest answer read from an attribute provider or status list; a longer one is cut off and the call fails',
+      'Largest answer read from an attribute provider, a status list or a login provider (discovery, token, JWKS, userinfo); a longer one is cut off and the call fails',
     ),
   WEBHOOK_MAX_ATTEMPTS: z.coerce
     .number()
@@ -170,7 +170,7 @@ export const zCommonEnv = z.object({
       'Where rate-limit counters live: `memory` (per process; each pod counts alone) or `postgres` (the service database, shared by every pod)',
     ),
   RATE_LIMIT_WALLET_PER_MINUTE: perMinute(300).describe(
-    'Requests per minute from one client IP to each wallet endpoint of the issuer (token, nonce, offer by reference), then 429; 0 turns the limit off',
+    'Requests per minute from one client IP to each wallet endpoint of the issuer (token, nonce, offer by reference, PAR, authorize; authorize/callback counts with authorize), then 429; 0 turns the limit off',
   ),
   RATE_LIMIT_WALLET_TENANT_PER_MINUTE: perMinute(0).describe(
     'Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit',
@@ -179,7 +179,7 @@ export const zCommonEnv = z.object({
     .stringbool()
     .default(true)
     .describe(
-      'Require a server nonce (RFC 9449 §8) in every DPoP proof (default true): a proof without a fresh one answers use_dpop_nonce with a DPoP-Nonce header',
+      'Require a server nonce (RFC 9449 §8) in every DPoP proof: a proof without a fresh one answers use_dpop_nonce with a DPoP-Nonce header',
     ),
   METRICS_TENANT_LABEL_LIMIT: z.coerce
     .number()

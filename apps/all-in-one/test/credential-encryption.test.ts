@@ -173,6 +173,8 @@ describe.each(testDatabases())(
       const { body: transaction } = await decrypt(pending, first.privateKey)
       expect(transaction).toStrictEqual({ transaction_id: expect.any(String), interval: 1 })
       f.provider.answer({ given_name: 'Sealed' })
+      // The provider is asked again once the interval (1 s) has passed.
+      await new Promise((resolve) => setTimeout(resolve, 1150))
       const delivered = await send(
         'deferred-credential',
         accessToken,

@@ -267,13 +267,17 @@ describe.each(testDatabases())(
       )
     })
 
-    it('I-60 / OID4VCI §8.2: text/plain, form encoding, malformed JSON, a JSON array or a non-JWE application/jwt body are invalid_credential_request', async () => {
+    it('I-60, I-69 / OID4VCI §8.2, §8.3.1.2: text/plain, form encoding, malformed or empty JSON, JSON with NUL, a lone surrogate or too deep nesting, a JSON array or a non-JWE application/jwt body are invalid_credential_request, never invalid_request', async () => {
       const { accessToken } = await f.redeem('pid')
       const body = JSON.stringify(await credentialBody('pid'))
       for (const [payload, type] of [
         [body, 'text/plain'],
         ['credential_configuration_id=pid', 'application/x-www-form-urlencoded'],
         ['{"credential_configuration_id":', 'application/json'],
+        ['', 'application/json'],
+        ['{"credential_configuration_id":"pid\\u0000"}', 'application/json'],
+        ['{"credential_configuration_id":"pid\\ud800"}', 'application/json'],
+        [`{"a":${'['.repeat(1000)}${']'.repeat(1000)}}`, 'application/json'],
         ['[]', 'application/json'],
         ['not.a.jwe', 'application/jwt'],
         [body, 'application/octet-stream'],

@@ -244,7 +244,7 @@ describe.each(testDatabases())(
       )
     })
 
-    it('S-67 / OID4VCI §10: a request encrypted to an unknown kid is 400; a zip bomb stops at the inflate cap', async () => {
+    it('S-67 / OID4VCI §10: a request encrypted to an unknown kid is 400; a zip bomb stops at our inflate cap, below jose’s default', async () => {
       const { accessToken } = await f.redeem('pid')
       const stranger = await generateKeyPair('ECDH-ES', { crv: 'P-256' })
       const toStranger = await encrypt(
@@ -265,6 +265,18 @@ describe.each(testDatabases())(
         await send('credential', accessToken, bomb, 'application/jwt'),
         'invalid_credential_request',
       )
+      // Our cap is MAX_DECOMPRESSED_REQUEST_BYTES (100,000), jose's own default 250,000: a valid
+      // request padded to 150,000 bytes is refused by ours alone; padded to 99,000 it is issued.
+      const padded = async (length: number) => {
+        const body = JSON.stringify(await credentialBody('pid'))
+        return encrypt(`${body.slice(0, -1)}${' '.repeat(length - body.length)}}`, { zip: 'DEF' })
+      }
+      await expectError(
+        await send('credential', accessToken, await padded(150_000), 'application/jwt'),
+        'invalid_credential_request',
+      )
+      const within = await send('credential', accessToken, await padded(99_000), 'application/jwt')
+      expect(within.status, await within.clone().text()).toBe(200)
     })
 
     it('I-60, I-69 / OID4VCI §8.2, §8.3.1.2: text/plain, form encoding, malformed or empty JSON, JSON with NUL, a lone surrogate or too deep nesting, a JSON array or a non-JWE application/jwt body are invalid_credential_request, never invalid_request', async () => {

@@ -850,7 +850,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       const stranger = await generateIssuerKeyPair('ES256')
       const forger: Signer = {
         ...signer,
-        sign: (data) =>
+        sign: async (data) =>
           signWithKeyObject(
             createPrivateKey({ key: stranger.privateJwk as never, format: 'jwk' }),
             'ES256',

@@ -632,6 +632,8 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect(first.status).toBe(202)
     const { transaction_id } = (await first.json()) as Json
     expect(transaction_id).toEqual(expect.any(String))
+    // The provider is asked again once the interval (1 s) has passed.
+    await new Promise((resolve) => setTimeout(resolve, 1150))
     const later = await fetch(`${issuer()}/deferred-credential`, {
       method: 'POST',
       headers,

@@ -173,6 +173,8 @@ describe.each(testDatabases())(
       const { body: transaction } = await decrypt(pending, first.privateKey)
       expect(transaction).toStrictEqual({ transaction_id: expect.any(String), interval: 1 })
       f.provider.answer({ given_name: 'Sealed' })
+      // The provider is asked again once the interval (1 s) has passed.
+      await new Promise((resolve) => setTimeout(resolve, 1150))
       const delivered = await send(
         'deferred-credential',
         accessToken,
@@ -242,7 +244,7 @@ describe.each(testDatabases())(
       )
     })
 
-    it('S-67 / OID4VCI §10: a request encrypted to an unknown kid is 400; a zip bomb stops at the inflate cap', async () => {
+    it('S-67 / OID4VCI §10: a request encrypted to an unknown kid is 400; a zip bomb stops at our inflate cap, below jose’s default', async () => {
       const { accessToken } = await f.redeem('pid')
       const stranger = await generateKeyPair('ECDH-ES', { crv: 'P-256' })
       const toStranger = await encrypt(
@@ -263,15 +265,31 @@ describe.each(testDatabases())(
         await send('credential', accessToken, bomb, 'application/jwt'),
         'invalid_credential_request',
       )
+      // Our cap is MAX_DECOMPRESSED_REQUEST_BYTES (100,000), jose's own default 250,000: a valid
+      // request padded to 150,000 bytes is refused by ours alone; padded to 99,000 it is issued.
+      const padded = async (length: number) => {
+        const body = JSON.stringify(await credentialBody('pid'))
+        return encrypt(`${body.slice(0, -1)}${' '.repeat(length - body.length)}}`, { zip: 'DEF' })
+      }
+      await expectError(
+        await send('credential', accessToken, await padded(150_000), 'application/jwt'),
+        'invalid_credential_request',
+      )
+      const within = await send('credential', accessToken, await padded(99_000), 'application/jwt')
+      expect(within.status, await within.clone().text()).toBe(200)
     })
 
-    it('I-60 / OID4VCI §8.2: text/plain, form encoding, malformed JSON, a JSON array or a non-JWE application/jwt body are invalid_credential_request', async () => {
+    it('I-60, I-69 / OID4VCI §8.2, §8.3.1.2: text/plain, form encoding, malformed or empty JSON, JSON with NUL, a lone surrogate or too deep nesting, a JSON array or a non-JWE application/jwt body are invalid_credential_request, never invalid_request', async () => {
       const { accessToken } = await f.redeem('pid')
       const body = JSON.stringify(await credentialBody('pid'))
       for (const [payload, type] of [
         [body, 'text/plain'],
         ['credential_configuration_id=pid', 'application/x-www-form-urlencoded'],
         ['{"credential_configuration_id":', 'application/json'],
+        ['', 'application/json'],
+        ['{"credential_configuration_id":"pid\\u0000"}', 'application/json'],
+        ['{"credential_configuration_id":"pid\\ud800"}', 'application/json'],
+        [`{"a":${'['.repeat(1000)}${']'.repeat(1000)}}`, 'application/json'],
         ['[]', 'application/json'],
         ['not.a.jwe', 'application/jwt'],
         [body, 'application/octet-stream'],

@@ -1,7 +1,13 @@
 import 'reflect-metadata'
 import { webcrypto } from 'node:crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { CRLDistributionPointsExtension, X509Certificate, X509Crl } from '@peculiar/x509'
+import {
+  AuthorityKeyIdentifierExtension,
+  CRLDistributionPointsExtension,
+  SubjectKeyIdentifierExtension,
+  X509Certificate,
+  X509Crl,
+} from '@peculiar/x509'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne, tenantAdmin } from './harness'
@@ -47,7 +53,7 @@ describe.each(testDatabases())(
       const response = await app.inject({ url: new URL(uri).pathname })
       expect(response.statusCode).toBe(200)
       expect(response.headers['content-type']).toBe('application/pkix-crl')
-      expect(response.headers['cache-control']).toBe('public, max-age=3600')
+      expect(response.headers['cache-control']).toMatch(/^public, max-age=(3[0-5]\d\d|3600)$/)
       const crl = new X509Crl(new Uint8Array(response.rawPayload))
       expect(crl.issuer).toBe(root.subject)
       expect(crl.entries).toStrictEqual([])
@@ -64,6 +70,37 @@ describe.each(testDatabases())(
         next.getExtension(CRLDistributionPointsExtension)?.distributionPoints[0]?.distributionPoint
           ?.fullName?.[0]?.uniformResourceIdentifier,
       ).toBe(uri)
+    })
+
+    it('RFC 5280 §5.2.1, §5.2.3: the CRL names the root’s key (AKI = the root’s SKI) and has a CRL Number; it is signed once and served again, byte for byte, with an ETag', async () => {
+      const chain = await create({
+        source: 'generate',
+        id: 'numbered-keys',
+        certificate: { mode: 'internal-ca', subject: 'CN=ACME Numbered Issuer', country: 'DE' },
+      })
+      const root = new X509Certificate(chain.rootCertificate)
+      const url = `/issuers/${tenant}/crl/numbered-keys`
+      const first = await app.inject({ url })
+      expect(first.statusCode).toBe(200)
+      const crl = new X509Crl(new Uint8Array(first.rawPayload))
+      const aki = crl.getExtension(AuthorityKeyIdentifierExtension)
+      expect(aki?.keyId).toBeTruthy()
+      expect(aki?.keyId).toBe(root.getExtension(SubjectKeyIdentifierExtension)?.keyId)
+      // CRLNumber ::= INTEGER: the seconds of thisUpdate, so a later CRL has a larger one.
+      const number = crl.getExtension('2.5.29.20')
+      expect(number?.critical).toBe(false)
+      const der = Buffer.from(number?.value as ArrayBuffer)
+      expect(der[0]).toBe(0x02)
+      expect(der.readUIntBE(2, der[1] as number)).toBe(Math.floor(crl.thisUpdate.getTime() / 1000))
+
+      const etag = first.headers.etag as string
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/)
+      const second = await app.inject({ url })
+      expect(second.rawPayload.equals(first.rawPayload)).toBe(true)
+      expect(second.headers.etag).toBe(etag)
+      const unchanged = await app.inject({ url, headers: { 'if-none-match': etag } })
+      expect(unchanged.statusCode).toBe(304)
+      expect(unchanged.body).toBe('')
     })
 
     it('a self-signed key chain has no CRL distribution point and no CRL (404); neither has an unknown one or another tenant’s', async () => {

@@ -42,6 +42,8 @@ interface RouteCase {
   json?: { body: (value: string) => string; field: string }
   /** A form body with a NUL at `field`. */
   form?: { body: string; field: string }
+  /** The OAuth `error` of a refusal when not `invalid_request` (the credential endpoints, I-69). */
+  oauthError?: string
 }
 
 const description = (rest: string) => ({
@@ -155,6 +157,15 @@ const ROUTES: RouteCase[] = [
     param: 'tenant',
     shape: 'oauth',
     json: { body: (v) => `{"credential_configuration_id":${v}}`, field: 'body.credential_configuration_id' },
+    oauthError: 'invalid_credential_request',
+  },
+  {
+    method: 'POST',
+    url: '/issuers/{p}/deferred-credential',
+    param: 'tenant',
+    shape: 'oauth',
+    json: { body: (v) => `{"transaction_id":${v}}`, field: 'body.transaction_id' },
+    oauthError: 'invalid_credential_request',
   },
   {
     method: 'POST',
@@ -281,6 +292,7 @@ describe.each(testDatabases())('issue 11: hostile input is a 4xx, never a 500, o
     shape: Shape,
     path: string,
     instance: string,
+    oauthError = 'invalid_request',
   ) {
     expect(response.statusCode, response.body).toBe(400)
     if (shape === 'problem') {
@@ -297,7 +309,7 @@ describe.each(testDatabases())('issue 11: hostile input is a 4xx, never a 500, o
     } else {
       expect(response.headers['cache-control']).toBe('no-store')
       expect(response.json()).toStrictEqual({
-        error: 'invalid_request',
+        error: oauthError,
         error_description: expect.any(String),
       })
       // The description names where the bad value is.
@@ -320,7 +332,7 @@ describe.each(testDatabases())('issue 11: hostile input is a 4xx, never a 500, o
         headers: { 'content-type': 'application/json' },
         payload: fill(json.body(JSON_VALUES[value])),
       })
-      expectRefused(response, route.shape, issuePath(value, json.field), url)
+      expectRefused(response, route.shape, issuePath(value, json.field), url, route.oauthError)
     },
   )
 
@@ -333,19 +345,19 @@ describe.each(testDatabases())('issue 11: hostile input is a 4xx, never a 500, o
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: form.body,
     })
-    expectRefused(response, route.shape, form.field, url)
+    expectRefused(response, route.shape, form.field, url, route.oauthError)
   })
 
   it.each(ROUTES)('S-12: NUL in the query string of $method $url', async (route) => {
     const url = fill(route.url, tenant)
     const response = await send(route, { url: `${url}?probe=a%00b` })
-    expectRefused(response, route.shape, 'query.probe', url)
+    expectRefused(response, route.shape, 'query.probe', url, route.oauthError)
   })
 
   it.each(ROUTES.filter((route) => route.param))('S-12: NUL in the path of $method $url', async (route) => {
     const url = fill(route.url, 'a%00b')
     const response = await send(route, { url })
-    expectRefused(response, route.shape, `params.${route.param}`, url)
+    expectRefused(response, route.shape, `params.${route.param}`, url, route.oauthError)
   })
 
   it.each(ROUTES.filter((route) => route.param))(

@@ -667,7 +667,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       )
     })
 
-    it('an unknown configuration is unknown_credential_configuration', async () => {
+    it('an unknown configuration is unknown_credential_configuration; I-69: the echoed id is printable ASCII in error_description', async () => {
       await expectError(
         {
           credential_configuration_id: 'mdl',
@@ -675,6 +675,11 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
         },
         'unknown_credential_configuration',
       )
+      const echoed = await expectError(
+        { credential_configuration_id: 'pïd"\\\u0007✓', proofs: { jwt: ['x'] } },
+        'unknown_credential_configuration',
+      )
+      expect(echoed.json().error_description).toBe("'p?d'???' was not offered in this session")
     })
 
     it('a token of tenant A at tenant B is invalid_token with WWW-Authenticate', async () => {

@@ -31,23 +31,25 @@ export async function interopWallet() {
 
 /**
  * An attribute provider over real HTTP: answers each call with the next scripted answer (the last
- * one repeats): `pending` is HTTP 202 `{"status":"pending","interval":1}`, a number is that HTTP
- * status, an object is HTTP 200 claims.
+ * one repeats): `pending` is HTTP 202 `{"status":"pending","interval":1}` (`pending:2` suggests 2 s),
+ * a number is that HTTP status, an object is HTTP 200 claims. `delay` holds each answer back.
  */
 export async function startAttributeProvider() {
-  let script: (Record<string, unknown> | 'pending' | number)[] = ['pending']
+  let script: (Record<string, unknown> | 'pending' | `pending:${number}` | number)[] = ['pending']
+  let delayMs = 0
   const calls: Loose[] = []
   const server = createHttpServer((req, res) => {
     let raw = ''
     req.on('data', (chunk) => {
       raw += chunk
     })
-    req.on('end', () => {
+    req.on('end', async () => {
       calls.push(JSON.parse(raw))
       const answer = script.length > 1 ? script.shift() : script[0]
-      if (answer === 'pending') {
+      if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs))
+      if (typeof answer === 'string') {
         res.writeHead(202, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ status: 'pending', interval: 1 }))
+        res.end(JSON.stringify({ status: 'pending', interval: Number(answer.split(':')[1] ?? 1) }))
       } else if (typeof answer === 'number') {
         res.writeHead(answer).end()
       } else {
@@ -62,6 +64,9 @@ export async function startAttributeProvider() {
     calls,
     answer: (...next: typeof script) => {
       script = next
+    },
+    delay: (ms: number) => {
+      delayMs = ms
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }

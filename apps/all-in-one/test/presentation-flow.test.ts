@@ -1,10 +1,12 @@
 import { createHash, createHmac, createPrivateKey, X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { deflateSync } from 'node:zlib'
 import {
   createCertificate,
   generateKeyPair as generateIssuerKeyPair,
   issueSdJwtVc,
+  MAX_STATUS_LIST_BYTES,
   type Signer,
   signJws,
   signWithKeyObject,
@@ -706,7 +708,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     )
   })
 
-  it('Token Status List (V-33, S-121): a revoked credential fails; a valid entry passes; a list URI under the outbound rules', async () => {
+  it('Token Status List (V-33, S-121, F-33, S-124): a revoked credential fails; a valid entry passes; a list URI under the outbound rules; a list that cannot answer fails it', async () => {
     // An external issuer: its own CA (given to the configuration as trust anchor) and a status list server.
     const ca = await generateIssuerKeyPair('ES256')
     const caPem = await createCertificate({
@@ -737,12 +739,16 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         ),
     }
     let statusToken = ''
+    /** Lists served at other paths than /status/1 (the F-33 and S-124 cases below). */
+    const otherTokens: Record<string, string> = {}
     const paths: string[] = []
     const server = createHttpServer((req, res) => {
       paths.push(String(req.url))
       res.writeHead(200, { 'content-type': 'application/statuslist+jwt' })
       // S-121: a list larger than OUTBOUND_MAX_RESPONSE_BYTES (256 KiB by default).
-      res.end(req.url === '/status/huge' ? 'e'.repeat(300 * 1024) : statusToken)
+      res.end(
+        req.url === '/status/huge' ? 'e'.repeat(300 * 1024) : (otherTokens[String(req.url)] ?? statusToken),
+      )
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     try {
@@ -824,6 +830,54 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         failureReason: 'the status list answered more than 262144 bytes',
       })
       expect(paths.slice(before)).toStrictEqual(['/status/huge'])
+
+      // F-33: a list whose typ, sub, exp or signature is wrong, or without the credential's index,
+      // leaves the status undetermined: the presentation fails.
+      const listAt = async (
+        path: string,
+        header: Record<string, unknown>,
+        claims: Record<string, unknown>,
+        by: Signer = signer,
+      ) => {
+        const listUri = `http://127.0.0.1:${port}${path}`
+        otherTokens[path] = await signJws(
+          by,
+          { typ: 'statuslist+jwt', kid: signer.kid, x5c: signer.x5c, ...header },
+          { sub: listUri, iat: now, exp: now + 3600, status_list: { bits: 1, lst }, ...claims },
+        )
+        return listUri
+      }
+      const stranger = await generateIssuerKeyPair('ES256')
+      const forger: Signer = {
+        ...signer,
+        sign: async (data) =>
+          signWithKeyObject(
+            createPrivateKey({ key: stranger.privateJwk as never, format: 'jwk' }),
+            'ES256',
+            data,
+          ),
+      }
+      const failures = {
+        'the status list token typ is not statuslist+jwt': await listAt('/status/typ', { typ: 'JWT' }, {}),
+        'the status list token is for another URI': await listAt('/status/sub', {}, { sub: uri }),
+        'the status list token has expired': await listAt('/status/exp', {}, { exp: now - 60 }),
+        'the status list signature does not verify': await listAt('/status/sig', {}, {}, forger),
+      }
+      for (const [failureReason, listUri] of Object.entries(failures))
+        expect(await outcome(1, listUri)).toMatchObject({ status: 'failed', failureReason })
+      expect(await outcome(8)).toMatchObject({
+        status: 'failed',
+        failureReason: 'the status list has no entry at index 8',
+      })
+      // S-124, TSL §11.1: 32 MiB of zero bytes deflate to about 32 KiB; inflated into one JS number
+      // per entry they would be 2^28 of them. The verifier stops at its cap and lives on.
+      const bomb = deflateSync(new Uint8Array(2 * MAX_STATUS_LIST_BYTES)).toString('base64url')
+      const bombUri = await listAt('/status/bomb', {}, { status_list: { bits: 1, lst: bomb } })
+      expect(await outcome(1, bombUri)).toMatchObject({
+        status: 'failed',
+        failureReason: `the status list inflates beyond ${MAX_STATUS_LIST_BYTES} bytes`,
+      })
+      expect(await outcome(1)).toMatchObject({ status: 'verified', failureReason: null })
     } finally {
       server.close()
     }

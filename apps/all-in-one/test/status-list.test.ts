@@ -24,6 +24,7 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
   let baseUrl: string
   let auth: Record<string, string>
   let otherAuth: Record<string, string>
+  let rootAuth: Record<string, string>
   const tenant = `sl-${crypto.randomUUID().slice(0, 8)}`
   const other = `sl-other-${crypto.randomUUID().slice(0, 8)}`
 
@@ -71,7 +72,7 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
         {},
       )
     ).body
-    const rootAuth = { authorization: `Bearer ${root.access_token as string}` }
+    rootAuth = { authorization: `Bearer ${root.access_token as string}` }
     auth = await clientOf(tenant, rootAuth, [
       'key:manage',
       'issuance:config',
@@ -426,6 +427,7 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
   it('F-34: 50 parallel allocations never hand out one index twice; a full list makes way for the next', async () => {
     const lists = createStatusListRepository(database.db, tenant)
     const keyChainId = `chain-${crypto.randomUUID().slice(0, 8)}`
+    expect((await post('/api/key-chains', { source: 'generate', id: keyChainId })).status).toBe(201)
     const shape = { size: 64, bits: 2 as const, capacity: 32 }
     const allocated = (
       await Promise.all(
@@ -459,5 +461,57 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     // A status change of one session reaches only its own entry.
     const changed = await lists.change({ sessionId: 'ses_parallel7' }, STATUS_INVALID, async () => {})
     expect(changed).toStrictEqual({ outcome: 'changed', credentials: 1, changed: 1 })
+  })
+
+  it('F-32, F-35: a key chain that signs status lists cannot be deleted (409), so its lists keep answering; deleting the tenant takes both', async () => {
+    const keyChainId = `signing-${crypto.randomUUID().slice(0, 8)}`
+    const configId = `short-lived-${crypto.randomUUID().slice(0, 8)}`
+    expect((await post('/api/key-chains', { source: 'generate', id: keyChainId })).status).toBe(201)
+    const created = await post('/api/credentials', {
+      id: configId,
+      config: { format: 'dc+sd-jwt', vct: 'urn:example:short:1' },
+      keyChainId,
+      statusManagement: true,
+      fields: [{ path: ['given_name'], type: 'string' }],
+    })
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    const issued = await issueOverHttp({
+      apiBase: baseUrl,
+      auth,
+      configurationId: configId,
+      claims: { given_name: 'Erika' },
+    })
+    const entry = statusOf(issued.credential) as { idx: number; uri: string }
+    // The configuration goes; the credentials it issued still name the list.
+    expect((await call('DELETE', `/api/credentials/${configId}`, undefined, auth)).status).toBe(204)
+    const refused = await call('DELETE', `/api/key-chains/${keyChainId}`, undefined, auth)
+    expect(refused).toStrictEqual({
+      status: 409,
+      body: expect.objectContaining({
+        code: 'conflict',
+        detail: `key chain '${keyChainId}' signs status lists that issued credentials point to`,
+      }),
+    })
+    expect((await call('GET', `/api/key-chains/${keyChainId}`, undefined, auth)).status).toBe(200)
+    expect(await entryAt(entry)).toBe(0)
+
+    // A tenant with key chains and status lists is deleted with both.
+    const gone = `sl-gone-${crypto.randomUUID().slice(0, 8)}`
+    const goneAuth = await clientOf(gone, rootAuth, ['key:manage'])
+    expect((await post('/api/key-chains', { source: 'generate', id: 'k' }, goneAuth)).status).toBe(201)
+    await createStatusListRepository(database.db, gone).allocate({
+      keyChainId: 'k',
+      count: 1,
+      sessionId: 'ses_gone',
+      credentialConfigurationId: 'c',
+      handle: null,
+      shape: { size: 64, bits: 2, capacity: 32 },
+    })
+    expect((await call('DELETE', `/api/tenants/${gone}`, undefined, rootAuth)).status).toBe(204)
+    const left = await queryRows<{ n: number }>(
+      database.db,
+      sql`select count(*)::int as n from status_lists where tenant_id = ${gone}`,
+    )
+    expect(left).toStrictEqual([{ n: 0 }])
   })
 })

@@ -126,9 +126,23 @@ export async function createCertificate(options: CertificateOptions): Promise<st
   return certificate.toString('pem')
 }
 
+/** id-ce-cRLNumber (RFC 5280 §5.2.3). */
+const CRL_NUMBER_OID = '2.5.29.20'
+
+/** DER of a non-negative INTEGER (X.690 §8.3): big-endian, a leading zero byte when the top bit is set. */
+function derInteger(value: number): ArrayBuffer {
+  let hex = value.toString(16)
+  if (hex.length % 2) hex = `0${hex}`
+  if (Number.parseInt(hex.slice(0, 2), 16) & 0x80) hex = `00${hex}`
+  const content = Buffer.from(hex, 'hex')
+  return Uint8Array.of(0x02, content.length, ...content).buffer
+}
+
 /**
  * A CRL (RFC 5280 §5) of a CA that has revoked nothing, signed with its key: what the CRL
- * distribution point of its leaves (ISO 18013-5 B.1) serves. Returns DER.
+ * distribution point of its leaves (ISO 18013-5 B.1) serves. It carries the Authority Key
+ * Identifier and the CRL Number (§5.2.1, §5.2.3: both MUST), the number being the seconds since
+ * the epoch of `thisUpdate`, so that it grows with every CRL signed later. Returns DER.
  */
 export async function createEmptyCrl(options: {
   issuerPrivateJwk: JWK
@@ -146,7 +160,14 @@ export async function createEmptyCrl(options: {
       nextUpdate: options.nextUpdate,
       signingKey: issuer.privateKey,
       signingAlgorithm: issuer.signing,
-      extensions: [await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey, false, webcrypto)],
+      extensions: [
+        await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey, false, webcrypto),
+        new x509.Extension(
+          CRL_NUMBER_OID,
+          false,
+          derInteger(Math.floor(options.thisUpdate.getTime() / 1000)),
+        ),
+      ],
     },
     webcrypto,
   )

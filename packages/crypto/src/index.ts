@@ -32,4 +32,9 @@ export { createSessionDataCipher } from './session-data-cipher'
 export type { Signer, SigningAlgorithm } from './signer'
 export { algorithmForJwk, hashFor, SIGNING_ALGORITHMS, signJws } from './signer'
 export type { SignStatusListTokenOptions } from './status-list-token'
-export { signStatusListToken, statusInList } from './status-list-token'
+export {
+  MAX_STATUS_LIST_BYTES,
+  StatusListError,
+  signStatusListToken,
+  statusInList,
+} from './status-list-token'

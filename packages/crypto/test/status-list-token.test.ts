@@ -1,11 +1,16 @@
 import { createPrivateKey } from 'node:crypto'
-import { inflateSync } from 'node:zlib'
+import { deflateSync, inflateSync } from 'node:zlib'
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { signWithKeyObject } from '../src/key-chain-signer'
 import { generateKeyPair } from '../src/keys'
 import type { Signer } from '../src/signer'
-import { signStatusListToken } from '../src/status-list-token'
+import {
+  MAX_STATUS_LIST_BYTES,
+  StatusListError,
+  signStatusListToken,
+  statusInList,
+} from '../src/status-list-token'
 
 async function testSigner(): Promise<Signer> {
   const pair = await generateKeyPair('ES256')
@@ -70,5 +75,72 @@ describe('Status List Token (draft-ietf-oauth-status-list)', () => {
     })
     const lst = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()).status_list.lst
     expect([...inflateSync(Buffer.from(lst, 'base64url'))]).toStrictEqual([0xc9, 0x44, 0xf9])
+  })
+
+  it('F-31, TSL §4.1: statusInList reads both spec vectors back, LSB-first, from the signed token', async () => {
+    const signer = await testSigner()
+    for (const [bits, statuses] of [
+      [1, [1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1]],
+      [2, [1, 2, 0, 3, 0, 1, 0, 1, 1, 2, 3, 3]],
+    ] as const) {
+      const token = await signStatusListToken({
+        signer,
+        uri: 'https://issuer.example/status-lists/3',
+        bits,
+        size: statuses.length,
+        entries: entriesOf([...statuses]),
+        issuedAt: new Date(),
+        expiresAt: new Date(Date.now() + 60_000),
+        ttlSeconds: 60,
+      })
+      expect(statuses.map((_, idx) => statusInList(token, idx))).toStrictEqual(statuses)
+    }
+  })
+})
+
+/** An unsigned token around `status_list` (statusInList reads a token whose signature was checked). */
+const tokenWith = (statusList: unknown) =>
+  `e30.${Buffer.from(JSON.stringify({ status_list: statusList })).toString('base64url')}.sig`
+const lstOf = (bytes: Uint8Array) => deflateSync(bytes).toString('base64url')
+const refusal = (token: string, idx: number) => {
+  try {
+    return `answered ${statusInList(token, idx)}`
+  } catch (error) {
+    return error instanceof StatusListError ? error.message : `threw ${String(error)}`
+  }
+}
+
+describe('Status List Token reading with a size cap (TSL §8.3, §11.1)', () => {
+  it('S-124, F-33: an lst that inflates beyond MAX_STATUS_LIST_BYTES (a zlib bomb) is refused, not unpacked', () => {
+    // 32 MiB of zero bytes deflate to about 32 KiB: 2^28 one-bit entries once inflated.
+    const bomb = lstOf(new Uint8Array(2 * MAX_STATUS_LIST_BYTES))
+    expect(bomb.length).toBeLessThan(64 * 1024)
+    expect(refusal(tokenWith({ bits: 1, lst: bomb }), 0)).toBe(
+      `inflates beyond ${MAX_STATUS_LIST_BYTES} bytes`,
+    )
+    // At the cap itself the list is read.
+    const full = lstOf(new Uint8Array(MAX_STATUS_LIST_BYTES).fill(0x40))
+    expect(refusal(tokenWith({ bits: 2, lst: full }), 4 * MAX_STATUS_LIST_BYTES - 1)).toBe('answered 1')
+  })
+
+  it('F-33: an index past the end of the list, negative or not an integer is refused', () => {
+    const token = tokenWith({ bits: 2, lst: lstOf(Uint8Array.of(0xc9, 0x44, 0xf9)) })
+    expect(refusal(token, 11)).toBe('answered 3')
+    expect(refusal(token, 12)).toBe('has no entry at index 12')
+    expect(refusal(token, -1)).toBe('has no entry at index -1')
+    expect(refusal(token, 1.5)).toBe('has no entry at index 1.5')
+  })
+
+  it('F-30: bits other than 1, 2, 4, 8, a missing or non-ZLIB lst, or no status_list are refused; bits 8 reads whole bytes', () => {
+    const lst = lstOf(Uint8Array.of(0x01, 0x0c))
+    expect(refusal(tokenWith({ bits: 3, lst }), 0)).toBe('has bits other than 1, 2, 4 or 8')
+    expect(refusal(tokenWith({ bits: '1', lst }), 0)).toBe('has bits other than 1, 2, 4 or 8')
+    expect(refusal(tokenWith({ bits: 1 }), 0)).toBe('has no lst')
+    expect(refusal(tokenWith({ bits: 1, lst: 'bm90LXpsaWI' }), 0)).toBe(
+      'has an lst that is not ZLIB-compressed',
+    )
+    expect(refusal(tokenWith(undefined), 0)).toBe('has no status_list claim')
+    expect(refusal('not-a-jwt', 0)).toBe('is not a JWT')
+    expect(refusal(tokenWith({ bits: 8, lst }), 1)).toBe('answered 12')
   })
 })

@@ -114,6 +114,7 @@ export {
 export type {
   AttributeProviderRow,
   AuthorizationRequestRow,
+  DeferredCredentialRow,
   IssuanceSessionRow,
   KeyChainRow,
   LoginProviderRow,

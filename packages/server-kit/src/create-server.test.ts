@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { createServer as createTcpServer } from 'node:net'
-import { RateLimitedError } from '@credential-service/core-domain'
+import { ProtocolError, RateLimitedError } from '@credential-service/core-domain'
 import { createDatabase } from '@credential-service/db-schema/client'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
@@ -118,6 +118,33 @@ describe('createServer', () => {
     expect(protocol.json()).toStrictEqual({
       error: 'server_error',
       error_description: 'an unexpected error occurred',
+    })
+    await app.close()
+    await database.close()
+  })
+
+  it('I-69, RFC 6749 §5.2: an error_description that echoes wallet input holds printable ASCII only, without double quote and backslash', async () => {
+    const database = await (testDatabases()[0] as TestDatabase).open()
+    const app = await createServer({
+      logLevel: 'silent',
+      ping: database.ping,
+      apps: [
+        async (scope) => {
+          scope.post('/issuers/echo', async (request) => {
+            const id = (request.body as { id: string }).id
+            throw new ProtocolError('unknown_credential_configuration', `no credential configuration ‘${id}’`)
+          })
+        },
+      ],
+    })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/issuers/echo',
+      payload: { id: 'pïd✓"\\\u0007\u{1F600}\nx' },
+    })
+    expect(response.json()).toStrictEqual({
+      error: 'unknown_credential_configuration',
+      error_description: "no credential configuration 'p?d?'????x'",
     })
     await app.close()
     await database.close()

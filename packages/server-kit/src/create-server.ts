@@ -1,7 +1,12 @@
 import { newId } from '@credential-service/core-domain'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
-import { oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
+import {
+  oauthDescription,
+  oauthErrorHandler,
+  PROBLEM_CONTENT_TYPE,
+  problemErrorHandler,
+} from './error-handlers'
 import { clientErrorHandler, DEFAULT_HTTP_LIMITS, type HttpLimits, registerHttpLimits } from './http-limits'
 import { registerInputGuard } from './input-guard'
 import { REDACTED, serializeError, serializeRequest } from './log-serializers'
@@ -103,7 +108,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     }
     return reply
       .status(404)
-      .send({ error: 'not_found', error_description: `no route ${request.method} ${path}` })
+      .send({ error: 'not_found', error_description: oauthDescription(`no route ${request.method} ${path}`) })
   })
 
   // Spec §9.1: `GET /` names the service but carries no version.

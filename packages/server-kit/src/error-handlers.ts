@@ -201,38 +201,47 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
 }
 
 /**
+ * RFC 6749 §5.2 (checklist I-69): `error_description` holds printable ASCII except `"` and `\`.
+ * Descriptions may echo what the wallet sent (a credential_configuration_id), so typographic
+ * quotes become `'` and any other character (code point) outside the set becomes `?`.
+ */
+export function oauthDescription(text: string): string {
+  return text.replace(/[‘’“”"]/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/gu, '?')
+}
+
+/**
  * Renders protocol errors as RFC 6749 §5.2 `{ error, error_description }` with `Cache-Control:
  * no-store`, and `WWW-Authenticate` on 401.
  */
 export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const send = (status: number, error: string, description: string) =>
+    reply.status(status).send({ error, error_description: oauthDescription(description) })
   const error = classify(thrown) as HttpError
   // As for problems: the body is ours, whatever schema the route declares for the status.
   reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').serializer(JSON.stringify)
   if (isUnavailable(error)) {
     unavailable(error, request, reply)
     const [status, code] = OAUTH_STATUS[error.code]
-    return reply.status(status).send({ error: code, error_description: error.detail })
+    return send(status, code, error.detail)
   }
   if (error instanceof ProtocolError) {
     request.log.info({ error: error.error, err: error.cause }, error.detail)
     if (error.challenge) reply.header('www-authenticate', error.challenge)
-    return reply.status(error.status).send({ error: error.error, error_description: error.detail })
+    return send(error.status, error.error, error.detail)
   }
   if (error instanceof DomainError) {
     const [status, code] = OAUTH_STATUS[error.code]
     logDomainError(request, error)
     if (error instanceof RateLimitedError) reply.header('retry-after', error.retryAfterSeconds)
-    return reply.status(status).send({ error: code, error_description: error.detail })
+    return send(status, code, error.detail)
   }
   const issue = frameworkIssue(error)
   if (issue) {
     const description = issue.issues?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? issue.detail
     request.log.info({ status: issue.status }, description)
     // Size, time and availability refusals keep their status; anything else about the request is a 400.
-    return reply
-      .status(LIMITS[issue.status] ? issue.status : 400)
-      .send({ error: issue.oauth, error_description: description })
+    return send(LIMITS[issue.status] ? issue.status : 400, issue.oauth, description)
   }
   request.log.error({ err: error }, 'unhandled error')
-  return reply.status(500).send({ error: 'server_error', error_description: 'an unexpected error occurred' })
+  return send(500, 'server_error', 'an unexpected error occurred')
 }

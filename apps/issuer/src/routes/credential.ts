@@ -1,5 +1,6 @@
-import { ProtocolError, zTenantId } from '@credential-service/core-domain'
+import { DomainError, InvalidInputError, ProtocolError, zTenantId } from '@credential-service/core-domain'
 import { oauthErrorHandler } from '@credential-service/server-kit'
+import type { FastifyError } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createCredentialEndpoint } from '../services/credential-endpoint'
@@ -7,6 +8,28 @@ import type { IssuanceDeps } from '../services/issuance'
 import { dpopNonceHeader } from './oid4vci'
 
 const tenantParams = z.object({ tenant: zTenantId })
+
+const FRAMEWORK_DETAILS: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'the request body is not valid JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'the request body is empty',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'the request body is larger than allowed',
+}
+
+/**
+ * §8.3.1.2: a request that is "otherwise malformed" is invalid_credential_request, and
+ * `invalid_request` is no error of these endpoints (checklist I-60, I-69). So whatever Fastify or
+ * the input guard refuses about the request (empty or malformed JSON, NUL, lone surrogates, too
+ * deep nesting, size) is answered so; the HTTP status stays (400, or 413).
+ */
+function asCredentialRequestError(error: unknown): unknown {
+  if (error instanceof InvalidInputError) return new ProtocolError('invalid_credential_request', error.detail)
+  if (error instanceof DomainError) return error
+  const { code, statusCode, message } = error as Partial<FastifyError>
+  if (!code?.startsWith('FST_') || !statusCode || statusCode < 400 || statusCode >= 500) return error
+  return new ProtocolError('invalid_credential_request', FRAMEWORK_DETAILS[code] ?? message ?? code, {
+    status: statusCode,
+  })
+}
 
 /**
  * The credential and deferred credential endpoints (OpenID4VCI 1.0 §8, §9). Their own scope reads
@@ -21,16 +44,7 @@ export function credentialRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
     app.addContentTypeParser(['application/jwt', '*'], { parseAs: 'string' }, (_req, body, done) =>
       done(null, body),
     )
-    // §8.3.1.2: a request that is "otherwise malformed" is invalid_credential_request.
-    app.setErrorHandler((error, req, reply) =>
-      oauthErrorHandler(
-        (error as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY'
-          ? new ProtocolError('invalid_credential_request', 'the request body is not valid JSON')
-          : error,
-        req,
-        reply,
-      ),
-    )
+    app.setErrorHandler((error, req, reply) => oauthErrorHandler(asCredentialRequestError(error), req, reply))
 
     for (const [path, name] of [
       ['credential', 'credential'],

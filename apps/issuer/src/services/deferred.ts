@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { newId, ProtocolError } from '@credential-service/core-domain'
+import { type CredentialConfig, newId, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import {
   createDeferredCredentialRepository,
+  createIssuanceSessionRepository,
+  type DeferredCredentialRow,
   type IssuanceSessionRepository,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
@@ -22,6 +24,27 @@ const invalidTransaction = () =>
     'invalid_transaction_id',
     'the transaction_id is unknown, already delivered or not of this access token',
   )
+
+/** Ours are 43 characters; anything this long was never handed out. */
+const MAX_TRANSACTION_ID_LENGTH = 200
+/**
+ * How long one poll holds a transaction while it asks the provider (at most 30 s) and issues; a
+ * poll of a pod that died frees it after this.
+ */
+const LEASE_SECONDS = 60
+
+/**
+ * Why a configuration changed since the deferral can no longer deliver the transaction: the keys
+ * verified at the first request do not fit it any more.
+ */
+function misfit(offered: CredentialConfig, row: DeferredCredentialRow): string | undefined {
+  const unbound = row.holderKeys.some((key) => key === null)
+  if (unbound && (offered.keyBinding || offered.config.format === 'mso_mdoc'))
+    return `'${offered.id}' now needs holder keys, which this transaction has none of`
+  if (row.holderKeys.length > offered.batchSize)
+    return `'${offered.id}' now issues batches of at most ${offered.batchSize}`
+  return undefined
+}
 
 /** Deferred issuance of one tenant (OpenID4VCI 1.0 §9), driven by the attribute provider's 202. */
 export function createDeferredService(
@@ -55,19 +78,22 @@ export function createDeferredService(
         credentialConfigurationId: configurationId,
         holderKeys: holderKeys.map((key) => (key ? (key as Record<string, unknown>) : null)),
         intervalSeconds: interval,
+        nextAskAt: new Date(deps.now().getTime() + interval * 1000),
       })
       return { status: 202, body: { transaction_id: transactionId, interval } }
     },
 
     /**
-     * Deferred credential endpoint (§9.1): asks the provider again; credentials once it has the claims
-     * (the transaction then ends), else the same transaction id with an interval. Only the session of
-     * the access token sees its transactions (checklist S-39).
+     * Deferred credential endpoint (§9.1). One poll at a time asks the provider, and not before the
+     * interval it last suggested: any other poll gets 202 with the same transaction id. Credentials
+     * once it has the claims; the transaction ends with their delivery. Only the session of the
+     * access token sees its transactions (checklist S-39).
      */
     async deferredCredential(token: AccessGrant, body: Record<string, unknown>): Promise<CredentialOutcome> {
       const transactionId = body.transaction_id
-      if (typeof transactionId !== 'string' || transactionId.length === 0 || transactionId.length > 200)
+      if (typeof transactionId !== 'string' || transactionId.length === 0)
         throw new ProtocolError('invalid_credential_request', 'transaction_id is required')
+      if (transactionId.length > MAX_TRANSACTION_ID_LENGTH) throw invalidTransaction()
       const hash = codeHash(transactionId)
       const row = await transactions.get(hash, token.sessionId)
       if (!row) throw invalidTransaction()
@@ -77,30 +103,55 @@ export function createDeferredService(
       }
       const configurationId = row.credentialConfigurationId
       if (session.issuedConfigurationIds.includes(configurationId)) throw alreadyIssued(configurationId)
-      const offered = await deps.tenants.credentialConfig(tenantId, configurationId)
-      if (!offered)
-        throw new ProtocolError(
-          'credential_request_denied',
-          `no credential configuration '${configurationId}'`,
-        )
-      const answer = await claimsFor(session, offered)
-      if (answer.status === 'pending') {
-        await transactions.touch(hash, session.id)
-        return { status: 202, body: { transaction_id: transactionId, interval: answer.interval } }
+      // §9.3: delivery became impossible; the transaction ends.
+      const deny = async (reason: string): Promise<never> => {
+        await transactions.take(hash, session.id)
+        throw new ProtocolError('credential_request_denied', reason)
       }
-      const credentials = await issueCredentials(deps, tenantId, {
-        session,
-        offered,
-        holderKeys: row.holderKeys.map((key) => (key ? (key as JWK) : undefined)),
-        claims: answer.claims,
-      })
-      // Delivery is single-use: of two concurrent requests one takes the transaction, the other is refused.
-      if (!(await transactions.take(hash, session.id))) throw invalidTransaction()
-      const notificationId = newId('ntf')
-      if (!(await sessions.recordIssued(session.id, configurationId, notificationId, deps.now())))
-        throw alreadyIssued(configurationId)
-      deps.metrics.credentialsIssued(tenantId, offered.config.format, credentials.length)
-      return { status: 200, body: { credentials, notification_id: notificationId } }
+      const offered = await deps.tenants.credentialConfig(tenantId, configurationId)
+      if (!offered) return deny(`no credential configuration '${configurationId}'`)
+      const changed = misfit(offered, row)
+      if (changed) return deny(changed)
+      const now = deps.now()
+      if (!(await transactions.lease(hash, session.id, now, new Date(now.getTime() + LEASE_SECONDS * 1000))))
+        return { status: 202, body: { transaction_id: transactionId, interval: row.intervalSeconds } }
+      let interval = row.intervalSeconds
+      let delivered = false
+      try {
+        const answer = await claimsFor(session, offered)
+        if (answer.status === 'pending') {
+          interval = answer.interval
+          return { status: 202, body: { transaction_id: transactionId, interval } }
+        }
+        // Resolved before the transaction, which PGlite runs alone.
+        const signer = await deps.keys.signer(tenantId, offered.keyChainId)
+        const notificationId = newId('ntf')
+        // Delivery, status list entries and the session's record commit together, or none of them.
+        const credentials = await deps.db.transaction(async (tx) => {
+          if (!(await transactions.take(hash, session.id, tx))) throw invalidTransaction()
+          const issued = await issueCredentials(deps, tenantId, {
+            session,
+            offered,
+            holderKeys: row.holderKeys.map((key) => (key ? (key as JWK) : undefined)),
+            claims: answer.claims,
+            tx: { tx, signer },
+          })
+          const recorded = await createIssuanceSessionRepository(tx, tenantId).recordIssued(
+            session.id,
+            configurationId,
+            notificationId,
+            deps.now(),
+          )
+          if (!recorded) throw alreadyIssued(configurationId)
+          return issued
+        })
+        delivered = true
+        deps.metrics.credentialsIssued(tenantId, offered.config.format, credentials.length)
+        return { status: 200, body: { credentials, notification_id: notificationId } }
+      } finally {
+        // Not delivered: the next poll may ask again after the interval.
+        if (!delivered) await transactions.release(hash, session.id, deps.now(), interval)
+      }
     },
   }
 }

@@ -1,6 +1,6 @@
 import { type CredentialConfig, ProtocolError } from '@credential-service/core-domain'
-import { issueMdoc, issueSdJwtVc } from '@credential-service/crypto'
-import type { IssuanceSessionRow } from '@credential-service/db-schema'
+import { issueMdoc, issueSdJwtVc, type Signer } from '@credential-service/crypto'
+import type { Database, IssuanceSessionRow } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { base64url, type JWK } from 'jose'
 import { createStatusListService } from './status-lists'
@@ -12,6 +12,12 @@ export interface IssueCredentialsOptions {
   holderKeys: (JWK | undefined)[]
   /** Claims validated against the configuration's fields. */
   claims: Record<string, unknown>
+  /**
+   * A transaction to allocate the status list entries in (they go if it does not commit), with the
+   * signer resolved before it: PGlite runs one statement at a time, so a query outside the
+   * transaction would wait for it.
+   */
+  tx?: { tx: Database; signer: Signer }
 }
 
 /**
@@ -24,20 +30,23 @@ export async function issueCredentials(
   tenantId: string,
   options: IssueCredentialsOptions,
 ): Promise<{ credential: string }[]> {
-  const { session, offered, holderKeys, claims } = options
+  const { session, offered, holderKeys, claims, tx } = options
   const issuer = `${deps.publicUrl}/issuers/${tenantId}`
-  const signer = await deps.keys.signer(tenantId, offered.keyChainId)
+  const signer = tx?.signer ?? (await deps.keys.signer(tenantId, offered.keyChainId))
   const now = deps.now()
   const expiresAt = new Date(now.getTime() + offered.lifetimeSeconds * 1000)
   // One status list entry per credential of the batch, each at its own random index.
   const statuses = offered.statusManagement
-    ? await createStatusListService(deps, tenantId).allocate({
-        keyChainId: offered.keyChainId,
-        count: holderKeys.length,
-        sessionId: session.id,
-        credentialConfigurationId: offered.id,
-        handle: session.statusHandle,
-      })
+    ? await createStatusListService(deps, tenantId).allocate(
+        {
+          keyChainId: offered.keyChainId,
+          count: holderKeys.length,
+          sessionId: session.id,
+          credentialConfigurationId: offered.id,
+          handle: session.statusHandle,
+        },
+        tx?.tx,
+      )
     : []
   const issueOne = async (holderJwk: JWK | undefined, index: number): Promise<string> => {
     const status = statuses[index]

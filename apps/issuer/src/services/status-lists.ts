@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto'
 import { signStatusListToken } from '@credential-service/crypto'
-import { createStatusListRepository, type StatusListShape } from '@credential-service/db-schema'
+import {
+  createStatusListRepository,
+  type Database,
+  type StatusListShape,
+} from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 
 /**
@@ -76,15 +80,20 @@ export function createStatusListService(deps: ProtocolDeps, tenantId: string) {
     /**
      * One status list entry per credential of a batch, each at its own random index (checklist
      * F-34, I-68: distinct and unpredictable, so the copies cannot be linked by their indexes).
+     * Inside `tx` the entries go if the transaction does not commit.
      */
-    async allocate(options: {
-      keyChainId: string
-      count: number
-      sessionId: string
-      credentialConfigurationId: string
-      handle: string | null
-    }): Promise<{ idx: number; uri: string }[]> {
-      const allocated = await lists.allocate({ ...options, shape: STATUS_LIST_SHAPE })
+    async allocate(
+      options: {
+        keyChainId: string
+        count: number
+        sessionId: string
+        credentialConfigurationId: string
+        handle: string | null
+      },
+      tx?: Database,
+    ): Promise<{ idx: number; uri: string }[]> {
+      const repository = tx ? createStatusListRepository(tx, tenantId) : lists
+      const allocated = await repository.allocate({ ...options, shape: STATUS_LIST_SHAPE })
       return allocated.map(({ listId, idx }) => ({ idx, uri: uriOf(listId) }))
     },
 

@@ -270,7 +270,10 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
       })
     },
 
-    /** Refused (409) while a credential or presentation configuration references the chain. */
+    /**
+     * Refused (409) while a credential or presentation configuration references the chain, or a
+     * status list signed with it exists: credentials name their list for as long as they live.
+     */
     async delete(id: string): Promise<void> {
       try {
         await deps.db.transaction(async (tx) => {
@@ -278,8 +281,13 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
           await recordAudit(tx, audit('delete', id))
         })
       } catch (error) {
-        if (foreignKeyViolation(error) === undefined) throw error
-        throw new ConflictError(`key chain '${id}' is used by a credential or presentation configuration`)
+        const constraint = foreignKeyViolation(error)
+        if (constraint === undefined) throw error
+        throw new ConflictError(
+          constraint === 'status_lists_key_chain_fk'
+            ? `key chain '${id}' signs status lists that issued credentials point to`
+            : `key chain '${id}' is used by a credential or presentation configuration`,
+        )
       }
     },
   }

@@ -1,8 +1,9 @@
 import { createHash, type X509Certificate } from 'node:crypto'
 import { parseCertificate } from '@credential-service/crypto'
 import type { OutboundPolicy } from '@credential-service/server-kit'
+import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
-import { statusListHooks } from './status-list'
+import { requireValidEntry, statusListEntryOf } from './status-list'
 import { checkChain } from './trust'
 
 // Loaded with the first presentation, so an idle verifier does not hold the libraries.
@@ -11,6 +12,16 @@ let libraries:
   | undefined
 const loadLibraries = () =>
   (libraries ??= Promise.all([import('@sd-jwt/crypto-nodejs'), import('@sd-jwt/sd-jwt-vc')]))
+
+/**
+ * SDJwtVcInstance's `verify` without its Token Status List step: that step inflates `lst` with no
+ * size cap into one JS number per entry, so a small zlib bomb exhausts the memory (checklist S-124).
+ * What is left is the parent SDJwtInstance's `verify` (signature, validity, disclosures, KB-JWT);
+ * the status is read by requireValidEntry, with the capped decoder, as for mdocs.
+ */
+function verifyWithoutStatus(vc: typeof SDJwtVcInstance): SDJwtVcInstance['verify'] {
+  return Object.getPrototypeOf(vc.prototype).verify
+}
 
 /** A presentation that fails a check: the reason ends up on the session. */
 export class PresentationRejected extends Error {}
@@ -62,7 +73,6 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   const [{ digest }, { SDJwtVcInstance }] = await loadLibraries()
   const instance = new SDJwtVcInstance({
     hasher: digest,
-    ...statusListHooks(check),
     verifier: async (data: string, signature: string) => {
       await compactVerify(`${data}.${signature}`, leaf.publicKey)
       return true
@@ -77,7 +87,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   })
   let result: Awaited<ReturnType<typeof instance.verify>>
   try {
-    result = await instance.verify(check.presentation, {
+    result = await verifyWithoutStatus(SDJwtVcInstance).call(instance, check.presentation, {
       currentDate: Math.floor(check.now.getTime() / 1000),
       skewSeconds: CLOCK_SKEW_SECONDS,
       ...(check.requireHolderBinding ? { keyBindingNonce: check.nonce } : {}),
@@ -85,7 +95,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
     kb = (result as { kb?: typeof kb }).kb
   } catch (error) {
     if (error instanceof PresentationRejected) throw error
-    // The library wraps errors of our status hooks: keep their precise reason.
+    // The library may wrap errors of our hooks: keep their precise reason.
     const cause = (error as { details?: unknown }).details
     if (cause instanceof PresentationRejected) throw cause
     throw new PresentationRejected(`the SD-JWT did not verify: ${(error as Error).message}`)
@@ -115,6 +125,9 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
       }
     }
   }
+  // TSL §8.3, checklist F-33: the status once the credential and its presentation verified.
+  const entry = statusListEntryOf(payload.status)
+  if (entry) await requireValidEntry(entry, check)
   const { iss, iat, exp, nbf, cnf, vct, status, _sd_alg, ...claims } = payload
   return { vct, iss, ...claims }
 }

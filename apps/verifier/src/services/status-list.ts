@@ -1,8 +1,7 @@
 import { X509Certificate } from 'node:crypto'
 import { UpstreamError } from '@credential-service/core-domain'
-import { type StatusListEntry, statusInList } from '@credential-service/crypto'
+import { type StatusListEntry, StatusListError, statusInList } from '@credential-service/crypto'
 import { type OutboundPolicy, outboundFetch } from '@credential-service/server-kit'
-import type { SDJWTVCConfig } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
 import { PresentationRejected } from './sd-jwt-presentation'
 import { checkChain } from './trust'
@@ -77,25 +76,23 @@ function requireValid(status: number): void {
 }
 
 /**
- * The Token Status List hooks of @sd-jwt/sd-jwt-vc: the library reads the list and the credential's
- * entry; these fetch and check the token, verify its signature and reject anything but VALID.
+ * The `status.status_list` of a verified credential, read only when it is well-formed (TSL §6.2,
+ * checklist F-33: `idx` a non-negative integer, `uri` a string); anything else rejects.
  */
-export function statusListHooks(
-  check: StatusCheck,
-): Pick<SDJWTVCConfig, 'statusListFetcher' | 'statusVerifier' | 'statusValidator'> {
-  return {
-    statusListFetcher: (uri: string) => fetchStatusList(uri, check),
-    statusVerifier: async (data: string, signature: string) => {
-      await verifyStatusListSignature(`${data}.${signature}`)
-      return true
-    },
-    statusValidator: async (status: number) => requireValid(status),
-  }
+export function statusListEntryOf(status: unknown): StatusListEntry | undefined {
+  if (typeof status !== 'object' || status === null) return undefined
+  const entry = (status as { status_list?: unknown }).status_list
+  if (entry === undefined) return undefined
+  const { idx, uri } = (entry ?? {}) as { idx?: unknown; uri?: unknown }
+  if (typeof uri !== 'string' || typeof idx !== 'number' || !Number.isSafeInteger(idx) || idx < 0)
+    throw new PresentationRejected('the credential’s status_list is not {idx, uri}')
+  return { idx, uri }
 }
 
 /**
- * The status of an mdoc's MSO entry (TSL §6.3, §8.3): the same fetch, checks and signature as for
- * SD-JWT VCs, then the entry's bits read from the list. Every failure rejects the presentation.
+ * The status of a credential's entry (TSL §8.3), for SD-JWT VCs and mdoc MSOs alike: the fetch and
+ * checks, the signature, then the entry's bits read with the size-capped decoder (checklist S-124).
+ * Every failure rejects the presentation: an undetermined status is never VALID.
  */
 export async function requireValidEntry(entry: StatusListEntry, check: StatusCheck): Promise<void> {
   const token = await fetchStatusList(entry.uri, check)
@@ -106,9 +103,10 @@ export async function requireValidEntry(entry: StatusListEntry, check: StatusChe
   }
   let status: number
   try {
-    status = await statusInList(token, entry.idx)
-  } catch {
-    throw new PresentationRejected('the status list has no entry at the credential’s index')
+    status = statusInList(token, entry.idx)
+  } catch (error) {
+    if (!(error instanceof StatusListError)) throw error
+    throw new PresentationRejected(`the status list ${error.message}`)
   }
   requireValid(status)
 }

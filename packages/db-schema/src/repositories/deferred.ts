@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, lte, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import {
   type CredentialEncryptionKeyRow,
@@ -31,9 +31,32 @@ export function createDeferredCredentialRepository(db: Database, tenantId: strin
       return row
     },
 
-    /** Records another pending answer of the provider (for the session view's updated time). */
-    async touch(hash: string, sessionId: string): Promise<void> {
-      await db.update(deferredCredentials).set({ updatedAt: sql`now()` }).where(byHash(hash, sessionId))
+    /**
+     * Leases the transaction to one poll until `until`: true for the one poll that may ask the
+     * provider now; false while another poll holds it, or before the interval since its last answer.
+     */
+    async lease(hash: string, sessionId: string, now: Date, until: Date): Promise<boolean> {
+      const rows = await db
+        .update(deferredCredentials)
+        .set({ nextAskAt: until })
+        .where(and(byHash(hash, sessionId), lte(deferredCredentials.nextAskAt, now)))
+        .returning({ hash: deferredCredentials.transactionIdHash })
+      return rows.length === 1
+    },
+
+    /**
+     * Ends a lease that delivered nothing: the provider is asked again `interval` seconds after `now`
+     * (its latest suggestion, which the wallet is told as well).
+     */
+    async release(hash: string, sessionId: string, now: Date, interval: number): Promise<void> {
+      await db
+        .update(deferredCredentials)
+        .set({
+          nextAskAt: new Date(now.getTime() + interval * 1000),
+          intervalSeconds: interval,
+          updatedAt: sql`now()`,
+        })
+        .where(byHash(hash, sessionId))
     },
 
     /** Ends the transaction; true for the one caller that deletes it (delivery is single-use). */

@@ -5,8 +5,8 @@ import { tenants } from './tenants'
 /**
  * Deferred issuance transactions (OpenID4VCI 1.0 §9): a credential request whose proofs were
  * verified (nonce consumed) while the attribute provider had no claims yet. The transaction id is
- * stored as a SHA-256 hash only; the row is deleted when its credentials are delivered, and with
- * its session.
+ * stored as a SHA-256 hash only; the row is deleted when its credentials are delivered (or cannot
+ * be any more), and with its session.
  */
 export const deferredCredentials = pgTable(
   'deferred_credentials',
@@ -21,6 +21,11 @@ export const deferredCredentials = pgTable(
     holderKeys: jsonb().$type<(Record<string, unknown> | null)[]>().notNull(),
     /** Seconds the wallet is told to wait between deferred requests. */
     intervalSeconds: integer().notNull(),
+    /**
+     * The provider is not asked again before this time: the interval after its last "pending", or
+     * the lease of the one poll asking it now (so two polls, on any pods, never both ask and issue).
+     */
+    nextAskAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },

@@ -11,6 +11,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
+import { keyChains } from './key-chains'
 import { tenants } from './tenants'
 
 /**
@@ -42,6 +43,14 @@ export const statusLists = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
+    // A list is signed with its key chain for as long as credentials name it: the chain cannot be
+    // deleted while it has lists. NO ACTION (checked at the end of the statement), not RESTRICT,
+    // so that deleting the tenant cascades to both tables in any order.
+    foreignKey({
+      name: 'status_lists_key_chain_fk',
+      columns: [t.tenantId, t.keyChainId],
+      foreignColumns: [keyChains.tenantId, keyChains.id],
+    }).onDelete('no action'),
     uniqueIndex('status_lists_key_chain_seq').on(t.tenantId, t.keyChainId, t.seq),
     check('status_lists_bits', sql`${t.bits} in (1, 2, 4, 8)`),
     // TSL §4.1: the byte array holds whole bytes.

@@ -289,6 +289,30 @@ describe.each(testDatabases())(
       }
     })
 
+    it('S-40 / RFC 9449 §4.3, §11.1: a valid DPoP proof at an unknown tenant is 404 at every endpoint that records its jti', async () => {
+      const key = await keyPair()
+      const bound = (await tokenRequest(await offer('pid'), { dpop: await dpop(key) })).json().access_token
+      const unknown = `nobody-${crypto.randomUUID().slice(0, 8)}`
+      // The token endpoint answers a nonce for any tenant path: a proof that passes every DPoP check.
+      const probe = await app.inject({ method: 'POST', url: `/issuers/${unknown}/token` })
+      const nonce = probe.headers['dpop-nonce'] as string
+      const ath = createHash('sha256').update(bound).digest('base64url')
+      for (const endpoint of ['token', 'credential', 'deferred-credential', 'notification']) {
+        const htu = `${baseUrl}/issuers/${unknown}/${endpoint}`
+        const response = await app.inject({
+          method: 'POST',
+          url: `/issuers/${unknown}/${endpoint}`,
+          headers: {
+            'content-type': 'application/json',
+            dpop: await dpop(key, { htu, nonce, ...(endpoint === 'token' ? {} : { ath }) }),
+            ...(endpoint === 'token' ? {} : { authorization: `DPoP ${bound}` }),
+          },
+          payload: endpoint === 'token' ? { grant_type: PRE_AUTH, 'pre-authorized_code': 'x' } : {},
+        })
+        expect(response.statusCode, `${endpoint}: ${response.body}`).toBe(404)
+      }
+    })
+
     it('S-43 / RFC 9449 §4.3: two DPoP headers, or a proof without jti, htm, htu or iat, is invalid_dpop_proof', async () => {
       const key = await keyPair()
       const two = await fetch(`${issuer}/token`, {

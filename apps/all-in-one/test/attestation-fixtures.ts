@@ -19,6 +19,14 @@ export const sign = async (key: KeyPair, header: Record<string, unknown>, payloa
     .setProtectedHeader({ alg: 'ES256', ...header } as never)
     .sign(await importJWK(key.privateJwk, String(header.alg ?? 'ES256')))
 
+/** The JWT with one byte of its signature flipped (checklist S-04). */
+export function flipSignature(jwt: string): string {
+  const [header, payload, signature] = jwt.split('.') as [string, string, string]
+  const bytes = Buffer.from(signature, 'base64url')
+  bytes[0] = (bytes[0] as number) ^ 0x01
+  return `${header}.${payload}.${bytes.toString('base64url')}`
+}
+
 /** A trust anchor (CA) and an attester certificate it issued. */
 export async function attester(name: string) {
   const root = await keyPair()

@@ -11,7 +11,7 @@ import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import { attester, flipSignature, type KeyPair, keyPair, sign } from './attestation-fixtures'
 import { startAllInOne, tenantAdmin } from './harness'
 
 // oid4vc-ts over real HTTP on 127.0.0.1.
@@ -119,9 +119,14 @@ describe.each(testDatabases())(
         x5c?: string[]
         sub?: string | null
         exp?: number
-        aud?: string
+        aud?: string | string[]
         popKey?: KeyPair
         jti?: string
+        /** Claims left out of the attestation. */
+        omit?: string[]
+        /** Claims of the PoP replaced (undefined: left out). */
+        pop?: Record<string, unknown>
+        popTyp?: string
       } = {},
     ) {
       const from = options.from ?? trusted
@@ -136,6 +141,7 @@ describe.each(testDatabases())(
       }
       if (options.sub === null) delete payload.sub
       else if (options.sub) payload.sub = options.sub
+      for (const name of options.omit ?? []) delete payload[name]
       const jwt = await sign(
         from.leaf,
         { typ: 'oauth-client-attestation+jwt', x5c: options.x5c ?? from.x5c },
@@ -143,13 +149,16 @@ describe.each(testDatabases())(
       )
       const pop = await sign(
         options.popKey ?? instance,
-        { typ: 'oauth-client-attestation-pop+jwt' },
-        {
-          iss: 'wallet-client',
-          aud: options.aud ?? issuer,
-          jti: options.jti ?? randomBytes(12).toString('base64url'),
-          iat: now,
-        },
+        { typ: options.popTyp ?? 'oauth-client-attestation-pop+jwt' },
+        JSON.parse(
+          JSON.stringify({
+            iss: 'wallet-client',
+            aud: options.aud ?? issuer,
+            jti: options.jti ?? randomBytes(12).toString('base64url'),
+            iat: now,
+            ...options.pop,
+          }),
+        ),
       )
       return { 'oauth-client-attestation': jwt, 'oauth-client-attestation-pop': pop }
     }
@@ -424,14 +433,37 @@ describe.each(testDatabases())(
         'S-62 attestation without sub': await attestation({ sub: null }),
         'S-63 PoP aud is the token endpoint': await attestation({ aud: `${issuer}/token` }),
         'S-63 PoP aud is another tenant': await attestation({ aud: `${baseUrl}/issuers/other` }),
+        'S-63 PoP aud is an array with this issuer and another tenant': await attestation({
+          aud: [issuer, `${baseUrl}/issuers/other`],
+        }),
+        'S-63 PoP aud is an array of this issuer alone': await attestation({ aud: [issuer] }),
+        'S-62 attestation without exp': await attestation({ omit: ['exp'] }),
+        'S-62 attestation without cnf': await attestation({ omit: ['cnf'] }),
+        'S-61 PoP without iat': await attestation({ pop: { iat: undefined } }),
+        'S-61 PoP iat 5 minutes old': await attestation({
+          pop: { iat: Math.floor(Date.now() / 1000) - 300 },
+        }),
+        'S-64 PoP without jti': await attestation({ pop: { jti: undefined } }),
+        'S-05 PoP typ JWT': await attestation({ popTyp: 'JWT' }),
       }
       const forged = await attestation()
       const [h, p] = (forged['oauth-client-attestation'] as string).split('.')
       cases['S-60 bad signature'] = { ...forged, 'oauth-client-attestation': `${h}.${p}.${'A'.repeat(86)}` }
+      cases['S-04, S-61 PoP with one signature byte flipped'] = {
+        ...forged,
+        'oauth-client-attestation-pop': flipSignature(forged['oauth-client-attestation-pop'] as string),
+      }
+      cases['I-48 PoP header without the attestation'] = {
+        'oauth-client-attestation-pop': forged['oauth-client-attestation-pop'] as string,
+      }
       for (const [name, headers] of Object.entries(cases)) {
         const response = await tokenRequest(await offer('pid'), headers)
         expect(response.statusCode, name).toBe(401)
         expect(response.json().error, name).toBe('invalid_client')
+      }
+      for (const aud of [[issuer], [issuer, `${baseUrl}/issuers/other`]]) {
+        const response = await tokenRequest(await offer('pid'), await attestation({ aud }))
+        expect(response.json().error_description, JSON.stringify(aud)).toMatch(/aud must be the issuer/)
       }
       const mismatch = await tokenRequest(await offer('pid'), await attestation(), {
         client_id: 'someone-else',
@@ -441,6 +473,29 @@ describe.each(testDatabases())(
       expect((await tokenRequest(await offer('pid'), once)).statusCode).toBe(200)
       const again = await tokenRequest(await offer('pid'), once)
       expect(again.statusCode, 'S-64 PoP jti replayed').toBe(401)
+      expect(again.json()).toMatchObject({
+        error: 'invalid_client',
+        error_description: 'the client attestation PoP was already used',
+      })
+    })
+
+    it('I-48 / ABCA 5.2: two OAuth-Client-Attestation-PoP headers are 401 invalid_client, named as such', async () => {
+      const { 'oauth-client-attestation': jwt, 'oauth-client-attestation-pop': pop } = await attestation()
+      const twice = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: [
+          ['content-type', 'application/x-www-form-urlencoded'],
+          ['oauth-client-attestation', jwt as string],
+          ['oauth-client-attestation-pop', pop as string],
+          ['oauth-client-attestation-pop', (await attestation())['oauth-client-attestation-pop'] as string],
+        ],
+        body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': await offer('pid') }),
+      })
+      expect(twice.status).toBe(401)
+      expect(await twice.json()).toStrictEqual({
+        error: 'invalid_client',
+        error_description: 'exactly one OAuth-Client-Attestation-PoP header is allowed',
+      })
     })
 
     it('I-45, I-48 / RFC 9449, ABCA with the oid4vc-ts wallet: DPoP (nonce retry) + wallet attestation, then a credential', async () => {

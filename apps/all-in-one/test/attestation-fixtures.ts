@@ -27,23 +27,56 @@ export function flipSignature(jwt: string): string {
   return `${header}.${payload}.${bytes.toString('base64url')}`
 }
 
-/** A trust anchor (CA) and an attester certificate it issued. */
-export async function attester(name: string) {
+/** A certificate for `subject`'s key, signed by `issuer` (or by itself), valid 30 days from its start. */
+export async function certificate(
+  subject: KeyPair,
+  name: string,
+  options: {
+    issuer?: { key: KeyPair; pem: string }
+    ca?: boolean
+    pathLength?: number
+    daysAgo?: number
+  } = {},
+) {
+  return createCertificate({
+    subjectPublicJwk: subject.publicJwk,
+    subject: name,
+    issuerPrivateJwk: (options.issuer?.key ?? subject).privateJwk,
+    ...(options.issuer ? { issuerCertificate: options.issuer.pem } : {}),
+    validityDays: 30,
+    ...(options.daysAgo ? { now: new Date(Date.now() - options.daysAgo * 86_400_000) } : {}),
+    ...(options.ca ? { ca: true, pathLength: options.pathLength ?? 0 } : {}),
+  })
+}
+
+/**
+ * A trust anchor (CA) and an attester certificate it issued; with `intermediate`, through an
+ * intermediate CA (x5c: leaf, intermediate).
+ */
+export async function attester(name: string, options: { intermediate?: boolean } = {}) {
   const root = await keyPair()
   const leaf = await keyPair()
-  const rootPem = await createCertificate({
-    subjectPublicJwk: root.publicJwk,
-    subject: `CN=${name} Root`,
-    issuerPrivateJwk: root.privateJwk,
-    validityDays: 30,
+  const rootName = `CN=${name} Root`
+  const rootPem = await certificate(root, rootName, {
     ca: true,
+    pathLength: options.intermediate ? 1 : 0,
   })
-  const leafPem = await createCertificate({
-    subjectPublicJwk: leaf.publicJwk,
-    subject: `CN=${name} Attester`,
-    issuerPrivateJwk: root.privateJwk,
-    issuerCertificate: rootPem,
-    validityDays: 30,
-  })
-  return { root, leaf, rootPem, leafPem, x5c: [x5cEntry(leafPem)] }
+  if (options.intermediate) {
+    const middle = await keyPair()
+    const middlePem = await certificate(middle, `CN=${name} Intermediate`, {
+      issuer: { key: root, pem: rootPem },
+      ca: true,
+    })
+    const leafPem = await certificate(leaf, `CN=${name} Attester`, {
+      issuer: { key: middle, pem: middlePem },
+    })
+    return { root, rootName, leaf, rootPem, leafPem, x5c: [x5cEntry(leafPem), x5cEntry(middlePem)] }
+  }
+  const leafPem = await certificate(leaf, `CN=${name} Attester`, { issuer: { key: root, pem: rootPem } })
+  return { root, rootName, leaf, rootPem, leafPem, x5c: [x5cEntry(leafPem)] }
+}
+
+/** A self-signed copy of the attester's root: same key and subject, a new serial (HAIP §4.5.1). */
+export async function selfSignedCopy(of: Awaited<ReturnType<typeof attester>>) {
+  return x5cEntry(await certificate(of.root, of.rootName, { ca: true }))
 }

@@ -11,7 +11,15 @@ import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { attester, flipSignature, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import {
+  attester,
+  certificate,
+  flipSignature,
+  type KeyPair,
+  keyPair,
+  selfSignedCopy,
+  sign,
+} from './attestation-fixtures'
 import { startAllInOne, tenantAdmin } from './harness'
 
 // oid4vc-ts over real HTTP on 127.0.0.1.
@@ -29,6 +37,7 @@ describe.each(testDatabases())(
     let issuer: string
     let trusted: Awaited<ReturnType<typeof attester>>
     let untrusted: Awaited<ReturnType<typeof attester>>
+    let viaIntermediate: Awaited<ReturnType<typeof attester>>
 
     beforeAll(async () => {
       const port = 41_000 + Math.floor(Math.random() * 8000)
@@ -63,7 +72,13 @@ describe.each(testDatabases())(
       await post('/api/credentials', pid('haip', { dpop: 'required', walletAttestation: 'required' }))
       trusted = await attester('Trusted Wallet')
       untrusted = await attester('Unknown Wallet')
+      viaIntermediate = await attester('Chained Wallet', { intermediate: true })
       await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
+      await post('/api/wallet-providers', {
+        id: 'chained',
+        name: 'Chained',
+        trustAnchors: [viaIntermediate.rootPem],
+      })
     }, 60_000)
     afterAll(() => app?.close())
 
@@ -117,6 +132,8 @@ describe.each(testDatabases())(
       options: {
         from?: Awaited<ReturnType<typeof attester>>
         x5c?: string[]
+        /** Signs the attestation instead of the attester's leaf key. */
+        signer?: KeyPair
         sub?: string | null
         exp?: number
         aud?: string | string[]
@@ -143,7 +160,7 @@ describe.each(testDatabases())(
       else if (options.sub) payload.sub = options.sub
       for (const name of options.omit ?? []) delete payload[name]
       const jwt = await sign(
-        from.leaf,
+        options.signer ?? from.leaf,
         { typ: 'oauth-client-attestation+jwt', x5c: options.x5c ?? from.x5c },
         payload,
       )
@@ -427,7 +444,10 @@ describe.each(testDatabases())(
       const cases: Record<string, Record<string, string>> = {
         'S-60 untrusted attester': await attestation({ from: untrusted }),
         'S-60 anchor in x5c': await attestation({ x5c: [...trusted.x5c, x5cEntry(trusted.rootPem)] }),
-        'S-60 self-signed leaf': await attestation({ from: untrusted, x5c: [x5cEntry(untrusted.rootPem)] }),
+        'S-60 self-signed leaf': await attestation({
+          signer: trusted.root,
+          x5c: [await selfSignedCopy(trusted)],
+        }),
         'S-61 PoP signed by another key': await attestation({ popKey: other }),
         'S-62 attestation exp in the past': await attestation({ exp: Math.floor(Date.now() / 1000) - 60 }),
         'S-62 attestation without sub': await attestation({ sub: null }),
@@ -477,6 +497,53 @@ describe.each(testDatabases())(
         error: 'invalid_client',
         error_description: 'the client attestation PoP was already used',
       })
+    })
+
+    it('I-48, S-60 / RFC 5280 §6.1, HAIP 4.5.1: x5c through an intermediate CA passes; each refused chain names its cause', async () => {
+      const chained = await tokenRequest(await offer('pid'), await attestation({ from: viaIntermediate }))
+      expect(chained.statusCode, chained.body).toBe(200)
+      const anchor = { key: trusted.root, pem: trusted.rootPem }
+      const oldKey = await keyPair()
+      const oldLeaf = await certificate(oldKey, 'CN=Old Attester', { issuer: anchor, daysAgo: 40 })
+      const notCaKey = await keyPair()
+      const notCa = await certificate(notCaKey, 'CN=Not a CA', { issuer: anchor })
+      const belowKey = await keyPair()
+      const below = await certificate(belowKey, 'CN=Attester', { issuer: { key: notCaKey, pem: notCa } })
+      const cases: [string, Record<string, string>, string][] = [
+        [
+          'self-signed copy of the anchor (same key and subject, new serial)',
+          await attestation({ signer: trusted.root, x5c: [await selfSignedCopy(trusted)] }),
+          'the x5c leaf is self-signed',
+        ],
+        [
+          'expired leaf',
+          await attestation({ signer: oldKey, x5c: [x5cEntry(oldLeaf)] }),
+          'x5c certificate 0 is expired or not yet valid',
+        ],
+        [
+          'intermediate without cA',
+          await attestation({ signer: belowKey, x5c: [x5cEntry(below), x5cEntry(notCa)] }),
+          'x5c certificate 1 is not a CA (basicConstraints cA)',
+        ],
+        [
+          'anchor in x5c',
+          await attestation({ x5c: [...trusted.x5c, x5cEntry(trusted.rootPem)] }),
+          'x5c must not contain the trust anchor',
+        ],
+        [
+          'untrusted attester',
+          await attestation({ from: untrusted }),
+          'x5c does not chain to a trusted wallet provider',
+        ],
+      ]
+      for (const [name, headers, cause] of cases) {
+        const response = await tokenRequest(await offer('pid'), headers)
+        expect(response.statusCode, name).toBe(401)
+        expect(response.json(), name).toStrictEqual({
+          error: 'invalid_client',
+          error_description: `the client attestation is refused: ${cause}`,
+        })
+      }
     })
 
     it('I-48 / ABCA 5.2: two OAuth-Client-Attestation-PoP headers are 401 invalid_client, named as such', async () => {

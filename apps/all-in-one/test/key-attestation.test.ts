@@ -6,7 +6,7 @@ import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import { attester, type KeyPair, keyPair, selfSignedCopy, sign } from './attestation-fixtures'
 import { startAllInOne, tenantAdmin } from './harness'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -219,11 +219,11 @@ describe.each(testDatabases())(
             nonce,
             await keyAttestation([holder], { signer: untrusted.leaf, x5c: untrusted.x5c }),
           ),
-        'self-signed certificate': async (nonce) =>
+        'self-signed certificate (a copy of the anchor)': async (nonce) =>
           jwtProof(
             holder,
             nonce,
-            await keyAttestation([holder], { signer: trusted.root, x5c: [x5cEntry(trusted.rootPem)] }),
+            await keyAttestation([holder], { signer: trusted.root, x5c: [await selfSignedCopy(trusted)] }),
           ),
         'anchor in x5c': async (nonce) =>
           jwtProof(
@@ -241,10 +241,19 @@ describe.each(testDatabases())(
           jwtProof(holder, nonce, await keyAttestation([holder], { keyStorage: ['iso_18045_basic'] })),
         'required but absent': async (nonce) => jwtProof(holder, nonce),
       }
+      const causes: Record<string, string> = {
+        'bad signature': 'the key attestation is refused: signature verification failed',
+        'untrusted wallet provider':
+          'the key attestation is refused: x5c does not chain to a trusted wallet provider',
+        'self-signed certificate (a copy of the anchor)':
+          'the key attestation is refused: the x5c leaf is self-signed',
+        'anchor in x5c': 'the key attestation is refused: x5c must not contain the trust anchor',
+      }
       for (const [name, proof] of Object.entries(cases)) {
         const response = await credential(token, { jwt: [await proof(await cNonce())] })
         expect(response.statusCode, name).toBe(400)
         expect(response.json().error, name).toBe('invalid_proof')
+        if (causes[name]) expect(response.json().error_description, name).toBe(causes[name])
       }
       const otherNonce = await keyAttestation([holder], { nonce: await cNonce() })
       const mismatch = await credential(token, { jwt: [await jwtProof(holder, await cNonce(), otherNonce)] })

@@ -3,7 +3,7 @@ import { ProtocolError } from '@credential-service/core-domain'
 import { createJtiRepository } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
-import { ATTESTATION_ALGORITHMS, verifyAttestedJwt } from './attestation-trust'
+import { ATTESTATION_ALGORITHMS, AttestationError, verifyAttestedJwt } from './attestation-trust'
 
 /** How far a PoP's `iat` may lie from our clock (ABCA §5.2 freshness). */
 const POP_IAT_WINDOW_SECONDS = 60
@@ -46,7 +46,8 @@ export async function authenticateWalletClient(
   try {
     verified = await verifyAttestedJwt(deps, tenantId, attestation, 'oauth-client-attestation+jwt')
   } catch (cause) {
-    throw invalidClient('the client attestation is invalid or not from a trusted wallet provider', cause)
+    if (!(cause instanceof AttestationError)) throw cause
+    throw invalidClient(`the client attestation is refused: ${cause.message}`, cause)
   }
   const { payload } = verified
   if (typeof payload.iss !== 'string') throw invalidClient('the client attestation has no iss')

@@ -1,7 +1,7 @@
 import { type KeyAttestationPolicy, ProtocolError } from '@credential-service/core-domain'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { calculateJwkThumbprint, type JWK } from 'jose'
-import { verifyAttestedJwt } from './attestation-trust'
+import { AttestationError, verifyAttestedJwt } from './attestation-trust'
 
 const MAX_ATTESTED_KEYS = 100
 const IAT_SKEW_SECONDS = 60
@@ -38,7 +38,8 @@ export async function verifyKeyAttestation(
   try {
     verified = await verifyAttestedJwt(deps, tenantId, jwt, 'key-attestation+jwt')
   } catch (cause) {
-    throw invalidProof('the key attestation is invalid or not from a trusted wallet provider', cause)
+    if (!(cause instanceof AttestationError)) throw cause
+    throw invalidProof(`the key attestation is refused: ${cause.message}`, cause)
   }
   const { payload } = verified
   const now = Math.floor(deps.now().getTime() / 1000)

@@ -8,7 +8,7 @@ export interface KeyPair {
   jkt: string
 }
 
-export async function keyPair(alg: 'ES256' | 'RS256' | 'ES512' = 'ES256'): Promise<KeyPair> {
+export async function keyPair(alg: 'ES256' | 'RS256' | 'ES512' | 'Ed25519' = 'ES256'): Promise<KeyPair> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true })
   const publicJwk = await exportJWK(publicKey)
   return { privateJwk: await exportJWK(privateKey), publicJwk, jkt: await calculateJwkThumbprint(publicJwk) }

@@ -38,12 +38,23 @@ describe.each(testDatabases())(
     let trusted: Awaited<ReturnType<typeof attester>>
     let untrusted: Awaited<ReturnType<typeof attester>>
     let viaIntermediate: Awaited<ReturnType<typeof attester>>
+    /** Tenant B: every configuration requires a wallet attestation, from its own wallet provider. */
+    const tenantB = `dpop-b-${crypto.randomUUID().slice(0, 8)}`
+    let adminB: Record<string, string>
+    let walletOfB: Awaited<ReturnType<typeof attester>>
+    /** Added to the server clock: moves the DPoP nonce window without waiting. */
+    const clockSkewMs = 0
 
     beforeAll(async () => {
       const port = 41_000 + Math.floor(Math.random() * 8000)
       baseUrl = `http://127.0.0.1:${port}`
       issuer = `${baseUrl}/issuers/${tenant}`
-      const started = await startAllInOne(testDatabase as TestDatabase, baseUrl)
+      const started = await startAllInOne(
+        testDatabase as TestDatabase,
+        baseUrl,
+        {},
+        () => new Date(Date.now() + clockSkewMs),
+      )
       app = started.app
       await app.listen({ host: '127.0.0.1', port })
       ;({ admin } = await tenantAdmin(app, started, tenant, [
@@ -51,8 +62,13 @@ describe.each(testDatabases())(
         'issuance:config',
         'issuance:offer',
       ]))
-      const post = async (url: string, payload: unknown) => {
-        const response = await app.inject({ method: 'POST', url, headers: admin, payload: payload as never })
+      ;({ admin: adminB } = await tenantAdmin(app, started, tenantB, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+      ]))
+      const post = async (url: string, payload: unknown, headers = admin) => {
+        const response = await app.inject({ method: 'POST', url, headers, payload: payload as never })
         expect(response.statusCode, response.body).toBe(201)
         return response.json()
       }
@@ -79,14 +95,22 @@ describe.each(testDatabases())(
         name: 'Chained',
         trustAnchors: [viaIntermediate.rootPem],
       })
+      walletOfB = await attester('Wallet of B')
+      await post('/api/key-chains', { source: 'generate', id: 'keys' }, adminB)
+      await post('/api/credentials', pid('strict', { walletAttestation: 'required' }), adminB)
+      await post(
+        '/api/wallet-providers',
+        { id: 'own', name: 'Own', trustAnchors: [walletOfB.rootPem] },
+        adminB,
+      )
     }, 60_000)
     afterAll(() => app?.close())
 
-    async function offer(configurationId: string): Promise<string> {
+    async function offer(configurationId: string, headers = admin): Promise<string> {
       const response = await app.inject({
         method: 'POST',
         url: '/api/offers',
-        headers: admin,
+        headers,
         payload: {
           credentialConfigurationIds: [configurationId],
           claims: { [configurationId]: { given_name: 'Erika' } },
@@ -199,11 +223,43 @@ describe.each(testDatabases())(
     it('I-14 / RFC 8414, HAIP 4.1: AS metadata lists DPoP algs and attest_jwt_client_auth', async () => {
       const response = await app.inject({ url: `/.well-known/oauth-authorization-server/issuers/${tenant}` })
       expect(response.json()).toMatchObject({
+        'pre-authorized_grant_anonymous_access_supported': true,
         token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
         dpop_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
         client_attestation_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
         client_attestation_pop_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
       })
+    })
+
+    it('I-14 / OpenID4VCI §12.3, HAIP 4.4.1: when every configuration requires wallet attestation, neither anonymous access nor auth method none is advertised', async () => {
+      const response = await app.inject({ url: `/.well-known/oauth-authorization-server/issuers/${tenantB}` })
+      expect(response.json()).toMatchObject({
+        'pre-authorized_grant_anonymous_access_supported': false,
+        token_endpoint_auth_methods_supported: ['attest_jwt_client_auth'],
+      })
+    })
+
+    it('I-48, S-60 / spec §1.2 tenant isolation: tenant B does not trust the wallet provider of tenant A (401 invalid_client)', async () => {
+      const issuerB = `${baseUrl}/issuers/${tenantB}`
+      const atB = async (headers: Record<string, string>) =>
+        app.inject({
+          method: 'POST',
+          url: `/issuers/${tenantB}/token`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+          payload: new URLSearchParams({
+            grant_type: PRE_AUTH,
+            'pre-authorized_code': await offer('strict', adminB),
+          }).toString(),
+        })
+      const fromA = await atB(await attestation({ aud: issuerB }))
+      expect(fromA.statusCode).toBe(401)
+      expect(fromA.json()).toStrictEqual({
+        error: 'invalid_client',
+        error_description:
+          'the client attestation is refused: x5c does not chain to a trusted wallet provider',
+      })
+      const own = await atB(await attestation({ from: walletOfB, aud: issuerB }))
+      expect(own.statusCode, own.body).toBe(200)
     })
 
     it('I-50 / RFC 9449 §8: the nonce endpoint answers a DPoP-Nonce header, fresh per tenant', async () => {

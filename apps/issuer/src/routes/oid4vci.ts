@@ -130,9 +130,11 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/.well-known/oauth-authorization-server/issuers/:tenant',
       { schema: { params: tenantParams } },
       async (req) => {
-        if (!(await deps.tenants.tenant(req.params.tenant)))
-          throw new NotFoundError('issuer', req.params.tenant)
-        return authorizationServerMetadata(service(req.params.tenant).issuer)
+        await requireTenant(deps, req.params.tenant)
+        return authorizationServerMetadata(
+          service(req.params.tenant).issuer,
+          await deps.tenants.credentialConfigs(req.params.tenant),
+        )
       },
     )
 

@@ -1,3 +1,4 @@
+import { createPrivateKey, type JsonWebKey, sign as signBytes } from 'node:crypto'
 import { createCertificate, x5cEntry } from '@credential-service/crypto'
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
 
@@ -18,6 +19,23 @@ export const sign = async (key: KeyPair, header: Record<string, unknown>, payloa
   new SignJWT(payload)
     .setProtectedHeader({ alg: 'ES256', ...header } as never)
     .sign(await importJWK(key.privateJwk, String(header.alg ?? 'ES256')))
+
+/**
+ * An ES256 JWS over exactly this header and payload, unchecked: jose refuses to sign what a
+ * verifier must refuse (an unknown `crit`, checklist S-10).
+ */
+export function signUnchecked(
+  key: KeyPair,
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+) {
+  const input = [header, payload]
+    .map((part) => Buffer.from(JSON.stringify(part)).toString('base64url'))
+    .join('.')
+  const privateKey = createPrivateKey({ key: key.privateJwk as JsonWebKey, format: 'jwk' })
+  const signature = signBytes('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' })
+  return `${input}.${signature.toString('base64url')}`
+}
 
 /** The JWT with one byte of its signature flipped (checklist S-04). */
 export function flipSignature(jwt: string): string {

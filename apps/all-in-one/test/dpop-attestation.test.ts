@@ -19,6 +19,7 @@ import {
   keyPair,
   selfSignedCopy,
   sign,
+  signUnchecked,
 } from './attestation-fixtures'
 import { startAllInOne, tenantAdmin } from './harness'
 
@@ -43,7 +44,7 @@ describe.each(testDatabases())(
     let adminB: Record<string, string>
     let walletOfB: Awaited<ReturnType<typeof attester>>
     /** Added to the server clock: moves the DPoP nonce window without waiting. */
-    const clockSkewMs = 0
+    let clockSkewMs = 0
 
     beforeAll(async () => {
       const port = 41_000 + Math.floor(Math.random() * 8000)
@@ -414,12 +415,89 @@ describe.each(testDatabases())(
       }
     })
 
-    describe('a DPoP-bound token at the credential and notification endpoints', () => {
+    /**
+     * Proofs that must fail before any other check (S-04, S-07, S-10, S-12, S-43), for `htu` and, at
+     * a resource endpoint, the token hash `ath`.
+     */
+    async function brokenProofs(htu: string, ath?: string): Promise<Record<string, string>> {
+      const key = await keyPair()
+      const nonce = await serverNonce()
+      const claims = () => ({
+        htm: 'POST',
+        htu,
+        iat: Math.floor(Date.now() / 1000),
+        jti: randomBytes(12).toString('base64url'),
+        nonce,
+        ...(ath ? { ath } : {}),
+      })
+      const proof = await dpop(key, { htu, nonce, ...(ath ? { ath } : {}) })
+      const [h, p, signature] = proof.split('.') as [string, string, string]
+      const json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+      return {
+        'S-04 one signature byte flipped': flipSignature(proof),
+        'S-07 jwk of another key': await sign(
+          key,
+          { typ: 'dpop+jwt', jwk: (await keyPair()).publicJwk },
+          claims(),
+        ),
+        'S-43 no jwk': await sign(key, { typ: 'dpop+jwt' }, claims()),
+        'S-43 jwk not an object': await sign(key, { typ: 'dpop+jwt', jwk: 'key' }, claims()),
+        'S-10 unknown crit': signUnchecked(
+          key,
+          { alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk, crit: ['urn:example:x'], 'urn:example:x': 1 },
+          claims(),
+        ),
+        'S-12 two segments': `${h}.${p}`,
+        'S-12 four segments': `${proof}.${signature}`,
+        'S-12 bad base64url header': `${h}*.${p}.${signature}`,
+        'S-12 bad base64url payload': `${h}.${p}*.${signature}`,
+        'S-12 header not JSON': `${Buffer.from('{"typ":').toString('base64url')}.${p}.${signature}`,
+        'S-12 payload not JSON': signUnchecked(
+          key,
+          { alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk },
+          [] as never,
+        ),
+        'S-12 iat as a string': await sign(
+          key,
+          { typ: 'dpop+jwt', jwk: key.publicJwk },
+          {
+            ...claims(),
+            iat: String(Math.floor(Date.now() / 1000)),
+          },
+        ),
+        'S-12 a JSON header instead of a JWT': json({ typ: 'dpop+jwt' }),
+      }
+    }
+
+    it('S-04, S-07, S-10, S-12, S-43 / RFC 9449 §4.3, RFC 7515 §4.1.11: a flipped signature, a jwk of another key or none, an unknown crit, or a malformed proof is 400 invalid_dpop_proof at the token endpoint', async () => {
+      for (const [name, proof] of Object.entries(await brokenProofs(`${issuer}/token`))) {
+        const response = await tokenRequest(await offer('pid'), { dpop: proof })
+        expect(response.statusCode, `${name}: ${response.body}`).toBe(400)
+        expect(response.json().error, name).toBe('invalid_dpop_proof')
+      }
+      // The unchecked signer itself makes proofs that pass: the crit is what is refused above.
+      const key = await keyPair()
+      const control = signUnchecked(
+        key,
+        { alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk },
+        {
+          htm: 'POST',
+          htu: `${issuer}/token`,
+          iat: Math.floor(Date.now() / 1000),
+          jti: 'control',
+          nonce: await serverNonce(),
+        },
+      )
+      expect((await tokenRequest(await offer('pid'), { dpop: control })).statusCode).toBe(200)
+    })
+
+    describe('a DPoP-bound token at the credential, deferred credential and notification endpoints', () => {
       let key: KeyPair
       let accessToken: string
       const ath = () => createHash('sha256').update(accessToken).digest('base64url')
-      const credential = (headers: Record<string, string>) =>
-        app.inject({ method: 'POST', url: `/issuers/${tenant}/credential`, headers, payload: {} })
+      const post = (endpoint: string, headers: Record<string, string>) =>
+        app.inject({ method: 'POST', url: `/issuers/${tenant}/${endpoint}`, headers, payload: {} })
+      const credential = (headers: Record<string, string>) => post('credential', headers)
 
       beforeAll(async () => {
         key = await keyPair()
@@ -458,7 +536,7 @@ describe.each(testDatabases())(
         expect(none.json().error).toBe('invalid_token')
       })
 
-      it('I-61 / RFC 9449 §7.1, §8: a stale nonce at the credential endpoint is 401 use_dpop_nonce', async () => {
+      it('I-61 / RFC 9449 §7.1, §8: a proof without nonce at the credential endpoint is 401 use_dpop_nonce', async () => {
         const response = await credential({
           authorization: `DPoP ${accessToken}`,
           dpop: await dpop(key, { htu: `${issuer}/credential`, ath: ath(), nonce: null }),
@@ -466,6 +544,74 @@ describe.each(testDatabases())(
         expect(response.statusCode).toBe(401)
         expect(response.headers['www-authenticate']).toMatch(/^DPoP error="use_dpop_nonce"/)
         expect(response.headers['dpop-nonce']).toBeTypeOf('string')
+      })
+
+      it('I-61, S-44 / RFC 9449 §8, §9: a stale nonce at a resource endpoint is 401 use_dpop_nonce with a fresh DPoP-Nonce, which then passes', async () => {
+        const fresh = await keyPair()
+        const token = (await tokenRequest(await offer('pid'), { dpop: await dpop(fresh) })).json()
+          .access_token
+        const tokenHash = createHash('sha256').update(token).digest('base64url')
+        const stale = await serverNonce()
+        // Past the nonce's window and the next (at most 240 s), within the token's 300 s.
+        clockSkewMs = 250_000
+        try {
+          const iat = Math.floor((Date.now() + clockSkewMs) / 1000)
+          const proof = (nonce: string) =>
+            dpop(fresh, { htu: `${issuer}/credential`, ath: tokenHash, nonce, iat })
+          const refused = await credential({ authorization: `DPoP ${token}`, dpop: await proof(stale) })
+          expect(refused.statusCode).toBe(401)
+          expect(refused.json()).toStrictEqual({
+            error: 'use_dpop_nonce',
+            error_description: 'the DPoP nonce is stale; use the DPoP-Nonce header',
+          })
+          expect(refused.headers['www-authenticate']).toMatch(/^DPoP error="use_dpop_nonce"/)
+          const next = refused.headers['dpop-nonce'] as string
+          expect(next).toMatch(/^[0-9a-z]+\./)
+          expect(next).not.toBe(stale)
+          const retried = await credential({ authorization: `DPoP ${token}`, dpop: await proof(next) })
+          expect(retried.json().error, retried.body).toBe('invalid_credential_request')
+        } finally {
+          clockSkewMs = 0
+        }
+      })
+
+      it('I-61, S-43 / RFC 9449 §7.1, OpenID4VCI §9, §11: the deferred credential and notification endpoints take the bound token only with a proof for themselves', async () => {
+        for (const [endpoint, pastAuthorization] of [
+          ['deferred-credential', 'invalid_credential_request'],
+          ['notification', 'invalid_notification_request'],
+        ] as const) {
+          const htu = `${issuer}/${endpoint}`
+          const bearer = await post(endpoint, { authorization: `Bearer ${accessToken}` })
+          expect(bearer.statusCode, endpoint).toBe(401)
+          expect(bearer.headers['www-authenticate'], endpoint).toMatch(/^DPoP error="invalid_token"/)
+          for (const [name, proof] of Object.entries({
+            'htu of the credential endpoint': await dpop(key, { htu: `${issuer}/credential`, ath: ath() }),
+            'no ath': await dpop(key, { htu }),
+            'another key': await dpop(await keyPair(), { htu, ath: ath() }),
+          })) {
+            const response = await post(endpoint, { authorization: `DPoP ${accessToken}`, dpop: proof })
+            expect(response.statusCode, `${endpoint}, ${name}`).toBe(401)
+            expect(response.json().error, `${endpoint}, ${name}`).toMatch(/^invalid_(dpop_proof|token)$/)
+            expect(response.headers['www-authenticate'], `${endpoint}, ${name}`).toMatch(/^DPoP error=/)
+          }
+          const passed = await post(endpoint, {
+            authorization: `DPoP ${accessToken}`,
+            dpop: await dpop(key, { htu, ath: ath() }),
+          })
+          // Past the token check: the empty body is what is refused now.
+          expect(passed.statusCode, `${endpoint}: ${passed.body}`).toBe(400)
+          expect(passed.json().error, endpoint).toBe(pastAuthorization)
+        }
+      })
+
+      it('S-04, S-07, S-10, S-12, S-43 / RFC 9449 §7.1: a broken proof at a resource endpoint is 401 invalid_dpop_proof, never 500', async () => {
+        for (const endpoint of ['credential', 'deferred-credential', 'notification']) {
+          for (const [name, proof] of Object.entries(await brokenProofs(`${issuer}/${endpoint}`, ath()))) {
+            const response = await post(endpoint, { authorization: `DPoP ${accessToken}`, dpop: proof })
+            expect(response.statusCode, `${endpoint}, ${name}: ${response.body}`).toBe(401)
+            expect(response.json().error, `${endpoint}, ${name}`).toBe('invalid_dpop_proof')
+          }
+        }
       })
 
       it('I-61 / RFC 9449 §7.1: scheme "dpop" in any case with a valid proof passes authorization', async () => {

@@ -11,7 +11,16 @@ import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import {
+  attester,
+  certificate,
+  flipSignature,
+  type KeyPair,
+  keyPair,
+  selfSignedCopy,
+  sign,
+  signUnchecked,
+} from './attestation-fixtures'
 import { startAllInOne, tenantAdmin } from './harness'
 
 // oid4vc-ts over real HTTP on 127.0.0.1.
@@ -29,12 +38,24 @@ describe.each(testDatabases())(
     let issuer: string
     let trusted: Awaited<ReturnType<typeof attester>>
     let untrusted: Awaited<ReturnType<typeof attester>>
+    let viaIntermediate: Awaited<ReturnType<typeof attester>>
+    /** Tenant B: every configuration requires a wallet attestation, from its own wallet provider. */
+    const tenantB = `dpop-b-${crypto.randomUUID().slice(0, 8)}`
+    let adminB: Record<string, string>
+    let walletOfB: Awaited<ReturnType<typeof attester>>
+    /** Added to the server clock: moves the DPoP nonce window without waiting. */
+    let clockSkewMs = 0
 
     beforeAll(async () => {
       const port = 41_000 + Math.floor(Math.random() * 8000)
       baseUrl = `http://127.0.0.1:${port}`
       issuer = `${baseUrl}/issuers/${tenant}`
-      const started = await startAllInOne(testDatabase as TestDatabase, baseUrl)
+      const started = await startAllInOne(
+        testDatabase as TestDatabase,
+        baseUrl,
+        {},
+        () => new Date(Date.now() + clockSkewMs),
+      )
       app = started.app
       await app.listen({ host: '127.0.0.1', port })
       ;({ admin } = await tenantAdmin(app, started, tenant, [
@@ -42,8 +63,13 @@ describe.each(testDatabases())(
         'issuance:config',
         'issuance:offer',
       ]))
-      const post = async (url: string, payload: unknown) => {
-        const response = await app.inject({ method: 'POST', url, headers: admin, payload: payload as never })
+      ;({ admin: adminB } = await tenantAdmin(app, started, tenantB, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+      ]))
+      const post = async (url: string, payload: unknown, headers = admin) => {
+        const response = await app.inject({ method: 'POST', url, headers, payload: payload as never })
         expect(response.statusCode, response.body).toBe(201)
         return response.json()
       }
@@ -63,15 +89,29 @@ describe.each(testDatabases())(
       await post('/api/credentials', pid('haip', { dpop: 'required', walletAttestation: 'required' }))
       trusted = await attester('Trusted Wallet')
       untrusted = await attester('Unknown Wallet')
+      viaIntermediate = await attester('Chained Wallet', { intermediate: true })
       await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
+      await post('/api/wallet-providers', {
+        id: 'chained',
+        name: 'Chained',
+        trustAnchors: [viaIntermediate.rootPem],
+      })
+      walletOfB = await attester('Wallet of B')
+      await post('/api/key-chains', { source: 'generate', id: 'keys' }, adminB)
+      await post('/api/credentials', pid('strict', { walletAttestation: 'required' }), adminB)
+      await post(
+        '/api/wallet-providers',
+        { id: 'own', name: 'Own', trustAnchors: [walletOfB.rootPem] },
+        adminB,
+      )
     }, 60_000)
     afterAll(() => app?.close())
 
-    async function offer(configurationId: string): Promise<string> {
+    async function offer(configurationId: string, headers = admin): Promise<string> {
       const response = await app.inject({
         method: 'POST',
         url: '/api/offers',
-        headers: admin,
+        headers,
         payload: {
           credentialConfigurationIds: [configurationId],
           claims: { [configurationId]: { given_name: 'Erika' } },
@@ -117,11 +157,18 @@ describe.each(testDatabases())(
       options: {
         from?: Awaited<ReturnType<typeof attester>>
         x5c?: string[]
+        /** Signs the attestation instead of the attester's leaf key. */
+        signer?: KeyPair
         sub?: string | null
         exp?: number
-        aud?: string
+        aud?: string | string[]
         popKey?: KeyPair
         jti?: string
+        /** Claims left out of the attestation. */
+        omit?: string[]
+        /** Claims of the PoP replaced (undefined: left out). */
+        pop?: Record<string, unknown>
+        popTyp?: string
       } = {},
     ) {
       const from = options.from ?? trusted
@@ -136,20 +183,24 @@ describe.each(testDatabases())(
       }
       if (options.sub === null) delete payload.sub
       else if (options.sub) payload.sub = options.sub
+      for (const name of options.omit ?? []) delete payload[name]
       const jwt = await sign(
-        from.leaf,
+        options.signer ?? from.leaf,
         { typ: 'oauth-client-attestation+jwt', x5c: options.x5c ?? from.x5c },
         payload,
       )
       const pop = await sign(
         options.popKey ?? instance,
-        { typ: 'oauth-client-attestation-pop+jwt' },
-        {
-          iss: 'wallet-client',
-          aud: options.aud ?? issuer,
-          jti: options.jti ?? randomBytes(12).toString('base64url'),
-          iat: now,
-        },
+        { typ: options.popTyp ?? 'oauth-client-attestation-pop+jwt' },
+        JSON.parse(
+          JSON.stringify({
+            iss: 'wallet-client',
+            aud: options.aud ?? issuer,
+            jti: options.jti ?? randomBytes(12).toString('base64url'),
+            iat: now,
+            ...options.pop,
+          }),
+        ),
       )
       return { 'oauth-client-attestation': jwt, 'oauth-client-attestation-pop': pop }
     }
@@ -173,11 +224,43 @@ describe.each(testDatabases())(
     it('I-14 / RFC 8414, HAIP 4.1: AS metadata lists DPoP algs and attest_jwt_client_auth', async () => {
       const response = await app.inject({ url: `/.well-known/oauth-authorization-server/issuers/${tenant}` })
       expect(response.json()).toMatchObject({
+        'pre-authorized_grant_anonymous_access_supported': true,
         token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
         dpop_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
         client_attestation_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
         client_attestation_pop_signing_alg_values_supported: ['ES256', 'ES384', 'Ed25519'],
       })
+    })
+
+    it('I-14 / OpenID4VCI §12.3, HAIP 4.4.1: when every configuration requires wallet attestation, neither anonymous access nor auth method none is advertised', async () => {
+      const response = await app.inject({ url: `/.well-known/oauth-authorization-server/issuers/${tenantB}` })
+      expect(response.json()).toMatchObject({
+        'pre-authorized_grant_anonymous_access_supported': false,
+        token_endpoint_auth_methods_supported: ['attest_jwt_client_auth'],
+      })
+    })
+
+    it('I-48, S-60 / spec §1.2 tenant isolation: tenant B does not trust the wallet provider of tenant A (401 invalid_client)', async () => {
+      const issuerB = `${baseUrl}/issuers/${tenantB}`
+      const atB = async (headers: Record<string, string>) =>
+        app.inject({
+          method: 'POST',
+          url: `/issuers/${tenantB}/token`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+          payload: new URLSearchParams({
+            grant_type: PRE_AUTH,
+            'pre-authorized_code': await offer('strict', adminB),
+          }).toString(),
+        })
+      const fromA = await atB(await attestation({ aud: issuerB }))
+      expect(fromA.statusCode).toBe(401)
+      expect(fromA.json()).toStrictEqual({
+        error: 'invalid_client',
+        error_description:
+          'the client attestation is refused: x5c does not chain to a trusted wallet provider',
+      })
+      const own = await atB(await attestation({ from: walletOfB, aud: issuerB }))
+      expect(own.statusCode, own.body).toBe(200)
     })
 
     it('I-50 / RFC 9449 §8: the nonce endpoint answers a DPoP-Nonce header, fresh per tenant', async () => {
@@ -289,6 +372,30 @@ describe.each(testDatabases())(
       }
     })
 
+    it('S-40 / RFC 9449 §4.3, §11.1: a valid DPoP proof at an unknown tenant is 404 at every endpoint that records its jti', async () => {
+      const key = await keyPair()
+      const bound = (await tokenRequest(await offer('pid'), { dpop: await dpop(key) })).json().access_token
+      const unknown = `nobody-${crypto.randomUUID().slice(0, 8)}`
+      // The token endpoint answers a nonce for any tenant path: a proof that passes every DPoP check.
+      const probe = await app.inject({ method: 'POST', url: `/issuers/${unknown}/token` })
+      const nonce = probe.headers['dpop-nonce'] as string
+      const ath = createHash('sha256').update(bound).digest('base64url')
+      for (const endpoint of ['token', 'credential', 'deferred-credential', 'notification']) {
+        const htu = `${baseUrl}/issuers/${unknown}/${endpoint}`
+        const response = await app.inject({
+          method: 'POST',
+          url: `/issuers/${unknown}/${endpoint}`,
+          headers: {
+            'content-type': 'application/json',
+            dpop: await dpop(key, { htu, nonce, ...(endpoint === 'token' ? {} : { ath }) }),
+            ...(endpoint === 'token' ? {} : { authorization: `DPoP ${bound}` }),
+          },
+          payload: endpoint === 'token' ? { grant_type: PRE_AUTH, 'pre-authorized_code': 'x' } : {},
+        })
+        expect(response.statusCode, `${endpoint}: ${response.body}`).toBe(404)
+      }
+    })
+
     it('S-43 / RFC 9449 §4.3: two DPoP headers, or a proof without jti, htm, htu or iat, is invalid_dpop_proof', async () => {
       const key = await keyPair()
       const two = await fetch(`${issuer}/token`, {
@@ -308,12 +415,89 @@ describe.each(testDatabases())(
       }
     })
 
-    describe('a DPoP-bound token at the credential and notification endpoints', () => {
+    /**
+     * Proofs that must fail before any other check (S-04, S-07, S-10, S-12, S-43), for `htu` and, at
+     * a resource endpoint, the token hash `ath`.
+     */
+    async function brokenProofs(htu: string, ath?: string): Promise<Record<string, string>> {
+      const key = await keyPair()
+      const nonce = await serverNonce()
+      const claims = () => ({
+        htm: 'POST',
+        htu,
+        iat: Math.floor(Date.now() / 1000),
+        jti: randomBytes(12).toString('base64url'),
+        nonce,
+        ...(ath ? { ath } : {}),
+      })
+      const proof = await dpop(key, { htu, nonce, ...(ath ? { ath } : {}) })
+      const [h, p, signature] = proof.split('.') as [string, string, string]
+      const json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+      return {
+        'S-04 one signature byte flipped': flipSignature(proof),
+        'S-07 jwk of another key': await sign(
+          key,
+          { typ: 'dpop+jwt', jwk: (await keyPair()).publicJwk },
+          claims(),
+        ),
+        'S-43 no jwk': await sign(key, { typ: 'dpop+jwt' }, claims()),
+        'S-43 jwk not an object': await sign(key, { typ: 'dpop+jwt', jwk: 'key' }, claims()),
+        'S-10 unknown crit': signUnchecked(
+          key,
+          { alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk, crit: ['urn:example:x'], 'urn:example:x': 1 },
+          claims(),
+        ),
+        'S-12 two segments': `${h}.${p}`,
+        'S-12 four segments': `${proof}.${signature}`,
+        'S-12 bad base64url header': `${h}*.${p}.${signature}`,
+        'S-12 bad base64url payload': `${h}.${p}*.${signature}`,
+        'S-12 header not JSON': `${Buffer.from('{"typ":').toString('base64url')}.${p}.${signature}`,
+        'S-12 payload not JSON': signUnchecked(
+          key,
+          { alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk },
+          [] as never,
+        ),
+        'S-12 iat as a string': await sign(
+          key,
+          { typ: 'dpop+jwt', jwk: key.publicJwk },
+          {
+            ...claims(),
+            iat: String(Math.floor(Date.now() / 1000)),
+          },
+        ),
+        'S-12 a JSON header instead of a JWT': json({ typ: 'dpop+jwt' }),
+      }
+    }
+
+    it('S-04, S-07, S-10, S-12, S-43 / RFC 9449 §4.3, RFC 7515 §4.1.11: a flipped signature, a jwk of another key or none, an unknown crit, or a malformed proof is 400 invalid_dpop_proof at the token endpoint', async () => {
+      for (const [name, proof] of Object.entries(await brokenProofs(`${issuer}/token`))) {
+        const response = await tokenRequest(await offer('pid'), { dpop: proof })
+        expect(response.statusCode, `${name}: ${response.body}`).toBe(400)
+        expect(response.json().error, name).toBe('invalid_dpop_proof')
+      }
+      // The unchecked signer itself makes proofs that pass: the crit is what is refused above.
+      const key = await keyPair()
+      const control = signUnchecked(
+        key,
+        { alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk },
+        {
+          htm: 'POST',
+          htu: `${issuer}/token`,
+          iat: Math.floor(Date.now() / 1000),
+          jti: 'control',
+          nonce: await serverNonce(),
+        },
+      )
+      expect((await tokenRequest(await offer('pid'), { dpop: control })).statusCode).toBe(200)
+    })
+
+    describe('a DPoP-bound token at the credential, deferred credential and notification endpoints', () => {
       let key: KeyPair
       let accessToken: string
       const ath = () => createHash('sha256').update(accessToken).digest('base64url')
-      const credential = (headers: Record<string, string>) =>
-        app.inject({ method: 'POST', url: `/issuers/${tenant}/credential`, headers, payload: {} })
+      const post = (endpoint: string, headers: Record<string, string>) =>
+        app.inject({ method: 'POST', url: `/issuers/${tenant}/${endpoint}`, headers, payload: {} })
+      const credential = (headers: Record<string, string>) => post('credential', headers)
 
       beforeAll(async () => {
         key = await keyPair()
@@ -352,7 +536,7 @@ describe.each(testDatabases())(
         expect(none.json().error).toBe('invalid_token')
       })
 
-      it('I-61 / RFC 9449 §7.1, §8: a stale nonce at the credential endpoint is 401 use_dpop_nonce', async () => {
+      it('I-61 / RFC 9449 §7.1, §8: a proof without nonce at the credential endpoint is 401 use_dpop_nonce', async () => {
         const response = await credential({
           authorization: `DPoP ${accessToken}`,
           dpop: await dpop(key, { htu: `${issuer}/credential`, ath: ath(), nonce: null }),
@@ -360,6 +544,74 @@ describe.each(testDatabases())(
         expect(response.statusCode).toBe(401)
         expect(response.headers['www-authenticate']).toMatch(/^DPoP error="use_dpop_nonce"/)
         expect(response.headers['dpop-nonce']).toBeTypeOf('string')
+      })
+
+      it('I-61, S-44 / RFC 9449 §8, §9: a stale nonce at a resource endpoint is 401 use_dpop_nonce with a fresh DPoP-Nonce, which then passes', async () => {
+        const fresh = await keyPair()
+        const token = (await tokenRequest(await offer('pid'), { dpop: await dpop(fresh) })).json()
+          .access_token
+        const tokenHash = createHash('sha256').update(token).digest('base64url')
+        const stale = await serverNonce()
+        // Past the nonce's window and the next (at most 240 s), within the token's 300 s.
+        clockSkewMs = 250_000
+        try {
+          const iat = Math.floor((Date.now() + clockSkewMs) / 1000)
+          const proof = (nonce: string) =>
+            dpop(fresh, { htu: `${issuer}/credential`, ath: tokenHash, nonce, iat })
+          const refused = await credential({ authorization: `DPoP ${token}`, dpop: await proof(stale) })
+          expect(refused.statusCode).toBe(401)
+          expect(refused.json()).toStrictEqual({
+            error: 'use_dpop_nonce',
+            error_description: 'the DPoP nonce is stale; use the DPoP-Nonce header',
+          })
+          expect(refused.headers['www-authenticate']).toMatch(/^DPoP error="use_dpop_nonce"/)
+          const next = refused.headers['dpop-nonce'] as string
+          expect(next).toMatch(/^[0-9a-z]+\./)
+          expect(next).not.toBe(stale)
+          const retried = await credential({ authorization: `DPoP ${token}`, dpop: await proof(next) })
+          expect(retried.json().error, retried.body).toBe('invalid_credential_request')
+        } finally {
+          clockSkewMs = 0
+        }
+      })
+
+      it('I-61, S-43 / RFC 9449 §7.1, OpenID4VCI §9, §11: the deferred credential and notification endpoints take the bound token only with a proof for themselves', async () => {
+        for (const [endpoint, pastAuthorization] of [
+          ['deferred-credential', 'invalid_credential_request'],
+          ['notification', 'invalid_notification_request'],
+        ] as const) {
+          const htu = `${issuer}/${endpoint}`
+          const bearer = await post(endpoint, { authorization: `Bearer ${accessToken}` })
+          expect(bearer.statusCode, endpoint).toBe(401)
+          expect(bearer.headers['www-authenticate'], endpoint).toMatch(/^DPoP error="invalid_token"/)
+          for (const [name, proof] of Object.entries({
+            'htu of the credential endpoint': await dpop(key, { htu: `${issuer}/credential`, ath: ath() }),
+            'no ath': await dpop(key, { htu }),
+            'another key': await dpop(await keyPair(), { htu, ath: ath() }),
+          })) {
+            const response = await post(endpoint, { authorization: `DPoP ${accessToken}`, dpop: proof })
+            expect(response.statusCode, `${endpoint}, ${name}`).toBe(401)
+            expect(response.json().error, `${endpoint}, ${name}`).toMatch(/^invalid_(dpop_proof|token)$/)
+            expect(response.headers['www-authenticate'], `${endpoint}, ${name}`).toMatch(/^DPoP error=/)
+          }
+          const passed = await post(endpoint, {
+            authorization: `DPoP ${accessToken}`,
+            dpop: await dpop(key, { htu, ath: ath() }),
+          })
+          // Past the token check: the empty body is what is refused now.
+          expect(passed.statusCode, `${endpoint}: ${passed.body}`).toBe(400)
+          expect(passed.json().error, endpoint).toBe(pastAuthorization)
+        }
+      })
+
+      it('S-04, S-07, S-10, S-12, S-43 / RFC 9449 §7.1: a broken proof at a resource endpoint is 401 invalid_dpop_proof, never 500', async () => {
+        for (const endpoint of ['credential', 'deferred-credential', 'notification']) {
+          for (const [name, proof] of Object.entries(await brokenProofs(`${issuer}/${endpoint}`, ath()))) {
+            const response = await post(endpoint, { authorization: `DPoP ${accessToken}`, dpop: proof })
+            expect(response.statusCode, `${endpoint}, ${name}: ${response.body}`).toBe(401)
+            expect(response.json().error, `${endpoint}, ${name}`).toBe('invalid_dpop_proof')
+          }
+        }
       })
 
       it('I-61 / RFC 9449 §7.1: scheme "dpop" in any case with a valid proof passes authorization', async () => {
@@ -394,20 +646,46 @@ describe.each(testDatabases())(
       const cases: Record<string, Record<string, string>> = {
         'S-60 untrusted attester': await attestation({ from: untrusted }),
         'S-60 anchor in x5c': await attestation({ x5c: [...trusted.x5c, x5cEntry(trusted.rootPem)] }),
-        'S-60 self-signed leaf': await attestation({ from: untrusted, x5c: [x5cEntry(untrusted.rootPem)] }),
+        'S-60 self-signed leaf': await attestation({
+          signer: trusted.root,
+          x5c: [await selfSignedCopy(trusted)],
+        }),
         'S-61 PoP signed by another key': await attestation({ popKey: other }),
         'S-62 attestation exp in the past': await attestation({ exp: Math.floor(Date.now() / 1000) - 60 }),
         'S-62 attestation without sub': await attestation({ sub: null }),
         'S-63 PoP aud is the token endpoint': await attestation({ aud: `${issuer}/token` }),
         'S-63 PoP aud is another tenant': await attestation({ aud: `${baseUrl}/issuers/other` }),
+        'S-63 PoP aud is an array with this issuer and another tenant': await attestation({
+          aud: [issuer, `${baseUrl}/issuers/other`],
+        }),
+        'S-63 PoP aud is an array of this issuer alone': await attestation({ aud: [issuer] }),
+        'S-62 attestation without exp': await attestation({ omit: ['exp'] }),
+        'S-62 attestation without cnf': await attestation({ omit: ['cnf'] }),
+        'S-61 PoP without iat': await attestation({ pop: { iat: undefined } }),
+        'S-61 PoP iat 5 minutes old': await attestation({
+          pop: { iat: Math.floor(Date.now() / 1000) - 300 },
+        }),
+        'S-64 PoP without jti': await attestation({ pop: { jti: undefined } }),
+        'S-05 PoP typ JWT': await attestation({ popTyp: 'JWT' }),
       }
       const forged = await attestation()
       const [h, p] = (forged['oauth-client-attestation'] as string).split('.')
       cases['S-60 bad signature'] = { ...forged, 'oauth-client-attestation': `${h}.${p}.${'A'.repeat(86)}` }
+      cases['S-04, S-61 PoP with one signature byte flipped'] = {
+        ...forged,
+        'oauth-client-attestation-pop': flipSignature(forged['oauth-client-attestation-pop'] as string),
+      }
+      cases['I-48 PoP header without the attestation'] = {
+        'oauth-client-attestation-pop': forged['oauth-client-attestation-pop'] as string,
+      }
       for (const [name, headers] of Object.entries(cases)) {
         const response = await tokenRequest(await offer('pid'), headers)
         expect(response.statusCode, name).toBe(401)
         expect(response.json().error, name).toBe('invalid_client')
+      }
+      for (const aud of [[issuer], [issuer, `${baseUrl}/issuers/other`]]) {
+        const response = await tokenRequest(await offer('pid'), await attestation({ aud }))
+        expect(response.json().error_description, JSON.stringify(aud)).toMatch(/aud must be the issuer/)
       }
       const mismatch = await tokenRequest(await offer('pid'), await attestation(), {
         client_id: 'someone-else',
@@ -417,6 +695,76 @@ describe.each(testDatabases())(
       expect((await tokenRequest(await offer('pid'), once)).statusCode).toBe(200)
       const again = await tokenRequest(await offer('pid'), once)
       expect(again.statusCode, 'S-64 PoP jti replayed').toBe(401)
+      expect(again.json()).toMatchObject({
+        error: 'invalid_client',
+        error_description: 'the client attestation PoP was already used',
+      })
+    })
+
+    it('I-48, S-60 / RFC 5280 §6.1, HAIP 4.5.1: x5c through an intermediate CA passes; each refused chain names its cause', async () => {
+      const chained = await tokenRequest(await offer('pid'), await attestation({ from: viaIntermediate }))
+      expect(chained.statusCode, chained.body).toBe(200)
+      const anchor = { key: trusted.root, pem: trusted.rootPem }
+      const oldKey = await keyPair()
+      const oldLeaf = await certificate(oldKey, 'CN=Old Attester', { issuer: anchor, daysAgo: 40 })
+      const notCaKey = await keyPair()
+      const notCa = await certificate(notCaKey, 'CN=Not a CA', { issuer: anchor })
+      const belowKey = await keyPair()
+      const below = await certificate(belowKey, 'CN=Attester', { issuer: { key: notCaKey, pem: notCa } })
+      const cases: [string, Record<string, string>, string][] = [
+        [
+          'self-signed copy of the anchor (same key and subject, new serial)',
+          await attestation({ signer: trusted.root, x5c: [await selfSignedCopy(trusted)] }),
+          'the x5c leaf is self-signed',
+        ],
+        [
+          'expired leaf',
+          await attestation({ signer: oldKey, x5c: [x5cEntry(oldLeaf)] }),
+          'x5c certificate 0 is expired or not yet valid',
+        ],
+        [
+          'intermediate without cA',
+          await attestation({ signer: belowKey, x5c: [x5cEntry(below), x5cEntry(notCa)] }),
+          'x5c certificate 1 is not a CA (basicConstraints cA)',
+        ],
+        [
+          'anchor in x5c',
+          await attestation({ x5c: [...trusted.x5c, x5cEntry(trusted.rootPem)] }),
+          'x5c must not contain the trust anchor',
+        ],
+        [
+          'untrusted attester',
+          await attestation({ from: untrusted }),
+          'x5c does not chain to a trusted wallet provider',
+        ],
+      ]
+      for (const [name, headers, cause] of cases) {
+        const response = await tokenRequest(await offer('pid'), headers)
+        expect(response.statusCode, name).toBe(401)
+        expect(response.json(), name).toStrictEqual({
+          error: 'invalid_client',
+          error_description: `the client attestation is refused: ${cause}`,
+        })
+      }
+    })
+
+    it('I-48 / ABCA 5.2: two OAuth-Client-Attestation-PoP headers are 401 invalid_client, named as such', async () => {
+      const { 'oauth-client-attestation': jwt, 'oauth-client-attestation-pop': pop } = await attestation()
+      const twice = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: [
+          ['content-type', 'application/x-www-form-urlencoded'],
+          ['oauth-client-attestation', jwt as string],
+          ['oauth-client-attestation-pop', pop as string],
+          ['oauth-client-attestation-pop', (await attestation())['oauth-client-attestation-pop'] as string],
+        ],
+        body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': await offer('pid') }),
+      })
+      expect(twice.status).toBe(401)
+      expect(await twice.json()).toStrictEqual({
+        error: 'invalid_client',
+        error_description: 'exactly one OAuth-Client-Attestation-PoP header is allowed',
+      })
     })
 
     it('I-45, I-48 / RFC 9449, ABCA with the oid4vc-ts wallet: DPoP (nonce retry) + wallet attestation, then a credential', async () => {

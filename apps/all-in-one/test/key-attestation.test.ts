@@ -6,7 +6,7 @@ import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import { attester, type KeyPair, keyPair, selfSignedCopy, sign } from './attestation-fixtures'
 import { startAllInOne, tenantAdmin } from './harness'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -22,6 +22,9 @@ describe.each(testDatabases())(
     let issuer: string
     let admin: Record<string, string>
     const tenant = `keyatt-${crypto.randomUUID().slice(0, 8)}`
+    /** Another tenant, with its own wallet provider. */
+    const tenantB = `keyatt-b-${crypto.randomUUID().slice(0, 8)}`
+    let adminB: Record<string, string>
     let trusted: Awaited<ReturnType<typeof attester>>
 
     beforeAll(async () => {
@@ -36,8 +39,13 @@ describe.each(testDatabases())(
         'issuance:config',
         'issuance:offer',
       ]))
-      const post = async (url: string, payload: unknown) => {
-        const response = await app.inject({ method: 'POST', url, headers: admin, payload: payload as never })
+      ;({ admin: adminB } = await tenantAdmin(app, started, tenantB, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+      ]))
+      const post = async (url: string, payload: unknown, headers = admin) => {
+        const response = await app.inject({ method: 'POST', url, headers, payload: payload as never })
         expect(response.statusCode, response.body).toBe(201)
       }
       await post('/api/key-chains', { source: 'generate', id: 'keys', certificate: { subject: 'CN=K,C=DE' } })
@@ -58,14 +66,22 @@ describe.each(testDatabases())(
       )
       trusted = await attester('Trusted Wallet')
       await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
+      await post('/api/key-chains', { source: 'generate', id: 'keys' }, adminB)
+      await post('/api/credentials', pid('attested', { keyAttestation: { required: true } }), adminB)
+      const ownProvider = await attester('Wallet of B')
+      await post(
+        '/api/wallet-providers',
+        { id: 'own', name: 'Own', trustAnchors: [ownProvider.rootPem] },
+        adminB,
+      )
     }, 60_000)
     afterAll(() => app?.close())
 
-    async function accessToken(configurationId: string): Promise<string> {
+    async function accessToken(configurationId: string, at = tenant): Promise<string> {
       const created = await app.inject({
         method: 'POST',
         url: '/api/offers',
-        headers: admin,
+        headers: at === tenant ? admin : adminB,
         payload: {
           credentialConfigurationIds: [configurationId],
           claims: { [configurationId]: { given_name: 'Erika' } },
@@ -74,15 +90,15 @@ describe.each(testDatabases())(
       const code = created.json().credentialOffer.grants[PRE_AUTH]['pre-authorized_code']
       const response = await app.inject({
         method: 'POST',
-        url: `/issuers/${tenant}/token`,
+        url: `/issuers/${at}/token`,
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         payload: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }).toString(),
       })
       return response.json().access_token
     }
 
-    const cNonce = async () =>
-      (await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })).json().c_nonce as string
+    const cNonce = async (at = tenant) =>
+      (await app.inject({ method: 'POST', url: `/issuers/${at}/nonce` })).json().c_nonce as string
 
     async function keyAttestation(
       keys: KeyPair[],
@@ -92,16 +108,21 @@ describe.each(testDatabases())(
         signer?: KeyPair
         omit?: string[]
         keyStorage?: string[]
+        userAuthentication?: string[]
         typ?: string
+        iat?: number
+        exp?: number
+        /** attested_keys as sent, instead of the public keys of `keys`. */
+        attestedKeys?: unknown[]
       } = {},
     ) {
       const now = Math.floor(Date.now() / 1000)
       const payload: Record<string, unknown> = {
-        iat: now,
-        exp: now + 600,
-        attested_keys: keys.map((key) => key.publicJwk),
+        iat: options.iat ?? now,
+        exp: options.exp ?? now + 600,
+        attested_keys: options.attestedKeys ?? keys.map((key) => key.publicJwk),
         key_storage: options.keyStorage ?? [HIGH],
-        user_authentication: [HIGH],
+        user_authentication: options.userAuthentication ?? [HIGH],
         ...(options.nonce ? { nonce: options.nonce } : {}),
       }
       for (const name of options.omit ?? []) delete payload[name]
@@ -112,7 +133,7 @@ describe.each(testDatabases())(
       )
     }
 
-    async function jwtProof(key: KeyPair, nonce: string, attestationJwt?: string) {
+    async function jwtProof(key: KeyPair, nonce: string, attestationJwt?: string, aud = issuer) {
       return sign(
         key,
         {
@@ -120,14 +141,19 @@ describe.each(testDatabases())(
           jwk: key.publicJwk,
           ...(attestationJwt ? { key_attestation: attestationJwt } : {}),
         },
-        { aud: issuer, iat: Math.floor(Date.now() / 1000), nonce },
+        { aud, iat: Math.floor(Date.now() / 1000), nonce },
       )
     }
 
-    const credential = (token: string, proofs: Record<string, unknown>, configurationId = 'attested') =>
+    const credential = (
+      token: string,
+      proofs: Record<string, unknown>,
+      configurationId = 'attested',
+      at = tenant,
+    ) =>
       app.inject({
         method: 'POST',
-        url: `/issuers/${tenant}/credential`,
+        url: `/issuers/${at}/credential`,
         headers: { authorization: `Bearer ${token}` },
         payload: { credential_configuration_id: configurationId, proofs },
       })
@@ -219,11 +245,11 @@ describe.each(testDatabases())(
             nonce,
             await keyAttestation([holder], { signer: untrusted.leaf, x5c: untrusted.x5c }),
           ),
-        'self-signed certificate': async (nonce) =>
+        'self-signed certificate (a copy of the anchor)': async (nonce) =>
           jwtProof(
             holder,
             nonce,
-            await keyAttestation([holder], { signer: trusted.root, x5c: [x5cEntry(trusted.rootPem)] }),
+            await keyAttestation([holder], { signer: trusted.root, x5c: [await selfSignedCopy(trusted)] }),
           ),
         'anchor in x5c': async (nonce) =>
           jwtProof(
@@ -241,10 +267,19 @@ describe.each(testDatabases())(
           jwtProof(holder, nonce, await keyAttestation([holder], { keyStorage: ['iso_18045_basic'] })),
         'required but absent': async (nonce) => jwtProof(holder, nonce),
       }
+      const causes: Record<string, string> = {
+        'bad signature': 'the key attestation is refused: signature verification failed',
+        'untrusted wallet provider':
+          'the key attestation is refused: x5c does not chain to a trusted wallet provider',
+        'self-signed certificate (a copy of the anchor)':
+          'the key attestation is refused: the x5c leaf is self-signed',
+        'anchor in x5c': 'the key attestation is refused: x5c must not contain the trust anchor',
+      }
       for (const [name, proof] of Object.entries(cases)) {
         const response = await credential(token, { jwt: [await proof(await cNonce())] })
         expect(response.statusCode, name).toBe(400)
         expect(response.json().error, name).toBe('invalid_proof')
+        if (causes[name]) expect(response.json().error_description, name).toBe(causes[name])
       }
       const otherNonce = await keyAttestation([holder], { nonce: await cNonce() })
       const mismatch = await credential(token, { jwt: [await jwtProof(holder, await cNonce(), otherNonce)] })
@@ -254,6 +289,113 @@ describe.each(testDatabases())(
         jwt: [await jwtProof(holder, await cNonce(), await keyAttestation([holder]))],
       })
       expect(ok.statusCode, ok.body).toBe(200)
+    })
+
+    it('I-65, S-11 / Appendix F.3, JWTBCP 3.4: attested_keys off the curve or of a type no proof alg has are invalid_proof; Ed25519 is bound', async () => {
+      const p256 = (await keyPair()).publicJwk
+      const cases: Record<string, [unknown, string]> = {
+        'S-11 EC point off the curve': [{ ...p256, y: p256.x }, 'attested_keys must hold valid public keys'],
+        'EC P-256 with a short x': [{ ...p256, x: 'AAAA' }, 'attested_keys must hold valid public keys'],
+        RSA: [
+          (await keyPair('RS256')).publicJwk,
+          'attested_keys must be EC P-256, EC P-384 or OKP Ed25519 keys',
+        ],
+        'EC P-521': [
+          (await keyPair('ES512')).publicJwk,
+          'attested_keys must be EC P-256, EC P-384 or OKP Ed25519 keys',
+        ],
+        'OKP X25519': [
+          { kty: 'OKP', crv: 'X25519', x: p256.x },
+          'attested_keys must be EC P-256, EC P-384 or OKP Ed25519 keys',
+        ],
+      }
+      const token = await accessToken('attested')
+      for (const [name, [key, description]] of Object.entries(cases)) {
+        const attestationJwt = await keyAttestation([], { nonce: await cNonce(), attestedKeys: [key] })
+        const response = await credential(token, { attestation: [attestationJwt] })
+        expect(response.statusCode, name).toBe(400)
+        expect(response.json(), name).toStrictEqual({
+          error: 'invalid_proof',
+          error_description: description,
+        })
+      }
+      const ed25519 = await keyPair('Ed25519')
+      const bound = await credential(token, {
+        attestation: [await keyAttestation([ed25519], { nonce: await cNonce() })],
+      })
+      expect(bound.statusCode, bound.body).toBe(200)
+      expect(boundKeys(bound.json().credentials)).toStrictEqual([ed25519.publicJwk.x])
+    })
+
+    it('I-65 / Appendix D.1, F.3: exp in the past, iat in the future and user_authentication below policy are invalid_proof; more attested keys than batch_size is invalid_credential_request', async () => {
+      const token = await accessToken('attested')
+      const holder = await keyPair()
+      const now = Math.floor(Date.now() / 1000)
+      const cases: Record<string, [Parameters<typeof keyAttestation>[1], string]> = {
+        'exp in the past': [
+          { exp: now - 60 },
+          'the key attestation is refused: "exp" claim timestamp check failed',
+        ],
+        'iat in the future': [{ iat: now + 3600 }, 'the key attestation iat is missing or in the future'],
+        'user_authentication below policy': [
+          { userAuthentication: ['iso_18045_basic'] },
+          `user_authentication must include one of ${HIGH}`,
+        ],
+      }
+      for (const [name, [options, description]] of Object.entries(cases)) {
+        for (const proofType of ['jwt', 'attestation']) {
+          const nonce = await cNonce()
+          const attestationJwt = await keyAttestation([holder], { ...options, nonce })
+          const proofs =
+            proofType === 'jwt'
+              ? { jwt: [await jwtProof(holder, nonce, attestationJwt)] }
+              : { attestation: [attestationJwt] }
+          const response = await credential(token, proofs)
+          expect(response.statusCode, `${name} (${proofType})`).toBe(400)
+          expect(response.json(), `${name} (${proofType})`).toStrictEqual({
+            error: 'invalid_proof',
+            error_description: description,
+          })
+        }
+      }
+      // The configuration's batch_size is 3.
+      const four = [await keyPair(), await keyPair(), await keyPair(), await keyPair()]
+      for (const proofType of ['jwt', 'attestation']) {
+        const nonce = await cNonce()
+        const attestationJwt = await keyAttestation(four, { nonce })
+        const proofs =
+          proofType === 'jwt'
+            ? { jwt: [await jwtProof(four[0] as KeyPair, nonce, attestationJwt)] }
+            : { attestation: [attestationJwt] }
+        const response = await credential(token, proofs)
+        expect(response.statusCode, proofType).toBe(400)
+        expect(response.json().error, proofType).toBe('invalid_credential_request')
+      }
+    })
+
+    it('I-65, S-65 / spec §1.2 tenant isolation: tenant B does not trust the key attestation anchor of tenant A', async () => {
+      const token = await accessToken('attested', tenantB)
+      const holder = await keyPair()
+      const issuerB = `${baseUrl}/issuers/${tenantB}`
+      const nonce = await cNonce(tenantB)
+      const fromA = await keyAttestation([holder], { nonce })
+      for (const proofs of [
+        { attestation: [fromA] },
+        { jwt: [await jwtProof(holder, await cNonce(tenantB), await keyAttestation([holder]), issuerB)] },
+      ]) {
+        const response = await credential(token, proofs, 'attested', tenantB)
+        expect(response.statusCode, Object.keys(proofs)[0]).toBe(400)
+        expect(response.json(), Object.keys(proofs)[0]).toStrictEqual({
+          error: 'invalid_proof',
+          error_description:
+            'the key attestation is refused: x5c does not chain to a trusted wallet provider',
+        })
+      }
+      // The same attestation is good at tenant A.
+      const atA = await credential(await accessToken('attested'), {
+        attestation: [await keyAttestation([holder], { nonce: await cNonce() })],
+      })
+      expect(atA.statusCode, atA.body).toBe(200)
     })
   },
 )

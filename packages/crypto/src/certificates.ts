@@ -4,8 +4,9 @@ import { calculateJwkThumbprint, type JWK } from 'jose'
 import { publicPart } from './keys'
 import { algorithmForJwk, type SigningAlgorithm } from './signer'
 
-// Loaded on first use: only the management app makes and reads certificate chains, and the
-// library (with reflect-metadata) would add to the resident memory of every process.
+// Loaded on first use: the management app makes and reads certificate chains, the issuer reads
+// extensions only when it checks an attestation's x5c, and the library (with reflect-metadata)
+// would add to the resident memory of every process.
 let x509Module: Promise<typeof X509> | undefined
 const loadX509 = () => (x509Module ??= import('reflect-metadata').then(() => import('@peculiar/x509')))
 
@@ -45,6 +46,8 @@ export interface CertificateOptions {
   validityDays: number
   /** A CA certificate may sign others (root of an internal CA). */
   ca?: boolean
+  /** basicConstraints pathLenConstraint of a CA certificate: 0 (the default) lets it issue leaves only. */
+  pathLength?: number
   /** SAN dNSName entries (OpenID4VP `x509_san_dns` takes the client id from here). */
   dnsNames?: string[]
   /**
@@ -77,7 +80,11 @@ export async function createCertificate(options: CertificateOptions): Promise<st
   const notBefore = new Date((options.now ?? new Date()).getTime() - 60_000)
   const notAfter = new Date(notBefore.getTime() + options.validityDays * 86_400_000)
   const extensions: X509.Extension[] = [
-    new x509.BasicConstraintsExtension(options.ca ?? false, options.ca ? 0 : undefined, true),
+    new x509.BasicConstraintsExtension(
+      options.ca ?? false,
+      options.ca ? (options.pathLength ?? 0) : undefined,
+      true,
+    ),
     new x509.KeyUsagesExtension(
       options.ca
         ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign
@@ -172,6 +179,44 @@ export async function createEmptyCrl(options: {
     webcrypto,
   )
   return new Uint8Array(crl.rawData)
+}
+
+export interface CertificateConstraints {
+  /** basicConstraints cA (RFC 5280 §4.2.1.9); false without the extension. */
+  ca: boolean
+  /** basicConstraints pathLenConstraint; undefined: no limit. */
+  pathLength: number | undefined
+  /** keyUsage (RFC 5280 §4.2.1.3); undefined without the extension. */
+  keyUsage: { keyCertSign: boolean; digitalSignature: boolean } | undefined
+}
+
+const constraintsOf = new WeakMap<object, CertificateConstraints>()
+
+/**
+ * basicConstraints and keyUsage of a certificate (node:crypto shows neither pathLen nor key
+ * usage), for path validation (RFC 5280 §6.1.4). Remembered per certificate object.
+ */
+export async function certificateConstraints(certificate: {
+  raw: Uint8Array
+}): Promise<CertificateConstraints> {
+  const known = constraintsOf.get(certificate)
+  if (known) return known
+  const x509 = await loadX509()
+  const parsed = new x509.X509Certificate(certificate.raw)
+  const basic = parsed.getExtension(x509.BasicConstraintsExtension)
+  const usage = parsed.getExtension(x509.KeyUsagesExtension)
+  const constraints: CertificateConstraints = {
+    ca: basic?.ca ?? false,
+    pathLength: basic?.ca ? basic.pathLength : undefined,
+    keyUsage: usage
+      ? {
+          keyCertSign: (usage.usages & x509.KeyUsageFlags.keyCertSign) !== 0,
+          digitalSignature: (usage.usages & x509.KeyUsageFlags.digitalSignature) !== 0,
+        }
+      : undefined,
+  }
+  constraintsOf.set(certificate, constraints)
+  return constraints
 }
 
 export interface ParsedChain {

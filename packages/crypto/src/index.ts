@@ -1,6 +1,11 @@
 export { canonicalHash } from './canonical-hash'
-export type { CertificateOptions, ParsedChain } from './certificates'
-export { createCertificate, createEmptyCrl, parseCertificateChain } from './certificates'
+export type { CertificateConstraints, CertificateOptions, ParsedChain } from './certificates'
+export {
+  certificateConstraints,
+  createCertificate,
+  createEmptyCrl,
+  parseCertificateChain,
+} from './certificates'
 export { verifierClientId } from './client-id'
 export { subresourceIntegrity } from './integrity'
 export { DecryptionError } from './json-cipher'

@@ -1,7 +1,8 @@
 import 'reflect-metadata'
+import { X509Certificate } from 'node:crypto'
 import * as x509 from '@peculiar/x509'
 import { describe, expect, it } from 'vitest'
-import { createCertificate, MDL_DOCUMENT_SIGNER_EKU } from '../src/certificates'
+import { certificateConstraints, createCertificate, MDL_DOCUMENT_SIGNER_EKU } from '../src/certificates'
 import { generateKeyPair } from '../src/keys'
 
 describe('ISO 18013-5 Annex B.1 certificate profile', () => {
@@ -71,5 +72,29 @@ describe('ISO 18013-5 Annex B.1 certificate profile', () => {
       certificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId,
     )
     expect(certificate.getExtension(x509.ExtendedKeyUsageExtension)).toBeNull()
+  })
+
+  it('RFC 5280 §4.2.1.3, §4.2.1.9: certificateConstraints reads cA, pathLenConstraint and keyUsage', async () => {
+    const pair = await generateKeyPair('ES256')
+    const make = (options: { ca?: boolean; pathLength?: number }) =>
+      createCertificate({
+        subjectPublicJwk: pair.publicJwk,
+        issuerPrivateJwk: pair.privateJwk,
+        subject: 'CN=C',
+        validityDays: 1,
+        ...options,
+      })
+    const read = async (pem: string) => certificateConstraints(new X509Certificate(pem))
+    expect(await read(await make({ ca: true, pathLength: 2 }))).toStrictEqual({
+      ca: true,
+      pathLength: 2,
+      keyUsage: { keyCertSign: true, digitalSignature: false },
+    })
+    expect((await read(await make({ ca: true }))).pathLength).toBe(0)
+    expect(await read(await make({}))).toStrictEqual({
+      ca: false,
+      pathLength: undefined,
+      keyUsage: { keyCertSign: false, digitalSignature: true },
+    })
   })
 })

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createCredentialEndpoint } from '../services/credential-endpoint'
 import type { IssuanceDeps } from '../services/issuance'
-import { dpopNonceHeader } from './oid4vci'
+import { dpopNonceHeader, requireTenant } from './oid4vci'
 
 const tenantParams = z.object({ tenant: zTenantId })
 
@@ -53,6 +53,7 @@ export function credentialRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
       const options = { schema: { params: tenantParams }, onRequest: dpopNonceHeader(deps) }
       app.post(`/issuers/:tenant/${path}`, options, async (req, reply) => {
         const tenant = req.params.tenant
+        await requireTenant(deps, tenant)
         const answer = await endpoint(tenant)[name]({
           resource: {
             headers: req.headers,

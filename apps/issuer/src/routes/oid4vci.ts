@@ -40,6 +40,14 @@ export function walletLimit(app: FastifyInstance, limits: WalletLimits, endpoint
   ])
 }
 
+/**
+ * An unknown tenant is a 404 (like its metadata) before anything is recorded under it: c_nonces and
+ * the jtis of DPoP proofs and attestation PoPs are rows with the tenant as foreign key.
+ */
+export async function requireTenant(deps: IssuanceDeps, tenant: string): Promise<void> {
+  if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
+}
+
 /** RFC 9449 §8, §9: a fresh server nonce on every answer of the endpoints that take DPoP proofs. */
 export function dpopNonceHeader(deps: IssuanceDeps) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
@@ -122,9 +130,11 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/.well-known/oauth-authorization-server/issuers/:tenant',
       { schema: { params: tenantParams } },
       async (req) => {
-        if (!(await deps.tenants.tenant(req.params.tenant)))
-          throw new NotFoundError('issuer', req.params.tenant)
-        return authorizationServerMetadata(service(req.params.tenant).issuer)
+        await requireTenant(deps, req.params.tenant)
+        return authorizationServerMetadata(
+          service(req.params.tenant).issuer,
+          await deps.tenants.credentialConfigs(req.params.tenant),
+        )
       },
     )
 
@@ -152,6 +162,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         const body = req.body
         const tenant = req.params.tenant
         const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : undefined)
+        await requireTenant(deps, tenant)
         // DPoP first: a use_dpop_nonce answer then leaves the wallet's attestation PoP unspent.
         const dpop = await verifyDpop(deps, tenant, { ...resource(req, tenant, 'token'), at: 'token' })
         const walletClient = await authenticateWalletClient(deps, tenant, {
@@ -180,10 +191,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/issuers/:tenant/nonce',
       { schema: { params: tenantParams }, onRequest: [walletLimit(app, limits, 'nonce'), dpopNonce] },
       async (req, reply) => {
-        // The nonce row's tenant is a foreign key: an unknown tenant is a 404 like the metadata, not
-        // a refused insert.
-        if (!(await deps.tenants.tenant(req.params.tenant)))
-          throw new NotFoundError('issuer', req.params.tenant)
+        await requireTenant(deps, req.params.tenant)
         return reply.header('cache-control', NO_STORE).send(await service(req.params.tenant).nonce())
       },
     )
@@ -197,6 +205,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         onRequest: dpopNonce,
       },
       async (req, reply) => {
+        await requireTenant(deps, req.params.tenant)
         const issuer = service(req.params.tenant)
         await issuer.notification(
           await issuer.authorize(resource(req, req.params.tenant, 'notification')),

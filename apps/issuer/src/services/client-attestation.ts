@@ -3,7 +3,7 @@ import { ProtocolError } from '@credential-service/core-domain'
 import { createJtiRepository } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
-import { ATTESTATION_ALGORITHMS, verifyAttestedJwt } from './attestation-trust'
+import { ATTESTATION_ALGORITHMS, AttestationError, verifyAttestedJwt } from './attestation-trust'
 
 /** How far a PoP's `iat` may lie from our clock (ABCA §5.2 freshness). */
 const POP_IAT_WINDOW_SECONDS = 60
@@ -34,14 +34,20 @@ export async function authenticateWalletClient(
   const attestation = request.headers['oauth-client-attestation']
   const pop = request.headers['oauth-client-attestation-pop']
   if (attestation === undefined && pop === undefined) return undefined
-  if (typeof attestation !== 'string' || typeof pop !== 'string' || attestation.includes(','))
-    throw invalidClient('send one OAuth-Client-Attestation and one OAuth-Client-Attestation-PoP header')
+  if (attestation === undefined || pop === undefined)
+    throw invalidClient('send both the OAuth-Client-Attestation and the OAuth-Client-Attestation-PoP header')
+  // Node joins a repeated header with ", ": a JWT has no comma, so one means two headers.
+  if (typeof attestation !== 'string' || attestation.includes(','))
+    throw invalidClient('exactly one OAuth-Client-Attestation header is allowed')
+  if (typeof pop !== 'string' || pop.includes(','))
+    throw invalidClient('exactly one OAuth-Client-Attestation-PoP header is allowed')
   const issuer = `${deps.publicUrl}/issuers/${tenantId}`
   let verified: Awaited<ReturnType<typeof verifyAttestedJwt>>
   try {
     verified = await verifyAttestedJwt(deps, tenantId, attestation, 'oauth-client-attestation+jwt')
   } catch (cause) {
-    throw invalidClient('the client attestation is invalid or not from a trusted wallet provider', cause)
+    if (!(cause instanceof AttestationError)) throw cause
+    throw invalidClient(`the client attestation is refused: ${cause.message}`, cause)
   }
   const { payload } = verified
   if (typeof payload.iss !== 'string') throw invalidClient('the client attestation has no iss')
@@ -62,16 +68,16 @@ export async function authenticateWalletClient(
       await jwtVerify(pop, await importJWK(cnfJwk, popAlg), {
         typ: 'oauth-client-attestation-pop+jwt',
         algorithms: ACCEPTED_POP,
-        audience: issuer,
         currentDate: deps.now(),
       })
     ).payload
   } catch (cause) {
-    throw invalidClient(
-      'the client attestation PoP is invalid, not signed by cnf.jwk, or for another audience',
-      cause,
-    )
+    throw invalidClient('the client attestation PoP is invalid or not signed by cnf.jwk', cause)
   }
+  // ABCA §5.2: aud is this server's issuer identifier, one string. jose would also take an array
+  // that merely contains it, and so one PoP would authenticate at two tenants.
+  if (popPayload.aud !== issuer)
+    throw invalidClient('the client attestation PoP aud must be the issuer identifier, as one string')
   const now = Math.floor(deps.now().getTime() / 1000)
   if (typeof popPayload.iat !== 'number' || Math.abs(popPayload.iat - now) > POP_IAT_WINDOW_SECONDS)
     throw invalidClient('the client attestation PoP iat is missing or not recent')

@@ -1,11 +1,17 @@
 import { type KeyAttestationPolicy, ProtocolError } from '@credential-service/core-domain'
 import type { ProtocolDeps } from '@credential-service/server-kit'
-import { calculateJwkThumbprint, type JWK } from 'jose'
-import { verifyAttestedJwt } from './attestation-trust'
+import { calculateJwkThumbprint, importJWK, type JWK } from 'jose'
+import { AttestationError, verifyAttestedJwt } from './attestation-trust'
 
 const MAX_ATTESTED_KEYS = 100
 const IAT_SKEW_SECONDS = 60
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth']
+/** Key types of the proof algorithms (PROOF_ALGORITHMS): what a credential may be bound to. */
+const ALGORITHM_OF_KEY: Record<string, string> = {
+  'EC P-256': 'ES256',
+  'EC P-384': 'ES384',
+  'OKP Ed25519': 'Ed25519',
+}
 
 export interface VerifiedKeyAttestation {
   /** Public parts of `attested_keys`: one credential is issued per key. */
@@ -24,8 +30,8 @@ const invalidProof = (description: string, cause?: unknown) =>
  * A key attestation (OpenID4VCI 1.0 Appendix D.1; HAIP §4.5.1): `typ` key-attestation+jwt, `x5c`
  * to a trusted wallet provider (anchor not in the chain, leaf not self-signed), `iat` not in the
  * future, `exp` (required when it rides in a jwt proof, `use: 'jwt'`), a non-empty
- * `attested_keys` of public JWKs, and `key_storage` / `user_authentication` that meet the
- * configuration's policy. Failures are invalid_proof.
+ * `attested_keys` of valid public keys of the proof algorithms' types, and `key_storage` /
+ * `user_authentication` that meet the configuration's policy. Failures are invalid_proof.
  */
 export async function verifyKeyAttestation(
   deps: Pick<ProtocolDeps, 'db' | 'now'>,
@@ -38,7 +44,8 @@ export async function verifyKeyAttestation(
   try {
     verified = await verifyAttestedJwt(deps, tenantId, jwt, 'key-attestation+jwt')
   } catch (cause) {
-    throw invalidProof('the key attestation is invalid or not from a trusted wallet provider', cause)
+    if (!(cause instanceof AttestationError)) throw cause
+    throw invalidProof(`the key attestation is refused: ${cause.message}`, cause)
   }
   const { payload } = verified
   const now = Math.floor(deps.now().getTime() / 1000)
@@ -54,13 +61,17 @@ export async function verifyKeyAttestation(
   for (const key of keys as unknown[]) {
     if (!key || typeof key !== 'object' || PRIVATE_JWK_MEMBERS.some((member) => member in key))
       throw invalidProof('attested_keys must hold public JWKs')
-    const { kty, crv, x, y, n, e } = key as JWK
-    const publicJwk = JSON.parse(JSON.stringify({ kty, crv, x, y, n, e })) as JWK
+    const { kty, crv, x, y } = key as JWK
+    const alg = ALGORITHM_OF_KEY[`${kty} ${crv}`]
+    if (!alg) throw invalidProof('attested_keys must be EC P-256, EC P-384 or OKP Ed25519 keys')
+    const publicJwk = JSON.parse(JSON.stringify({ kty, crv, x, y })) as JWK
     let thumbprint: string
     try {
+      // S-11: the import refuses a point off the curve before the key becomes a credential's cnf.
+      await importJWK(publicJwk, alg)
       thumbprint = await calculateJwkThumbprint(publicJwk, 'sha256')
     } catch (cause) {
-      throw invalidProof('attested_keys must hold public JWKs', cause)
+      throw invalidProof('attested_keys must hold valid public keys', cause)
     }
     if (!thumbprints.includes(thumbprint)) {
       thumbprints.push(thumbprint)

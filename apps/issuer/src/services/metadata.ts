@@ -101,9 +101,15 @@ export function issuerMetadata(input: IssuerMetadataInput): Record<string, unkno
 
 /**
  * RFC 8414 metadata of the tenant's authorization server (checklist I-14): the pre-authorized
- * code grant and the authorization code flow with PAR and PKCE (OpenID4VCI §5, HAIP 4).
+ * code grant and the authorization code flow with PAR and PKCE (OpenID4VCI §5, HAIP 4). A wallet
+ * may come without client authentication (`none`, anonymous pre-authorized code) only while some
+ * configuration does not require a wallet attestation.
  */
-export function authorizationServerMetadata(issuer: string): Record<string, unknown> {
+export function authorizationServerMetadata(
+  issuer: string,
+  configs: Pick<CredentialConfig, 'walletAttestation'>[],
+): Record<string, unknown> {
+  const anonymous = configs.some((config) => config.walletAttestation !== 'required')
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -116,8 +122,10 @@ export function authorizationServerMetadata(issuer: string): Record<string, unkn
       'authorization_code',
       'refresh_token',
     ],
-    'pre-authorized_grant_anonymous_access_supported': true,
-    token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
+    'pre-authorized_grant_anonymous_access_supported': anonymous,
+    token_endpoint_auth_methods_supported: anonymous
+      ? ['none', 'attest_jwt_client_auth']
+      : ['attest_jwt_client_auth'],
     client_attestation_signing_alg_values_supported: [...ATTESTATION_ALGORITHMS],
     client_attestation_pop_signing_alg_values_supported: [...ATTESTATION_ALGORITHMS],
     dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],

@@ -9,9 +9,19 @@ import {
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { AccessTokenGrant, TokenInput } from './token'
 
-/** Lifetime of a refresh token; each use hands out the next one (BCP 2.2.2 rotation). */
+/** Lifetime of an unused refresh token; each use hands out the next one (BCP 2.2.2 rotation). */
 export const REFRESH_TOKEN_SECONDS = 7 * 86_400
-const ACTIVE = ['token_issued', 'credential_issued', 'completed']
+/**
+ * Absolute lifetime of a grant's refresh token chain, from the code redemption (BCP 4.14.2): enough
+ * for a long deferred issuance, and a stolen chain cannot be kept alive by rotating it.
+ */
+export const REFRESH_GRANT_SECONDS = 30 * 86_400
+/**
+ * Sessions a refresh serves. A completed session has nothing left to issue (its claims are gone),
+ * so its refresh token is refused and the wallet knows to start a new authorization.
+ */
+const ISSUING = ['token_issued', 'credential_issued']
+const SPENT = 'the refresh token is invalid, expired or already used'
 
 const invalidGrant = (description: string) => new ProtocolError('invalid_grant', description)
 const same = (a: string, b: string) =>
@@ -58,10 +68,13 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     return configs.some((c) => row.credentialConfigurationIds.includes(c.id) && c.refreshTokens)
   }
 
-  /** BCP 4.5 (S-35): a code presented twice revokes its grant, and the session's tokens with it. */
-  async function revoke(row: AuthorizationRequestRow, reason: string) {
+  /**
+   * BCP 4.5, 4.14.2 (S-35): a code or refresh token presented twice revokes its grant, and the
+   * session's tokens with it; `from` limits which session statuses fail.
+   */
+  async function revoke(row: AuthorizationRequestRow, reason: string, from?: string[]) {
     await requests.revoke(row.id)
-    if (row.sessionId) await sessions.fail(row.sessionId, reason)
+    if (row.sessionId) await sessions.fail(row.sessionId, reason, from)
   }
 
   async function authorizationCode(input: TokenInput): Promise<CodeGrant> {
@@ -96,33 +109,58 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
       throw invalidGrant('the offer of this authorization is no longer open')
     let refreshToken: string | undefined
     if (await wantsRefreshTokens(row)) refreshToken = randomBytes(32).toString('base64url')
-    await requests.setRefreshToken(
-      row.id,
-      refreshToken ? codeHash(refreshToken) : null,
-      new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000),
-    )
+    await requests.setRefreshToken(row.id, {
+      refreshTokenHash: refreshToken ? codeHash(refreshToken) : null,
+      // RFC 9449 §5: a public client's refresh token is bound to the DPoP key used here.
+      dpopJkt: row.dpopJkt ?? input.dpopJkt ?? null,
+      expiresAt: new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000),
+      grantExpiresAt: new Date(now.getTime() + REFRESH_GRANT_SECONDS * 1000),
+    })
     return grantOf(row, refreshToken)
   }
 
-  /** RFC 6749 §6 with one-time rotation (BCP 2.2.2): the old token dies with the answer. */
-  async function refresh(input: TokenInput): Promise<CodeGrant> {
+  /**
+   * RFC 6749 §6 with one-time rotation (BCP 2.2.2, 4.14.2). Every check runs before the token is
+   * spent, so a refused request leaves it usable; a token presented a second time (replayed, or
+   * raced by a parallel request) revokes the grant, since we cannot tell which caller is genuine.
+   * `requireSender` checks the configurations' sender constraints (DPoP, wallet attestation).
+   */
+  async function refresh(
+    input: TokenInput,
+    requireSender: (configurationIds: string[]) => Promise<void>,
+  ): Promise<CodeGrant> {
+    // RFC 6749 §3.2.1: a public client names itself; an attested wallet by its attestation.
+    const clientId = input.clientId ?? input.walletClient?.clientId
     if (!input.refreshToken) throw new ProtocolError('invalid_request', 'refresh_token is required')
+    if (!clientId) throw new ProtocolError('invalid_request', 'client_id is required')
     const now = deps.now()
-    const next = randomBytes(32).toString('base64url')
-    const row = await requests.rotateRefreshToken(
-      codeHash(input.refreshToken),
-      codeHash(next),
-      now,
-      new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000),
-    )
-    if (!row) throw invalidGrant('the refresh token is invalid, expired or already used')
-    if (input.clientId && input.clientId !== row.clientId)
-      throw invalidGrant('the refresh token was issued to another client')
+    const hash = codeHash(input.refreshToken)
+    const row = await requests.byRefreshTokenHash(hash)
+    if (row && row.refreshTokenHash !== hash) {
+      await revoke(row, 'a rotated refresh token of this session was used again', ISSUING)
+      throw invalidGrant(SPENT)
+    }
+    if (row?.status !== 'redeemed' || !row.grantExpiresAt || row.expiresAt <= now) throw invalidGrant(SPENT)
+    if (row.clientId !== clientId) throw invalidGrant('the refresh token was issued to another client')
+    // RFC 9449 §5: every refresh proves the key the grant is bound to.
     if (row.dpopJkt && input.dpopJkt !== row.dpopJkt)
-      throw new ProtocolError('invalid_dpop_proof', 'the refresh token is bound to another DPoP key')
+      throw new ProtocolError(
+        'invalid_dpop_proof',
+        input.dpopJkt
+          ? 'the refresh token is bound to another DPoP key'
+          : 'the refresh token is DPoP-bound; send a DPoP proof of its key',
+      )
     const session = row.sessionId ? await sessions.get(row.sessionId) : undefined
-    if (!session || !ACTIVE.includes(session.status))
+    if (!session || !ISSUING.includes(session.status))
       throw invalidGrant('the session of this grant has ended')
+    await requireSender(row.credentialConfigurationIds)
+    const next = randomBytes(32).toString('base64url')
+    const expiresAt = Math.min(now.getTime() + REFRESH_TOKEN_SECONDS * 1000, row.grantExpiresAt.getTime())
+    if (!(await requests.rotateRefreshToken(hash, codeHash(next), now, new Date(expiresAt)))) {
+      // A parallel request spent the token since the read above: the same token twice.
+      await revoke(row, 'a refresh token of this session was used twice', ISSUING)
+      throw invalidGrant(SPENT)
+    }
     return grantOf(row, next)
   }
 
@@ -130,7 +168,7 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     /** The configurations an authorization code was issued for (none when unknown); spends nothing. */
     configurationIdsOf: async (code: string) =>
       (await requests.byCodeHash(codeHash(code)))?.credentialConfigurationIds ?? [],
-    token: (input: TokenInput) =>
-      input.grantType === 'refresh_token' ? refresh(input) : authorizationCode(input),
+    token: (input: TokenInput, requireSender: (configurationIds: string[]) => Promise<void>) =>
+      input.grantType === 'refresh_token' ? refresh(input, requireSender) : authorizationCode(input),
   }
 }

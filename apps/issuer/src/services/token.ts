@@ -95,10 +95,9 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
         const { authorizationCode } = input
         if (input.grantType === 'authorization_code' && authorizationCode)
           await requireSenderConstraints(input, () => codeGrants.configurationIdsOf(authorizationCode))
-        const grant = await codeGrants.token(input)
-        // Refresh tokens: their configurations are known only once the token is used.
-        if (input.grantType === 'refresh_token')
-          await requireSenderConstraints(input, async () => grant.configurationIds)
+        // A refresh token's configurations are known once its grant is read: checked there, before
+        // the token is spent.
+        const grant = await codeGrants.token(input, (ids) => requireSenderConstraints(input, async () => ids))
         return {
           ...(await issueAccessToken({ ...grant, ...senderOf(input) })),
           ...(grant.authorizationDetails ? { authorization_details: grant.authorizationDetails } : {}),

@@ -1,4 +1,4 @@
-import { and, eq, gt, sql } from 'drizzle-orm'
+import { and, eq, gt, or, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { type AuthorizationRequestRow, authorizationRequests, issuanceSessions } from '../schema'
 import { deleteExpiredBatch } from './issuance'
@@ -91,9 +91,29 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       })
     },
 
-    /** The first refresh token of a redeemed grant, or none (the grant then ends with the code). */
-    setRefreshToken(id: string, refreshTokenHash: string | null, expiresAt: Date) {
-      return step(and(eq(t.id, id), eq(t.status, 'redeemed')), { refreshTokenHash, expiresAt })
+    /**
+     * The first refresh token of a redeemed grant, or none (the grant then ends with the code), the
+     * DPoP key it is bound to and the end of its chain.
+     */
+    setRefreshToken(
+      id: string,
+      grant: {
+        refreshTokenHash: string | null
+        dpopJkt: string | null
+        expiresAt: Date
+        grantExpiresAt: Date
+      },
+    ) {
+      return step(and(eq(t.id, id), eq(t.status, 'redeemed')), grant)
+    },
+
+    /** The grant whose current or previous refresh token has this hash, in any status. */
+    async byRefreshTokenHash(hash: string): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(t)
+        .where(and(mine, or(eq(t.refreshTokenHash, hash), eq(t.previousRefreshTokenHash, hash))))
+      return row
     },
 
     async byCodeHash(codeHash: string): Promise<AuthorizationRequestRow | undefined> {
@@ -104,15 +124,20 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       return row
     },
 
-    /** BCP 4.5 (checklist S-35): a reused code revokes the grant, refresh token included. */
+    /** BCP 4.5, 4.14.2 (S-35): a reused code or refresh token revokes the grant, refresh token included. */
     revoke(id: string) {
       return step(eq(t.id, id), { status: 'revoked', refreshTokenHash: null })
     },
 
-    /** A one-time refresh token (BCP 2.2.2): swapped for the next one in the same statement. */
+    /**
+     * A one-time refresh token (BCP 2.2.2): swapped for the next one in one conditional update, so
+     * of two requests with the same token exactly one gets a row. The old hash is kept for reuse
+     * detection.
+     */
     rotateRefreshToken(oldHash: string, newHash: string, at: Date, expiresAt: Date) {
       return step(and(eq(t.refreshTokenHash, oldHash), eq(t.status, 'redeemed'), gt(t.expiresAt, at)), {
         refreshTokenHash: newHash,
+        previousRefreshTokenHash: oldHash,
         refreshCount: sql`${t.refreshCount} + 1`,
         expiresAt,
       })

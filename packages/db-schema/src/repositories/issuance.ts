@@ -270,9 +270,10 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
     /**
      * Fails the session with a reason shown to the integrator (never claim values), and drops the
-     * claims and the offer code, which a failed session never uses.
+     * claims and the offer code, which a failed session never uses. With `from`, only a session in
+     * one of those statuses fails (a completed one keeps its record).
      */
-    async fail(id: string, reason: string): Promise<void> {
+    async fail(id: string, reason: string, from?: string[]): Promise<void> {
       await db
         .update(issuanceSessions)
         .set({
@@ -283,7 +284,7 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
           offerCodeEncrypted: null,
           updatedAt: now(),
         })
-        .where(byId(id))
+        .where(from ? and(byId(id), inArray(issuanceSessions.status, from)) : byId(id))
     },
 
     /**

@@ -49,13 +49,18 @@ export const authorizationRequests = pgTable(
     detailConfigurationIds: text().array().notNull(),
     /** The offer's session (issuer_state), or the session created at authorization. */
     sessionId: text(),
+    /** The DPoP key of the grant: pushed with the request, else the one the code was redeemed with. */
     dpopJkt: text(),
     /** Upstream login: our state (hashed), and nonce + PKCE verifier encrypted. */
     loginStateHash: text(),
     loginSecretsEncrypted: text(),
     codeHash: text(),
     refreshTokenHash: text(),
+    /** The refresh token the current one replaced: presented again, it revokes the grant (BCP 4.14.2). */
+    previousRefreshTokenHash: text(),
     refreshCount: integer().notNull().default(0),
+    /** The end of the refresh token chain, fixed when the code is redeemed: no refresh extends it. */
+    grantExpiresAt: timestamp({ withTimezone: true }),
     /** Until when the current handle (request_uri, login, code or refresh token) is valid. */
     expiresAt: timestamp({ withTimezone: true }).notNull(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
@@ -67,6 +72,7 @@ export const authorizationRequests = pgTable(
     uniqueIndex('authorization_requests_login_state').on(t.tenantId, t.loginStateHash),
     uniqueIndex('authorization_requests_code').on(t.tenantId, t.codeHash),
     uniqueIndex('authorization_requests_refresh').on(t.tenantId, t.refreshTokenHash),
+    uniqueIndex('authorization_requests_previous_refresh').on(t.tenantId, t.previousRefreshTokenHash),
     index('authorization_requests_expiry').on(t.expiresAt),
   ],
 )

@@ -853,11 +853,12 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
   it('RFC 9700 §4.11.2, OpenID4VCI §5 (I-25, S-38): without an offer, configurations without holder login are refused at PAR (invalid_scope, no request_uri), also next to one with login', async () => {
     const { challenge } = pkce()
     const details = JSON.stringify([{ type: 'openid_credential', credential_configuration_id: 'pid' }])
-    for (const extra of [
+    const requests: Record<string, string>[] = [
       { scope: 'pid' },
       { scope: 'pid staff' },
       { scope: '', authorization_details: details },
-    ]) {
+    ]
+    for (const extra of requests) {
       const refused = await par(pushedParams(challenge, extra))
       expect(refused.status, JSON.stringify(extra)).toBe(400)
       expect(refused.body.error, JSON.stringify(extra)).toBe('invalid_scope')

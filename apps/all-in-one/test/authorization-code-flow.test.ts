@@ -39,24 +39,30 @@ async function walletFor() {
   return { wallet, publicJwk }
 }
 
+type Jar = Map<string, string>
+const cookieOf = (jar: Jar) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
+const keep = (jar: Jar, response: Response) => {
+  for (const line of response.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const [name, ...value] = (pair as string).split('=')
+    jar.set(name as string, value.join('='))
+  }
+}
+
 /** A browser with a cookie jar, following redirects until it reaches `stopAt`. */
 async function browse(
   start: string,
   stopAt: string,
   act: (url: string, cookie: string) => Promise<Response | undefined>,
+  jar: Jar = new Map(),
 ) {
-  const jar = new Map<string, string>()
   let url = start
   for (let hop = 0; hop < 20; hop++) {
     if (url.startsWith(stopAt)) return new URL(url)
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
+    const cookie = cookieOf(jar)
     const response =
       (await act(url, cookie)) ?? (await fetch(url, { redirect: 'manual', headers: { cookie } }))
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const [name, ...value] = (pair as string).split('=')
-      jar.set(name as string, value.join('='))
-    }
+    keep(jar, response)
     const location = response.headers.get('location')
     if (!location) throw new Error(`no redirect from ${url}: ${response.status} ${await response.text()}`)
     url = new URL(location, url).toString()
@@ -77,6 +83,7 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
   /** Moves the service's clock (expiry tests). */
   let skewMs = 0
   const tenant = `authcode-${crypto.randomUUID().slice(0, 8)}`
+  const otherTenant = `authcode-b-${crypto.randomUUID().slice(0, 8)}`
   const issuer = () => `${baseUrl}/issuers/${tenant}`
 
   const post = async (url: string, body: unknown, headers: Record<string, string> = admin) => {
@@ -169,29 +176,33 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
         ).body.access_token
       }`,
     }
-    await post('/api/tenants', { id: tenant, name: 'Authcode' }, root)
-    const client = (
-      await post(
-        `/api/tenants/${tenant}/clients`,
-        { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
-        root,
-      )
-    ).body
-    admin = {
-      authorization: `Bearer ${
-        (
-          await post(
-            '/api/oauth2/token',
-            {
-              grant_type: 'client_credentials',
-              client_id: client.clientId,
-              client_secret: client.clientSecret,
-            },
-            {},
-          )
-        ).body.access_token
-      }`,
+    /** A client of `tenantId` with the configuration roles, as request headers. */
+    const adminOf = async (tenantId: string) => {
+      const client = (
+        await post(
+          `/api/tenants/${tenantId}/clients`,
+          { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
+          root,
+        )
+      ).body
+      return {
+        authorization: `Bearer ${
+          (
+            await post(
+              '/api/oauth2/token',
+              {
+                grant_type: 'client_credentials',
+                client_id: client.clientId,
+                client_secret: client.clientSecret,
+              },
+              {},
+            )
+          ).body.access_token
+        }`,
+      }
     }
+    await post('/api/tenants', { id: tenant, name: 'Authcode' }, root)
+    admin = await adminOf(tenant)
     await post('/api/key-chains', {
       source: 'generate',
       id: 'keys',
@@ -291,6 +302,39 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
       },
     })
     expect(employee.status).toBe(201)
+
+    // A second login provider (the same upstream, another id) and a configuration logging in there.
+    const idp2 = await post('/api/login-providers', {
+      id: 'idp2',
+      issuer: upstreamUrl,
+      clientId: 'issuer-login',
+      clientSecret: 'issuer-login-secret-value',
+      scopes: [],
+    })
+    expect(idp2.status).toBe(201)
+    const badge = await post('/api/credentials', {
+      id: 'badge',
+      config: { format: 'dc+sd-jwt', vct: 'urn:example:badge' },
+      keyChainId: 'keys',
+      fields,
+      userAuthentication: { loginProviderId: 'idp2', claims: { given_name: 'given_name' } },
+    })
+    expect(badge.status).toBe(201)
+
+    // S-103: another tenant with its own `pid`.
+    await post('/api/tenants', { id: otherTenant, name: 'Other' }, root)
+    const other = await adminOf(otherTenant)
+    await post(
+      '/api/key-chains',
+      { source: 'generate', id: 'keys', certificate: { subject: 'CN=Other,C=DE' } },
+      other,
+    )
+    const otherPid = await post(
+      '/api/credentials',
+      { id: 'pid', config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' }, keyChainId: 'keys', fields },
+      other,
+    )
+    expect(otherPid.status).toBe(201)
   })
   afterAll(async () => {
     await app.close()
@@ -298,13 +342,13 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     attributes.close()
   })
 
-  /** Logs "alice" in at the upstream provider through its development pages. */
-  const loginAsAlice = async (url: string, cookie: string) => {
+  /** Logs `user` in at the upstream provider through its development pages. */
+  const loginAs = (user: string) => async (url: string, cookie: string) => {
     const interaction = /\/interaction\/([^/?]+)$/.exec(new URL(url).pathname)
     if (!url.startsWith(upstreamUrl) || !interaction) return undefined
     const page = await (await fetch(url, { headers: { cookie } })).text()
     const prompt: Record<string, string> = page.includes('name="login"')
-      ? { prompt: 'login', login: 'alice', password: 'x' }
+      ? { prompt: 'login', login: user, password: 'x' }
       : { prompt: 'consent' }
     return fetch(url, {
       method: 'POST',
@@ -313,6 +357,7 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
       body: new URLSearchParams(prompt).toString(),
     })
   }
+  const loginAsAlice = loginAs('alice')
 
   /** A key proof (OpenID4VCI F.1) of a fresh holder key over a fresh c_nonce. */
   async function freshProof() {
@@ -473,7 +518,7 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect((await credential({ credential_identifier: 'pid' })).body.error).toBe('invalid_proof')
   })
 
-  it('RFC 9126 §2 (I-30, I-31, I-34, I-36, I-37, S-36, S-38): PAR refuses GET, request_uri, plain or missing PKCE, bad redirect_uri, response_type=token', async () => {
+  it('RFC 9126 §2 (I-30, I-31, I-34, I-36, I-37, S-36, S-38): PAR refuses GET, a JSON body, request_uri, plain or missing PKCE, bad redirect_uri, response_type=token', async () => {
     const get = await fetch(`${issuer()}/par`)
     expect(get.status).toBe(405)
     const { challenge } = pkce()
@@ -483,13 +528,23 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
       redirect_uri: REDIRECT,
       code_challenge: challenge,
       code_challenge_method: 'S256',
-      scope: 'pid unknown-scope',
+      scope: 'staff unknown-scope',
     }
     const ok = await par(good)
     expect(ok.status).toBe(201)
     expect(ok.headers.get('cache-control')).toBe('no-store')
     expect(ok.body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:/)
     expect(ok.body.expires_in).toBeGreaterThan(0)
+    // RFC 9126 §2.1: the request is form-encoded; the same parameters as JSON are refused.
+    for (const type of ['application/json', 'text/plain']) {
+      const other = await fetch(`${issuer()}/par`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: JSON.stringify(good),
+      })
+      expect(other.status, type).toBe(400)
+      expect(((await other.json()) as Json).error, type).toBe('invalid_request')
+    }
     const error = async (params: Record<string, string>) => (await par(params)).body.error
     expect(await error({ ...good, request_uri: 'urn:x' })).toBe('invalid_request')
     expect(await error({ ...good, code_challenge_method: 'plain' })).toBe('invalid_request')
@@ -500,6 +555,12 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect(await error({ ...good, redirect_uri: 'javascript:alert(1)' })).toBe('invalid_request')
     expect(await error({ ...good, response_type: 'token' })).toBe('unsupported_response_type')
     expect(await error({ ...good, scope: 'unknown-scope' })).toBe('invalid_scope')
+  })
+
+  it('OpenID4VCI §5.1.3 (I-39): unknown PAR parameters are ignored; the flow gives a code', async () => {
+    const issuerState = (await offer()).credentialOffer.grants.authorization_code.issuer_state
+    const flow = await codeFor(issuerState, { random_field: 'x', 'vendor:extension': '{"a":1}' })
+    expect(flow.code).toEqual(expect.any(String))
   })
 
   it('PAR §4, §7.3 (I-32, I-33, S-37): request_uri is single-use, bound to client_id; plain requests refused; errors never redirect', async () => {
@@ -530,10 +591,11 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT)
     expect(location.searchParams.get('state')).toBe('st-1')
     expect(location.searchParams.get('iss')).toBe(issuer())
-    const forged = await codeFor('forged-issuer-state')
-    expect(forged.location.searchParams.get('error')).toBe('access_denied')
-    expect(forged.location.searchParams.get('iss')).toBe(issuer())
-    expect(forged.code).toBeNull()
+    // Without a valid offer, `pid` (no holder login) is refused at PAR: no request_uri, nothing to redirect.
+    const forged = await par(pushedParams(pkce().challenge, { issuer_state: 'forged-issuer-state' }))
+    expect(forged.status).toBe(400)
+    expect(forged.body.error).toBe('invalid_scope')
+    expect(forged.body.request_uri).toBeUndefined()
   })
 
   it('RFC 6749 §4.1.3, PKCE §4.6 (I-40, S-35, S-36): code bound to client, redirect_uri, verifier; reuse revokes', async () => {
@@ -768,5 +830,209 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect(back.searchParams.get('state')).toBe('refuse')
     expect(back.searchParams.get('iss')).toBe(issuer())
     expect(back.searchParams.get('code')).toBeNull()
+  })
+
+  /** The /authorize URL of a pushed request of wallet-1. */
+  const authorizeUrl = (requestUri: string, at = issuer()) =>
+    `${at}/authorize?${new URLSearchParams({ client_id: 'wallet-1', request_uri: requestUri })}`
+  const issuerStateOf = async (body: Record<string, unknown> = {}) =>
+    (await offer(body)).credentialOffer.grants.authorization_code.issuer_state as string
+  const redeem = (flow: { code: string; verifier: string }) =>
+    token({
+      grant_type: 'authorization_code',
+      code: flow.code,
+      code_verifier: flow.verifier,
+      redirect_uri: REDIRECT,
+      client_id: 'wallet-1',
+    })
+
+  it('RFC 9700 §4.11.2, OpenID4VCI §5 (I-25, S-38): without an offer, configurations without holder login are refused at PAR (invalid_scope, no request_uri), also next to one with login', async () => {
+    const { challenge } = pkce()
+    const details = JSON.stringify([{ type: 'openid_credential', credential_configuration_id: 'pid' }])
+    const requests: Record<string, string>[] = [
+      { scope: 'pid' },
+      { scope: 'pid staff' },
+      { scope: '', authorization_details: details },
+    ]
+    for (const extra of requests) {
+      const refused = await par(pushedParams(challenge, extra))
+      expect(refused.status, JSON.stringify(extra)).toBe(400)
+      expect(refused.body.error, JSON.stringify(extra)).toBe('invalid_scope')
+      expect(refused.body.request_uri).toBeUndefined()
+    }
+  })
+
+  it('OIDC Core §3.1.2.1, RFC 6749 §10.12 (I-36): the login is asked with prompt=login and bound to the browser by an HttpOnly, Secure, SameSite=Lax cookie on the issuer path', async () => {
+    const pushed = await par(pushedParams(pkce().challenge, { scope: 'staff' }))
+    const started = await authorize('wallet-1', pushed.body.request_uri)
+    expect(started.status).toBe(303)
+    const login = new URL(started.headers.get('location') as string)
+    expect(login.origin).toBe(upstreamUrl)
+    expect(login.searchParams.get('prompt')).toBe('login')
+    const [cookie, ...more] = started.headers.getSetCookie()
+    expect(more).toStrictEqual([])
+    expect(cookie).toMatch(/^authz_login=[A-Za-z0-9_-]{43}; /)
+    expect((cookie as string).split('; ').slice(1)).toEqual(
+      expect.arrayContaining([`Path=/issuers/${tenant}`, 'HttpOnly', 'Secure', 'SameSite=Lax']),
+    )
+  })
+
+  it('RFC 6749 §10.12, OIDC Core §3.1.2.7 (I-36, S-38): a login finished in another browser, a replayed and an unknown callback state give an error page and no code', async () => {
+    const pushed = await par(pushedParams(pkce().challenge, { scope: 'staff', state: 'lured' }))
+    const started = await authorize('wallet-1', pushed.body.request_uri)
+    const starter: Jar = new Map()
+    keep(starter, started)
+    // The login page is sent to a victim, who logs in with a browser that has its own cookie.
+    const victim: Jar = new Map([['authz_login', 'v'.repeat(43)]])
+    const callback = await browse(
+      started.headers.get('location') as string,
+      `${issuer()}/authorize/callback`,
+      loginAs('victim'),
+      victim,
+    )
+    const lured = await fetch(callback, { redirect: 'manual', headers: { cookie: cookieOf(victim) } })
+    expect(lured.status).toBe(400)
+    expect(lured.headers.get('location')).toBeNull()
+    expect(((await lured.json()) as Json).error).toBe('invalid_request')
+    // The login state is spent: not even the browser that started it gets a code with it.
+    const late = await fetch(callback, { redirect: 'manual', headers: { cookie: cookieOf(starter) } })
+    expect(late.status).toBe(400)
+    expect(late.headers.get('location')).toBeNull()
+
+    // A completed login's callback, replayed from its own browser; then an unknown state.
+    const jar: Jar = new Map()
+    const second = await par(pushedParams(pkce().challenge, { scope: 'staff' }))
+    const back = await browse(
+      authorizeUrl(second.body.request_uri),
+      `${issuer()}/authorize/callback`,
+      loginAsAlice,
+      jar,
+    )
+    const done = await fetch(back, { redirect: 'manual', headers: { cookie: cookieOf(jar) } })
+    expect(new URL(done.headers.get('location') as string).searchParams.get('code')).toEqual(
+      expect.any(String),
+    )
+    const replayed = await fetch(back, { redirect: 'manual', headers: { cookie: cookieOf(jar) } })
+    expect(replayed.status).toBe(400)
+    expect(replayed.headers.get('location')).toBeNull()
+    const unknown = new URL(back)
+    unknown.searchParams.set('state', 'unknown-state')
+    const guessed = await fetch(unknown, { redirect: 'manual', headers: { cookie: cookieOf(jar) } })
+    expect(guessed.status).toBe(400)
+    expect(guessed.headers.get('location')).toBeNull()
+  })
+
+  it('PAR §4 (I-32): reloading /authorize before the login completed restarts the login in the same browser; another browser cannot, nor anyone once the code is out', async () => {
+    const { verifier, challenge } = pkce()
+    const pushed = await par(pushedParams(challenge, { scope: 'staff', state: 'reload' }))
+    const url = authorizeUrl(pushed.body.request_uri)
+    const jar: Jar = new Map()
+    const first = await fetch(url, { redirect: 'manual' })
+    expect(first.status).toBe(303)
+    keep(jar, first)
+    const elsewhere = await fetch(url, { redirect: 'manual' })
+    expect(elsewhere.status).toBe(400)
+    expect(elsewhere.headers.get('location')).toBeNull()
+    const reload = await fetch(url, { redirect: 'manual', headers: { cookie: cookieOf(jar) } })
+    expect(reload.status).toBe(303)
+    const stateOf = (response: Response) =>
+      new URL(response.headers.get('location') as string).searchParams.get('state')
+    expect(stateOf(reload)).not.toBe(stateOf(first))
+    const back = await browse(reload.headers.get('location') as string, REDIRECT, loginAsAlice, jar)
+    expect(back.searchParams.get('state')).toBe('reload')
+    const answer = await redeem({ code: back.searchParams.get('code') as string, verifier })
+    expect(answer.status).toBe(200)
+    const after = await fetch(url, { redirect: 'manual', headers: { cookie: cookieOf(jar) } })
+    expect(after.status).toBe(400)
+  })
+
+  it("OpenID4VCI §5 (I-25): two wallets log in on one offer; the first to redeem gets its own holder's claims only, the other is refused", async () => {
+    const issuerState = await issuerStateOf({
+      credentialConfigurationIds: ['staff'],
+      claims: { staff: { given_name: 'Offered' } },
+    })
+    const loginOn = async (user: string) => {
+      const { verifier, challenge } = pkce()
+      const pushed = await par(pushedParams(challenge, { scope: 'staff', issuer_state: issuerState }))
+      const back = await browse(authorizeUrl(pushed.body.request_uri), REDIRECT, loginAs(user))
+      return { code: back.searchParams.get('code') as string, verifier }
+    }
+    const alice = await loginOn('alice')
+    const bob = await loginOn('bob') // logs in last
+    const first = await redeem(alice)
+    expect(first.status).toBe(200)
+    const { claims } = await requestCredential(first.body.access_token, 'staff')
+    expect(claims).toStrictEqual({ given_name: 'Given-alice', family_name: 'Mustermann' })
+    const second = await redeem(bob)
+    expect(second.body.error).toBe('invalid_grant')
+  })
+
+  it('OpenID4VCI §5 (I-35): configurations logging in at different login providers are refused together at PAR (invalid_scope)', async () => {
+    const refused = await par(pushedParams(pkce().challenge, { scope: 'staff badge' }))
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe('invalid_scope')
+    expect((await par(pushedParams(pkce().challenge, { scope: 'staff employee' }))).status).toBe(201)
+    expect((await par(pushedParams(pkce().challenge, { scope: 'badge' }))).status).toBe(201)
+  })
+
+  it('OpenID4VCI §5.1.1-5.1.2 (I-35, I-44): scope and authorization_details naming the same configuration: authorization_details wins', async () => {
+    const details = JSON.stringify([{ type: 'openid_credential', credential_configuration_id: 'pid' }])
+    const flow = await codeFor(await issuerStateOf(), { scope: 'pid', authorization_details: details })
+    const answer = await redeem(flow)
+    expect(answer.status).toBe(200)
+    expect(answer.body.authorization_details).toStrictEqual([
+      { type: 'openid_credential', credential_configuration_id: 'pid', credential_identifiers: ['pid'] },
+    ])
+    const byConfiguration = await fetch(`${issuer()}/credential`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${answer.body.access_token}` },
+      body: JSON.stringify({ credential_configuration_id: 'pid', proofs: { jwt: [await freshProof()] } }),
+    })
+    expect(((await byConfiguration.json()) as Json).error).toBe('invalid_credential_request')
+  })
+
+  it('RFC 6749 §4.1.2, BCP 4.5 (I-40, S-35): two concurrent redemptions of one code give exactly one access token', async () => {
+    const flow = await codeFor(await issuerStateOf())
+    const answers = await Promise.all([redeem(flow), redeem(flow)])
+    expect(answers.map((a) => a.status).sort()).toStrictEqual([200, 400])
+    expect(answers.find((a) => a.status === 400)?.body.error).toBe('invalid_grant')
+  })
+
+  it('S-103: a request_uri, an authorization code and an issuer_state of one tenant are refused at another', async () => {
+    const other = `${baseUrl}/issuers/${otherTenant}`
+    const { verifier, challenge } = pkce()
+    const pushed = await par(pushedParams(challenge, { issuer_state: await issuerStateOf() }))
+    const atOther = await fetch(authorizeUrl(pushed.body.request_uri, other), { redirect: 'manual' })
+    expect(atOther.status).toBe(400)
+    expect(atOther.headers.get('location')).toBeNull()
+    // Still the issuing tenant's to use.
+    const location = new URL(
+      (await authorize('wallet-1', pushed.body.request_uri)).headers.get('location') as string,
+    )
+    const code = location.searchParams.get('code') as string
+    expect(code).toEqual(expect.any(String))
+    const tokenAtOther = await fetch(`${other}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+        client_id: 'wallet-1',
+      }).toString(),
+    })
+    expect(((await tokenAtOther.json()) as Json).error).toBe('invalid_grant')
+    expect((await redeem({ code, verifier })).status).toBe(200)
+    // The other tenant knows no such offer: its `pid` needs one, so the request is refused.
+    const parAtOther = await fetch(`${other}/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(
+        pushedParams(pkce().challenge, { issuer_state: await issuerStateOf() }),
+      ).toString(),
+    })
+    expect(parAtOther.status).toBe(400)
+    expect(((await parAtOther.json()) as Json).error).toBe('invalid_scope')
   })
 })

@@ -109,6 +109,13 @@ describe.each(testDatabases())(
           statusManagement: true,
           fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
         }),
+        // No sender constraints required: an attestation sent at PAR still binds the code (I-48).
+        await call('POST', '/api/credentials', {
+          id: 'haip-open',
+          config: { format: 'dc+sd-jwt', vct: `${VCT}:open` },
+          keyChainId: 'keys',
+          fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
+        }),
         await call('POST', '/api/wallet-providers', {
           id: 'trusted',
           name: 'Trusted',
@@ -221,12 +228,12 @@ describe.each(testDatabases())(
      * Offer by reference with the authorization_code grant, then PAR (attestation + DPoP), /authorize
      * followed with fetch (manual redirect), and the verified authorization response: the code.
      */
-    async function authorize(wallet: Wallet) {
+    async function authorize(wallet: Wallet, configurationId = 'haip') {
       const created = await call('POST', '/api/offers', {
-        credentialConfigurationIds: ['haip'],
+        credentialConfigurationIds: [configurationId],
         grant: 'authorization_code',
         byReference: true,
-        claims: { haip: { given_name: 'Erika' } },
+        claims: { [configurationId]: { given_name: 'Erika' } },
       })
       expect(created.status, JSON.stringify(created.body)).toBe(201)
       const credentialOffer = await wallet.client.resolveCredentialOffer(created.body.offerUri)
@@ -236,7 +243,8 @@ describe.each(testDatabases())(
         issuerMetadata,
         credentialOffer,
         redirectUri: REDIRECT,
-        scope: issuerMetadata.credentialIssuer.credential_configurations_supported.haip?.scope as string,
+        scope: issuerMetadata.credentialIssuer.credential_configurations_supported[configurationId]
+          ?.scope as string,
         dpop: { signer: wallet.dpopSigner(wallet.dpopKey) },
       })
       const redirect = await fetch(started.authorizationRequestUrl, { redirect: 'manual' })
@@ -374,6 +382,39 @@ describe.each(testDatabases())(
       })
       expect(accessTokenResponse.token_type).toBe('DPoP')
       expect((await call('GET', `/api/sessions/${flow.sessionId}`)).body.status).toBe('token_issued')
+    })
+
+    it('RFC 9126 §2.1, ABCA §5, HAIP §4.3 (I-30, I-48): PAR for a configuration with walletAttestation "required" without an attestation is 401 invalid_client', async () => {
+      const wallet = await walletFor({ attested: false })
+      await expect(authorize(wallet)).rejects.toThrow()
+      const refused = wallet.at('par').at(-1) as Exchange
+      expect(refused.headers.get('oauth-client-attestation')).toBeNull()
+      expect(refused.status).toBe(401)
+      expect(refused.answer.error).toBe('invalid_client')
+      expect(wallet.at('authorize')).toStrictEqual([])
+    })
+
+    it('ABCA §5, HAIP §4.3 (I-48): a code pushed with a wallet attestation needs the attestation at the token endpoint too, even when no configuration requires one', async () => {
+      const wallet = await walletFor({ attested: true })
+      const flow = await authorize(wallet, 'haip-open')
+      const redeem = (client: Wallet['client']) =>
+        client.retrieveAuthorizationCodeAccessTokenFromOffer({
+          issuerMetadata: flow.issuerMetadata,
+          credentialOffer: flow.credentialOffer,
+          authorizationCode: flow.code,
+          pkceCodeVerifier: flow.codeVerifier,
+          redirectUri: REDIRECT,
+          dpop: flow.dpop,
+        })
+      await expect(redeem(wallet.unattested)).rejects.toThrow()
+      const refused = wallet.at('token').at(-1) as Exchange
+      expect(refused.headers.get('oauth-client-attestation')).toBeNull()
+      expect(refused.status).toBe(401)
+      expect(refused.answer.error).toBe('invalid_client')
+      // RFC 6749 §4.1.3: a failed binding check uses the code up.
+      await expect(redeem(wallet.client)).rejects.toThrow()
+      expect((wallet.at('token').at(-1) as Exchange).answer.error).toBe('invalid_grant')
+      expect((await call('GET', `/api/sessions/${flow.sessionId}`)).body.status).not.toBe('token_issued')
     })
 
     it('RFC 9449 §10, §5 (I-38, I-46): a token request whose DPoP key differs from the one at PAR is invalid_dpop_proof', async () => {

@@ -1,4 +1,5 @@
 import { NotFoundError, ProtocolError, zTenantId } from '@credential-service/core-domain'
+import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createAuthorizationService } from '../services/authorization'
@@ -10,6 +11,16 @@ import { dpopNonceHeader, type WalletLimits, walletLimit } from './oid4vci'
 const tenantParams = z.object({ tenant: zTenantId })
 const query = (keys: string[]) =>
   z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(4000).optional()])))
+
+/** RFC 9126 §2.1 (I-30): a pushed request is a form body; JSON and others are refused before parsing. */
+const formOnly: onRequestHookHandler = async (req) => {
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase()
+  if (type !== 'application/x-www-form-urlencoded')
+    throw new ProtocolError('invalid_request', 'send the pushed request as application/x-www-form-urlencoded')
+}
 
 /**
  * PAR, the authorization endpoint and the upstream login callback (OpenID4VCI 1.0 §5, RFC 9126).
@@ -26,7 +37,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       '/issuers/:tenant/par',
       {
         schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
-        onRequest: [walletLimit(app, limits, 'par'), dpopNonceHeader(deps)],
+        onRequest: [walletLimit(app, limits, 'par'), dpopNonceHeader(deps), formOnly],
       },
       async (req, reply) => {
         const tenant = req.params.tenant
@@ -40,8 +51,8 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
           at: 'token',
         })
         const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
-        await authenticateWalletClient(deps, tenant, { headers: req.headers, clientId })
-        const pushed = await service(tenant).push(req.body, dpop?.jkt)
+        const walletClient = await authenticateWalletClient(deps, tenant, { headers: req.headers, clientId })
+        const pushed = await service(tenant).push(req.body, { dpopJkt: dpop?.jkt, walletClient })
         return reply.status(201).header('cache-control', 'no-store').send(pushed)
       },
     )
@@ -62,7 +73,8 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await known(req.params.tenant)
-        const step = await service(req.params.tenant).authorize(req.query)
+        const step = await service(req.params.tenant).authorize(req.query, req.headers.cookie)
+        if (step.cookie) reply.header('set-cookie', step.cookie)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
       },
     )
@@ -70,12 +82,12 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
     app.get(
       '/issuers/:tenant/authorize/callback',
       {
-        schema: { params: tenantParams, querystring: query(['state', 'code', 'error']).loose() },
+        schema: { params: tenantParams, querystring: query(['state', 'code', 'error', 'iss']).loose() },
         onRequest: walletLimit(app, limits, 'authorize'),
       },
       async (req, reply) => {
         await known(req.params.tenant)
-        const step = await service(req.params.tenant).callback(req.query)
+        const step = await service(req.params.tenant).callback(req.query, req.headers.cookie)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
       },
     )

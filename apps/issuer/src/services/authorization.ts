@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type CredentialConfig, DomainError, newId, ProtocolError } from '@credential-service/core-domain'
+import { DomainError, newId, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import {
   type AuthorizationRequestRow,
@@ -8,9 +8,11 @@ import {
   createLoginProviderRepository,
   sessionByIssuerState,
 } from '@credential-service/db-schema'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import { offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
+import type { WalletClient } from './client-attestation'
+import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
 import { loginClaims } from './login-claims'
-import { parsePushedRequest } from './pushed-request'
+import { checkRequested, loginProviderOf, parsePushedRequest } from './pushed-request'
 import { finishLogin, type LoginSecrets, startLogin } from './upstream-login'
 
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
@@ -28,14 +30,25 @@ const handle = () => randomBytes(32).toString('base64url')
 /** Where the browser goes next: the wallet's redirect_uri, or the upstream login page. */
 export interface AuthorizationStep {
   redirect: string
+  /** `Set-Cookie` binding the upstream login to this browser. */
+  cookie?: string
+}
+
+/** What authenticated the pushed request besides its parameters. */
+export interface PushSender {
+  /** JWK thumbprint of a verified DPoP header. */
+  dpopJkt?: string | undefined
+  walletClient?: WalletClient | undefined
 }
 
 /** PAR, /authorize and the upstream login callback of one tenant (OpenID4VCI 1.0 §5). */
 export function createAuthorizationService(deps: ProtocolDeps, tenantId: string) {
   const issuer = `${deps.publicUrl}/issuers/${tenantId}`
   const callbackUrl = `${issuer}/authorize/callback`
+  const cookiePath = new URL(issuer).pathname
   const requests = createAuthorizationRequestRepository(deps.db, tenantId)
   const sessions = createIssuanceSessionRepository(deps.db, tenantId)
+  const loginProviders = createLoginProviderRepository(deps.db, tenantId)
   const loginDeps = { cipher: deps.keys.cipher, outbound: deps.outbound, now: deps.now }
   const secretsAad = (id: string) => `login:${tenantId}/${id}`
   const configsOf = async (ids: string[]) =>
@@ -58,19 +71,64 @@ export function createAuthorizationService(deps: ProtocolDeps, tenantId: string)
     return toWallet(row, { error: 'access_denied', error_description: description })
   }
 
-  async function issueCode(row: AuthorizationRequestRow, sessionId: string): Promise<AuthorizationStep> {
+  /**
+   * A refusal at /authorize, before any login: the redirect_uri of a request without an offer is
+   * the unregistered wallet's say-so, so the browser is not sent there (an open redirect).
+   */
+  async function refused(row: AuthorizationRequestRow, description: string): Promise<AuthorizationStep> {
+    if (row.sessionId) return denied(row, description)
+    await requests.fail(row.id)
+    throw new ProtocolError('access_denied', description)
+  }
+
+  async function issueCode(
+    row: AuthorizationRequestRow,
+    sessionId: string,
+    loginClaimsEncrypted?: string,
+  ): Promise<AuthorizationStep> {
     const code = handle()
     const expiresAt = new Date(deps.now().getTime() + CODE_SECONDS * 1000)
-    if (!(await requests.issueCode(row.id, row.status, codeHash(code), sessionId, expiresAt)))
-      throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
+    const issued = await requests.issueCode(row.id, row.status, {
+      codeHash: codeHash(code),
+      sessionId,
+      expiresAt,
+      ...(loginClaimsEncrypted ? { loginClaimsEncrypted } : {}),
+    })
+    if (!issued) throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
     return toWallet(row, { code })
   }
 
+  /** Sends the browser to the upstream login, bound to it by the login cookie. */
+  async function login(
+    row: AuthorizationRequestRow,
+    providerId: string,
+    browser: string | undefined,
+  ): Promise<AuthorizationStep> {
+    const provider = await loginProviders.row(providerId)
+    if (!provider) return refused(row, 'the login provider of this credential is gone')
+    const state = handle()
+    const value = browser ?? newLoginBrowser()
+    try {
+      const { url, secrets } = await startLogin(provider, { redirectUri: callbackUrl, state }, loginDeps)
+      await requests.startLogin(row.id, {
+        loginStateHash: codeHash(state),
+        loginSecretsEncrypted: deps.keys.cipher.encrypt({ ...secrets }, secretsAad(row.id)),
+        loginProviderId: providerId,
+        loginBrowserHash: codeHash(value),
+      })
+      return { redirect: url, cookie: loginCookie(value, cookiePath, LOGIN_SECONDS) }
+    } catch (error) {
+      deps.log.warn({ tenantId, loginProviderId: providerId, err: error }, 'login provider failed')
+      return refused(row, 'the login provider is not available')
+    }
+  }
+
   return {
-    /** Pushed authorization request endpoint (RFC 9126 §2); `dpopJkt` from a verified DPoP header. */
-    async push(body: Record<string, unknown>, dpopJkt?: string) {
+    /** Pushed authorization request endpoint (RFC 9126 §2). */
+    async push(body: Record<string, unknown>, sender: PushSender = {}) {
       const configs = await deps.tenants.credentialConfigs(tenantId)
       const pushed = parsePushedRequest(body, configs)
+      const { dpopJkt, walletClient } = sender
       if (dpopJkt && pushed.dpopJkt && dpopJkt !== pushed.dpopJkt)
         throw new ProtocolError('invalid_dpop_proof', 'dpop_jkt does not match the DPoP proof key')
       const now = deps.now()
@@ -86,6 +144,10 @@ export function createAuthorizationService(deps: ProtocolDeps, tenantId: string)
       }
       if (requested.length === 0)
         throw new ProtocolError('invalid_scope', 'no credential configuration of this issuer was requested')
+      checkRequested(
+        configs.filter((c) => requested.includes(c.id)),
+        { offered: offer !== undefined, attested: walletClient !== undefined },
+      )
       const requestUri = handle()
       await requests.insert({
         id: newId('par'),
@@ -98,6 +160,7 @@ export function createAuthorizationService(deps: ProtocolDeps, tenantId: string)
         detailConfigurationIds: pushed.detailConfigurationIds.filter((id) => requested.includes(id)),
         sessionId: offer?.id ?? null,
         dpopJkt: dpopJkt ?? pushed.dpopJkt ?? null,
+        attestedClientId: walletClient?.clientId ?? null,
         expiresAt: new Date(now.getTime() + REQUEST_URI_SECONDS * 1000),
       })
       return { request_uri: `${REQUEST_URI_PREFIX}${requestUri}`, expires_in: REQUEST_URI_SECONDS }
@@ -106,73 +169,83 @@ export function createAuthorizationService(deps: ProtocolDeps, tenantId: string)
     /**
      * Authorization endpoint (RFC 6749 §4.1.1 via PAR §4): only `client_id` + a pushed
      * `request_uri` (HAIP: no plain requests, I-33). Errors before the request is known are
-     * thrown (rendered as JSON, never a redirect to an unchecked URI).
+     * thrown (rendered as JSON, never a redirect to an unchecked URI). `cookie` is the browser's
+     * Cookie header: a reload before the login completed restarts the login in the same browser.
      */
-    async authorize(query: { client_id?: string; request_uri?: string }): Promise<AuthorizationStep> {
+    async authorize(
+      query: { client_id?: string; request_uri?: string },
+      cookie?: string,
+    ): Promise<AuthorizationStep> {
       if (!query.request_uri?.startsWith(REQUEST_URI_PREFIX) || !query.client_id)
         throw new ProtocolError(
           'invalid_request',
           'authorization requests must be pushed (PAR): send client_id and request_uri',
         )
       const now = deps.now()
-      const row = await requests.takeRequestUri(
-        codeHash(query.request_uri.slice(REQUEST_URI_PREFIX.length)),
-        query.client_id,
-        now,
-        { expiresAt: new Date(now.getTime() + LOGIN_SECONDS * 1000) },
-      )
+      const requestUriHash = codeHash(query.request_uri.slice(REQUEST_URI_PREFIX.length))
+      const browser = loginBrowserOf(cookie)
+      const row =
+        (await requests.takeRequestUri(requestUriHash, query.client_id, now, {
+          expiresAt: new Date(now.getTime() + LOGIN_SECONDS * 1000),
+        })) ??
+        (browser
+          ? await requests.retakeRequestUri(requestUriHash, query.client_id, codeHash(browser), now)
+          : undefined)
       if (!row)
         throw new ProtocolError(
           'invalid_request',
           'request_uri is unknown, expired, used or pushed by another client',
         )
-      const configs = await configsOf(row.credentialConfigurationIds)
-      const providerId = configs.find((c) => c.userAuthentication)?.userAuthentication?.loginProviderId
-      if (providerId) {
-        const provider = await createLoginProviderRepository(deps.db, tenantId).row(providerId)
-        if (!provider) return denied(row, 'the login provider of this credential is gone')
-        const state = handle()
-        try {
-          const { url, secrets } = await startLogin(provider, { redirectUri: callbackUrl, state }, loginDeps)
-          await requests.startLogin(
-            row.id,
-            codeHash(state),
-            deps.keys.cipher.encrypt({ ...secrets }, secretsAad(row.id)),
-          )
-          return { redirect: url }
-        } catch (error) {
-          deps.log.warn({ tenantId, loginProviderId: providerId, err: error }, 'login provider failed')
-          return denied(row, 'the login provider is not available')
-        }
-      }
+      const providerId = loginProviderOf(await configsOf(row.credentialConfigurationIds))
+      if (providerId) return login(row, providerId, browser)
       // An offer's own claims (or its attribute provider) stand for the holder: no login needed.
       if (row.sessionId) return issueCode(row, row.sessionId)
-      return denied(row, 'these credentials need an offer: no holder login is configured')
+      return refused(row, 'these credentials need an offer: no holder login is configured')
     },
 
-    /** The browser comes back from the upstream provider (OIDC Core §3.1.2.5). */
-    async callback(query: { state?: string; code?: string; error?: string }): Promise<AuthorizationStep> {
+    /**
+     * The browser comes back from the upstream provider (OIDC Core §3.1.2.5), with the login
+     * cookie of the browser sent there; `iss` is checked per RFC 9207.
+     */
+    async callback(
+      query: { state?: string; code?: string; error?: string; iss?: string },
+      cookie?: string,
+    ): Promise<AuthorizationStep> {
       const row = query.state ? await requests.takeLoginState(codeHash(query.state), deps.now()) : undefined
-      if (!row?.loginSecretsEncrypted)
+      if (!row?.loginSecretsEncrypted || !row.loginProviderId)
         throw new ProtocolError('invalid_request', 'unknown, expired or used login state')
+      const browser = loginBrowserOf(cookie)
+      if (!browser || codeHash(browser) !== row.loginBrowserHash) {
+        await requests.fail(row.id)
+        throw new ProtocolError('invalid_request', 'this login was not started in this browser')
+      }
       if (query.error || !query.code) return denied(row, 'the holder did not log in')
       const secrets = deps.keys.cipher.decrypt<LoginSecrets>(row.loginSecretsEncrypted, secretsAad(row.id))
       const configs = await configsOf(row.credentialConfigurationIds)
-      const providerId = configs.find((c) => c.userAuthentication)?.userAuthentication
-        ?.loginProviderId as string
+      const providerId = row.loginProviderId
       try {
-        const provider = await createLoginProviderRepository(deps.db, tenantId).row(providerId)
+        const provider = await loginProviders.row(providerId)
         if (!provider) return denied(row, 'the login provider of this credential is gone')
         const user = await finishLogin(
           provider,
-          { code: query.code, redirectUri: callbackUrl, secrets },
+          { code: query.code, iss: query.iss, redirectUri: callbackUrl, secrets },
           loginDeps,
         )
         const sessionId = row.sessionId ?? newId('ses')
         const claims = await loginClaims(deps, tenantId, { sessionId, configs, user })
         if (!claims.ok) return denied(row, claims.reason)
-        await storeClaims(row, sessionId, claims.claims, configs)
-        return issueCode(row, sessionId)
+        if (!row.sessionId) {
+          await startSession(
+            row,
+            sessionId,
+            configs.map((c) => c.id),
+            claims.claims,
+          )
+          return issueCode(row, sessionId)
+        }
+        const sealed = await withOfferClaims(sessionId, claims.claims)
+        if (!sealed) return denied(row, 'the offer is no longer open')
+        return issueCode(row, sessionId, sealed)
       } catch (error) {
         deps.log.warn({ tenantId, loginProviderId: providerId, err: error }, 'holder login failed')
         return denied(row, error instanceof DomainError ? error.detail : 'the login failed')
@@ -180,28 +253,32 @@ export function createAuthorizationService(deps: ProtocolDeps, tenantId: string)
     },
   }
 
-  /** Claims from the login join the offer's (or start a wallet-initiated session), sealed. */
-  async function storeClaims(
-    row: AuthorizationRequestRow,
+  /**
+   * The offer's claims with this login's, sealed for the session. Kept with the request, not
+   * written to the session: several wallets may log in on one offer, and only the one whose code
+   * redeems the session has its holder's claims issued (code-grant.ts).
+   */
+  async function withOfferClaims(
     sessionId: string,
     claims: Record<string, Record<string, unknown>>,
-    configs: CredentialConfig[],
+  ): Promise<string | undefined> {
+    const session = await sessions.get(sessionId)
+    if (session?.status !== 'offered') return undefined
+    const existing = offerClaims(deps.keys.sessionData, session)
+    return deps.keys.sessionData.sealClaims(tenantId, sessionId, { ...existing, ...claims })
+  }
+
+  /** A wallet-initiated flow's own session, with the login's claims (sealed). */
+  async function startSession(
+    row: AuthorizationRequestRow,
+    sessionId: string,
+    credentialConfigurationIds: string[],
+    claims: Record<string, Record<string, unknown>>,
   ) {
-    if (row.sessionId) {
-      const session = await sessions.get(sessionId)
-      const existing = session?.claimsEncrypted
-        ? deps.keys.sessionData.openClaims(tenantId, sessionId, session.claimsEncrypted)
-        : {}
-      await sessions.sealClaims(
-        sessionId,
-        deps.keys.sessionData.sealClaims(tenantId, sessionId, { ...existing, ...claims }),
-      )
-      return
-    }
     await sessions.insert({
       id: sessionId,
       status: 'offered',
-      credentialConfigurationIds: configs.map((c) => c.id),
+      credentialConfigurationIds,
       claimsEncrypted: deps.keys.sessionData.sealClaims(tenantId, sessionId, claims),
       // Never handed out: a wallet-initiated session redeems through its authorization code only.
       preAuthorizedCodeHash: codeHash(handle()),

@@ -105,7 +105,13 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     // DPoP §10: a dpop_jkt pushed with the request binds the code to that key.
     if (row.dpopJkt && input.dpopJkt !== row.dpopJkt)
       throw new ProtocolError('invalid_dpop_proof', 'the code is bound to another DPoP key')
-    if (!row.sessionId || !(await sessions.redeemAuthorized(row.sessionId, now)))
+    // ABCA §5, HAIP 4.3 (I-48): a code pushed by an attested client is redeemed by that client, attested.
+    if (row.attestedClientId && input.walletClient?.clientId !== row.attestedClientId)
+      throw new ProtocolError('invalid_client', 'the code was pushed by an attested client', {
+        status: 401,
+      })
+    // The claims of this request's holder login go into the session with the redemption.
+    if (!row.sessionId || !(await sessions.redeemAuthorized(row.sessionId, now, row.loginClaimsEncrypted)))
       throw invalidGrant('the offer of this authorization is no longer open')
     let refreshToken: string | undefined
     if (await wantsRefreshTokens(row)) refreshToken = randomBytes(32).toString('base64url')

@@ -99,3 +99,44 @@ export function parsePushedRequest(
     detailConfigurationIds: [...new Set(detailIds(body.authorization_details, configs))],
   }
 }
+
+/**
+ * The one login provider of the requested configurations (undefined when none logs its holder in).
+ * One login fills every configuration's claims, so configurations of different providers are not
+ * requested together.
+ */
+export function loginProviderOf(requested: CredentialConfig[]): string | undefined {
+  const providers = new Set(requested.flatMap((c) => c.userAuthentication?.loginProviderId ?? []))
+  if (providers.size > 1)
+    throw new ProtocolError(
+      'invalid_scope',
+      'these credential configurations log the holder in at different login providers: request them separately',
+    )
+  return [...providers][0]
+}
+
+/**
+ * What the requested configurations ask of a pushed request. Without an offer (no valid
+ * issuer_state), each must log its holder in: nothing else vouches for the holder or fills the
+ * claims, and the unregistered wallet's redirect_uri is used only after the holder logged in.
+ * `walletAttestation: "required"` needs an attested client here as at the token endpoint (HAIP 4.3).
+ */
+export function checkRequested(
+  requested: CredentialConfig[],
+  request: { offered: boolean; attested: boolean },
+): void {
+  const withoutLogin = requested.filter((c) => !c.userAuthentication)
+  if (!request.offered && withoutLogin.length > 0)
+    throw new ProtocolError(
+      'invalid_scope',
+      `${withoutLogin.map((c) => `'${c.id}'`).join(', ')} can be requested only with the issuer_state of an offer`,
+    )
+  loginProviderOf(requested)
+  const attested = requested.find((c) => c.walletAttestation === 'required')
+  if (attested && !request.attested)
+    throw new ProtocolError(
+      'invalid_client',
+      `'${attested.id}' requires wallet attestation client authentication`,
+      { status: 401 },
+    )
+}

@@ -6,6 +6,10 @@ import { type OutboundPolicy, outboundFetch } from '@credential-service/server-k
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 
 const TIMEOUT_MS = 5000
+/** The ID token comes from the token request we just made: an older one is not this login's. */
+const ID_TOKEN_MAX_AGE_SECONDS = 300
+/** Clock difference tolerated with the provider (exp, iat). */
+const CLOCK_TOLERANCE_SECONDS = 30
 /** Asymmetric ID token algorithms only: a symmetric one would be keyed by our client secret. */
 const ID_TOKEN_ALGS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA', 'Ed25519']
 
@@ -35,6 +39,7 @@ interface ProviderMetadata {
   token_endpoint: string
   jwks_uri: string
   userinfo_endpoint?: string
+  authorization_response_iss_parameter_supported?: boolean
 }
 
 async function getJson(
@@ -84,6 +89,8 @@ export async function startLogin(
     scope: [...scopes].join(' '),
     state: options.state,
     nonce: secrets.nonce,
+    // OIDC Core §3.1.2.1: the holder logs in every time; a provider session never answers silently.
+    prompt: 'login',
     // RFC 7636 §4.2: S256 challenge = base64url(SHA-256(verifier)).
     code_challenge: codeHash(secrets.codeVerifier),
     code_challenge_method: 'S256',
@@ -93,16 +100,29 @@ export async function startLogin(
 }
 
 /**
+ * RFC 9207 §2.4: an `iss` in the authorization response must be the provider's, and a provider
+ * that says it sends one must have sent it (mix-up defence), before its code is sent anywhere.
+ */
+function checkResponseIssuer(metadata: ProviderMetadata, iss: string | undefined, name: string) {
+  if (iss === undefined && metadata.authorization_response_iss_parameter_supported !== true) return
+  if (iss !== metadata.issuer)
+    throw new UpstreamError(`${name}: the authorization response is from another issuer`)
+}
+
+/**
  * Exchanges the upstream code (RFC 6749 §4.1.3, client_secret_basic or public client) and verifies
- * the ID token (OIDC Core §3.1.3.7: signature by the provider's JWKS, iss, aud, exp, nonce).
+ * the ID token (OIDC Core §3.1.3.7: signature by the provider's JWKS with an asymmetric algorithm,
+ * iss, aud and azp, exp, iat not older than ID_TOKEN_MAX_AGE_SECONDS, sub, nonce). `iss` is the
+ * authorization response's `iss` parameter.
  */
 export async function finishLogin(
   provider: LoginProviderRow,
-  options: { code: string; redirectUri: string; secrets: LoginSecrets },
+  options: { code: string; iss?: string | undefined; redirectUri: string; secrets: LoginSecrets },
   deps: LoginDeps,
 ): Promise<AuthenticatedUser> {
   const name = `login provider '${provider.id}'`
   const metadata = await discover(provider, deps)
+  checkResponseIssuer(metadata, options.iss, name)
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
     code: options.code,
@@ -135,12 +155,19 @@ export async function finishLogin(
       issuer: provider.issuer,
       audience: provider.clientId,
       algorithms: ID_TOKEN_ALGS,
+      requiredClaims: ['exp', 'iat', 'sub', 'nonce'],
+      maxTokenAge: ID_TOKEN_MAX_AGE_SECONDS,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
       currentDate: deps.now(),
     })
     claims = verified.payload
   } catch (cause) {
     throw new UpstreamError(`${name} returned an invalid ID token`, { cause })
   }
+  // OIDC Core §3.1.3.7 (4, 5): with several audiences, azp names the client it was issued to.
+  const several = Array.isArray(claims.aud) && claims.aud.length > 1
+  if ((several || claims.azp !== undefined) && claims.azp !== provider.clientId)
+    throw new UpstreamError(`${name} returned an ID token issued to another client (azp)`)
   if (claims.nonce !== options.secrets.nonce || typeof claims.sub !== 'string')
     throw new UpstreamError(`${name} returned an ID token for another login`)
   if (metadata.userinfo_endpoint && typeof tokens.access_token === 'string') {

@@ -50,9 +50,35 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       )
     },
 
-    /** Records the upstream login the browser was sent to. */
-    startLogin(id: string, loginStateHash: string, loginSecretsEncrypted: string) {
-      return step(and(eq(t.id, id), eq(t.status, 'authorizing')), { loginStateHash, loginSecretsEncrypted })
+    /**
+     * PAR §4 allows a reload before the authorization completes (I-32): the request_uri is taken
+     * again while its login is open, by the same client and from the browser the login was sent
+     * from. Its expiry stays that of the first login.
+     */
+    retakeRequestUri(requestUriHash: string, clientId: string, loginBrowserHash: string, at: Date) {
+      return step(
+        and(
+          eq(t.requestUriHash, requestUriHash),
+          eq(t.clientId, clientId),
+          eq(t.status, 'authorizing'),
+          eq(t.loginBrowserHash, loginBrowserHash),
+          gt(t.expiresAt, at),
+        ),
+        { status: 'authorizing' },
+      )
+    },
+
+    /** Records the upstream login the browser was sent to (a reload replaces the previous one). */
+    startLogin(
+      id: string,
+      login: {
+        loginStateHash: string
+        loginSecretsEncrypted: string
+        loginProviderId: string
+        loginBrowserHash: string
+      },
+    ) {
+      return step(and(eq(t.id, id), eq(t.status, 'authorizing')), login)
     },
 
     /**
@@ -68,20 +94,32 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       )
     },
 
-    /** Hands out the code of an authorized request (after login, or directly). */
-    issueCode(id: string, from: string, codeHash: string, sessionId: string, expiresAt: Date) {
+    /**
+     * Hands out the code of an authorized request (after login, or directly), with the login's
+     * claims for an offer's session, which its redemption moves into the session.
+     */
+    issueCode(
+      id: string,
+      from: string,
+      code: { codeHash: string; sessionId: string; expiresAt: Date; loginClaimsEncrypted?: string },
+    ) {
       return step(and(eq(t.id, id), eq(t.status, from)), {
+        ...code,
         status: 'code_issued',
         loginStateHash: null,
         loginSecretsEncrypted: null,
-        codeHash,
-        sessionId,
-        expiresAt,
+        loginBrowserHash: null,
       })
     },
 
     fail(id: string) {
-      return step(eq(t.id, id), { status: 'failed', loginStateHash: null, loginSecretsEncrypted: null })
+      return step(eq(t.id, id), {
+        status: 'failed',
+        loginStateHash: null,
+        loginSecretsEncrypted: null,
+        loginBrowserHash: null,
+        loginClaimsEncrypted: null,
+      })
     },
 
     /** RFC 6749 §4.1.3: the code is single-use and short-lived; the caller checks its bindings. */
@@ -93,7 +131,8 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
 
     /**
      * The first refresh token of a redeemed grant, or none (the grant then ends with the code), the
-     * DPoP key it is bound to and the end of its chain.
+     * DPoP key it is bound to and the end of its chain. The login claims went into the session with
+     * the redemption: the copy here is dropped.
      */
     setRefreshToken(
       id: string,
@@ -104,7 +143,7 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
         grantExpiresAt: Date
       },
     ) {
-      return step(and(eq(t.id, id), eq(t.status, 'redeemed')), grant)
+      return step(and(eq(t.id, id), eq(t.status, 'redeemed')), { ...grant, loginClaimsEncrypted: null })
     },
 
     /** The grant whose current or previous refresh token has this hash, in any status. */
@@ -126,7 +165,7 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
 
     /** BCP 4.5, 4.14.2 (S-35): a reused code or refresh token revokes the grant, refresh token included. */
     revoke(id: string) {
-      return step(eq(t.id, id), { status: 'revoked', refreshTokenHash: null })
+      return step(eq(t.id, id), { status: 'revoked', refreshTokenHash: null, loginClaimsEncrypted: null })
     },
 
     /**

@@ -250,22 +250,27 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
     /**
      * Authorization code flow (OpenID4VCI §5): the token request moves the session of an
      * authorized request out of `offered`, so the offer's pre-authorized code no longer redeems.
+     * `claimsEncrypted` (the claims of that request's holder login) replace the session's claims in
+     * the same statement: of two logins on one offer, only the redeeming one's claims are issued.
      */
-    async redeemAuthorized(id: string, at: Date): Promise<IssuanceSessionRow | undefined> {
+    async redeemAuthorized(
+      id: string,
+      at: Date,
+      claimsEncrypted?: string | null,
+    ): Promise<IssuanceSessionRow | undefined> {
+      const claims = claimsEncrypted ? { claimsEncrypted, legacyClaims: null } : {}
       const [row] = await db
         .update(issuanceSessions)
-        .set({ status: 'token_issued', tokenIssuedAt: at, offerCodeEncrypted: null, updatedAt: now() })
+        .set({
+          status: 'token_issued',
+          tokenIssuedAt: at,
+          offerCodeEncrypted: null,
+          ...claims,
+          updatedAt: now(),
+        })
         .where(and(byId(id), eq(issuanceSessions.status, 'offered'), gt(issuanceSessions.expiresAt, at)))
         .returning()
       return row
-    },
-
-    /** Replaces the sealed claims of an open session (claims from the holder's login). */
-    async sealClaims(id: string, claimsEncrypted: string): Promise<void> {
-      await db
-        .update(issuanceSessions)
-        .set({ claimsEncrypted, legacyClaims: null, updatedAt: now() })
-        .where(and(byId(id), eq(issuanceSessions.status, 'offered')))
     },
 
     /**

@@ -51,9 +51,20 @@ export const authorizationRequests = pgTable(
     sessionId: text(),
     /** The DPoP key of the grant: pushed with the request, else the one the code was redeemed with. */
     dpopJkt: text(),
+    /** The attested client (wallet attestation `sub`) of the pushed request: the token request must be too. */
+    attestedClientId: text(),
     /** Upstream login: our state (hashed), and nonce + PKCE verifier encrypted. */
     loginStateHash: text(),
     loginSecretsEncrypted: text(),
+    /** The login provider chosen at /authorize; the callback uses this one. */
+    loginProviderId: text(),
+    /** Hash of the cookie set in the browser sent to the login: the callback must come from it. */
+    loginBrowserHash: text(),
+    /**
+     * The offer session's claims with this login's claims, sealed for the session: they replace the
+     * session's claims only when this request's code redeems the session.
+     */
+    loginClaimsEncrypted: text(),
     codeHash: text(),
     refreshTokenHash: text(),
     /** The refresh token the current one replaced: presented again, it revokes the grant (BCP 4.14.2). */

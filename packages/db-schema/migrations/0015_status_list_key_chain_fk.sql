@@ -1,1 +1,0 @@
-ALTER TABLE "status_lists" ADD CONSTRAINT "status_lists_key_chain_fk" FOREIGN KEY ("tenant_id","key_chain_id") REFERENCES "public"."key_chains"("tenant_id","id") ON DELETE no action ON UPDATE no action;

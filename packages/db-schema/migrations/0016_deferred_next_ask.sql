@@ -1,1 +1,0 @@
-ALTER TABLE "deferred_credentials" ADD COLUMN "next_ask_at" timestamp with time zone DEFAULT now() NOT NULL;

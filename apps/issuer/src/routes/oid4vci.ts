@@ -25,7 +25,7 @@ export interface WalletLimits {
 }
 
 /**
- * Checklist S-34, S-126: the token, nonce and offer endpoints answer anybody, so floods and
+ * Checklist S-34, S-126: the token, nonce, offer, PAR and authorize endpoints answer anybody, so floods and
  * guessing (pre-authorized codes, transaction codes, offer ids) are bounded per client IP, and
  * optionally per tenant, with 429 and `Retry-After` before the body is even read.
  */

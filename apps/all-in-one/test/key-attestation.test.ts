@@ -334,7 +334,7 @@ describe.each(testDatabases())(
       const cases: Record<string, [Parameters<typeof keyAttestation>[1], string]> = {
         'exp in the past': [
           { exp: now - 60 },
-          'the key attestation is refused: "exp" claim timestamp check failed',
+          "the key attestation is refused: 'exp' claim timestamp check failed",
         ],
         'iat in the future': [{ iat: now + 3600 }, 'the key attestation iat is missing or in the future'],
         'user_authentication below policy': [

@@ -96,6 +96,8 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
       clientId?: string
       details?: boolean
       tokenHeaders?: Record<string, string>
+      /** Headers of the pushed request (a wallet attestation, when a configuration requires one). */
+      parHeaders?: Record<string, string>
     } = {},
   ) {
     const configurationId = options.configurationId ?? 'pid'
@@ -111,6 +113,7 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
     expect(offered.status, JSON.stringify(offered.body)).toBe(201)
     const verifier = randomBytes(32).toString('base64url')
     const pushed = await inject('POST', `/issuers/${tenant}/par`, {
+      ...(options.parHeaders ? { headers: options.parHeaders } : {}),
       form: {
         response_type: 'code',
         client_id: clientId,
@@ -251,6 +254,7 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
     const { answer } = await grant({
       configurationId: 'attested',
       clientId: 'wallet-client',
+      parHeaders: await attestation(),
       tokenHeaders: await attestation(),
     })
     const bare = await refresh(answer.refresh_token, {}, 'wallet-client')

@@ -232,7 +232,7 @@ describe('SDK against a listening service', () => {
     }, 120_000)
     afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-    it('issue 13: the tarball ships dist and openapi.json, and depends on no package at all', () => {
+    it('issue 13: the tarball ships its README, dist and openapi.json, and depends on no package at all', () => {
       const installed = join(scratch, 'node_modules/@credential-service/sdk')
       const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))
       expect(manifest.dependencies).toBeUndefined()
@@ -241,7 +241,12 @@ describe('SDK against a listening service', () => {
         import: { types: './dist/esm/index.d.ts', default: './dist/esm/index.js' },
         require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' },
       })
-      expect(readdirSync(installed).sort()).toStrictEqual(['dist', 'openapi.json', 'package.json'])
+      expect(readdirSync(installed).sort()).toStrictEqual([
+        'README.md',
+        'dist',
+        'openapi.json',
+        'package.json',
+      ])
       for (const dir of ['dist/esm', 'dist/esm/generated', 'dist/cjs']) {
         for (const file of readdirSync(join(installed, dir)).filter((name) => /\.(js|ts)$/.test(name)))
           expect(readFileSync(join(installed, dir, file), 'utf8')).not.toMatch(/@credential-service\//)

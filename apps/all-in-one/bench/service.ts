@@ -9,6 +9,7 @@ import { Agent, createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '../test/free-port'
 
 const root = new URL('../../..', import.meta.url).pathname
 
@@ -24,8 +25,6 @@ export interface RunningService {
   rootClient: { id: string; secret: string }
   stop(): Promise<void>
 }
-
-const randomPort = () => 43_000 + Math.floor(Math.random() * 15_000)
 
 // Fixed secrets: a bench database used twice must see the MASTER_SECRET it was set up with.
 const SECRETS = {
@@ -87,7 +86,7 @@ async function stopAll(children: ChildProcess[]): Promise<void> {
 }
 
 export async function startAllInOne(databaseUrl: string | undefined): Promise<RunningService> {
-  const port = randomPort()
+  const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
   const base = `http://127.0.0.1:${port}`
   const child = spawnApp('all-in-one', {
@@ -139,7 +138,7 @@ function startIngress(ports: Record<'management' | 'issuer' | 'verifier', number
 }
 
 export async function startSeparate(databaseUrl: string): Promise<RunningService> {
-  const ports = { management: randomPort(), issuer: randomPort() + 1, verifier: randomPort() + 2 }
+  const ports = { management: await freePort(), issuer: await freePort(), verifier: await freePort() }
   const ingress = await startIngress(ports)
   const base = `http://127.0.0.1:${(ingress.address() as AddressInfo).port}`
   const shared = { DATABASE_URL: databaseUrl, PUBLIC_URL: base, MASTER_SECRET: SECRETS.MASTER_SECRET }

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import Provider from 'oidc-provider'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 import { startAllInOne } from './harness'
 
 // The wallet is oid4vc-ts over real HTTP; the upstream login is a real oidc-provider.
@@ -151,7 +152,7 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
   }
 
   beforeAll(async () => {
-    const port = 41_000 + Math.floor(Math.random() * 8000)
+    const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
     const started = await startAllInOne(
       testDatabases().at(-1) as TestDatabase,

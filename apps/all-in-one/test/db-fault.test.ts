@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SERVICE_VERSION } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 
 const PG_BIN = '/usr/lib/postgresql/15/bin'
 const root = new URL('../../..', import.meta.url).pathname
@@ -73,14 +73,6 @@ async function startOwnPostgres() {
       rmSync(dir, { recursive: true, force: true })
     },
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 /** The all-in-one process as `npm start` runs it, with every output line kept. */

@@ -21,6 +21,7 @@ import {
   sign,
   signUnchecked,
 } from './attestation-fixtures'
+import { freePort } from './free-port'
 import { startAllInOne, tenantAdmin } from './harness'
 
 // oid4vc-ts over real HTTP on 127.0.0.1.
@@ -47,7 +48,7 @@ describe.each(testDatabases())(
     let clockSkewMs = 0
 
     beforeAll(async () => {
-      const port = 41_000 + Math.floor(Math.random() * 8000)
+      const port = await freePort()
       baseUrl = `http://127.0.0.1:${port}`
       issuer = `${baseUrl}/issuers/${tenant}`
       const started = await startAllInOne(

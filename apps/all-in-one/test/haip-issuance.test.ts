@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
+import { freePort } from './free-port'
 import { startAllInOne } from './harness'
 import { presentOverHttp } from './wallet'
 
@@ -56,7 +57,7 @@ describe.each(testDatabases())(
     }
 
     beforeAll(async () => {
-      const port = 41_000 + Math.floor(Math.random() * 8000)
+      const port = await freePort()
       baseUrl = `http://127.0.0.1:${port}`
       // Our own verifier fetches our own status lists: plain http to this test host is allowed.
       const started = await startAllInOne(testDatabase as TestDatabase, baseUrl, {

@@ -23,10 +23,10 @@ import {
 import { networkInterfaces, tmpdir } from 'node:os'
 import { dirname, isAbsolute, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 
 const root = new URL('../../..', import.meta.url).pathname
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1]
-const randomPort = () => 41_000 + Math.floor(Math.random() * 15_000)
 // As root, processes switch to the image's USER (util-linux setpriv); otherwise they run as we do.
 const isRoot = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0
 
@@ -265,7 +265,7 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
   )
 
   it('the default command serves /, /api/health, /healthz and /readyz, and stops on SIGTERM with 0', async () => {
-    const port = randomPort()
+    const port = await freePort()
     const { file, args, ...options } = run([], { PORT: String(port) })
     const child: ChildProcess = spawn(file, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
@@ -309,7 +309,7 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
 
 describe('issue 13: npm start (scripts/run.mjs start)', () => {
   it('listens on 127.0.0.1 when HOST is unset, and stops on SIGTERM as on Ctrl-C: exit 0, port closed', async () => {
-    const port = randomPort()
+    const port = await freePort()
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),

@@ -6,6 +6,7 @@ import { clientAuthenticationNone } from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { freePort } from './free-port'
 import { startAllInOne } from './harness'
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read loosely typed JSON answers
@@ -93,7 +94,7 @@ export interface IssuerFixture {
  * `deferred-pid` (claims from the attribute provider, batch 2, status list entries).
  */
 export async function startIssuerFixture(testDatabase: TestDatabase): Promise<IssuerFixture> {
-  const port = 41_000 + Math.floor(Math.random() * 8000)
+  const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
   const started = await startAllInOne(testDatabase, baseUrl, {
     OUTBOUND_ALLOW_HTTP: 'true',

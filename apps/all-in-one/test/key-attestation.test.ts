@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { decodeJwt, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, type KeyPair, keyPair, selfSignedCopy, sign } from './attestation-fixtures'
+import { freePort } from './free-port'
 import { startAllInOne, tenantAdmin } from './harness'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -28,7 +29,7 @@ describe.each(testDatabases())(
     let trusted: Awaited<ReturnType<typeof attester>>
 
     beforeAll(async () => {
-      const port = 41_000 + Math.floor(Math.random() * 8000)
+      const port = await freePort()
       baseUrl = `http://127.0.0.1:${port}`
       issuer = `${baseUrl}/issuers/${tenant}`
       const started = await startAllInOne(testDatabase as TestDatabase, baseUrl)

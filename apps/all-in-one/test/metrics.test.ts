@@ -1,22 +1,14 @@
-import { createServer } from 'node:net'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { createManagementClient } from '@credential-service/sdk'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 import { bearer, startAllInOne } from './harness'
 import { issueOverHttp, presentOverHttp, redeemOffer } from './wallet'
 
 const VCT = 'urn:eudi:pid:1'
 const M = 'credential_service_'
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 interface Sample {
   name: string

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { decodeJwt } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { renderEnvTable } from '../src/env-table'
+import { freePort } from './free-port'
 import { redeemOffer } from './wallet'
 
 const root = new URL('../../..', import.meta.url).pathname
@@ -40,7 +41,7 @@ describe('README', () => {
 
   it('issue 13: the "First issuance" commands work as written against the all-in-one service', async () => {
     const work = mkdtempSync(join(tmpdir(), 'cs-readme-'))
-    const port = 41_000 + Math.floor(Math.random() * 9_000)
+    const port = await freePort()
     const child = spawn(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
       cwd: root,
       env: {

@@ -1,7 +1,6 @@
 import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -16,21 +15,13 @@ import {
 } from '@credential-service/sdk'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
+import { freePort } from './free-port'
 import { startAllInOne } from './harness'
 import { presentOverHttp, redeemOffer } from './wallet'
 
 const run = promisify(execFile)
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 const VCT = 'urn:eudi:pid:1'
-
-/** A port nobody listens on now, so PUBLIC_URL can name the address the service will listen on. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 describe('SDK against a listening service', () => {
   let app: FastifyInstance

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { TEST_MASTER_SECRET, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { verifyMasterSecret } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 
 const root = new URL('../../..', import.meta.url).pathname
 const env = {
@@ -52,7 +53,7 @@ describe.each(['management', 'issuer', 'verifier'])('standalone %s process', (ap
   )
 
   it.runIf(process.env.TEST_DATABASE_URL)('starts on PostgreSQL and answers / and /healthz', async () => {
-    const port = 40_000 + Math.floor(Math.random() * 10_000)
+    const port = await freePort()
     const child: ChildProcess = spawn(process.execPath, entry(app), {
       cwd: root,
       env: { ...env, DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(port), HOST: '127.0.0.1' },
@@ -80,8 +81,8 @@ describe('management and issuer as separate processes on one PostgreSQL', () => 
   it.runIf(process.env.TEST_DATABASE_URL)(
     'an offer made by management is redeemed at the issuer',
     async () => {
-      const managementPort = 40_000 + Math.floor(Math.random() * 5000)
-      const issuerPort = managementPort + 5000
+      const managementPort = await freePort()
+      const issuerPort = await freePort()
       // Without an ingress, PUBLIC_URL is the issuer's origin: offers point wallets there.
       const shared = {
         ...env,

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 import { type AllInOne, startAllInOne } from './harness'
 import { issueOverHttp, mdocDeviceResponse, presentOverHttp } from './wallet'
 
@@ -51,7 +52,7 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
   }
 
   beforeAll(async () => {
-    const port = 42_000 + Math.floor(Math.random() * 7000)
+    const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
     // Our own verifier fetches our own lists: plain http to this test host is allowed.
     const started = await startAllInOne(testDatabase, baseUrl, {

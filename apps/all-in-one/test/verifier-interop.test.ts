@@ -25,6 +25,7 @@ import {
   type JWK,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 import { startAllInOne } from './harness'
 import { type RegistrarStandIn, startRegistrarStandIn } from './registrar-standin'
 import { issueOverHttp, kbSigner } from './wallet'
@@ -115,7 +116,7 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
     ).json()
 
   beforeAll(async () => {
-    const port = 42_000 + Math.floor(Math.random() * 7000)
+    const port = await freePort()
     baseUrl = `http://localhost:${port}`
     registrar = await startRegistrarStandIn({ id: 'interop-rp', secret: 'interop-registrar-secret' })
     // The registrar stand-in listens on loopback http: the test policy allows exactly that.

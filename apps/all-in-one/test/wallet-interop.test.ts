@@ -17,6 +17,7 @@ import {
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 import { startAllInOne } from './harness'
 
 const mdocContext = createMdocContext(CoseKey)
@@ -46,7 +47,7 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
   const tenant = `interop-${crypto.randomUUID().slice(0, 8)}`
 
   beforeAll(async () => {
-    const port = 41_000 + Math.floor(Math.random() * 8000)
+    const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
     const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl)
     app = started.app

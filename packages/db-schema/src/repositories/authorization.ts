@@ -2,18 +2,109 @@ import { and, eq, gt, or, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { type AuthorizationRequestRow, authorizationRequests, issuanceSessions } from '../schema'
 import { deleteExpiredBatch } from './issuance'
+import { insertValues, param, prepared, preparedInsert } from './prepared'
 
 export type NewAuthorizationRequest = Omit<
   typeof authorizationRequests.$inferInsert,
   'tenantId' | 'status' | 'createdAt' | 'updatedAt'
 >
 
+const INSERT_COLUMNS = [
+  'tenantId',
+  'id',
+  'status',
+  'requestUriHash',
+  'clientId',
+  'redirectUri',
+  'codeChallenge',
+  'state',
+  'credentialConfigurationIds',
+  'detailConfigurationIds',
+  'sessionId',
+  'dpopJkt',
+  'attestedClientId',
+  'expiresAt',
+]
+
+const t = authorizationRequests
+const tenant = param('tenantId')
+const at = param('at')
+const stepOf = (d: Database, where: ReturnType<typeof and>, set: Record<string, unknown>) =>
+  d
+    .update(t)
+    .set({ ...(set as Partial<typeof authorizationRequests.$inferInsert>), updatedAt: sql`now()` })
+    .where(and(eq(t.tenantId, tenant), where))
+    .returning()
+
+// The steps every code flow takes (PAR, authorize, token), prepared once per database.
+const statements = {
+  takeRequestUri: (db: Database) =>
+    prepared(db, 'authz_take_request_uri', (d) =>
+      stepOf(
+        d,
+        and(
+          eq(t.requestUriHash, param('requestUriHash')),
+          eq(t.clientId, param('clientId')),
+          eq(t.status, 'pushed'),
+          gt(t.expiresAt, at),
+        ),
+        { status: 'authorizing', expiresAt: param('expiresAt') },
+      ),
+    ),
+  issueCode: (db: Database) =>
+    prepared(db, 'authz_issue_code', (d) =>
+      stepOf(d, and(eq(t.id, param('id')), eq(t.status, param('from'))), {
+        status: 'code_issued',
+        codeHash: param('codeHash'),
+        sessionId: param('sessionId'),
+        expiresAt: param('expiresAt'),
+        loginClaimsEncrypted: param('loginClaimsEncrypted'),
+        loginStateHash: null,
+        loginSecretsEncrypted: null,
+        loginBrowserHash: null,
+      }),
+    ),
+  redeemCode: (db: Database) =>
+    prepared(db, 'authz_redeem_code', (d) =>
+      stepOf(d, and(eq(t.codeHash, param('codeHash')), eq(t.status, 'code_issued'), gt(t.expiresAt, at)), {
+        status: 'redeemed',
+      }),
+    ),
+  setRefreshToken: (db: Database) =>
+    prepared(db, 'authz_set_refresh_token', (d) =>
+      stepOf(d, and(eq(t.id, param('id')), eq(t.status, 'redeemed')), {
+        refreshTokenHash: param('refreshTokenHash'),
+        dpopJkt: param('dpopJkt'),
+        expiresAt: param('expiresAt'),
+        grantExpiresAt: param('grantExpiresAt'),
+        loginClaimsEncrypted: null,
+      }),
+    ),
+  sessionByIssuerState: (db: Database) =>
+    prepared(db, 'authz_session_by_issuer_state', (d) =>
+      d
+        .select({
+          id: issuanceSessions.id,
+          credentialConfigurationIds: issuanceSessions.credentialConfigurationIds,
+        })
+        .from(issuanceSessions)
+        .where(
+          and(
+            eq(issuanceSessions.tenantId, tenant),
+            eq(issuanceSessions.issuerStateHash, param('issuerStateHash')),
+            eq(issuanceSessions.status, 'offered'),
+            gt(issuanceSessions.expiresAt, at),
+          ),
+        ),
+    ),
+}
+const iso = (date: Date) => date.toISOString()
+
 /**
  * Authorization code flows of one tenant. Each step takes its handle in one conditional update, so
  * of two requests with the same request_uri, login state, code or refresh token exactly one wins.
  */
 export function createAuthorizationRequestRepository(db: Database, tenantId: string) {
-  const t = authorizationRequests
   const mine = eq(t.tenantId, tenantId)
   const step = async (
     where: ReturnType<typeof and>,
@@ -29,25 +120,25 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
 
   return {
     async insert(row: NewAuthorizationRequest): Promise<void> {
-      await db.insert(t).values({ ...row, tenantId, status: 'pushed' })
+      const values = insertValues(t, INSERT_COLUMNS, { ...row, tenantId, status: 'pushed' })
+      await preparedInsert(db, 'authz_insert', t, INSERT_COLUMNS).execute(values)
     },
 
     /** PAR §4, §7.3: the request_uri is single-use, short-lived and bound to the pushing client. */
-    takeRequestUri(
+    async takeRequestUri(
       requestUriHash: string,
       clientId: string,
       at: Date,
-      next: Partial<AuthorizationRequestRow>,
-    ) {
-      return step(
-        and(
-          eq(t.requestUriHash, requestUriHash),
-          eq(t.clientId, clientId),
-          eq(t.status, 'pushed'),
-          gt(t.expiresAt, at),
-        ),
-        { ...next, status: 'authorizing' },
-      )
+      next: { expiresAt: Date },
+    ): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await statements.takeRequestUri(db).execute({
+        tenantId,
+        requestUriHash,
+        clientId,
+        at: iso(at),
+        expiresAt: iso(next.expiresAt),
+      })
+      return row
     },
 
     /**
@@ -98,18 +189,21 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
      * Hands out the code of an authorized request (after login, or directly), with the login's
      * claims for an offer's session, which its redemption moves into the session.
      */
-    issueCode(
+    async issueCode(
       id: string,
       from: string,
       code: { codeHash: string; sessionId: string; expiresAt: Date; loginClaimsEncrypted?: string },
-    ) {
-      return step(and(eq(t.id, id), eq(t.status, from)), {
-        ...code,
-        status: 'code_issued',
-        loginStateHash: null,
-        loginSecretsEncrypted: null,
-        loginBrowserHash: null,
+    ): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await statements.issueCode(db).execute({
+        tenantId,
+        id,
+        from,
+        codeHash: code.codeHash,
+        sessionId: code.sessionId,
+        expiresAt: iso(code.expiresAt),
+        loginClaimsEncrypted: code.loginClaimsEncrypted ?? null,
       })
+      return row
     },
 
     fail(id: string) {
@@ -123,10 +217,9 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
     },
 
     /** RFC 6749 §4.1.3: the code is single-use and short-lived; the caller checks its bindings. */
-    redeemCode(codeHash: string, at: Date) {
-      return step(and(eq(t.codeHash, codeHash), eq(t.status, 'code_issued'), gt(t.expiresAt, at)), {
-        status: 'redeemed',
-      })
+    async redeemCode(codeHash: string, at: Date): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await statements.redeemCode(db).execute({ tenantId, codeHash, at: iso(at) })
+      return row
     },
 
     /**
@@ -134,7 +227,7 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
      * DPoP key it is bound to and the end of its chain. The login claims went into the session with
      * the redemption: the copy here is dropped.
      */
-    setRefreshToken(
+    async setRefreshToken(
       id: string,
       grant: {
         refreshTokenHash: string | null
@@ -142,8 +235,16 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
         expiresAt: Date
         grantExpiresAt: Date
       },
-    ) {
-      return step(and(eq(t.id, id), eq(t.status, 'redeemed')), { ...grant, loginClaimsEncrypted: null })
+    ): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await statements.setRefreshToken(db).execute({
+        tenantId,
+        id,
+        refreshTokenHash: grant.refreshTokenHash,
+        dpopJkt: grant.dpopJkt,
+        expiresAt: iso(grant.expiresAt),
+        grantExpiresAt: iso(grant.grantExpiresAt),
+      })
+      return row
     },
 
     /** The grant whose current or previous refresh token has this hash, in any status. */
@@ -192,20 +293,7 @@ export async function sessionByIssuerState(
   issuerStateHash: string,
   at: Date,
 ): Promise<{ id: string; credentialConfigurationIds: string[] } | undefined> {
-  const [row] = await db
-    .select({
-      id: issuanceSessions.id,
-      credentialConfigurationIds: issuanceSessions.credentialConfigurationIds,
-    })
-    .from(issuanceSessions)
-    .where(
-      and(
-        eq(issuanceSessions.tenantId, tenantId),
-        eq(issuanceSessions.issuerStateHash, issuerStateHash),
-        eq(issuanceSessions.status, 'offered'),
-        gt(issuanceSessions.expiresAt, at),
-      ),
-    )
+  const [row] = await statements.sessionByIssuerState(db).execute({ tenantId, issuerStateHash, at: iso(at) })
   return row
 }
 

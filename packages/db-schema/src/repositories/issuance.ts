@@ -159,6 +159,23 @@ const statements = {
         )
         .returning({ id: issuanceNotifications.id })
     }),
+  redeemAuthorized: (db: Database) =>
+    prepared(db, 'issuance_redeem_authorized', (d) => {
+      // The holder login's claims, when the code flow had one, replace the offer's.
+      const login = sql`${param('claimsEncrypted')}::text`
+      return d
+        .update(issuanceSessions)
+        .set({
+          status: 'token_issued',
+          tokenIssuedAt: at,
+          offerCodeEncrypted: null,
+          claimsEncrypted: sql`coalesce(${login}, ${issuanceSessions.claimsEncrypted})`,
+          legacyClaims: sql`case when ${login} is null then ${issuanceSessions.legacyClaims} end`,
+          updatedAt: sql`now()`,
+        })
+        .where(openSession)
+        .returning()
+    }),
   issueNonce: (db: Database) =>
     prepared(db, 'nonce_issue', (d) =>
       d.insert(nonces).values({ tenantId: tenant, value: param('value'), expiresAt: at }),
@@ -258,18 +275,12 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       at: Date,
       claimsEncrypted?: string | null,
     ): Promise<IssuanceSessionRow | undefined> {
-      const claims = claimsEncrypted ? { claimsEncrypted, legacyClaims: null } : {}
-      const [row] = await db
-        .update(issuanceSessions)
-        .set({
-          status: 'token_issued',
-          tokenIssuedAt: at,
-          offerCodeEncrypted: null,
-          ...claims,
-          updatedAt: now(),
-        })
-        .where(and(byId(id), eq(issuanceSessions.status, 'offered'), gt(issuanceSessions.expiresAt, at)))
-        .returning()
+      const [row] = await statements.redeemAuthorized(db).execute({
+        tenantId,
+        id,
+        at: at.toISOString(),
+        claimsEncrypted: claimsEncrypted || null,
+      })
       return row
     },
 

@@ -1,6 +1,21 @@
 import { lt, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { usedJtis } from '../schema'
+import { param, prepared } from './prepared'
+
+// Every DPoP proof and attestation PoP runs it: prepared once per database.
+const useJti = (db: Database) =>
+  prepared(db, 'jti_use', (d) =>
+    d
+      .insert(usedJtis)
+      .values({ tenantId: param('tenantId'), value: param('value'), expiresAt: param('expiresAt') })
+      .onConflictDoUpdate({
+        target: [usedJtis.tenantId, usedJtis.value],
+        set: { expiresAt: param('expiresAt') },
+        setWhere: lt(usedJtis.expiresAt, param('now')),
+      })
+      .returning({ value: usedJtis.value }),
+  )
 
 /** JWT ids of one tenant that may be used once (DPoP proofs, attestation PoPs). */
 export function createJtiRepository(db: Database, tenantId: string) {
@@ -10,15 +25,12 @@ export function createJtiRepository(db: Database, tenantId: string) {
      * replay. A row whose expiry passed is taken over, so a purge lagging behind refuses nothing.
      */
     async use(value: string, expiresAt: Date, now: Date): Promise<boolean> {
-      const rows = await db
-        .insert(usedJtis)
-        .values({ tenantId, value, expiresAt })
-        .onConflictDoUpdate({
-          target: [usedJtis.tenantId, usedJtis.value],
-          set: { expiresAt },
-          setWhere: lt(usedJtis.expiresAt, now),
-        })
-        .returning({ value: usedJtis.value })
+      const rows = await useJti(db).execute({
+        tenantId,
+        value,
+        expiresAt: expiresAt.toISOString(),
+        now: now.toISOString(),
+      })
       return rows.length === 1
     },
   }

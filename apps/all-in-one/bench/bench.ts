@@ -26,6 +26,8 @@ const LEVELS = [1, 8, 32]
 const TICK_MS = 10 // Linux USER_HZ: /proc reports CPU time in 1/100 s
 const TARGET_RATIO = 2
 const separate = process.argv.includes('--separate')
+/** Comma-separated parts of flow names: only those flows run (all when unset). */
+const only = process.env.BENCH_ONLY?.split(',').map((part) => part.trim().toLowerCase())
 const databaseUrl = process.env.BENCH_DATABASE_URL
 
 function cpuMs(pid: number): number {
@@ -142,7 +144,11 @@ async function main() {
   const service = separate ? await startSeparate(databaseUrl as string) : await startAllInOne(databaseUrl)
   try {
     const { tenant, auth } = await setUpTenant(service.base, service.rootClient)
-    const flows = await createFlows(service.base, tenant, auth)
+    const flows = Object.fromEntries(
+      Object.entries(await createFlows(service.base, tenant, auth)).filter(
+        ([name]) => !only || only.some((part) => name.toLowerCase().includes(part)),
+      ),
+    )
     // Idle: started, set up, one flow of each kind done, nothing in flight.
     await new Promise((resolve) => setTimeout(resolve, 1000))
     const idleRssMb = Object.fromEntries(service.processes.map((p) => [p.name, round(rssMb(p.pid), 0)]))

@@ -16,8 +16,19 @@ export interface DpopNonces {
  */
 export function createDpopNonces(key: Buffer, now: () => Date): DpopNonces {
   const windowAt = () => Math.floor(now().getTime() / 1000 / WINDOW_SECONDS)
-  const mac = (tenantId: string, window: number) =>
-    createHmac('sha256', key).update(`${tenantId}|${window}`).digest().subarray(0, 18)
+  // Every answer of the token, nonce and credential endpoints carries a nonce: each tenant's MAC
+  // of a window is computed once (bounded; cleared whole when full).
+  const macs = new Map<string, Buffer>()
+  const mac = (tenantId: string, window: number) => {
+    const input = `${tenantId}|${window}`
+    let value = macs.get(input)
+    if (!value) {
+      if (macs.size >= 10_000) macs.clear()
+      value = createHmac('sha256', key).update(input).digest().subarray(0, 18)
+      macs.set(input, value)
+    }
+    return value
+  }
   return {
     issue(tenantId) {
       const window = windowAt()

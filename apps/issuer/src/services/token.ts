@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ProtocolError } from '@credential-service/core-domain'
+import { type CredentialConfig, ProtocolError } from '@credential-service/core-domain'
 import { codeHash, signJws } from '@credential-service/crypto'
 import { createIssuanceSessionRepository, type IssuanceSessionRow } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
@@ -110,14 +110,20 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
       if (!input.code) throw new ProtocolError('invalid_request', 'pre-authorized_code is required')
       const now = deps.now()
       const hash = codeHash(input.code)
-      await requireSenderConstraints(
-        input,
-        async () => (await sessions.byCodeHash(hash))?.credentialConfigurationIds ?? [],
-      )
-      // An empty tx_code counts as none: RFC 6749 §3.2, a parameter without a value is omitted.
+      // Configurations whose sender constraints this request lacks are left out of the one-statement
+      // redemption; a code of such an offer is refused unspent, with the reason read on that path.
+      const unconstrained = await unconstrainedConfigs(input)
+      if (input.txCode && unconstrained.length > 0) {
+        const offered = (await sessions.byCodeHash(hash))?.credentialConfigurationIds ?? []
+        refuseUnconstrained(input, unconstrained, offered)
+      }
       const redeemed = input.txCode
         ? await redeemWithTxCode(hash, input.txCode, now)
-        : ((await sessions.redeemByCode(hash, now)) ?? (await refuseRedemption(hash, false, now)))
+        : ((await sessions.redeemByCode(
+            hash,
+            now,
+            unconstrained.map((c) => c.id),
+          )) ?? (await refuseRedemption(hash, false, now, input)))
       return issueAccessToken({
         sessionId: redeemed.id,
         configurationIds: redeemed.credentialConfigurationIds,
@@ -223,15 +229,22 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
     input: TokenInput,
     configurationIds: () => Promise<string[]>,
   ): Promise<void> {
-    if (input.dpopJkt && input.walletClient) return
-    const strict = (await deps.tenants.credentialConfigs(tenantId)).filter(
+    const unconstrained = await unconstrainedConfigs(input)
+    if (unconstrained.length > 0) refuseUnconstrained(input, unconstrained, await configurationIds())
+  }
+
+  /** The tenant's configurations (cached) whose DPoP or attestation requirement `input` does not meet. */
+  async function unconstrainedConfigs(input: TokenInput): Promise<CredentialConfig[]> {
+    if (input.dpopJkt && input.walletClient) return []
+    return (await deps.tenants.credentialConfigs(tenantId)).filter(
       (c) =>
         (!input.dpopJkt && c.dpop === 'required') ||
         (!input.walletClient && c.walletAttestation === 'required'),
     )
-    if (strict.length === 0) return
-    const asked = await configurationIds()
-    for (const config of strict.filter((c) => asked.includes(c.id))) {
+  }
+
+  function refuseUnconstrained(input: TokenInput, unconstrained: CredentialConfig[], asked: string[]): void {
+    for (const config of unconstrained.filter((c) => asked.includes(c.id))) {
       if (!input.dpopJkt && config.dpop === 'required')
         throw new ProtocolError(
           'invalid_dpop_proof',
@@ -268,8 +281,16 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
    * S-33 asks for invalid_request when a tx_code is missing or sent to an offer without one, and
    * invalid_grant for a code that is unknown, used, expired or locked.
    */
-  async function refuseRedemption(hash: string, txCodeSent: boolean, now: Date): Promise<never> {
+  async function refuseRedemption(
+    hash: string,
+    txCodeSent: boolean,
+    now: Date,
+    input?: TokenInput,
+  ): Promise<never> {
     const row = await sessions.byCodeHash(hash)
+    // Left out of the redemption for a sender constraint the request lacks (HAIP §4, §4.4.1).
+    if (input && row)
+      refuseUnconstrained(input, await unconstrainedConfigs(input), row.credentialConfigurationIds)
     if (row?.status === 'failed' && row.txCodeAttempts >= TX_CODE_ATTEMPTS) {
       throw new ProtocolError('invalid_grant', TX_CODE_LOCKED)
     }

@@ -75,7 +75,14 @@ const statements = {
       d
         .update(issuanceSessions)
         .set({ status: 'token_issued', tokenIssuedAt: at, updatedAt: sql`now()` })
-        .where(and(openByCode, isNull(issuanceSessions.txCodeHash)))
+        .where(
+          and(
+            openByCode,
+            isNull(issuanceSessions.txCodeHash),
+            // Configurations this request may not redeem (a JSON array): the code stays unspent.
+            sql`not (${issuanceSessions.credentialConfigurationIds} && array(select jsonb_array_elements_text(${param('excluded')}::jsonb)))`,
+          ),
+        )
         .returning(),
     ),
   redeemWithTxCode: (db: Database) =>
@@ -238,10 +245,20 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
     /**
      * Redeems an open offer that needs no transaction code, in one statement (the hot path);
-     * undefined when the code is unknown, used, expired, or the offer needs a transaction code.
+     * undefined when the code is unknown, used, expired, the offer needs a transaction code, or it
+     * offers one of `excludedConfigurationIds` (the caller then reads why, the code unspent).
      */
-    async redeemByCode(codeHash: string, at: Date): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await statements.redeemByCode(db).execute({ tenantId, codeHash, at: at.toISOString() })
+    async redeemByCode(
+      codeHash: string,
+      at: Date,
+      excludedConfigurationIds: string[] = [],
+    ): Promise<IssuanceSessionRow | undefined> {
+      const [row] = await statements.redeemByCode(db).execute({
+        tenantId,
+        codeHash,
+        at: at.toISOString(),
+        excluded: JSON.stringify(excludedConfigurationIds),
+      })
       return row
     },
 

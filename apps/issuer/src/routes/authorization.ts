@@ -6,6 +6,7 @@ import { createAuthorizationService } from '../services/authorization'
 import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import type { IssuanceDeps } from '../services/issuance'
+import { perTenant } from '../services/per-tenant'
 import { dpopNonceHeader, type WalletLimits, walletLimit } from './oid4vci'
 
 const tenantParams = z.object({ tenant: zTenantId })
@@ -27,7 +28,7 @@ const formOnly: onRequestHookHandler = async (req) => {
  * Registered inside the oid4vci scope, which parses form bodies.
  */
 export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
-  const service = (tenant: string) => createAuthorizationService(deps, tenant)
+  const service = perTenant((tenant) => createAuthorizationService(deps, tenant))
   const known = async (tenant: string) => {
     if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
   }

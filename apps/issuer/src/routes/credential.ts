@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createCredentialEndpoint } from '../services/credential-endpoint'
 import type { IssuanceDeps } from '../services/issuance'
+import { perTenant } from '../services/per-tenant'
 import { dpopNonceHeader, requireTenant } from './oid4vci'
 
 const tenantParams = z.object({ tenant: zTenantId })
@@ -38,7 +39,7 @@ function asCredentialRequestError(error: unknown): unknown {
  * than with Fastify's 415.
  */
 export function credentialRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
-  const endpoint = (tenant: string) => createCredentialEndpoint(deps, tenant)
+  const endpoint = perTenant((tenant) => createCredentialEndpoint(deps, tenant))
   return async (app) => {
     // JSON keeps the guarded parser of every app (depth, NUL, prototype poisoning); the rest is text.
     app.addContentTypeParser(['application/jwt', '*'], { parseAs: 'string' }, (_req, body, done) =>

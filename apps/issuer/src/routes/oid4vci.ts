@@ -10,6 +10,7 @@ import { createCredentialEncryption } from '../services/credential-encryption'
 import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
+import { perTenant } from '../services/per-tenant'
 import { authorizationRoutes } from './authorization'
 import { credentialRoutes } from './credential'
 
@@ -58,10 +59,14 @@ export function dpopNonceHeader(deps: IssuanceDeps) {
 
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
 export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
-  const service = (tenant: string) => createIssuanceService(deps, tenant)
+  const service = perTenant((tenant) => createIssuanceService(deps, tenant))
 
   // Built once per read of the tenant's configurations and key chains (both cached objects).
-  const built = new WeakMap<object, { sources: unknown[]; metadata: ReturnType<typeof issuerMetadata> }>()
+  // The JSON text too: wallets fetch the metadata in every flow, and it grows with the configurations.
+  const built = new WeakMap<
+    object,
+    { sources: unknown[]; metadata: ReturnType<typeof issuerMetadata>; json: string }
+  >()
 
   async function metadataOf(tenant: string) {
     const found = await deps.tenants.tenant(tenant)
@@ -70,7 +75,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     const chains = await deps.keys.keyChains(tenant)
     const known = built.get(configs)
     if (known?.sources[0] === found && known.sources[1] === chains)
-      return { metadata: known.metadata, configs }
+      return { metadata: known.metadata, json: known.json, configs }
     const withAlgs = configs.map((config) => ({
       config,
       signingAlg: chains.find((chain) => chain.id === config.keyChainId)?.algorithm ?? 'ES256',
@@ -84,8 +89,9 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         required: found.credentialEncryption === 'required',
       },
     })
-    built.set(configs, { sources: [found, chains], metadata })
-    return { metadata, configs }
+    const json = JSON.stringify(metadata)
+    built.set(configs, { sources: [found, chains], metadata, json })
+    return { metadata, json, configs }
   }
 
   const dpopNonce = dpopNonceHeader(deps)
@@ -104,9 +110,9 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/.well-known/openid-credential-issuer/issuers/:tenant',
       { schema: { params: tenantParams } },
       async (req, reply) => {
-        const { metadata, configs } = await metadataOf(req.params.tenant)
+        const { metadata, json, configs } = await metadataOf(req.params.tenant)
         if (!String(req.headers.accept ?? '').includes('application/jwt') || configs.length === 0)
-          return reply.send(metadata)
+          return reply.type('application/json; charset=utf-8').send(json)
         // §12.2.3: signed metadata, with the key chain of the first configuration.
         const signer = await deps.keys.signer(
           req.params.tenant,

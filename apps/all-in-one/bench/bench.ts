@@ -16,31 +16,21 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { measureCeilings } from './ceiling'
+import { compareCheckouts } from './compare'
 import { createFlows, type Flow, setUpTenant } from './flows'
+import { cpuMs, rssMb } from './proc'
 import { type ServerProcess, startAllInOne, startSeparate } from './service'
 
 const root = new URL('../../..', import.meta.url).pathname
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
 const WARMUP_FLOWS = Number(process.env.BENCH_WARMUP ?? 50)
 const LEVELS = [1, 8, 32]
-const TICK_MS = 10 // Linux USER_HZ: /proc reports CPU time in 1/100 s
 const TARGET_RATIO = 2
 const separate = process.argv.includes('--separate')
 /** Comma-separated parts of flow names: only those flows run (all when unset). */
 const only = process.env.BENCH_ONLY?.split(',').map((part) => part.trim().toLowerCase())
 const databaseUrl = process.env.BENCH_DATABASE_URL
 
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS
-}
-function rssMb(pid: number): number {
-  const line =
-    readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('VmRSS:')) ?? '0'
-  return Number(line.replace(/\D+/g, '')) / 1024
-}
 const round = (value: number, digits = 1) => Number(value.toFixed(digits))
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
@@ -139,6 +129,7 @@ function markdown(report: {
 }
 
 async function main() {
+  if (process.env.BENCH_COMPARE) return compareCheckouts(process.env.BENCH_COMPARE, only)
   if (separate && !databaseUrl)
     throw new Error('--separate runs the three apps on PostgreSQL: set BENCH_DATABASE_URL')
   const service = separate ? await startSeparate(databaseUrl as string) : await startAllInOne(databaseUrl)

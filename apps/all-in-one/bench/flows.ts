@@ -30,7 +30,11 @@ async function call(
 }
 
 /** A fresh tenant (so a database can be benched twice), a client with every role the flows need. */
-export async function setUpTenant(base: string, root: { id: string; secret: string }) {
+export async function setUpTenant(
+  base: string,
+  root: { id: string; secret: string },
+  { codeFlow = true }: { codeFlow?: boolean } = {},
+) {
   const token = async (id: string, secret: string) =>
     (
       await call(base, '/api/oauth2/token', {
@@ -65,16 +69,17 @@ export async function setUpTenant(base: string, root: { id: string; secret: stri
     ],
   })
   // HAIP-style: the authorization code flow with DPoP-bound tokens.
-  await post('/api/credentials', {
-    id: CODE_FLOW_CONFIG,
-    config: { format: 'dc+sd-jwt', vct: 'urn:bench:pid' },
-    keyChainId: 'keys',
-    fields: [
-      { path: ['given_name'], type: 'string', disclosable: true },
-      { path: ['age_over_18'], type: 'boolean', disclosable: true },
-    ],
-    dpop: 'required',
-  })
+  if (codeFlow)
+    await post('/api/credentials', {
+      id: CODE_FLOW_CONFIG,
+      config: { format: 'dc+sd-jwt', vct: 'urn:bench:pid' },
+      keyChainId: 'keys',
+      fields: [
+        { path: ['given_name'], type: 'string', disclosable: true },
+        { path: ['age_over_18'], type: 'boolean', disclosable: true },
+      ],
+      dpop: 'required',
+    })
   await post('/api/credentials', {
     id: 'mdl',
     config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
@@ -103,7 +108,12 @@ export async function setUpTenant(base: string, root: { id: string; secret: stri
 }
 
 /** The four flows of the bench against one tenant. */
-export async function createFlows(base: string, tenant: string, auth: Record<string, string>) {
+export async function createFlows(
+  base: string,
+  tenant: string,
+  auth: Record<string, string>,
+  { codeFlow = true }: { codeFlow?: boolean } = {},
+): Promise<Record<string, Flow>> {
   const holder = await generateKeyPair('ES256', { extractable: true })
 
   // Offer by reference → offer → metadata → token → nonce → credential.
@@ -164,7 +174,9 @@ export async function createFlows(base: string, tenant: string, auth: Record<str
   return {
     'issuance (SD-JWT VC)': async () => void (await sdJwt()),
     'issuance (mdoc)': async () => void (await mdoc()),
-    'issuance, authorization code (PAR + PKCE + DPoP)': await createCodeFlow(base, tenant, auth),
+    ...(codeFlow
+      ? { 'issuance, authorization code (PAR + PKCE + DPoP)': await createCodeFlow(base, tenant, auth) }
+      : {}),
     'presentation (direct_post.jwt)': presentation,
-  } satisfies Record<string, Flow>
+  }
 }

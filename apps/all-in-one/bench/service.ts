@@ -34,7 +34,7 @@ const SECRETS = {
 }
 const rootClient = { id: SECRETS.AUTH_CLIENT_ID, secret: SECRETS.AUTH_CLIENT_SECRET }
 
-function spawnApp(app: string, env: Record<string, string>): ChildProcess {
+function spawnApp(app: string, env: Record<string, string>, checkout = root): ChildProcess {
   // BENCH_PROFILE=<dir>: V8 CPU profiles of the servers, for finding hot paths.
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
@@ -46,7 +46,7 @@ function spawnApp(app: string, env: Record<string, string>): ChildProcess {
     ? ['--import', 'tsx', `apps/${app}/src/main.ts`]
     : [`apps/${app}/dist/main.js`]
   return spawn(process.execPath, [...nodeArgs, ...profile, ...entry], {
-    cwd: root,
+    cwd: checkout,
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
@@ -85,17 +85,25 @@ async function stopAll(children: ChildProcess[]): Promise<void> {
   )
 }
 
-export async function startAllInOne(databaseUrl: string | undefined): Promise<RunningService> {
+/** `checkout`: the root of a built checkout to run (another one for BENCH_COMPARE); this one by default. */
+export async function startAllInOne(
+  databaseUrl: string | undefined,
+  checkout = root,
+): Promise<RunningService> {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
   const base = `http://127.0.0.1:${port}`
-  const child = spawnApp('all-in-one', {
-    PORT: String(port),
-    PUBLIC_URL: base,
-    DATA_DIR: dataDir,
-    ...SECRETS,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-  })
+  const child = spawnApp(
+    'all-in-one',
+    {
+      PORT: String(port),
+      PUBLIC_URL: base,
+      DATA_DIR: dataDir,
+      ...SECRETS,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    },
+    checkout,
+  )
   await waitHealthy(base, child)
   return {
     base,

@@ -1,0 +1,111 @@
+/**
+ * `BENCH_COMPARE=<checkout>`: an A/B of this checkout against another built one, interleaved so
+ * that both see the same machine. On a shared VM the CPU per flow of two runs minutes apart
+ * differs by up to ±30 % for the same code, far more than the changes worth measuring; here the
+ * two all-in-one processes run side by side on their own databases and every level alternates
+ * short batches between them (A B A B …), each side's CPU summed over its batches.
+ *
+ * Both tenants are set up by this checkout's bench the same way, without the authorization code
+ * configuration (older checkouts do not have it), so they serve the same metadata.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createFlows, type Flow, setUpTenant } from './flows'
+import { cpuMs } from './proc'
+import { type RunningService, startAllInOne } from './service'
+
+const LEVELS = [1, 8, 32]
+const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
+const WARMUP_FLOWS = Number(process.env.BENCH_WARMUP ?? 50)
+/** Batches per side and level: more batches interleave more finely. */
+const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 8)
+
+interface Side {
+  name: string
+  service: RunningService
+  flows: Record<string, Flow>
+}
+
+async function runBatch(flow: Flow, concurrency: number, count: number): Promise<number> {
+  let next = 0
+  let errors = 0
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        next++
+        await flow().catch((error: Error) => {
+          errors++
+          if (errors === 1) console.error(error.message)
+        })
+      }
+    }),
+  )
+  return errors
+}
+
+export async function compareCheckouts(other: string, only: string[] | undefined): Promise<void> {
+  const urlA = process.env.BENCH_DATABASE_URL
+  const urlB = process.env.BENCH_COMPARE_DATABASE_URL
+  if (!urlA || !urlB)
+    throw new Error('BENCH_COMPARE needs BENCH_DATABASE_URL and BENCH_COMPARE_DATABASE_URL (two databases)')
+  const sides: Side[] = []
+  try {
+    for (const [name, url, checkout] of [
+      ['this checkout', urlA, undefined],
+      [other, urlB, other],
+    ] as const) {
+      const service = await startAllInOne(url, checkout)
+      const { tenant, auth } = await setUpTenant(service.base, service.rootClient, { codeFlow: false })
+      const all = await createFlows(service.base, tenant, auth, { codeFlow: false })
+      const flows = Object.fromEntries(
+        Object.entries(all).filter(
+          ([flow]) => !only || only.some((part) => flow.toLowerCase().includes(part)),
+        ),
+      )
+      sides.push({ name, service, flows })
+    }
+    for (const side of sides)
+      for (const flow of Object.values(side.flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
+
+    const rows: { flow: string; concurrency: number; a: number; b: number; errors: number }[] = []
+    const batch = Math.max(1, Math.round(FLOWS_PER_LEVEL / ROUNDS))
+    for (const flow of Object.keys(sides[0]?.flows ?? {})) {
+      for (const concurrency of LEVELS) {
+        const cpu = [0, 0]
+        let errors = 0
+        for (let round = 0; round < ROUNDS; round++) {
+          // Alternate which side goes first, so neither always follows the other's tail.
+          const order = round % 2 === 0 ? [0, 1] : [1, 0]
+          for (const index of order) {
+            const side = sides[index] as Side
+            const pid = side.service.processes[0]?.pid as number
+            const before = cpuMs(pid)
+            errors += await runBatch(side.flows[flow] as Flow, concurrency, batch)
+            cpu[index] = (cpu[index] ?? 0) + cpuMs(pid) - before
+          }
+        }
+        const perFlow = (ms = 0) => Number((ms / (batch * ROUNDS)).toFixed(2))
+        const row = { flow, concurrency, a: perFlow(cpu[0]), b: perFlow(cpu[1]), errors }
+        rows.push(row)
+        console.log(JSON.stringify(row))
+      }
+    }
+    const table = [
+      `A: this checkout; B: ${other}. All-in-one on PostgreSQL, ${batch * ROUNDS} flows per level in ${ROUNDS} alternating batches per side.`,
+      '',
+      '| flow | concurrency | A: server CPU ms/flow | B: server CPU ms/flow | A vs B |',
+      '|---|---|---|---|---|',
+      ...rows.map(
+        (r) =>
+          `| ${r.flow} | ${r.concurrency} | ${r.a} | ${r.b} | ${r.b > 0 ? `${(100 * (r.a / r.b - 1)).toFixed(0)} %` : '–'} |`,
+      ),
+    ].join('\n')
+    const out = process.env.BENCH_OUT ?? new URL('../../../bench-results', import.meta.url).pathname
+    mkdirSync(out, { recursive: true })
+    writeFileSync(join(out, 'compare.md'), `${table}\n`)
+    console.log(`\n${table}`)
+    if (rows.some((r) => r.errors > 0)) process.exitCode = 1
+  } finally {
+    await Promise.all(sides.map((side) => side.service.stop()))
+  }
+}

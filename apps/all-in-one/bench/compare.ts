@@ -102,6 +102,7 @@ export async function compareCheckouts(other: string, only: string[] | undefined
     ].join('\n')
     const out = process.env.BENCH_OUT ?? new URL('../../../bench-results', import.meta.url).pathname
     mkdirSync(out, { recursive: true })
+    writeFileSync(join(out, 'compare.json'), `${JSON.stringify({ other, rounds: ROUNDS, rows }, null, 2)}\n`)
     writeFileSync(join(out, 'compare.md'), `${table}\n`)
     console.log(`\n${table}`)
     if (rows.some((r) => r.errors > 0)) process.exitCode = 1

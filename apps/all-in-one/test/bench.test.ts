@@ -102,4 +102,41 @@ describe('pnpm bench', () => {
     },
     240_000,
   )
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'BENCH_COMPARE alternates batches between two checkouts side by side and reports both',
+    () => {
+      const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts'], {
+        cwd: root,
+        env: {
+          ...process.env,
+          // This checkout against itself: the mode, not a result, is under test.
+          BENCH_COMPARE: root,
+          BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
+          BENCH_COMPARE_DATABASE_URL: process.env.TEST_DATABASE_URL,
+          BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
+          BENCH_ONLY: 'mdoc',
+          BENCH_FROM_SOURCE: '1',
+          BENCH_FLOWS: '4',
+          BENCH_COMPARE_ROUNDS: '2',
+          BENCH_WARMUP: '1',
+          BENCH_OUT: out,
+        },
+        encoding: 'utf8',
+        timeout: 240_000,
+      })
+      expect(run.status, run.stderr).toBe(0)
+      const report = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8'))
+      expect(report).toMatchObject({ other: root, rounds: 2 })
+      expect(report.rows.map((r: { concurrency: number }) => r.concurrency)).toStrictEqual([1, 8, 32])
+      for (const row of report.rows) {
+        expect(row).toMatchObject({ flow: 'issuance (mdoc)', errors: 0 })
+        expect(row.a).toBeGreaterThanOrEqual(0)
+        expect(row.b).toBeGreaterThanOrEqual(0)
+      }
+      expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain('| issuance (mdoc) | 32 |')
+    },
+    240_000,
+  )
 })

@@ -36,7 +36,7 @@ describe.each(testDatabases())('OpenID4VCI 1.0 §9 deferred issuance on $name', 
   /** A credential request that the provider answers "pending" (interval 1 s): its transaction. */
   async function pendingTransaction(proofs = 1, configurationId = 'deferred-pid') {
     f.provider.answer('pending')
-    const { accessToken, sessionId } = await f.redeem(configurationId)
+    const { accessToken, sessionId, refreshToken } = await f.redeem(configurationId)
     const nonce = await f.nonce()
     const jwts = await Promise.all(Array.from({ length: proofs }, () => f.proof(nonce)))
     const response = await credentialRequest(accessToken, {
@@ -45,7 +45,7 @@ describe.each(testDatabases())('OpenID4VCI 1.0 §9 deferred issuance on $name', 
     })
     expect(response.status).toBe(202)
     const body: Loose = await response.json()
-    return { accessToken, sessionId, transactionId: body.transaction_id as string, body, jwts }
+    return { accessToken, refreshToken, sessionId, transactionId: body.transaction_id as string, body, jwts }
   }
   /** Status list entries handed out in the tenant so far. */
   const allocated = async (): Promise<number> => {
@@ -167,6 +167,26 @@ describe.each(testDatabases())('OpenID4VCI 1.0 §9 deferred issuance on $name', 
       notification: { notificationId: body.notification_id, event: 'credential_accepted' },
     })
     expect(notified.response.status).toBe(204)
+  })
+
+  it('I-49 / OID4VCI §6.2, §9: with refreshTokens, a pre-authorized wallet refreshes its access token and the new one collects the deferred credential', async () => {
+    await deferredConfig('deferred-refresh', { refreshTokens: true })
+    const { refreshToken, sessionId, transactionId } = await pendingTransaction(1, 'deferred-refresh')
+    expect(refreshToken).toEqual(expect.any(String))
+    const refreshed = await fetch(`${f.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken as string }),
+    })
+    expect(refreshed.status).toBe(200)
+    const tokens: Loose = await refreshed.json()
+    expect(decodeJwt(tokens.access_token).sub).toBe(sessionId)
+    f.provider.answer({ given_name: 'Max' })
+    await afterInterval()
+    const delivered = await deferredRequest(tokens.access_token, { transaction_id: transactionId })
+    expect(delivered.status, await delivered.clone().text()).toBe(200)
+    expect(((await delivered.json()) as Loose).credentials).toHaveLength(1)
+    expect(await session(sessionId)).toMatchObject({ status: 'completed' })
   })
 
   it('I-67 / OID4VCI §8.3: a deferred batch delivers one credential per proof key', async () => {

@@ -83,7 +83,10 @@ export interface IssuerFixture {
   provider: Awaited<ReturnType<typeof startAttributeProvider>>
   post: (url: string, body: unknown, headers?: Record<string, string>) => Promise<Response>
   /** Offer → token; the access token and session id. */
-  redeem: (configurationId: string) => Promise<{ accessToken: string; sessionId: string }>
+  /** The token response of a pre-authorized offer of `configurationId` (`refreshToken` when it has `refreshTokens`). */
+  redeem: (
+    configurationId: string,
+  ) => Promise<{ accessToken: string; sessionId: string; refreshToken?: string }>
   nonce: () => Promise<string>
   proof: (nonce: string, key?: HolderKey) => Promise<string>
   close: () => Promise<void>
@@ -217,7 +220,12 @@ export async function startIssuerFixture(testDatabase: TestDatabase): Promise<Is
           'pre-authorized_code': code,
         }).toString(),
       })
-      return { accessToken: ((await answer.json()) as Loose).access_token, sessionId: offer.sessionId }
+      const tokens = (await answer.json()) as Loose
+      return {
+        accessToken: tokens.access_token,
+        sessionId: offer.sessionId,
+        ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
+      }
     },
     async nonce() {
       return (await json(post(`/issuers/${tenant}/nonce`, {}))).c_nonce

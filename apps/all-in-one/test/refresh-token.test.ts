@@ -158,7 +158,11 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
   async function credential(answer: Json, body: Record<string, unknown>) {
     const holder = await generateKeyPair('ES256')
     const { c_nonce } = (await inject('POST', `/issuers/${tenant}/nonce`)).body
-    const proof = await new SignJWT({ aud: issuer, nonce: c_nonce, iat: Math.floor(Date.now() / 1000) })
+    const proof = await new SignJWT({
+      aud: issuer,
+      nonce: c_nonce,
+      iat: Math.floor((Date.now() + skewMs) / 1000),
+    })
       .setProtectedHeader({
         alg: 'ES256',
         typ: 'openid4vci-proof+jwt',
@@ -197,6 +201,7 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
       ...extra,
     })
     await post('/api/credentials', configuration('pid'))
+    await post('/api/credentials', configuration('plain', { refreshTokens: false }))
     await post('/api/credentials', configuration('attested', { walletAttestation: 'required' }))
     trusted = await attester('Refresh Wallet')
     await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
@@ -324,5 +329,80 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
     } finally {
       skewMs = 0
     }
+  })
+
+  describe('OpenID4VCI §6.2: the pre-authorized code grant', () => {
+    const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
+
+    /** A pre-authorized offer of `configurationId` redeemed at /token with `form` and `headers`. */
+    async function preAuthorized(
+      configurationId: string,
+      form: Record<string, string> = {},
+      headers: Record<string, string> = {},
+    ) {
+      const offered = await inject('POST', '/api/offers', {
+        headers: admin,
+        json: {
+          credentialConfigurationIds: [configurationId],
+          claims: { [configurationId]: { given_name: 'Erika' } },
+        },
+      })
+      expect(offered.status, JSON.stringify(offered.body)).toBe(201)
+      const code = offered.body.credentialOffer.grants[PRE_AUTH]['pre-authorized_code'] as string
+      const answer = await token({ grant_type: PRE_AUTH, 'pre-authorized_code': code, ...form }, headers)
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+      return { answer: answer.body, sessionId: offered.body.sessionId as string }
+    }
+    const anonymousRefresh = (refreshToken: string, headers: Record<string, string> = {}) =>
+      token({ grant_type: 'refresh_token', refresh_token: refreshToken }, headers)
+
+    it('I-49: a refreshTokens configuration gets a refresh token; after the access token expired, the refreshed one gets the credential', async () => {
+      const { answer, sessionId } = await preAuthorized('pid')
+      expect(answer.refresh_token).toEqual(expect.any(String))
+      try {
+        skewMs = 301_000
+        const expired = await credential(answer, { credential_configuration_id: 'pid' })
+        expect(expired.status).toBe(401)
+        expect(expired.body.error).toBe('invalid_token')
+        // An anonymous wallet's grant is refreshed without client_id, as its code was redeemed.
+        const refreshed = await anonymousRefresh(answer.refresh_token)
+        expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200)
+        expect(decodeJwt(refreshed.body.access_token)).toMatchObject({ sub: sessionId, client_id: 'wallet' })
+        const issued = await credential(refreshed.body, { credential_configuration_id: 'pid' })
+        expect(issued.status, JSON.stringify(issued.body)).toBe(200)
+        expect(await sessionStatus(sessionId)).toBe('completed')
+        // Nothing is left to issue: the next refresh is refused.
+        expect((await anonymousRefresh(refreshed.body.refresh_token)).body.error).toBe('invalid_grant')
+      } finally {
+        skewMs = 0
+      }
+    })
+
+    it('BCP 4.14.2 (I-49, S-35): rotation and reuse revocation as in the code flow; a client_id the code was not redeemed with is invalid_grant', async () => {
+      const { answer, sessionId } = await preAuthorized('pid')
+      const foreign = await refresh(answer.refresh_token, {}, 'wallet-9')
+      expect(foreign.body.error, JSON.stringify(foreign.body)).toBe('invalid_grant')
+      const first = await anonymousRefresh(answer.refresh_token)
+      expect(first.status, JSON.stringify(first.body)).toBe(200)
+      expect((await anonymousRefresh(answer.refresh_token)).body.error).toBe('invalid_grant')
+      expect((await anonymousRefresh(first.body.refresh_token)).body.error).toBe('invalid_grant')
+      expect(await sessionStatus(sessionId)).toBe('failed')
+    })
+
+    it('RFC 9449 §5 (I-45, I-49): a DPoP proof at /token binds the refresh token to its key', async () => {
+      const key = await keyPair()
+      const { answer } = await preAuthorized('pid', {}, await dpop(key))
+      expect(answer.token_type).toBe('DPoP')
+      expect((await anonymousRefresh(answer.refresh_token)).body.error).toBe('invalid_dpop_proof')
+      const bound = await anonymousRefresh(answer.refresh_token, await dpop(key))
+      expect(bound.status, JSON.stringify(bound.body)).toBe(200)
+      expect(decodeJwt(bound.body.access_token).cnf).toStrictEqual({ jkt: key.jkt })
+    })
+
+    it('a configuration without refreshTokens gets no refresh token, and the pre-authorized code no grant row to refresh', async () => {
+      const { answer } = await preAuthorized('plain')
+      expect(answer.refresh_token).toBeUndefined()
+      expect(Object.keys(answer).sort()).toStrictEqual(['access_token', 'expires_in', 'token_type'])
+    })
   })
 })

@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { ProtocolError } from '@credential-service/core-domain'
+import { newId, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import {
   type AuthorizationRequestRow,
@@ -47,7 +47,8 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     return {
       sessionId: row.sessionId as string,
       configurationIds: row.credentialConfigurationIds,
-      clientId: row.clientId,
+      // An anonymous pre-authorized wallet's tokens name 'wallet', as its first access token did.
+      clientId: row.clientId || 'wallet',
       ...(details.length
         ? {
             // The configuration id is the identifier: stable across refreshes, one credential each.
@@ -63,9 +64,9 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     }
   }
 
-  async function wantsRefreshTokens(row: AuthorizationRequestRow): Promise<boolean> {
+  async function wantsRefreshTokens(configurationIds: string[]): Promise<boolean> {
     const configs = await deps.tenants.credentialConfigs(tenantId)
-    return configs.some((c) => row.credentialConfigurationIds.includes(c.id) && c.refreshTokens)
+    return configs.some((c) => configurationIds.includes(c.id) && c.refreshTokens)
   }
 
   /**
@@ -114,7 +115,8 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     if (!row.sessionId || !(await sessions.redeemAuthorized(row.sessionId, now, row.loginClaimsEncrypted)))
       throw invalidGrant('the offer of this authorization is no longer open')
     let refreshToken: string | undefined
-    if (await wantsRefreshTokens(row)) refreshToken = randomBytes(32).toString('base64url')
+    if (await wantsRefreshTokens(row.credentialConfigurationIds))
+      refreshToken = randomBytes(32).toString('base64url')
     await requests.setRefreshToken(row.id, {
       refreshTokenHash: refreshToken ? codeHash(refreshToken) : null,
       // RFC 9449 §5: a public client's refresh token is bound to the DPoP key used here.
@@ -135,13 +137,15 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     input: TokenInput,
     requireSender: (configurationIds: string[]) => Promise<void>,
   ): Promise<CodeGrant> {
-    // RFC 6749 §3.2.1: a public client names itself; an attested wallet by its attestation.
-    const clientId = input.clientId ?? input.walletClient?.clientId
+    // RFC 6749 §3.2.1: a public client names itself; an attested wallet by its attestation. The
+    // grant of an anonymous pre-authorized wallet names no client ('').
+    const clientId = input.clientId ?? input.walletClient?.clientId ?? ''
     if (!input.refreshToken) throw new ProtocolError('invalid_request', 'refresh_token is required')
-    if (!clientId) throw new ProtocolError('invalid_request', 'client_id is required')
     const now = deps.now()
     const hash = codeHash(input.refreshToken)
     const row = await requests.byRefreshTokenHash(hash)
+    if (!clientId && row && row.clientId !== '')
+      throw new ProtocolError('invalid_request', 'client_id is required')
     if (row && row.refreshTokenHash !== hash) {
       await revoke(row, 'a rotated refresh token of this session was used again', ISSUING)
       throw invalidGrant(SPENT)
@@ -170,7 +174,42 @@ export function createCodeGrants(deps: ProtocolDeps, tenantId: string) {
     return grantOf(row, next)
   }
 
+  /**
+   * OpenID4VCI §6.2 for the pre-authorized code grant: when an offered configuration has
+   * `refreshTokens`, the redeemed code starts a refresh token chain as a code does (same rotation,
+   * reuse revocation, DPoP binding and lifetimes), so a wallet can keep polling a deferred
+   * credential beyond its access token. Undefined when no configuration wants one.
+   */
+  async function preAuthorizedRefreshToken(grant: {
+    sessionId: string
+    configurationIds: string[]
+    clientId: string
+    dpopJkt: string | undefined
+    attestedClientId: string | undefined
+  }): Promise<string | undefined> {
+    if (!(await wantsRefreshTokens(grant.configurationIds))) return undefined
+    const refreshToken = randomBytes(32).toString('base64url')
+    const now = deps.now().getTime()
+    await requests.insertGrant({
+      id: newId('grt'),
+      requestUriHash: codeHash(randomBytes(32).toString('base64url')),
+      clientId: grant.clientId,
+      redirectUri: '',
+      codeChallenge: '',
+      credentialConfigurationIds: grant.configurationIds,
+      detailConfigurationIds: [],
+      sessionId: grant.sessionId,
+      dpopJkt: grant.dpopJkt ?? null,
+      attestedClientId: grant.attestedClientId ?? null,
+      refreshTokenHash: codeHash(refreshToken),
+      expiresAt: new Date(now + REFRESH_TOKEN_SECONDS * 1000),
+      grantExpiresAt: new Date(now + REFRESH_GRANT_SECONDS * 1000),
+    })
+    return refreshToken
+  }
+
   return {
+    preAuthorizedRefreshToken,
     /** The configurations an authorization code was issued for (none when unknown); spends nothing. */
     configurationIdsOf: async (code: string) =>
       (await requests.byCodeHash(codeHash(code)))?.credentialConfigurationIds ?? [],

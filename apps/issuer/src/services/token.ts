@@ -124,12 +124,22 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
             now,
             unconstrained.map((c) => c.id),
           )) ?? (await refuseRedemption(hash, false, now, input)))
-      return issueAccessToken({
+      const refreshToken = await codeGrants.preAuthorizedRefreshToken({
         sessionId: redeemed.id,
         configurationIds: redeemed.credentialConfigurationIds,
-        clientId: input.walletClient?.clientId ?? 'wallet',
-        ...senderOf(input),
+        clientId: input.clientId ?? input.walletClient?.clientId ?? '',
+        dpopJkt: input.dpopJkt,
+        attestedClientId: input.walletClient?.clientId,
       })
+      return {
+        ...(await issueAccessToken({
+          sessionId: redeemed.id,
+          configurationIds: redeemed.credentialConfigurationIds,
+          clientId: input.walletClient?.clientId ?? 'wallet',
+          ...senderOf(input),
+        })),
+        ...(refreshToken ? { refresh_token: refreshToken } : {}),
+      }
     },
 
     /**

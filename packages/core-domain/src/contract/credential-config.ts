@@ -120,7 +120,8 @@ const DESCRIBE = {
   keyBinding: 'Bind credentials to a holder key (proof required)',
   statusManagement: 'Give credentials a status list entry (revocation)',
   batchSize: 'Credentials per request at most (one per proof key)',
-  refreshTokens: 'Authorization code flow: hand out rotated one-time refresh tokens',
+  refreshTokens:
+    'Hand out rotated one-time refresh tokens with the access token, in the authorization code and the pre-authorized code flow (a wallet then keeps polling a deferred credential beyond its 300 s access token)',
   dpop: 'DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)',
   walletAttestation:
     'Wallet attestation client authentication (`attest_jwt_client_auth`) at the token endpoint: `required` refuses wallets without one',

@@ -124,6 +124,14 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       await preparedInsert(db, 'authz_insert', t, INSERT_COLUMNS).execute(values)
     },
 
+    /**
+     * A grant without an authorization request (a pre-authorized code's refresh tokens): stored
+     * redeemed, with a random never-handed-out request_uri hash and no redirect or PKCE values.
+     */
+    async insertGrant(row: NewAuthorizationRequest): Promise<void> {
+      await db.insert(t).values({ ...row, tenantId, status: 'redeemed' })
+    },
+
     /** PAR §4, §7.3: the request_uri is single-use, short-lived and bound to the pushing client. */
     async takeRequestUri(
       requestUriHash: string,

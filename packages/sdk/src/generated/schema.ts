@@ -2418,7 +2418,7 @@ export interface components {
                     [key: string]: string;
                 };
             };
-            /** @description Authorization code flow: hand out rotated one-time refresh tokens */
+            /** @description Hand out rotated one-time refresh tokens with the access token, in the authorization code and the pre-authorized code flow (a wallet then keeps polling a deferred credential beyond its 300 s access token) */
             refreshTokens: boolean;
             /**
              * @description DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)
@@ -2485,7 +2485,7 @@ export interface components {
                 };
             };
             /**
-             * @description Authorization code flow: hand out rotated one-time refresh tokens
+             * @description Hand out rotated one-time refresh tokens with the access token, in the authorization code and the pre-authorized code flow (a wallet then keeps polling a deferred credential beyond its 300 s access token)
              * @default false
              */
             refreshTokens?: boolean;

@@ -84,4 +84,36 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
     expect((await service.app.inject({ url: metadata })).statusCode).toBe(404)
     expect((await service.app.inject({ url: `/issuers/${tenant}/jwks` })).statusCode).toBe(404)
   })
+
+  it('a tenant created again under the same id gets a new request encryption key, not the cached one (OID4VCI §10)', async () => {
+    const metadata = `/.well-known/openid-credential-issuer/issuers/${tenant}`
+    const kid = async () =>
+      (await service.app.inject({ url: metadata })).json().credential_request_encryption.jwks.keys[0].kid
+    auth = root
+    expect((await inject('POST', '/api/tenants', { id: tenant, name: tenant })).statusCode).toBe(201)
+    const client = (
+      await inject('POST', `/api/tenants/${tenant}/clients`, { roles: ['key:manage', 'issuance:config'] })
+    ).json()
+    auth = await bearer(service.app, client.clientId, client.clientSecret)
+    expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).statusCode).toBe(201)
+    expect((await inject('POST', '/api/credentials', config('a'))).statusCode).toBe(201)
+    const first = await kid()
+    expect(await kid(), 'the same key while the tenant lives').toBe(first)
+
+    const deleted = await service.app.inject({
+      method: 'DELETE',
+      url: `/api/tenants/${tenant}`,
+      headers: root,
+    })
+    expect(deleted.statusCode).toBe(204)
+    auth = root
+    expect((await inject('POST', '/api/tenants', { id: tenant, name: tenant })).statusCode).toBe(201)
+    const again = (
+      await inject('POST', `/api/tenants/${tenant}/clients`, { roles: ['key:manage', 'issuance:config'] })
+    ).json()
+    auth = await bearer(service.app, again.clientId, again.clientSecret)
+    expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).statusCode).toBe(201)
+    expect((await inject('POST', '/api/credentials', config('a'))).statusCode).toBe(201)
+    expect(await kid()).not.toBe(first)
+  })
 })

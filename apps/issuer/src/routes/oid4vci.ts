@@ -60,6 +60,7 @@ export function dpopNonceHeader(deps: IssuanceDeps) {
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
 export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const service = perTenant((tenant) => createIssuanceService(deps, tenant))
+  const encryption = perTenant((tenant) => createCredentialEncryption(deps, tenant))
 
   // Built once per read of the tenant's configurations and key chains (both cached objects).
   // The JSON text too: wallets fetch the metadata in every flow, and it grows with the configurations.
@@ -85,7 +86,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       tenantName: found.name,
       configs: withAlgs,
       encryption: {
-        key: await createCredentialEncryption(deps, tenant).publicKey(),
+        key: await encryption(tenant).publicKey(),
         required: found.credentialEncryption === 'required',
       },
     })

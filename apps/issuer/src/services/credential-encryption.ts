@@ -64,7 +64,39 @@ export function createCredentialEncryption(deps: ProtocolDeps, tenantId: string)
   const keys = createCredentialEncryptionKeyRepository(deps.db, tenantId)
   const context = (kid: string) => `credential-encryption:${tenantId}/${kid}`
 
+  type DecryptionKey = Awaited<ReturnType<typeof importJWK>>
+  // The key of the tenant as last read, with its private half imported: kept while the tenant's
+  // cached settings are the same object (a change or a re-created tenant, announced or at most 5 s
+  // old, reads it again), so an encrypted request does not read, decrypt and import it each time.
+  let cached:
+    | { tenant: object; stored: Awaited<ReturnType<typeof read>>; privateKey?: Promise<DecryptionKey> }
+    | undefined
+
   async function key() {
+    const tenant = await deps.tenants.tenant(tenantId)
+    if (tenant && cached?.tenant === tenant) return cached.stored
+    const stored = await read()
+    cached = tenant ? { tenant, stored } : undefined
+    return stored
+  }
+
+  /** The private key of `stored`, imported once per cached read. */
+  function privateKey(stored: Awaited<ReturnType<typeof read>>): Promise<DecryptionKey> {
+    const decrypt = async () => {
+      const jwk = deps.keys.cipher.decrypt<JWK>(stored.privateJwkEncrypted, context(stored.kid))
+      return importJWK(jwk, 'ECDH-ES')
+    }
+    if (cached?.stored !== stored) return decrypt()
+    const entry = cached
+    // A failed import is not kept: the next request tries again.
+    entry.privateKey ??= decrypt().catch((error: unknown) => {
+      entry.privateKey = undefined
+      throw error
+    })
+    return entry.privateKey
+  }
+
+  async function read() {
     const stored = await keys.get()
     if (stored) return stored
     const pair = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true })
@@ -109,10 +141,10 @@ export function createCredentialEncryption(deps: ProtocolDeps, tenantId: string)
         throw invalidParameters(`request encryption alg must be one of ${ENCRYPTION_ALGS.join(', ')}`)
       if (!(ENCRYPTION_ENCS as readonly unknown[]).includes(header.enc))
         throw invalidParameters(`request encryption enc must be one of ${ENCRYPTION_ENCS.join(', ')}`)
-      const privateJwk = deps.keys.cipher.decrypt<JWK>(stored.privateJwkEncrypted, context(stored.kid))
+      const decryptionKey = await privateKey(stored)
       let plaintext: Uint8Array
       try {
-        const decrypted = await compactDecrypt(body.trim(), await importJWK(privateJwk, 'ECDH-ES'), {
+        const decrypted = await compactDecrypt(body.trim(), decryptionKey, {
           keyManagementAlgorithms: [...ENCRYPTION_ALGS],
           contentEncryptionAlgorithms: [...ENCRYPTION_ENCS],
           maxDecompressedLength: MAX_DECOMPRESSED_REQUEST_BYTES,

@@ -89,14 +89,19 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
     const metadata = `/.well-known/openid-credential-issuer/issuers/${tenant}`
     const kid = async () =>
       (await service.app.inject({ url: metadata })).json().credential_request_encryption.jwks.keys[0].kid
-    auth = root
-    expect((await inject('POST', '/api/tenants', { id: tenant, name: tenant })).statusCode).toBe(201)
-    const client = (
-      await inject('POST', `/api/tenants/${tenant}/clients`, { roles: ['key:manage', 'issuance:config'] })
-    ).json()
-    auth = await bearer(service.app, client.clientId, client.clientSecret)
-    expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).statusCode).toBe(201)
-    expect((await inject('POST', '/api/credentials', config('a'))).statusCode).toBe(201)
+    /** The tenant created (again) with a client, a key chain and one configuration. */
+    const create = async () => {
+      auth = root
+      expect((await inject('POST', '/api/tenants', { id: tenant, name: tenant })).statusCode).toBe(201)
+      const roles = ['key:manage', 'issuance:config']
+      const client = (await inject('POST', `/api/tenants/${tenant}/clients`, { roles })).json()
+      auth = await bearer(service.app, client.clientId, client.clientSecret)
+      expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).statusCode).toBe(
+        201,
+      )
+      expect((await inject('POST', '/api/credentials', config('a'))).statusCode).toBe(201)
+    }
+    await create()
     const first = await kid()
     expect(await kid(), 'the same key while the tenant lives').toBe(first)
 
@@ -106,14 +111,7 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
       headers: root,
     })
     expect(deleted.statusCode).toBe(204)
-    auth = root
-    expect((await inject('POST', '/api/tenants', { id: tenant, name: tenant })).statusCode).toBe(201)
-    const again = (
-      await inject('POST', `/api/tenants/${tenant}/clients`, { roles: ['key:manage', 'issuance:config'] })
-    ).json()
-    auth = await bearer(service.app, again.clientId, again.clientSecret)
-    expect((await inject('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).statusCode).toBe(201)
-    expect((await inject('POST', '/api/credentials', config('a'))).statusCode).toBe(201)
+    await create()
     expect(await kid()).not.toBe(first)
   })
 })

@@ -117,6 +117,7 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
         const offered = (await sessions.byCodeHash(hash))?.credentialConfigurationIds ?? []
         refuseUnconstrained(input, unconstrained, offered)
       }
+      // An empty tx_code counts as none: RFC 6749 §3.2, a parameter without a value is omitted.
       const redeemed = input.txCode
         ? await redeemWithTxCode(hash, input.txCode, now)
         : ((await sessions.redeemByCode(

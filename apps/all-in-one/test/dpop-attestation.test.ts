@@ -702,6 +702,61 @@ describe.each(testDatabases())(
       })
     })
 
+    it('S-64 / ABCA (-10) §8: a PoP challenge from the challenge endpoint or a token answer passes; an unknown or stale one is use_attestation_challenge with a fresh challenge', async () => {
+      const metadata = await app.inject({ url: `/.well-known/oauth-authorization-server/issuers/${tenant}` })
+      expect(metadata.json().challenge_endpoint).toBe(`${issuer}/challenge`)
+      const fetched = await app.inject({ method: 'POST', url: `/issuers/${tenant}/challenge` })
+      expect(fetched.statusCode).toBe(200)
+      expect(fetched.headers['cache-control']).toBe('no-store')
+      const { attestation_challenge: challenge } = fetched.json()
+      expect(challenge).toEqual(expect.any(String))
+
+      const withChallenge = await tokenRequest(await offer('pid'), await attestation({ pop: { challenge } }))
+      expect(withChallenge.statusCode, withChallenge.body).toBe(200)
+      // Every token answer hands out the next challenge.
+      const next = withChallenge.headers['oauth-client-attestation-challenge'] as string
+      expect(next).toEqual(expect.any(String))
+      expect(
+        (await tokenRequest(await offer('pid'), await attestation({ pop: { challenge: next } }))).statusCode,
+      ).toBe(200)
+
+      // PAR takes wallet attestations too: its answers (a refusal here) carry one as well.
+      const pushed = await app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/par`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: '',
+      })
+      expect(pushed.statusCode).toBe(400)
+      expect(pushed.headers['oauth-client-attestation-challenge']).toEqual(expect.any(String))
+
+      const forgedChallenge = `${challenge.split('.')[0]}.${'A'.repeat(24)}`
+      const otherTenant = (await app.inject({ method: 'POST', url: `/issuers/${tenantB}/challenge` })).json()
+        .attestation_challenge
+      for (const [name, wrong] of Object.entries({
+        forged: forgedChallenge,
+        'of another tenant': otherTenant,
+      })) {
+        const code = await offer('pid')
+        const refused = await tokenRequest(code, await attestation({ pop: { challenge: wrong } }))
+        expect(refused.statusCode, name).toBe(400)
+        expect(refused.json().error, name).toBe('use_attestation_challenge')
+        const fresh = refused.headers['oauth-client-attestation-challenge'] as string
+        // The refusal spends nothing: the same code with the fresh challenge is redeemed.
+        const retried = await tokenRequest(code, await attestation({ pop: { challenge: fresh } }))
+        expect(retried.statusCode, `${name}: ${retried.body}`).toBe(200)
+      }
+      try {
+        // Two windows of 2 minutes later the first challenge is stale.
+        clockSkewMs = 250_000
+        const iat = Math.floor((Date.now() + clockSkewMs) / 1000)
+        const stale = await tokenRequest(await offer('pid'), await attestation({ pop: { challenge, iat } }))
+        expect(stale.json().error).toBe('use_attestation_challenge')
+      } finally {
+        clockSkewMs = 0
+      }
+    })
+
     it('I-48, S-60 / RFC 5280 §6.1, HAIP 4.5.1: x5c through an intermediate CA passes; each refused chain names its cause', async () => {
       const chained = await tokenRequest(await offer('pid'), await attestation({ from: viaIntermediate }))
       expect(chained.statusCode, chained.body).toBe(200)

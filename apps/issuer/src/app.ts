@@ -19,7 +19,7 @@ import { crlRoutes } from './routes/crl'
 import { jwksRoutes } from './routes/jwks'
 import { oid4vciRoutes } from './routes/oid4vci'
 import { statusListRoutes } from './routes/status-lists'
-import { createDpopNonces } from './services/dpop-nonce'
+import { createServerNonces } from './services/dpop-nonce'
 
 export const zIssuerEnv = zCommonEnv
 export type IssuerConfig = Readonly<z.output<typeof zIssuerEnv>>
@@ -43,9 +43,13 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
     const deps = {
       ...base,
       dpop: {
-        nonces: createDpopNonces(deriveKeyMaterial(options.config.MASTER_SECRET, 'dpop-nonce'), base.now),
+        nonces: createServerNonces(deriveKeyMaterial(options.config.MASTER_SECRET, 'dpop-nonce'), base.now),
         nonceRequired: options.config.DPOP_NONCE_REQUIRED,
       },
+      attestationChallenges: createServerNonces(
+        deriveKeyMaterial(options.config.MASTER_SECRET, 'attestation-challenge'),
+        base.now,
+      ),
     }
     deps.metrics.observeRequests(app, 'issuer')
     const purgeEvery = options.noncePurgeSeconds ?? 60

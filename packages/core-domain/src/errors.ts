@@ -167,6 +167,7 @@ export type ProtocolErrorCode =
   | 'invalid_notification_request'
   | 'invalid_dpop_proof'
   | 'use_dpop_nonce'
+  | 'use_attestation_challenge'
   | 'access_denied'
   | 'unsupported_response_type'
   | 'server_error'

@@ -8,6 +8,7 @@ export type MasterKeyPurpose =
   | 'offer-claims-encryption'
   | 'presentation-result-encryption'
   | 'dpop-nonce'
+  | 'attestation-challenge'
 
 const SALT = 'credential-service/master-secret/v1'
 

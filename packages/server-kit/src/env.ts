@@ -170,7 +170,7 @@ export const zCommonEnv = z.object({
       'Where rate-limit counters live: `memory` (per process; each pod counts alone) or `postgres` (the service database, shared by every pod)',
     ),
   RATE_LIMIT_WALLET_PER_MINUTE: perMinute(300).describe(
-    'Requests per minute from one client IP to each wallet endpoint of the issuer (token, nonce, offer by reference, PAR, authorize; authorize/callback counts with authorize), then 429; 0 turns the limit off',
+    'Requests per minute from one client IP to each wallet endpoint of the issuer (token, nonce, attestation challenge, offer by reference, PAR, authorize; authorize/callback counts with authorize), then 429; 0 turns the limit off',
   ),
   RATE_LIMIT_WALLET_TENANT_PER_MINUTE: perMinute(0).describe(
     'Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit',

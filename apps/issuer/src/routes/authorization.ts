@@ -7,7 +7,7 @@ import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
-import { dpopNonceHeader, type WalletLimits, walletLimit } from './oid4vci'
+import { attestationChallengeHeader, dpopNonceHeader, type WalletLimits, walletLimit } from './oid4vci'
 
 const tenantParams = z.object({ tenant: zTenantId })
 const query = (keys: string[]) =>
@@ -38,7 +38,12 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       '/issuers/:tenant/par',
       {
         schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
-        onRequest: [walletLimit(app, limits, 'par'), dpopNonceHeader(deps), formOnly],
+        onRequest: [
+          walletLimit(app, limits, 'par'),
+          dpopNonceHeader(deps),
+          attestationChallengeHeader(deps),
+          formOnly,
+        ],
       },
       async (req, reply) => {
         const tenant = req.params.tenant

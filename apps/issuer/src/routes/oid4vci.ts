@@ -57,6 +57,17 @@ export function dpopNonceHeader(deps: IssuanceDeps) {
   }
 }
 
+/**
+ * ABCA (-10) §8: a fresh challenge for the wallet's next attestation PoP on every answer of the
+ * endpoints that take a wallet attestation (token, PAR), refusals included.
+ */
+export function attestationChallengeHeader(deps: IssuanceDeps) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const tenant = (req.params as { tenant?: string }).tenant
+    if (tenant) reply.header('oauth-client-attestation-challenge', deps.attestationChallenges.issue(tenant))
+  }
+}
+
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
 export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const service = perTenant((tenant) => createIssuanceService(deps, tenant))
@@ -163,7 +174,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/issuers/:tenant/token',
       {
         schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
-        onRequest: [walletLimit(app, limits, 'token'), dpopNonce],
+        onRequest: [walletLimit(app, limits, 'token'), dpopNonce, attestationChallengeHeader(deps)],
       },
       async (req, reply) => {
         const body = req.body
@@ -200,6 +211,18 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
         return reply.header('cache-control', NO_STORE).send(await service(req.params.tenant).nonce())
+      },
+    )
+
+    // ABCA (-10) §8: the challenge endpoint of the authorization server (`challenge_endpoint`).
+    app.post(
+      '/issuers/:tenant/challenge',
+      { schema: { params: tenantParams }, onRequest: walletLimit(app, limits, 'challenge') },
+      async (req, reply) => {
+        await requireTenant(deps, req.params.tenant)
+        return reply
+          .header('cache-control', NO_STORE)
+          .send({ attestation_challenge: deps.attestationChallenges.issue(req.params.tenant) })
       },
     )
 

@@ -4,6 +4,7 @@ import { createJtiRepository } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { ATTESTATION_ALGORITHMS, AttestationError, verifyAttestedJwt } from './attestation-trust'
+import type { ServerNonces } from './dpop-nonce'
 
 /** How far a PoP's `iat` may lie from our clock (ABCA §5.2 freshness). */
 const POP_IAT_WINDOW_SECONDS = 60
@@ -27,7 +28,7 @@ const invalidClient = (description: string, cause?: unknown) =>
  * failure is 401 invalid_client. For the token and the PAR endpoints alike.
  */
 export async function authenticateWalletClient(
-  deps: Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl'>,
+  deps: Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl'> & { attestationChallenges: ServerNonces },
   tenantId: string,
   request: { headers: IncomingHttpHeaders; clientId?: string | undefined },
 ): Promise<WalletClient | undefined> {
@@ -85,6 +86,13 @@ export async function authenticateWalletClient(
     throw invalidClient('the client attestation PoP iss is not the client id')
   if (typeof popPayload.jti !== 'string' || popPayload.jti.length === 0 || popPayload.jti.length > 256)
     throw invalidClient('the client attestation PoP needs a jti')
+  // ABCA (-10) §8: a challenge, when the PoP carries one, is one we handed out and still fresh. The
+  // answer's OAuth-Client-Attestation-Challenge header has a fresh one to retry with.
+  if (popPayload.challenge !== undefined && !deps.attestationChallenges.valid(tenantId, popPayload.challenge))
+    throw new ProtocolError(
+      'use_attestation_challenge',
+      'the client attestation PoP challenge is unknown or stale; use the OAuth-Client-Attestation-Challenge header',
+    )
   const thumbprint = await calculateJwkThumbprint(cnfJwk, 'sha256')
   const until = new Date((now + 2 * POP_IAT_WINDOW_SECONDS) * 1000)
   if (

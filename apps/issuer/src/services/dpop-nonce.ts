@@ -3,18 +3,19 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 /** Length of one nonce window: a nonce is accepted in its window and the next (2 to 4 minutes). */
 const WINDOW_SECONDS = 120
 
-export interface DpopNonces {
-  /** A nonce for the tenant's DPoP proofs (RFC 9449 §8): the current window, MACed. */
+export interface ServerNonces {
+  /** A nonce for the tenant (DPoP, RFC 9449 §8; attestation challenge, ABCA): the current window, MACed. */
   issue(tenantId: string): string
   /** True when `nonce` was issued for this tenant in the current or the previous window. */
   valid(tenantId: string, nonce: unknown): boolean
 }
 
 /**
- * Stateless DPoP server nonces: `<window>.<HMAC-SHA256(key, tenant|window)>`, so every pod issues
- * and checks them without storage. The key is derived from MASTER_SECRET (purpose `dpop-nonce`).
+ * Stateless server nonces: `<window>.<HMAC-SHA256(key, tenant|window)>`, so every pod issues and
+ * checks them without storage. One instance per use, each with its own key derived from
+ * MASTER_SECRET (purposes `dpop-nonce` and `attestation-challenge`).
  */
-export function createDpopNonces(key: Buffer, now: () => Date): DpopNonces {
+export function createServerNonces(key: Buffer, now: () => Date): ServerNonces {
   const windowAt = () => Math.floor(now().getTime() / 1000 / WINDOW_SECONDS)
   // Every answer of the token, nonce and credential endpoints carries a nonce: each tenant's MAC
   // of a window is computed once (bounded; cleared whole when full).

@@ -11,7 +11,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from 'jose'
-import type { DpopNonces } from './dpop-nonce'
+import type { ServerNonces } from './dpop-nonce'
 
 /** DPoP algorithms we advertise (`dpop_signing_alg_values_supported`): asymmetric, fully specified. */
 export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'Ed25519'] as const
@@ -22,7 +22,7 @@ export const DPOP_IAT_WINDOW_SECONDS = 60
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth']
 
 export interface DpopSettings {
-  nonces: DpopNonces
+  nonces: ServerNonces
   /** A proof must carry a fresh server nonce (env DPOP_NONCE_REQUIRED). */
   nonceRequired: boolean
 }

@@ -9,6 +9,7 @@ import type { ProtocolDeps } from '@credential-service/server-kit'
 import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import type { DpopSettings } from './dpop'
+import type { ServerNonces } from './dpop-nonce'
 import { issueCredentials } from './issue-credentials'
 import { parseCredentialRequest } from './parse-credential-request'
 import { verifyProofs } from './proofs'
@@ -16,7 +17,11 @@ import { type AccessGrant, createTokenService, invalidToken } from './token'
 
 export const NONCE_SECONDS = 300
 
-export type IssuanceDeps = ProtocolDeps & { dpop: DpopSettings }
+export type IssuanceDeps = ProtocolDeps & {
+  dpop: DpopSettings
+  /** Challenges for wallet attestation PoPs (ABCA `challenge_endpoint`). */
+  attestationChallenges: ServerNonces
+}
 
 const _seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 /**

@@ -116,6 +116,8 @@ export function authorizationServerMetadata(
     token_endpoint: `${issuer}/token`,
     pushed_authorization_request_endpoint: `${issuer}/par`,
     require_pushed_authorization_requests: true,
+    // ABCA (-10) §8: fresh challenges for wallet attestation PoPs.
+    challenge_endpoint: `${issuer}/challenge`,
     jwks_uri: `${issuer}/jwks`,
     grant_types_supported: [
       'urn:ietf:params:oauth:grant-type:pre-authorized_code',

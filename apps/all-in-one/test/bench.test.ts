@@ -8,6 +8,26 @@ import { appFor } from '../bench/service'
 
 const root = new URL('../../..', import.meta.url).pathname
 
+/** Runs the bench from source with two flows per level (unless `env` says otherwise); its output folder. */
+function runBench(env: Record<string, string | undefined>, args: string[] = []): string {
+  const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts', ...args], {
+    cwd: root,
+    env: {
+      ...process.env,
+      BENCH_FROM_SOURCE: '1',
+      BENCH_FLOWS: '2',
+      BENCH_WARMUP: '1',
+      BENCH_OUT: out,
+      ...env,
+    },
+    encoding: 'utf8',
+    timeout: 240_000,
+  })
+  expect(run.status, run.stderr).toBe(0)
+  return out
+}
+
 describe('pnpm bench', () => {
   it('routes by path as the ingress of docker/nginx.conf does', () => {
     const nginx = readFileSync(join(root, 'docker/nginx.conf'), 'utf8')
@@ -34,14 +54,7 @@ describe('pnpm bench', () => {
   })
 
   it('runs every flow at every level without errors and reports CPU, RSS and the ceiling ratio', () => {
-    const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts'], {
-      cwd: root,
-      env: { ...process.env, BENCH_FROM_SOURCE: '1', BENCH_FLOWS: '2', BENCH_WARMUP: '1', BENCH_OUT: out },
-      encoding: 'utf8',
-      timeout: 240_000,
-    })
-    expect(run.status, run.stderr).toBe(0)
+    const out = runBench({})
     const report = JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8'))
     expect(report.setting).toContain('all-in-one process, embedded PGlite')
     expect(report.idleRssMb['all-in-one']).toBeGreaterThan(0)
@@ -71,27 +84,14 @@ describe('pnpm bench', () => {
   it.runIf(process.env.TEST_DATABASE_URL)(
     '--separate runs management, issuer and verifier as three processes on PostgreSQL',
     () => {
-      const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
-      const run = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts', '--separate'],
+      const out = runBench(
         {
-          cwd: root,
-          env: {
-            ...process.env,
-            BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
-            // The shared test database remembers the suites' MASTER_SECRET.
-            BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
-            BENCH_FROM_SOURCE: '1',
-            BENCH_FLOWS: '2',
-            BENCH_WARMUP: '1',
-            BENCH_OUT: out,
-          },
-          encoding: 'utf8',
-          timeout: 240_000,
+          BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
+          // The shared test database remembers the suites' MASTER_SECRET.
+          BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
         },
+        ['--separate'],
       )
-      expect(run.status, run.stderr).toBe(0)
       const report = JSON.parse(readFileSync(join(out, 'bench-separate.json'), 'utf8'))
       expect(Object.keys(report.idleRssMb)).toStrictEqual(['management', 'issuer', 'verifier'])
       expect(report.results).toHaveLength(12)
@@ -106,27 +106,16 @@ describe('pnpm bench', () => {
   it.runIf(process.env.TEST_DATABASE_URL)(
     'BENCH_COMPARE alternates batches between two checkouts side by side and reports both',
     () => {
-      const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts'], {
-        cwd: root,
-        env: {
-          ...process.env,
-          // This checkout against itself: the mode, not a result, is under test.
-          BENCH_COMPARE: root,
-          BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
-          BENCH_COMPARE_DATABASE_URL: process.env.TEST_DATABASE_URL,
-          BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
-          BENCH_ONLY: 'mdoc',
-          BENCH_FROM_SOURCE: '1',
-          BENCH_FLOWS: '4',
-          BENCH_COMPARE_ROUNDS: '2',
-          BENCH_WARMUP: '1',
-          BENCH_OUT: out,
-        },
-        encoding: 'utf8',
-        timeout: 240_000,
+      // This checkout against itself: the mode, not a result, is under test.
+      const out = runBench({
+        BENCH_COMPARE: root,
+        BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
+        BENCH_COMPARE_DATABASE_URL: process.env.TEST_DATABASE_URL,
+        BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
+        BENCH_ONLY: 'mdoc',
+        BENCH_FLOWS: '4',
+        BENCH_COMPARE_ROUNDS: '2',
       })
-      expect(run.status, run.stderr).toBe(0)
       const report = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8'))
       expect(report).toMatchObject({ other: root, rounds: 2 })
       expect(report.rows.map((r: { concurrency: number }) => r.concurrency)).toStrictEqual([1, 8, 32])

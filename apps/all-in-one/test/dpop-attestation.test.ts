@@ -636,6 +636,33 @@ describe.each(testDatabases())(
       expect(bound.json().token_type).toBe('DPoP')
     })
 
+    it('I-45, HAIP 4, S-33: with a tx_code too, a token request without the required DPoP proof is refused before the guess is counted', async () => {
+      const offered = await app.inject({
+        method: 'POST',
+        url: '/api/offers',
+        headers: admin,
+        payload: {
+          credentialConfigurationIds: ['haip'],
+          claims: { haip: { given_name: 'Erika' } },
+          txCode: { length: 4, inputMode: 'numeric' },
+        },
+      })
+      expect(offered.statusCode, offered.body).toBe(201)
+      const code = offered.json().credentialOffer.grants[PRE_AUTH]['pre-authorized_code']
+      const txCode = offered.json().txCode as string
+      // More refusals than the tx_code allows guesses: none of them counts one.
+      for (let i = 0; i < 6; i++) {
+        const refused = await tokenRequest(code, await attestation(), { tx_code: '0000' })
+        expect(refused.json().error).toBe('invalid_dpop_proof')
+      }
+      const bound = await tokenRequest(
+        code,
+        { ...(await attestation()), dpop: await dpop(await keyPair()) },
+        { tx_code: txCode },
+      )
+      expect(bound.statusCode, bound.body).toBe(200)
+    })
+
     it('I-48, HAIP 4.4.1: walletAttestation "required" refuses a token request without attestation (401 invalid_client)', async () => {
       const response = await tokenRequest(await offer('haip'), { dpop: await dpop(await keyPair()) })
       expect(response.statusCode).toBe(401)

@@ -399,7 +399,7 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
       expect(decodeJwt(bound.body.access_token).cnf).toStrictEqual({ jkt: key.jkt })
     })
 
-    it('a configuration without refreshTokens gets no refresh token, and the pre-authorized code no grant row to refresh', async () => {
+    it('OpenID4VCI §6.2: a configuration without refreshTokens gets access token, type and lifetime only', async () => {
       const { answer } = await preAuthorized('plain')
       expect(answer.refresh_token).toBeUndefined()
       expect(Object.keys(answer).sort()).toStrictEqual(['access_token', 'expires_in', 'token_type'])

@@ -19,7 +19,7 @@ import { crlRoutes } from './routes/crl'
 import { jwksRoutes } from './routes/jwks'
 import { oid4vciRoutes } from './routes/oid4vci'
 import { statusListRoutes } from './routes/status-lists'
-import { createServerNonces } from './services/dpop-nonce'
+import { createServerNonces } from './services/server-nonces'
 
 export const zIssuerEnv = zCommonEnv
 export type IssuerConfig = Readonly<z.output<typeof zIssuerEnv>>

@@ -11,6 +11,7 @@ import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
 import { perTenant } from '../services/per-tenant'
+import type { ServerNonces } from '../services/server-nonces'
 import { authorizationRoutes } from './authorization'
 import { credentialRoutes } from './credential'
 
@@ -49,24 +50,22 @@ export async function requireTenant(deps: IssuanceDeps, tenant: string): Promise
   if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
 }
 
-/** RFC 9449 §8, §9: a fresh server nonce on every answer of the endpoints that take DPoP proofs. */
-export function dpopNonceHeader(deps: IssuanceDeps) {
+/** A fresh server nonce of the URL's tenant in `header` on every answer, refusals included. */
+function serverNonceHeader(header: string, nonces: ServerNonces) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const tenant = (req.params as { tenant?: string }).tenant
-    if (deps.dpop.nonceRequired && tenant) reply.header('dpop-nonce', deps.dpop.nonces.issue(tenant))
+    if (tenant) reply.header(header, nonces.issue(tenant))
   }
 }
+const noHeader = async () => {}
 
-/**
- * ABCA (-10) §8: a fresh challenge for the wallet's next attestation PoP on every answer of the
- * endpoints that take a wallet attestation (token, PAR), refusals included.
- */
-export function attestationChallengeHeader(deps: IssuanceDeps) {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    const tenant = (req.params as { tenant?: string }).tenant
-    if (tenant) reply.header('oauth-client-attestation-challenge', deps.attestationChallenges.issue(tenant))
-  }
-}
+/** RFC 9449 §8, §9: a fresh server nonce on every answer of the endpoints that take DPoP proofs. */
+export const dpopNonceHeader = (deps: IssuanceDeps) =>
+  deps.dpop.nonceRequired ? serverNonceHeader('dpop-nonce', deps.dpop.nonces) : noHeader
+
+/** ABCA (-10) §8: the next PoP challenge on every answer of the endpoints that take a wallet attestation (token, PAR). */
+export const attestationChallengeHeader = (deps: IssuanceDeps) =>
+  serverNonceHeader('oauth-client-attestation-challenge', deps.attestationChallenges)
 
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
 export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {

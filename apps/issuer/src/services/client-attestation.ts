@@ -4,7 +4,7 @@ import { createJtiRepository } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { ATTESTATION_ALGORITHMS, AttestationError, verifyAttestedJwt } from './attestation-trust'
-import type { ServerNonces } from './dpop-nonce'
+import type { ServerNonces } from './server-nonces'
 
 /** How far a PoP's `iat` may lie from our clock (ABCA §5.2 freshness). */
 const POP_IAT_WINDOW_SECONDS = 60

@@ -11,7 +11,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from 'jose'
-import type { ServerNonces } from './dpop-nonce'
+import type { ServerNonces } from './server-nonces'
 
 /** DPoP algorithms we advertise (`dpop_signing_alg_values_supported`): asymmetric, fully specified. */
 export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'Ed25519'] as const

@@ -9,10 +9,10 @@ import type { ProtocolDeps } from '@credential-service/server-kit'
 import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import type { DpopSettings } from './dpop'
-import type { ServerNonces } from './dpop-nonce'
 import { issueCredentials } from './issue-credentials'
 import { parseCredentialRequest } from './parse-credential-request'
 import { verifyProofs } from './proofs'
+import type { ServerNonces } from './server-nonces'
 import { type AccessGrant, createTokenService, invalidToken } from './token'
 
 export const NONCE_SECONDS = 300

@@ -124,7 +124,7 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
             hash,
             now,
             unconstrained.map((c) => c.id),
-          )) ?? (await refuseRedemption(hash, false, now, input)))
+          )) ?? (await refuseRedemption(hash, false, now, { input, unconstrained })))
       const refreshToken = await codeGrants.preAuthorizedRefreshToken({
         sessionId: redeemed.id,
         configurationIds: redeemed.credentialConfigurationIds,
@@ -296,12 +296,11 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
     hash: string,
     txCodeSent: boolean,
     now: Date,
-    input?: TokenInput,
+    left?: { input: TokenInput; unconstrained: CredentialConfig[] },
   ): Promise<never> {
     const row = await sessions.byCodeHash(hash)
     // Left out of the redemption for a sender constraint the request lacks (HAIP §4, §4.4.1).
-    if (input && row)
-      refuseUnconstrained(input, await unconstrainedConfigs(input), row.credentialConfigurationIds)
+    if (left && row) refuseUnconstrained(left.input, left.unconstrained, row.credentialConfigurationIds)
     if (row?.status === 'failed' && row.txCodeAttempts >= TX_CODE_ATTEMPTS) {
       throw new ProtocolError('invalid_grant', TX_CODE_LOCKED)
     }

@@ -106,15 +106,12 @@ const iso = (date: Date) => date.toISOString()
  */
 export function createAuthorizationRequestRepository(db: Database, tenantId: string) {
   const mine = eq(t.tenantId, tenantId)
+  // The rarer steps (login, refresh, revoke) are built per call, as the prepared ones are built.
   const step = async (
     where: ReturnType<typeof and>,
     set: Record<string, unknown>,
   ): Promise<AuthorizationRequestRow | undefined> => {
-    const [row] = await db
-      .update(t)
-      .set({ ...(set as Partial<typeof authorizationRequests.$inferInsert>), updatedAt: sql`now()` })
-      .where(and(mine, where))
-      .returning()
+    const [row] = await stepOf(db, where, set).execute({ tenantId })
     return row
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { createServerNonces } from './dpop-nonce'
+import { createServerNonces } from './server-nonces'
 
 describe('stateless DPoP nonces (RFC 9449 §8, checklist I-47, S-44)', () => {
   const key = randomBytes(32)

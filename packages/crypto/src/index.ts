@@ -1,4 +1,6 @@
 export { canonicalHash } from './canonical-hash'
+export type { CheckCborOptions, CheckCborResult } from './cbor-guard'
+export { CBOR_LIMITS, checkCbor } from './cbor-guard'
 export type { CertificateConstraints, CertificateOptions, ParsedChain } from './certificates'
 export {
   certificateConstraints,

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
 import type { Encoder, Tag as TagClass } from 'cbor-x'
 import { base64url, type JWK } from 'jose'
+import { checkCbor } from './cbor-guard'
 import type { Signer, SigningAlgorithm } from './signer'
 
 /**
@@ -125,6 +126,8 @@ export interface StatusListEntry {
  * Undefined when the MSO names none; an entry of the wrong shape is an error.
  */
 export async function msoStatusEntry(issuerAuthPayload: Uint8Array): Promise<StatusListEntry | undefined> {
+  const checked = checkCbor(issuerAuthPayload)
+  if (!checked.ok) throw new Error(`the IssuerAuth payload is refused: ${checked.reason}`)
   const { cbor, Tag } = await loadCbor()
   const tagged = cbor.decode(issuerAuthPayload) as unknown
   // cbor-x extensions are process-wide: where @owf/mdoc is loaded (the verifier), tag 24 decodes

@@ -1,27 +1,10 @@
 import { base64url, decodeJwt } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { createJwkCipher } from '../src/jwk-cipher'
-import { createSignerFactory, jwkContext } from '../src/key-chain-signer'
-import { generateKeyPair } from '../src/keys'
 import { issueSdJwtVc } from '../src/sd-jwt-vc'
-
-const cipher = createJwkCipher('sd-jwt-vc-test-master-secret-0123456789')
+import { testSigner } from './test-signer'
 
 async function issue(disclosable: string[][]) {
-  const pair = await generateKeyPair('ES256')
-  const signer = createSignerFactory({ cipher, providers: {} })(
-    {
-      tenantId: 't',
-      keyChainId: 'kc',
-      kmsProvider: 'db',
-      externalKeyId: null,
-      alg: 'ES256',
-      kid: pair.kid,
-      encryptedJwk: cipher.encrypt(pair.privateJwk, jwkContext('t', 'kc')),
-      x5c: [],
-    },
-    pair.publicJwk,
-  )
+  const signer = await testSigner()
   const credential = await issueSdJwtVc({
     signer,
     issuer: 'https://issuer.example/issuers/t',

@@ -1,4 +1,4 @@
-import { msoStatusEntry, type StatusListEntry } from '@credential-service/crypto'
+import { checkCbor, msoStatusEntry, type StatusListEntry } from '@credential-service/crypto'
 import type { DeviceResponse } from '@owf/mdoc'
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose'
 import { loadMdoc } from './mdoc-context'
@@ -15,6 +15,22 @@ export interface MdocCheck extends StatusCheck {
   encryptionJwk: JWK | undefined
 }
 
+const BASE64URL = /^[A-Za-z0-9_-]+$/
+
+/**
+ * The DeviceResponse bytes of an mdoc presentation (OpenID4VP Appendix B.2: base64url without padding),
+ * refused before decoding when the CBOR guard finds what no mdoc needs (S-128): cbor-x decodes a
+ * bignum in quadratic time, and decoding happens before any signature is checked.
+ */
+function deviceResponseBytes(presentation: string): Uint8Array {
+  if (!BASE64URL.test(presentation)) throw new PresentationRejected('the presentation is not base64url')
+  const bytes = Buffer.from(presentation, 'base64url')
+  const checked = checkCbor(bytes)
+  if (!checked.ok)
+    throw new PresentationRejected(`the mdoc presentation is refused before decoding: ${checked.reason}`)
+  return bytes
+}
+
 /**
  * Verifies an mdoc `DeviceResponse` (OpenID4VP Appendix B.2, checklist V-29, V-30) with @owf/mdoc:
  * issuer signature and `x5chain` to a trust anchor, value digests, validity, and the device
@@ -23,13 +39,14 @@ export interface MdocCheck extends StatusCheck {
  * VALID (checklist V-33). Returns the elements per namespace.
  */
 export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<string, unknown>> {
+  const bytes = deviceResponseBytes(check.presentation)
   const {
     mdoc: { DeviceResponse, SessionTranscript, Verifier },
     context: mdocContext,
   } = await loadMdoc()
   let response: DeviceResponse
   try {
-    response = DeviceResponse.fromEncodedForOid4Vp(check.presentation)
+    response = DeviceResponse.decode(bytes)
   } catch {
     throw new PresentationRejected('the presentation is not an mdoc DeviceResponse')
   }

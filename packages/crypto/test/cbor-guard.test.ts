@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { CBOR_LIMITS, checkCbor } from '../src/cbor-guard'
 import { createCertificate } from '../src/certificates'
 import { generateKeyPair } from '../src/keys'
-import { issueMdoc } from '../src/mdoc'
+import { issueMdoc, msoStatusEntry } from '../src/mdoc'
 import { testSigner } from './test-signer'
 
 // CBOR as ISO 18013-5 uses it (the issuer's settings): plain byte strings, maps kept as maps.
@@ -191,6 +191,15 @@ describe('CBOR guard (S-123, S-128; RFC 8949 §10)', () => {
     expect(checkCbor(cbor.encode(new Tag([bignum, new Map(), null, new Uint8Array(64)], 18)))).toStrictEqual(
       refused('a bignum (tag 2), which no mdoc or COSE structure uses'),
     )
+  })
+
+  it('S-128 / TSL §6.3: msoStatusEntry refuses a hostile MSO payload before decoding it', async () => {
+    const payload = cbor.encode(new Tag(cbor.encode(new Tag(new Uint8Array(400 * 1024).fill(0xff), 2)), 24))
+    const started = performance.now()
+    await expect(msoStatusEntry(payload)).rejects.toThrow(
+      'the IssuerAuth payload is refused: a bignum (tag 2), which no mdoc or COSE structure uses',
+    )
+    expect(performance.now() - started).toBeLessThan(100)
   })
 
   it('RFC 8949 §3, §4: malformed or unused encodings are refused', () => {

@@ -17,8 +17,9 @@ export interface CheckCborOptions {
 export type CheckCborResult = { ok: true } | { ok: false; reason: string }
 
 /**
- * An ISO 18013-5 DeviceResponse with a few dozen elements nests about 12 levels (element values
- * such as driving_privileges included) and holds a few thousand items.
+ * Far above what mdocs need: a DeviceResponse with an mDL of five elements, driving_privileges
+ * among them, nests 13 levels and holds under 200 items. Nesting is kept small for the decoders'
+ * recursion; the item budget bounds what they allocate.
  */
 export const CBOR_LIMITS: Readonly<Required<CheckCborOptions>> = Object.freeze({
   maxDepth: 32,
@@ -49,7 +50,7 @@ const TAGS = new Map<number, readonly number[]>([
 ])
 
 /**
- * Map keys whose value is an untagged COSE_Sign1 or COSE_Mac0 (ISO 18013-5 §9.1.2.4, §9.1.3.4):
+ * Map keys whose value is an untagged COSE_Sign1 or COSE_Mac0 (ISO 18013-5 §9.1.2.4, §9.1.3):
  * their protected header and payload byte strings are CBOR that gets decoded too.
  */
 const COSE_KEYS = new Set(['issuerAuth', 'deviceSignature', 'deviceMac'])
@@ -79,7 +80,8 @@ interface Frame {
  * Checks that `bytes` hold exactly one well-formed CBOR item within the limits, with only the tags
  * of mdoc and COSE, no indefinite lengths, no unassigned simple values and no declared length
  * beyond the input. Byte strings under tag 24, and the protected header and payload of COSE
- * structures, are checked as CBOR too, with the same item budget. Runs in time linear in the input.
+ * structures, are checked as CBOR too, with the same item budget. Each byte is read once: the time
+ * is linear in the input.
  */
 export function checkCbor(bytes: Uint8Array, options: CheckCborOptions = {}): CheckCborResult {
   const budget: Budget = {

@@ -22,7 +22,13 @@ describe('SD-JWT VC §3.5 (checklist S-131): the iss of an issued SD-JWT VC is a
   beforeAll(async () => {
     const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {}, undefined, logLines)
+    const started = await startAllInOne(
+      testDatabases().at(-1) as TestDatabase,
+      baseUrl,
+      {},
+      undefined,
+      logLines,
+    )
     app = started.app
     await app.listen({ host: '127.0.0.1', port })
     ;({ admin: auth } = await tenantAdmin(app, started, tenant, [
@@ -91,7 +97,8 @@ describe('SD-JWT VC §3.5 (checklist S-131): the iss of an issued SD-JWT VC is a
   }
 
   it('S-131: a leaf that does not name the issuer still signs, and the issuer warns once for it', async () => {
-    const warning = (line: string) => line.includes('"expectedSanUri"') && line.includes('"keyChainId":"given"')
+    const warning = (line: string) =>
+      line.includes('"expectedSanUri"') && line.includes('"keyChainId":"given"')
     const first = await issued('given')
     expect(first.san).toStrictEqual([])
     await issued('given')

@@ -81,7 +81,9 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
         expect(chain.activeKey.certificateChain).toHaveLength(1)
         const certificate = new X509Certificate(chain.activeKey.certificateChain[0])
         expect(certificate.subject).toBe(`CN=${h.tenantA} ${id}`)
-        expect(certificate.subjectAltName).toBe(`DNS:issuer.test, URI:https://issuer.test/issuers/${h.tenantA}`)
+        expect(certificate.subjectAltName).toBe(
+          `DNS:issuer.test, URI:https://issuer.test/issuers/${h.tenantA}`,
+        )
         const jws = await roundTrip(h.tenantA, id)
         expect(decodeProtectedHeader(jws).alg).toBe(algorithm)
       })

@@ -22,8 +22,8 @@ export interface IssuerSanCheckOptions {
 export function warnUnlessLeafNamesIssuer(deps: Pick<ProtocolDeps, 'log'>, options: IssuerSanCheckOptions) {
   const leaf = options.signer.x5c[0]
   if (!leaf) return
-  let checked = checkedLeaves.get(deps.log)
-  if (!checked) checkedLeaves.set(deps.log, (checked = new Map()))
+  const checked = checkedLeaves.get(deps.log) ?? new Map<string, string>()
+  checkedLeaves.set(deps.log, checked)
   const chain = `${options.tenantId}/${options.keyChainId}`
   if (checked.get(chain) === leaf) return
   if (checked.size >= MAX_CHAINS) checked.delete(checked.keys().next().value as string)

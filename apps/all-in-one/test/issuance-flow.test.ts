@@ -80,6 +80,8 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
         id: 'mdl',
         config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
         keyChainId: 'pid-keys',
+        // As pid: the metadata advertises the batch that every configuration takes (§12.2.4).
+        batchSize: 2,
         fields: [
           { path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true },
           { path: ['birth_date'], type: 'date', namespace: 'org.iso.18013.5.1' },

@@ -5,29 +5,44 @@ import type { TestDatabase } from '@credential-service/db-schema/testing'
 import { clientAuthenticationNone } from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { freePort } from './free-port'
 import { startAllInOne } from './harness'
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read loosely typed JSON answers
 export type Loose = any
 
-/** A wallet of oid4vc-ts (someone else's reading of OpenID4VCI 1.0) holding one ES256 key. */
+/**
+ * A wallet of oid4vc-ts (someone else's reading of OpenID4VCI 1.0) holding ES256 keys: `publicJwk`,
+ * and more from `addKey()` for the proofs of a batch; it signs with the key a JWT names.
+ */
 export async function interopWallet() {
-  const holder = await generateKeyPair('ES256')
-  const publicJwk = await exportJWK(holder.publicKey)
+  const privateKeys = new Map<string, Parameters<SignJWT['sign']>[0]>()
+  const addKey = async (): Promise<JWK> => {
+    const pair = await generateKeyPair('ES256')
+    const jwk = await exportJWK(pair.publicKey)
+    privateKeys.set(jwk.x as string, pair.privateKey)
+    return jwk
+  }
+  const publicJwk = await addKey()
   const client = new Openid4vciClient({
     callbacks: {
       clientAuthentication: clientAuthenticationNone({ clientId: 'interop-wallet' }),
       hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
       generateRandom: (length) => new Uint8Array(randomBytes(length)),
-      signJwt: async (_signer, { header, payload }) => ({
-        jwt: await new SignJWT(payload).setProtectedHeader(header as never).sign(holder.privateKey),
-        signerJwk: publicJwk as never,
-      }),
+      signJwt: async (signer, { header, payload }) => {
+        const named = signer.method === 'jwk' ? (signer.publicJwk as JWK) : publicJwk
+        const jwk = privateKeys.has(named.x as string) ? named : publicJwk
+        return {
+          jwt: await new SignJWT(payload)
+            .setProtectedHeader(header as never)
+            .sign(privateKeys.get(jwk.x as string) as Parameters<SignJWT['sign']>[0]),
+          signerJwk: jwk as never,
+        }
+      },
     },
   })
-  return { client, publicJwk }
+  return { client, publicJwk, addKey }
 }
 
 /**

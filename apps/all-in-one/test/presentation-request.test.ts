@@ -110,7 +110,8 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
     const { header, leaf, claims } = await fetchRequest(body.requestUri)
     expect(header).toMatchObject({ typ: 'oauth-authz-req+jwt', alg: 'ES256' })
     expect((header.x5c as string[]).length).toBe(1) // HAIP: no trust anchor in x5c
-    expect(leaf.subjectAltName).toBe('DNS:verifier.example.com')
+    // The URI names the tenant's credential issuer (SD-JWT VC §3.5): key chains serve both roles.
+    expect(leaf.subjectAltName).toBe(`DNS:verifier.example.com, URI:${PUBLIC_URL}/issuers/${tenant}`)
     expect(claims).toMatchObject({
       aud: 'https://self-issued.me/v2',
       client_id: body.clientId,

@@ -81,7 +81,9 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
         expect(chain.activeKey.certificateChain).toHaveLength(1)
         const certificate = new X509Certificate(chain.activeKey.certificateChain[0])
         expect(certificate.subject).toBe(`CN=${h.tenantA} ${id}`)
-        expect(certificate.subjectAltName).toBe('DNS:issuer.test')
+        expect(certificate.subjectAltName).toBe(
+          `DNS:issuer.test, URI:https://issuer.test/issuers/${h.tenantA}`,
+        )
         const jws = await roundTrip(h.tenantA, id)
         expect(decodeProtectedHeader(jws).alg).toBe(algorithm)
       })
@@ -110,6 +112,32 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
         await h.app.inject({ method: 'POST', url: `${chains(h.tenantA)}/${id}/rotate`, headers: admin.auth })
       ).json()
       expect(new X509Certificate(rotated.activeKey.certificateChain[0]).verify(root.publicKey)).toBe(true)
+    })
+
+    it('S-131 / SD-JWT VC §3.5: every leaf the service makes names the tenant’s issuer identifier (SAN URI) and its host (SAN dNSName); rotation keeps both', async () => {
+      const san = (chain: { activeKey: { certificateChain: string[] } }) =>
+        new X509Certificate(chain.activeKey.certificateChain[0] as string).subjectAltName
+      const issuerId = `https://issuer.test/issuers/${h.tenantA}`
+      const made = [
+        { source: 'generate', id: random('san') },
+        { source: 'generate', id: random('san'), certificate: { mode: 'internal-ca' } },
+        { source: 'import', id: random('san'), privateKey: (await generateKeyPair('ES256')).privateJwk },
+      ]
+      for (const payload of made) {
+        const created = await create(payload)
+        expect(created.statusCode, created.body).toBe(201)
+        expect(san(created.json()), payload.source).toBe(`DNS:issuer.test, URI:${issuerId}`)
+        const rotated = await h.app.inject({
+          method: 'POST',
+          url: `${chains(h.tenantA)}/${payload.id}/rotate`,
+          headers: admin.auth,
+        })
+        expect(rotated.json().activeKey.kid).not.toBe(created.json().activeKey.kid)
+        expect(san(rotated.json())).toBe(`DNS:issuer.test, URI:${issuerId}`)
+      }
+      // dnsNames of the request replace the default dNSName; the URI stays.
+      const own = await create({ source: 'generate', certificate: { dnsNames: ['pid.example'] } })
+      expect(san(own.json())).toBe(`DNS:pid.example, URI:${issuerId}`)
     })
 
     it('ISO 18013-5 Annex B.1.4: generated leaves are Document Signer certificates; `country` puts C= in the subject and the root’s', async () => {
@@ -162,7 +190,7 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
       }
     })
 
-    it('imports a key with its certificate chain (mode provided)', async () => {
+    it('S-131: imports a key with its certificate chain (mode provided), also one whose leaf does not name the issuer (it may serve a verifier)', async () => {
       const pair = await generateKeyPair('ES256')
       const { createCertificate } = await import('@credential-service/crypto')
       const pem = await createCertificate({
@@ -176,6 +204,7 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
       ).json()
       expect(chain.certificateMode).toBe('provided')
       expect(new X509Certificate(chain.activeKey.certificateChain[0]).subject).toBe('CN=Given')
+      expect(new X509Certificate(chain.activeKey.certificateChain[0]).subjectAltName).toBeUndefined()
     })
 
     it('registers a Vault transit key by externalKeyId; signatures verify with the published JWK', async () => {

@@ -51,6 +51,11 @@ export interface CertificateOptions {
   /** SAN dNSName entries (OpenID4VP `x509_san_dns` takes the client id from here). */
   dnsNames?: string[]
   /**
+   * SAN uniformResourceIdentifier entries, in the same SAN extension as `dnsNames` (SD-JWT VC §3.5:
+   * the `iss` of a credential signed with `x5c` must match one).
+   */
+  uris?: string[]
+  /**
    * An ISO 18013-5 Document Signer (Annex B.1.4): the critical extended key usage
    * id-mdl-kp-mdlDS (1.0.18013.5.1.2), so mdoc readers accept the leaf as a DS certificate.
    */
@@ -104,13 +109,11 @@ export async function createCertificate(options: CertificateOptions): Promise<st
     )
   if (options.crlDistributionPoints?.length)
     extensions.push(new x509.CRLDistributionPointsExtension(options.crlDistributionPoints))
-  if (options.dnsNames?.length) {
-    extensions.push(
-      new x509.SubjectAlternativeNameExtension(
-        options.dnsNames.map((value) => ({ type: 'dns' as const, value })),
-      ),
-    )
-  }
+  const altNames = [
+    ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(options.uris ?? []).map((value) => ({ type: 'url' as const, value })),
+  ]
+  if (altNames.length) extensions.push(new x509.SubjectAlternativeNameExtension(altNames))
   const serialNumber = randomBytes(16)
     .toString('hex')
     .replace(/^[89a-f]/, '1')

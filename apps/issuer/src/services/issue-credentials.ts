@@ -3,6 +3,7 @@ import { issueMdoc, issueSdJwtVc, type Signer } from '@credential-service/crypto
 import type { Database, IssuanceSessionRow } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { base64url, type JWK } from 'jose'
+import { warnUnlessLeafNamesIssuer } from './issuer-san-check'
 import { createStatusListService } from './status-lists'
 
 export interface IssueCredentialsOptions {
@@ -68,6 +69,7 @@ export async function issueCredentials(
       })
       return base64url.encode(mdoc)
     }
+    warnUnlessLeafNamesIssuer(deps, { tenantId, keyChainId: offered.keyChainId, signer, issuer })
     return issueSdJwtVc({
       signer,
       issuer,

@@ -80,9 +80,22 @@ export interface IssuerMetadataInput {
   encryption: { key: PublishedEncryptionKey; required: boolean }
 }
 
+/**
+ * `batch_credential_issuance.batch_size` (OpenID4VCI 1.0 §12.2.4): one limit for the whole issuer,
+ * which a wallet may use with any configuration (§8.2), while each configuration enforces its own
+ * `batchSize`. So it is the smallest `batchSize` of the configurations that take proofs (the others
+ * issue one credential per request whatever the metadata says); undefined, and no batch issuance
+ * advertised, when that is below 2 (checklist I-12).
+ */
+export function advertisedBatchSize(configs: Pick<CredentialConfig, 'keyBinding' | 'batchSize'>[]) {
+  const sizes = configs.filter((config) => config.keyBinding).map((config) => config.batchSize)
+  const smallest = Math.min(...sizes)
+  return sizes.length && smallest >= 2 ? smallest : undefined
+}
+
 /** Credential issuer metadata (OpenID4VCI §12.2). The issuer is its own authorization server. */
 export function issuerMetadata(input: IssuerMetadataInput): Record<string, unknown> {
-  const batch = Math.max(1, ...input.configs.map(({ config }) => config.batchSize))
+  const batch = advertisedBatchSize(input.configs.map(({ config }) => config))
   return {
     credential_issuer: input.issuer,
     credential_endpoint: `${input.issuer}/credential`,
@@ -91,7 +104,7 @@ export function issuerMetadata(input: IssuerMetadataInput): Record<string, unkno
     // §12.2.4: without it a wallet has nowhere to send the §11 notification, and (oid4vc-ts) refuses to.
     notification_endpoint: `${input.issuer}/notification`,
     display: [{ name: input.tenantName }],
-    ...(batch >= 2 ? { batch_credential_issuance: { batch_size: batch } } : {}),
+    ...(batch ? { batch_credential_issuance: { batch_size: batch } } : {}),
     ...encryptionMetadata(input.encryption.key, input.encryption.required),
     credential_configurations_supported: Object.fromEntries(
       input.configs.map(({ config, signingAlg }) => [config.id, configurationMetadata(config, signingAlg)]),

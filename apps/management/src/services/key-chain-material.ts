@@ -70,7 +70,10 @@ export interface CertificatePlan {
   subject: string
   validityDays: number
   dnsNames: string[]
-  /** Issuer alternative name of generated certificates: the tenant's credential issuer URL. */
+  /**
+   * The tenant's credential issuer identifier: issuer alternative name of generated certificates,
+   * and the leaf's SAN URI, as SD-JWT VC §3.5 asks of the `iss` of credentials signed with `x5c`.
+   */
   issuerUri: string
   /** Where the chain's root publishes its CRL (internal-ca only): `crlUriOf`. */
   crlUri?: string
@@ -87,7 +90,9 @@ export function withCountry(subject: string, country: string | undefined): strin
 }
 
 /**
- * A leaf certificate for a db key: self-signed, or issued by the chain's root. It follows the
+ * A leaf certificate for a db key: self-signed, or issued by the chain's root. Its SAN names the
+ * tenant's issuer identifier (URI) and, by default, the host of PUBLIC_URL (dNSName), so the `iss`
+ * of the SD-JWT VCs it signs matches it (SD-JWT VC §3.5). It follows the
  * ISO 18013-5 Document Signer profile (Annex B.1.4: mdlDS extended key usage, key usage
  * digitalSignature only, authority and subject key identifiers, issuer alternative name, and,
  * when an internal CA issues it, the CRL distribution point where the issuer serves that CA's CRL),
@@ -106,6 +111,7 @@ export async function certifyLocalKey(
     ...(root ? { issuerCertificate: root.certificate } : {}),
     validityDays: plan.validityDays,
     dnsNames: plan.dnsNames,
+    uris: [plan.issuerUri],
     documentSigner: true,
     issuerAltNameUri: plan.issuerUri,
     ...(root && plan.crlUri ? { crlDistributionPoints: [plan.crlUri] } : {}),

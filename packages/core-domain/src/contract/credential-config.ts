@@ -119,7 +119,8 @@ const DESCRIBE = {
   lifetimeSeconds: 'Validity of issued credentials',
   keyBinding: 'Bind credentials to a holder key (proof required)',
   statusManagement: 'Give credentials a status list entry (revocation)',
-  batchSize: 'Credentials per request at most (one per proof key)',
+  batchSize:
+    'Credentials per request at most (one per proof key). The issuer metadata advertises one `batch_credential_issuance.batch_size` for the whole tenant (OpenID4VCI 1.0 §12.2.4): the smallest `batchSize` of its key-bound configurations, and none when that is 1',
   refreshTokens:
     'Hand out rotated one-time refresh tokens with the access token, in the authorization code and the pre-authorized code flow (a wallet then keeps polling a deferred credential beyond its 300 s access token)',
   dpop: 'DPoP (RFC 9449) at the token endpoint: `required` refuses token requests without a DPoP proof (HAIP)',

@@ -112,7 +112,9 @@ export const zKeyChainCreate = z
               .array(z.string().min(1).max(253))
               .max(10)
               .optional()
-              .describe('SAN dNSName entries; default: the host of PUBLIC_URL'),
+              .describe(
+                'SAN dNSName entries; default: the host of PUBLIC_URL. The leaf’s SAN also names the tenant’s credential issuer identifier as a URI, which the `iss` of SD-JWT VCs must match (SD-JWT VC §3.5)',
+              ),
           })
           .strict()
           .optional(),

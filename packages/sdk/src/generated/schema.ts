@@ -2407,7 +2407,7 @@ export interface components {
             keyBinding: boolean;
             /** @description Give credentials a status list entry (revocation) */
             statusManagement: boolean;
-            /** @description Credentials per request at most (one per proof key) */
+            /** @description Credentials per request at most (one per proof key). The issuer metadata advertises one `batch_credential_issuance.batch_size` for the whole tenant (OpenID4VCI 1.0 §12.2.4): the smallest `batchSize` of its key-bound configurations, and none when that is 1 */
             batchSize: number;
             /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user. Offers for such a configuration use grant `authorization_code` and carry no claims for it */
             userAuthentication?: {
@@ -2471,7 +2471,7 @@ export interface components {
              */
             statusManagement?: boolean;
             /**
-             * @description Credentials per request at most (one per proof key)
+             * @description Credentials per request at most (one per proof key). The issuer metadata advertises one `batch_credential_issuance.batch_size` for the whole tenant (OpenID4VCI 1.0 §12.2.4): the smallest `batchSize` of its key-bound configurations, and none when that is 1
              * @default 1
              */
             batchSize?: number;
@@ -2773,7 +2773,7 @@ export interface components {
                 country?: string;
                 /** @default 365 */
                 validityDays?: number;
-                /** @description SAN dNSName entries; default: the host of PUBLIC_URL */
+                /** @description SAN dNSName entries; default: the host of PUBLIC_URL. The leaf’s SAN also names the tenant’s credential issuer identifier as a URI, which the `iss` of SD-JWT VCs must match (SD-JWT VC §3.5) */
                 dnsNames?: string[];
             };
         };

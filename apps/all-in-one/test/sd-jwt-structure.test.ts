@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
-import { testDatabases } from '@credential-service/db-schema/testing'
+import type { DatabaseHandle } from '@credential-service/db-schema/client'
+import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -21,6 +23,7 @@ describe.each(testDatabases())(
   'SD-JWT structure names in claims and disclosures on $name',
   (testDatabase) => {
     let app: FastifyInstance
+    let database: DatabaseHandle
     let baseUrl: string
     let admin: Record<string, string>
     let provider: Awaited<ReturnType<typeof startAttributeProvider>>
@@ -47,6 +50,7 @@ describe.each(testDatabases())(
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       })
       app = started.app
+      database = started.database
       await app.listen({ host: '127.0.0.1', port })
       provider = await startAttributeProvider()
       admin = (
@@ -171,6 +175,29 @@ describe.each(testDatabases())(
       provider.answer({ given_name: 'Erika', address: { locality: 'Köln' } })
       const issued = await issue('hr-pid', {}, { claims: {} })
       expect(issued.credential.split('~')[0]).toMatch(/^ey/)
+    })
+
+    it('S-129 RFC 9901 §4.2: an offer stored before the check (claims in clear) is refused right before signing', async () => {
+      const offer = (
+        await api('POST', '/api/offers', {
+          credentialConfigurationIds: ['pid'],
+          claims: { pid: { given_name: 'x' } },
+        })
+      ).body
+      // As a previous version stored it: claims in clear, checked against the fields only.
+      const claims = JSON.stringify({ pid: { given_name: 'Erika', address: { _sd: [forgedDigest] } } })
+      await queryRows(
+        database.db,
+        sql`update issuance_sessions set claims = ${claims}::jsonb, claims_encrypted = null where tenant_id = ${tenant} and id = ${offer.sessionId}`,
+      )
+      await expect(
+        redeemOffer({ credentialOffer: offer.credentialOffer, configurationId: 'pid' }),
+      ).rejects.toThrow(
+        `400 ${JSON.stringify({
+          error: 'credential_request_denied',
+          error_description: `claims of 'pid' failed validation: claims.address._sd ${message('_sd').replace('§', '?')}`,
+        })}`,
+      )
     })
 
     it('S-130 RFC 9901 §7.1 attack: the issuer never signs the holder’s digest, and the holder’s appended disclosure ["salt","age_over_18",true] fails the presentation', async () => {

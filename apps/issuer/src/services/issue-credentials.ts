@@ -37,7 +37,7 @@ export async function issueCredentials(
   if (structure.length)
     throw new ProtocolError(
       'credential_request_denied',
-      structure.map((issue) => `${issue.path}: ${issue.message}`).join('; '),
+      `claims of '${offered.id}' failed validation: ${structure.map((i) => `${i.path} ${i.message}`).join('; ')}`,
     )
   const issuer = `${deps.publicUrl}/issuers/${tenantId}`
   const signer = tx?.signer ?? (await deps.keys.signer(tenantId, offered.keyChainId))

@@ -107,6 +107,16 @@ describe.each(testDatabases())(
         ...(offer ? { offer } : {}),
       })
 
+    /** The wallet's credential request is refused for the `_sd` in `address`, before anything is signed. */
+    const expectDenied = (credentialOffer: Record<string, unknown>, configurationId: string) =>
+      expect(redeemOffer({ credentialOffer, configurationId })).rejects.toThrow(
+        `400 ${JSON.stringify({
+          error: 'credential_request_denied',
+          // RFC 6749 §5.2: error_description is ASCII, so § reads as ?.
+          error_description: `claims of '${configurationId}' failed validation: claims.address._sd ${message('_sd').replace('§', '?')}`,
+        })}`,
+      )
+
     /**
      * The wallet's answer to a new request of 'names': the given name disclosed, then `extra`
      * disclosures appended, all under a KB-JWT whose `sd_hash` covers them (RFC 9901 §4.3.1), so
@@ -158,15 +168,7 @@ describe.each(testDatabases())(
     it('S-129 RFC 9901 §4.2: an attribute provider answering {"_sd": [digest]} is credential_request_denied; the session fails and nothing is signed', async () => {
       provider.answer({ given_name: 'Erika', address: { _sd: [forgedDigest] } })
       const offer = (await api('POST', '/api/offers', { credentialConfigurationIds: ['hr-pid'] })).body
-      await expect(
-        redeemOffer({ credentialOffer: offer.credentialOffer, configurationId: 'hr-pid' }),
-      ).rejects.toThrow(
-        `400 ${JSON.stringify({
-          error: 'credential_request_denied',
-          // RFC 6749 §5.2: error_description is ASCII, so § reads as ?.
-          error_description: `claims of 'hr-pid' failed validation: claims.address._sd ${message('_sd').replace('§', '?')}`,
-        })}`,
-      )
+      await expectDenied(offer.credentialOffer, 'hr-pid')
       expect((await api('GET', `/api/sessions/${offer.sessionId}`)).body).toMatchObject({
         status: 'failed',
         failureReason: `claims of 'hr-pid' failed validation: claims.address._sd ${message('_sd')}`,
@@ -190,14 +192,7 @@ describe.each(testDatabases())(
         database.db,
         sql`update issuance_sessions set claims = ${claims}::jsonb, claims_encrypted = null where tenant_id = ${tenant} and id = ${offer.sessionId}`,
       )
-      await expect(
-        redeemOffer({ credentialOffer: offer.credentialOffer, configurationId: 'pid' }),
-      ).rejects.toThrow(
-        `400 ${JSON.stringify({
-          error: 'credential_request_denied',
-          error_description: `claims of 'pid' failed validation: claims.address._sd ${message('_sd').replace('§', '?')}`,
-        })}`,
-      )
+      await expectDenied(offer.credentialOffer, 'pid')
     })
 
     it('S-130 RFC 9901 §7.1 attack: the issuer never signs the holder’s digest, and the holder’s appended disclosure ["salt","age_over_18",true] fails the presentation', async () => {

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto'
+import { SD_JWT_STRUCTURE_NAMES } from '@credential-service/core-domain'
 import { decodeJwt } from 'jose'
 
 /** `_sd_alg` values (IANA Named Information Hash Algorithm names) → node's hash names. */
 const HASHES: Record<string, string> = { 'sha-256': 'sha256', 'sha-384': 'sha384', 'sha-512': 'sha512' }
-
-/** The claim names a disclosure may not carry (RFC 9901 §7.1 step 3.2.2; `_sd_alg` too, checklist S-76). */
-const FORBIDDEN_NAMES = ['_sd', '_sd_alg', '...']
 
 class Refused extends Error {}
 
@@ -26,7 +24,8 @@ function parseDisclosure(encoded: string): unknown[] {
     throw new Refused('a disclosure is not [salt, name, value] or [salt, value]')
   if (items.length === 3 && typeof items[1] !== 'string')
     throw new Refused('a disclosure claim name is not a string')
-  if (items.length === 3 && FORBIDDEN_NAMES.includes(items[1] as string))
+  // RFC 9901 §7.1 names `_sd` and `...`; `_sd_alg` is refused too (checklist S-76).
+  if (items.length === 3 && SD_JWT_STRUCTURE_NAMES.includes(items[1] as string))
     throw new Refused(`a disclosure has the claim name '${items[1]}'`)
   return items
 }

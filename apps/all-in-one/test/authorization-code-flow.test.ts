@@ -234,10 +234,16 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
           redirect_uris: [`${issuer()}/authorize/callback`],
         },
       ],
-      claims: { openid: ['sub'], profile: ['given_name', 'family_name'] },
+      claims: { openid: ['sub'], profile: ['given_name', 'family_name'], address: ['address'] },
       findAccount: (_ctx, sub) => ({
         accountId: sub,
-        claims: () => ({ sub, given_name: `Given-${sub}`, family_name: 'Mustermann' }),
+        // An address holding SD-JWT structure (S-129), released for the `address` scope only.
+        claims: () => ({
+          sub,
+          given_name: `Given-${sub}`,
+          family_name: 'Mustermann',
+          address: { _sd: ['holder-chosen-digest'] },
+        }),
       }),
       pkce: { required: () => true },
     })
@@ -321,6 +327,27 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
       userAuthentication: { loginProviderId: 'idp2', claims: { given_name: 'given_name' } },
     })
     expect(badge.status).toBe(201)
+
+    // A login provider asking for the address scope, and a configuration filled from it.
+    expect(
+      (
+        await post('/api/login-providers', {
+          id: 'idp-address',
+          issuer: upstreamUrl,
+          clientId: 'issuer-login',
+          clientSecret: 'issuer-login-secret-value',
+          scopes: ['address'],
+        })
+      ).status,
+    ).toBe(201)
+    const resident = await post('/api/credentials', {
+      id: 'resident',
+      config: { format: 'dc+sd-jwt', vct: 'urn:example:resident' },
+      keyChainId: 'keys',
+      fields: [{ path: ['address'], type: 'object', disclosable: true }],
+      userAuthentication: { loginProviderId: 'idp-address', claims: { address: 'address' } },
+    })
+    expect(resident.status).toBe(201)
 
     // S-103: another tenant with its own `pid`.
     await post('/api/tenants', { id: otherTenant, name: 'Other' }, root)
@@ -655,6 +682,18 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     const { payload, claims } = await requestCredential(answer.body.access_token, 'staff')
     expect(payload.vct).toBe('urn:example:staff')
     expect(claims).toStrictEqual({ given_name: 'Given-alice', family_name: 'Mustermann' })
+  })
+
+  it('S-129 RFC 9901 §4.2: a login claim holding _sd is refused before signing: access_denied naming the path, no code', async () => {
+    const { challenge } = pkce()
+    const pushed = await par(pushedParams(challenge, { scope: 'resident', state: 'forged' }))
+    const start = `${issuer()}/authorize?${new URLSearchParams({ client_id: 'wallet-1', request_uri: pushed.body.request_uri })}`
+    const back = await browse(start, REDIRECT, loginAsAlice)
+    expect(back.searchParams.get('error')).toBe('access_denied')
+    expect(back.searchParams.get('error_description')).toBe(
+      "claims of 'resident' failed validation: claims.address._sd '_sd' is an SD-JWT structure name (RFC 9901 §4.2); claims cannot use it",
+    )
+    expect(back.searchParams.get('code')).toBeNull()
   })
 
   it('OpenID4VCI §5 with login and an attribute provider: the provider is asked with the user, and its answer wins', async () => {

@@ -390,6 +390,31 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(tenant)).toBe(false)
   })
 
+  it('S-129 / RFC 9901 §4.2: a credential file with a nested field named _sd is rejected naming the file and field', async () => {
+    const tenant = random('sd-names')
+    const report = await run(
+      tree({
+        [`${tenant}/key-chains/k.json`]: keyChain,
+        [`${tenant}/credentials/pid.json`]: {
+          ...credential('k'),
+          fields: [
+            { path: ['name'], type: 'string', defaultValue: 'x' },
+            { path: ['address', '_sd'], type: 'array' },
+          ],
+        },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${tenant}/credentials/pid.json`,
+        path: 'fields.1.path',
+        message: "'_sd' is an SD-JWT structure name (RFC 9901 §4.2); claims cannot use it",
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
   it('ISO 18013-5 Annex B.1: an mso_mdoc credential file whose key chain certificate names no country is rejected naming the file', async () => {
     const tenant = random('country')
     const report = await run(

@@ -305,6 +305,33 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       )
     })
 
+    it('S-129 / RFC 9901 §4.2: a field named _sd, _sd_alg or ... (also nested), or a default value holding one, is a 422 naming each path; nothing is written', async () => {
+      const id = random('sd-names')
+      const response = await post('/api/credentials', {
+        ...pid(id, keyChainId),
+        fields: [
+          ...pid(id, keyChainId).fields,
+          { path: ['_sd'], type: 'string' },
+          { path: ['place', '_sd_alg'], type: 'string' },
+          { path: ['...'], type: 'string' },
+          { path: ['home'], type: 'object', defaultValue: { _sd: ['digest'] } },
+        ],
+      })
+      expect(response.statusCode).toBe(422)
+      expect(response.json()).toMatchObject({ status: 422, code: 'rule_violation' })
+      const message = (name: string) =>
+        `'${name}' is an SD-JWT structure name (RFC 9901 §4.2); claims cannot use it`
+      expect(response.json().errors).toStrictEqual([
+        { path: 'body.fields.2.path', message: message('_sd') },
+        { path: 'body.fields.3.path', message: message('_sd_alg') },
+        { path: 'body.fields.4.path', message: message('...') },
+        { path: 'body.fields.5.defaultValue._sd', message: message('_sd') },
+      ])
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+    })
+
     it('ISO 18013-5 Annex B.1: an mso_mdoc configuration whose key chain certificate names no country (C=) is a 422 naming body.keyChainId; nothing is written', async () => {
       const noCountry = (
         await h.app.inject({

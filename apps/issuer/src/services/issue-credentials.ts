@@ -1,4 +1,4 @@
-import { type CredentialConfig, ProtocolError } from '@credential-service/core-domain'
+import { type CredentialConfig, ProtocolError, sdJwtStructureIssues } from '@credential-service/core-domain'
 import { issueMdoc, issueSdJwtVc, type Signer } from '@credential-service/crypto'
 import type { Database, IssuanceSessionRow } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
@@ -32,6 +32,14 @@ export async function issueCredentials(
   options: IssueCredentialsOptions,
 ): Promise<{ credential: string }[]> {
   const { session, offered, holderKeys, claims, tx } = options
+  // Checklist S-129: every source was checked when its claims came in, but an offer stored before
+  // that check was not; nothing named like SD-JWT structure is ever signed.
+  const structure = sdJwtStructureIssues(claims, 'claims')
+  if (structure.length)
+    throw new ProtocolError(
+      'credential_request_denied',
+      `claims of '${offered.id}' failed validation: ${structure.map((i) => `${i.path} ${i.message}`).join('; ')}`,
+    )
   const issuer = `${deps.publicUrl}/issuers/${tenantId}`
   const signer = tx?.signer ?? (await deps.keys.signer(tenantId, offered.keyChainId))
   const now = deps.now()

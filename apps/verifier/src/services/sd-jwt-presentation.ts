@@ -3,6 +3,7 @@ import { parseCertificate } from '@credential-service/crypto'
 import type { OutboundPolicy } from '@credential-service/server-kit'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { checkDisclosures } from './sd-jwt-disclosures'
 import { requireValidEntry, statusListEntryOf } from './status-list'
 import { checkChain } from './trust'
 
@@ -100,6 +101,8 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
     if (cause instanceof PresentationRejected) throw cause
     throw new PresentationRejected(`the SD-JWT did not verify: ${(error as Error).message}`)
   }
+  const disclosureProblem = checkDisclosures(check.presentation)
+  if (disclosureProblem) throw new PresentationRejected(disclosureProblem)
   const payload = result.payload as Record<string, unknown>
   if (!check.vctValues.includes(String(payload.vct)))
     throw new PresentationRejected(`vct '${String(payload.vct)}' was not requested`)

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { ClaimField, CredentialConfigData, FieldType } from '../contract/credential-config'
 import type { ValidationIssue } from '../errors'
+import { sdJwtStructureIssues } from './sd-jwt-names'
 
 type Claims = Record<string, unknown>
 
@@ -127,8 +128,9 @@ export function defaultClaims(config: Pick<CredentialConfigData, 'fields'>): Cla
 export type ClaimsResult = { ok: true; claims: Claims } | { ok: false; issues: ValidationIssue[] }
 
 /**
- * Claims to issue: defaults overlaid with what a source supplied (offer, attribute provider),
- * validated against the derived schema. The caller names the source in `prefix`.
+ * Claims to issue: defaults overlaid with what a source supplied (offer, login, attribute provider),
+ * validated against the derived schema and free of SD-JWT structure names (checklist S-129). The
+ * caller names the source in `prefix`.
  */
 export function resolveClaims(
   config: Pick<CredentialConfigData, 'fields'>,
@@ -137,7 +139,10 @@ export function resolveClaims(
 ): ClaimsResult {
   const claims = merge(defaultClaims(config), supplied)
   const result = deriveClaimsSchema(config).safeParse(claims)
-  if (result.success) return { ok: true, claims: result.data }
+  if (result.success) {
+    const structure = sdJwtStructureIssues(result.data, prefix)
+    return structure.length ? { ok: false, issues: structure } : { ok: true, claims: result.data }
+  }
   return {
     ok: false,
     issues: result.error.issues.flatMap((issue) => {

@@ -1,5 +1,7 @@
 import type { ClaimField, CredentialConfigData, FieldType } from '../contract/credential-config'
 import type { ValidationIssue } from '../errors'
+import { claimPath } from './claims-schema'
+import { SD_JWT_STRUCTURE_NAMES, sdJwtStructureIssues, structureIssue } from './sd-jwt-names'
 
 function valueMatches(type: FieldType, value: unknown): boolean {
   switch (type) {
@@ -46,7 +48,8 @@ const localeOf = (entry: { locale?: string; lang?: string }) =>
  * (spec §2.2–2.3: `docType` and a namespace per field for mdoc, `vct` and no namespace for SD-JWT),
  * unique claim paths, one display per locale (OpenID4VCI §12.2.4), default values of the declared type,
  * no claim that is both a leaf and a parent, no disclosable registered claim (SD-JWT VC §3.2.2.2),
- * no field over a claim the issuer sets itself, and no key attestation policy without key binding.
+ * no field over a claim the issuer sets itself, no SD-JWT structure name in a path or default value
+ * (RFC 9901 §4.2, checklist S-129), and no key attestation policy without key binding.
  */
 export function checkCredentialConfig(config: CredentialConfigData): ValidationIssue[] {
   const issues: ValidationIssue[] = []
@@ -81,6 +84,9 @@ export function checkCredentialConfig(config: CredentialConfigData): ValidationI
     } else if (!mdoc && (ISSUER_SET_CLAIMS as readonly string[]).includes(top)) {
       add(`fields.${index}.path`, `'${top}' is set by the issuer in every credential; it cannot be a field`)
     }
+    for (const name of claimPath(field).filter((part) => SD_JWT_STRUCTURE_NAMES.includes(part)))
+      issues.push(structureIssue(`body.fields.${index}.path`, name))
+    issues.push(...sdJwtStructureIssues(field.defaultValue, `body.fields.${index}.defaultValue`))
     if (field.defaultValue !== undefined && !valueMatches(field.type, field.defaultValue)) {
       add(`fields.${index}.defaultValue`, `not a value of type '${field.type}'`)
     }

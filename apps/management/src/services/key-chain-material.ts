@@ -57,9 +57,14 @@ export async function describeExternalKey(
   }
 }
 
-export async function verifiedChain(pems: string[], publicJwk: JWK, path: string): Promise<string[]> {
+export async function verifiedChain(
+  pems: string[],
+  publicJwk: JWK,
+  path: string,
+  now: Date,
+): Promise<string[]> {
   try {
-    return (await parseCertificateChain(pems, publicJwk)).pem
+    return (await parseCertificateChain(pems, publicJwk, now)).pem
   } catch (error) {
     throw invalid(path, (error as Error).message)
   }
@@ -189,7 +194,7 @@ export async function createMaterial(
         throw invalid('body.privateKey', (error as Error).message)
       }
       const certificates = input.certificateChain
-        ? await verifiedChain(input.certificateChain, pair.publicJwk, 'body.certificateChain')
+        ? await verifiedChain(input.certificateChain, pair.publicJwk, 'body.certificateChain', context.now)
         : [
             await certifyLocalKey(
               pair,
@@ -218,7 +223,7 @@ export async function createMaterial(
     case 'external': {
       const { publicJwk, alg } = await describeExternalKey(context, input.kmsProvider, input.externalKeyId)
       const certificates = input.certificateChain
-        ? await verifiedChain(input.certificateChain, publicJwk, 'body.certificateChain')
+        ? await verifiedChain(input.certificateChain, publicJwk, 'body.certificateChain', context.now)
         : []
       return {
         ...base,

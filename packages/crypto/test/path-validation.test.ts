@@ -1,0 +1,215 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { MDL_DOCUMENT_SIGNER_EKU } from '../src/certificate-facts'
+import {
+  ATTESTATION_PROFILE,
+  ISSUER_PROFILE,
+  MDOC_ISSUER_PROFILE,
+  type PathProfile,
+  validatePath,
+} from '../src/path-validation'
+import { dnsNameConstraints, issueTestCertificate, type TestCertificate } from '../src/testing'
+
+const OPENSSL = '/usr/bin/openssl'
+const hasOpenssl = existsSync(OPENSSL) && spawnSync(OPENSSL, ['version']).status === 0
+const NOW = new Date()
+const DAY = 86_400_000
+
+/** `openssl verify` of the same chain: root as -CAfile, the rest but the leaf as -untrusted. */
+function opensslAccepts(chain: TestCertificate[], root: TestCertificate): boolean {
+  const dir = mkdtempSync(join(tmpdir(), 'path-validation-'))
+  const write = (name: string, certificates: TestCertificate[]) => {
+    writeFileSync(join(dir, name), certificates.map(({ pem }) => pem).join('\n'))
+    return join(dir, name)
+  }
+  const [leaf, ...rest] = chain
+  const args = [
+    'verify',
+    '-CAfile',
+    write('root.pem', [root]),
+    '-attime',
+    String(Math.floor(NOW.getTime() / 1000)),
+  ]
+  const untrusted = rest.filter((certificate) => certificate !== root)
+  if (untrusted.length) args.push('-untrusted', write('untrusted.pem', untrusted))
+  args.push(write('leaf.pem', [leaf as TestCertificate]))
+  try {
+    execFileSync(OPENSSL, args, { stdio: 'pipe' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function verdict(
+  chain: TestCertificate[],
+  root: TestCertificate,
+  profile: PathProfile = ISSUER_PROFILE,
+) {
+  return validatePath({
+    chain: chain.map(({ certificate }) => certificate),
+    anchors: [root.certificate],
+    now: NOW,
+    profile,
+  })
+}
+
+/** Our verdict, and openssl's on the same chain when openssl is installed. */
+async function expectRefused(chain: TestCertificate[], root: TestCertificate, reason: string) {
+  expect(await verdict(chain, root)).toStrictEqual({ valid: false, reason })
+  if (hasOpenssl) expect(opensslAccepts(chain, root)).toBe(false)
+}
+
+describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
+  const root = await issueTestCertificate({ subject: 'CN=Root', ca: true, pathLength: 1 })
+  const intermediate = await issueTestCertificate({
+    subject: 'CN=Intermediate',
+    issuer: root,
+    ca: true,
+    pathLength: 0,
+  })
+  const leaf = await issueTestCertificate({ subject: 'CN=Issuer', issuer: intermediate })
+
+  it('RFC 5280 §6.1: root → intermediate CA with pathLenConstraint → leaf is valid, as openssl says', async () => {
+    expect(await verdict([leaf, intermediate], root)).toStrictEqual({ valid: true, anchor: root.certificate })
+    if (hasOpenssl) expect(opensslAccepts([leaf, intermediate], root)).toBe(true)
+  })
+
+  it('RFC 5280 §4.2.1.9, S-127: a leaf that signs another leaf is not a CA', async () => {
+    const ordinary = await issueTestCertificate({ subject: 'CN=Ordinary', issuer: root })
+    const evil = await issueTestCertificate({ subject: 'CN=Evil', issuer: ordinary })
+    await expectRefused([evil, ordinary], root, 'x5c certificate 1 is not a CA (basicConstraints cA)')
+  })
+
+  it('RFC 5280 §4.2.1.9, S-127: an intermediate beyond the root’s pathLenConstraint 0 is refused', async () => {
+    const strict = await issueTestCertificate({ subject: 'CN=Strict Root', ca: true, pathLength: 0 })
+    const middle = await issueTestCertificate({ subject: 'CN=Middle', issuer: strict, ca: true })
+    const below = await issueTestCertificate({ subject: 'CN=Issuer', issuer: middle })
+    await expectRefused(
+      [below, middle],
+      strict,
+      'the trust anchor allows 0 intermediate certificates below it (pathLenConstraint), not 1',
+    )
+  })
+
+  it('RFC 5280 §4.2.1.3: an intermediate CA without keyCertSign is refused', async () => {
+    const noSign = await issueTestCertificate({
+      subject: 'CN=No keyCertSign',
+      issuer: root,
+      ca: true,
+      keyUsage: ['digitalSignature'],
+    })
+    const below = await issueTestCertificate({ subject: 'CN=Issuer', issuer: noSign })
+    await expectRefused(
+      [below, noSign],
+      root,
+      'x5c certificate 1 may not sign certificates (keyUsage keyCertSign)',
+    )
+  })
+
+  it('RFC 5280 §4.2: an unknown critical extension is refused', async () => {
+    const odd = await issueTestCertificate({
+      subject: 'CN=Odd',
+      issuer: intermediate,
+      extensions: [{ oid: '1.3.6.1.4.1.55555.1', critical: true, value: Uint8Array.of(0x05, 0x00) }],
+    })
+    await expectRefused(
+      [odd, intermediate],
+      root,
+      'x5c certificate 0 has a critical extension this service does not process (1.3.6.1.4.1.55555.1)',
+    )
+  })
+
+  it('RFC 5280 §6.1.3 (a)(2): an expired intermediate is refused', async () => {
+    const old = await issueTestCertificate({
+      subject: 'CN=Old Intermediate',
+      issuer: root,
+      ca: true,
+      notBefore: new Date(NOW.getTime() - 60 * DAY),
+      notAfter: new Date(NOW.getTime() - DAY),
+    })
+    const below = await issueTestCertificate({ subject: 'CN=Issuer', issuer: old })
+    await expectRefused([below, old], root, 'x5c certificate 1 is expired or not yet valid')
+  })
+
+  it('ISO 18013-5 Annex B.1.4, S-132: an mdoc issuer leaf needs the document signer EKU', async () => {
+    expect(await verdict([leaf, intermediate], root, MDOC_ISSUER_PROFILE)).toStrictEqual({
+      valid: false,
+      reason: `the x5c leaf lacks the extended key usage ${MDL_DOCUMENT_SIGNER_EKU}`,
+    })
+    const signer = await issueTestCertificate({
+      subject: 'CN=DS',
+      issuer: intermediate,
+      extendedKeyUsage: [MDL_DOCUMENT_SIGNER_EKU],
+    })
+    expect(await verdict([signer, intermediate], root, MDOC_ISSUER_PROFILE)).toMatchObject({ valid: true })
+  })
+
+  it('HAIP §4.5.1: the root inside x5c is accepted for issuers, refused for attestations', async () => {
+    expect(await verdict([leaf, intermediate, root], root)).toStrictEqual({
+      valid: true,
+      anchor: root.certificate,
+    })
+    expect(await verdict([leaf, intermediate, root], root, ATTESTATION_PROFILE)).toStrictEqual({
+      valid: false,
+      reason: 'x5c must not contain the trust anchor',
+    })
+    if (hasOpenssl) expect(opensslAccepts([leaf, intermediate, root], root)).toBe(true)
+  })
+
+  it('RFC 5280 §4.1.1.2: a SHA-1 signature is refused', async () => {
+    const weak = await issueTestCertificate({ subject: 'CN=Weak', issuer: intermediate, hash: 'SHA-1' })
+    expect(await verdict([weak, intermediate], root)).toStrictEqual({
+      valid: false,
+      reason: 'x5c certificate 0 is signed with ECDSA SHA-1, which is not allowed',
+    })
+  })
+
+  it('RFC 5280 §4.2.1.10: dNSName constraints of a CA bind the names below it', async () => {
+    const constrained = await issueTestCertificate({
+      subject: 'CN=Constrained',
+      issuer: root,
+      ca: true,
+      extensions: [{ oid: '2.5.29.30', critical: true, value: dnsNameConstraints(['example.com']) }],
+    })
+    const inside = await issueTestCertificate({
+      subject: 'CN=In',
+      issuer: constrained,
+      dnsNames: ['a.example.com'],
+    })
+    expect(await verdict([inside, constrained], root)).toMatchObject({ valid: true })
+    if (hasOpenssl) expect(opensslAccepts([inside, constrained], root)).toBe(true)
+    const outside = await issueTestCertificate({
+      subject: 'CN=Out',
+      issuer: constrained,
+      dnsNames: ['evil.org'],
+    })
+    await expectRefused(
+      [outside, constrained],
+      root,
+      'x5c certificate 1 has name constraints that do not permit evil.org',
+    )
+  })
+
+  it('a chain of more than 10 certificates, a broken link and an unknown root are refused', async () => {
+    expect(await verdict(Array(11).fill(leaf), root)).toStrictEqual({
+      valid: false,
+      reason: 'x5c has more than 10 certificates',
+    })
+    const stranger = await issueTestCertificate({ subject: 'CN=Intermediate', issuer: root, ca: true })
+    await expectRefused(
+      [leaf, stranger],
+      root,
+      'x5c certificate 0 is not issued by certificate 1 (signature)',
+    )
+    const other = await issueTestCertificate({ subject: 'CN=Root', ca: true })
+    expect(await verdict([leaf, intermediate], other)).toStrictEqual({
+      valid: false,
+      reason: 'x5c does not chain to a trust anchor',
+      untrusted: true,
+    })
+  })
+})

@@ -110,6 +110,8 @@ export async function certifyLocalKey(
     issuerPrivateJwk: root?.privateJwk ?? pair.privateJwk,
     ...(root ? { issuerCertificate: root.certificate } : {}),
     validityDays: plan.validityDays,
+    // SD-JWT VC §3.5: a credential's iss (the issuer URL) is a URI SAN of its x5c leaf.
+    uris: [plan.issuerUri],
     dnsNames: plan.dnsNames,
     documentSigner: true,
     issuerAltNameUri: plan.issuerUri,

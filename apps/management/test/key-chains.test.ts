@@ -81,7 +81,10 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
         expect(chain.activeKey.certificateChain).toHaveLength(1)
         const certificate = new X509Certificate(chain.activeKey.certificateChain[0])
         expect(certificate.subject).toBe(`CN=${h.tenantA} ${id}`)
-        expect(certificate.subjectAltName).toBe('DNS:issuer.test')
+        // SD-JWT VC §3.5 (S-131): the credential issuer URL is a URI SAN, its host a dNSName.
+        expect(certificate.subjectAltName).toBe(
+          `URI:https://issuer.test/issuers/${h.tenantA}, DNS:issuer.test`,
+        )
         const jws = await roundTrip(h.tenantA, id)
         expect(decodeProtectedHeader(jws).alg).toBe(algorithm)
       })

@@ -110,7 +110,8 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
     const { header, leaf, claims } = await fetchRequest(body.requestUri)
     expect(header).toMatchObject({ typ: 'oauth-authz-req+jwt', alg: 'ES256' })
     expect((header.x5c as string[]).length).toBe(1) // HAIP: no trust anchor in x5c
-    expect(leaf.subjectAltName).toBe('DNS:verifier.example.com')
+    // The key chain's leaf: the tenant's credential issuer URL as URI SAN (S-131), the host as dNSName.
+    expect(leaf.subjectAltName).toBe(`URI:${PUBLIC_URL}/issuers/${tenant}, DNS:verifier.example.com`)
     expect(claims).toMatchObject({
       aud: 'https://self-issued.me/v2',
       client_id: body.clientId,

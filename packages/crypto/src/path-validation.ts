@@ -54,11 +54,19 @@ const validAt = (certificate: X509Certificate, now: Date) =>
 const namesIssuer = (certificate: X509Certificate, issuer: X509Certificate) =>
   certificate.issuer === issuer.subject
 const linkRefusal = (certificate: X509Certificate, issuer: X509Certificate) =>
-  !namesIssuer(certificate, issuer)
-    ? 'issuer name'
-    : !certificate.verify(issuer.publicKey)
-      ? 'signature'
-      : undefined
+  !namesIssuer(certificate, issuer) ? 'issuer name' : !signedBy(certificate, issuer) ? 'signature' : undefined
+
+// The same issuer certificates come with every credential of an issuer (parseCertificate keeps
+// the objects): a signature that verified once is remembered per pair, off the hot path.
+const verified = new WeakMap<X509Certificate, WeakSet<X509Certificate>>()
+function signedBy(certificate: X509Certificate, issuer: X509Certificate): boolean {
+  if (verified.get(certificate)?.has(issuer)) return true
+  if (!certificate.verify(issuer.publicKey)) return false
+  const issuers = verified.get(certificate) ?? new WeakSet()
+  issuers.add(issuer)
+  verified.set(certificate, issuers)
+  return true
+}
 const selfIssued = (certificate: X509Certificate) => certificate.issuer === certificate.subject
 
 /**
@@ -118,7 +126,7 @@ export async function validatePath(options: ValidatePathOptions): Promise<PathVa
 
 /** The end-entity rules: RFC 5280 §4.2.1.3, §4.2.1.12, HAIP §4.5.1, ISO 18013-5 B.1.4. */
 async function leafRefusal(leaf: X509Certificate, profile: PathProfile, name: string) {
-  if (profile.haip && namesIssuer(leaf, leaf) && leaf.verify(leaf.publicKey))
+  if (profile.haip && namesIssuer(leaf, leaf) && signedBy(leaf, leaf))
     return `the ${name} leaf is self-signed`
   const { keyUsage, extendedKeyUsage } = await certificateFacts(leaf)
   if (keyUsage?.digitalSignature === false)

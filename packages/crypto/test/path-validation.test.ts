@@ -11,7 +11,12 @@ import {
   type PathProfile,
   validatePath,
 } from '../src/path-validation'
-import { dnsNameConstraints, issueTestCertificate, type TestCertificate } from '../src/testing'
+import {
+  dnsNameConstraints,
+  issueTestCertificate,
+  type TestCertificate,
+  type TestCertificateOptions,
+} from '../src/testing'
 
 const OPENSSL = '/usr/bin/openssl'
 const hasOpenssl = existsSync(OPENSSL) && spawnSync(OPENSSL, ['version']).status === 0
@@ -44,26 +49,32 @@ function opensslAccepts(chain: TestCertificate[], root: TestCertificate): boolea
   }
 }
 
-async function verdict(
-  chain: TestCertificate[],
-  root: TestCertificate,
-  profile: PathProfile = ISSUER_PROFILE,
-) {
-  return validatePath({
+const verdictFor = (chain: TestCertificate[], root: TestCertificate, profile: PathProfile) =>
+  validatePath({
     chain: chain.map(({ certificate }) => certificate),
     anchors: [root.certificate],
     now: NOW,
     profile,
   })
-}
 
-/** Our verdict, and openssl's on the same chain when openssl is installed. */
-async function expectRefused(chain: TestCertificate[], root: TestCertificate, reason: string) {
-  expect(await verdict(chain, root)).toStrictEqual({ valid: false, reason })
-  if (hasOpenssl) expect(opensslAccepts(chain, root)).toBe(false)
-}
+/** The profiles of issuer chains: SD-JWT VC issuers and status list signers, mdoc issuers, attestations. */
+const PROFILES = [
+  { name: 'SD-JWT VC issuer and status list signer', profile: ISSUER_PROFILE },
+  { name: 'mdoc issuer', profile: MDOC_ISSUER_PROFILE },
+  { name: 'wallet and key attestation', profile: ATTESTATION_PROFILE },
+]
 
-describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
+describe.each(PROFILES)('RFC 5280 §6.1 path validation, $name (checklist S-127)', async ({ profile }) => {
+  const verdict = (chain: TestCertificate[], root: TestCertificate, other: PathProfile = profile) =>
+    verdictFor(chain, root, other)
+  /** Our verdict, and openssl's on the same chain when openssl is installed. */
+  const expectRefused = async (chain: TestCertificate[], root: TestCertificate, reason: string) => {
+    expect(await verdict(chain, root)).toStrictEqual({ valid: false, reason })
+    if (hasOpenssl) expect(opensslAccepts(chain, root)).toBe(false)
+  }
+  // Leaves are Document Signers, so that under every profile a case reaches the rule it is about.
+  const issueLeaf = (options: TestCertificateOptions) =>
+    issueTestCertificate({ ...options, extendedKeyUsage: [MDL_DOCUMENT_SIGNER_EKU] })
   const root = await issueTestCertificate({ subject: 'CN=Root', ca: true, pathLength: 1 })
   const intermediate = await issueTestCertificate({
     subject: 'CN=Intermediate',
@@ -71,7 +82,7 @@ describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
     ca: true,
     pathLength: 0,
   })
-  const leaf = await issueTestCertificate({ subject: 'CN=Issuer', issuer: intermediate })
+  const leaf = await issueLeaf({ subject: 'CN=Issuer', issuer: intermediate })
 
   it('RFC 5280 §6.1: root → intermediate CA with pathLenConstraint → leaf is valid, as openssl says', async () => {
     expect(await verdict([leaf, intermediate], root)).toStrictEqual({ valid: true, anchor: root.certificate })
@@ -80,14 +91,14 @@ describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
 
   it('RFC 5280 §4.2.1.9, S-127: a leaf that signs another leaf is not a CA', async () => {
     const ordinary = await issueTestCertificate({ subject: 'CN=Ordinary', issuer: root })
-    const evil = await issueTestCertificate({ subject: 'CN=Evil', issuer: ordinary })
+    const evil = await issueLeaf({ subject: 'CN=Evil', issuer: ordinary })
     await expectRefused([evil, ordinary], root, 'x5c certificate 1 is not a CA (basicConstraints cA)')
   })
 
   it('RFC 5280 §4.2.1.9, S-127: an intermediate beyond the root’s pathLenConstraint 0 is refused', async () => {
     const strict = await issueTestCertificate({ subject: 'CN=Strict Root', ca: true, pathLength: 0 })
     const middle = await issueTestCertificate({ subject: 'CN=Middle', issuer: strict, ca: true })
-    const below = await issueTestCertificate({ subject: 'CN=Issuer', issuer: middle })
+    const below = await issueLeaf({ subject: 'CN=Issuer', issuer: middle })
     await expectRefused(
       [below, middle],
       strict,
@@ -102,7 +113,7 @@ describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
       ca: true,
       keyUsage: ['digitalSignature'],
     })
-    const below = await issueTestCertificate({ subject: 'CN=Issuer', issuer: noSign })
+    const below = await issueLeaf({ subject: 'CN=Issuer', issuer: noSign })
     await expectRefused(
       [below, noSign],
       root,
@@ -111,7 +122,7 @@ describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
   })
 
   it('RFC 5280 §4.2: an unknown critical extension is refused', async () => {
-    const odd = await issueTestCertificate({
+    const odd = await issueLeaf({
       subject: 'CN=Odd',
       issuer: intermediate,
       extensions: [{ oid: '1.3.6.1.4.1.55555.1', critical: true, value: Uint8Array.of(0x05, 0x00) }],
@@ -131,25 +142,22 @@ describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
       notBefore: new Date(NOW.getTime() - 60 * DAY),
       notAfter: new Date(NOW.getTime() - DAY),
     })
-    const below = await issueTestCertificate({ subject: 'CN=Issuer', issuer: old })
+    const below = await issueLeaf({ subject: 'CN=Issuer', issuer: old })
     await expectRefused([below, old], root, 'x5c certificate 1 is expired or not yet valid')
   })
 
   it('ISO 18013-5 Annex B.1.4, S-132: an mdoc issuer leaf needs the document signer EKU', async () => {
-    expect(await verdict([leaf, intermediate], root, MDOC_ISSUER_PROFILE)).toStrictEqual({
+    const plain = await issueTestCertificate({ subject: 'CN=Plain', issuer: intermediate })
+    expect(await verdict([plain, intermediate], root, MDOC_ISSUER_PROFILE)).toStrictEqual({
       valid: false,
       reason: `the x5c leaf lacks the extended key usage ${MDL_DOCUMENT_SIGNER_EKU}`,
     })
-    const signer = await issueTestCertificate({
-      subject: 'CN=DS',
-      issuer: intermediate,
-      extendedKeyUsage: [MDL_DOCUMENT_SIGNER_EKU],
-    })
-    expect(await verdict([signer, intermediate], root, MDOC_ISSUER_PROFILE)).toMatchObject({ valid: true })
+    expect(await verdict([leaf, intermediate], root, MDOC_ISSUER_PROFILE)).toMatchObject({ valid: true })
+    expect(await verdict([plain, intermediate], root, ISSUER_PROFILE)).toMatchObject({ valid: true })
   })
 
   it('HAIP §4.5.1: the root inside x5c is accepted for issuers, refused for attestations', async () => {
-    expect(await verdict([leaf, intermediate, root], root)).toStrictEqual({
+    expect(await verdict([leaf, intermediate, root], root, ISSUER_PROFILE)).toStrictEqual({
       valid: true,
       anchor: root.certificate,
     })
@@ -161,7 +169,7 @@ describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
   })
 
   it('RFC 5280 §4.1.1.2: a SHA-1 signature is refused', async () => {
-    const weak = await issueTestCertificate({ subject: 'CN=Weak', issuer: intermediate, hash: 'SHA-1' })
+    const weak = await issueLeaf({ subject: 'CN=Weak', issuer: intermediate, hash: 'SHA-1' })
     expect(await verdict([weak, intermediate], root)).toStrictEqual({
       valid: false,
       reason: 'x5c certificate 0 is signed with ECDSA SHA-1, which is not allowed',
@@ -175,14 +183,14 @@ describe('RFC 5280 §6.1 path validation (checklist S-127)', async () => {
       ca: true,
       extensions: [{ oid: '2.5.29.30', critical: true, value: dnsNameConstraints(['example.com']) }],
     })
-    const inside = await issueTestCertificate({
+    const inside = await issueLeaf({
       subject: 'CN=In',
       issuer: constrained,
       dnsNames: ['a.example.com'],
     })
     expect(await verdict([inside, constrained], root)).toMatchObject({ valid: true })
     if (hasOpenssl) expect(opensslAccepts([inside, constrained], root)).toBe(true)
-    const outside = await issueTestCertificate({
+    const outside = await issueLeaf({
       subject: 'CN=Out',
       issuer: constrained,
       dnsNames: ['evil.org'],

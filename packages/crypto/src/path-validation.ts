@@ -47,12 +47,12 @@ export type PathValidation =
 const validAt = (certificate: X509Certificate, now: Date) =>
   new Date(certificate.validFrom) <= now && now <= new Date(certificate.validTo)
 
+const namesIssuer = (certificate: X509Certificate, issuer: X509Certificate) =>
+  certificate.issuer === issuer.subject
 /**
  * Issuer name and signature only: node's checkIssued also refuses an issuer without keyCertSign,
  * which would hide the real reason (issuerRefusal names it).
  */
-const namesIssuer = (certificate: X509Certificate, issuer: X509Certificate) =>
-  certificate.issuer === issuer.subject
 const linkRefusal = (certificate: X509Certificate, issuer: X509Certificate) =>
   !namesIssuer(certificate, issuer) ? 'issuer name' : !signedBy(certificate, issuer) ? 'signature' : undefined
 
@@ -100,17 +100,14 @@ export async function validatePath(options: ValidatePathOptions): Promise<PathVa
     return validAt(leaf, now)
       ? { valid: true, anchor: leaf }
       : { valid: false, reason: 'the trust anchor is expired or not yet valid' }
-  let candidates = anchors.filter((anchor) => !linkRefusal(top, anchor))
-  if (anchorAt >= 0) {
-    const anchor = chain[anchorAt] as X509Certificate
-    const link = linkRefusal(top, anchor)
-    if (link)
-      return {
-        valid: false,
-        reason: `${name} certificate ${anchorAt - 1} is not issued by certificate ${anchorAt} (${link})`,
-      }
-    candidates = [anchor]
-  }
+  const sent = anchorAt >= 0 ? (chain[anchorAt] as X509Certificate) : undefined
+  const link = sent && linkRefusal(top, sent)
+  if (link)
+    return {
+      valid: false,
+      reason: `${name} certificate ${anchorAt - 1} is not issued by certificate ${anchorAt} (${link})`,
+    }
+  const candidates = sent ? [sent] : anchors.filter((anchor) => !linkRefusal(top, anchor))
   let anchorRefusal: string | undefined
   for (const anchor of candidates) {
     const refused = validAt(anchor, now)

@@ -12,10 +12,11 @@ import {
   validatePath,
 } from '../src/path-validation'
 import {
-  dnsNameConstraints,
   issueTestCertificate,
+  nameConstraintsDer,
   type TestCertificate,
   type TestCertificateOptions,
+  type TestSubtree,
 } from '../src/testing'
 
 const OPENSSL = '/usr/bin/openssl'
@@ -181,7 +182,9 @@ describe.each(PROFILES)('RFC 5280 §6.1 path validation, $name (checklist S-127)
       subject: 'CN=Constrained',
       issuer: root,
       ca: true,
-      extensions: [{ oid: '2.5.29.30', critical: true, value: dnsNameConstraints(['example.com']) }],
+      extensions: [
+        { oid: '2.5.29.30', critical: true, value: await nameConstraintsDer([{ dns: 'example.com' }]) },
+      ],
     })
     const inside = await issueLeaf({
       subject: 'CN=In',
@@ -200,6 +203,43 @@ describe.each(PROFILES)('RFC 5280 §6.1 path validation, $name (checklist S-127)
       root,
       'x5c certificate 1 has name constraints that do not permit evil.org',
     )
+  })
+
+  it('RFC 5280 §4.2.1.10: URI and directoryName subtrees bind, an unchecked form (IP) refuses', async () => {
+    const constrainedBy = async (permitted: TestSubtree[], excluded: TestSubtree[] = []) =>
+      issueTestCertificate({
+        subject: 'CN=Constrained,O=ACME',
+        issuer: root,
+        ca: true,
+        extensions: [
+          { oid: '2.5.29.30', critical: true, value: await nameConstraintsDer(permitted, excluded) },
+        ],
+      })
+    const byUri = await constrainedBy([{ uri: '.example.com' }])
+    const web = await issueLeaf({ subject: 'CN=Web', issuer: byUri, uris: ['https://issuer.example.com/a'] })
+    expect(await verdict([web, byUri], root)).toMatchObject({ valid: true })
+    const elsewhere = await issueLeaf({ subject: 'CN=Web', issuer: byUri, uris: ['https://evil.org/a'] })
+    await expectRefused(
+      [elsewhere, byUri],
+      root,
+      'x5c certificate 1 has name constraints that do not permit https://evil.org/a',
+    )
+    const byName = await constrainedBy([], [{ dn: 'O=Evil' }])
+    const acme = await issueLeaf({ subject: 'O=ACME,CN=Issuer', issuer: byName })
+    expect(await verdict([acme, byName], root)).toMatchObject({ valid: true })
+    const evil = await issueLeaf({ subject: 'O=Evil,CN=Issuer', issuer: byName })
+    const refused = await verdict([evil, byName], root)
+    expect(refused).toMatchObject({ valid: false })
+    expect((refused as { reason: string }).reason).toMatch(
+      /^x5c certificate 1 has name constraints that exclude /,
+    )
+    if (hasOpenssl) expect(opensslAccepts([evil, byName], root)).toBe(false)
+    const byIp = await constrainedBy([{ ip: ['10.0.0.0', '255.0.0.0'] }])
+    const anyone = await issueLeaf({ subject: 'CN=Any', issuer: byIp })
+    expect(await verdict([anyone, byIp], root)).toStrictEqual({
+      valid: false,
+      reason: 'x5c certificate 1 has name constraints that use a form this service does not check (ip)',
+    })
   })
 
   it('a chain of more than 10 certificates, a broken link and an unknown root are refused', async () => {

@@ -107,17 +107,28 @@ export async function issueTestCertificate(options: TestCertificateOptions): Pro
   }
 }
 
-/** DER of NameConstraints (RFC 5280 §4.2.1.10) with dNSName subtrees, for `extensions`. */
-export function dnsNameConstraints(permitted: string[], excluded: string[] = []): Uint8Array {
-  const tlv = (tag: number, content: Uint8Array) => {
-    if (content.length > 127) throw new Error('test name constraints are short')
-    return Uint8Array.of(tag, content.length, ...content)
+/** A name constraint subtree for nameConstraintsDer: a dNSName, URI host, DN or IPv4 range. */
+export type TestSubtree = { dns: string } | { uri: string } | { dn: string } | { ip: [string, string] }
+
+/** DER of NameConstraints (RFC 5280 §4.2.1.10), an `extensions` value for OID 2.5.29.30. */
+export async function nameConstraintsDer(
+  permitted: TestSubtree[],
+  excluded: TestSubtree[] = [],
+): Promise<Uint8Array> {
+  const x509 = await loadX509()
+  const length = (size: number) => (size < 128 ? [size] : [0x82, size >> 8, size & 0xff])
+  const tlv = (tag: number, content: Uint8Array) => Uint8Array.of(tag, ...length(content.length), ...content)
+  const text = (value: string) => new TextEncoder().encode(value)
+  const base = (subtree: TestSubtree) => {
+    if ('dns' in subtree) return tlv(0x82, text(subtree.dns))
+    if ('uri' in subtree) return tlv(0x86, text(subtree.uri))
+    if ('dn' in subtree) return tlv(0xa4, new Uint8Array(new x509.Name(subtree.dn).toArrayBuffer()))
+    const octets = subtree.ip.flatMap((address) => address.split('.').map(Number))
+    return tlv(0x87, Uint8Array.from(octets))
   }
-  const subtrees = (names: string[]) =>
-    names.flatMap((name) => [...tlv(0x30, tlv(0x82, new TextEncoder().encode(name)))])
-  const parts = [
-    ...(permitted.length ? [...tlv(0xa0, Uint8Array.from(subtrees(permitted)))] : []),
-    ...(excluded.length ? [...tlv(0xa1, Uint8Array.from(subtrees(excluded)))] : []),
-  ]
-  return tlv(0x30, Uint8Array.from(parts))
+  const subtrees = (tag: number, list: TestSubtree[]) =>
+    list.length
+      ? [...tlv(tag, Uint8Array.from(list.flatMap((subtree) => [...tlv(0x30, base(subtree))])))]
+      : []
+  return tlv(0x30, Uint8Array.from([...subtrees(0xa0, permitted), ...subtrees(0xa1, excluded)]))
 }

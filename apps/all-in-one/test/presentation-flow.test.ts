@@ -725,6 +725,8 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       issuerCertificate: caPem,
       subject: 'CN=External Issuer,C=DE',
       validityDays: 30,
+      // SD-JWT VC §3.5 (S-131): the credentials' iss is a URI SAN of the leaf.
+      uris: ['https://external.example.com'],
     })
     const signer: Signer = {
       alg: 'ES256',

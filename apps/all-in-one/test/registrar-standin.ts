@@ -39,6 +39,8 @@ export async function startRegistrarStandIn(client: { id: string; secret: string
       subject: 'CN=Registrar Root CA,C=EU',
       validityDays: 3650,
       ca: true,
+      // Its access CA sits below it (RFC 5280 §4.2.1.9).
+      pathLength: 1,
     }),
   }
   const accessPair = await generateKeyPair('ES256')

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto'
 import { generateKeyPair, signJws } from '@credential-service/crypto'
-import { startFakeKms, startFakeVault } from '@credential-service/crypto/testing'
+import { issueTestCertificate, startFakeKms, startFakeVault } from '@credential-service/crypto/testing'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -523,6 +523,21 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
       })
       expect(auto.statusCode).toBe(400)
       expect(auto.json().errors[0].path).toBe('body.rotationPolicy.enabled')
+    })
+
+    it('RFC 5280 §6.1, S-127: an imported chain whose issuer is an end-entity certificate is refused (400)', async () => {
+      const root = await issueTestCertificate({ subject: 'CN=Root', ca: true })
+      const ordinary = await issueTestCertificate({ subject: 'CN=Ordinary', issuer: root })
+      const leaf = await issueTestCertificate({ subject: 'CN=Leaf', issuer: ordinary })
+      const refused = await create({
+        source: 'import',
+        privateKey: leaf.keys.privateJwk,
+        certificateChain: [leaf.pem, ordinary.pem, root.pem],
+      })
+      expect(refused.statusCode).toBe(400)
+      expect(refused.json().errors).toStrictEqual([
+        { path: 'body.certificateChain', message: 'chain certificate 1 is not a CA (basicConstraints cA)' },
+      ])
     })
 
     it('a taken id is 409; removed 3.x fields (keyId, certId) are refused by name', async () => {

@@ -1,14 +1,10 @@
-import { randomBytes, webcrypto } from 'node:crypto'
+import { randomBytes, webcrypto, X509Certificate } from 'node:crypto'
 import type * as X509 from '@peculiar/x509'
 import { calculateJwkThumbprint, type JWK } from 'jose'
+import { certificateFacts, loadX509, MDL_DOCUMENT_SIGNER_EKU } from './certificate-facts'
 import { publicPart } from './keys'
+import { ISSUER_PROFILE, validatePath } from './path-validation'
 import { algorithmForJwk, type SigningAlgorithm } from './signer'
-
-// Loaded on first use: the management app makes and reads certificate chains, the issuer reads
-// extensions only when it checks an attestation's x5c, and the library (with reflect-metadata)
-// would add to the resident memory of every process.
-let x509Module: Promise<typeof X509> | undefined
-const loadX509 = () => (x509Module ??= import('reflect-metadata').then(() => import('@peculiar/x509')))
 
 function webAlgorithms(alg: SigningAlgorithm) {
   switch (alg) {
@@ -67,8 +63,7 @@ export interface CertificateOptions {
   now?: Date
 }
 
-/** id-mdl-kp-mdlDS, the extended key usage of an mdoc Document Signer (ISO 18013-5 Annex B.1.4). */
-export const MDL_DOCUMENT_SIGNER_EKU = '1.0.18013.5.1.2'
+export { MDL_DOCUMENT_SIGNER_EKU }
 
 /** Issues an X.509 certificate with WebCrypto through @peculiar/x509; returns PEM. */
 export async function createCertificate(options: CertificateOptions): Promise<string> {
@@ -193,33 +188,15 @@ export interface CertificateConstraints {
   keyUsage: { keyCertSign: boolean; digitalSignature: boolean } | undefined
 }
 
-const constraintsOf = new WeakMap<object, CertificateConstraints>()
-
 /**
  * basicConstraints and keyUsage of a certificate (node:crypto shows neither pathLen nor key
- * usage), for path validation (RFC 5280 §6.1.4). Remembered per certificate object.
+ * usage). Remembered per certificate object.
  */
 export async function certificateConstraints(certificate: {
   raw: Uint8Array
 }): Promise<CertificateConstraints> {
-  const known = constraintsOf.get(certificate)
-  if (known) return known
-  const x509 = await loadX509()
-  const parsed = new x509.X509Certificate(certificate.raw)
-  const basic = parsed.getExtension(x509.BasicConstraintsExtension)
-  const usage = parsed.getExtension(x509.KeyUsagesExtension)
-  const constraints: CertificateConstraints = {
-    ca: basic?.ca ?? false,
-    pathLength: basic?.ca ? basic.pathLength : undefined,
-    keyUsage: usage
-      ? {
-          keyCertSign: (usage.usages & x509.KeyUsageFlags.keyCertSign) !== 0,
-          digitalSignature: (usage.usages & x509.KeyUsageFlags.digitalSignature) !== 0,
-        }
-      : undefined,
-  }
-  constraintsOf.set(certificate, constraints)
-  return constraints
+  const { ca, pathLength, keyUsage } = await certificateFacts(certificate)
+  return { ca, pathLength, keyUsage }
 }
 
 export interface ParsedChain {
@@ -231,10 +208,15 @@ export interface ParsedChain {
 }
 
 /**
- * Reads a PEM chain (leaf first), checks each certificate is signed by the next one, and that the
- * leaf carries `publicJwk`. Throws with a message naming the offending position.
+ * Reads a PEM chain (leaf first), checks that the leaf carries `publicJwk` and that the chain is
+ * a valid certification path at `now` up to its last certificate (validatePath). Throws with a
+ * message naming the offending position.
  */
-export async function parseCertificateChain(pems: string[], publicJwk: JWK): Promise<ParsedChain> {
+export async function parseCertificateChain(
+  pems: string[],
+  publicJwk: JWK,
+  now: Date = new Date(),
+): Promise<ParsedChain> {
   const x509 = await loadX509()
   const certificates = pems.map((pem, index) => {
     try {
@@ -250,13 +232,18 @@ export async function parseCertificateChain(pems: string[], publicJwk: JWK): Pro
   if (leafKid !== (await calculateJwkThumbprint(publicPart(publicJwk)))) {
     throw new Error('certificate 0 does not certify the key chain’s public key')
   }
-  for (let index = 0; index + 1 < certificates.length; index++) {
-    const child = certificates[index] as X509.X509Certificate
-    const parent = certificates[index + 1] as X509.X509Certificate
-    if (!(await child.verify({ publicKey: parent.publicKey, signatureOnly: true }, webcrypto))) {
-      throw new Error(`certificate ${index} is not signed by certificate ${index + 1}`)
-    }
-  }
+  // The last certificate is the chain's own anchor: the path below it must be one that a
+  // relying party validates (RFC 5280 §6.1), so an operator cannot import a chain that every
+  // wallet and verifier would refuse (an intermediate that is not a CA, an expired link…).
+  const chain = certificates.map((certificate) => new X509Certificate(Buffer.from(certificate.rawData)))
+  const validation = await validatePath({
+    chain,
+    anchors: chain.slice(-1),
+    now,
+    profile: ISSUER_PROFILE,
+    name: 'chain',
+  })
+  if (!validation.valid) throw new Error(validation.reason)
   return {
     x5c: certificates.map((certificate) => Buffer.from(certificate.rawData).toString('base64')),
     pem: certificates.map((certificate) => certificate.toString('pem')),

@@ -1,6 +1,8 @@
 export { canonicalHash } from './canonical-hash'
 export type { CheckCborOptions, CheckCborResult } from './cbor-guard'
 export { CBOR_LIMITS, checkCbor } from './cbor-guard'
+export type { CertificateFacts } from './certificate-facts'
+export { certificateFacts, MDL_DOCUMENT_SIGNER_EKU } from './certificate-facts'
 export type { CertificateConstraints, CertificateOptions, ParsedChain } from './certificates'
 export {
   certificateConstraints,
@@ -25,6 +27,14 @@ export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
 export type { IssueMdocOptions, StatusListEntry } from './mdoc'
 export { issueMdoc, jwkToCoseKey, msoStatusEntry } from './mdoc'
 export { parseCertificate, x5cEntry } from './parsed-certificates'
+export type { PathProfile, PathValidation, ValidatePathOptions } from './path-validation'
+export {
+  ATTESTATION_PROFILE,
+  ISSUER_PROFILE,
+  MAX_CHAIN_LENGTH,
+  MDOC_ISSUER_PROFILE,
+  validatePath,
+} from './path-validation'
 export type { AwsKmsOptions } from './providers/aws-kms'
 export { createAwsKmsProvider, derToJoseSignature } from './providers/aws-kms'
 export type { KeyProvider } from './providers/provider'

@@ -120,10 +120,45 @@ describe('certificates', () => {
     })
     await expect(parseCertificateChain([aPem], b.publicJwk)).rejects.toThrow(/certificate 0 does not certify/)
     await expect(parseCertificateChain([aPem, bPem], a.publicJwk)).rejects.toThrow(
-      /certificate 0 is not signed by certificate 1/,
+      /certificate 0 is not issued by certificate 1/,
     )
     await expect(parseCertificateChain(['not a certificate'], a.publicJwk)).rejects.toThrow(
       /certificate 0 is not a valid/,
+    )
+  })
+
+  it('RFC 5280 §6.1, S-127: an imported chain whose issuer is not a CA is refused', async () => {
+    const root = await generateKeyPair('ES256')
+    const plain = await generateKeyPair('ES256')
+    const leaf = await generateKeyPair('ES256')
+    const rootPem = await createCertificate({
+      subjectPublicJwk: root.publicJwk,
+      issuerPrivateJwk: root.privateJwk,
+      subject: 'CN=Root',
+      validityDays: 30,
+      ca: true,
+      pathLength: 1,
+    })
+    const plainPem = await createCertificate({
+      subjectPublicJwk: plain.publicJwk,
+      issuerPrivateJwk: root.privateJwk,
+      issuerCertificate: rootPem,
+      subject: 'CN=Plain',
+      validityDays: 30,
+    })
+    const leafPem = await createCertificate({
+      subjectPublicJwk: leaf.publicJwk,
+      issuerPrivateJwk: plain.privateJwk,
+      issuerCertificate: plainPem,
+      subject: 'CN=Leaf',
+      validityDays: 30,
+    })
+    await expect(parseCertificateChain([leafPem, plainPem, rootPem], leaf.publicJwk)).rejects.toThrow(
+      'chain certificate 1 is not a CA (basicConstraints cA)',
+    )
+    // Without the root, the intermediate is the chain's own anchor, and still may not issue.
+    await expect(parseCertificateChain([leafPem, plainPem], leaf.publicJwk)).rejects.toThrow(
+      'the trust anchor is not a CA (basicConstraints cA)',
     )
   })
 })

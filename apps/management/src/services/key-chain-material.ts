@@ -57,9 +57,14 @@ export async function describeExternalKey(
   }
 }
 
-export async function verifiedChain(pems: string[], publicJwk: JWK, path: string): Promise<string[]> {
+export async function verifiedChain(
+  pems: string[],
+  publicJwk: JWK,
+  path: string,
+  now: Date,
+): Promise<string[]> {
   try {
-    return (await parseCertificateChain(pems, publicJwk)).pem
+    return (await parseCertificateChain(pems, publicJwk, now)).pem
   } catch (error) {
     throw invalid(path, (error as Error).message)
   }
@@ -111,6 +116,7 @@ export async function certifyLocalKey(
     ...(root ? { issuerCertificate: root.certificate } : {}),
     validityDays: plan.validityDays,
     dnsNames: plan.dnsNames,
+    // SD-JWT VC §3.5: a credential's iss (the issuer URL) is a URI SAN of its x5c leaf.
     uris: [plan.issuerUri],
     documentSigner: true,
     issuerAltNameUri: plan.issuerUri,
@@ -195,7 +201,7 @@ export async function createMaterial(
         throw invalid('body.privateKey', (error as Error).message)
       }
       const certificates = input.certificateChain
-        ? await verifiedChain(input.certificateChain, pair.publicJwk, 'body.certificateChain')
+        ? await verifiedChain(input.certificateChain, pair.publicJwk, 'body.certificateChain', context.now)
         : [
             await certifyLocalKey(
               pair,
@@ -224,7 +230,7 @@ export async function createMaterial(
     case 'external': {
       const { publicJwk, alg } = await describeExternalKey(context, input.kmsProvider, input.externalKeyId)
       const certificates = input.certificateChain
-        ? await verifiedChain(input.certificateChain, publicJwk, 'body.certificateChain')
+        ? await verifiedChain(input.certificateChain, publicJwk, 'body.certificateChain', context.now)
         : []
       return {
         ...base,

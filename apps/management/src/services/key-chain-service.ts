@@ -247,6 +247,7 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
             patch.certificateChain,
             row.activePublicJwk,
             'body.certificateChain',
+            deps.now(),
           )
           changes.certificateMode = 'provided'
         }

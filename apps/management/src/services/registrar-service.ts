@@ -204,7 +204,7 @@ export function createRegistrarService(deps: RegistrarServiceDeps, tenantId: str
       const pems = issued.crt.match(PEM_CERTIFICATE) ?? []
       let certificates: string[]
       try {
-        certificates = withoutRoot((await parseCertificateChain(pems, chain.activePublicJwk)).pem)
+        certificates = withoutRoot((await parseCertificateChain(pems, chain.activePublicJwk, deps.now())).pem)
       } catch (error) {
         throw new UpstreamError(
           `${name}: the registrar's certificate is unusable for key chain '${chain.id}': ${(error as Error).message}`,

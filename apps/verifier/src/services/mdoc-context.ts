@@ -1,4 +1,5 @@
 import { createHash, createPublicKey, verify, X509Certificate } from 'node:crypto'
+import { MDOC_ISSUER_PROFILE, parseCertificate, validatePath } from '@credential-service/crypto'
 import type { CoseKey as CoseKeyClass, MdocContext } from '@owf/mdoc'
 
 /**
@@ -59,19 +60,17 @@ export function createMdocContext(CoseKey: typeof CoseKeyClass): VerificationCon
         CoseKey.fromJwk(
           new X509Certificate(certificate).publicKey.export({ format: 'jwk' }) as Record<string, unknown>,
         ),
-      verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => {
-        const chain = x5chain.map((der) => new X509Certificate(der))
-        const anchors = trustedCertificates.map((der) => new X509Certificate(der))
-        const at = now ?? new Date()
-        for (const [index, certificate] of chain.entries()) {
-          if (new Date(certificate.validFrom) > at || new Date(certificate.validTo) < at)
-            throw new Error(`certificate ${index} is not valid now`)
-          // A certificate that is itself a trust anchor (a self-signed issuer key) ends the chain.
-          if (anchors.some((anchor) => anchor.raw.equals(certificate.raw))) return
-          const parent = chain[index + 1] ?? anchors.find((anchor) => certificate.checkIssued(anchor))
-          if (!parent || !certificate.verify(parent.publicKey))
-            throw new Error(`certificate ${index} does not chain to a trusted certificate`)
-        }
+      // The shared path validation, with the Document Signer profile (ISO 18013-5 B.1.4, S-132).
+      verifyCertificateChain: async ({ trustedCertificates, x5chain, now }) => {
+        const parse = (der: Uint8Array) => parseCertificate(Buffer.from(der).toString('base64'))
+        const validation = await validatePath({
+          chain: x5chain.map(parse),
+          anchors: trustedCertificates.map(parse),
+          now: now ?? new Date(),
+          profile: MDOC_ISSUER_PROFILE,
+          name: 'x5chain',
+        })
+        if (!validation.valid) throw new Error(validation.reason)
       },
       getCertificateData: ({ certificate }) => {
         const parsed = new X509Certificate(certificate)

@@ -5,7 +5,7 @@ import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { checkDisclosures } from './sd-jwt-disclosures'
 import { requireValidEntry, statusListEntryOf } from './status-list'
-import { checkChain } from './trust'
+import { checkChain, issuerNameRefusal } from './trust'
 
 // Loaded with the first presentation, so an idle verifier does not hold the libraries.
 let libraries:
@@ -65,10 +65,18 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   } catch {
     throw new PresentationRejected('the presentation is not an SD-JWT')
   }
-  const chainProblem = checkChain(header.x5c, check.anchors, check.now)
-  if (chainProblem && !(check.acceptAnyIssuer && Array.isArray(header.x5c)))
-    throw new PresentationRejected(chainProblem)
-  const leaf = parseCertificate(String((header.x5c as string[])[0]))
+  // acceptAnyIssuer skips the trust decision only: the issuer still signs with its x5c leaf.
+  const chainProblem =
+    check.acceptAnyIssuer && Array.isArray(header.x5c) && header.x5c.length > 0
+      ? undefined
+      : await checkChain(header.x5c, check.anchors, check.now)
+  if (chainProblem) throw new PresentationRejected(chainProblem)
+  let leaf: X509Certificate
+  try {
+    leaf = parseCertificate(String((header.x5c as string[])[0]))
+  } catch {
+    throw new PresentationRejected('the x5c chain is not made of X.509 certificates')
+  }
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
   const [{ digest }, { SDJwtVcInstance }] = await loadLibraries()
@@ -104,6 +112,9 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   const disclosureProblem = checkDisclosures(check.presentation)
   if (disclosureProblem) throw new PresentationRejected(disclosureProblem)
   const payload = result.payload as Record<string, unknown>
+  // acceptAnyIssuer is the configuration's explicit allowance of any issuer name (S-131).
+  const nameProblem = check.acceptAnyIssuer ? undefined : await issuerNameRefusal(payload.iss, leaf)
+  if (nameProblem) throw new PresentationRejected(nameProblem)
   if (!check.vctValues.includes(String(payload.vct)))
     throw new PresentationRejected(`vct '${String(payload.vct)}' was not requested`)
 

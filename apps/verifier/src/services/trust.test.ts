@@ -1,9 +1,9 @@
 import type { PresentationConfig } from '@credential-service/core-domain'
-import { createCertificate, generateKeyPair } from '@credential-service/crypto'
+import { createCertificate, generateKeyPair, parseCertificate } from '@credential-service/crypto'
 import type { KeyChainRow } from '@credential-service/db-schema'
 import { describe, expect, it } from 'vitest'
 import { requestX5c } from './request-object'
-import { trustAnchors } from './trust'
+import { issuerNameRefusal, trustAnchors } from './trust'
 
 const config = { trustAnchors: [] } as unknown as PresentationConfig
 const der = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')
@@ -62,5 +62,45 @@ describe('request object x5c (HAIP 5, V-05)', () => {
     const { leaf: other } = await registrarChain()
     // `other` is not self-signed: nothing is dropped.
     expect(requestX5c([der(leaf), der(other)])).toStrictEqual([der(leaf), der(other)])
+  })
+})
+
+describe('iss and the x5c leaf (SD-JWT VC §3.5, S-131)', async () => {
+  const keys = await generateKeyPair('ES256')
+  const leafOf = async (names: { uris?: string[]; dnsNames?: string[] }) =>
+    parseCertificate(
+      await createCertificate({
+        subjectPublicJwk: keys.publicJwk,
+        issuerPrivateJwk: keys.privateJwk,
+        subject: 'CN=Issuer',
+        validityDays: 1,
+        ...names,
+      }),
+    )
+  const refusal = (iss: string) => `iss ${iss} is not a subjectAltName (URI or dNSName) of the x5c leaf`
+
+  it('an iss equal to a URI SAN, or an https iss whose host is a dNSName SAN, names the leaf', async () => {
+    const leaf = await leafOf({
+      uris: ['https://issuer.example.com/issuers/a'],
+      dnsNames: ['issuer.example.com'],
+    })
+    expect(await issuerNameRefusal('https://issuer.example.com/issuers/a', leaf)).toBeUndefined()
+    expect(await issuerNameRefusal('https://issuer.example.com/issuers/b', leaf)).toBeUndefined()
+    expect(await issuerNameRefusal('dns:issuer.example.com', leaf)).toBeUndefined()
+    expect(await issuerNameRefusal(undefined, leaf)).toBeUndefined()
+  })
+
+  it('another host, an http iss matched by host only, and a leaf without SAN are refused', async () => {
+    const leaf = await leafOf({ dnsNames: ['issuer.example.com'] })
+    expect(await issuerNameRefusal('https://evil.example.org', leaf)).toBe(
+      refusal('https://evil.example.org'),
+    )
+    expect(await issuerNameRefusal('http://issuer.example.com', leaf)).toBe(
+      refusal('http://issuer.example.com'),
+    )
+    const bare = await leafOf({})
+    expect(await issuerNameRefusal('https://issuer.example.com', bare)).toBe(
+      refusal('https://issuer.example.com'),
+    )
   })
 })

@@ -1,6 +1,12 @@
 import type { X509Certificate } from 'node:crypto'
 import type { PresentationConfig } from '@credential-service/core-domain'
-import { parseCertificate } from '@credential-service/crypto'
+import {
+  certificateFacts,
+  ISSUER_PROFILE,
+  type PathProfile,
+  parseCertificate,
+  validatePath,
+} from '@credential-service/crypto'
 import type { KeyChainRow } from '@credential-service/db-schema'
 
 /**
@@ -27,10 +33,17 @@ export function trustAnchors(keyChains: KeyChainRow[], config: PresentationConfi
 }
 
 /**
- * Checks an `x5c` chain (base64 DER, leaf first) at `now`: each certificate valid and signed by
- * the next, and the last one either a trust anchor or issued by one. Returns the failure, or undefined.
+ * Path validation of an `x5c` or `x5chain` (base64 DER, leaf first) at `now` against the tenant's
+ * anchors (validatePath: RFC 5280 §6.1, checklist S-127). The anchor may be sent along (SD-JWT VC
+ * §3.5 does not forbid it); a certificate that is itself an anchor ends the path. Returns the
+ * failure, or undefined.
  */
-export function checkChain(x5c: unknown, anchors: X509Certificate[], now: Date): string | undefined {
+export async function checkChain(
+  x5c: unknown,
+  anchors: X509Certificate[],
+  now: Date,
+  profile: PathProfile = ISSUER_PROFILE,
+): Promise<string | undefined> {
   if (!Array.isArray(x5c) || x5c.length === 0) return 'the credential has no x5c certificate chain'
   let chain: X509Certificate[]
   try {
@@ -38,16 +51,34 @@ export function checkChain(x5c: unknown, anchors: X509Certificate[], now: Date):
   } catch {
     return 'the x5c chain is not made of X.509 certificates'
   }
-  for (const [index, certificate] of chain.entries()) {
-    if (new Date(certificate.validFrom) > now || new Date(certificate.validTo) < now)
-      return `x5c certificate ${index} is not valid now`
-    const next = chain[index + 1]
-    if (next && !certificate.verify(next.publicKey))
-      return `x5c certificate ${index} is not signed by certificate ${index + 1}`
+  const validation = await validatePath({ chain, anchors, now, profile })
+  if (validation.valid) return undefined
+  return validation.untrusted
+    ? 'the issuer does not chain to a trust anchor of this tenant'
+    : validation.reason
+}
+
+/**
+ * SD-JWT VC §3.5 (checklist S-131): with `x5c`, `iss` names the leaf. A `dns:` iss must be a
+ * dNSName SAN; any other iss a uniformResourceIdentifier SAN, or, for an https iss, a dNSName equal
+ * to its host (certificates of web issuers often carry only the host). No `iss`: nothing to match.
+ */
+export async function issuerNameRefusal(iss: unknown, leaf: X509Certificate): Promise<string | undefined> {
+  if (iss === undefined) return undefined
+  const { uris, dnsNames } = await certificateFacts(leaf)
+  const names = dnsNames.map((name) => name.toLowerCase())
+  if (typeof iss === 'string') {
+    if (iss.startsWith('dns:') ? names.includes(iss.slice(4).toLowerCase()) : uris.includes(iss))
+      return undefined
+    if (iss.startsWith('https://') && names.includes(hostOf(iss))) return undefined
   }
-  const top = chain.at(-1) as X509Certificate
-  const trusted = anchors.some(
-    (anchor) => anchor.raw.equals(top.raw) || (top.checkIssued(anchor) && top.verify(anchor.publicKey)),
-  )
-  return trusted ? undefined : 'the issuer does not chain to a trust anchor of this tenant'
+  return `iss ${String(iss)} is not a subjectAltName (URI or dNSName) of the x5c leaf`
+}
+
+function hostOf(uri: string): string {
+  try {
+    return new URL(uri).hostname.toLowerCase()
+  } catch {
+    return ''
+  }
 }

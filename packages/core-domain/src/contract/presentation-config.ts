@@ -48,7 +48,7 @@ export const zPresentationConfigInput = z
       .boolean()
       .default(false)
       .describe(
-        'Development only: accept credentials whose issuer chains to no trust anchor (the signature is still checked)',
+        'Development only: accept credentials whose issuer chains to no trust anchor, and SD-JWT VCs whose iss is not a SAN of the x5c leaf (the signature is still checked)',
       ),
   })
   .strict()

@@ -2991,7 +2991,7 @@ export interface components {
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
             /**
-             * @description Development only: accept credentials whose issuer chains to no trust anchor (the signature is still checked)
+             * @description Development only: accept credentials whose issuer chains to no trust anchor, and SD-JWT VCs whose iss is not a SAN of the x5c leaf (the signature is still checked)
              * @default false
              */
             acceptAnyIssuer?: boolean;

@@ -12,7 +12,7 @@
  *   BENCH_WARMUP        sequential warm-up flows of each kind (default 50)
  *   BENCH_OUT           output folder (default bench-results)
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { measureCeilings } from './ceiling'

@@ -12,7 +12,7 @@ export {
 } from './certificates'
 export { verifierClientId } from './client-id'
 export { subresourceIntegrity } from './integrity'
-export { certificateNamesIssuer } from './issuer-san'
+export { certificateNamesIssuer, issuerNameRefusal } from './issuer-san'
 export { DecryptionError } from './json-cipher'
 export type { JwkCipher } from './jwk-cipher'
 export { createJwkCipher, fingerprintsMatch, JwkDecryptionError, masterSecretFingerprint } from './jwk-cipher'

@@ -77,7 +77,7 @@ export async function issueCredentials(
       })
       return base64url.encode(mdoc)
     }
-    warnUnlessLeafNamesIssuer(deps, { tenantId, keyChainId: offered.keyChainId, signer, issuer })
+    await warnUnlessLeafNamesIssuer(deps, { tenantId, keyChainId: offered.keyChainId, signer, issuer })
     return issueSdJwtVc({
       signer,
       issuer,

@@ -19,7 +19,10 @@ export interface IssuerSanCheckOptions {
  * it; the credential is still issued (refusing would stop issuance after an upgrade), and a
  * warning is logged once per leaf of each key chain, so the operator knows to rotate or re-certify.
  */
-export function warnUnlessLeafNamesIssuer(deps: Pick<ProtocolDeps, 'log'>, options: IssuerSanCheckOptions) {
+export async function warnUnlessLeafNamesIssuer(
+  deps: Pick<ProtocolDeps, 'log'>,
+  options: IssuerSanCheckOptions,
+) {
   const leaf = options.signer.x5c[0]
   if (!leaf) return
   const checked = checkedLeaves.get(deps.log) ?? new Map<string, string>()
@@ -28,7 +31,7 @@ export function warnUnlessLeafNamesIssuer(deps: Pick<ProtocolDeps, 'log'>, optio
   if (checked.get(chain) === leaf) return
   if (checked.size >= MAX_CHAINS) checked.delete(checked.keys().next().value as string)
   checked.set(chain, leaf)
-  if (certificateNamesIssuer(leaf, options.issuer)) return
+  if (await certificateNamesIssuer(leaf, options.issuer)) return
   deps.log.warn(
     { tenantId: options.tenantId, keyChainId: options.keyChainId, expectedSanUri: options.issuer },
     'the key chain’s leaf certificate has no SAN naming the credential issuer (SD-JWT VC §3.5): strict verifiers refuse its SD-JWT VCs; rotate the key chain or give it a certificate with this URI SAN',

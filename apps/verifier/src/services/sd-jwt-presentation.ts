@@ -1,11 +1,11 @@
 import { createHash, type X509Certificate } from 'node:crypto'
-import { parseCertificate } from '@credential-service/crypto'
+import { issuerNameRefusal, parseCertificate } from '@credential-service/crypto'
 import type { OutboundPolicy } from '@credential-service/server-kit'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { checkDisclosures } from './sd-jwt-disclosures'
 import { requireValidEntry, statusListEntryOf } from './status-list'
-import { checkChain, issuerNameRefusal } from './trust'
+import { checkChain } from './trust'
 
 // Loaded with the first presentation, so an idle verifier does not hold the libraries.
 let libraries:

@@ -1,9 +1,14 @@
 import type { PresentationConfig } from '@credential-service/core-domain'
-import { createCertificate, generateKeyPair, parseCertificate } from '@credential-service/crypto'
+import {
+  createCertificate,
+  generateKeyPair,
+  issuerNameRefusal,
+  parseCertificate,
+} from '@credential-service/crypto'
 import type { KeyChainRow } from '@credential-service/db-schema'
 import { describe, expect, it } from 'vitest'
 import { requestX5c } from './request-object'
-import { issuerNameRefusal, trustAnchors } from './trust'
+import { trustAnchors } from './trust'
 
 const config = { trustAnchors: [] } as unknown as PresentationConfig
 const der = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')

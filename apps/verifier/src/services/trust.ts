@@ -1,12 +1,6 @@
 import type { X509Certificate } from 'node:crypto'
 import type { PresentationConfig } from '@credential-service/core-domain'
-import {
-  certificateFacts,
-  ISSUER_PROFILE,
-  type PathProfile,
-  parseCertificate,
-  validatePath,
-} from '@credential-service/crypto'
+import { ISSUER_PROFILE, type PathProfile, parseCertificate, validatePath } from '@credential-service/crypto'
 import type { KeyChainRow } from '@credential-service/db-schema'
 
 /**
@@ -56,29 +50,4 @@ export async function checkChain(
   return validation.untrusted
     ? 'the issuer does not chain to a trust anchor of this tenant'
     : validation.reason
-}
-
-/**
- * SD-JWT VC §3.5 (checklist S-131): with `x5c`, `iss` names the leaf. A `dns:` iss must be a
- * dNSName SAN; any other iss a uniformResourceIdentifier SAN, or, for an https iss, a dNSName equal
- * to its host (certificates of web issuers often carry only the host). No `iss`: nothing to match.
- */
-export async function issuerNameRefusal(iss: unknown, leaf: X509Certificate): Promise<string | undefined> {
-  if (iss === undefined) return undefined
-  const { uris, dnsNames } = await certificateFacts(leaf)
-  const names = dnsNames.map((name) => name.toLowerCase())
-  if (typeof iss === 'string') {
-    if (iss.startsWith('dns:') ? names.includes(iss.slice(4).toLowerCase()) : uris.includes(iss))
-      return undefined
-    if (iss.startsWith('https://') && names.includes(hostOf(iss))) return undefined
-  }
-  return `iss ${String(iss)} is not a subjectAltName (URI or dNSName) of the x5c leaf`
-}
-
-function hostOf(uri: string): string {
-  try {
-    return new URL(uri).hostname.toLowerCase()
-  } catch {
-    return ''
-  }
 }

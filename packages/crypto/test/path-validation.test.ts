@@ -157,6 +157,16 @@ describe.each(PROFILES)('RFC 5280 §6.1 path validation, $name (checklist S-127)
     expect(await verdict([plain, intermediate], root, ISSUER_PROFILE)).toMatchObject({ valid: true })
   })
 
+  it('RFC 5280 §4.2.1.12: a profile EKU "where set" binds only leaves that carry an extKeyUsage', async () => {
+    const statusSigner: PathProfile = { ekuWhereSet: '1.3.6.1.5.5.7.3.99' }
+    const plain = await issueTestCertificate({ subject: 'CN=Plain', issuer: intermediate })
+    expect(await verdict([plain, intermediate], root, statusSigner)).toMatchObject({ valid: true })
+    expect(await verdict([leaf, intermediate], root, statusSigner)).toStrictEqual({
+      valid: false,
+      reason: 'the x5c leaf lacks the extended key usage 1.3.6.1.5.5.7.3.99',
+    })
+  })
+
   it('HAIP §4.5.1: the root inside x5c is accepted for issuers, refused for attestations', async () => {
     expect(await verdict([leaf, intermediate, root], root, ISSUER_PROFILE)).toStrictEqual({
       valid: true,

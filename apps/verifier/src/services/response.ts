@@ -5,6 +5,7 @@ import {
   createPresentationSessionRepository,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
+import { exceedsJsonDepth, findUnstorable, MAX_JSON_DEPTH } from '@credential-service/server-kit'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { verifyMdocPresentation } from './mdoc-presentation'
 import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
@@ -40,14 +41,35 @@ async function responseParameters(
     row.encryptionKey,
     `presentation:${row.tenantId}/${row.id}`,
   )
+  let plaintext: Uint8Array
   try {
-    const { plaintext } = await compactDecrypt(
-      form.response,
-      await importJWK({ ...privateJwk, alg: 'ECDH-ES' }, 'ECDH-ES'),
-    )
-    return JSON.parse(new TextDecoder().decode(plaintext)) as Form
+    plaintext = (
+      await compactDecrypt(form.response, await importJWK({ ...privateJwk, alg: 'ECDH-ES' }, 'ECDH-ES'))
+    ).plaintext
   } catch {
     throw new PresentationRejected('the response could not be decrypted with this request’s key')
+  }
+  const params = parseWalletJson(new TextDecoder().decode(plaintext), 'the decrypted response')
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    throw new PresentationRejected('the decrypted response is not a JSON object')
+  // The edge checks a plain form gets (NUL, lone surrogates), since reasons echo its values.
+  const unstorable = findUnstorable(params, 'response')
+  if (unstorable) throw new PresentationRejected(`${unstorable.path} ${unstorable.message}`)
+  return params as Form
+}
+
+/**
+ * JSON from the wallet, its depth checked before parsing (checklist S-123): what comes out is
+ * walked recursively further on (String(), the disclosure checks), where 5,000 levels overflow
+ * the stack.
+ */
+function parseWalletJson(text: string, name: string): unknown {
+  if (exceedsJsonDepth(text))
+    throw new PresentationRejected(`${name} nests deeper than ${MAX_JSON_DEPTH} levels`)
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new PresentationRejected(`${name} is not JSON`)
   }
 }
 
@@ -197,7 +219,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))
   try {
     const vpToken =
-      typeof params.vp_token === 'string' ? (JSON.parse(params.vp_token) as unknown) : params.vp_token
+      typeof params.vp_token === 'string' ? parseWalletJson(params.vp_token, 'vp_token') : params.vp_token
     if (typeof vpToken !== 'object' || vpToken === null || Array.isArray(vpToken))
       throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id')
     const anchors = trustAnchors(await deps.keys.keyChains(tenantId), config)
@@ -213,9 +235,12 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
         )
       result[id] = []
       for (const presentation of presentations) {
+        // OpenID4VP §8.1: each presentation is a string (an SD-JWT, a base64url DeviceResponse).
+        if (typeof presentation !== 'string')
+          throw new PresentationRejected(`vp_token.${id} holds a presentation that is not a string`)
         if (query.format === 'mso_mdoc') {
           const claims = await verifyMdocPresentation({
-            presentation: String(presentation),
+            presentation,
             docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
             clientId: row.clientId,
             nonce: row.nonce,
@@ -231,7 +256,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
           continue
         }
         const claims = await verifySdJwtPresentation({
-          presentation: String(presentation),
+          presentation,
           vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
           nonce: row.nonce,
           clientId: row.clientId,

@@ -1,6 +1,6 @@
 import { createHash, type X509Certificate } from 'node:crypto'
 import { issuerNameRefusal, parseCertificate } from '@credential-service/crypto'
-import type { OutboundPolicy } from '@credential-service/server-kit'
+import { exceedsJsonDepth, MAX_JSON_DEPTH, type OutboundPolicy } from '@credential-service/server-kit'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { checkDisclosures } from './sd-jwt-disclosures'
@@ -52,12 +52,27 @@ const KB_MAX_SKEW_SECONDS = 60
 const CLOCK_SKEW_SECONDS = 10
 
 /**
+ * Checklist S-123: whether the JSON of any part (the JWTs' header and payload, each disclosure)
+ * nests deeper than the input guard allows. Checked before the library parses and walks them.
+ */
+function nestsTooDeep(presentation: string): boolean {
+  return presentation.split('~').some((part) =>
+    part
+      .split('.')
+      .slice(0, 2)
+      .some((segment) => exceedsJsonDepth(Buffer.from(segment, 'base64url').toString('utf8'))),
+  )
+}
+
+/**
  * Verifies an SD-JWT VC presentation (OpenID4VP Appendix B.3, checklist V-28, V-32): the issuer
  * signature with the `x5c` leaf, the chain to a trust anchor, validity, `vct`, disclosures and
  * digests, and the KB-JWT (`typ` kb+jwt, signed by `cnf.jwk`, nonce, `aud` = full client id, fresh
  * `iat`, `sd_hash`, transaction data hashes). Returns the disclosed claims.
  */
 export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record<string, unknown>> {
+  if (nestsTooDeep(check.presentation))
+    throw new PresentationRejected(`the SD-JWT holds JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
   const issuerJwt = check.presentation.split('~')[0] ?? ''
   let header: ReturnType<typeof decodeProtectedHeader>
   try {

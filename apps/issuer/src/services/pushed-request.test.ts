@@ -66,3 +66,15 @@ describe('pushed authorization request parsing (RFC 9126 §2.1, OpenID4VCI 1.0 �
     ).toBe('invalid_request')
   })
 })
+
+describe('pushed authorization request: hostile authorization_details (issue 19)', () => {
+  it('S-123, RFC 9396 §2: authorization_details nested 100,000 deep is invalid_request, not a stack overflow', () => {
+    const deep = `[{"type":"openid_credential","credential_configuration_id":"pid","x":${'['.repeat(100_000)}${']'.repeat(100_000)}}]`
+    expect(() => parsePushedRequest({ ...base, authorization_details: deep }, configs)).toThrow(
+      expect.objectContaining({
+        error: 'invalid_request',
+        detail: 'authorization_details nests deeper than 64 levels',
+      }),
+    )
+  })
+})

@@ -1,4 +1,5 @@
 import { type CredentialConfig, ProtocolError } from '@credential-service/core-domain'
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@credential-service/server-kit'
 
 /** A pushed authorization request as this issuer accepts it (RFC 9126, OpenID4VCI 1.0 §5.1). */
 export interface PushedRequest {
@@ -40,6 +41,9 @@ export function checkRedirectUri(uri: string): void {
 
 function detailIds(raw: unknown, configs: CredentialConfig[]): string[] {
   if (raw === undefined) return []
+  // Checklist S-123: a form field is JSON the body guard never saw.
+  if (typeof raw === 'string' && exceedsJsonDepth(raw))
+    throw invalid(`authorization_details nests deeper than ${MAX_JSON_DEPTH} levels`)
   let details: unknown
   try {
     details = typeof raw === 'string' ? JSON.parse(raw) : raw

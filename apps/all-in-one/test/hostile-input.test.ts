@@ -371,6 +371,48 @@ describe.each(testDatabases())('issue 11: hostile input is a 4xx, never a 500, o
     },
   )
 
+  it.each(ROUTES.filter((route) => route.param))(
+    'issue 19, RFC 9110 §15.5.15: a path parameter of 101 characters in $method $url is a 414 in the route shape, the path not echoed',
+    async (route) => {
+      const long = `x${'a'.repeat(99)}Z`
+      const response = await send(route, { url: fill(route.url, long) })
+      expect(response.statusCode, response.body).toBe(414)
+      expect(response.headers['cache-control']).toBe('no-store')
+      expect(response.body).not.toContain('aaaa')
+      if (route.shape === 'problem') {
+        expect(response.headers['content-type']).toBe(`${PROBLEM_CONTENT_TYPE}; charset=utf-8`)
+        expect(response.json()).toStrictEqual({
+          type: `${PROBLEM_TYPE_BASE}uri-too-long`,
+          title: 'URI too long',
+          status: 414,
+          detail: 'the request URI is longer than allowed',
+          code: 'uri_too_long',
+        })
+      } else {
+        expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
+        expect(response.json()).toStrictEqual({
+          error: 'invalid_request',
+          error_description: 'the request URI is longer than allowed',
+        })
+      }
+    },
+  )
+
+  it.each([
+    ['GET', '/api/tenants/{t}/clients/%E0%A4%A', 'problem'],
+    ['POST', '/issuers/%E0%A4%A/token', 'oauth'],
+  ] as const)(
+    'issue 19: a malformed percent-encoding in %s %s is a 400 in the route shape, the path not echoed',
+    async (method, url, shape) => {
+      const response = await send({ method, url, shape, auth: 'tenant' }, { url: fill(url) })
+      expect(response.statusCode, response.body).toBe(400)
+      expect(response.body).not.toContain('%E0')
+      expect(response.json()).toMatchObject(
+        shape === 'problem' ? { code: 'malformed_request' } : { error: 'invalid_request' },
+      )
+    },
+  )
+
   describe('S-12: pagination cursors', () => {
     const cursors: Record<string, () => Promise<string>> = {
       'garbage bytes (NUL once decoded)': async () => 'AAAA',

@@ -6,6 +6,7 @@ import {
   oauthErrorHandler,
   PROBLEM_CONTENT_TYPE,
   problemErrorHandler,
+  routerErrorHandler,
 } from './error-handlers'
 import { clientErrorHandler, DEFAULT_HTTP_LIMITS, type HttpLimits, registerHttpLimits } from './http-limits'
 import { registerInputGuard } from './input-guard'
@@ -83,6 +84,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     // registerHttpLimits answers 503 while closing, in the shape of the route.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? DEFAULT_TRUSTED_PROXIES,
+    frameworkErrors: routerErrorHandler,
   })
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)

@@ -69,6 +69,24 @@ export function refusalBody(
   return { contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) }
 }
 
+/**
+ * Fastify's router refusals (its `frameworkErrors`): a path parameter longer than `maxParamLength`
+ * (414) or a malformed percent-encoding (400). Their messages quote the path, which may be a
+ * capability (a request id), so the body is the generic refusal of the path's shape instead.
+ */
+export function routerErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode !== undefined && LIMITS[error.statusCode] ? error.statusCode : 400
+  const path = request.url.split('?')[0] ?? ''
+  const { contentType, body } = refusalBody(status, path, { echo: false })
+  request.log.info({ code: error.code, status }, 'refused by the router')
+  return reply
+    .status(status)
+    .header('cache-control', 'no-store')
+    .header('x-request-id', request.id)
+    .type(contentType)
+    .send(body)
+}
+
 interface FrameworkIssue {
   status: number
   code: ProblemCode

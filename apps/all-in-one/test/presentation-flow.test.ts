@@ -794,15 +794,21 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         })
         const { created: req, claims } = await request('external')
         const vp = await present({ credential, holder }, { nonce: claims.nonce, aud: claims.client_id })
-        await respond(req.requestUri, { vp_token: JSON.stringify({ ext: [vp] }), state: claims.state })
-        return session(req.sessionId)
+        const answered = await respond(req.requestUri, {
+          vp_token: JSON.stringify({ ext: [vp] }),
+          state: claims.state,
+        })
+        // What the wallet was told, next to the session the tenant reads.
+        return { ...(await session(req.sessionId)), wallet: answered.json() }
       }
+      const told = (error_description: string) => ({ error: 'invalid_request', error_description })
       const valid = await outcome(1)
       expect(valid.failureReason).toBeNull()
       expect(valid).toMatchObject({ status: 'verified' })
       expect(await outcome(3)).toMatchObject({
         status: 'failed',
         failureReason: 'the credential is revoked (INVALID)',
+        wallet: told('the credential is revoked (INVALID)'),
       })
       // V-33: a list signed by a host whose clock runs 5 s ahead (or signed after the response
       // arrived) is within the verifier's clock leeway, not "not yet valid".
@@ -818,18 +824,34 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       // never called; an oversized list is cut off.
       const port = (server.address() as AddressInfo).port
       const before = paths.length
+      // Issue 19 item 7: the tenant reads why; the wallet (whoever made the credential) is told
+      // only that the status could not be checked, nothing of the verifier's network or settings.
+      const unchecked = told('the credential status could not be checked')
       expect(await outcome(1, `http://[::ffff:7f00:1]:${port}/status/1`)).toMatchObject({
         status: 'failed',
         failureReason: `the status list: '[::ffff:7f00:1]' is a non-public address (ipv4Mapped loopback); allow it with OUTBOUND_ALLOWED_HOSTS`,
+        wallet: unchecked,
       })
       expect(await outcome(1, `http://localhost:${port}/status/1`)).toMatchObject({
         status: 'failed',
         failureReason: `the status list: 'localhost' is an internal name; allow it with OUTBOUND_ALLOWED_HOSTS`,
+        wallet: unchecked,
+      })
+      expect(await outcome(1, `http://10.0.0.1:${port}/status/1`)).toMatchObject({
+        status: 'failed',
+        failureReason: `the status list: '10.0.0.1' is a non-public address (private); allow it with OUTBOUND_ALLOWED_HOSTS`,
+        wallet: unchecked,
+      })
+      expect(await outcome(1, 'http://status.unresolvable.invalid/status/1')).toMatchObject({
+        status: 'failed',
+        failureReason: 'the status list could not be reached',
+        wallet: unchecked,
       })
       expect(paths.length).toBe(before)
       expect(await outcome(1, `http://127.0.0.1:${port}/status/huge`)).toMatchObject({
         status: 'failed',
         failureReason: 'the status list answered more than 262144 bytes',
+        wallet: unchecked,
       })
       expect(paths.slice(before)).toStrictEqual(['/status/huge'])
 
@@ -866,7 +888,11 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         'the status list signature does not verify': await listAt('/status/sig', {}, {}, forger),
       }
       for (const [failureReason, listUri] of Object.entries(failures))
-        expect(await outcome(1, listUri)).toMatchObject({ status: 'failed', failureReason })
+        expect(await outcome(1, listUri)).toMatchObject({
+          status: 'failed',
+          failureReason,
+          wallet: unchecked,
+        })
       expect(await outcome(8)).toMatchObject({
         status: 'failed',
         failureReason: 'the status list has no entry at index 8',

@@ -196,13 +196,18 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     await finishSession(deps, row, outcome, outcome, now)
     return reason
   }
+  /** Fails the session with the whole reason; the wallet may be told less (and the log has it all). */
+  const refuse = async (error: PresentationRejected) => {
+    await fail(error.message)
+    return new ProtocolError('invalid_request', error.toWallet ?? error.message, { cause: error })
+  }
 
   let params: Form
   try {
     params = await responseParameters(deps, row, form)
   } catch (error) {
     if (!(error instanceof PresentationRejected)) throw error
-    throw new ProtocolError('invalid_request', await fail(error.message))
+    throw await refuse(error)
   }
   // A wallet error (§8.5) ends the session as failed; the wallet gets a normal answer.
   if (typeof params.error === 'string') {
@@ -291,6 +296,6 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     return responseCode ? { redirect_uri: `${row.redirectUri}#response_code=${responseCode}` } : {}
   } catch (error) {
     if (!(error instanceof PresentationRejected)) throw error
-    throw new ProtocolError('invalid_request', await fail(error.message))
+    throw await refuse(error)
   }
 }

@@ -24,8 +24,17 @@ function verifyWithoutStatus(vc: typeof SDJwtVcInstance): SDJwtVcInstance['verif
   return Object.getPrototypeOf(vc.prototype).verify
 }
 
-/** A presentation that fails a check: the reason ends up on the session. */
-export class PresentationRejected extends Error {}
+/**
+ * A presentation that fails a check: the reason ends up on the session, which only the tenant
+ * reads. `toWallet`, when set, is all the presenter is told instead.
+ */
+export class PresentationRejected extends Error {
+  readonly toWallet: string | undefined
+  constructor(reason: string, toWallet?: string) {
+    super(reason)
+    this.toWallet = toWallet
+  }
+}
 
 export interface SdJwtCheck {
   presentation: string

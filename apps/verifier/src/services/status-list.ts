@@ -14,6 +14,14 @@ export interface StatusCheck {
 }
 
 const STATUS_LIST_TIMEOUT_MS = 5000
+
+/**
+ * What the presenter learns of a list that could not be fetched or read. The list URI comes from
+ * the credential, so with `acceptAnyIssuer` from anyone: the reason (a non-public address, a host
+ * that does not answer, the settings that allow it) would let them map the verifier's network.
+ */
+export const STATUS_UNCHECKED = 'the credential status could not be checked'
+const unchecked = (reason: string) => new PresentationRejected(reason, STATUS_UNCHECKED)
 const STATUS_NAMES: Record<number, string> = { 1: 'revoked (INVALID)', 2: 'suspended' }
 
 /**
@@ -36,12 +44,10 @@ async function fetchStatusList(uri: string, check: StatusCheck): Promise<string>
       check.outbound,
     )
   } catch (error) {
-    throw new PresentationRejected(
-      error instanceof UpstreamError ? error.detail : 'the status list could not be fetched',
-    )
+    throw unchecked(error instanceof UpstreamError ? error.detail : 'the status list could not be fetched')
   }
   if (response.status < 200 || response.status >= 300)
-    throw new PresentationRejected(`the status list could not be fetched: HTTP ${response.status}`)
+    throw unchecked(`the status list could not be fetched: HTTP ${response.status}`)
   const token = response.body.toString('utf8')
   let header: ReturnType<typeof decodeProtectedHeader>
   let payload: ReturnType<typeof decodeJwt>
@@ -49,18 +55,17 @@ async function fetchStatusList(uri: string, check: StatusCheck): Promise<string>
     header = decodeProtectedHeader(token)
     payload = decodeJwt(token)
   } catch {
-    throw new PresentationRejected('the status list is not a JWT')
+    throw unchecked('the status list is not a JWT')
   }
-  if (header.typ !== 'statuslist+jwt')
-    throw new PresentationRejected('the status list token typ is not statuslist+jwt')
-  if (payload.sub !== uri) throw new PresentationRejected('the status list token is for another URI')
+  if (header.typ !== 'statuslist+jwt') throw unchecked('the status list token typ is not statuslist+jwt')
+  if (payload.sub !== uri) throw unchecked('the status list token is for another URI')
   if (typeof payload.exp === 'number' && payload.exp * 1000 <= check.now.getTime())
-    throw new PresentationRejected('the status list token has expired')
+    throw unchecked('the status list token has expired')
   // The status list signer's EKU (id-kp-oauthStatusSigning, TSL §10) has no OID yet: issuer rules.
   const chainProblem = check.acceptAnyIssuer
     ? undefined
     : await checkChain(header.x5c, check.anchors, check.now)
-  if (chainProblem) throw new PresentationRejected(`status list: ${chainProblem}`)
+  if (chainProblem) throw unchecked(`status list: ${chainProblem}`)
   return token
 }
 
@@ -102,14 +107,14 @@ export async function requireValidEntry(entry: StatusListEntry, check: StatusChe
   try {
     await verifyStatusListSignature(token)
   } catch {
-    throw new PresentationRejected('the status list signature does not verify')
+    throw unchecked('the status list signature does not verify')
   }
   let status: number
   try {
     status = statusInList(token, entry.idx)
   } catch (error) {
     if (!(error instanceof StatusListError)) throw error
-    throw new PresentationRejected(`the status list ${error.message}`)
+    throw unchecked(`the status list ${error.message}`)
   }
   requireValid(status)
 }

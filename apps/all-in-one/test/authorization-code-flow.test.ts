@@ -701,8 +701,13 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect(answer.status).toBe(200)
     const call = attributeCalls.at(-1)
     expect(call.credentialConfigurationId).toBe('employee')
-    expect(call.user).toMatchObject({ issuer: upstreamUrl, sub: 'alice' })
-    expect(call.user.claims.given_name).toBe('Given-alice')
+    // Issue 19 item 9 (data minimisation): the user's claims only, none of the ID token's
+    // protocol claims (OIDC Core §2: iss, aud, exp, iat, nonce, auth_time, at_hash, sid, …).
+    expect(call.user).toStrictEqual({
+      issuer: upstreamUrl,
+      sub: 'alice',
+      claims: { given_name: 'Given-alice', family_name: 'Mustermann' },
+    })
     const { claims } = await requestCredential(answer.body.access_token, 'employee')
     expect(claims).toStrictEqual({ given_name: 'Given-alice', family_name: 'Registry-alice' })
   })

@@ -1,7 +1,7 @@
 import { type CredentialConfig, claimPath, resolveClaims } from '@credential-service/core-domain'
 import { createAttributeProviderRepository } from '@credential-service/db-schema'
 import { fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
-import type { AuthenticatedUser } from './upstream-login'
+import { type AuthenticatedUser, userClaims } from './upstream-login'
 
 type Claims = Record<string, unknown>
 const isObject = (value: unknown): value is Claims =>
@@ -69,7 +69,11 @@ export async function loginClaims(
           tenantId,
           sessionId: options.sessionId,
           credentialConfigurationId: config.id,
-          user: { issuer: options.user.issuer, sub: options.user.sub, claims: options.user.claims },
+          user: {
+            issuer: options.user.issuer,
+            sub: options.user.sub,
+            claims: userClaims(options.user.claims),
+          },
         },
         { cipher: deps.keys.cipher, outbound: deps.outbound },
       )

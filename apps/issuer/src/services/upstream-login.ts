@@ -27,6 +27,33 @@ export interface AuthenticatedUser {
   claims: Record<string, unknown>
 }
 
+/**
+ * Claims about the token, not the user (RFC 7519 §4.1, OIDC Core §2, §3.1.3.6, §3.3.2.11, Front-
+ * Channel Logout §3): left out of what an attribute provider is sent. `sub` goes on its own.
+ */
+const TOKEN_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'nbf',
+  'jti',
+  'nonce',
+  'auth_time',
+  'acr',
+  'amr',
+  'azp',
+  'at_hash',
+  'c_hash',
+  'sid',
+])
+
+/** The user's own claims of a login, without the ID token's protocol claims (data minimisation). */
+export function userClaims(claims: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(claims).filter(([name]) => !TOKEN_CLAIMS.has(name)))
+}
+
 /** What the callback needs to finish the login; stored encrypted with the authorization request. */
 export interface LoginSecrets {
   nonce: string

@@ -131,32 +131,33 @@ function reservedBegin(target: Sql, deadlines: Bounds) {
     const callback = args.pop() as (tx: Sql) => unknown
     const mode = typeof args[0] === 'string' ? args[0].replace(/[^a-z ]/gi, '') : ''
     const connection = await reserve(target, deadlines)
-    let idle = false
+    const tx = bind(connection, deadlines, { savepoints: 0 })
+    // No answer or a closed socket leaves the connection's state unknown: it is not handed out
+    // again, and postgres.js takes it back into the pool when its socket closes.
+    let inDoubt = false
+    const run = async (statement: string) => {
+      try {
+        await tx.unsafe(statement)
+      } catch (error) {
+        inDoubt ||= connectionInDoubt(error)
+        throw error
+      }
+    }
     try {
-      const tx = bind(connection, deadlines, { savepoints: 0 })
-      await tx.unsafe(`begin ${mode}`)
+      await run(`begin ${mode}`)
       let result: unknown
       try {
         result = await callback(tx)
       } catch (error) {
-        if (connectionInDoubt(error)) throw error
-        await tx.unsafe('rollback')
-        idle = true
+        inDoubt ||= connectionInDoubt(error)
+        if (!inDoubt) await run('rollback')
         throw error
       }
-      try {
-        await tx.unsafe('commit')
-      } catch (error) {
-        // A failed COMMIT the server answered (a serialization failure) ended the transaction.
-        idle = !connectionInDoubt(error)
-        throw error
-      }
-      idle = true
+      // A failed COMMIT that the server answered (a serialization failure) ended the transaction.
+      await run('commit')
       return result
     } finally {
-      // A connection in doubt is not handed out again: postgres.js returns it to the pool when
-      // its socket closes.
-      if (idle) connection.release()
+      if (!inDoubt) connection.release()
     }
   }
 }

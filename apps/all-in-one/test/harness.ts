@@ -107,9 +107,9 @@ export interface ReceivedCall {
 
 /**
  * A local HTTP endpoint that records every request (a webhook receiver); `status` answers the n-th
- * call (1-based), 204 by default.
+ * call (1-based), 204 by default, `delayMs` after the body arrived.
  */
-export async function startReceiver(status: (call: number) => number = () => 204) {
+export async function startReceiver(status: (call: number) => number = () => 204, delayMs = 0) {
   const received: ReceivedCall[] = []
   const server = createHttpServer((req, res) => {
     let body = ''
@@ -118,7 +118,8 @@ export async function startReceiver(status: (call: number) => number = () => 204
     })
     req.on('end', () => {
       received.push({ headers: req.headers as Record<string, string>, body })
-      res.writeHead(status(received.length)).end()
+      const code = status(received.length)
+      setTimeout(() => res.writeHead(code).end(), delayMs)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -70,9 +70,10 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
   return options.url ? createPostgres(options.url, options) : createPglite(options.dataDir)
 }
 
-// At most one query waits on a busy connection behind the running one (postgres.js needs that
-// one for transactions); the rest wait in the pool's queue, where a query can be dropped at its
-// deadline. A sent query cannot, and a deep pipeline would hold many behind one slow statement.
+// At most one query waits on a busy connection behind the running one; the rest wait in the
+// pool's queue, where a query can be dropped at its deadline. A sent query cannot, and a deep
+// pipeline would hold many behind one slow statement. Transactions take an idle connection of
+// their own (query-deadline.ts): a BEGIN pipelined at this limit would not reserve its connection.
 // (`max_pipeline` is read by postgres.js' option parser, src/index.js, but missing from its types.)
 const pipeline = { max_pipeline: 1 }
 

@@ -1,4 +1,4 @@
-import type { Sql } from 'postgres'
+import type { ReservedSql, Sql } from 'postgres'
 import type { QueryStats, PendingQuery as Tracked } from './query-stats'
 
 export interface QueryDeadlines {
@@ -37,30 +37,30 @@ type PendingQuery = PromiseLike<unknown> & { state?: unknown; strings?: unknown;
  * its deadlines, and a request never hangs on the database.
  */
 export function withQueryDeadlines(client: Sql, deadlines: QueryDeadlines, stats?: QueryStats): Sql {
-  return bind(client, { ...deadlines, stats }, false)
+  return bind(client, { ...deadlines, stats }, undefined)
 }
 
 type Bounds = QueryDeadlines & { stats?: QueryStats | undefined }
 
-function bind(client: Sql, deadlines: Bounds, inTransaction: boolean): Sql {
-  return new Proxy(client, {
+/** A transaction's own savepoint counter; absent outside a transaction. */
+type Transaction = { savepoints: number }
+
+function bind(client: Sql, deadlines: Bounds, transaction: Transaction | undefined): Sql {
+  const proxy: Sql = new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'unsafe') {
         return (...args: Parameters<Sql['unsafe']>) =>
-          bounded(target.unsafe(...args), deadlines, inTransaction)
+          bounded(target.unsafe(...args), deadlines, transaction !== undefined)
       }
-      if (property === 'begin' && !inTransaction) return boundedBegin(target, deadlines)
-      if (property === 'savepoint' && inTransaction) {
-        // Nested drizzle transactions: the savepoint's statements are bounded too.
-        return (...args: unknown[]) => {
-          const callback = args.pop() as (sql: Sql) => unknown
-          const savepoint = Reflect.get(target, property) as (...a: unknown[]) => Promise<unknown>
-          return savepoint(...args, (sql: Sql) => callback(bind(sql, deadlines, true)))
-        }
+      if (property === 'begin' && !transaction) return reservedBegin(target, deadlines)
+      // Nested drizzle transactions (`tx.transaction`): a reserved connection has no savepoint().
+      if (property === 'savepoint' && transaction) {
+        return (callback: (sql: Sql) => unknown) => savepoint(proxy, transaction, callback)
       }
       return Reflect.get(target, property, receiver)
     },
   })
+  return proxy
 }
 
 /**
@@ -119,43 +119,102 @@ function bounded<Q extends PendingQuery>(query: Q, deadlines: Bounds, inTransact
 }
 
 /**
- * A transaction waits for its connection within `acquireMs`, its statements are bounded like any
- * query, and its COMMIT or ROLLBACK must come within `runMs` once the callback settles.
+ * A transaction on a connection reserved for it. postgres.js' own `begin` may send BEGIN behind
+ * another query on a busy connection without reserving it (porsager/postgres#1189, at the edge of
+ * `max_pipeline`, which client.ts sets to 1): the transaction fails with UNSAFE_TRANSACTION and
+ * stays open on the server while the connection serves other callers. `reserve()` hands out
+ * only an idle connection. It must come within `acquireMs`; each statement, COMMIT and ROLLBACK
+ * included, is bounded like any query.
  */
-function boundedBegin(target: Sql, deadlines: Bounds) {
-  return (...args: unknown[]) => {
+function reservedBegin(target: Sql, deadlines: Bounds) {
+  return async (...args: unknown[]) => {
     const callback = args.pop() as (tx: Sql) => unknown
-    // Waiting for its connection; once it has one, its statements are counted instead.
-    const waiting: Tracked = { holdsConnection: () => false }
-    deadlines.stats?.started(waiting)
-    return new Promise((resolve, reject) => {
-      let gaveUp = false
-      let timer = setTimeout(() => {
-        gaveUp = true
-        const error = new QueryDeadlineError('POOL_TIMEOUT', deadlines.acquireMs)
-        deadlines.stats?.settled(waiting, error)
-        reject(error)
-      }, deadlines.acquireMs)
-      const run = async (tx: Sql) => {
-        clearTimeout(timer)
-        deadlines.stats?.settled(waiting)
-        // The connection came after the caller was answered: roll back rather than run late.
-        if (gaveUp) throw new QueryDeadlineError('POOL_TIMEOUT', deadlines.acquireMs)
-        try {
-          return await callback(bind(tx, deadlines, true))
-        } finally {
-          timer = setTimeout(() => {
-            const error = new QueryDeadlineError('QUERY_TIMEOUT', deadlines.runMs)
-            const commit: Tracked = { holdsConnection: () => true }
-            deadlines.stats?.started(commit)
-            deadlines.stats?.settled(commit, error)
-            reject(error)
-          }, deadlines.runMs)
-        }
+    const mode = typeof args[0] === 'string' ? args[0].replace(/[^a-z ]/gi, '') : ''
+    const connection = await reserve(target, deadlines)
+    const tx = bind(connection, deadlines, { savepoints: 0 })
+    // No answer or a closed socket leaves the connection's state unknown: it is not handed out
+    // again, and postgres.js takes it back into the pool when its socket closes.
+    let inDoubt = false
+    const run = async (statement: string) => {
+      try {
+        await tx.unsafe(statement)
+      } catch (error) {
+        inDoubt ||= connectionInDoubt(error)
+        throw error
       }
-      ;(target.begin as (...a: unknown[]) => Promise<unknown>)(...args, run)
-        .then(resolve, reject)
-        .finally(() => clearTimeout(timer))
-    })
+    }
+    try {
+      await run(`begin ${mode}`)
+      let result: unknown
+      try {
+        result = await callback(tx)
+      } catch (error) {
+        inDoubt ||= connectionInDoubt(error)
+        if (!inDoubt) await run('rollback')
+        throw error
+      }
+      // A failed COMMIT that the server answered (a serialization failure) ended the transaction.
+      await run('commit')
+      return result
+    } finally {
+      if (!inDoubt) connection.release()
+    }
   }
+}
+
+async function reserve(target: Sql, deadlines: Bounds): Promise<ReservedSql> {
+  // Waiting for its connection; once it has one, its statements are counted instead.
+  const waiting: Tracked = { holdsConnection: () => false }
+  deadlines.stats?.started(waiting)
+  const reserving = target.reserve()
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new QueryDeadlineError('POOL_TIMEOUT', deadlines.acquireMs)),
+      deadlines.acquireMs,
+    )
+  })
+  try {
+    const connection = await Promise.race([reserving, late])
+    deadlines.stats?.settled(waiting)
+    return connection
+  } catch (error) {
+    deadlines.stats?.settled(waiting, error)
+    // The connection came after the caller was answered: straight back to the pool.
+    reserving.then(
+      (connection) => connection.release(),
+      () => {},
+    )
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function savepoint(tx: Sql, transaction: Transaction, callback: (sql: Sql) => unknown) {
+  const name = `s${transaction.savepoints++}`
+  await tx.unsafe(`savepoint ${name}`)
+  try {
+    const result = await callback(tx)
+    await tx.unsafe(`release savepoint ${name}`)
+    return result
+  } catch (error) {
+    if (!connectionInDoubt(error)) await tx.unsafe(`rollback to savepoint ${name}`)
+    throw error
+  }
+}
+
+/**
+ * Whether `error` leaves the connection's state unknown: no answer in time, or a closed socket.
+ * A server error (PostgresError) or the caller's own error leaves it usable.
+ */
+function connectionInDoubt(error: unknown): boolean {
+  let current = error as { code?: unknown; cause?: unknown; name?: unknown } | undefined
+  for (let depth = 0; current && typeof current === 'object' && depth < 8; depth++) {
+    if (current instanceof QueryDeadlineError) return true
+    if (current.name === 'PostgresError') return false
+    if (typeof current.code === 'string' && /^(CONNECT|E[A-Z]+$)/.test(current.code)) return true
+    current = current.cause as typeof current
+  }
+  return false
 }

@@ -123,8 +123,16 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
       leaseUntil: new Date(now.getTime() + leaseMs),
       limit: BATCH,
     })
-    await Promise.all(rows.map(deliver))
+    await Promise.all(rows.map((row) => deliver(row).catch((error) => unrecorded(row, error))))
     return rows.length
+  }
+
+  // The row stays `delivering` and is tried again once its lease ends; the others go on.
+  function unrecorded(row: WebhookDeliveryRow, error: unknown) {
+    log?.error(
+      { err: error, tenantId: row.tenantId, webhookDeliveryId: row.id },
+      'webhook delivery outcome not recorded',
+    )
   }
 
   async function deliver(row: WebhookDeliveryRow): Promise<void> {

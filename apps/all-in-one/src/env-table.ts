@@ -24,14 +24,14 @@ const MANAGEMENT_ONLY = new Set(
       key === 'RATE_LIMIT_TOKEN_PER_MINUTE',
   ),
 )
-/** The wallet endpoints they limit are the issuer's. */
+/** The wallet endpoints they limit are the issuer's and the verifier's. */
 const readBy = (key: string) =>
   MANAGEMENT_ONLY.has(key)
     ? 'management'
-    : key.startsWith('RATE_LIMIT_WALLET_') || key === 'DPOP_NONCE_REQUIRED'
+    : key === 'DPOP_NONCE_REQUIRED'
       ? 'issuer'
-      : key === 'RATE_LIMIT_STORE'
-        ? 'management, issuer'
+      : key.startsWith('RATE_LIMIT_WALLET_')
+        ? 'issuer, verifier'
         : COMMON
 
 /** The default of a `.default()` schema (a `.describe()` keeps the ZodDefault), else undefined. */

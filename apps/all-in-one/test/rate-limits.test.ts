@@ -49,14 +49,36 @@ const endpoints = {
     url: `/issuers/${tenant}/offers/${randomBytes(8).toString('hex')}`,
     headers: { 'x-forwarded-for': ip },
   }),
+  // Issue 19: the endpoints behind a token, and the verifier's response endpoint, limited too.
+  credential: (tenant: string, ip: string) => ({
+    method: 'POST' as const,
+    url: `/issuers/${tenant}/credential`,
+    headers: { 'x-forwarded-for': ip, authorization: 'Bearer made-up' },
+    payload: { credential_configuration_id: 'pid' },
+  }),
+  notification: (tenant: string, ip: string) => ({
+    method: 'POST' as const,
+    url: `/issuers/${tenant}/notification`,
+    headers: { 'x-forwarded-for': ip, authorization: 'Bearer made-up' },
+    payload: { notification_id: 'x', event: 'credential_accepted' },
+  }),
+  response: (tenant: string, ip: string) => ({
+    method: 'POST' as const,
+    url: `/verifiers/${tenant}/responses/${randomBytes(8).toString('hex')}`,
+    headers: { 'x-forwarded-for': ip, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'response=made-up',
+  }),
 }
-/** What each endpoint answers under the limit (the code and offer id are made up). */
-const allowed = { nonce: 200, token: 400, offer: 404 }
+/** What each endpoint answers under the limit (codes, tokens and ids are made up). */
+const allowed = { nonce: 200, token: 400, offer: 404, credential: 401, notification: 401, response: 400 }
 
-function expectRateLimited(response: Awaited<ReturnType<FastifyInstance['inject']>>) {
+function expectRateLimited(
+  response: Awaited<ReturnType<FastifyInstance['inject']>>,
+  error = 'invalid_request',
+) {
   expect(response.statusCode).toBe(429)
   expect(response.json()).toStrictEqual({
-    error: 'invalid_request',
+    error,
     error_description: expect.stringMatching(/^too many requests; retry after \d+ s$/),
   })
   expect(response.headers['cache-control']).toBe('no-store')
@@ -83,15 +105,17 @@ describe.each(testDatabases())('wallet endpoint rate limits on $name', (testData
       })
       afterAll(() => app.close())
 
-      for (const name of ['nonce', 'token', 'offer'] as const) {
+      for (const name of ['nonce', 'token', 'offer', 'credential', 'notification', 'response'] as const) {
         it(`S-126, S-34: request N+1 from one IP to the ${name} endpoint is 429 with Retry-After`, async () => {
           const ip = randomIp()
+          // OpenID4VCI 1.0 §8.3.1.2: the credential endpoint's own code, never invalid_request.
+          const error = name === 'credential' ? 'invalid_credential_request' : 'invalid_request'
           for (let n = 1; n <= LIMIT; n++) {
             expect((await app.inject(endpoints[name](tenant, ip))).statusCode).toBe(allowed[name])
           }
-          expectRateLimited(await app.inject(endpoints[name](tenant, ip)))
+          expectRateLimited(await app.inject(endpoints[name](tenant, ip)), error)
           // Per IP (any tenant), per endpoint: another address, and another endpoint, still answer.
-          expectRateLimited(await app.inject(endpoints[name](otherTenant, ip)))
+          expectRateLimited(await app.inject(endpoints[name](otherTenant, ip)), error)
           expect((await app.inject(endpoints[name](tenant, randomIp()))).statusCode).toBe(allowed[name])
           const another = name === 'nonce' ? 'offer' : 'nonce'
           expect((await app.inject(endpoints[another](tenant, ip))).statusCode).toBe(allowed[another])

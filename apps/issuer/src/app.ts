@@ -9,8 +9,10 @@ import {
   type ProtocolAppOptions,
   parseEnv,
   protocolDeps,
+  rateLimitStore,
   registerRateLimits,
   scheduleJob,
+  walletLimits,
   zCommonEnv,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
@@ -63,15 +65,10 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
         while ((await purgeExpiredJtis(deps.db, deps.now(), 1000)) === 1000) {}
       })
     }
-    await registerRateLimits(app, { store: options.config.RATE_LIMIT_STORE, db: deps.db })
+    await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(jwksRoutes(deps))
     await app.register(crlRoutes(deps))
     await app.register(statusListRoutes(deps))
-    await app.register(
-      oid4vciRoutes(deps, {
-        perIp: options.config.RATE_LIMIT_WALLET_PER_MINUTE,
-        perTenant: options.config.RATE_LIMIT_WALLET_TENANT_PER_MINUTE,
-      }),
-    )
+    await app.register(oid4vciRoutes(deps, walletLimits(options.config)))
   }
 }

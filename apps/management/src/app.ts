@@ -22,6 +22,7 @@ import {
   outboundPolicy,
   problemErrorHandler,
   providerTenantVerifier,
+  rateLimitStore,
   registerRateLimits,
   registerRoleGuard,
   type SecuredRoute,
@@ -131,7 +132,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       await app.register(providerTokenNotice(oidc.tokenUrl))
       pushRootClientWhenReady(app, () => pushRootClient(database.db, config, oidc.admin))
     } else {
-      await registerRateLimits(app, { store: config.RATE_LIMIT_STORE, db: database.db })
+      await registerRateLimits(app, { store: rateLimitStore(config), db: database.db })
       const exchange = createTokenService({
         findClient: (clientId) => findClientCredentials(database.db, clientId),
         verifySecret: createSecretVerifier(),

@@ -54,7 +54,7 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
       RATE_LIMIT_WALLET_TENANT_PER_MINUTE: config.RATE_LIMIT_WALLET_TENANT_PER_MINUTE,
     }).toStrictEqual({
       TRUST_PROXY: ['loopback', 'linklocal', 'uniquelocal'],
-      RATE_LIMIT_STORE: 'memory',
+      RATE_LIMIT_STORE: undefined,
       RATE_LIMIT_TOKEN_PER_MINUTE: 10,
       RATE_LIMIT_WALLET_PER_MINUTE: 300,
       RATE_LIMIT_WALLET_TENANT_PER_MINUTE: 0,

@@ -3,6 +3,9 @@ import {
   type ProtocolAppOptions,
   parseEnv,
   protocolDeps,
+  rateLimitStore,
+  registerRateLimits,
+  walletLimits,
   zCommonEnv,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
@@ -28,6 +31,7 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
     app.setErrorHandler(oauthErrorHandler)
     const deps = protocolDeps(app, options)
     deps.metrics.observeRequests(app, 'verifier')
-    await app.register(requestRoutes(deps))
+    await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
+    await app.register(requestRoutes(deps, walletLimits(options.config)))
   }
 }

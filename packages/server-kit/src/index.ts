@@ -41,8 +41,22 @@ export type { ProblemCode } from './problem'
 export { PROBLEM_STATUSES, PROBLEM_TYPE_BASE, problem, problemKind } from './problem'
 export type { ProtocolAppOptions, ProtocolDeps } from './protocol-app'
 export { protocolDeps } from './protocol-app'
-export type { FailureLimit, RateLimitRule, RateLimitSetup, RateLimitStoreKind } from './rate-limit'
-export { clientIp, failureLimit, registerRateLimits, requestLimit } from './rate-limit'
+export type {
+  FailureLimit,
+  RateLimitRule,
+  RateLimitSetup,
+  RateLimitStoreKind,
+  WalletLimits,
+} from './rate-limit'
+export {
+  clientIp,
+  failureLimit,
+  rateLimitStore,
+  registerRateLimits,
+  requestLimit,
+  walletLimit,
+  walletLimits,
+} from './rate-limit'
 export type { RunOptions } from './run'
 export { runProcess } from './run'
 export { outboundPolicy, scheduleJob, webhookPolicy } from './runtime-policies'

@@ -20,6 +20,18 @@ import { scheduleJob } from './runtime-policies'
  */
 export type RateLimitStoreKind = 'memory' | 'postgres'
 
+/**
+ * RATE_LIMIT_STORE when set, else `postgres` with DATABASE_URL (replicas must count together, or
+ * each limit is as many times looser as there are replicas) and `memory` on the embedded database,
+ * which only one process opens.
+ */
+export function rateLimitStore(config: {
+  RATE_LIMIT_STORE?: RateLimitStoreKind | undefined
+  DATABASE_URL?: string | undefined
+}): RateLimitStoreKind {
+  return config.RATE_LIMIT_STORE ?? (config.DATABASE_URL ? 'postgres' : 'memory')
+}
+
 /** Every limit counts in fixed windows of one minute (the `…_PER_MINUTE` variables). */
 const WINDOW_MS = 60_000
 
@@ -168,3 +180,36 @@ export function failureLimit(app: FastifyInstance, rules: RateLimitRule[]): Fail
     },
   }
 }
+
+/** Rate limits of the wallet endpoints: anyone may call them, with or without a token. */
+export interface WalletLimits {
+  /** Requests per minute from one client IP to each endpoint; 0: none. */
+  perIp: number
+  /** Requests per minute to each endpoint of one tenant, all IPs together; 0: none. */
+  perTenant: number
+}
+
+/**
+ * Checklist S-34, S-126: wallet endpoints answer anybody, so floods and guessing (pre-authorized
+ * codes, transaction codes, offer ids, tokens, response ids) are bounded per client IP, and
+ * optionally per tenant, with 429 and `Retry-After` before the body is even read.
+ */
+export function walletLimit(app: FastifyInstance, limits: WalletLimits, endpoint: string) {
+  return requestLimit(app, [
+    { name: `wallet-ip:${endpoint}`, perMinute: limits.perIp, subject: clientIp },
+    {
+      name: `wallet-tenant:${endpoint}`,
+      perMinute: limits.perTenant,
+      subject: (req) => (req.params as { tenant?: string }).tenant,
+    },
+  ])
+}
+
+/** The wallet limits of a process's configuration. */
+export const walletLimits = (config: {
+  RATE_LIMIT_WALLET_PER_MINUTE: number
+  RATE_LIMIT_WALLET_TENANT_PER_MINUTE: number
+}): WalletLimits => ({
+  perIp: config.RATE_LIMIT_WALLET_PER_MINUTE,
+  perTenant: config.RATE_LIMIT_WALLET_TENANT_PER_MINUTE,
+})

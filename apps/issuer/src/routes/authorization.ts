@@ -1,4 +1,5 @@
 import { NotFoundError, ProtocolError, zTenantId } from '@credential-service/core-domain'
+import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -7,7 +8,7 @@ import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
-import { attestationChallengeHeader, dpopNonceHeader, type WalletLimits, walletLimit } from './oid4vci'
+import { attestationChallengeHeader, dpopNonceHeader } from './oid4vci'
 
 const tenantParams = z.object({ tenant: zTenantId })
 const query = (keys: string[]) =>

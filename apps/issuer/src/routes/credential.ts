@@ -1,5 +1,11 @@
-import { DomainError, InvalidInputError, ProtocolError, zTenantId } from '@credential-service/core-domain'
-import { oauthErrorHandler } from '@credential-service/server-kit'
+import {
+  DomainError,
+  InvalidInputError,
+  ProtocolError,
+  RateLimitedError,
+  zTenantId,
+} from '@credential-service/core-domain'
+import { oauthErrorHandler, type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { FastifyError } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -24,6 +30,8 @@ const FRAMEWORK_DETAILS: Record<string, string> = {
  */
 function asCredentialRequestError(error: unknown): unknown {
   if (error instanceof InvalidInputError) return new ProtocolError('invalid_credential_request', error.detail)
+  if (error instanceof RateLimitedError)
+    return new ProtocolError('invalid_credential_request', error.detail, { status: 429 })
   if (error instanceof DomainError) return error
   const { code, statusCode, message } = error as Partial<FastifyError>
   if (!code?.startsWith('FST_') || !statusCode || statusCode < 400 || statusCode >= 500) return error
@@ -38,20 +46,26 @@ function asCredentialRequestError(error: unknown): unknown {
  * request, §10) and refuses any other type as invalid_credential_request (checklist I-60) rather
  * than with Fastify's 415.
  */
-export function credentialRoutes(deps: IssuanceDeps): FastifyPluginAsyncZod {
+export function credentialRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const endpoint = perTenant((tenant) => createCredentialEndpoint(deps, tenant))
   return async (app) => {
     // JSON keeps the guarded parser of every app (depth, NUL, prototype poisoning); the rest is text.
     app.addContentTypeParser(['application/jwt', '*'], { parseAs: 'string' }, (_req, body, done) =>
       done(null, body),
     )
-    app.setErrorHandler((error, req, reply) => oauthErrorHandler(asCredentialRequestError(error), req, reply))
+    app.setErrorHandler((error, req, reply) => {
+      if (error instanceof RateLimitedError) reply.header('retry-after', error.retryAfterSeconds)
+      return oauthErrorHandler(asCredentialRequestError(error), req, reply)
+    })
 
     for (const [path, name] of [
       ['credential', 'credential'],
       ['deferred-credential', 'deferredCredential'],
     ] as const) {
-      const options = { schema: { params: tenantParams }, onRequest: dpopNonceHeader(deps) }
+      const options = {
+        schema: { params: tenantParams },
+        onRequest: [walletLimit(app, limits, path), dpopNonceHeader(deps)],
+      }
       app.post(`/issuers/:tenant/${path}`, options, async (req, reply) => {
         const tenant = req.params.tenant
         await requireTenant(deps, tenant)

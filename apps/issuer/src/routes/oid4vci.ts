@@ -1,8 +1,8 @@
 import { NotFoundError, zTenantId } from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
-import { clientIp, requestLimit } from '@credential-service/server-kit'
+import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { authenticateWalletClient } from '../services/client-attestation'
@@ -17,30 +17,6 @@ import { credentialRoutes } from './credential'
 
 const tenantParams = z.object({ tenant: zTenantId })
 const NO_STORE = 'no-store'
-
-/** Rate limits of the wallet endpoints that anyone may call without a token. */
-export interface WalletLimits {
-  /** Requests per minute from one client IP to each endpoint; 0: none. */
-  perIp: number
-  /** Requests per minute to each endpoint of one tenant, all IPs together; 0: none. */
-  perTenant: number
-}
-
-/**
- * Checklist S-34, S-126: the token, nonce, offer, PAR and authorize endpoints answer anybody, so floods and
- * guessing (pre-authorized codes, transaction codes, offer ids) are bounded per client IP, and
- * optionally per tenant, with 429 and `Retry-After` before the body is even read.
- */
-export function walletLimit(app: FastifyInstance, limits: WalletLimits, endpoint: string) {
-  return requestLimit(app, [
-    { name: `wallet-ip:${endpoint}`, perMinute: limits.perIp, subject: clientIp },
-    {
-      name: `wallet-tenant:${endpoint}`,
-      perMinute: limits.perTenant,
-      subject: (req) => (req.params as { tenant?: string }).tenant,
-    },
-  ])
-}
 
 /**
  * An unknown tenant is a 404 (like its metadata) before anything is recorded under it: c_nonces and
@@ -225,13 +201,13 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       },
     )
 
-    await app.register(credentialRoutes(deps))
+    await app.register(credentialRoutes(deps, limits))
 
     app.post(
       '/issuers/:tenant/notification',
       {
         schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
-        onRequest: dpopNonce,
+        onRequest: [walletLimit(app, limits, 'notification'), dpopNonce],
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)

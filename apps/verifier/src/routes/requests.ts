@@ -1,4 +1,5 @@
 import { ProtocolError, zTenantId } from '@credential-service/core-domain'
+import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -9,12 +10,16 @@ const params = z.object({ tenant: zTenantId, requestId: z.string().max(100) })
 const JAR = 'application/oauth-authz-req+jwt'
 
 /** Request objects by reference (OpenID4VP §5.10): GET, or POST with wallet_metadata / wallet_nonce. */
-export function requestRoutes(deps: VerifierDeps): FastifyPluginAsyncZod {
+export function requestRoutes(deps: VerifierDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   return async (app) => {
     await app.register(formbody)
     app.post(
       '/verifiers/:tenant/responses/:requestId',
-      { schema: { params, body: z.record(z.string(), z.unknown()) } },
+      // Before the body is read: floods of made-up responses cost no parsing.
+      {
+        schema: { params, body: z.record(z.string(), z.unknown()) },
+        onRequest: walletLimit(app, limits, 'response'),
+      },
       async (req, reply) => {
         // OpenID4VP §8.2 (V-20): the response is a form post.
         if (!String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {

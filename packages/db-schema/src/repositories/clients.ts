@@ -162,35 +162,37 @@ export async function findClientCredentials(
 
 /**
  * Creates or updates the root operator client from AUTH_CLIENT_ID / AUTH_CLIENT_SECRET (spec §5.3).
- * Refuses to take over a tenant's client of the same id.
+ * Refuses to take over a tenant's client of the same id. Safe when processes start together on an
+ * empty database: the insert waits for a concurrent one and then finds the row to update.
  */
 export async function upsertOperatorClient(
   db: Database,
   input: { clientId: string; secretHash: string; roles: Role[] },
 ): Promise<'created' | 'updated'> {
   return db.transaction(async (tx) => {
+    const inserted = await tx
+      .insert(clients)
+      .values({ clientId: input.clientId, tenantId: null, secretHash: input.secretHash, roles: input.roles })
+      .onConflictDoNothing({ target: clients.clientId })
+      .returning({ clientId: clients.clientId })
+    if (inserted.length) return 'created'
     const [existing] = await tx
       .select()
       .from(clients)
       .where(eq(clients.clientId, input.clientId))
       .for('update')
-    if (existing?.tenantId) {
+    if (!existing) throw new Error(`client '${input.clientId}' was deleted while being written`)
+    if (existing.tenantId) {
       throw new Error(
         `client '${input.clientId}' belongs to tenant '${existing.tenantId}' and cannot be the root client`,
       )
     }
-    if (existing) {
-      const roles = [...new Set([...(existing.roles as Role[]), ...input.roles])]
-      const now = new Date()
-      await tx
-        .update(clients)
-        .set({ secretHash: input.secretHash, roles, updatedAt: now, secretRotatedAt: now })
-        .where(eq(clients.clientId, input.clientId))
-      return 'updated'
-    }
+    const roles = [...new Set([...(existing.roles as Role[]), ...input.roles])]
+    const now = new Date()
     await tx
-      .insert(clients)
-      .values({ clientId: input.clientId, tenantId: null, secretHash: input.secretHash, roles: input.roles })
-    return 'created'
+      .update(clients)
+      .set({ secretHash: input.secretHash, roles, updatedAt: now, secretRotatedAt: now })
+      .where(eq(clients.clientId, input.clientId))
+    return 'updated'
   })
 }

@@ -1,0 +1,94 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import { freePort } from './free-port'
+
+const root = new URL('../../..', import.meta.url).pathname
+
+export interface ServiceProcess {
+  app: string
+  origin: string
+  /** Polls `/readyz` until it answers 200 or the process exits; the last status (0: no answer). */
+  ready(): Promise<number>
+  exitCode(): number | null
+  /** What the process wrote to stderr, for assertion messages. */
+  stderr(): string
+  stop(): Promise<void>
+}
+
+/**
+ * Starts `apps/<app>/src/main.ts` as its own process, as standalone.test.ts does, with a small
+ * pool: the local PostgreSQL's connections are shared by every suite.
+ */
+export async function startProcess(app: string, env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort()
+  const origin = `http://127.0.0.1:${port}`
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', `apps/${app}/src/main.ts`], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      PUBLIC_URL: origin,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'error',
+      DATABASE_POOL_SIZE: '2',
+      KEY_ROTATION_CHECK_SECONDS: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  return {
+    app,
+    origin,
+    async ready() {
+      let status = 0
+      for (let attempt = 0; attempt < 1000 && status !== 200 && child.exitCode === null; attempt++) {
+        status = (await fetch(`${origin}/readyz`).catch(() => undefined))?.status ?? 0
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      return status
+    },
+    exitCode: () => child.exitCode,
+    stderr: () => stderr,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}
+
+export interface FreshDatabase {
+  url: string
+  drop(): Promise<void>
+}
+
+/** A new, empty database next to TEST_DATABASE_URL's (its user must be allowed to create one). */
+export async function freshDatabase(): Promise<FreshDatabase> {
+  const base = new URL(process.env.TEST_DATABASE_URL as string)
+  const name = `cs_fresh_${randomBytes(6).toString('hex')}`
+  const admin = postgres(base.href, { max: 1, onnotice: () => {} })
+  try {
+    await admin.unsafe(`create database ${name}`)
+  } finally {
+    await admin.end()
+  }
+  const url = new URL(base.href)
+  url.pathname = `/${name}`
+  return {
+    url: url.href,
+    async drop() {
+      const sql = postgres(base.href, { max: 1, onnotice: () => {} })
+      try {
+        await sql.unsafe(`drop database if exists ${name} with (force)`)
+      } finally {
+        await sql.end()
+      }
+    },
+  }
+}

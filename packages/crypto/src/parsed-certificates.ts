@@ -26,5 +26,6 @@ export const x5cEntry = (pem: string): string => pem.replace(/-----(BEGIN|END) C
 /** Issued by itself and signed with its own key (PEM or base64 DER): a trust anchor, not a leaf HAIP accepts. */
 export function isSelfSigned(text: string): boolean {
   const certificate = parseCertificate(text)
-  return certificate.checkIssued(certificate) && certificate.verify(certificate.publicKey)
+  // Not checkIssued: OpenSSL also wants keyCertSign there, which a self-signed leaf lacks.
+  return certificate.issuer === certificate.subject && certificate.verify(certificate.publicKey)
 }

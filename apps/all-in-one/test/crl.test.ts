@@ -103,8 +103,31 @@ describe.each(testDatabases())(
       expect(unchanged.body).toBe('')
     })
 
+    it('the default key chain (internal CA, F-02) has a CRL distribution point where the issuer serves its root’s CRL', async () => {
+      const chain = await create({ source: 'generate', id: 'default-keys' })
+      expect(chain.certificateMode).toBe('internal-ca')
+      const leaf = new X509Certificate(chain.activeKey.certificateChain[0])
+      const url = `${PUBLIC_URL}/issuers/${tenant}/crl/default-keys`
+      const points = leaf.getExtension(CRLDistributionPointsExtension)?.distributionPoints
+      expect(
+        points?.map((p) => String(p.distributionPoint?.fullName?.[0]?.uniformResourceIdentifier)),
+      ).toEqual([url])
+      const response = await app.inject({ url: new URL(url).pathname })
+      expect(response.statusCode).toBe(200)
+      expect(response.headers['content-type']).toBe('application/pkix-crl')
+      const crl = new X509Crl(new Uint8Array(response.rawPayload))
+      expect(crl.issuer).toBe(new X509Certificate(chain.rootCertificate).subject)
+      expect(
+        await crl.verify({ publicKey: new X509Certificate(chain.rootCertificate).publicKey }, webcrypto),
+      ).toBe(true)
+    })
+
     it('a self-signed key chain has no CRL distribution point and no CRL (404); neither has an unknown one or another tenant’s', async () => {
-      const chain = await create({ source: 'generate', id: 'plain-keys' })
+      const chain = await create({
+        source: 'generate',
+        id: 'plain-keys',
+        certificate: { mode: 'self-signed' },
+      })
       const leaf = new X509Certificate(chain.activeKey.certificateChain[0])
       expect(leaf.getExtension(CRLDistributionPointsExtension)).toBeNull()
       expect((await app.inject({ url: `/issuers/${tenant}/crl/plain-keys` })).statusCode).toBe(404)

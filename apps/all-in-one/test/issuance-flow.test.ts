@@ -669,19 +669,33 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       )
     })
 
-    it('an unknown configuration is unknown_credential_configuration; I-69: the echoed id is printable ASCII in error_description', async () => {
-      await expectError(
+    it('I-62 / S-29 / OID4VCI §8.3.1.1: a configuration that exists but is not covered by the access token is 403 insufficient_scope with a Bearer challenge (RFC 6750 §3.1)', async () => {
+      const response = await expectError(
         {
           credential_configuration_id: 'mdl',
           proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
         },
+        'insufficient_scope',
+      )
+      expect(response.statusCode).toBe(403)
+      expect(response.json().error_description).toBe("this access token does not cover 'mdl'")
+      expect(response.headers['www-authenticate']).toMatch(/^Bearer error="insufficient_scope"/)
+    })
+
+    it('I-62: an unknown configuration is 400 unknown_credential_configuration; I-69: the echoed id is printable ASCII in error_description', async () => {
+      const unknown = await expectError(
+        {
+          credential_configuration_id: 'no-such-config',
+          proofs: { jwt: [(await proof({ nonce: await nonce() })).jwt] },
+        },
         'unknown_credential_configuration',
       )
+      expect(unknown.statusCode).toBe(400)
       const echoed = await expectError(
         { credential_configuration_id: 'pïd"\\\u0007✓', proofs: { jwt: ['x'] } },
         'unknown_credential_configuration',
       )
-      expect(echoed.json().error_description).toBe("'p?d'???' was not offered in this session")
+      expect(echoed.json().error_description).toBe("no credential configuration 'p?d'???'")
     })
 
     it('a token of tenant A at tenant B is invalid_token with WWW-Authenticate', async () => {

@@ -45,7 +45,7 @@ describe('SD-JWT VC §3.5 (checklist S-131): the iss of an issued SD-JWT VC is a
       validityDays: 30,
     })
     for (const [id, chain] of [
-      ['self-signed', { source: 'generate' }],
+      ['self-signed', { source: 'generate', certificate: { mode: 'self-signed' } }],
       ['internal-ca', { source: 'generate', certificate: { mode: 'internal-ca' } }],
       ['given', { source: 'import', privateKey: pair.privateJwk, certificateChain: [given] }],
     ] as const) {

@@ -21,6 +21,7 @@ import {
   base64url,
   CompactEncrypt,
   decodeJwt,
+  decodeProtectedHeader,
   exportJWK,
   generateKeyPair,
   importJWK,
@@ -64,7 +65,8 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     const auth = await bearer(app, client.clientId, client.clientSecret)
     await post(
       '/api/key-chains',
-      { source: 'generate', id: 'keys', certificate: { mode: 'internal-ca', subject: `CN=${tenant},C=DE` } },
+      // The default mode (internal-ca): our verifier takes the chain's root as an anchor (F-02).
+      { source: 'generate', id: 'keys', certificate: { subject: `CN=${tenant},C=DE` } },
       auth,
     )
     await post(
@@ -257,8 +259,14 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   const session = async (id: string) =>
     (await app.inject({ url: `/api/sessions/${id}`, headers: tenants[rp] as Record<string, string> })).json()
 
-  it('OpenID4VP §8.2 direct_post: a valid SD-JWT+KB from our own issuer verifies; claims on the session', async () => {
+  it('OpenID4VP §8.2 direct_post: a valid SD-JWT+KB from our own issuer verifies; claims on the session; F-02: its x5c is a leaf the default key chain’s root issued', async () => {
     const issued = await issue(rp)
+    const header = decodeProtectedHeader(issued.credential.split('~')[0] as string)
+    expect(header.x5c).toHaveLength(1)
+    const leaf = new X509Certificate(Buffer.from((header.x5c as string[])[0] as string, 'base64'))
+    expect(leaf.issuer).not.toBe(leaf.subject)
+    expect(leaf.issuer).toContain(`CN=${rp} Root CA`)
+    expect(leaf.verify(leaf.publicKey)).toBe(false)
     const { created, claims } = await request('plain')
     const vp = await present(issued, { nonce: claims.nonce, aud: claims.client_id })
     const response = await respond(created.requestUri, {

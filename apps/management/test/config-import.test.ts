@@ -439,6 +439,25 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(tenant)).toBe(false)
   })
 
+  it('F-02 / HAIP §6.1.1: a credential file with dpop `required` on a self-signed key chain is rejected naming the file and field', async () => {
+    const tenant = random('haip-self')
+    const report = await run(
+      tree({
+        [`${tenant}/key-chains/k.json`]: { source: 'generate', certificate: { mode: 'self-signed' } },
+        [`${tenant}/credentials/pid.json`]: { ...credential('k'), dpop: 'required' },
+      }),
+    )
+    expect(report.tenants[0]?.status).toBe('rejected')
+    expect(report.tenants[0]?.issues).toMatchObject([
+      {
+        file: `${tenant}/credentials/pid.json`,
+        path: 'dpop',
+        message: expect.stringContaining("self-signed certificate of key chain 'k'"),
+      },
+    ])
+    expect(await tenantExists(tenant)).toBe(false)
+  })
+
   it('OpenID4VCI §5: login-providers/ are imported before credentials that log their holder in; the secret is never returned', async () => {
     const tenant = random('login')
     const root = tree({

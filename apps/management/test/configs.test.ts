@@ -1,3 +1,4 @@
+import { issueTestCertificate } from '@credential-service/crypto/testing'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, random, type TestClient } from './harness'
@@ -137,6 +138,76 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
         refreshTokens: false,
       })
       expect(replaced.json()).not.toHaveProperty('keyAttestation')
+    })
+
+    it('F-02 / HAIP §6.1.1: dpop or walletAttestation `required` on a key chain with a self-signed certificate is a 422 naming each field, on create and replace; nothing is written', async () => {
+      const selfSigned = (
+        await post('/api/key-chains', { source: 'generate', certificate: { mode: 'self-signed' } })
+      ).json().id
+      const id = random('haip-self')
+      const refused = await post('/api/credentials', {
+        ...pid(id, selfSigned),
+        dpop: 'required',
+        walletAttestation: 'required',
+      })
+      expect(refused.statusCode, refused.body).toBe(422)
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/)
+      expect(refused.json().errors.map((issue: { path: string }) => issue.path)).toStrictEqual([
+        'body.dpop',
+        'body.walletAttestation',
+      ])
+      expect(refused.json().errors[0].message).toContain(`key chain '${selfSigned}'`)
+      expect((await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })).statusCode).toBe(
+        404,
+      )
+
+      // Optional is fine for development; a replace that turns one on is refused and changes nothing.
+      expect((await post('/api/credentials', pid(id, selfSigned))).statusCode).toBe(201)
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/credentials/${id}`,
+        headers: admin.auth,
+        payload: { ...pid(id, selfSigned), walletAttestation: 'required' },
+      })
+      expect(replaced.statusCode, replaced.body).toBe(422)
+      expect(replaced.json().errors.map((issue: { path: string }) => issue.path)).toStrictEqual([
+        'body.walletAttestation',
+      ])
+      const stored = await h.app.inject({ url: `/api/credentials/${id}`, headers: admin.auth })
+      expect(stored.json().walletAttestation).toBe('optional')
+    })
+
+    it('F-02 / HAIP §6.1.1: a key chain that configurations with dpop `required` sign with cannot switch to a self-signed certificate (422 naming body.certificateChain)', async () => {
+      const root = await issueTestCertificate({ subject: 'CN=Switch Root', ca: true })
+      const leaf = await issueTestCertificate({ subject: 'CN=Switch Leaf', issuer: root })
+      const chain = await post('/api/key-chains', {
+        source: 'import',
+        privateKey: leaf.keys.privateJwk,
+        certificateChain: [leaf.pem, root.pem],
+      })
+      expect(chain.statusCode, chain.body).toBe(201)
+      const chainId = chain.json().id
+      const configId = random('haip-switch')
+      expect(
+        (await post('/api/credentials', { ...pid(configId, chainId), dpop: 'required' })).statusCode,
+      ).toBe(201)
+      const self = await issueTestCertificate({ subject: 'CN=Switch Self', keys: leaf.keys })
+      const patch = (certificateChain: string[]) =>
+        h.app.inject({
+          method: 'PATCH',
+          url: `/api/key-chains/${chainId}`,
+          headers: admin.auth,
+          payload: { certificateChain },
+        })
+      const refused = await patch([self.pem])
+      expect(refused.statusCode, refused.body).toBe(422)
+      expect(refused.json().errors).toMatchObject([
+        { path: 'body.certificateChain', message: expect.stringContaining(`'${configId}'`) },
+      ])
+      const kept = await h.app.inject({ url: `/api/key-chains/${chainId}`, headers: admin.auth })
+      expect(kept.json().activeKey.certificateChain).toHaveLength(2)
+      // A chain issued by a CA is still accepted.
+      expect((await patch([leaf.pem, root.pem])).statusCode).toBe(200)
     })
 
     it('RFC 9457: invalid dpop, walletAttestation, keyAttestation or refreshTokens values are a 400 naming each field; nothing is written', async () => {

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto'
-import { generateKeyPair, signJws } from '@credential-service/crypto'
+import { certificateFacts, generateKeyPair, signJws } from '@credential-service/crypto'
 import { issueTestCertificate, startFakeKms, startFakeVault } from '@credential-service/crypto/testing'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose'
@@ -65,7 +65,7 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
 
   describe('happy', () => {
     for (const algorithm of ['ES256', 'ES384', 'EdDSA'] as const) {
-      it(`generates a ${algorithm} db key with a self-signed certificate; signs and verifies via the JWKS`, async () => {
+      it(`F-02 / HAIP §6.1.1: generates a ${algorithm} db key whose leaf, by default, is issued by the chain’s own root (x5c = [leaf]); signs and verifies via the JWKS`, async () => {
         const id = random('gen')
         const response = await create({ source: 'generate', id, algorithm })
         expect(response.statusCode).toBe(201)
@@ -75,7 +75,7 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
           kmsProvider: 'db',
           externalKeyId: null,
           algorithm,
-          certificateMode: 'self-signed',
+          certificateMode: 'internal-ca',
           previousKey: null,
         })
         expect(chain.activeKey.certificateChain).toHaveLength(1)
@@ -84,10 +84,34 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
         expect(certificate.subjectAltName).toBe(
           `DNS:issuer.test, URI:https://issuer.test/issuers/${h.tenantA}`,
         )
+        // Not self-signed: issued by a separate root, a CA that may sign leaves only (RFC 5280 §4.2.1.9).
+        const root = new X509Certificate(chain.rootCertificate)
+        expect(certificate.issuer).not.toBe(certificate.subject)
+        expect(certificate.verify(certificate.publicKey)).toBe(false)
+        expect(root.subject).toBe(`CN=${h.tenantA} ${id} Root CA`)
+        expect(certificate.checkIssued(root) && certificate.verify(root.publicKey)).toBe(true)
+        expect(root.ca).toBe(true)
+        const facts = await certificateFacts({ raw: root.raw })
+        expect(facts).toMatchObject({ ca: true, pathLength: 0, keyUsage: { keyCertSign: true } })
+        const signer = await h.keys.signer(h.tenantA, id)
+        expect(signer.x5c).toHaveLength(1)
         const jws = await roundTrip(h.tenantA, id)
         expect(decodeProtectedHeader(jws).alg).toBe(algorithm)
       })
     }
+
+    it('certificate mode self-signed, asked for explicitly (development): one self-signed certificate, no root', async () => {
+      const id = random('self')
+      const response = await create({ source: 'generate', id, certificate: { mode: 'self-signed' } })
+      expect(response.statusCode, response.body).toBe(201)
+      const chain = response.json()
+      expect(chain).toMatchObject({ certificateMode: 'self-signed', rootCertificate: null })
+      expect(chain.activeKey.certificateChain).toHaveLength(1)
+      const certificate = new X509Certificate(chain.activeKey.certificateChain[0])
+      expect(certificate.issuer).toBe(certificate.subject)
+      expect(certificate.verify(certificate.publicKey)).toBe(true)
+      await roundTrip(h.tenantA, id)
+    })
 
     it('an internal CA: the leaf is issued by the chain’s root, and x5c leaves the root out (HAIP)', async () => {
       const id = random('ca')

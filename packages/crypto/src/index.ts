@@ -26,7 +26,7 @@ export type { ManagementSigningKey, MasterKeyPurpose } from './master-secret'
 export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
 export type { IssueMdocOptions, StatusListEntry } from './mdoc'
 export { issueMdoc, jwkToCoseKey, msoStatusEntry } from './mdoc'
-export { parseCertificate, x5cEntry } from './parsed-certificates'
+export { isSelfSigned, parseCertificate, x5cEntry } from './parsed-certificates'
 export type { PathProfile, PathValidation, ValidatePathOptions } from './path-validation'
 export {
   ATTESTATION_PROFILE,

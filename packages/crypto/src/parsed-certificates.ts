@@ -22,3 +22,10 @@ export function parseCertificate(text: string): X509Certificate {
 
 /** A PEM certificate as an `x5c` entry: base64 DER (RFC 7515 §4.1.6). */
 export const x5cEntry = (pem: string): string => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')
+
+/** Issued by itself and signed with its own key (PEM or base64 DER): a trust anchor, not a leaf HAIP accepts. */
+export function isSelfSigned(text: string): boolean {
+  const certificate = parseCertificate(text)
+  // Not checkIssued: OpenSSL also wants keyCertSign there, which a self-signed leaf lacks.
+  return certificate.issuer === certificate.subject && certificate.verify(certificate.publicKey)
+}

@@ -8,7 +8,7 @@ import {
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
-import type { DpopSettings } from './dpop'
+import { type DpopSettings, dpopChallenge } from './dpop'
 import { issueCredentials } from './issue-credentials'
 import { parseCredentialRequest } from './parse-credential-request'
 import { verifyProofs } from './proofs'
@@ -33,6 +33,21 @@ const _seconds = (date: Date) => Math.floor(date.getTime() / 1000)
  */
 const alreadyIssued = (configurationId: string) =>
   new ProtocolError('credential_request_denied', `'${configurationId}' was already issued in this session`)
+
+/**
+ * A configuration that exists but that the access token does not cover (OpenID4VCI §8.3.1.1,
+ * checklist I-62, S-29): 403 `insufficient_scope`, with the challenge of RFC 6750 §3.1 in the
+ * token's own scheme (RFC 9449 §7.1 for a DPoP-bound one).
+ */
+function notCovered(token: AccessGrant, configurationId: string) {
+  const description = `this access token does not cover '${configurationId}'`
+  return new ProtocolError('insufficient_scope', description, {
+    status: 403,
+    challenge: token.dpopJkt
+      ? dpopChallenge('insufficient_scope', description)
+      : `Bearer error="insufficient_scope", error_description="${description.replaceAll('"', "'")}"`,
+  })
+}
 
 /** The OpenID4VCI endpoints of one tenant's credential issuer. */
 export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
@@ -139,19 +154,14 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       }
       const request = parseCredentialRequest(body)
       const configurationId = configurationOf(token, request)
-      if (!token.configurationIds.includes(configurationId)) {
-        throw new ProtocolError(
-          'unknown_credential_configuration',
-          `'${configurationId}' was not offered in this session`,
-        )
-      }
-      if (session.issuedConfigurationIds.includes(configurationId)) throw alreadyIssued(configurationId)
       const offered = await config(configurationId)
       if (!offered)
         throw new ProtocolError(
           'unknown_credential_configuration',
           `no credential configuration '${configurationId}'`,
         )
+      if (!token.configurationIds.includes(configurationId)) throw notCovered(token, configurationId)
+      if (session.issuedConfigurationIds.includes(configurationId)) throw alreadyIssued(configurationId)
       const holderKeys = offered.keyBinding
         ? await verifyProofs(deps, tenantId, request.proofs, offered.batchSize, offered.keyAttestation)
         : [undefined]

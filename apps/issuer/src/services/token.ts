@@ -36,13 +36,13 @@ export interface AccessGrant {
    * authorization_details (OpenID4VCI §6.2); undefined when none were.
    */
   credentialIdentifiers?: Record<string, string>
+  /** Binds the token to this DPoP key (`cnf.jkt`, RFC 9449 §6). */
+  dpopJkt?: string | undefined
 }
 
 /** What an access token is signed for. */
 export interface AccessTokenGrant extends AccessGrant {
   clientId: string
-  /** Binds the token to this DPoP key (`cnf.jkt`, RFC 9449 §6). */
-  dpopJkt?: string | undefined
   /** The wallet provider whose attestation authenticated the client. */
   walletProviderId?: string | undefined
 }
@@ -193,6 +193,7 @@ export function createTokenService(deps: ProtocolDeps & DpopDeps, tenantId: stri
         ...(payload.credential_identifiers
           ? { credentialIdentifiers: payload.credential_identifiers as Record<string, string> }
           : {}),
+        ...(typeof jkt === 'string' ? { dpopJkt: jkt } : {}),
       }
     },
   }

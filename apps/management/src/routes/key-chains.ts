@@ -60,7 +60,7 @@ export function keyChainRoutes(
           tags,
           summary: 'Create a key chain: generate, import, or register a Vault / AWS KMS key',
           description:
-            '`source: generate` makes a new key in the database with a self-signed certificate or an internal CA; `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.',
+            '`source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.',
           params: listParams,
           body: zKeyChainCreate,
           response: { 201: zKeyChain, ...problemResponses },

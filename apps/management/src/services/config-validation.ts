@@ -18,6 +18,7 @@ import {
   type Database,
   type Executor,
 } from '@credential-service/db-schema'
+import { selfSignedChainIssues } from './self-signed-chain'
 
 /** What a configuration may reference: ids that exist in the same tenant. */
 async function missingReferences(
@@ -126,6 +127,8 @@ export async function credentialConfigIssues(
         message: 'not a field path of this configuration',
       })
   issues.push(...(await mdocCertificateIssues(db, tenantId, config, prefix, tx)))
+  const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, tx)
+  if (chain) issues.push(...selfSignedChainIssues(chain, config, prefix))
   const scope = config.config.scope ?? config.id
   const type = config.config.vct ?? config.config.docType
   for (const other of await createCredentialConfigRepository(db, tenantId).all(tx)) {

@@ -151,7 +151,7 @@ export async function createMaterial(
   switch (input.source) {
     case 'generate': {
       const plan: CertificatePlan = {
-        mode: input.certificate?.mode ?? 'self-signed',
+        mode: input.certificate?.mode ?? 'internal-ca',
         subject: withCountry(input.certificate?.subject ?? defaults.subject, input.certificate?.country),
         validityDays: input.certificate?.validityDays ?? DEFAULT_VALIDITY_DAYS,
         dnsNames: input.certificate?.dnsNames ?? defaults.dnsNames,

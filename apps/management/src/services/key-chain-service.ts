@@ -10,10 +10,12 @@ import {
   type Page,
   type PageQuery,
   type Principal,
+  RuleViolationError,
   type SigningAlgorithm,
 } from '@credential-service/core-domain'
 import { generateKeyPair, jwkContext, thumbprint } from '@credential-service/crypto'
 import {
+  createCredentialConfigRepository,
   createKeyChainRepository,
   createTenantRepository,
   type Database,
@@ -39,6 +41,7 @@ import {
   retireActive,
   verifiedChain,
 } from './key-chain-material'
+import { haipRequirements, hasSelfSignedLeaf } from './self-signed-chain'
 
 const DAY = 86_400_000
 
@@ -163,6 +166,28 @@ async function rotateRow(
   return updated as KeyChainRow
 }
 
+/**
+ * The reverse of the configuration rule (selfSignedChainIssues): a chain that configurations with
+ * `dpop` or `walletAttestation` `required` sign with may not switch to a self-signed certificate.
+ */
+async function refuseSelfSignedUnderHaip(
+  deps: KeyChainServiceDeps,
+  tenantId: string,
+  id: string,
+  certificates: string[],
+  tx: Executor,
+): Promise<void> {
+  if (!hasSelfSignedLeaf({ activeCertificates: certificates })) return
+  const users = (await createCredentialConfigRepository(deps.db, tenantId).all(tx)).filter(
+    (config) => config.keyChainId === id && haipRequirements(config).length > 0,
+  )
+  if (!users.length) return
+  const message = `a self-signed certificate is refused by HAIP wallets, which credential configuration(s) ${users
+    .map((config) => `'${config.id}'`)
+    .join(', ')} require (dpop or walletAttestation 'required')`
+  throw new RuleViolationError(`key chain '${id}': ${message}`, [{ path: 'body.certificateChain', message }])
+}
+
 /** Key chains of one tenant (spec §2.4): public material out, private material never. */
 export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: string, actor: Principal) {
   const repo = createKeyChainRepository(deps.db, tenantId)
@@ -250,6 +275,7 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
             deps.now(),
           )
           changes.certificateMode = 'provided'
+          await refuseSelfSignedUnderHaip(deps, tenantId, id, changes.activeCertificates, tx)
         }
         const updated = (await repo.update(id, changes, tx)) as KeyChainRow
         await recordAudit(tx, audit('update', id, { fields: Object.keys(patch) }))

@@ -1,5 +1,5 @@
 import { type PresentationConfig, ProtocolError } from '@credential-service/core-domain'
-import { canonicalHash, parseCertificate, publicPart, signJws } from '@credential-service/crypto'
+import { canonicalHash, isSelfSigned, publicPart, signJws } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   createRegistrarRepository,
@@ -38,8 +38,7 @@ export function encryptionJwk(deps: VerifierDeps, row: PresentationSessionRow): 
  */
 export function requestX5c(chain: string[]): string[] {
   if (chain.length < 2) return chain
-  const last = parseCertificate(chain.at(-1) as string)
-  return last.checkIssued(last) && last.verify(last.publicKey) ? chain.slice(0, -1) : chain
+  return isSelfSigned(chain.at(-1) as string) ? chain.slice(0, -1) : chain
 }
 
 /**

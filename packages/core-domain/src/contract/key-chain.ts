@@ -93,12 +93,21 @@ export const zKeyChainCreate = z
   .discriminatedUnion('source', [
     z
       .object({
-        source: z.literal('generate').describe('A new key in the database (`db` provider)'),
+        source: z
+          .literal('generate')
+          .describe(
+            'A new key in the database (`db` provider), certified by an internal CA of its own unless `certificate.mode` is `self-signed`',
+          ),
         ...common,
         algorithm: zSigningAlgorithm.default('ES256'),
         certificate: z
           .object({
-            mode: z.enum(['self-signed', 'internal-ca']).default('self-signed'),
+            mode: z
+              .enum(['internal-ca', 'self-signed'])
+              .default('internal-ca')
+              .describe(
+                '`internal-ca` (default): the leaf is issued by a root of this key chain, returned as `rootCertificate` and kept out of `x5c`, as HAIP wallets require (leaf not self-signed). `self-signed`: one self-signed certificate, for development only; credential configurations with `dpop` or `walletAttestation` `required` refuse such a key chain',
+              ),
             subject: zSubject.optional().describe('Defaults to `CN=<tenant> <key chain id>`'),
             country: z
               .string()

@@ -169,7 +169,7 @@ export interface ManagementOperations {
   /**
    * Create a key chain: generate, import, or register a Vault / AWS KMS key
    *
-   * `source: generate` makes a new key in the database with a self-signed certificate or an internal CA; `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
+   * `source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
    *
    * Roles (any of): `key:manage`.
    */
@@ -177,7 +177,7 @@ export interface ManagementOperations {
   /**
    * Create a key chain: generate, import, or register a Vault / AWS KMS key
    *
-   * `source: generate` makes a new key in the database with a self-signed certificate or an internal CA; `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
+   * `source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
    *
    * Roles (any of): `key:manage`.
    */

@@ -313,7 +313,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key chain: generate, import, or register a Vault / AWS KMS key
-         * @description `source: generate` makes a new key in the database with a self-signed certificate or an internal CA; `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
+         * @description `source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -387,7 +387,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key chain: generate, import, or register a Vault / AWS KMS key
-         * @description `source: generate` makes a new key in the database with a self-signed certificate or an internal CA; `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
+         * @description `source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -2751,7 +2751,7 @@ export interface components {
         };
         KeyChainGenerate: {
             /**
-             * @description A new key in the database (`db` provider)
+             * @description A new key in the database (`db` provider), certified by an internal CA of its own unless `certificate.mode` is `self-signed`
              * @constant
              */
             source: "generate";
@@ -2763,10 +2763,11 @@ export interface components {
             algorithm?: components["schemas"]["SigningAlgorithm"];
             certificate?: {
                 /**
-                 * @default self-signed
+                 * @description `internal-ca` (default): the leaf is issued by a root of this key chain, returned as `rootCertificate` and kept out of `x5c`, as HAIP wallets require (leaf not self-signed). `self-signed`: one self-signed certificate, for development only; credential configurations with `dpop` or `walletAttestation` `required` refuse such a key chain
+                 * @default internal-ca
                  * @enum {string}
                  */
-                mode?: "self-signed" | "internal-ca";
+                mode?: "internal-ca" | "self-signed";
                 /** @description Defaults to `CN=<tenant> <key chain id>` */
                 subject?: string;
                 /** @description Country of the issuing authority, added to the subject (and the root’s) as `C=` when it names none; mso_mdoc configurations need one (ISO 18013-5 Annex B.1) */

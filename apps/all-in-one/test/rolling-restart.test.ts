@@ -99,6 +99,8 @@ function startBalancer(management: string, issuers: string[]) {
   return {
     server,
     seen,
+    /** Whether the balancer itself routes to `origin` now (as Service endpoints list a Ready pod). */
+    routes: (origin: string) => ready.get(origin) === true,
     close: async () => {
       polling = false
       agent.destroy()
@@ -227,7 +229,8 @@ describe.skipIf(!databaseUrl)('rolling restart of two issuer processes (PostgreS
       old.kill('SIGTERM')
       exitCodes.push(await exited(old))
       issuers[slot] = start('issuer', port)
-      await waitReady(`http://127.0.0.1:${port}`)
+      // The next pod stops only once the balancer routes to the new one (maxUnavailable: 0).
+      while (!balancer.routes(`http://127.0.0.1:${port}`)) await sleep(100)
     }
     restarted = true
     await load

@@ -279,12 +279,15 @@ describe.each(testDatabases())(
       expect(apiAnswer.status).toBe(503)
       expect(apiAnswer.headers['content-type']).toBe(PROBLEM_JSON)
       expect(apiAnswer.headers.connection).toBe('close')
+      // Issue 19: every 503 says when to come back; another process answers at once.
+      expect(apiAnswer.headers['retry-after']).toBe('1')
       expect(JSON.parse(apiAnswer.body)).toStrictEqual(
         problemOf('service_unavailable', 'Service unavailable', 503, '/api/health'),
       )
       expect(protocolAnswer.status).toBe(503)
       expect(protocolAnswer.headers['content-type']).toBe(OAUTH_JSON)
       expect(protocolAnswer.headers.connection).toBe('close')
+      expect(protocolAnswer.headers['retry-after']).toBe('1')
       expect(JSON.parse(protocolAnswer.body)).toStrictEqual({
         error: 'temporarily_unavailable',
         error_description: expect.any(String),

@@ -132,6 +132,26 @@ describe('issue 13: Kubernetes manifests (deploy/kubernetes)', () => {
     },
   )
 
+  it('issue 19: the pods fit the connection budget and the grace period covers drain and close (docs/operations.md)', () => {
+    const pool = Number(configMap.DATABASE_POOL_SIZE)
+    const drainSeconds = Number(configMap.SHUTDOWN_DRAIN_SECONDS)
+    const apps = Object.keys(APPS) as App[]
+    // Every pod the HPAs and a rolling update can run at once holds its pool + 1 (LISTEN).
+    const pods = apps.reduce(
+      (sum, app) =>
+        sum +
+        named('HorizontalPodAutoscaler', app).spec.maxReplicas +
+        named('Deployment', app).spec.strategy.rollingUpdate.maxSurge,
+      0,
+    )
+    // PostgreSQL's default max_connections, less room for the migration Job and operators.
+    expect(pods * (pool + 1)).toBeLessThanOrEqual(100 - 15)
+    for (const app of apps) {
+      const grace = named('Deployment', app).spec.template.spec.terminationGracePeriodSeconds
+      expect(grace, app).toBeGreaterThan(drainSeconds + 10)
+    }
+  })
+
   it.each(Object.keys(APPS) as App[])(
     '%s: every variable is one the app parses, secrets come from the Secret, the result parses',
     (app) => {

@@ -101,6 +101,9 @@ export class RateLimitedError extends DomainError {
   }
 }
 
+/** `Retry-After` of a database outage: reconnects are retried within a second, pools refill soon after. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5
+
 /**
  * The database cannot answer now: unreachable, restarting, out of connections, or too slow (a
  * statement or pool timeout). Nothing about the request is wrong, so it is a 503 with
@@ -112,7 +115,7 @@ export class DatabaseUnavailableError extends DomainError {
 
   constructor(options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super('database_unavailable', 'the database is unavailable; retry later', options)
-    this.retryAfterSeconds = options?.retryAfterSeconds ?? 5
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? DATABASE_RETRY_AFTER_SECONDS
   }
 }
 

@@ -227,6 +227,7 @@ export {
 export type { DomainErrorCode, ProtocolErrorCode, ValidationIssue } from './errors'
 export {
   ConflictError,
+  DATABASE_RETRY_AFTER_SECONDS,
   DatabaseUnavailableError,
   DomainError,
   ForbiddenError,

@@ -127,4 +127,4 @@ export type {
   WebhookEndpointRow,
 } from './schema'
 export * as schema from './schema'
-export { isDatabaseUnavailable } from './unavailable'
+export { databaseRefusal, isDatabaseUnavailable } from './unavailable'

@@ -10,6 +10,22 @@ import { createServer } from './create-server'
 import { SERVICE_VERSION } from './version'
 
 describe('createServer', () => {
+  it('issue 19: a draining server still serves, /readyz answers 503 draining with Retry-After, responses close their connection', async () => {
+    const app = await createServer({ logLevel: 'silent', ping: async () => true, apps: [] })
+    const before = await app.inject({ url: '/' })
+    expect(before.headers.connection).not.toBe('close')
+    app.startDraining()
+    const ready = await app.inject({ url: '/readyz' })
+    expect([ready.statusCode, ready.headers['retry-after'], ready.json()]).toStrictEqual([
+      503,
+      '1',
+      { status: 'draining' },
+    ])
+    const served = await app.inject({ url: '/' })
+    expect([served.statusCode, served.headers.connection]).toStrictEqual([200, 'close'])
+    await app.close()
+  })
+
   it('issue 13: GET /readyz is 503 once the database is gone; GET /healthz (liveness) stays 200 without it', async () => {
     const [embedded] = testDatabases()
     const database = await (embedded as TestDatabase).open()

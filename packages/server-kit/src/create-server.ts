@@ -1,6 +1,7 @@
-import { newId } from '@credential-service/core-domain'
+import { DATABASE_RETRY_AFTER_SECONDS, newId } from '@credential-service/core-domain'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
+import { RETRY_ELSEWHERE_SECONDS, registerDrain } from './drain'
 import {
   oauthDescription,
   oauthErrorHandler,
@@ -94,6 +95,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     reply.header('x-request-id', request.id)
     done()
   })
+  registerDrain(app)
   registerHttpLimits(app, limits)
   registerInputGuard(app)
 
@@ -118,9 +120,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // Probes for orchestrators; not routed by the ingress. Liveness never asks the database: a
   // database outage must not get every pod restarted, and the pods recover on their own.
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
-  // Readiness: whether this process can serve, i.e. the database answers (within 1 s).
+  // Readiness: whether this process can serve, i.e. the database answers (within 1 s) and the
+  // process is not draining before a shutdown. Every 503 says when to come back.
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    if (app.draining) {
+      return reply.status(503).header('retry-after', RETRY_ELSEWHERE_SECONDS).send({ status: 'draining' })
+    }
     const up = await options.ping()
+    if (!up) reply.header('retry-after', DATABASE_RETRY_AFTER_SECONDS)
     return reply.status(up ? 200 : 503).send({ status: up ? 'ok' : 'unavailable' })
   })
 

@@ -190,6 +190,14 @@ export const zCommonEnv = z.object({
     .describe(
       'Tenants that get a `tenant` label value of their own in /api/metrics (per process, first come); the rest count as `_other`',
     ),
+  SHUTDOWN_DRAIN_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .max(300)
+    .default(5)
+    .describe(
+      'On SIGTERM, how long the process keeps serving while /readyz answers 503, so that balancers (Kubernetes endpoints) stop sending it requests; then it stops accepting, finishes in-flight requests (at most 10 s) and exits 0. SIGINT (Ctrl-C) skips the drain',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

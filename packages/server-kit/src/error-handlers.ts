@@ -9,7 +9,7 @@ import {
   type ValidationIssue,
 } from '@credential-service/core-domain'
 import { DecryptionError } from '@credential-service/crypto'
-import { isDatabaseUnavailable } from '@credential-service/db-schema'
+import { databaseRefusal, isDatabaseUnavailable } from '@credential-service/db-schema'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
 import { type ProblemCode, problem, problemFromDomainError } from './problem'
@@ -148,11 +148,12 @@ const isUnavailable = (error: unknown): error is Unavailable =>
 
 /**
  * A 503 says when to come back (RFC 9110 §10.2.3). It is logged at warn: an outage must show at
- * the production log level, though no request is at fault.
+ * the production log level, though no request is at fault. A connection PostgreSQL refused (too
+ * many clients, a closed database) is named, as the operator can act on it.
  */
 function unavailable(error: Unavailable, request: FastifyRequest, reply: FastifyReply) {
   reply.header('retry-after', String(error.retryAfterSeconds))
-  request.log.warn({ code: error.code, err: error.cause }, error.detail)
+  request.log.warn({ code: error.code, err: error.cause }, databaseRefusal(error.cause) ?? error.detail)
 }
 
 /** Renders `/api` errors as RFC 9457 problem+json. Unknown faults: 500, logged, never echoed. */

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
+import { RETRY_ELSEWHERE_SECONDS } from './drain'
 import type { zCommonEnv } from './env'
 import { refusalBody } from './error-handlers'
 import { SERVICE_VERSION } from './version'
@@ -54,7 +55,7 @@ export function registerHttpLimits(app: FastifyInstance, limits: HttpLimits): vo
   app.addHook('onRequest', async (request, reply) => {
     if (closing) {
       // A keep-alive client must open a new connection, which the balancer sends to another pod.
-      reply.header('connection', 'close')
+      reply.header('connection', 'close').header('retry-after', RETRY_ELSEWHERE_SECONDS)
       throw refusal(503, 'the server is closing')
     }
     if ((request.raw.url ?? '').length > limits.urlBytes) throw refusal(414, 'the request URI is too long')

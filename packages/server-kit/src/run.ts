@@ -6,6 +6,7 @@ import { createServer } from './create-server'
 import { ConfigError, type zCommonEnv } from './env'
 import { httpLimits } from './http-limits'
 import { verifyMasterSecret } from './key-runtime'
+import { onShutdownSignal } from './shutdown'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
 
@@ -26,7 +27,7 @@ export interface RunOptions<C extends CommonConfig> {
 
 /**
  * A process entry point: parse the environment once, open and migrate the database, mount the
- * apps, listen, and close gracefully on SIGTERM/SIGINT (exit 0). Configuration errors exit with status 1
+ * apps, listen, and drain and close gracefully on SIGTERM/SIGINT (exit 0, see shutdown.ts). Configuration errors exit with status 1
  * and a message naming each variable.
  */
 export async function runProcess<C extends CommonConfig>(options: RunOptions<C>): Promise<void> {
@@ -77,28 +78,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     await database.close()
   })
 
-  // `on`, not `once`: a second signal while closing (Ctrl-C reaches both `npm start` and this
-  // process, and `npm start` forwards it) must not fall back to the default abrupt exit.
-  let closing = false
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (closing) return
-      closing = true
-      server.log.info({ signal }, 'shutting down')
-      // Orchestrators send SIGKILL after a grace period (Kubernetes: 30 s); leave well before it.
-      setTimeout(() => {
-        server.log.error('shutdown took longer than 10 s; exiting')
-        process.exit(1)
-      }, 10_000).unref()
-      server.close().then(
-        () => process.exit(0),
-        (error) => {
-          server.log.error({ err: error }, 'shutdown failed')
-          process.exit(1)
-        },
-      )
-    })
-  }
+  onShutdownSignal(server, config.SHUTDOWN_DRAIN_SECONDS * 1000)
   await server.listen({ host: config.HOST, port: config.PORT })
   await options.onListening?.(config, server)
 }

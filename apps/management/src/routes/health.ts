@@ -1,4 +1,4 @@
-import { zHealth } from '@credential-service/core-domain'
+import { DATABASE_RETRY_AFTER_SECONDS, zHealth } from '@credential-service/core-domain'
 import type { DatabaseKind } from '@credential-service/db-schema'
 import { SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -21,6 +21,7 @@ export function healthRoutes(database: {
       async (_req, reply) => {
         // ping() gives up after 0.8 s, so a database that does not answer is reported, not waited for.
         const up = await database.ping()
+        if (!up) reply.header('retry-after', DATABASE_RETRY_AFTER_SECONDS)
         return reply.status(up ? 200 : 503).send({
           status: up ? 'ok' : 'degraded',
           version: SERVICE_VERSION,

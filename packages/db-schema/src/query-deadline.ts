@@ -132,8 +132,9 @@ function reservedBegin(target: Sql, deadlines: Bounds) {
     const mode = typeof args[0] === 'string' ? args[0].replace(/[^a-z ]/gi, '') : ''
     const connection = await reserve(target, deadlines)
     const tx = bind(connection, deadlines, { savepoints: 0 })
-    // No answer or a closed socket leaves the connection's state unknown: it is not handed out
-    // again, and postgres.js takes it back into the pool when its socket closes.
+    // No answer in time or a closed socket leaves the connection's state unknown: it is handed
+    // out again only after a ROLLBACK behind the late statement succeeds (so no transaction stays
+    // open holding locks); with a closed socket postgres.js takes it back when the socket closes.
     let inDoubt = false
     const run = async (statement: string) => {
       try {
@@ -158,6 +159,11 @@ function reservedBegin(target: Sql, deadlines: Bounds) {
       return result
     } finally {
       if (!inDoubt) connection.release()
+      else
+        connection.unsafe('rollback').then(
+          () => connection.release(),
+          () => {},
+        )
     }
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes, webcrypto, X509Certificate } from 'node:crypto'
 import type * as X509 from '@peculiar/x509'
 import { calculateJwkThumbprint, type JWK } from 'jose'
-import { certificateFacts, loadX509, MDL_DOCUMENT_SIGNER_EKU } from './certificate-facts'
+import { loadX509, MDL_DOCUMENT_SIGNER_EKU } from './certificate-facts'
 import { publicPart } from './keys'
 import { ISSUER_PROFILE, validatePath } from './path-validation'
 import { algorithmForJwk, type SigningAlgorithm } from './signer'
@@ -177,26 +177,6 @@ export async function createEmptyCrl(options: {
     webcrypto,
   )
   return new Uint8Array(crl.rawData)
-}
-
-export interface CertificateConstraints {
-  /** basicConstraints cA (RFC 5280 §4.2.1.9); false without the extension. */
-  ca: boolean
-  /** basicConstraints pathLenConstraint; undefined: no limit. */
-  pathLength: number | undefined
-  /** keyUsage (RFC 5280 §4.2.1.3); undefined without the extension. */
-  keyUsage: { keyCertSign: boolean; digitalSignature: boolean } | undefined
-}
-
-/**
- * basicConstraints and keyUsage of a certificate (node:crypto shows neither pathLen nor key
- * usage). Remembered per certificate object.
- */
-export async function certificateConstraints(certificate: {
-  raw: Uint8Array
-}): Promise<CertificateConstraints> {
-  const { ca, pathLength, keyUsage } = await certificateFacts(certificate)
-  return { ca, pathLength, keyUsage }
 }
 
 export interface ParsedChain {

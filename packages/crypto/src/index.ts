@@ -3,9 +3,8 @@ export type { CheckCborOptions, CheckCborResult } from './cbor-guard'
 export { CBOR_LIMITS, checkCbor } from './cbor-guard'
 export type { CertificateFacts } from './certificate-facts'
 export { certificateFacts, MDL_DOCUMENT_SIGNER_EKU } from './certificate-facts'
-export type { CertificateConstraints, CertificateOptions, ParsedChain } from './certificates'
+export type { CertificateOptions, ParsedChain } from './certificates'
 export {
-  certificateConstraints,
   createCertificate,
   createEmptyCrl,
   parseCertificateChain,

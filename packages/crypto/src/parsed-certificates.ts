@@ -24,8 +24,8 @@ export function parseCertificate(text: string): X509Certificate {
 export const x5cEntry = (pem: string): string => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')
 
 /** Issued by itself and signed with its own key (PEM or base64 DER): a trust anchor, not a leaf HAIP accepts. */
-export function isSelfSigned(text: string): boolean {
-  const certificate = parseCertificate(text)
+export function isSelfSigned(certificate: string | X509Certificate): boolean {
+  const parsed = typeof certificate === 'string' ? parseCertificate(certificate) : certificate
   // Not checkIssued: OpenSSL also wants keyCertSign there, which a self-signed leaf lacks.
-  return certificate.issuer === certificate.subject && certificate.verify(certificate.publicKey)
+  return parsed.issuer === parsed.subject && parsed.verify(parsed.publicKey)
 }

@@ -5,6 +5,7 @@ import {
   MDL_DOCUMENT_SIGNER_EKU,
   type Subtree,
 } from './certificate-facts'
+import { isSelfSigned } from './parsed-certificates'
 
 /** Certificates in one chain, anchor included: real issuer chains have 2 to 4. */
 export const MAX_CHAIN_LENGTH = 10
@@ -123,8 +124,7 @@ export async function validatePath(options: ValidatePathOptions): Promise<PathVa
 
 /** The end-entity rules: RFC 5280 §4.2.1.3, §4.2.1.12, HAIP §4.5.1, ISO 18013-5 B.1.4. */
 async function leafRefusal(leaf: X509Certificate, profile: PathProfile, name: string) {
-  if (profile.haip && namesIssuer(leaf, leaf) && signedBy(leaf, leaf))
-    return `the ${name} leaf is self-signed`
+  if (profile.haip && isSelfSigned(leaf)) return `the ${name} leaf is self-signed`
   const { keyUsage, extendedKeyUsage } = await certificateFacts(leaf)
   if (keyUsage?.digitalSignature === false)
     return `the ${name} leaf may not sign (keyUsage without digitalSignature)`

@@ -2,7 +2,8 @@ import 'reflect-metadata'
 import { X509Certificate } from 'node:crypto'
 import * as x509 from '@peculiar/x509'
 import { describe, expect, it } from 'vitest'
-import { certificateConstraints, createCertificate, MDL_DOCUMENT_SIGNER_EKU } from '../src/certificates'
+import { certificateFacts } from '../src/certificate-facts'
+import { createCertificate, MDL_DOCUMENT_SIGNER_EKU } from '../src/certificates'
 import { generateKeyPair } from '../src/keys'
 
 describe('ISO 18013-5 Annex B.1 certificate profile', () => {
@@ -74,7 +75,7 @@ describe('ISO 18013-5 Annex B.1 certificate profile', () => {
     expect(certificate.getExtension(x509.ExtendedKeyUsageExtension)).toBeNull()
   })
 
-  it('RFC 5280 §4.2.1.3, §4.2.1.9: certificateConstraints reads cA, pathLenConstraint and keyUsage', async () => {
+  it('RFC 5280 §4.2.1.3, §4.2.1.9: certificateFacts reads cA, pathLenConstraint and keyUsage', async () => {
     const pair = await generateKeyPair('ES256')
     const make = (options: { ca?: boolean; pathLength?: number }) =>
       createCertificate({
@@ -84,7 +85,10 @@ describe('ISO 18013-5 Annex B.1 certificate profile', () => {
         validityDays: 1,
         ...options,
       })
-    const read = async (pem: string) => certificateConstraints(new X509Certificate(pem))
+    const read = async (pem: string) => {
+      const { ca, pathLength, keyUsage } = await certificateFacts(new X509Certificate(pem))
+      return { ca, pathLength, keyUsage }
+    }
     expect(await read(await make({ ca: true, pathLength: 2 }))).toStrictEqual({
       ca: true,
       pathLength: 2,

@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import { measureCeilings } from './ceiling'
 import { compareCheckouts } from './compare'
 import { createFlows, type Flow, setUpTenant } from './flows'
+import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs, rssMb } from './proc'
 import { type ServerProcess, startAllInOne, startSeparate } from './service'
 
@@ -49,6 +50,10 @@ interface Row {
   ceilingRatio?: number
   peakRssMb: Record<string, number>
   errors: number
+  /** Share of the machine's CPU other processes used meanwhile (machine.ts). */
+  otherCpuShare: number
+  /** Taken while other processes used more than NOISY_SHARE of the CPU: noise, not a measurement. */
+  noisy: boolean
 }
 
 async function runLevel(
@@ -65,6 +70,7 @@ async function runLevel(
     for (const p of processes) peak[p.name] = Math.max(peak[p.name] ?? 0, rssMb(p.pid))
   }, 100)
   const cpuBefore = processes.map((p) => cpuMs(p.pid))
+  const machineBefore = sampleMachine(processes.map((p) => p.pid))
   const started = performance.now()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -83,6 +89,7 @@ async function runLevel(
   )
   const seconds = (performance.now() - started) / 1000
   clearInterval(sampler)
+  const others = otherShare(machineBefore, sampleMachine(processes.map((p) => p.pid)))
   const cpuUsed = processes.map((p, i) => cpuMs(p.pid) - (cpuBefore[i] ?? 0))
   const cpu = cpuUsed.reduce((sum, ms) => sum + ms, 0)
   const perFlow = (ms: number) => round(ms / Math.max(1, latencies.length), 2)
@@ -99,11 +106,14 @@ async function runLevel(
     cpuMsPerFlowByProcess: Object.fromEntries(processes.map((p, i) => [p.name, perFlow(cpuUsed[i] ?? 0)])),
     peakRssMb: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round(v, 0)])),
     errors,
+    otherCpuShare: round(others, 3),
+    noisy: others > NOISY_SHARE,
   }
 }
 
 function markdown(report: {
   setting: string
+  load: string
   idleRssMb: Record<string, number>
   ceilings: { flow: string; cpuMsPerFlow: number; sqlStatements: number }[]
   results: Row[]
@@ -112,16 +122,23 @@ function markdown(report: {
     Object.entries(values)
       .map(([name, mb]) => (Object.keys(values).length > 1 ? `${name} ${mb}` : `${mb}`))
       .join(', ')
+  const noisy = report.results.filter((r) => r.noisy).length
   return [
-    `${report.setting}; idle RSS MB: ${rss(report.idleRssMb)}.`,
+    `${report.setting}; idle RSS MB: ${rss(report.idleRssMb)}; ${report.load}.`,
     '',
-    '| flow | concurrency | flows/s | p50 ms | p95 ms | p99 ms | server CPU ms/flow | × ceiling | peak RSS MB | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| flow | concurrency | flows/s | p50 ms | p95 ms | p99 ms | server CPU ms/flow | × ceiling | peak RSS MB | errors | other CPU |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.results.map(
       (r) =>
-        `| ${r.flow} | ${r.concurrency} | ${r.flowsPerSecond} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.serverCpuMsPerFlow} | ${r.ceilingRatio ?? '–'} | ${rss(r.peakRssMb)} | ${r.errors} |`,
+        `| ${r.flow} | ${r.concurrency} | ${r.flowsPerSecond} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.serverCpuMsPerFlow} | ${r.ceilingRatio ?? '–'} | ${rss(r.peakRssMb)} | ${r.errors} | ${Math.round(100 * r.otherCpuShare)} %${r.noisy ? ' NOISY' : ''} |`,
     ),
     '',
+    ...(noisy > 0
+      ? [
+          `**${noisy} of ${report.results.length} rows are NOISY**: other processes used more than ${100 * NOISY_SHARE} % of the machine's CPU while they ran. They are not measurements; rerun on a quiet machine, or judge a change with BENCH_COMPARE.`,
+          '',
+        ]
+      : []),
     `Ceiling (unavoidable crypto and SQL in one process, see apps/all-in-one/bench/ceiling.ts): ${report.ceilings
       .map((c) => `${c.flow} ${round(c.cpuMsPerFlow, 2)} ms (${c.sqlStatements} SQL statements)`)
       .join('; ')}. Target: ≤ ${TARGET_RATIO}× the ceiling.`,
@@ -132,6 +149,8 @@ async function main() {
   if (process.env.BENCH_COMPARE) return compareCheckouts(process.env.BENCH_COMPARE, only)
   if (separate && !databaseUrl)
     throw new Error('--separate runs the three apps on PostgreSQL: set BENCH_DATABASE_URL')
+  const loadAtStart = loadLine()
+  console.log(`bench: ${loadAtStart}`)
   const service = separate ? await startSeparate(databaseUrl as string) : await startAllInOne(databaseUrl)
   try {
     const { tenant, auth } = await setUpTenant(service.base, service.rootClient)
@@ -161,7 +180,8 @@ async function main() {
     }
     const database = databaseUrl ? 'PostgreSQL' : 'embedded PGlite'
     const setting = `${separate ? 'management, issuer and verifier as separate processes' : 'all-in-one process'}, ${database}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
-    const report = { setting, idleRssMb, ceilings, results }
+    const load = `${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end`
+    const report = { setting, load, idleRssMb, ceilings, results }
     const out = process.env.BENCH_OUT ?? join(root, 'bench-results')
     mkdirSync(out, { recursive: true })
     const file = separate ? 'bench-separate' : 'bench'
@@ -170,6 +190,8 @@ async function main() {
     writeFileSync(join(out, `${file}.md`), `${table}\n`)
     console.log(`\n${table}`)
     if (results.some((r) => r.errors > 0)) process.exitCode = 1
+    if (results.some((r) => r.noisy))
+      console.warn(`bench: rows marked NOISY were measured on a busy machine; do not publish them`)
   } finally {
     await service.stop()
   }

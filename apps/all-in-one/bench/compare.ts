@@ -11,6 +11,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createFlows, type Flow, setUpTenant } from './flows'
+import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs } from './proc'
 import { type RunningService, startAllInOne } from './service'
 
@@ -49,6 +50,8 @@ export async function compareCheckouts(other: string, only: string[] | undefined
   if (!urlA || !urlB)
     throw new Error('BENCH_COMPARE needs BENCH_DATABASE_URL and BENCH_COMPARE_DATABASE_URL (two databases)')
   const sides: Side[] = []
+  const loadAtStart = loadLine()
+  console.log(`bench: ${loadAtStart}`)
   try {
     for (const [name, url, checkout] of [
       ['this checkout', urlA, undefined],
@@ -67,12 +70,21 @@ export async function compareCheckouts(other: string, only: string[] | undefined
     for (const side of sides)
       for (const flow of Object.values(side.flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
 
-    const rows: { flow: string; concurrency: number; a: number; b: number; errors: number }[] = []
+    const pids = sides.flatMap((side) => side.service.processes.map((p) => p.pid))
+    const rows: {
+      flow: string
+      concurrency: number
+      a: number
+      b: number
+      errors: number
+      otherCpuShare: number
+    }[] = []
     const batch = Math.max(1, Math.round(FLOWS_PER_LEVEL / ROUNDS))
     for (const flow of Object.keys(sides[0]?.flows ?? {})) {
       for (const concurrency of LEVELS) {
         const cpu = [0, 0]
         let errors = 0
+        const machineBefore = sampleMachine(pids)
         for (let round = 0; round < ROUNDS; round++) {
           // Alternate which side goes first, so neither always follows the other's tail.
           const order = round % 2 === 0 ? [0, 1] : [1, 0]
@@ -85,19 +97,27 @@ export async function compareCheckouts(other: string, only: string[] | undefined
           }
         }
         const perFlow = (ms = 0) => Number((ms / (batch * ROUNDS)).toFixed(2))
-        const row = { flow, concurrency, a: perFlow(cpu[0]), b: perFlow(cpu[1]), errors }
+        const others = Number(otherShare(machineBefore, sampleMachine(pids)).toFixed(3))
+        const row = {
+          flow,
+          concurrency,
+          a: perFlow(cpu[0]),
+          b: perFlow(cpu[1]),
+          errors,
+          otherCpuShare: others,
+        }
         rows.push(row)
         console.log(JSON.stringify(row))
       }
     }
     const table = [
-      `A: this checkout; B: ${other}. All-in-one on PostgreSQL, ${batch * ROUNDS} flows per level in ${ROUNDS} alternating batches per side.`,
+      `A: this checkout; B: ${other}. All-in-one on PostgreSQL, ${batch * ROUNDS} flows per level in ${ROUNDS} alternating batches per side; ${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end.`,
       '',
-      '| flow | concurrency | A: server CPU ms/flow | B: server CPU ms/flow | A vs B |',
-      '|---|---|---|---|---|',
+      '| flow | concurrency | A: server CPU ms/flow | B: server CPU ms/flow | A vs B | other CPU |',
+      '|---|---|---|---|---|---|',
       ...rows.map(
         (r) =>
-          `| ${r.flow} | ${r.concurrency} | ${r.a} | ${r.b} | ${r.b > 0 ? `${(100 * (r.a / r.b - 1)).toFixed(0)} %` : '–'} |`,
+          `| ${r.flow} | ${r.concurrency} | ${r.a} | ${r.b} | ${r.b > 0 ? `${(100 * (r.a / r.b - 1)).toFixed(0)} %` : '–'} | ${Math.round(100 * r.otherCpuShare)} %${r.otherCpuShare > NOISY_SHARE ? ' NOISY' : ''} |`,
       ),
     ].join('\n')
     const out = process.env.BENCH_OUT ?? new URL('../../../bench-results', import.meta.url).pathname

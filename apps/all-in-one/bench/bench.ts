@@ -21,6 +21,7 @@ import { createFlows, type Flow, setUpTenant } from './flows'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs, rssMb } from './proc'
 import { type ServerProcess, startAllInOne, startSeparate } from './service'
+import { metricsToken, statementsSent } from './statements'
 
 const root = new URL('../../..', import.meta.url).pathname
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
@@ -50,6 +51,8 @@ interface Row {
   ceilingRatio?: number
   peakRssMb: Record<string, number>
   errors: number
+  /** Database statements per flow, all server processes together (statements.ts). */
+  statementsPerFlow?: number
   /** Share of the machine's CPU other processes used meanwhile (machine.ts). */
   otherCpuShare: number
   /** Taken while other processes used more than NOISY_SHARE of the CPU: noise, not a measurement. */
@@ -61,7 +64,9 @@ async function runLevel(
   flow: Flow,
   concurrency: number,
   processes: ServerProcess[],
+  metricsReader: string,
 ): Promise<Row> {
+  const statementsBefore = await statementsSent(processes, metricsReader)
   const latencies: number[] = []
   let errors = 0
   let next = 0
@@ -90,6 +95,7 @@ async function runLevel(
   const seconds = (performance.now() - started) / 1000
   clearInterval(sampler)
   const others = otherShare(machineBefore, sampleMachine(processes.map((p) => p.pid)))
+  const statementsAfter = await statementsSent(processes, metricsReader)
   const cpuUsed = processes.map((p, i) => cpuMs(p.pid) - (cpuBefore[i] ?? 0))
   const cpu = cpuUsed.reduce((sum, ms) => sum + ms, 0)
   const perFlow = (ms: number) => round(ms / Math.max(1, latencies.length), 2)
@@ -106,6 +112,9 @@ async function runLevel(
     cpuMsPerFlowByProcess: Object.fromEntries(processes.map((p, i) => [p.name, perFlow(cpuUsed[i] ?? 0)])),
     peakRssMb: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round(v, 0)])),
     errors,
+    ...(statementsBefore !== undefined && statementsAfter !== undefined
+      ? { statementsPerFlow: round((statementsAfter - statementsBefore) / Math.max(1, latencies.length)) }
+      : {}),
     otherCpuShare: round(others, 3),
     noisy: others > NOISY_SHARE,
   }
@@ -126,11 +135,11 @@ function markdown(report: {
   return [
     `${report.setting}; idle RSS MB: ${rss(report.idleRssMb)}; ${report.load}.`,
     '',
-    '| flow | concurrency | flows/s | p50 ms | p95 ms | p99 ms | server CPU ms/flow | × ceiling | peak RSS MB | errors | other CPU |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| flow | concurrency | flows/s | p50 ms | p95 ms | p99 ms | server CPU ms/flow | × ceiling | SQL statements/flow | peak RSS MB | errors | other CPU |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.results.map(
       (r) =>
-        `| ${r.flow} | ${r.concurrency} | ${r.flowsPerSecond} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.serverCpuMsPerFlow} | ${r.ceilingRatio ?? '–'} | ${rss(r.peakRssMb)} | ${r.errors} | ${Math.round(100 * r.otherCpuShare)} %${r.noisy ? ' NOISY' : ''} |`,
+        `| ${r.flow} | ${r.concurrency} | ${r.flowsPerSecond} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.serverCpuMsPerFlow} | ${r.ceilingRatio ?? '–'} | ${r.statementsPerFlow ?? '–'} | ${rss(r.peakRssMb)} | ${r.errors} | ${Math.round(100 * r.otherCpuShare)} %${r.noisy ? ' NOISY' : ''} |`,
     ),
     '',
     ...(noisy > 0
@@ -154,6 +163,7 @@ async function main() {
   const service = separate ? await startSeparate(databaseUrl as string) : await startAllInOne(databaseUrl)
   try {
     const { tenant, auth } = await setUpTenant(service.base, service.rootClient)
+    const metricsReader = await metricsToken(service.base, service.rootClient)
     const flows = Object.fromEntries(
       Object.entries(await createFlows(service.base, tenant, auth)).filter(
         ([name]) => !only || only.some((part) => name.toLowerCase().includes(part)),
@@ -167,7 +177,7 @@ async function main() {
     for (const flow of Object.values(flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
     for (const [name, flow] of Object.entries(flows)) {
       for (const concurrency of LEVELS) {
-        const row = await runLevel(name, flow, concurrency, service.processes)
+        const row = await runLevel(name, flow, concurrency, service.processes, metricsReader)
         results.push(row)
         console.log(JSON.stringify(row))
       }

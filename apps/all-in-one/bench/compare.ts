@@ -14,6 +14,7 @@ import { createFlows, type Flow, setUpTenant } from './flows'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs } from './proc'
 import { type RunningService, startAllInOne } from './service'
+import { metricsToken, statementsSent } from './statements'
 
 const LEVELS = [1, 8, 32]
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
@@ -25,6 +26,7 @@ interface Side {
   name: string
   service: RunningService
   flows: Record<string, Flow>
+  metricsToken: string
 }
 
 async function runBatch(flow: Flow, concurrency: number, count: number): Promise<number> {
@@ -65,7 +67,12 @@ export async function compareCheckouts(other: string, only: string[] | undefined
           ([flow]) => !only || only.some((part) => flow.toLowerCase().includes(part)),
         ),
       )
-      sides.push({ name, service, flows })
+      sides.push({
+        name,
+        service,
+        flows,
+        metricsToken: await metricsToken(service.base, service.rootClient),
+      })
     }
     for (const side of sides)
       for (const flow of Object.values(side.flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
@@ -78,12 +85,17 @@ export async function compareCheckouts(other: string, only: string[] | undefined
       b: number
       errors: number
       otherCpuShare: number
+      statementsA?: number
+      statementsB?: number
     }[] = []
+    const statements = () =>
+      Promise.all(sides.map((side) => statementsSent(side.service.processes, side.metricsToken)))
     const batch = Math.max(1, Math.round(FLOWS_PER_LEVEL / ROUNDS))
     for (const flow of Object.keys(sides[0]?.flows ?? {})) {
       for (const concurrency of LEVELS) {
         const cpu = [0, 0]
         let errors = 0
+        const statementsBefore = await statements()
         const machineBefore = sampleMachine(pids)
         for (let round = 0; round < ROUNDS; round++) {
           // Alternate which side goes first, so neither always follows the other's tail.
@@ -98,6 +110,13 @@ export async function compareCheckouts(other: string, only: string[] | undefined
         }
         const perFlow = (ms = 0) => Number((ms / (batch * ROUNDS)).toFixed(2))
         const others = Number(otherShare(machineBefore, sampleMachine(pids)).toFixed(3))
+        const statementsAfter = await statements()
+        const sent = (index: number) => {
+          const before = statementsBefore[index]
+          const after = statementsAfter[index]
+          if (before === undefined || after === undefined) return {}
+          return { [index === 0 ? 'statementsA' : 'statementsB']: perFlow(after - before) }
+        }
         const row = {
           flow,
           concurrency,
@@ -105,6 +124,8 @@ export async function compareCheckouts(other: string, only: string[] | undefined
           b: perFlow(cpu[1]),
           errors,
           otherCpuShare: others,
+          ...sent(0),
+          ...sent(1),
         }
         rows.push(row)
         console.log(JSON.stringify(row))
@@ -113,11 +134,11 @@ export async function compareCheckouts(other: string, only: string[] | undefined
     const table = [
       `A: this checkout; B: ${other}. All-in-one on PostgreSQL, ${batch * ROUNDS} flows per level in ${ROUNDS} alternating batches per side; ${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end.`,
       '',
-      '| flow | concurrency | A: server CPU ms/flow | B: server CPU ms/flow | A vs B | other CPU |',
-      '|---|---|---|---|---|---|',
+      '| flow | concurrency | A: server CPU ms/flow | B: server CPU ms/flow | A vs B | A / B SQL statements/flow | other CPU |',
+      '|---|---|---|---|---|---|---|',
       ...rows.map(
         (r) =>
-          `| ${r.flow} | ${r.concurrency} | ${r.a} | ${r.b} | ${r.b > 0 ? `${(100 * (r.a / r.b - 1)).toFixed(0)} %` : '–'} | ${Math.round(100 * r.otherCpuShare)} %${r.otherCpuShare > NOISY_SHARE ? ' NOISY' : ''} |`,
+          `| ${r.flow} | ${r.concurrency} | ${r.a} | ${r.b} | ${r.b > 0 ? `${(100 * (r.a / r.b - 1)).toFixed(0)} %` : '–'} | ${r.statementsA ?? '–'} / ${r.statementsB ?? '–'} | ${Math.round(100 * r.otherCpuShare)} %${r.otherCpuShare > NOISY_SHARE ? ' NOISY' : ''} |`,
       ),
     ].join('\n')
     const out = process.env.BENCH_OUT ?? new URL('../../../bench-results', import.meta.url).pathname

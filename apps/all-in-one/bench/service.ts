@@ -16,6 +16,8 @@ const root = new URL('../../..', import.meta.url).pathname
 export interface ServerProcess {
   name: string
   pid: number
+  /** Where the process itself answers (its `/api/metrics` included). */
+  origin: string
 }
 
 export interface RunningService {
@@ -107,7 +109,7 @@ export async function startAllInOne(
   await waitHealthy(base, child)
   return {
     base,
-    processes: [{ name: 'all-in-one', pid: child.pid as number }],
+    processes: [{ name: 'all-in-one', pid: child.pid as number, origin: base }],
     rootClient,
     stop: () => stopAll([child]),
   }
@@ -167,10 +169,10 @@ export async function startSeparate(databaseUrl: string): Promise<RunningService
   const children = [management, ...others]
   return {
     base,
-    processes: children.map((child, i) => ({
-      name: ['management', 'issuer', 'verifier'][i] as string,
-      pid: child.pid as number,
-    })),
+    processes: children.map((child, i) => {
+      const name = ['management', 'issuer', 'verifier'][i] as 'management' | 'issuer' | 'verifier'
+      return { name, pid: child.pid as number, origin: `http://127.0.0.1:${ports[name]}` }
+    }),
     rootClient,
     async stop() {
       await stopAll(children)

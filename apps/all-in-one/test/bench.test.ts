@@ -76,6 +76,8 @@ describe('pnpm bench', () => {
       // Issue 20, bench honesty: what the rest of the machine used meanwhile, flagged past the bound.
       expect(row.otherCpuShare).toBeGreaterThanOrEqual(0)
       expect(row.noisy).toBe(row.otherCpuShare > 0.1)
+      // Issue 20: statements per flow, from the processes' own counters (a flow sends several).
+      expect(row.statementsPerFlow).toBeGreaterThanOrEqual(3)
     }
     expect(report.load).toMatch(
       /^load average [\d., ]+ on \d+ cores at the start, [\d., ]+ on \d+ cores at the end$/,
@@ -104,6 +106,7 @@ describe('pnpm bench', () => {
       for (const row of report.results) {
         expect(row).toMatchObject({ flows: 2, errors: 0 })
         expect(Object.keys(row.cpuMsPerFlowByProcess)).toStrictEqual(['management', 'issuer', 'verifier'])
+        expect(row.statementsPerFlow).toBeGreaterThanOrEqual(3)
       }
     },
     240_000,
@@ -131,7 +134,12 @@ describe('pnpm bench', () => {
         expect(row.b).toBeGreaterThanOrEqual(0)
       }
       expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain('| issuance (mdoc) | 32 |')
-      for (const row of report.rows) expect(row.otherCpuShare).toBeGreaterThanOrEqual(0)
+      for (const row of report.rows) {
+        expect(row.otherCpuShare).toBeGreaterThanOrEqual(0)
+        expect(row.statementsA).toBeGreaterThanOrEqual(3)
+        // The same code on both sides; background jobs may add a statement here and there.
+        expect(Math.abs(row.statementsB - row.statementsA)).toBeLessThan(1)
+      }
     },
     240_000,
   )

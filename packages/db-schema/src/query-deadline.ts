@@ -171,7 +171,7 @@ function reservedBegin(target: Sql, deadlines: Bounds) {
 async function reserve(target: Sql, deadlines: Bounds): Promise<ReservedSql> {
   // Waiting for its connection; once it has one, its statements are counted instead.
   const waiting: Tracked = { holdsConnection: () => false }
-  deadlines.stats?.started(waiting)
+  deadlines.stats?.started(waiting, false)
   const reserving = target.reserve()
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => {

@@ -25,6 +25,24 @@ describe.each(testDatabases())('database client stats on $name', ({ name, open }
     }
   }, 60_000)
 
+  it('bench: statements are counted, each once; on PGlite a transaction counts once', async () => {
+    const database = await open()
+    try {
+      const before = database.stats().statements
+      await database.db.execute(sql`select 1`)
+      await database.db.execute(sql`select 2`)
+      expect(database.stats().statements).toBe(before + 2)
+      await database.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1`)
+        await tx.execute(sql`select 2`)
+      })
+      // PostgreSQL: BEGIN, two statements, COMMIT on the reserved connection.
+      expect(database.stats().statements).toBe(before + 2 + (name === 'pglite' ? 1 : 4))
+    } finally {
+      await database.close()
+    }
+  }, 60_000)
+
   // PGlite runs in this thread: pg_sleep blocks it, so nothing can look while a statement runs.
   it.skipIf(name === 'pglite')(
     'metrics: a statement under way is busy, and one beyond the pool waits',

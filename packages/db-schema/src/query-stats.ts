@@ -10,6 +10,8 @@ export interface DatabaseStats {
   waiting: number
   /** Failed queries since the process started, by {@link failureReason}. */
   errors: Readonly<Record<string, number>>
+  /** Statements sent since the process started (PGlite: a transaction counts once). */
+  statements: number
 }
 
 /**
@@ -36,8 +38,11 @@ export interface PendingQuery {
 }
 
 export interface QueryStats {
-  /** Counts `pending` as under way until {@link QueryStats.settled}. */
-  started(pending: PendingQuery): void
+  /**
+   * Counts `pending` as under way until {@link QueryStats.settled}, and as a statement unless it
+   * only waits for a connection.
+   */
+  started(pending: PendingQuery, statement?: boolean): void
   /** Ends `pending`; a failure is counted by its reason (only while it is under way). */
   settled(pending: PendingQuery, error?: unknown): void
   snapshot(): DatabaseStats
@@ -51,8 +56,17 @@ export interface QueryStats {
 export function createQueryStats(maxConnections: number, serial = false): QueryStats {
   const pending = new Set<PendingQuery>()
   const errors: Record<string, number> = {}
+  const counted = new WeakSet<PendingQuery>()
+  let statements = 0
   return {
-    started: (query) => void pending.add(query),
+    started(query, statement = true) {
+      pending.add(query)
+      // A query awaited twice (postgres.js awaits a transaction's statements again) counts once.
+      if (statement && !counted.has(query)) {
+        counted.add(query)
+        statements++
+      }
+    },
     settled(query, error) {
       // A query awaited twice (postgres.js awaits a transaction's statements again) counts once.
       if (!pending.delete(query) || error === undefined) return
@@ -63,7 +77,7 @@ export function createQueryStats(maxConnections: number, serial = false): QueryS
       let busy = 0
       if (serial) busy = Math.min(pending.size, 1)
       else for (const query of pending) if (query.holdsConnection()) busy++
-      return { maxConnections, busy, waiting: pending.size - busy, errors: { ...errors } }
+      return { maxConnections, busy, waiting: pending.size - busy, errors: { ...errors }, statements }
     },
   }
 }

@@ -239,6 +239,17 @@ function registerDatabaseMetrics(registry: Registry, database: { stats(): Databa
   gauge('db_pool_max_connections', 'Connections the database pool may open', (s) => s.maxConnections)
   gauge('db_pool_busy', 'Statements and transactions holding a database connection', (s) => s.busy)
   gauge('db_pool_waiting', 'Statements and transactions waiting for a database connection', (s) => s.waiting)
+  let statementsReported = 0
+  new Counter({
+    name: `${PREFIX}db_statements_total`,
+    help: 'Database statements sent (on the embedded database a transaction counts once)',
+    registers,
+    collect() {
+      const { statements } = database.stats()
+      if (statements > statementsReported) this.inc(statements - statementsReported)
+      statementsReported = statements
+    },
+  })
   const reported: Record<string, number> = {}
   new Counter({
     name: `${PREFIX}db_query_errors_total`,

@@ -25,7 +25,7 @@ import {
   x5cEntry,
 } from '@credential-service/crypto'
 import { migrationsFolder } from '@credential-service/db-schema/client'
-import { verifySdJwtPresentation } from '@credential-service/verifier'
+import { createStatusLists, verifySdJwtPresentation } from '@credential-service/verifier'
 import { PGlite } from '@electric-sql/pglite'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
@@ -140,6 +140,8 @@ async function setUp(sql: Sql) {
 
 export type Setup = Awaited<ReturnType<typeof setUp>>
 const issuerUrl = 'https://bench.example/issuers/ceiling'
+// The ceiling's credentials carry no status entry: the cache is never read.
+const statusLists = createStatusLists({ maxSeconds: 0, maxEntries: 1, maxBytes: 1024 })
 
 async function issuanceFlow(
   sql: Sql,
@@ -311,6 +313,7 @@ async function presentationFlow(
     transactionData: null,
     requireHolderBinding: true,
     outbound: { allowHttp: false, allowedHosts: [], maxResponseBytes: 256 * 1024 },
+    statusLists,
   })
   const finished = await sql.run(
     `update presentation_sessions set status = 'verified', result_encrypted = $3, response_received_at = now()

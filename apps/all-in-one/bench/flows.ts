@@ -15,6 +15,8 @@ type Json = Record<string, any>
 
 export type Flow = () => Promise<void>
 
+const STATUS_CONFIG = 'pid-status'
+
 async function call(
   base: string,
   path: string,
@@ -68,6 +70,18 @@ export async function setUpTenant(
       { path: ['age_over_18'], type: 'boolean', disclosable: true },
     ],
   })
+  // The same credential with a status list entry (TSL): its issuance allocates an index, and
+  // presenting it makes the verifier check the list (fetched once, then from its cache).
+  await post('/api/credentials', {
+    id: STATUS_CONFIG,
+    config: { format: 'dc+sd-jwt', vct: 'urn:bench:pid' },
+    keyChainId: 'keys',
+    statusManagement: true,
+    fields: [
+      { path: ['given_name'], type: 'string', disclosable: true },
+      { path: ['age_over_18'], type: 'boolean', disclosable: true },
+    ],
+  })
   // HAIP-style: the authorization code flow with DPoP-bound tokens.
   if (codeFlow)
     await post('/api/credentials', {
@@ -107,7 +121,7 @@ export async function setUpTenant(
   return { tenant, auth }
 }
 
-/** The four flows of the bench against one tenant. */
+/** The flows of the bench against one tenant. */
 export async function createFlows(
   base: string,
   tenant: string,
@@ -133,7 +147,8 @@ export async function createFlows(
   const sdJwt = issuance('pid', { given_name: 'Erika', age_over_18: true })
   const mdoc = issuance('mdl', { 'org.iso.18013.5.1': { family_name: 'Mustermann', age_over_18: true } })
 
-  const credential = await sdJwt()
+  const sdJwtWithStatus = issuance(STATUS_CONFIG, { given_name: 'Erika', age_over_18: true })
+
   const presenter = new SDJwtVcInstance({
     hasher: digest,
     saltGenerator: generateSalt,
@@ -141,7 +156,7 @@ export async function createFlows(
     kbSigner: kbSigner(holder.privateKey),
   })
   // Request creation → request object → direct_post.jwt response → session read.
-  const presentation = async () => {
+  const presentationOf = (credential: string) => async () => {
     const created = await call(base, '/api/presentation-requests', {
       body: { presentationConfigId: 'age' },
       headers: auth,
@@ -177,6 +192,8 @@ export async function createFlows(
     ...(codeFlow
       ? { 'issuance, authorization code (PAR + PKCE + DPoP)': await createCodeFlow(base, tenant, auth) }
       : {}),
-    'presentation (direct_post.jwt)': presentation,
+    'presentation (direct_post.jwt)': presentationOf(await sdJwt()),
+    'issuance with status list (SD-JWT VC)': async () => void (await sdJwtWithStatus()),
+    'presentation with status list (direct_post.jwt)': presentationOf(await sdJwtWithStatus()),
   }
 }

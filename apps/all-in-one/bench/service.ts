@@ -54,11 +54,17 @@ function spawnApp(app: string, env: Record<string, string>, checkout = root): Ch
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
+      ...(process.env.STATUS_LIST_CACHE_MAX_SECONDS
+        ? { STATUS_LIST_CACHE_MAX_SECONDS: process.env.STATUS_LIST_CACHE_MAX_SECONDS }
+        : {}),
       KEY_ROTATION_CHECK_SECONDS: '0',
       // Every bench wallet calls from 127.0.0.1: limits that never trip but still run on every
       // request, so the bench measures their cost.
       RATE_LIMIT_WALLET_PER_MINUTE: '1000000000',
       RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
+      // The verifier reads the status lists of the service itself, at its http://127.0.0.1 origin.
+      OUTBOUND_ALLOW_HTTP: 'true',
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

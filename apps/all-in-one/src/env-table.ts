@@ -30,9 +30,11 @@ const readBy = (key: string) =>
     ? 'management'
     : key === 'DPOP_NONCE_REQUIRED'
       ? 'issuer'
-      : key.startsWith('RATE_LIMIT_WALLET_')
-        ? 'issuer, verifier'
-        : COMMON
+      : key.startsWith('STATUS_LIST_CACHE_')
+        ? 'verifier'
+        : key.startsWith('RATE_LIMIT_WALLET_')
+          ? 'issuer, verifier'
+          : COMMON
 
 /** The default of a `.default()` schema (a `.describe()` keeps the ZodDefault), else undefined. */
 function defaultOf(field: z.ZodType): unknown {

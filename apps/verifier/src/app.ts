@@ -11,10 +11,12 @@ import {
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { requestRoutes } from './routes/requests'
+import { createStatusLists } from './services/status-list'
 
 export { createMdocContext } from './services/mdoc-context'
 // The bench's ceiling probe verifies presentations exactly as the response endpoint does.
 export { verifySdJwtPresentation } from './services/sd-jwt-presentation'
+export { createStatusLists } from './services/status-list'
 
 export const zVerifierEnv = zCommonEnv
 export type VerifierConfig = Readonly<z.output<typeof zVerifierEnv>>
@@ -29,7 +31,15 @@ export interface VerifierDeps extends ProtocolAppOptions {
 export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(oauthErrorHandler)
-    const deps = protocolDeps(app, options)
+    const { config } = options
+    const deps = {
+      ...protocolDeps(app, options),
+      statusLists: createStatusLists({
+        maxSeconds: config.STATUS_LIST_CACHE_MAX_SECONDS,
+        maxEntries: config.STATUS_LIST_CACHE_MAX_ENTRIES,
+        maxBytes: config.STATUS_LIST_CACHE_MAX_BYTES,
+      }),
+    }
     deps.metrics.observeRequests(app, 'verifier')
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(requestRoutes(deps, walletLimits(options.config)))

@@ -48,10 +48,12 @@ export type { OfferClaims, PresentationResult, SessionDataCipher } from './sessi
 export { createSessionDataCipher } from './session-data-cipher'
 export type { Signer, SigningAlgorithm } from './signer'
 export { algorithmForJwk, hashFor, SIGNING_ALGORITHMS, signJws } from './signer'
-export type { SignStatusListTokenOptions } from './status-list-token'
+export type { SignStatusListTokenOptions, StatusList } from './status-list-token'
 export {
   MAX_STATUS_LIST_BYTES,
+  readStatusList,
   StatusListError,
   signStatusListToken,
+  statusAt,
   statusInList,
 } from './status-list-token'

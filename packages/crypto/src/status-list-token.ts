@@ -62,14 +62,18 @@ export class StatusListError extends Error {}
 
 const BITS = [1, 2, 4, 8]
 
+/** A Status List Token's list, inflated once (TSL §4.1): `bits` per entry, LSB-first in `bytes`. */
+export interface StatusList {
+  bits: number
+  bytes: Buffer
+}
+
 /**
- * The status at `idx` of a Status List Token whose signature the caller has verified (TSL §8.3,
- * checklist F-33): 0 VALID, 1 INVALID, 2 SUSPENDED, … `lst` is inflated with node:zlib up to
- * MAX_STATUS_LIST_BYTES and the entry read from the bytes where it sits (LSB-first, TSL §4.1), never
- * unpacked into one number per entry. A malformed list, one past the cap or an index past its end
- * throw StatusListError.
+ * The list of a Status List Token whose signature the caller has verified (TSL §8.3): `lst` is
+ * inflated with node:zlib up to MAX_STATUS_LIST_BYTES, never unpacked into one number per entry.
+ * A malformed list or one past the cap throws StatusListError.
  */
-export function statusInList(token: string, idx: number): number {
+export function readStatusList(token: string): StatusList {
   let claims: ReturnType<typeof decodeJwt>
   try {
     claims = decodeJwt(token)
@@ -82,9 +86,11 @@ export function statusInList(token: string, idx: number): number {
   if (typeof bits !== 'number' || !BITS.includes(bits))
     throw new StatusListError('has bits other than 1, 2, 4 or 8')
   if (typeof lst !== 'string' || lst.length === 0) throw new StatusListError('has no lst')
-  let bytes: Buffer
   try {
-    bytes = inflateSync(Buffer.from(lst, 'base64url'), { maxOutputLength: MAX_STATUS_LIST_BYTES })
+    return {
+      bits,
+      bytes: inflateSync(Buffer.from(lst, 'base64url'), { maxOutputLength: MAX_STATUS_LIST_BYTES }),
+    }
   } catch (error) {
     throw new StatusListError(
       (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE'
@@ -92,8 +98,21 @@ export function statusInList(token: string, idx: number): number {
         : 'has an lst that is not ZLIB-compressed',
     )
   }
+}
+
+/**
+ * The status at `idx` (checklist F-33): 0 VALID, 1 INVALID, 2 SUSPENDED, … read from the bytes
+ * where it sits (LSB-first, TSL §4.1). An index past the end throws StatusListError.
+ */
+export function statusAt(list: StatusList, idx: number): number {
+  const { bits, bytes } = list
   if (!Number.isSafeInteger(idx) || idx < 0 || idx >= (bytes.length * 8) / bits)
     throw new StatusListError(`has no entry at index ${idx}`)
   const bit = idx * bits
   return ((bytes[bit >> 3] as number) >> (bit & 7)) & ((1 << bits) - 1)
+}
+
+/** The status at `idx` of a Status List Token whose signature the caller has verified. */
+export function statusInList(token: string, idx: number): number {
+  return statusAt(readStatusList(token), idx)
 }

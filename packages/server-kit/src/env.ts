@@ -106,6 +106,31 @@ export const zCommonEnv = z.object({
     .describe(
       'Largest answer read from an attribute provider, a status list or a login provider (discovery, token, JWKS, userinfo); a longer one is cut off and the call fails',
     ),
+  STATUS_LIST_CACHE_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(300)
+    .describe(
+      'Longest the verifier uses a fetched status list without asking its server again; shorter when the token’s `ttl`, the answer’s Cache-Control max-age or the token’s `exp` says so, and revalidated with its ETag. 0 turns the cache off: every presentation fetches the list',
+    ),
+  STATUS_LIST_CACHE_MAX_ENTRIES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1000)
+    .describe('Status lists the verifier keeps per process; the least recently used one goes first'),
+  STATUS_LIST_CACHE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(4 * 1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024)
+    .describe(
+      'Bytes of inflated status lists the verifier keeps per process (a list is at most 16 MiB inflated); the least recently used go first, and a larger list is used once and not kept',
+    ),
   WEBHOOK_MAX_ATTEMPTS: z.coerce
     .number()
     .int()

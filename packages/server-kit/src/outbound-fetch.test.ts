@@ -178,6 +178,16 @@ describe('outboundFetch: the resolved address of every connection (S-120, S-121)
     expect(detail).toBe('webhook answered a redirect (HTTP 302), which is not followed')
     expect(target.seen.connections).toBe(0)
   })
+
+  it('TSL §8.2: a 304 to a conditional request is no redirect: it is answered with its headers', async () => {
+    const { port } = await listen((_req, res) => res.writeHead(304, { etag: '"v1"' }).end())
+    const response = await outboundFetch(
+      `http://127.0.0.1:${port}/`,
+      { name: 'the status list', timeoutMs: 2000, headers: { 'if-none-match': '"v1"' } },
+      policy({ allowedHosts: ['127.0.0.1'] }),
+    )
+    expect([response.status, response.headers.etag, response.body.length]).toStrictEqual([304, '"v1"', 0])
+  })
 })
 
 describe('outboundFetch: size and time caps (S-125)', () => {

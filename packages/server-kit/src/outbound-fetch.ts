@@ -136,7 +136,8 @@ export async function outboundFetch(
       signal,
     })
     const { statusCode, headers, body } = response
-    if (statusCode >= 300 && statusCode < 400) {
+    // 304 Not Modified answers a conditional request (If-None-Match): not a redirect.
+    if (statusCode >= 300 && statusCode < 400 && statusCode !== 304) {
       abandon(body)
       throw new UpstreamError(`${name} answered a redirect (HTTP ${statusCode}), which is not followed`)
     }

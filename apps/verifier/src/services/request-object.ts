@@ -7,8 +7,12 @@ import {
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
+import type { StatusLists } from './status-list'
 
-export type VerifierDeps = ProtocolDeps
+export interface VerifierDeps extends ProtocolDeps {
+  /** The process's cache of status lists (one per verifier app). */
+  statusLists: StatusLists
+}
 
 /**
  * Formats and algorithms we verify (OpenID4VP 1.0 §11.1, checklist V-09). B.3.4 asks for fully

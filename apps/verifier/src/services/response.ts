@@ -255,6 +255,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
             acceptAnyIssuer: config.acceptAnyIssuer,
             now,
             outbound: deps.outbound,
+            statusLists: deps.statusLists,
           })
           checkClaims(query, claims)
           result[id]?.push(claims)
@@ -271,6 +272,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
           transactionData: row.transactionData,
           requireHolderBinding: query.require_cryptographic_holder_binding !== false,
           outbound: deps.outbound,
+          statusLists: deps.statusLists,
         })
         checkClaims(query, claims)
         result[id]?.push(claims)

@@ -4,7 +4,7 @@ import { exceedsJsonDepth, MAX_JSON_DEPTH, type OutboundPolicy } from '@credenti
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { checkDisclosures } from './sd-jwt-disclosures'
-import { requireValidEntry, statusListEntryOf } from './status-list'
+import { requireValidEntry, type StatusLists, statusListEntryOf } from './status-list'
 import { checkChain } from './trust'
 
 // Loaded with the first presentation, so an idle verifier does not hold the libraries.
@@ -48,6 +48,7 @@ export interface SdJwtCheck {
   transactionData: string[] | null
   requireHolderBinding: boolean
   outbound: OutboundPolicy
+  statusLists: StatusLists
 }
 
 const KB_MAX_AGE_SECONDS = 300

@@ -11,9 +11,29 @@ import {
   signWithKeyObject,
 } from '@credential-service/crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { requireValidEntry, type StatusCheck, statusListEntryOf } from './status-list'
+import type { PresentationRejected } from './sd-jwt-presentation'
+import {
+  createStatusLists,
+  requireValidEntry,
+  type StatusCheck,
+  type StatusLists,
+  statusListEntryOf,
+} from './status-list'
+import { STATUS_UNCHECKED } from './status-list-fetch'
 
-/** An issuer CA and its leaf, and a local server that serves the list tokens put in `lists`. */
+/** Options of one served list: its token's claims and the headers it is answered with. */
+interface Served {
+  bits?: number
+  ttl?: number
+  /** Seconds from now; 600 unless set. */
+  exp?: number
+  headers?: Record<string, string>
+}
+
+/**
+ * An issuer CA and its leaf, and a local server that serves the list tokens put in `lists`,
+ * counts the requests per path, answers 304 to a matching If-None-Match and can go down.
+ */
 async function listIssuer() {
   const ca = await generateKeyPair('ES256')
   const caPem = await createCertificate({
@@ -39,25 +59,49 @@ async function listIssuer() {
     x5c: [new X509Certificate(leafPem).raw.toString('base64')],
     sign: async (data) => signWithKeyObject(key, 'ES256', data),
   }
-  const lists: Record<string, string> = {}
+  const lists: Record<string, { token: string; headers: Record<string, string> }> = {}
+  const requests: Record<string, number> = {}
+  const notModified: Record<string, number> = {}
+  const state = { down: false }
   const server = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/statuslist+jwt' }).end(lists[String(req.url)] ?? '')
+    const path = String(req.url)
+    requests[path] = (requests[path] ?? 0) + 1
+    if (state.down) return res.destroy()
+    const served = lists[path]
+    const etag = served?.headers.etag
+    if (etag && req.headers['if-none-match'] === etag) {
+      notModified[path] = (notModified[path] ?? 0) + 1
+      return res.writeHead(304, served.headers).end()
+    }
+    res
+      .writeHead(200, { 'content-type': 'application/statuslist+jwt', ...served?.headers })
+      .end(served?.token ?? '')
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
     anchor: new X509Certificate(caPem),
     server,
+    requests,
+    notModified,
+    state,
     /** Serves a list of these bytes at `path`; its URI. */
-    async serve(path: string, bytes: Uint8Array, bits = 1) {
+    async serve(path: string, bytes: Uint8Array, options: Served = {}) {
       const uri = `${base}${path}`
       const now = Math.floor(Date.now() / 1000)
       const lst = deflateSync(bytes).toString('base64url')
-      lists[path] = await signJws(
+      const token = await signJws(
         signer,
         { typ: 'statuslist+jwt', x5c: signer.x5c },
-        { sub: uri, iat: now, exp: now + 600, status_list: { bits, lst } },
+        {
+          sub: uri,
+          iat: now,
+          exp: now + (options.exp ?? 600),
+          ...(options.ttl === undefined ? {} : { ttl: options.ttl }),
+          status_list: { bits: options.bits ?? 1, lst },
+        },
       )
+      lists[path] = { token, headers: options.headers ?? {} }
       return uri
     },
   }
@@ -68,6 +112,19 @@ const reasonOf = (promise: Promise<void>) =>
     () => 'VALID',
     (error: Error) => error.message,
   )
+/** What the wallet is told. */
+const toWalletOf = (promise: Promise<void>) =>
+  promise.then(
+    () => 'VALID',
+    (error: PresentationRejected) => error.toWallet ?? error.message,
+  )
+
+const outbound = { allowHttp: true, allowedHosts: ['127.0.0.1'], maxResponseBytes: 256 * 1024 }
+const start = Date.now()
+/** `seconds` after the start of the tests: the clock of the checks. */
+const at = (seconds: number) => new Date(start + seconds * 1000)
+const cache = (options: Partial<Parameters<typeof createStatusLists>[0]> = {}) =>
+  createStatusLists({ maxSeconds: 300, maxEntries: 100, maxBytes: 1024 * 1024, ...options })
 
 describe('the status of an mdoc MSO entry (TSL §8.3, V-33)', () => {
   let issuer: Awaited<ReturnType<typeof listIssuer>>
@@ -77,14 +134,15 @@ describe('the status of an mdoc MSO entry (TSL §8.3, V-33)', () => {
     check = {
       anchors: [issuer.anchor],
       acceptAnyIssuer: false,
-      outbound: { allowHttp: true, allowedHosts: ['127.0.0.1'], maxResponseBytes: 256 * 1024 },
+      outbound,
       now: new Date(),
+      statusLists: cache({ maxSeconds: 0 }),
     }
   })
   afterAll(() => new Promise<void>((resolve) => issuer.server.close(() => resolve())))
 
   it('F-31: the entry is read LSB-first; VALID passes, INVALID and SUSPENDED fail', async () => {
-    const uri = await issuer.serve('/two-bits', Uint8Array.of(0xc9, 0x44, 0xf9), 2)
+    const uri = await issuer.serve('/two-bits', Uint8Array.of(0xc9, 0x44, 0xf9), { bits: 2 })
     expect(await reasonOf(requireValidEntry({ uri, idx: 2 }, check))).toBe('VALID')
     expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check))).toBe(
       'the credential is revoked (INVALID)',
@@ -105,6 +163,179 @@ describe('the status of an mdoc MSO entry (TSL §8.3, V-33)', () => {
     expect(await reasonOf(requireValidEntry({ uri, idx: 16 }, check))).toBe(
       'the status list has no entry at index 16',
     )
+  })
+})
+
+describe('the status list cache (TSL §8.2, V-33)', () => {
+  let issuer: Awaited<ReturnType<typeof listIssuer>>
+  let other: Awaited<ReturnType<typeof listIssuer>>
+  beforeAll(async () => {
+    issuer = await listIssuer()
+    other = await listIssuer()
+  })
+  afterAll(async () => {
+    for (const { server } of [issuer, other]) await new Promise((resolve) => server.close(resolve))
+  })
+  const checkAt = (statusLists: StatusLists, seconds: number, trust: Partial<StatusCheck> = {}) => ({
+    anchors: [issuer.anchor],
+    acceptAnyIssuer: false,
+    outbound,
+    now: at(seconds),
+    statusLists,
+    ...trust,
+  })
+  const VALID = Uint8Array.of(0)
+  const REVOKED = Uint8Array.of(1)
+
+  it('a hit: two presentations, one request to the list server', async () => {
+    const lists = cache()
+    const uri = await issuer.serve('/hit', VALID)
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0)))).toBe('VALID')
+    expect(await reasonOf(requireValidEntry({ uri, idx: 1 }, checkAt(lists, 1)))).toBe('VALID')
+    expect(issuer.requests['/hit']).toBe(1)
+  })
+
+  it('STATUS_LIST_CACHE_MAX_SECONDS=0 keeps nothing: every presentation fetches the list', async () => {
+    const lists = cache({ maxSeconds: 0 })
+    const uri = await issuer.serve('/off', VALID, { ttl: 60 })
+    for (const seconds of [0, 1]) await requireValidEntry({ uri, idx: 0 }, checkAt(lists, seconds))
+    expect(issuer.requests['/off']).toBe(2)
+    expect(lists.size).toBe(0)
+  })
+
+  it.each([
+    { source: 'ttl', served: { ttl: 60 }, maxSeconds: 300, lifetime: 60 },
+    {
+      source: 'max-age',
+      served: { ttl: 60, headers: { 'cache-control': 'max-age=20' } },
+      maxSeconds: 300,
+      lifetime: 20,
+    },
+    { source: 'exp', served: { ttl: 60, exp: 30 }, maxSeconds: 300, lifetime: 30 },
+    { source: 'the maximum', served: { ttl: 600 }, maxSeconds: 40, lifetime: 40 },
+  ])(
+    'expiry by $source: a list changed on the server is seen once $lifetime s have passed',
+    async ({ source, served, maxSeconds, lifetime }) => {
+      const lists = cache({ maxSeconds })
+      const path = `/expiry-${source.replace(/\W/g, '')}`
+      const uri = await issuer.serve(path, VALID, served)
+      expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0)))).toBe('VALID')
+      await issuer.serve(path, REVOKED, { ...served, exp: 600 })
+      expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, lifetime - 5)))).toBe('VALID')
+      expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, lifetime + 1)))).toBe(
+        'the credential is revoked (INVALID)',
+      )
+      expect(issuer.requests[path]).toBe(2)
+    },
+  )
+
+  it('Cache-Control: no-store keeps nothing; no-cache keeps the list for a revalidation on each use', async () => {
+    const lists = cache()
+    const noStore = await issuer.serve('/no-store', VALID, {
+      ttl: 60,
+      headers: { 'cache-control': 'no-store' },
+    })
+    const noCache = await issuer.serve('/no-cache', VALID, {
+      ttl: 60,
+      headers: { 'cache-control': 'no-cache', etag: '"v1"' },
+    })
+    for (const seconds of [0, 1]) {
+      await requireValidEntry({ uri: noStore, idx: 0 }, checkAt(lists, seconds))
+      await requireValidEntry({ uri: noCache, idx: 0 }, checkAt(lists, seconds))
+    }
+    expect(issuer.requests['/no-store']).toBe(2)
+    expect([issuer.requests['/no-cache'], issuer.notModified['/no-cache']]).toStrictEqual([2, 1])
+  })
+
+  it('ETag revalidation: once the lifetime ends, a 304 keeps the verified list for another lifetime', async () => {
+    const lists = cache()
+    const uri = await issuer.serve('/etag', VALID, { ttl: 60, headers: { etag: '"v1"' } })
+    await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0))
+    const verified = lists.get(uri)
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 61)))).toBe('VALID')
+    expect([issuer.requests['/etag'], issuer.notModified['/etag']]).toStrictEqual([2, 1])
+    // Not verified again: the same inflated list and the chain checks it passed.
+    expect(lists.get(uri)?.list).toBe(verified?.list)
+    expect(lists.get(uri)?.trusted).toBe(verified?.trusted)
+    expect(lists.get(uri)?.freshUntil).toBe(at(121).getTime())
+    await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 120))
+    expect(issuer.requests['/etag']).toBe(2)
+  })
+
+  it('concurrent misses: 20 parallel checks of one list make one request', async () => {
+    const lists = cache()
+    const uri = await issuer.serve('/parallel', VALID)
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () => reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0)))),
+    )
+    expect(new Set(outcomes)).toStrictEqual(new Set(['VALID']))
+    expect(issuer.requests['/parallel']).toBe(1)
+  })
+
+  it('fail closed: with the server down, the list is used within its lifetime, then refused (STATUS_UNCHECKED)', async () => {
+    const lists = cache()
+    const uri = await issuer.serve('/down', VALID, { ttl: 60, headers: { etag: '"v1"' } })
+    await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0))
+    issuer.state.down = true
+    try {
+      expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 59)))).toBe('VALID')
+      const late = requireValidEntry({ uri, idx: 0 }, checkAt(lists, 61))
+      expect(await reasonOf(late)).toBe('the status list could not be reached')
+      expect(await toWalletOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 62)))).toBe(STATUS_UNCHECKED)
+      expect(lists.get(uri)).toBeUndefined()
+    } finally {
+      issuer.state.down = false
+    }
+  })
+
+  it('past its exp the cached list is never revalidated: a fresh fetch finds it expired, refused', async () => {
+    const lists = cache()
+    const uri = await issuer.serve('/exp', VALID, { ttl: 60, exp: 100, headers: { etag: '"v1"' } })
+    await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0))
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 101)))).toBe(
+      'the status list token has expired',
+    )
+    expect(issuer.notModified['/exp']).toBeUndefined()
+  })
+
+  it('memory bound: past STATUS_LIST_CACHE_MAX_ENTRIES or _MAX_BYTES the least recently used list is evicted', async () => {
+    const lists = cache({ maxEntries: 2 })
+    const [a, b, c] = await Promise.all(
+      ['/lru-a', '/lru-b', '/lru-c'].map((path) => issuer.serve(path, VALID)),
+    )
+    for (const uri of [a, b, a, c, a, b] as string[])
+      await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0))
+    // b was the least recently used when c came, c when b came back.
+    expect(['/lru-a', '/lru-b', '/lru-c'].map((path) => issuer.requests[path])).toStrictEqual([1, 2, 1])
+    expect(lists.size).toBe(2)
+
+    const small = cache({ maxBytes: 3000 })
+    const big = await issuer.serve('/big', new Uint8Array(4000))
+    await requireValidEntry({ uri: big, idx: 0 }, checkAt(small, 0))
+    expect(small.size).toBe(0)
+    const [d, e] = await Promise.all(
+      ['/bytes-d', '/bytes-e'].map((path) => issuer.serve(path, new Uint8Array(1000))),
+    )
+    for (const uri of [d, e] as string[]) await requireValidEntry({ uri, idx: 0 }, checkAt(small, 0))
+    expect(small.size).toBe(1)
+    expect(small.bytes).toBeLessThanOrEqual(3000)
+  })
+
+  it('trust separation: a list cached under acceptAnyIssuer is checked against the next tenant’s anchors', async () => {
+    const lists = cache()
+    const uri = await issuer.serve('/trust', VALID)
+    const anyIssuer = { acceptAnyIssuer: true, anchors: [] }
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0, anyIssuer)))).toBe('VALID')
+    const otherTenant = { anchors: [other.anchor] }
+    const refused = requireValidEntry({ uri, idx: 0 }, checkAt(lists, 1, otherTenant))
+    expect(await reasonOf(refused)).toBe(
+      'status list: the issuer does not chain to a trust anchor of this tenant',
+    )
+    expect(await toWalletOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 1, otherTenant)))).toBe(
+      STATUS_UNCHECKED,
+    )
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 2)))).toBe('VALID')
+    expect(issuer.requests['/trust']).toBe(1)
   })
 })
 

@@ -1,80 +1,74 @@
-import { X509Certificate } from 'node:crypto'
-import { UpstreamError } from '@credential-service/core-domain'
-import { type StatusListEntry, StatusListError, statusInList } from '@credential-service/crypto'
-import { type OutboundPolicy, outboundFetch } from '@credential-service/server-kit'
-import { compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
+import { createHash, type X509Certificate } from 'node:crypto'
+import { type StatusListEntry, StatusListError, statusAt } from '@credential-service/crypto'
+import type { OutboundPolicy } from '@credential-service/server-kit'
 import { PresentationRejected } from './sd-jwt-presentation'
+import { createStatusListCache, type StatusListCache, type StatusListCacheOptions } from './status-list-cache'
+import { type FetchedList, fetchStatusList, unchecked } from './status-list-fetch'
 import { checkChain } from './trust'
+
+export type StatusLists = StatusListCache<FetchedList>
+export const createStatusLists = (options: StatusListCacheOptions): StatusLists =>
+  createStatusListCache<FetchedList>(options)
 
 export interface StatusCheck {
   anchors: X509Certificate[]
   acceptAnyIssuer: boolean
   outbound: OutboundPolicy
   now: Date
+  /** The process's cache of fetched lists. */
+  statusLists: StatusLists
 }
 
-const STATUS_LIST_TIMEOUT_MS = 5000
-
-/**
- * What the presenter learns of a list that could not be fetched or read. The list URI comes from
- * the credential, so with `acceptAnyIssuer` from anyone: the reason (a non-public address, a host
- * that does not answer, the settings that allow it) would let them map the verifier's network.
- */
-export const STATUS_UNCHECKED = 'the credential status could not be checked'
-const unchecked = (reason: string) => new PresentationRejected(reason, STATUS_UNCHECKED)
 const STATUS_NAMES: Record<number, string> = { 1: 'revoked (INVALID)', 2: 'suspended' }
 
 /**
- * Fetches a Status List Token for a credential's entry (draft-ietf-oauth-status-list §8.3, checklist
- * V-33) under the outbound policy (`outboundFetch`: checked address, https, size cap) and checks its
- * `typ`, `sub`, expiry and `x5c` chain; the signature is checked by `verifyStatusListSignature`.
+ * The list at `uri`: the cached copy while it is fresh, else fetched (revalidated with its ETag
+ * while it is still valid), one fetch for concurrent callers. A list that cannot be fetched again
+ * is dropped: it is never used past its freshness (fail closed).
  */
-async function fetchStatusList(uri: string, check: StatusCheck): Promise<string> {
-  let response: Awaited<ReturnType<typeof outboundFetch>>
-  try {
-    // The URI comes from the credential, so from whoever issued it: same outbound rules as
-    // tenant-configured URLs (checklist S-121), https unless OUTBOUND_ALLOW_HTTP.
-    response = await outboundFetch(
-      uri,
-      {
-        name: 'the status list',
-        headers: { accept: 'application/statuslist+jwt' },
-        timeoutMs: STATUS_LIST_TIMEOUT_MS,
-      },
-      check.outbound,
-    )
-  } catch (error) {
-    throw unchecked(error instanceof UpstreamError ? error.detail : 'the status list could not be fetched')
-  }
-  if (response.status < 200 || response.status >= 300)
-    throw unchecked(`the status list could not be fetched: HTTP ${response.status}`)
-  const token = response.body.toString('utf8')
-  let header: ReturnType<typeof decodeProtectedHeader>
-  let payload: ReturnType<typeof decodeJwt>
-  try {
-    header = decodeProtectedHeader(token)
-    payload = decodeJwt(token)
-  } catch {
-    throw unchecked('the status list is not a JWT')
-  }
-  if (header.typ !== 'statuslist+jwt') throw unchecked('the status list token typ is not statuslist+jwt')
-  if (payload.sub !== uri) throw unchecked('the status list token is for another URI')
-  if (typeof payload.exp === 'number' && payload.exp * 1000 <= check.now.getTime())
-    throw unchecked('the status list token has expired')
-  // The status list signer's EKU (id-kp-oauthStatusSigning, TSL §10) has no OID yet: issuer rules.
-  const chainProblem = check.acceptAnyIssuer
-    ? undefined
-    : await checkChain(header.x5c, check.anchors, check.now)
-  if (chainProblem) throw unchecked(`status list: ${chainProblem}`)
-  return token
+async function currentList(uri: string, check: StatusCheck): Promise<FetchedList> {
+  const { statusLists } = check
+  const now = check.now.getTime()
+  const cached = statusLists.get(uri)
+  if (cached && cached.freshUntil > now) return cached
+  return statusLists.shared(uri, async () => {
+    try {
+      const list = await fetchStatusList({
+        uri,
+        outbound: check.outbound,
+        now: check.now,
+        maxSeconds: statusLists.maxSeconds,
+        previous: cached && cached.validUntil > now ? cached : undefined,
+      })
+      if (!list.noStore && (list.freshUntil > now || list.etag)) statusLists.set(uri, list)
+      else statusLists.delete(uri)
+      return list
+    } catch (error) {
+      statusLists.delete(uri)
+      throw error
+    }
+  })
 }
 
-/** The status list token is signed by the leaf of its `x5c` (whose chain `fetchStatusList` checked). */
-async function verifyStatusListSignature(token: string): Promise<void> {
-  const leaf = new X509Certificate(
-    Buffer.from(String((decodeProtectedHeader(token).x5c as string[])[0]), 'base64'),
-  )
-  await compactVerify(token, leaf.publicKey)
+/** The anchor set a chain was checked against, as one string. */
+function trustFingerprint(anchors: X509Certificate[]): string {
+  const hash = createHash('sha256')
+  for (const fingerprint of anchors.map((anchor) => anchor.fingerprint256).sort()) hash.update(fingerprint)
+  return hash.digest('base64url')
+}
+
+/**
+ * The list's `x5c` chains to the tenant's anchors (issuer rules: the status list signer's EKU,
+ * id-kp-oauthStatusSigning, TSL §10, has no OID yet). A cached list is checked once per anchor set,
+ * so a list fetched for one tenant is never taken on another tenant's trust unchecked.
+ */
+async function requireTrusted(list: FetchedList, check: StatusCheck): Promise<void> {
+  if (check.acceptAnyIssuer) return
+  const fingerprint = trustFingerprint(check.anchors)
+  if (list.trusted.has(fingerprint)) return
+  const problem = await checkChain(list.x5c, check.anchors, check.now)
+  if (problem) throw unchecked(`status list: ${problem}`)
+  list.trusted.add(fingerprint)
 }
 
 /** Anything but VALID (0) refuses the presentation. */
@@ -98,20 +92,17 @@ export function statusListEntryOf(status: unknown): StatusListEntry | undefined 
 }
 
 /**
- * The status of a credential's entry (TSL §8.3), for SD-JWT VCs and mdoc MSOs alike: the fetch and
- * checks, the signature, then the entry's bits read with the size-capped decoder (checklist S-124).
- * Every failure rejects the presentation: an undetermined status is never VALID.
+ * The status of a credential's entry (TSL §8.3), for SD-JWT VCs and mdoc MSOs alike: the list
+ * (fetched and verified, or cached), its chain under this check's trust, then the entry's bits
+ * from the size-capped list (checklist S-124). Every failure rejects the presentation: an
+ * undetermined status is never VALID.
  */
 export async function requireValidEntry(entry: StatusListEntry, check: StatusCheck): Promise<void> {
-  const token = await fetchStatusList(entry.uri, check)
-  try {
-    await verifyStatusListSignature(token)
-  } catch {
-    throw unchecked('the status list signature does not verify')
-  }
+  const list = await currentList(entry.uri, check)
+  await requireTrusted(list, check)
   let status: number
   try {
-    status = statusInList(token, entry.idx)
+    status = statusAt(list.list, entry.idx)
   } catch (error) {
     if (!(error instanceof StatusListError)) throw error
     throw unchecked(`the status list ${error.message}`)

@@ -1,0 +1,77 @@
+/** What the cache holds for one list URI; `bytes` counts against the cache's byte bound. */
+export interface CachedValue {
+  bytes: number
+}
+
+export interface StatusListCacheOptions {
+  /** Longest a list is used without asking its server again; 0 keeps nothing. */
+  maxSeconds: number
+  maxEntries: number
+  maxBytes: number
+}
+
+export interface StatusListCache<T extends CachedValue> {
+  readonly maxSeconds: number
+  /** The entry for `uri`, now the most recently used one. */
+  get(uri: string): T | undefined
+  /** Keeps `value` for `uri`, evicting the least recently used entries past the bounds. */
+  set(uri: string, value: T): void
+  delete(uri: string): void
+  /** Runs `load` once for concurrent callers of the same `uri` (single flight): they share its outcome. */
+  shared<R>(uri: string, load: () => Promise<R>): Promise<R>
+  readonly size: number
+  readonly bytes: number
+}
+
+/**
+ * A per-process LRU of status lists, bounded by entries and bytes (a Map keeps insertion order:
+ * a read moves the entry to the end, eviction takes from the front).
+ */
+export function createStatusListCache<T extends CachedValue>(
+  options: StatusListCacheOptions,
+): StatusListCache<T> {
+  const entries = new Map<string, T>()
+  const inFlight = new Map<string, Promise<unknown>>()
+  let bytes = 0
+  const remove = (uri: string) => {
+    const found = entries.get(uri)
+    if (!found) return
+    entries.delete(uri)
+    bytes -= found.bytes
+  }
+  return {
+    maxSeconds: options.maxSeconds,
+    get(uri) {
+      const found = entries.get(uri)
+      if (!found) return undefined
+      entries.delete(uri)
+      entries.set(uri, found)
+      return found
+    },
+    set(uri, value) {
+      remove(uri)
+      // A list larger than the whole budget would only evict everything else.
+      if (options.maxSeconds <= 0 || value.bytes > options.maxBytes) return
+      entries.set(uri, value)
+      bytes += value.bytes
+      for (const oldest of entries.keys()) {
+        if (entries.size <= options.maxEntries && bytes <= options.maxBytes) break
+        remove(oldest)
+      }
+    },
+    delete: remove,
+    shared(uri, load) {
+      const running = inFlight.get(uri)
+      if (running) return running as ReturnType<typeof load>
+      const started = load().finally(() => inFlight.delete(uri))
+      inFlight.set(uri, started)
+      return started
+    },
+    get size() {
+      return entries.size
+    },
+    get bytes() {
+      return bytes
+    },
+  }
+}

@@ -1,0 +1,157 @@
+import { X509Certificate } from 'node:crypto'
+import { UpstreamError } from '@credential-service/core-domain'
+import { readStatusList, type StatusList, StatusListError } from '@credential-service/crypto'
+import { type OutboundPolicy, outboundFetch } from '@credential-service/server-kit'
+import { compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
+import { PresentationRejected } from './sd-jwt-presentation'
+import type { CachedValue } from './status-list-cache'
+
+const STATUS_LIST_TIMEOUT_MS = 5000
+
+/**
+ * What the presenter learns of a list that could not be fetched or read. The list URI comes from
+ * the credential, so with `acceptAnyIssuer` from anyone: the reason (a non-public address, a host
+ * that does not answer, the settings that allow it) would let them map the verifier's network.
+ */
+export const STATUS_UNCHECKED = 'the credential status could not be checked'
+export const unchecked = (reason: string) => new PresentationRejected(reason, STATUS_UNCHECKED)
+
+/** A Status List Token whose form and signature were checked, with how long it may be used. */
+export interface FetchedList extends CachedValue {
+  x5c: unknown
+  list: StatusList
+  etag: string | undefined
+  /** `ttl` of the token (TSL §5.1), in seconds. */
+  ttl: number | undefined
+  /** End of its validity (ms): its `exp` and the earliest `notAfter` of its x5c chain. */
+  validUntil: number
+  /** Until when (ms) it is used without asking its server again. */
+  freshUntil: number
+  /** Cache-Control: no-store. */
+  noStore: boolean
+  /** Fingerprints of the trust anchor sets its x5c chain passed; the chain is checked once per set. */
+  trusted: Set<string>
+}
+
+export interface FetchOptions {
+  uri: string
+  outbound: OutboundPolicy
+  now: Date
+  maxSeconds: number
+  /** A still valid copy to revalidate with If-None-Match (TSL §8.2): a 304 keeps it. */
+  previous?: FetchedList | undefined
+}
+
+type Headers = Record<string, string | string[] | undefined>
+
+/**
+ * How long a list is used (TSL §8.2, RFC 9111): the shortest of its `ttl`, the response's
+ * `max-age` and `maxSeconds`, never past its validity; `no-cache` and `no-store` mean not at all
+ * without asking again.
+ */
+function freshUntil(
+  headers: Headers,
+  list: Pick<FetchedList, 'ttl' | 'validUntil'>,
+  now: number,
+  maxSeconds: number,
+) {
+  const directives = new Map(
+    String(headers['cache-control'] ?? '')
+      .split(',')
+      .map((part) => part.trim().toLowerCase().split('=') as [string, string | undefined])
+      .filter(([name]) => name),
+  )
+  if (directives.has('no-cache') || directives.has('no-store')) return now
+  const maxAge = Number(directives.get('max-age') ?? Number.POSITIVE_INFINITY)
+  const seconds = Math.min(maxSeconds, list.ttl ?? maxSeconds, Number.isNaN(maxAge) ? 0 : maxAge)
+  return Math.min(now + Math.max(0, seconds) * 1000, list.validUntil)
+}
+
+const noStore = (headers: Headers) => /(^|,)\s*no-store\s*(,|$)/i.test(String(headers['cache-control'] ?? ''))
+
+/**
+ * Fetches a Status List Token (draft-ietf-oauth-status-list §8.3, checklist V-33) under the
+ * outbound policy (`outboundFetch`: checked address, https, size cap), checks its `typ`, `sub`,
+ * expiry and signature by its `x5c` leaf, and inflates its list. Its chain is checked against the
+ * trust of each use (`requireTrusted`).
+ */
+export async function fetchStatusList(options: FetchOptions): Promise<FetchedList> {
+  const { uri, previous } = options
+  const now = options.now.getTime()
+  let response: Awaited<ReturnType<typeof outboundFetch>>
+  try {
+    // The URI comes from the credential, so from whoever issued it: same outbound rules as
+    // tenant-configured URLs (checklist S-121), https unless OUTBOUND_ALLOW_HTTP.
+    response = await outboundFetch(
+      uri,
+      {
+        name: 'the status list',
+        headers: {
+          accept: 'application/statuslist+jwt',
+          ...(previous?.etag ? { 'if-none-match': previous.etag } : {}),
+        },
+        timeoutMs: STATUS_LIST_TIMEOUT_MS,
+      },
+      options.outbound,
+    )
+  } catch (error) {
+    throw unchecked(error instanceof UpstreamError ? error.detail : 'the status list could not be fetched')
+  }
+  if (response.status === 304 && previous?.etag) {
+    const headers = response.headers as Headers
+    return {
+      ...previous,
+      freshUntil: freshUntil(headers, previous, now, options.maxSeconds),
+      noStore: noStore(headers),
+    }
+  }
+  if (response.status < 200 || response.status >= 300)
+    throw unchecked(`the status list could not be fetched: HTTP ${response.status}`)
+  const token = response.body.toString('utf8')
+  let header: ReturnType<typeof decodeProtectedHeader>
+  let payload: ReturnType<typeof decodeJwt>
+  try {
+    header = decodeProtectedHeader(token)
+    payload = decodeJwt(token)
+  } catch {
+    throw unchecked('the status list is not a JWT')
+  }
+  if (header.typ !== 'statuslist+jwt') throw unchecked('the status list token typ is not statuslist+jwt')
+  if (payload.sub !== uri) throw unchecked('the status list token is for another URI')
+  if (typeof payload.exp === 'number' && payload.exp * 1000 <= now)
+    throw unchecked('the status list token has expired')
+  let chain: X509Certificate[]
+  try {
+    chain = (header.x5c ?? []).map((der) => new X509Certificate(Buffer.from(String(der), 'base64')))
+    // The status list token is signed by the leaf of its `x5c`.
+    await compactVerify(token, (chain[0] as X509Certificate).publicKey)
+  } catch {
+    throw unchecked('the status list signature does not verify')
+  }
+  let list: StatusList
+  try {
+    list = readStatusList(token)
+  } catch (error) {
+    if (!(error instanceof StatusListError)) throw error
+    throw unchecked(`the status list ${error.message}`)
+  }
+  const validUntil = Math.min(
+    typeof payload.exp === 'number' ? payload.exp * 1000 : Number.POSITIVE_INFINITY,
+    ...chain.map((certificate) => Date.parse(certificate.validTo)),
+  )
+  const ttl = typeof payload.ttl === 'number' && payload.ttl >= 0 ? payload.ttl : undefined
+  const etag = response.headers.etag
+  const headers = response.headers as Headers
+  return {
+    x5c: header.x5c,
+    list,
+    etag: typeof etag === 'string' ? etag : undefined,
+    ttl,
+    validUntil,
+    freshUntil: freshUntil(headers, { ttl, validUntil }, now, options.maxSeconds),
+    noStore: noStore(headers),
+    trusted: new Set(),
+    // What stays in memory: the inflated list and the chain.
+    bytes: list.bytes.length + String(header.x5c).length,
+  }
+}

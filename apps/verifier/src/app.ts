@@ -1,4 +1,6 @@
+import { createRegistrarRepository } from '@credential-service/db-schema'
 import {
+  createTenantMemo,
   oauthErrorHandler,
   type ProtocolAppOptions,
   parseEnv,
@@ -39,6 +41,10 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
         maxEntries: config.STATUS_LIST_CACHE_MAX_ENTRIES,
         maxBytes: config.STATUS_LIST_CACHE_MAX_BYTES,
       }),
+      // Read per request object before; a registrar change is audited, so announced to every process.
+      registrationCertificates: createTenantMemo((tenantId) =>
+        createRegistrarRepository(options.database.db, tenantId).registrationCertificates(),
+      ).get,
     }
     deps.metrics.observeRequests(app, 'verifier')
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })

@@ -2,8 +2,8 @@ import { type PresentationConfig, ProtocolError } from '@credential-service/core
 import { canonicalHash, isSelfSigned, publicPart, signJws } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
-  createRegistrarRepository,
   type PresentationSessionRow,
+  type RegistrationCertificateRow,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
@@ -12,6 +12,8 @@ import type { StatusLists } from './status-list'
 export interface VerifierDeps extends ProtocolDeps {
   /** The process's cache of status lists (one per verifier app). */
   statusLists: StatusLists
+  /** A tenant's registration certificates by presentation configuration, read once per change. */
+  registrationCertificates: (tenantId: string) => Promise<Map<string, RegistrationCertificateRow>>
 }
 
 /**
@@ -51,7 +53,7 @@ export function requestX5c(chain: string[]): string[] {
  * not expired; otherwise none (a stale certificate would describe another request).
  */
 async function verifierInfo(deps: VerifierDeps, tenantId: string, config: PresentationConfig) {
-  const certificate = await createRegistrarRepository(deps.db, tenantId).registrationCertificate(config.id)
+  const certificate = (await deps.registrationCertificates(tenantId)).get(config.id)
   if (!certificate || certificate.dcqlHash !== canonicalHash(config.dcqlQuery)) return undefined
   if (certificate.expiresAt && certificate.expiresAt <= deps.now()) return undefined
   return [{ format: 'registration_cert', data: certificate.jwt }]

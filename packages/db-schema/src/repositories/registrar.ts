@@ -94,6 +94,14 @@ export function createRegistrarRepository(db: Database, tenantId: string) {
         .where(certificateOf(presentationConfigId))
       return row
     },
+    /** Every registration certificate of the tenant, by presentation configuration. */
+    async registrationCertificates(): Promise<Map<string, RegistrationCertificateRow>> {
+      const rows = await db
+        .select()
+        .from(registrationCertificates)
+        .where(eq(registrationCertificates.tenantId, tenantId))
+      return new Map(rows.map((row) => [row.presentationConfigId, row]))
+    },
     async putRegistrationCertificate(
       values: RegistrationCertificateValues,
       tx: Executor = db,

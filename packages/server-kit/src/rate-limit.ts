@@ -59,7 +59,7 @@ export async function registerRateLimits(app: FastifyInstance, setup: RateLimitS
 }
 
 /** Counters a process keeps in memory at most; the least recently counted go first. */
-const MEMORY_STORE_KEYS = 5000
+export const MEMORY_STORE_KEYS = 5000
 
 /**
  * The per-process store: fixed windows, as the plugin's own LocalStore counts. That one answers
@@ -67,7 +67,7 @@ const MEMORY_STORE_KEYS = 5000
  * one tick (a parallel burst, pipelined HTTP/1.1) then all read the last count, and a burst of
  * N + k requests was refused whole instead of answering N (issue 19). This one answers a copy.
  */
-function memoryStore(): FastifyRateLimitStoreCtor {
+export function memoryStore(): FastifyRateLimitStoreCtor {
   return class MemoryRateLimitStore implements FastifyRateLimitStore {
     private readonly windows = new Map<string, { count: number; endsAt: number }>()
 

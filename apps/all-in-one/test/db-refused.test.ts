@@ -1,8 +1,6 @@
-import { createDatabase } from '@credential-service/db-schema/client'
-import type { FastifyInstance } from 'fastify'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AllInOne, bearer, startAllInOne } from './harness'
+import { startOnDatabase } from './harness'
 
 const adminUrl = process.env.TEST_DATABASE_URL
 
@@ -16,10 +14,9 @@ describe.skipIf(!adminUrl)('a database that refuses connections (PostgreSQL)', (
   const name = `cs_refused_${crypto.randomUUID().slice(0, 8)}`
   const admin = postgres(adminUrl as string, { max: 1, onnotice: () => {} })
   const logLines: string[] = []
-  let started: AllInOne
-  let app: FastifyInstance
-  let auth: { authorization: string }
-  const tenant = `refused-${crypto.randomUUID().slice(0, 8)}`
+  let started: Awaited<ReturnType<typeof startOnDatabase>>
+  // A management route and a protocol route, each answering in its own shape.
+  const requests = [() => started.management(), () => started.protocol()]
 
   beforeAll(async () => {
     await admin.unsafe(`create role ${name} login`)
@@ -28,46 +25,15 @@ describe.skipIf(!adminUrl)('a database that refuses connections (PostgreSQL)', (
     url.username = name
     url.password = ''
     url.pathname = `/${name}`
-    const open = async () => {
-      const database = await createDatabase({
-        url: url.toString(),
-        maxConnections: 2,
-        connectTimeoutMs: 2000,
-      })
-      await database.migrate()
-      return database
-    }
-    started = await startAllInOne({ name: 'postgres', open }, undefined, {}, undefined, logLines)
-    app = started.app
-    auth = await bearer(app, started.rootClientId, started.rootSecret)
-    const created = await app.inject({
-      method: 'POST',
-      url: '/api/tenants',
-      headers: auth,
-      payload: { id: tenant, name: tenant },
-    })
-    expect(created.statusCode).toBe(201)
+    started = await startOnDatabase(url.toString(), logLines)
   }, 60_000)
 
   afterAll(async () => {
-    await app?.close()
+    await started?.app.close()
     await admin.unsafe(`drop database if exists ${name} with (force)`)
     await admin.unsafe(`drop role if exists ${name}`)
     await admin.end()
   })
-
-  // A management route and a protocol route, each answering in its own shape.
-  const requests = [
-    () => app.inject({ method: 'GET', url: '/api/tenants', headers: auth }),
-    () =>
-      app.inject({
-        method: 'POST',
-        url: `/issuers/${tenant}/token`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload:
-          'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Apre-authorized_code&pre-authorized_code=x',
-      }),
-  ]
 
   /** Refuses new connections with `refuse`, ends the pool's open ones, and restores with `restore`. */
   async function whileRefused(refuse: string, restore: string, sqlstate: string) {
@@ -99,7 +65,7 @@ describe.skipIf(!adminUrl)('a database that refuses connections (PostgreSQL)', (
     // And the service recovers on its own.
     let status = 0
     for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
-      status = (await app.inject({ method: 'GET', url: '/api/tenants', headers: auth })).statusCode
+      status = (await started.management()).statusCode
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200))
     }
     expect(status).toBe(200)

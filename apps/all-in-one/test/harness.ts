@@ -1,6 +1,6 @@
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { DatabaseHandle } from '@credential-service/db-schema/client'
+import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
 import { createServer, httpLimits } from '@credential-service/server-kit'
@@ -125,4 +125,33 @@ export async function startReceiver(status: (call: number) => number = () => 204
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return { received, url: `http://127.0.0.1:${port}`, close: () => server.close() }
+}
+
+/**
+ * The all-in-one composition on the PostgreSQL database at `url` (a pool of 2, a 2 s connect
+ * deadline, every log line in `logLines`), with a tenant: for suites that take the database away.
+ * `management` and `protocol` are a route of each error shape that reads the database.
+ */
+export async function startOnDatabase(url: string, logLines: string[]) {
+  const open = async () => {
+    const database = await createDatabase({ url, maxConnections: 2, connectTimeoutMs: 2000 })
+    await database.migrate()
+    return database
+  }
+  const started = await startAllInOne({ name: 'postgres', open }, undefined, {}, undefined, logLines)
+  const { app } = started
+  const tenant = `outage-${crypto.randomUUID().slice(0, 8)}`
+  const { root: auth } = await tenantAdmin(app, started, tenant, ['issuance:offer'])
+  return {
+    app,
+    management: () => app.inject({ method: 'GET', url: '/api/tenants', headers: auth }),
+    protocol: () =>
+      app.inject({
+        method: 'POST',
+        url: `/issuers/${tenant}/token`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload:
+          'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Apre-authorized_code&pre-authorized_code=x',
+      }),
+  }
 }

@@ -9,6 +9,7 @@ import { composeApps } from '../src/compose'
 import { bearer, startAllInOne } from './harness'
 
 const LIMIT = 3
+const BURST = 50
 
 /**
  * A public address of its own (a random /64 of the documentation prefix): counters in a shared
@@ -56,6 +57,12 @@ const endpoints = {
     headers: { 'x-forwarded-for': ip, authorization: 'Bearer made-up' },
     payload: { credential_configuration_id: 'pid' },
   }),
+  deferred: (tenant: string, ip: string) => ({
+    method: 'POST' as const,
+    url: `/issuers/${tenant}/deferred-credential`,
+    headers: { 'x-forwarded-for': ip, authorization: 'Bearer made-up' },
+    payload: { transaction_id: 'x' },
+  }),
   notification: (tenant: string, ip: string) => ({
     method: 'POST' as const,
     url: `/issuers/${tenant}/notification`,
@@ -70,7 +77,18 @@ const endpoints = {
   }),
 }
 /** What each endpoint answers under the limit (codes, tokens and ids are made up). */
-const allowed = { nonce: 200, token: 400, offer: 404, credential: 401, notification: 401, response: 400 }
+const allowed = {
+  nonce: 200,
+  token: 400,
+  offer: 404,
+  credential: 401,
+  deferred: 401,
+  notification: 401,
+  response: 400,
+}
+/** OpenID4VCI 1.0 §8.3.1.2, §9.3: the credential endpoints' own code, never invalid_request. */
+const limitedError = (name: keyof typeof endpoints) =>
+  name === 'credential' || name === 'deferred' ? 'invalid_credential_request' : 'invalid_request'
 
 function expectRateLimited(
   response: Awaited<ReturnType<FastifyInstance['inject']>>,
@@ -105,11 +123,10 @@ describe.each(testDatabases())('wallet endpoint rate limits on $name', (testData
       })
       afterAll(() => app.close())
 
-      for (const name of ['nonce', 'token', 'offer', 'credential', 'notification', 'response'] as const) {
+      for (const name of Object.keys(endpoints) as (keyof typeof endpoints)[]) {
         it(`S-126, S-34: request N+1 from one IP to the ${name} endpoint is 429 with Retry-After`, async () => {
           const ip = randomIp()
-          // OpenID4VCI 1.0 §8.3.1.2: the credential endpoint's own code, never invalid_request.
-          const error = name === 'credential' ? 'invalid_credential_request' : 'invalid_request'
+          const error = limitedError(name)
           for (let n = 1; n <= LIMIT; n++) {
             expect((await app.inject(endpoints[name](tenant, ip))).statusCode).toBe(allowed[name])
           }
@@ -119,6 +136,22 @@ describe.each(testDatabases())('wallet endpoint rate limits on $name', (testData
           expect((await app.inject(endpoints[name](tenant, randomIp()))).statusCode).toBe(allowed[name])
           const another = name === 'nonce' ? 'offer' : 'nonce'
           expect((await app.inject(endpoints[another](tenant, ip))).statusCode).toBe(allowed[another])
+        })
+      }
+
+      // Issue 19: a burst of bad requests to these endpoints was all answered 400/401.
+      for (const name of ['credential', 'deferred', 'notification', 'response'] as const) {
+        it(`S-126: a burst of ${BURST} parallel bad requests to the ${name} endpoint: N answered, the rest 429`, async () => {
+          const ip = randomIp()
+          const responses = await Promise.all(
+            Array.from({ length: BURST }, () => app.inject(endpoints[name](tenant, ip))),
+          )
+          const statuses = responses.map((response) => response.statusCode)
+          expect(statuses.filter((status) => status === allowed[name])).toHaveLength(LIMIT)
+          expect(statuses.filter((status) => status === 429)).toHaveLength(BURST - LIMIT)
+          for (const response of responses.filter((response) => response.statusCode === 429)) {
+            expectRateLimited(response, limitedError(name))
+          }
         })
       }
 

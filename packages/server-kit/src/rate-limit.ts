@@ -49,12 +49,53 @@ export async function registerRateLimits(app: FastifyInstance, setup: RateLimitS
   await app.register(fastifyRateLimit, {
     global: false,
     timeWindow: WINDOW_MS,
-    ...(setup.store === 'postgres' ? { store: postgresStore(setup.db) } : {}),
+    store: setup.store === 'postgres' ? postgresStore(setup.db) : memoryStore(),
   })
   if (setup.store === 'postgres') {
     scheduleJob(app, 'rate limit purge', 60, async () => {
       while ((await purgeExpiredRateLimits(setup.db, 1000)) === 1000) {}
     })
+  }
+}
+
+/** Counters a process keeps in memory at most; the least recently counted go first. */
+export const MEMORY_STORE_KEYS = 5000
+
+/**
+ * The per-process store: fixed windows, as the plugin's own LocalStore counts. That one answers
+ * with its live counter object, which the plugin reads only after an `await`; requests handled in
+ * one tick (a parallel burst, pipelined HTTP/1.1) then all read the last count, and a burst of
+ * N + k requests was refused whole instead of answering N (issue 19). This one answers a copy.
+ */
+export function memoryStore(): FastifyRateLimitStoreCtor {
+  return class MemoryRateLimitStore implements FastifyRateLimitStore {
+    private readonly windows = new Map<string, { count: number; endsAt: number }>()
+
+    incr(key: string, callback: Parameters<FastifyRateLimitStore['incr']>[1], timeWindow: number) {
+      const now = Date.now()
+      const open = this.windows.get(key)
+      const window = open && open.endsAt > now ? open : { count: 0, endsAt: now + timeWindow }
+      window.count++
+      // Re-inserted last: a Map iterates in insertion order, so the first key is the least recent.
+      this.windows.delete(key)
+      this.windows.set(key, window)
+      if (this.windows.size > MEMORY_STORE_KEYS)
+        this.windows.delete(this.windows.keys().next().value as string)
+      callback(null, { current: window.count, ttl: window.endsAt - now })
+    }
+
+    read(key: string, callback: Parameters<FastifyRateLimitStore['incr']>[1]) {
+      const now = Date.now()
+      const open = this.windows.get(key)
+      callback(
+        null,
+        open && open.endsAt > now ? { current: open.count, ttl: open.endsAt - now } : { current: 0, ttl: 0 },
+      )
+    }
+
+    child(): FastifyRateLimitStore {
+      return new MemoryRateLimitStore()
+    }
   }
 }
 

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto'
+import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ServiceProcess, startProcess } from './processes'
+
+const databaseUrl = process.env.TEST_DATABASE_URL
+const LIMIT = 3
+
+/** An address of its own per test (a /64 of the documentation prefix): counters outlive a run. */
+const randomIp = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::7`
+
+/** The issuer's wallet endpoints, each with what it answers under the limit and the code over it. */
+const endpoints = {
+  nonce: { path: 'nonce', body: undefined, allowed: 200, error: 'invalid_request' },
+  credential: {
+    path: 'credential',
+    body: { credential_configuration_id: 'pid' },
+    allowed: 401,
+    // OpenID4VCI 1.0 §8.3.1.2, §9.3: the credential endpoints' own code, never invalid_request.
+    error: 'invalid_credential_request',
+  },
+  deferred: {
+    path: 'deferred-credential',
+    body: { transaction_id: 'x' },
+    allowed: 401,
+    error: 'invalid_credential_request',
+  },
+  notification: {
+    path: 'notification',
+    body: { notification_id: 'x', event: 'credential_accepted' },
+    allowed: 401,
+    error: 'invalid_request',
+  },
+}
+
+/**
+ * Issue 19 item 5: two issuer processes on one PostgreSQL database, as two replicas behind a
+ * proxy, with no RATE_LIMIT_STORE: with DATABASE_URL the shared store is the default, so one
+ * address is counted once across both. The processes believe X-Forwarded-For from loopback
+ * (TRUST_PROXY's default), as from an ingress on the pod network.
+ */
+describe.runIf(databaseUrl)('wallet rate limits across two issuer processes (PostgreSQL)', () => {
+  const root = { id: `root-${crypto.randomUUID()}`, secret: 'rate-limit-processes-root-secret-0123456789' }
+  const processes: ServiceProcess[] = []
+  let issuers: [ServiceProcess, ServiceProcess]
+  const tenant = `rlp-${randomBytes(4).toString('hex')}`
+
+  beforeAll(async () => {
+    const env = {
+      DATABASE_URL: databaseUrl as string,
+      MASTER_SECRET: TEST_MASTER_SECRET,
+      AUTH_CLIENT_ID: root.id,
+      AUTH_CLIENT_SECRET: root.secret,
+      // Suites share the database: no polling for other suites' webhook rows.
+      WEBHOOK_POLL_SECONDS: '3600',
+    }
+    const issuerEnv = { ...env, RATE_LIMIT_WALLET_PER_MINUTE: String(LIMIT) }
+    processes.push(
+      ...(await Promise.all([
+        startProcess('management', env),
+        startProcess('issuer', issuerEnv),
+        startProcess('issuer', issuerEnv),
+      ])),
+    )
+    const ready = await Promise.all(processes.map((p) => p.ready()))
+    for (const [n, p] of processes.entries()) expect(ready[n], `${p.app}: ${p.stderr()}`).toBe(200)
+    const [management, a, b] = processes as [ServiceProcess, ServiceProcess, ServiceProcess]
+    issuers = [a, b]
+
+    const token = await fetch(`${management.origin}/api/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: root.id,
+        client_secret: root.secret,
+      }),
+    })
+    const { access_token } = (await token.json()) as { access_token: string }
+    const created = await fetch(`${management.origin}/api/tenants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${access_token}` },
+      body: JSON.stringify({ id: tenant, name: tenant }),
+    })
+    expect(created.status, await created.text()).toBe(201)
+  }, 120_000)
+
+  afterAll(() => Promise.all(processes.map((p) => p.stop())))
+
+  const send = (issuer: ServiceProcess, name: keyof typeof endpoints, ip: string) => {
+    const { path, body } = endpoints[name]
+    return fetch(`${issuer.origin}/issuers/${tenant}/${path}`, {
+      method: 'POST',
+      headers: {
+        'x-forwarded-for': ip,
+        ...(body ? { 'content-type': 'application/json', authorization: 'Bearer made-up' } : {}),
+      },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
+  }
+
+  for (const name of Object.keys(endpoints) as (keyof typeof endpoints)[]) {
+    it(`S-126: requests to the ${name} endpoint alternating between the processes count together; N+1 is 429 on both`, async () => {
+      const ip = randomIp()
+      for (let n = 1; n <= LIMIT; n++) {
+        const response = await send(issuers[n % 2] as ServiceProcess, name, ip)
+        expect(response.status, `request ${n}`).toBe(endpoints[name].allowed)
+      }
+      for (const issuer of issuers) {
+        const response = await send(issuer, name, ip)
+        expect(response.status, issuer.origin).toBe(429)
+        expect(await response.json()).toStrictEqual({
+          error: endpoints[name].error,
+          error_description: expect.stringMatching(/^too many requests; retry after \d+ s$/),
+        })
+        const retryAfter = Number(response.headers.get('retry-after'))
+        expect(retryAfter).toBeGreaterThanOrEqual(1)
+        expect(retryAfter).toBeLessThanOrEqual(60)
+      }
+      // Another address is still answered by either process.
+      expect((await send(issuers[0], name, randomIp())).status).toBe(endpoints[name].allowed)
+    })
+  }
+})

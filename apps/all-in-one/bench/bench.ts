@@ -26,7 +26,8 @@ import { metricsToken, statementsSent } from './statements'
 const root = new URL('../../..', import.meta.url).pathname
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
 const WARMUP_FLOWS = Number(process.env.BENCH_WARMUP ?? 50)
-const LEVELS = [1, 8, 32]
+/** Concurrency levels (BENCH_LEVELS, e.g. `1` to profile one flow in flight). */
+const LEVELS = (process.env.BENCH_LEVELS ?? '1,8,32').split(',').map(Number)
 const TARGET_RATIO = 2
 const separate = process.argv.includes('--separate')
 /** Comma-separated parts of flow names: only those flows run (all when unset). */

@@ -9,6 +9,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { CompactEncrypt, decodeJwt, generateKeyPair, importJWK, type JWK } from 'jose'
 import { issueOverHttp, kbSigner } from '../test/wallet'
 import { CODE_FLOW_CONFIG, createCodeFlow } from './code-flow'
+import { fromOwnAddress } from './wallet-address'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
 type Json = Record<string, any>
@@ -186,7 +187,7 @@ export async function createFlows(
       throw new Error(`presentation ${session.status}: ${session.failureReason}`)
   }
 
-  return {
+  const flows: Record<string, Flow> = {
     'issuance (SD-JWT VC)': async () => void (await sdJwt()),
     'issuance (mdoc)': async () => void (await mdoc()),
     ...(codeFlow
@@ -196,4 +197,5 @@ export async function createFlows(
     'issuance with status list (SD-JWT VC)': async () => void (await sdJwtWithStatus()),
     'presentation with status list (direct_post.jwt)': presentationOf(await sdJwtWithStatus()),
   }
+  return Object.fromEntries(Object.entries(flows).map(([name, flow]) => [name, fromOwnAddress(flow)]))
 }

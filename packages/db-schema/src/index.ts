@@ -54,8 +54,13 @@ export type { LegacySessionDataSealer } from './repositories/legacy-session-data
 export { sealLegacySessionData } from './repositories/legacy-session-data'
 export type { NewPresentationSession, PresentationSessionRepository } from './repositories/presentation'
 export { createPresentationSessionRepository } from './repositories/presentation'
-export type { RateLimitCount } from './repositories/rate-limits'
-export { hitRateLimit, purgeExpiredRateLimits, readRateLimit } from './repositories/rate-limits'
+export type { RateLimitCount, RateLimitHits } from './repositories/rate-limits'
+export {
+  addRateLimitHits,
+  hitRateLimit,
+  purgeExpiredRateLimits,
+  readRateLimit,
+} from './repositories/rate-limits'
 export type {
   RegistrarConfigValues,
   RegistrarRepository,

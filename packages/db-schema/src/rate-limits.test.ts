@@ -1,6 +1,11 @@
 import { sql } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
-import { hitRateLimit, purgeExpiredRateLimits, readRateLimit } from './repositories/rate-limits'
+import {
+  addRateLimitHits,
+  hitRateLimit,
+  purgeExpiredRateLimits,
+  readRateLimit,
+} from './repositories/rate-limits'
 import { queryRows, testDatabases } from './testing'
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -22,6 +27,26 @@ describe.each(testDatabases())('rate limit counters on $name', ({ open }) => {
       await pause(1050)
       expect(await readRateLimit(database.db, key)).toStrictEqual({ count: 0, ttlMs: 0 })
       expect((await hitRateLimit(database.db, key, 1000)).count).toBe(1)
+    } finally {
+      await database.close()
+    }
+  })
+
+  it('S-126: hits counted later, many keys in one statement, add to what is there and open new windows', async () => {
+    const database = await open()
+    const [a, b] = [`test:${crypto.randomUUID()}`, `test:${crypto.randomUUID()}`]
+    try {
+      expect((await hitRateLimit(database.db, a, 60_000, 2)).count).toBe(2)
+      await addRateLimitHits(database.db, [
+        { key: a, amount: 3, windowMs: 60_000 },
+        { key: b, amount: 1, windowMs: 60_000 },
+      ])
+      expect((await readRateLimit(database.db, a)).count).toBe(5)
+      const opened = await readRateLimit(database.db, b)
+      expect(opened.count).toBe(1)
+      expect(opened.ttlMs).toBeGreaterThan(59_000)
+      await addRateLimitHits(database.db, [])
+      expect((await hitRateLimit(database.db, b, 60_000)).count).toBe(2)
     } finally {
       await database.close()
     }

@@ -57,6 +57,7 @@ export {
   walletLimit,
   walletLimits,
 } from './rate-limit'
+export { createSharedCounter, FIRST_HIT_FLUSH_MS, type SharedCounter } from './rate-limit-counter'
 export type { RunOptions } from './run'
 export { runProcess } from './run'
 export { outboundPolicy, scheduleJob, webhookPolicy } from './runtime-policies'

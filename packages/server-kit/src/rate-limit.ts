@@ -1,17 +1,12 @@
 import { RateLimitedError } from '@credential-service/core-domain'
-import {
-  type Database,
-  hitRateLimit,
-  purgeExpiredRateLimits,
-  type RateLimitCount,
-  readRateLimit,
-} from '@credential-service/db-schema'
+import { type Database, purgeExpiredRateLimits, type RateLimitCount } from '@credential-service/db-schema'
 import fastifyRateLimit, {
   type FastifyRateLimitStore,
   type FastifyRateLimitStoreCtor,
   normalizeIP,
 } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import { createSharedCounter, type SharedCounter } from './rate-limit-counter'
 import { scheduleJob } from './runtime-policies'
 
 /**
@@ -43,15 +38,22 @@ export interface RateLimitSetup {
 /**
  * Registers @fastify/rate-limit in `app` (no global limit: routes opt in through `requestLimit`
  * and `failureLimit`) with the configured store. With `postgres`, counters past their window are
- * purged every minute.
+ * purged every minute, and first hits still waiting to be counted are counted at close.
  */
 export async function registerRateLimits(app: FastifyInstance, setup: RateLimitSetup): Promise<void> {
+  const counter =
+    setup.store === 'postgres'
+      ? createSharedCounter(setup.db, {
+          onFlushError: (error) => app.log.error({ err: error }, 'rate limit counts could not be saved'),
+        })
+      : undefined
   await app.register(fastifyRateLimit, {
     global: false,
     timeWindow: WINDOW_MS,
-    store: setup.store === 'postgres' ? postgresStore(setup.db) : memoryStore(),
+    store: counter ? postgresStore(counter) : memoryStore(),
   })
-  if (setup.store === 'postgres') {
+  if (counter) {
+    app.addHook('onClose', () => counter.close())
     scheduleJob(app, 'rate limit purge', 60, async () => {
       while ((await purgeExpiredRateLimits(setup.db, 1000)) === 1000) {}
     })
@@ -100,14 +102,14 @@ export function memoryStore(): FastifyRateLimitStoreCtor {
 }
 
 /**
- * The plugin's custom store interface over the `rate_limits` table: one atomic upsert per hit,
+ * The plugin's custom store interface over the `rate_limits` table (rate-limit-counter.ts),
  * timed by the database clock that every pod shares.
  */
-function postgresStore(db: Database): FastifyRateLimitStoreCtor {
+function postgresStore(counter: SharedCounter): FastifyRateLimitStoreCtor {
   const answer =
     (callback: (error: Error | null, result?: { current: number; ttl: number }) => void) =>
-    (count: Promise<RateLimitCount>) =>
-      count.then(
+    (count: Promise<RateLimitCount> | RateLimitCount) =>
+      Promise.resolve(count).then(
         ({ count, ttlMs }) => callback(null, { current: count, ttl: ttlMs }),
         (error: Error) => callback(error),
       )
@@ -121,11 +123,11 @@ function postgresStore(db: Database): FastifyRateLimitStoreCtor {
     }
 
     incr(key: string, callback: Parameters<FastifyRateLimitStore['incr']>[1], timeWindow: number) {
-      answer(callback)(hitRateLimit(db, this.prefix + key, timeWindow))
+      answer(callback)(counter.hit(this.prefix + key, timeWindow))
     }
 
     read(key: string, callback: Parameters<FastifyRateLimitStore['incr']>[1]) {
-      answer(callback)(readRateLimit(db, this.prefix + key))
+      answer(callback)(counter.read(this.prefix + key))
     }
 
     child(options: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {

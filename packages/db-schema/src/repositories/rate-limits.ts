@@ -15,16 +15,16 @@ const windowEnd = sql`now() + (${param('windowMs')}::int * interval '1 milliseco
 const expired = sql`${rateLimits.resetAt} <= now()`
 
 const statements = {
-  // One atomic upsert per hit: a new key or a key past its window starts a window at 1.
+  // One atomic upsert: a new key or a key past its window starts a window at `amount`.
   hit: (db: Database) =>
     prepared(db, 'rate_limit_hit', (d) =>
       d
         .insert(rateLimits)
-        .values({ key: param('key'), count: 1, resetAt: windowEnd })
+        .values({ key: param('key'), count: sql`${param('amount')}::int`, resetAt: windowEnd })
         .onConflictDoUpdate({
           target: rateLimits.key,
           set: {
-            count: sql`case when ${expired} then 1 else ${rateLimits.count} + 1 end`,
+            count: sql`case when ${expired} then excluded.count else ${rateLimits.count} + excluded.count end`,
             resetAt: sql`case when ${expired} then excluded.reset_at else ${rateLimits.resetAt} end`,
           },
         })
@@ -39,11 +39,40 @@ const statements = {
     ),
 }
 
-/** Counts one hit on `key` in a window of `windowMs` and returns the count so far. */
-export async function hitRateLimit(db: Database, key: string, windowMs: number): Promise<RateLimitCount> {
-  const [row] = await statements.hit(db).execute({ key, windowMs })
+/** Counts `amount` hits on `key` in a window of `windowMs` and returns the count so far. */
+export async function hitRateLimit(
+  db: Database,
+  key: string,
+  windowMs: number,
+  amount = 1,
+): Promise<RateLimitCount> {
+  const [row] = await statements.hit(db).execute({ key, windowMs, amount })
   if (!row) throw new Error('the rate limit upsert returned no row')
   return row
+}
+
+export interface RateLimitHits {
+  key: string
+  amount: number
+  windowMs: number
+}
+
+/**
+ * Counts hits on many keys in one statement (each key at most once), as `hitRateLimit` counts
+ * them on one: the counters a process has answered from before the database saw them.
+ */
+export async function addRateLimitHits(db: Database, hits: readonly RateLimitHits[]): Promise<void> {
+  if (hits.length === 0) return
+  const keys = hits.map((hit) => hit.key)
+  const amounts = hits.map((hit) => hit.amount)
+  const windows = hits.map((hit) => hit.windowMs)
+  await db.execute(sql`
+    insert into ${rateLimits} (key, count, reset_at)
+    select key, amount, now() + (window_ms * interval '1 millisecond')
+    from unnest(${sql.param(keys)}::text[], ${sql.param(amounts)}::int[], ${sql.param(windows)}::int[]) as hit(key, amount, window_ms)
+    on conflict (key) do update set
+      count = case when ${rateLimits.resetAt} <= now() then excluded.count else ${rateLimits.count} + excluded.count end,
+      reset_at = case when ${rateLimits.resetAt} <= now() then excluded.reset_at else ${rateLimits.resetAt} end`)
 }
 
 /** The count of `key` in its current window, without counting; zero when none is open. */

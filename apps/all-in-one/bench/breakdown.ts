@@ -1,0 +1,91 @@
+/**
+ * `node --import tsx apps/all-in-one/bench/breakdown.ts <profile.cpuprofile> [flows]`: where a server
+ * process's CPU went, from a V8 CPU profile written under BENCH_PROFILE. Self time is grouped by
+ * what runs it (framework, logging, metrics, database driver, crypto, …); module loading at start
+ * is left out. With `flows`, each group is also given in milliseconds per flow.
+ */
+import { readFileSync } from 'node:fs'
+
+interface ProfileNode {
+  id: number
+  callFrame: { functionName: string; url: string }
+  children?: number[]
+}
+interface Profile {
+  nodes: ProfileNode[]
+  samples: number[]
+  timeDeltas: number[]
+}
+
+/** First match wins: a package or Node module prefix of the frame's URL, or a function name. */
+const GROUPS: [string, RegExp][] = [
+  [
+    'start-up (module loading)',
+    /node:internal\/modules|cjs-module-lexer|\(native (compileFunction|internalModuleStat|readPackageJSON|readFileUtf8)\)/,
+  ],
+  ['garbage collection', /^\(garbage collector\)$/],
+  [
+    'framework (fastify, routing, hooks)',
+    /node_modules\/(fastify|find-my-way|avvio|light-my-request|@fastify\/(?!rate-limit|swagger)|fast-json-stringify|fast-querystring|safe-regex2|toad-cache|process-warning|abstract-logging|fastify-plugin|fastify-type-provider-zod)/,
+  ],
+  ['rate limits (@fastify/rate-limit)', /node_modules\/@fastify\/rate-limit/],
+  [
+    'logging (pino)',
+    /node_modules\/(pino|sonic-boom|thread-stream|fast-redact|on-exit-leak-free|quick-format-unescaped)/,
+  ],
+  ['metrics (prom-client)', /node_modules\/(prom-client|tdigest|bintrees)/],
+  ['database driver (postgres.js)', /node_modules\/postgres\//],
+  ['query builder (drizzle-orm)', /node_modules\/drizzle-orm/],
+  ['validation (zod)', /node_modules\/zod/],
+  ['JOSE and SD-JWT (jose, @sd-jwt)', /node_modules\/(jose|@sd-jwt|js-base64)/],
+  ['CBOR and COSE (cbor-x)', /node_modules\/(cbor-x|@auth0\/cose)/],
+  [
+    'X.509 (@peculiar)',
+    /node_modules\/(@peculiar|asn1js|pvtsutils|pvutils|@noble|tsyringe|reflect-metadata)/,
+  ],
+  [
+    'Node crypto (sign, verify, hash, cipher)',
+    /node:internal\/crypto|node:crypto|\(native (signOneShot|verifyOneShot|.*Hmac|.*Hash|.*Cipher)/,
+  ],
+  [
+    'sockets and HTTP (kernel writes included)',
+    /node:(_http|net|internal\/(stream|streams|http|net|dns)|stream|http)|\(native (writeBuffer|writev|writeUtf8String|writeLatin1String|read|onStreamRead)\)/,
+  ],
+  ['Node runtime (events, timers, promises)', /node:|\(native|\(program\)/],
+  ['the service', /\/(apps|packages)\//],
+]
+
+export function breakdown(profile: Profile): { group: string; ms: number }[] {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const totals = new Map<string, number>()
+  for (const [index, id] of profile.samples.entries()) {
+    const frame = byId.get(id)?.callFrame
+    if (!frame || frame.functionName === '(idle)') continue
+    const label = frame.url
+      ? frame.url
+      : frame.functionName.startsWith('(')
+        ? frame.functionName
+        : `(native ${frame.functionName})`
+    const group = GROUPS.find(([, pattern]) => pattern.test(label))?.[0] ?? 'other libraries'
+    totals.set(group, (totals.get(group) ?? 0) + (profile.timeDeltas[index] ?? 0) / 1000)
+  }
+  return [...totals].map(([group, ms]) => ({ group, ms })).sort((a, b) => b.ms - a.ms)
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [file, flowsArg] = process.argv.slice(2)
+  if (!file) throw new Error('usage: breakdown.ts <profile.cpuprofile> [flows]')
+  const rows = breakdown(JSON.parse(readFileSync(file, 'utf8')) as Profile)
+  const flows = Number(flowsArg ?? 0)
+  const measured = rows.filter((row) => !row.group.startsWith('start-up'))
+  const total = measured.reduce((sum, row) => sum + row.ms, 0)
+  console.log(`| group | share | ${flows ? 'ms per flow |' : ''}`)
+  console.log(`|---|---|${flows ? '---|' : ''}`)
+  for (const row of measured)
+    console.log(
+      `| ${row.group} | ${((100 * row.ms) / total).toFixed(1)} % | ${flows ? `${(row.ms / flows).toFixed(2)} |` : ''}`,
+    )
+  console.log(
+    `\ntotal ${total.toFixed(0)} ms without start-up${flows ? `, ${(total / flows).toFixed(2)} ms per flow` : ''}`,
+  )
+}

@@ -24,6 +24,7 @@ const result = await build({
   target: 'node20',
   format: 'esm',
   sourcemap: true,
+  sourcesContent: false,
   metafile: true,
   logLevel: 'warning',
   plugins: [

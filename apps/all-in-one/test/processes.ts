@@ -20,10 +20,15 @@ export interface ServiceProcess {
  * Starts `apps/<app>/src/main.ts` as its own process, as standalone.test.ts does, with a small
  * pool: the local PostgreSQL's connections are shared by every suite.
  */
-export async function startProcess(app: string, env: Record<string, string>): Promise<ServiceProcess> {
+export async function startProcess(
+  app: string,
+  env: Record<string, string>,
+  options: { /** Node flags before the entry point, after `--import tsx`. */ nodeArgs?: string[] } = {},
+): Promise<ServiceProcess> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', `apps/${app}/src/main.ts`], {
+  const args = ['--import', 'tsx', ...(options.nodeArgs ?? []), `apps/${app}/src/main.ts`]
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

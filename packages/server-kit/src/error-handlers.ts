@@ -225,7 +225,7 @@ const OAUTH_STATUS: Record<DomainError['code'], [number, string]> = {
  * quotes become `'` and any other character (code point) outside the set becomes `?`.
  */
 export function oauthDescription(text: string): string {
-  return text.replace(/[‘’“”"]/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/gu, '?')
+  return text.replace(/[\u2018\u2019\u201C\u201D"]/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/gu, '?')
 }
 
 /**

@@ -8,7 +8,13 @@ import {
   type OutboundUrlPolicy,
   UpstreamError,
 } from '@credential-service/core-domain'
-import { Agent, buildConnector, request } from 'undici'
+import type { Agent } from 'undici'
+
+// undici (about 110 modules) is loaded at the first outbound call, not at start: a process that
+// has not called out yet (or never does) keeps it out of its resident memory (issue 20).
+type Undici = typeof import('undici')
+let undici: Promise<Undici> | undefined
+const loadUndici = () => (undici ??= import('undici'))
 
 /** Resolves a host name to its addresses (DNS by default; not our component, so tests pass their own). */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>
@@ -84,7 +90,7 @@ function checkedLookup(policy: OutboundPolicy) {
  * One dispatcher per call: every connection it opens goes through the checks above (IP literals
  * skip `lookup` in Node, so they are checked here), and no pooled socket outlives the call.
  */
-function guardedAgent(policy: OutboundPolicy, timeoutMs: number): Agent {
+function guardedAgent({ Agent, buildConnector }: Undici, policy: OutboundPolicy, timeoutMs: number): Agent {
   const connector = buildConnector({ timeout: timeoutMs, lookup: checkedLookup(policy) })
   return new Agent({
     connect: (options, callback) => {
@@ -125,10 +131,11 @@ export async function outboundFetch(
   const { name } = init
   const issues = checkOutboundUrl(url, policy, 'url')
   if (issues.length) throw new UpstreamError(`${name}: ${issues.map((i) => i.message).join('; ')}`)
+  const loaded = await loadUndici()
   const signal = AbortSignal.timeout(init.timeoutMs)
-  const agent = guardedAgent(policy, init.timeoutMs)
+  const agent = guardedAgent(loaded, policy, init.timeoutMs)
   try {
-    const response = await request(url, {
+    const response = await loaded.request(url, {
       dispatcher: agent,
       method: init.method ?? 'GET',
       headers: init.headers,

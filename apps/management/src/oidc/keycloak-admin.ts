@@ -5,7 +5,13 @@ import {
   UpstreamError,
   UpstreamUnavailableError,
 } from '@credential-service/core-domain'
-import KcAdminClient, { NetworkError } from '@keycloak/keycloak-admin-client'
+import type KcAdminClient from '@keycloak/keycloak-admin-client'
+
+// The admin client and its HTTP stack (kiota, the OpenTelemetry API: about 150 modules) are loaded
+// at the first admin call, so a management process without OIDC never loads them.
+type KeycloakModule = typeof import('@keycloak/keycloak-admin-client')
+let keycloak: Promise<KeycloakModule> | undefined
+const loadKeycloak = () => (keycloak ??= import('@keycloak/keycloak-admin-client'))
 
 type ClientRepresentation = NonNullable<Awaited<ReturnType<KcAdminClient['clients']['findOne']>>>
 type MapperRepresentation = NonNullable<ClientRepresentation['protocolMappers']>[number]
@@ -39,14 +45,16 @@ const MAPPER = {
  * OIDC_CLIENT_ID, fetched again before it expires (no reliance on refresh tokens).
  */
 export function createKeycloakAdmin(options: KeycloakAdminOptions): IdentityProviderAdmin {
-  const kc = new KcAdminClient({
-    baseUrl: options.baseUrl,
-    realmName: options.realm,
-    timeout: options.timeoutMs ?? 10_000,
-  })
+  let client: KcAdminClient | undefined
   let session: Promise<void> | undefined
 
-  async function admin(): Promise<KcAdminClient> {
+  async function admin(module: KeycloakModule): Promise<KcAdminClient> {
+    client ??= new module.default({
+      baseUrl: options.baseUrl,
+      realmName: options.realm,
+      timeout: options.timeoutMs ?? 10_000,
+    })
+    const kc = client
     if (!session || (kc.accessToken && kc.isTokenExpired())) {
       session = kc.auth({
         grantType: 'client_credentials',
@@ -62,11 +70,15 @@ export function createKeycloakAdmin(options: KeycloakAdminOptions): IdentityProv
   }
 
   /** Runs one admin operation, translating transport failures and refusals into domain errors. */
-  async function call<T>(what: string, run: (kc: KcAdminClient) => Promise<T>): Promise<T> {
+  async function call<T>(
+    what: string,
+    run: (kc: KcAdminClient, module: KeycloakModule) => Promise<T>,
+  ): Promise<T> {
+    const module = await loadKeycloak()
     try {
-      return await run(await admin())
+      return await run(await admin(module), module)
     } catch (error) {
-      throw translate(what, error)
+      throw translate(what, error, module)
     }
   }
 
@@ -189,7 +201,7 @@ export function createKeycloakAdmin(options: KeycloakAdminOptions): IdentityProv
       }),
 
     deleteClient: (clientId) =>
-      call('delete the client', async (kc) => {
+      call('delete the client', async (kc, { NetworkError }) => {
         const found = await find(kc, clientId)
         if (!found?.id) return
         try {
@@ -212,7 +224,7 @@ export function createKeycloakAdmin(options: KeycloakAdminOptions): IdentityProv
   }
 }
 
-function translate(what: string, error: unknown): Error {
+function translate(what: string, error: unknown, { NetworkError }: KeycloakModule): Error {
   if (error instanceof ConflictError || error instanceof UpstreamError) return error
   if (error instanceof NetworkError) {
     const status = error.response.status

@@ -1,7 +1,5 @@
 import { openApiTransformObject, SERVICE_VERSION } from '@credential-service/server-kit'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { jsonSchemaTransform } from 'fastify-type-provider-zod'
 
 export interface DocsOptions {
@@ -26,10 +24,71 @@ const API_DESCRIPTION = [
 /**
  * OpenAPI description at `/api/docs-json` and Swagger UI at `/api/docs`. The UI's Authorize
  * button runs the client credentials flow against the token endpoint of the mode.
+ *
+ * Issue 20: @fastify/swagger and the UI (@fastify/static, yaml, the UI assets) are loaded on the
+ * first request to either, not at start. Until then only the routes are recorded, as
+ * @fastify/swagger itself records them (`onRoute`); the first request builds a small Fastify
+ * instance that carries the plugins and those routes (never called: they only describe), and
+ * the UI's requests are answered by it. So the document is the one @fastify/swagger writes for
+ * this app, and the answers still pass through this app's hooks (headers, logging, metrics).
  */
 export async function registerDocs(app: FastifyInstance, options: DocsOptions) {
-  const { providerTokenUrl } = options
-  await app.register(swagger, {
+  const routes: RouteOptions[] = []
+  app.addHook('onRoute', (route) => {
+    // What @fastify/swagger leaves out anyway: HEAD twins of GET routes and hidden routes.
+    if (route.method !== 'HEAD' && !(route.schema as { hide?: boolean } | undefined)?.hide) routes.push(route)
+  })
+  let docs: Promise<FastifyInstance> | undefined
+  const docsApp = () => {
+    docs ??= buildDocsApp(routes, options)
+    return docs
+  }
+  app.addHook('onClose', async () => {
+    if (docs) await (await docs).close()
+  })
+  app.get('/api/docs-json', { schema: { hide: true } }, async () => {
+    const document = (await docsApp()).swagger()
+    return options.providerTokenUrl ? withTokenUrl(structuredClone(document), options) : document
+  })
+  const ui = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = await (await docsApp()).inject({
+      method: request.method as 'GET' | 'HEAD',
+      url: request.url,
+      headers: request.headers,
+    })
+    // A path the UI does not serve gets this app's own 404 (a problem document), as before.
+    if (answer.statusCode === 404) return reply.callNotFound()
+    for (const [name, value] of Object.entries(answer.headers))
+      if (value !== undefined && !HOP_BY_HOP.has(name)) reply.header(name, value)
+    reply.code(answer.statusCode)
+    // An empty answer (a redirect, a 304) stays empty, without a content type of its own.
+    return answer.rawPayload.length ? reply.send(answer.rawPayload) : reply.send()
+  }
+  app.get('/api/docs', { schema: { hide: true } }, ui)
+  app.get('/api/docs/*', { schema: { hide: true } }, ui)
+}
+
+// Set again by this app's own reply (or meaningless across inject).
+const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])
+
+/** The served copy points at the provider; the cached description itself stays mode-neutral. */
+function withTokenUrl<T>(document: T, { providerTokenUrl }: DocsOptions): T {
+  const flow = (document as OpenApiDocument).components?.securitySchemes?.oauth2?.flows?.clientCredentials
+  if (providerTokenUrl && flow) flow.tokenUrl = providerTokenUrl()
+  return document
+}
+
+async function buildDocsApp(routes: readonly RouteOptions[], options: DocsOptions): Promise<FastifyInstance> {
+  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
+    import('fastify'),
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+  ])
+  const docs = Fastify({ logger: false })
+  // The routes are described, never validated or called here: no schema is compiled.
+  docs.setValidatorCompiler(() => () => true)
+  docs.setSerializerCompiler(() => (data) => JSON.stringify(data))
+  await docs.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -51,19 +110,32 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions) {
     transform: jsonSchemaTransform,
     transformObject: openApiTransformObject,
   })
-  // The served copy points at the provider; the cached description itself stays mode-neutral.
-  const withTokenUrl = <T>(document: T): T => {
-    const flow = (document as OpenApiDocument).components?.securitySchemes?.oauth2?.flows?.clientCredentials
-    if (providerTokenUrl && flow) flow.tokenUrl = providerTokenUrl()
-    return document
-  }
-  await app.register(swaggerUi, {
+  await docs.register(async (scope) => {
+    for (const { method, url, schema, config, constraints } of routes)
+      scope.route({
+        method,
+        url,
+        schema,
+        config,
+        ...(constraints ? { constraints } : {}),
+        handler: notCalled,
+      })
+  })
+  await docs.register(swaggerUi, {
     routePrefix: '/api/docs',
     uiConfig: { persistAuthorization: false },
     initOAuth: { usePkceWithAuthorizationCodeGrant: false },
-    ...(providerTokenUrl ? { transformSpecification: withTokenUrl } : {}),
+    ...(options.providerTokenUrl
+      ? {
+          transformSpecification: (document: Readonly<Record<string, unknown>>) =>
+            withTokenUrl(document, options),
+        }
+      : {}),
   })
-  app.get('/api/docs-json', { schema: { hide: true } }, async () =>
-    providerTokenUrl ? withTokenUrl(structuredClone(app.swagger())) : app.swagger(),
-  )
+  await docs.ready()
+  return docs
+}
+
+async function notCalled(): Promise<never> {
+  throw new Error('the docs instance only describes routes')
 }

@@ -68,9 +68,9 @@ export const credentialConfigs = pgTable(
     keyBinding: boolean().notNull(),
     statusManagement: boolean().notNull(),
     batchSize: integer().notNull(),
-    /** Authorization code flow: who logs the holder in (null: no holder login) … */
+    /** Authorization code flow: who logs the holder in (null: no holder login) ... */
     loginProviderId: text(),
-    /** … and which ID token claim fills which field (field path joined by '.'). */
+    /** ... and which ID token claim fills which field (field path joined by '.'). */
     loginClaims: jsonb().$type<Record<string, string>>(),
     refreshTokens: boolean().notNull().default(false),
     dpop: text().notNull().default('optional'),

@@ -28,7 +28,7 @@ export const statusLists = pgTable(
       .references(() => tenants.id, { onDelete: 'cascade' }),
     id: text().notNull(),
     keyChainId: text().notNull(),
-    /** 1, 2, … per key chain: two pods that open a list at once collide on it, one list wins. */
+    /** 1, 2, ... per key chain: two pods that open a list at once collide on it, one list wins. */
     seq: integer().notNull(),
     bits: integer().notNull(),
     size: integer().notNull(),

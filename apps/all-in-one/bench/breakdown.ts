@@ -1,8 +1,10 @@
 /**
- * `node --import tsx apps/all-in-one/bench/breakdown.ts <profile.cpuprofile> [flows]`: where a server
- * process's CPU went, from a V8 CPU profile written under BENCH_PROFILE. Self time is grouped by
- * what runs it (framework, logging, metrics, database driver, crypto, …); module loading at start
- * is left out. With `flows`, each group is also given in milliseconds per flow.
+ * `node --import tsx apps/all-in-one/bench/breakdown.ts <profile> [<shorter profile>] <flows>`:
+ * where a server process's CPU went, from V8 CPU profiles written under BENCH_PROFILE. Self time
+ * is grouped by what runs it (framework, logging, metrics, database driver, crypto, …); module
+ * loading at start is left out. With a second profile of a shorter run of the same flow, the
+ * shorter one is subtracted group by group, so set-up work (bcrypt, key generation) drops out and
+ * `flows` is the difference in flows between the two runs.
  */
 import { readFileSync } from 'node:fs'
 
@@ -73,19 +75,21 @@ export function breakdown(profile: Profile): { group: string; ms: number }[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [file, flowsArg] = process.argv.slice(2)
-  if (!file) throw new Error('usage: breakdown.ts <profile.cpuprofile> [flows]')
-  const rows = breakdown(JSON.parse(readFileSync(file, 'utf8')) as Profile)
-  const flows = Number(flowsArg ?? 0)
-  const measured = rows.filter((row) => !row.group.startsWith('start-up'))
-  const total = measured.reduce((sum, row) => sum + row.ms, 0)
-  console.log(`| group | share | ${flows ? 'ms per flow |' : ''}`)
-  console.log(`|---|---|${flows ? '---|' : ''}`)
-  for (const row of measured)
+  const args = process.argv.slice(2)
+  const flows = Number(args.pop())
+  const [file, shorter] = args
+  if (!file || !(flows > 0)) throw new Error('usage: breakdown.ts <profile> [<shorter profile>] <flows>')
+  const read = (path: string) => breakdown(JSON.parse(readFileSync(path, 'utf8')) as Profile)
+  const base = new Map(shorter ? read(shorter).map((row) => [row.group, row.ms]) : [])
+  const rows = read(file)
+    .filter((row) => !row.group.startsWith('start-up'))
+    .map((row) => ({ group: row.group, ms: Math.max(0, row.ms - (base.get(row.group) ?? 0)) }))
+    .sort((a, b) => b.ms - a.ms)
+  const total = rows.reduce((sum, row) => sum + row.ms, 0)
+  console.log('| group | share | ms per flow |\n|---|---|---|')
+  for (const row of rows)
     console.log(
-      `| ${row.group} | ${((100 * row.ms) / total).toFixed(1)} % | ${flows ? `${(row.ms / flows).toFixed(2)} |` : ''}`,
+      `| ${row.group} | ${((100 * row.ms) / total).toFixed(1)} % | ${(row.ms / flows).toFixed(2)} |`,
     )
-  console.log(
-    `\ntotal ${total.toFixed(0)} ms without start-up${flows ? `, ${(total / flows).toFixed(2)} ms per flow` : ''}`,
-  )
+  console.log(`| all | 100 % | ${(total / flows).toFixed(2)} |`)
 }

@@ -1,6 +1,7 @@
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { MEMORY_STORE_KEYS, memoryStore, rateLimitStore } from './rate-limit'
+import type { FastifyRequest } from 'fastify'
+import { clientIp, MEMORY_STORE_KEYS, memoryStore, rateLimitStore } from './rate-limit'
 
 describe('rateLimitStore', () => {
   const url = 'postgres://db.internal/credentials'
@@ -57,5 +58,17 @@ describe('the memory store', () => {
     incr(store, 'one more')
     expect(incr(store, 'ip-0').current).toBe(3)
     expect(incr(store, 'ip-1').current).toBe(1)
+  })
+})
+
+describe('clientIp', () => {
+  const of = (ip: string) => clientIp({ ip } as FastifyRequest)
+
+  it('S-126: one IPv6 /64 is one subject, whatever its spelling; IPv4 addresses stay apart', () => {
+    expect(of('2001:db8:1:2::9')).toBe(of('2001:0db8:0001:0002:ffff:0:0:1'))
+    expect(of('2001:db8:1:2::9')).toBe(of('2001:db8:1:2::9'))
+    expect(of('2001:db8:1:3::9')).not.toBe(of('2001:db8:1:2::9'))
+    expect(of('192.0.2.1')).toBe('192.0.2.1')
+    expect(of('192.0.2.2')).not.toBe(of('192.0.2.1'))
   })
 })

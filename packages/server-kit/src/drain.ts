@@ -25,7 +25,8 @@ export function registerDrain(app: FastifyInstance): void {
   })
   // onSend, not onRequest: a request that arrived before the drain must not keep its connection
   // either, or a keep-alive client would send its next request to a process about to close.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (draining) reply.header('connection', 'close')
+    done(null, payload)
   })
 }

@@ -68,6 +68,26 @@ describe.each(testDatabases())('rate limit counters shared through $name (issue 
     }
   })
 
+  it('S-126: in a burst on one process, the first hit is counted before any later one (never N + 1 answered)', async () => {
+    const database = await open()
+    const counter = createSharedCounter(database.db)
+    const max = 3
+    try {
+      for (let round = 0; round < 10; round++) {
+        const k = key()
+        // The first hit is answered at once; 29 more race to the database on several connections.
+        const counts = [
+          await counter.hit(k, WINDOW),
+          ...(await Promise.all(Array.from({ length: 29 }, () => counter.hit(k, WINDOW)))),
+        ]
+        expect(counts.filter(({ count }) => count <= max)).toHaveLength(max)
+      }
+    } finally {
+      await counter.close()
+      await database.close()
+    }
+  })
+
   it('close counts what is pending; past maxKeys every hit is counted at once', async () => {
     const database = await open()
     const counter = createSharedCounter(database.db, { flushMs: 60_000, maxKeys: 2 })

@@ -36,8 +36,20 @@ export function createSharedCounter(db: Database, options: SharedCounterOptions 
   const pending = new Map<string, RateLimitHits>()
   let timer: NodeJS.Timeout | undefined
   let flushing: Promise<void> = Promise.resolve()
-  /** The keys of the flush under way: a later hit of one waits for it, or it would count first. */
-  let inFlight: ReadonlySet<string> | undefined
+  /**
+   * Keys whose answered first hit is on its way to the database (in a flush, or with the key's
+   * second hit). Later hits wait for it: sent side by side, they could be counted before it and
+   * each see a count one too low.
+   */
+  const carrying = new Map<string, Promise<unknown>>()
+
+  function carry(key: string, counted: Promise<unknown>) {
+    carrying.set(key, counted)
+    const done = () => {
+      if (carrying.get(key) === counted) carrying.delete(key)
+    }
+    counted.then(done, done)
+  }
 
   function prune(now: number) {
     for (const [key, endsAt] of seen) if (endsAt <= now) seen.delete(key)
@@ -47,15 +59,10 @@ export function createSharedCounter(db: Database, options: SharedCounterOptions 
     timer = undefined
     if (pending.size === 0) return flushing
     const hits = [...pending.values()]
-    const keys = new Set(pending.keys())
     pending.clear()
     if (seen.size > maxKeys / 2) prune(Date.now())
-    inFlight = keys
-    flushing = addRateLimitHits(db, hits)
-      .catch((error: unknown) => options.onFlushError?.(error))
-      .finally(() => {
-        if (inFlight === keys) inFlight = undefined
-      })
+    flushing = addRateLimitHits(db, hits).catch((error: unknown) => options.onFlushError?.(error))
+    for (const hit of hits) carry(hit.key, flushing)
     return flushing
   }
 
@@ -76,13 +83,20 @@ export function createSharedCounter(db: Database, options: SharedCounterOptions 
         timer ??= setTimeout(flush, flushMs).unref()
         return { count: 1, ttlMs: windowMs }
       }
-      if (inFlight?.has(key)) return flushing.then(() => hitRateLimit(db, key, windowMs, 1))
-      return hitRateLimit(db, key, windowMs, 1 + takePending(key))
+      const ahead = carrying.get(key)
+      if (ahead) {
+        const counted = () => hitRateLimit(db, key, windowMs, 1)
+        return ahead.then(counted, counted)
+      }
+      const waiting = takePending(key)
+      const counted = hitRateLimit(db, key, windowMs, 1 + waiting)
+      if (waiting > 0) carry(key, counted)
+      return counted
     },
 
     /** The count of `key` without counting: the database's, and what this process has pending. */
     async read(key: string): Promise<RateLimitCount> {
-      if (inFlight?.has(key)) await flushing
+      await carrying.get(key)?.catch(() => {})
       const counted = await readRateLimit(db, key)
       const waiting = pending.get(key)
       return {

@@ -1,6 +1,6 @@
 export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
-export { QueryDeadlineError } from './query-deadline'
+export { QueryDeadlineError } from './query-deadline-error'
 export type { DatabaseStats } from './query-stats'
 export type { AuditEntry, AuditLogRepository } from './repositories/audit-log'
 export { createAuditLogRepository, recordAudit } from './repositories/audit-log'

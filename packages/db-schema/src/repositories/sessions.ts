@@ -23,7 +23,7 @@ import {
   presentationSessions,
   webhookDeliveries,
 } from '../schema'
-import { deleteExpiredBatch } from './issuance'
+import { deleteExpiredBatch } from './delete-expired-batch'
 import { afterKey, compareKeys, decodeKeyCursor, keyCursorText, type ListKey, toKeyPage } from './pagination'
 
 export type SessionRow =

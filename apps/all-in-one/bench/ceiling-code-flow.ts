@@ -18,7 +18,7 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose'
-import type { Setup, Sql } from './ceiling'
+import type { Setup, Sql } from './ceiling-setup'
 
 const issuerUrl = 'https://bench.example/issuers/ceiling'
 const REDIRECT = 'https://wallet.example/cb'

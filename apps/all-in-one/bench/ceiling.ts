@@ -4,37 +4,16 @@
  * and the fewest SQL statements that keep every step single-use — in a tight loop in this process,
  * with the libraries the service uses and raw prepared SQL. No HTTP, no validation, no logging.
  * The service's own CPU per flow is reported as a multiple of this. The authorization code flow's
- * ceiling is in ceiling-code-flow.ts.
+ * ceiling is in ceiling-code-flow.ts, the database and tenant both use in ceiling-setup.ts.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import {
-  codeHash,
-  createCertificate,
-  createJwkCipher,
-  createManagementTokenIssuer,
-  createManagementTokenVerifier,
-  createSessionDataCipher,
-  createSignerFactory,
-  deriveManagementSigningKey,
-  generateKeyPair,
-  issueMdoc,
-  issueSdJwtVc,
-  parseCertificate,
-  type Signer,
-  signJws,
-  x5cEntry,
-} from '@credential-service/crypto'
-import { migrationsFolder } from '@credential-service/db-schema/client'
+import { codeHash, issueMdoc, issueSdJwtVc, parseCertificate, signJws } from '@credential-service/crypto'
 import { createStatusLists, verifySdJwtPresentation } from '@credential-service/verifier'
-import { PGlite } from '@electric-sql/pglite'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { drizzle } from 'drizzle-orm/pglite'
-import { migrate } from 'drizzle-orm/pglite/migrator'
 import {
   CompactEncrypt,
   compactDecrypt,
-  createLocalJWKSet,
   exportJWK,
   generateKeyPair as holderKeyPair,
   importJWK,
@@ -42,9 +21,9 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose'
-import postgres from 'postgres'
 import { kbSigner } from '../test/wallet'
 import { codeFlow, codeFlowWallets } from './ceiling-code-flow'
+import { openSql, type Setup, type Sql, setUp } from './ceiling-setup'
 
 export interface CeilingResult {
   flow: string
@@ -52,93 +31,11 @@ export interface CeilingResult {
   sqlStatements: number
 }
 
-export interface Sql {
-  run(text: string, params: unknown[]): Promise<Record<string, unknown>[]>
-  close(): Promise<void>
-}
-
-/** Raw prepared statements: postgres.js on PostgreSQL, PGlite in memory otherwise. */
-async function openSql(url: string | undefined): Promise<Sql> {
-  if (url) {
-    const client = postgres(url, { max: 1, onnotice: () => {} })
-    return {
-      run: async (text, params) => [...(await client.unsafe(text, params as never[], { prepare: true }))],
-      close: () => client.end(),
-    }
-  }
-  const pg = await PGlite.create('memory://')
-  await migrate(drizzle(pg), { migrationsFolder: migrationsFolder() })
-  return {
-    run: async (text, params) => (await pg.query<Record<string, unknown>>(text, params)).rows,
-    close: () => pg.close(),
-  }
-}
-
 const cpuMs = () => {
   const usage = process.cpuUsage()
   return (usage.user + usage.system) / 1000
 }
 
-async function setUp(sql: Sql) {
-  const tenant = `ceiling-${randomBytes(4).toString('hex')}`
-  const [created] = await sql.run('insert into tenants (id, name) values ($1, $2) returning generation', [
-    tenant,
-    tenant,
-  ])
-  const masterSecret = randomBytes(32).toString('base64url')
-  const cipher = createJwkCipher(masterSecret)
-  const sessionData = createSessionDataCipher(masterSecret)
-  const managementKey = await deriveManagementSigningKey(masterSecret)
-  const api = 'https://bench.example/api'
-  const managementToken = (
-    await createManagementTokenIssuer({ key: managementKey, issuer: api, lifetimeSeconds: 3600 })({
-      clientId: 'bench',
-      tenantId: tenant,
-      tenantGeneration: created?.generation as string,
-      roles: ['issuance:offer', 'presentation:request'],
-    })
-  ).accessToken
-  const verifyManagementToken = createManagementTokenVerifier({
-    jwks: { keys: [managementKey.publicJwk] },
-    issuer: api,
-  })
-
-  const keys = await generateKeyPair('ES256')
-  const certificate = await createCertificate({
-    subjectPublicJwk: keys.publicJwk,
-    subject: 'CN=Ceiling,C=DE',
-    issuerPrivateJwk: keys.privateJwk,
-    validityDays: 30,
-    dnsNames: ['bench.example'],
-  })
-  const x5c = [x5cEntry(certificate)]
-  const signer: Signer = createSignerFactory({ cipher, providers: {} })(
-    {
-      tenantId: tenant,
-      keyChainId: 'keys',
-      kmsProvider: 'db',
-      externalKeyId: null,
-      alg: 'ES256',
-      kid: 'kid-1',
-      encryptedJwk: cipher.encrypt(keys.privateJwk, `key-chain:${tenant}/keys`),
-      x5c,
-    },
-    keys.publicJwk,
-  )
-  const issuerKeySet = createLocalJWKSet({ keys: [{ ...keys.publicJwk, kid: 'kid-1', alg: 'ES256' }] })
-  return {
-    tenant,
-    cipher,
-    sessionData,
-    managementToken,
-    verifyManagementToken,
-    signer,
-    issuerKeySet,
-    certificate,
-  }
-}
-
-export type Setup = Awaited<ReturnType<typeof setUp>>
 const issuerUrl = 'https://bench.example/issuers/ceiling'
 // The ceiling's credentials carry no status entry: the cache is never read.
 const statusLists = createStatusLists({ maxSeconds: 0, maxEntries: 1, maxBytes: 1024 })

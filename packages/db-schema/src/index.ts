@@ -1,6 +1,6 @@
 export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
-export { QueryDeadlineError } from './query-deadline'
+export { QueryDeadlineError } from './query-deadline-error'
 export type { DatabaseStats } from './query-stats'
 export type { AuditEntry, AuditLogRepository } from './repositories/audit-log'
 export { createAuditLogRepository, recordAudit } from './repositories/audit-log'
@@ -37,12 +37,7 @@ export {
 } from './repositories/deferred'
 export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
-export {
-  createIssuanceSessionRepository,
-  createNonceRepository,
-  createNotificationRepository,
-  purgeExpiredNonces,
-} from './repositories/issuance'
+export { createIssuanceSessionRepository } from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
 export {
   createKeyChainRepository,
@@ -52,6 +47,8 @@ export {
 } from './repositories/key-chains'
 export type { LegacySessionDataSealer } from './repositories/legacy-session-data'
 export { sealLegacySessionData } from './repositories/legacy-session-data'
+export { createNonceRepository, purgeExpiredNonces } from './repositories/nonces'
+export { createNotificationRepository } from './repositories/notifications'
 export type { NewPresentationSession, PresentationSessionRepository } from './repositories/presentation'
 export { createPresentationSessionRepository } from './repositories/presentation'
 export type { RateLimitCount, RateLimitHits } from './repositories/rate-limits'

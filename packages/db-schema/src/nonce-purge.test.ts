@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
-import { createNonceRepository, purgeExpiredNonces } from './repositories/issuance'
+import { createNonceRepository, purgeExpiredNonces } from './repositories/nonces'
 import { queryRows, testDatabases } from './testing'
 
 describe.each(testDatabases())('expired nonce purge on $name', ({ open }) => {

@@ -1,4 +1,5 @@
 import type { ReservedSql, Sql } from 'postgres'
+import { QueryDeadlineError } from './query-deadline-error'
 import type { QueryStats, PendingQuery as Tracked } from './query-stats'
 
 export interface QueryDeadlines {
@@ -9,21 +10,6 @@ export interface QueryDeadlines {
    * this bound only fires when the server or the network stops answering at all.
    */
   runMs: number
-}
-
-/** A query given up on by the client: no connection in time, or no answer from a silent server. */
-export class QueryDeadlineError extends Error {
-  readonly code: 'POOL_TIMEOUT' | 'QUERY_TIMEOUT'
-
-  constructor(code: 'POOL_TIMEOUT' | 'QUERY_TIMEOUT', ms: number) {
-    super(
-      code === 'POOL_TIMEOUT'
-        ? `no database connection within ${ms} ms`
-        : `no answer from the database within ${ms} ms`,
-    )
-    this.name = 'QueryDeadlineError'
-    this.code = code
-  }
 }
 
 // postgres.js sets `state` when it hands a query to a connection; until then the query is queued,

@@ -1,4 +1,4 @@
-import { QueryDeadlineError } from './query-deadline'
+import { QueryDeadlineError } from './query-deadline-error'
 
 /** What the metrics endpoint reports about the database client of a process. */
 export interface DatabaseStats {

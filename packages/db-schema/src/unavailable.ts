@@ -1,4 +1,4 @@
-import { QueryDeadlineError } from './query-deadline'
+import { QueryDeadlineError } from './query-deadline-error'
 
 // Socket errors of a database that is down, restarting or unreachable (Node.js errno codes).
 const SOCKET_CODES = new Set([

@@ -2,7 +2,7 @@ import { checkCbor, msoStatusEntry, type StatusListEntry } from '@credential-ser
 import type { DeviceResponse } from '@owf/mdoc'
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose'
 import { loadMdoc } from './mdoc-context'
-import { PresentationRejected } from './sd-jwt-presentation'
+import { PresentationRejected } from './presentation-rejected'
 import { requireValidEntry, type StatusCheck } from './status-list'
 
 export interface MdocCheck extends StatusCheck {

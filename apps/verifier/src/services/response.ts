@@ -8,8 +8,9 @@ import {
 import { exceedsJsonDepth, findUnstorable, MAX_JSON_DEPTH } from '@credential-service/server-kit'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { verifyMdocPresentation } from './mdoc-presentation'
+import { PresentationRejected } from './presentation-rejected'
 import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
-import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt-presentation'
+import { verifySdJwtPresentation } from './sd-jwt-presentation'
 import { trustAnchors } from './trust'
 
 type Form = Record<string, unknown>

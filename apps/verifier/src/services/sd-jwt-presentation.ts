@@ -3,6 +3,7 @@ import { issuerNameRefusal, parseCertificate } from '@credential-service/crypto'
 import { exceedsJsonDepth, MAX_JSON_DEPTH, type OutboundPolicy } from '@credential-service/server-kit'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { PresentationRejected } from './presentation-rejected'
 import { checkDisclosures } from './sd-jwt-disclosures'
 import { requireValidEntry, type StatusLists, statusListEntryOf } from './status-list'
 import { checkChain } from './trust'
@@ -22,18 +23,6 @@ const loadLibraries = () =>
  */
 function verifyWithoutStatus(vc: typeof SDJwtVcInstance): SDJwtVcInstance['verify'] {
   return Object.getPrototypeOf(vc.prototype).verify
-}
-
-/**
- * A presentation that fails a check: the reason ends up on the session, which only the tenant
- * reads. `toWallet`, when set, is all the presenter is told instead.
- */
-export class PresentationRejected extends Error {
-  readonly toWallet: string | undefined
-  constructor(reason: string, toWallet?: string) {
-    super(reason)
-    this.toWallet = toWallet
-  }
 }
 
 export interface SdJwtCheck {

@@ -11,7 +11,7 @@ import {
   signWithKeyObject,
 } from '@credential-service/crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { PresentationRejected } from './sd-jwt-presentation'
+import type { PresentationRejected } from './presentation-rejected'
 import {
   createStatusLists,
   requireValidEntry,

@@ -1,7 +1,7 @@
 import { createHash, type X509Certificate } from 'node:crypto'
 import { type StatusListEntry, StatusListError, statusAt } from '@credential-service/crypto'
 import type { OutboundPolicy } from '@credential-service/server-kit'
-import { PresentationRejected } from './sd-jwt-presentation'
+import { PresentationRejected } from './presentation-rejected'
 import { createStatusListCache, type StatusListCache, type StatusListCacheOptions } from './status-list-cache'
 import { type FetchedList, fetchStatusList, unchecked } from './status-list-fetch'
 import { checkChain } from './trust'

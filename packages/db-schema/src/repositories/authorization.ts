@@ -1,7 +1,7 @@
 import { and, eq, gt, or, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { type AuthorizationRequestRow, authorizationRequests, issuanceSessions } from '../schema'
-import { deleteExpiredBatch } from './issuance'
+import { deleteExpiredBatch } from './delete-expired-batch'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 
 export type NewAuthorizationRequest = Omit<

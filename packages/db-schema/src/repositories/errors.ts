@@ -13,3 +13,6 @@ export const foreignKeyViolation = (error: unknown) => violation(error, '23503')
 
 /** The constraint of a unique or primary key violation (23505), from either driver; undefined otherwise. */
 export const uniqueViolation = (error: unknown) => violation(error, '23505')
+
+/** The constraint of a CHECK violation (23514), from either driver; undefined for other errors. */
+export const checkViolation = (error: unknown) => violation(error, '23514')

@@ -1,14 +1,6 @@
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, type SQL, sql } from 'drizzle-orm'
-import type { AnyPgColumn } from 'drizzle-orm/pg-core'
+import { and, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
-import {
-  type authorizationRequests,
-  type IssuanceSessionRow,
-  issuanceNotifications,
-  issuanceSessions,
-  nonces,
-  type presentationSessions,
-} from '../schema'
+import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 
 const INSERT_COLUMNS = [
@@ -46,7 +38,7 @@ const openByCode = and(
 /** The failure reason of a session whose transaction code was guessed wrong too often. */
 const TX_CODE_LOCKED = 'too many wrong transaction codes'
 
-// The statements of every issuance flow, prepared once per database.
+// The statements of every issuance flow, prepared once per database (nonces: nonces.ts).
 const statements = {
   get: (db: Database) =>
     prepared(db, 'issuance_get', (d) => d.select().from(issuanceSessions).where(sessionById)),
@@ -183,17 +175,6 @@ const statements = {
         .where(openSession)
         .returning()
     }),
-  issueNonce: (db: Database) =>
-    prepared(db, 'nonce_issue', (d) =>
-      d.insert(nonces).values({ tenantId: tenant, value: param('value'), expiresAt: at }),
-    ),
-  consumeNonce: (db: Database) =>
-    prepared(db, 'nonce_consume', (d) =>
-      d
-        .delete(nonces)
-        .where(and(eq(nonces.tenantId, tenant), eq(nonces.value, param('value')), gt(nonces.expiresAt, at)))
-        .returning({ value: nonces.value }),
-    ),
 }
 
 export type NewIssuanceSession = Omit<typeof issuanceSessions.$inferInsert, 'tenantId'>
@@ -340,98 +321,3 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
   }
 }
 export type IssuanceSessionRepository = ReturnType<typeof createIssuanceSessionRepository>
-
-/** c_nonce values of one tenant. */
-export function createNonceRepository(db: Database, tenantId: string) {
-  return {
-    async issue(value: string, expiresAt: Date): Promise<void> {
-      await statements.issueNonce(db).execute({ tenantId, value, at: expiresAt.toISOString() })
-    },
-
-    /** Consumes a nonce atomically: true for the one caller that finds it unexpired. */
-    async consume(value: string, at: Date): Promise<boolean> {
-      const rows = await statements.consumeNonce(db).execute({ tenantId, value, at: at.toISOString() })
-      return rows.length === 1
-    },
-  }
-}
-
-/**
- * Deletes up to `limit` nonces of any tenant that expired before `before`; returns how many. The
- * nonce endpoint is open to anyone, so unredeemed nonces must not pile up (index nonces_expiry).
- */
-export async function purgeExpiredNonces(db: Database, before: Date, limit = 1000): Promise<number> {
-  return (await deleteExpiredBatch(db, nonces, nonces.value, before, limit)).length
-}
-
-/**
- * Deletes up to `limit` rows of any tenant of a tenant-owned table whose `expires_at` lies before
- * `before`, keyed by `(tenant_id, key)`; answers the deleted keys. One bounded statement per call,
- * so purge jobs never hold long locks.
- */
-export async function deleteExpiredBatch(
-  db: Executor,
-  table: typeof nonces | typeof issuanceSessions | typeof presentationSessions | typeof authorizationRequests,
-  key: AnyPgColumn,
-  before: Date,
-  limit: number,
-): Promise<{ tenantId: string; key: string }[]> {
-  const expired = db
-    .select({ tenantId: table.tenantId, key })
-    .from(table)
-    .where(lt(table.expiresAt, before))
-    .limit(limit)
-  return (await db
-    .delete(table)
-    .where(sql`(${table.tenantId}, ${key}) in ${expired}`)
-    .returning({ tenantId: table.tenantId, key })) as { tenantId: string; key: string }[]
-}
-
-/** Notification ids of one tenant's issuance sessions (OpenID4VCI §11). */
-export function createNotificationRepository(db: Database, tenantId: string) {
-  const byId = (id: string): SQL =>
-    and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.id, id)) as SQL
-  return {
-    /** Records the wallet's event on a notification of `sessionId`; undefined when it is not one. */
-    async record(
-      id: string,
-      sessionId: string,
-      event: string,
-      description: string | undefined,
-      at: Date,
-      tx: Executor = db,
-    ) {
-      const [row] = await tx
-        .update(issuanceNotifications)
-        .set({ event, eventDescription: description ?? null, receivedAt: at, deliveryStatus: 'pending' })
-        .where(and(byId(id), eq(issuanceNotifications.sessionId, sessionId)))
-        .returning()
-      return row
-    },
-
-    async delivered(
-      id: string,
-      outcome: { status: string; attempts: number; lastError: string | null },
-      tx: Executor = db,
-    ): Promise<void> {
-      await tx
-        .update(issuanceNotifications)
-        .set({
-          deliveryStatus: outcome.status,
-          deliveryAttempts: outcome.attempts,
-          deliveryError: outcome.lastError,
-        })
-        .where(byId(id))
-    },
-
-    ofSession(sessionId: string) {
-      return db
-        .select()
-        .from(issuanceNotifications)
-        .where(
-          and(eq(issuanceNotifications.tenantId, tenantId), eq(issuanceNotifications.sessionId, sessionId)),
-        )
-        .orderBy(asc(issuanceNotifications.createdAt))
-    },
-  }
-}

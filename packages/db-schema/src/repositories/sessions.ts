@@ -16,14 +16,16 @@ import {
 } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import {
+  ISSUANCE_SESSION_STATUSES,
   type IssuanceSessionRow,
   issuanceNotifications,
   issuanceSessions,
+  PRESENTATION_SESSION_STATUSES,
   type PresentationSessionRow,
   presentationSessions,
   webhookDeliveries,
 } from '../schema'
-import { deleteExpiredBatch } from './issuance'
+import { deleteExpiredBatch } from './delete-expired-batch'
 import { afterKey, compareKeys, decodeKeyCursor, keyCursorText, type ListKey, toKeyPage } from './pagination'
 
 export type SessionRow =
@@ -57,9 +59,6 @@ function statusCondition(
   return eq(table.status, status)
 }
 
-const ISSUANCE_STORED = ['offered', 'token_issued', 'credential_issued', 'completed', 'failed']
-const PRESENTATION_STORED = ['pending', 'verified', 'failed']
-
 /**
  * Sessions of one tenant across both tables, newest first. Each table answers its first `limit + 1`
  * rows after the cursor; the merge of the two holds the page, so paging stays stable however the
@@ -80,13 +79,13 @@ export function createSessionRepository(db: Database, tenantId: string) {
     issuance: {
       table: issuanceSessions,
       open: 'offered',
-      stored: ISSUANCE_STORED,
+      stored: ISSUANCE_SESSION_STATUSES,
       config: (id: string) => arrayContains(issuanceSessions.credentialConfigurationIds, [id]),
     },
     presentation: {
       table: presentationSessions,
       open: 'pending',
-      stored: PRESENTATION_STORED,
+      stored: PRESENTATION_SESSION_STATUSES,
       config: (id: string) => eq(presentationSessions.presentationConfigId, id),
     },
   } as const

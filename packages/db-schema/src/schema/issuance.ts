@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import {
   boolean,
+  check,
   index,
   integer,
   jsonb,
@@ -10,7 +11,20 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
+import { oneOf } from './one-of'
 import { tenants } from './tenants'
+
+/**
+ * The statuses an issuance session is stored with, which a CHECK holds the column to. `expired`
+ * is never stored: an `offered` session past its `expires_at` reads as expired.
+ */
+export const ISSUANCE_SESSION_STATUSES = [
+  'offered',
+  'token_issued',
+  'credential_issued',
+  'completed',
+  'failed',
+] as const
 
 /**
  * One credential offer and its way through token and credential requests. The pre-authorized code
@@ -61,6 +75,7 @@ export const issuanceSessions = pgTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('issuance_sessions_code').on(t.tenantId, t.preAuthorizedCodeHash),
     uniqueIndex('issuance_sessions_issuer_state').on(t.tenantId, t.issuerStateHash),
+    check('issuance_sessions_status_check', oneOf(t.status, ISSUANCE_SESSION_STATUSES)),
     index('issuance_sessions_status').on(t.tenantId, t.status, t.createdAt),
     // Newest-first session lists, and the retention job across tenants.
     index('issuance_sessions_created').on(t.tenantId, t.createdAt, t.id),

@@ -1,5 +1,22 @@
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
+import { oneOf } from './one-of'
 import { tenants } from './tenants'
+
+/**
+ * The statuses a presentation session is stored with, which a CHECK holds the column to.
+ * `expired` is never stored: a `pending` session past its `expires_at` reads as expired.
+ */
+export const PRESENTATION_SESSION_STATUSES = ['pending', 'verified', 'failed'] as const
 
 /**
  * One OpenID4VP authorization request and its outcome. `request_id` (in the request and response
@@ -47,6 +64,7 @@ export const presentationSessions = pgTable(
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('presentation_sessions_request').on(t.tenantId, t.requestId),
+    check('presentation_sessions_status_check', oneOf(t.status, PRESENTATION_SESSION_STATUSES)),
     index('presentation_sessions_status').on(t.tenantId, t.status, t.createdAt),
     // Newest-first session lists, and the retention job across tenants.
     index('presentation_sessions_created').on(t.tenantId, t.createdAt, t.id),

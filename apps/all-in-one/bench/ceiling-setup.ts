@@ -1,0 +1,106 @@
+/**
+ * The ceiling's database and tenant, shared by ceiling.ts and ceiling-code-flow.ts: in a module
+ * of its own so that the two flow modules do not import each other.
+ */
+import { randomBytes } from 'node:crypto'
+import {
+  createCertificate,
+  createJwkCipher,
+  createManagementTokenIssuer,
+  createManagementTokenVerifier,
+  createSessionDataCipher,
+  createSignerFactory,
+  deriveManagementSigningKey,
+  generateKeyPair,
+  type Signer,
+  x5cEntry,
+} from '@credential-service/crypto'
+import { migrationsFolder } from '@credential-service/db-schema/client'
+import { PGlite } from '@electric-sql/pglite'
+import { drizzle } from 'drizzle-orm/pglite'
+import { migrate } from 'drizzle-orm/pglite/migrator'
+import { createLocalJWKSet } from 'jose'
+import postgres from 'postgres'
+
+export interface Sql {
+  run(text: string, params: unknown[]): Promise<Record<string, unknown>[]>
+  close(): Promise<void>
+}
+
+/** Raw prepared statements: postgres.js on PostgreSQL, PGlite in memory otherwise. */
+export async function openSql(url: string | undefined): Promise<Sql> {
+  if (url) {
+    const client = postgres(url, { max: 1, onnotice: () => {} })
+    return {
+      run: async (text, params) => [...(await client.unsafe(text, params as never[], { prepare: true }))],
+      close: () => client.end(),
+    }
+  }
+  const pg = await PGlite.create('memory://')
+  await migrate(drizzle(pg), { migrationsFolder: migrationsFolder() })
+  return {
+    run: async (text, params) => (await pg.query<Record<string, unknown>>(text, params)).rows,
+    close: () => pg.close(),
+  }
+}
+
+export async function setUp(sql: Sql) {
+  const tenant = `ceiling-${randomBytes(4).toString('hex')}`
+  const [created] = await sql.run('insert into tenants (id, name) values ($1, $2) returning generation', [
+    tenant,
+    tenant,
+  ])
+  const masterSecret = randomBytes(32).toString('base64url')
+  const cipher = createJwkCipher(masterSecret)
+  const sessionData = createSessionDataCipher(masterSecret)
+  const managementKey = await deriveManagementSigningKey(masterSecret)
+  const api = 'https://bench.example/api'
+  const managementToken = (
+    await createManagementTokenIssuer({ key: managementKey, issuer: api, lifetimeSeconds: 3600 })({
+      clientId: 'bench',
+      tenantId: tenant,
+      tenantGeneration: created?.generation as string,
+      roles: ['issuance:offer', 'presentation:request'],
+    })
+  ).accessToken
+  const verifyManagementToken = createManagementTokenVerifier({
+    jwks: { keys: [managementKey.publicJwk] },
+    issuer: api,
+  })
+
+  const keys = await generateKeyPair('ES256')
+  const certificate = await createCertificate({
+    subjectPublicJwk: keys.publicJwk,
+    subject: 'CN=Ceiling,C=DE',
+    issuerPrivateJwk: keys.privateJwk,
+    validityDays: 30,
+    dnsNames: ['bench.example'],
+  })
+  const x5c = [x5cEntry(certificate)]
+  const signer: Signer = createSignerFactory({ cipher, providers: {} })(
+    {
+      tenantId: tenant,
+      keyChainId: 'keys',
+      kmsProvider: 'db',
+      externalKeyId: null,
+      alg: 'ES256',
+      kid: 'kid-1',
+      encryptedJwk: cipher.encrypt(keys.privateJwk, `key-chain:${tenant}/keys`),
+      x5c,
+    },
+    keys.publicJwk,
+  )
+  const issuerKeySet = createLocalJWKSet({ keys: [{ ...keys.publicJwk, kid: 'kid-1', alg: 'ES256' }] })
+  return {
+    tenant,
+    cipher,
+    sessionData,
+    managementToken,
+    verifyManagementToken,
+    signer,
+    issuerKeySet,
+    certificate,
+  }
+}
+
+export type Setup = Awaited<ReturnType<typeof setUp>>

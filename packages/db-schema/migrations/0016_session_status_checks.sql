@@ -1,0 +1,2 @@
+ALTER TABLE "issuance_sessions" ADD CONSTRAINT "issuance_sessions_status_check" CHECK ("issuance_sessions"."status" in ('offered', 'token_issued', 'credential_issued', 'completed', 'failed'));--> statement-breakpoint
+ALTER TABLE "presentation_sessions" ADD CONSTRAINT "presentation_sessions_status_check" CHECK ("presentation_sessions"."status" in ('pending', 'verified', 'failed'));

@@ -1,4 +1,4 @@
-import { NotFoundError, ProtocolError, zTenantId } from '@credential-service/core-domain'
+import { ProtocolError } from '@credential-service/core-domain'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -8,9 +8,8 @@ import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
-import { attestationChallengeHeader, dpopNonceHeader } from './oid4vci'
+import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
-const tenantParams = z.object({ tenant: zTenantId })
 const query = (keys: string[]) =>
   z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(4000).optional()])))
 
@@ -30,9 +29,6 @@ const formOnly: onRequestHookHandler = async (req) => {
  */
 export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const service = perTenant((tenant) => createAuthorizationService(deps, tenant))
-  const known = async (tenant: string) => {
-    if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
-  }
 
   return async (app) => {
     app.post(
@@ -48,7 +44,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         const tenant = req.params.tenant
-        await known(tenant)
+        await requireTenant(deps, tenant)
         // PAR takes the token endpoint's client authentication and DPoP (HAIP 4.3, RFC 9449 §10):
         // a DPoP proof here binds the code to its key, like dpop_jkt.
         const dpop = await verifyDpop(deps, tenant, {
@@ -79,7 +75,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
         onRequest: walletLimit(app, limits, 'authorize'),
       },
       async (req, reply) => {
-        await known(req.params.tenant)
+        await requireTenant(deps, req.params.tenant)
         const step = await service(req.params.tenant).authorize(req.query, req.headers.cookie)
         if (step.cookie) reply.header('set-cookie', step.cookie)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
@@ -93,7 +89,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
         onRequest: walletLimit(app, limits, 'authorize'),
       },
       async (req, reply) => {
-        await known(req.params.tenant)
+        await requireTenant(deps, req.params.tenant)
         const step = await service(req.params.tenant).callback(req.query, req.headers.cookie)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
       },

@@ -3,18 +3,14 @@ import {
   InvalidInputError,
   ProtocolError,
   RateLimitedError,
-  zTenantId,
 } from '@credential-service/core-domain'
 import { oauthErrorHandler, type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { FastifyError } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import { createCredentialEndpoint } from '../services/credential-endpoint'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
-import { dpopNonceHeader, requireTenant } from './oid4vci'
-
-const tenantParams = z.object({ tenant: zTenantId })
+import { dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const FRAMEWORK_DETAILS: Record<string, string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'the request body is not valid JSON',

@@ -1,52 +1,30 @@
-import { NotFoundError, zTenantId } from '@credential-service/core-domain'
+import { NotFoundError } from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { createGrantScope } from '../grants/grant-context'
+import { exchangeToken } from '../grants/registry'
+import { parseTokenRequest } from '../grants/z-token-request'
 import { authenticateWalletClient } from '../services/client-attestation'
 import { createCredentialEncryption } from '../services/credential-encryption'
 import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
 import { perTenant } from '../services/per-tenant'
-import type { ServerNonces } from '../services/server-nonces'
 import { authorizationRoutes } from './authorization'
 import { credentialRoutes } from './credential'
+import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
-const tenantParams = z.object({ tenant: zTenantId })
 const NO_STORE = 'no-store'
-
-/**
- * An unknown tenant is a 404 (like its metadata) before anything is recorded under it: c_nonces and
- * the jtis of DPoP proofs and attestation PoPs are rows with the tenant as foreign key.
- */
-export async function requireTenant(deps: IssuanceDeps, tenant: string): Promise<void> {
-  if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
-}
-
-/** A fresh server nonce of the URL's tenant in `header` on every answer, refusals included. */
-function serverNonceHeader(header: string, nonces: ServerNonces) {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    const tenant = (req.params as { tenant?: string }).tenant
-    if (tenant) reply.header(header, nonces.issue(tenant))
-  }
-}
-const noHeader = async () => {}
-
-/** RFC 9449 §8, §9: a fresh server nonce on every answer of the endpoints that take DPoP proofs. */
-export const dpopNonceHeader = (deps: IssuanceDeps) =>
-  deps.dpop.nonceRequired ? serverNonceHeader('dpop-nonce', deps.dpop.nonces) : noHeader
-
-/** ABCA (-10) §8: the next PoP challenge on every answer of the endpoints that take a wallet attestation (token, PAR). */
-export const attestationChallengeHeader = (deps: IssuanceDeps) =>
-  serverNonceHeader('oauth-client-attestation-challenge', deps.attestationChallenges)
 
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
 export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const service = perTenant((tenant) => createIssuanceService(deps, tenant))
   const encryption = perTenant((tenant) => createCredentialEncryption(deps, tenant))
+  const grantScope = perTenant((tenant) => createGrantScope(deps, tenant))
 
   // Built once per read of the tenant's configurations and key chains (both cached objects).
   // The JSON text too: wallets fetch the metadata in every flow, and it grows with the configurations.
@@ -152,25 +130,18 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         onRequest: [walletLimit(app, limits, 'token'), dpopNonce, attestationChallengeHeader(deps)],
       },
       async (req, reply) => {
-        const body = req.body
         const tenant = req.params.tenant
-        const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : undefined)
         await requireTenant(deps, tenant)
         // DPoP first: a use_dpop_nonce answer then leaves the wallet's attestation PoP unspent.
         const dpop = await verifyDpop(deps, tenant, { ...resource(req, tenant, 'token'), at: 'token' })
+        const clientId = req.body.client_id
         const walletClient = await authenticateWalletClient(deps, tenant, {
           headers: req.headers,
-          clientId: text('client_id'),
+          clientId: typeof clientId === 'string' ? clientId : undefined,
         })
-        const token = await service(tenant).token({
-          grantType: text('grant_type'),
-          code: text('pre-authorized_code'),
-          txCode: text('tx_code'),
-          authorizationCode: text('code'),
-          redirectUri: text('redirect_uri'),
-          codeVerifier: text('code_verifier'),
-          clientId: text('client_id'),
-          refreshToken: text('refresh_token'),
+        // Parsed after the sender is authenticated, the order in which the endpoint has always refused.
+        const token = await exchangeToken(parseTokenRequest(req.body), {
+          ...grantScope(tenant),
           dpopJkt: dpop?.jkt,
           walletClient,
         })

@@ -256,7 +256,7 @@ export function createAuthorizationService(deps: ProtocolDeps, tenantId: string)
   /**
    * The offer's claims with this login's, sealed for the session. Kept with the request, not
    * written to the session: several wallets may log in on one offer, and only the one whose code
-   * redeems the session has its holder's claims issued (code-grant.ts).
+   * redeems the session has its holder's claims issued (grants/authorization-code.ts).
    */
   async function withOfferClaims(
     sessionId: string,

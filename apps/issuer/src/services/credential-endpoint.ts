@@ -1,3 +1,4 @@
+import type { ResourceRequest } from '../grants/verify-access-token'
 import {
   checkEncryptionPolicy,
   createCredentialEncryption,
@@ -6,7 +7,6 @@ import {
 } from './credential-encryption'
 import type { CredentialOutcome } from './deferred'
 import { createIssuanceService, type IssuanceDeps } from './issuance'
-import type { ResourceRequest } from './token'
 
 /** An HTTP answer of the (deferred) credential endpoint: JSON, or a JWE when the wallet asked for one. */
 export interface CredentialHttpAnswer {

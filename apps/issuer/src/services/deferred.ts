@@ -10,9 +10,9 @@ import {
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
+import type { AccessGrant } from '../grants/verify-access-token'
 import type { createClaimsSource } from './claims-source'
 import { issueCredentials } from './issue-credentials'
-import type { AccessGrant } from './token'
 
 /** What the (deferred) credential endpoint answers: credentials (200) or a transaction (202). */
 export type CredentialOutcome =

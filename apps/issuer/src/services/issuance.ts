@@ -6,6 +6,12 @@ import {
   createNotificationRepository,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
+import {
+  type AccessGrant,
+  invalidToken,
+  type ResourceRequest,
+  verifyAccessToken,
+} from '../grants/verify-access-token'
 import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
@@ -13,7 +19,6 @@ import { issueCredentials } from './issue-credentials'
 import { parseCredentialRequest } from './parse-credential-request'
 import { verifyProofs } from './proofs'
 import type { ServerNonces } from './server-nonces'
-import { type AccessGrant, createTokenService, invalidToken } from './token'
 
 export const NONCE_SECONDS = 300
 
@@ -57,14 +62,13 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
   const nonces = createNonceRepository(deps.db, tenantId)
   const notifications = createNotificationRepository(deps.db, tenantId)
 
-  const tokens = createTokenService(deps, tenantId)
   const claimsFor = createClaimsSource(deps, tenantId, sessions)
   const deferred = createDeferredService(deps, tenantId, { sessions, claimsFor, alreadyIssued })
 
   return {
     issuer,
-    token: tokens.token,
-    authorize: tokens.authorize,
+    /** Verifies the access token of a protected endpoint (grants/verify-access-token.ts). */
+    authorize: (request: ResourceRequest) => verifyAccessToken(deps, tenantId, request),
 
     /** Offer by reference (OpenID4VCI §4.1.3): served while the offer is open, 404 after. */
     async offer(sessionId: string): Promise<Record<string, unknown> | undefined> {

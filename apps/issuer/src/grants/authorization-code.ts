@@ -1,0 +1,76 @@
+import { timingSafeEqual } from 'node:crypto'
+import { ProtocolError } from '@credential-service/core-domain'
+import { codeHash } from '@credential-service/crypto'
+import { grantOf, respondWithGrant, revokeGrant } from './authorized-grant'
+import type { GrantContext } from './grant-context'
+import type { TokenResponse } from './issue-access-token'
+import {
+  newRefreshToken,
+  REFRESH_GRANT_SECONDS,
+  REFRESH_TOKEN_SECONDS,
+  wantsRefreshTokens,
+} from './refresh-chain'
+import { requireSenderConstraints } from './sender-constraints'
+import type { AuthorizationCodeRequest } from './z-token-request'
+
+const invalidGrant = (description: string) => new ProtocolError('invalid_grant', description)
+const same = (a: string, b: string) =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
+
+/** The authorization code grant (RFC 6749 §4.1.3, RFC 7636 §4.5, OpenID4VCI 1.0 §6.1). */
+export async function authorizationCodeGrant(
+  request: AuthorizationCodeRequest,
+  context: GrantContext,
+): Promise<TokenResponse> {
+  const { code, redirect_uri: redirectUri, code_verifier: codeVerifier } = request
+  const { requests, sessions } = context
+  const hash = codeHash(code)
+  // Before the code is spent, as for a pre-authorized code: a refused wallet retries with it, and
+  // the session does not read token_issued for a token never issued.
+  await requireSenderConstraints(
+    context,
+    async () => (await requests.byCodeHash(hash))?.credentialConfigurationIds ?? [],
+  )
+  // RFC 6749 §4.1.3: client_id is required only of a client that does not authenticate; an
+  // attested wallet is identified by its attestation's sub (oid4vc-ts sends no client_id then).
+  const clientId = request.client_id ?? context.walletClient?.clientId
+  if (!redirectUri) throw new ProtocolError('invalid_request', 'redirect_uri is required')
+  if (!clientId) throw new ProtocolError('invalid_request', 'client_id is required')
+  if (!codeVerifier) throw new ProtocolError('invalid_request', 'code_verifier is required (PKCE)')
+  const now = context.deps.now()
+  const row = await requests.redeemCode(hash, now)
+  if (!row) {
+    const known = await requests.byCodeHash(hash)
+    if (known && ['redeemed', 'revoked'].includes(known.status))
+      await revokeGrant(context, known, 'an authorization code of this session was used twice')
+    throw invalidGrant('the authorization code is invalid, expired or already used')
+  }
+  // RFC 6749 §4.1.3 and RFC 7636 §4.6: the code is bound to the client, the redirect_uri and
+  // the PKCE challenge; a failed check uses the code up, so it cannot be retried.
+  if (row.clientId !== clientId) throw invalidGrant('the authorization code was issued to another client')
+  if (row.redirectUri !== redirectUri)
+    throw invalidGrant('redirect_uri differs from the authorization request')
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(codeVerifier) || !same(codeHash(codeVerifier), row.codeChallenge))
+    throw invalidGrant('the PKCE code_verifier does not match the code_challenge')
+  // DPoP §10: a dpop_jkt pushed with the request binds the code to that key.
+  if (row.dpopJkt && context.dpopJkt !== row.dpopJkt)
+    throw new ProtocolError('invalid_dpop_proof', 'the code is bound to another DPoP key')
+  // ABCA §5, HAIP 4.3 (I-48): a code pushed by an attested client is redeemed by that client, attested.
+  if (row.attestedClientId && context.walletClient?.clientId !== row.attestedClientId)
+    throw new ProtocolError('invalid_client', 'the code was pushed by an attested client', {
+      status: 401,
+    })
+  // The claims of this request's holder login go into the session with the redemption.
+  if (!row.sessionId || !(await sessions.redeemAuthorized(row.sessionId, now, row.loginClaimsEncrypted)))
+    throw invalidGrant('the offer of this authorization is no longer open')
+  let refreshToken: string | undefined
+  if (await wantsRefreshTokens(context, row.credentialConfigurationIds)) refreshToken = newRefreshToken()
+  await requests.setRefreshToken(row.id, {
+    refreshTokenHash: refreshToken ? codeHash(refreshToken) : null,
+    // RFC 9449 §5: a public client's refresh token is bound to the DPoP key used here.
+    dpopJkt: row.dpopJkt ?? context.dpopJkt ?? null,
+    expiresAt: new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000),
+    grantExpiresAt: new Date(now.getTime() + REFRESH_GRANT_SECONDS * 1000),
+  })
+  return respondWithGrant(context, grantOf(row, refreshToken))
+}

@@ -1,6 +1,6 @@
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
-import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { FastifyRequest } from 'fastify'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { clientIp, MEMORY_STORE_KEYS, memoryStore, rateLimitStore } from './rate-limit'
 
 describe('rateLimitStore', () => {

@@ -6,8 +6,6 @@ import { randomBytes } from 'node:crypto'
 import {
   createCertificate,
   createJwkCipher,
-  createManagementTokenIssuer,
-  createManagementTokenVerifier,
   createSessionDataCipher,
   createSignerFactory,
   deriveManagementSigningKey,
@@ -16,9 +14,11 @@ import {
   x5cEntry,
 } from '@credential-service/crypto'
 import { migrationsFolder } from '@credential-service/db-schema/client'
+import { registerManagementTokens } from '@credential-service/server-kit'
 import { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
+import Fastify from 'fastify'
 import { createLocalJWKSet } from 'jose'
 import postgres from 'postgres'
 
@@ -55,18 +55,20 @@ export async function setUp(sql: Sql) {
   const sessionData = createSessionDataCipher(masterSecret)
   const managementKey = await deriveManagementSigningKey(masterSecret)
   const api = 'https://bench.example/api'
+  const managementTokens = await registerManagementTokens(Fastify(), {
+    key: managementKey,
+    issuer: api,
+    lifetimeSeconds: 3600,
+  })
   const managementToken = (
-    await createManagementTokenIssuer({ key: managementKey, issuer: api, lifetimeSeconds: 3600 })({
+    await managementTokens.issue({
       clientId: 'bench',
       tenantId: tenant,
       tenantGeneration: created?.generation as string,
       roles: ['issuance:offer', 'presentation:request'],
     })
   ).accessToken
-  const verifyManagementToken = createManagementTokenVerifier({
-    jwks: { keys: [managementKey.publicJwk] },
-    issuer: api,
-  })
+  const verifyManagementToken = managementTokens.verify
 
   const keys = await generateKeyPair('ES256')
   const certificate = await createCertificate({

@@ -17,7 +17,7 @@ import { type Principal, zAccessTokenClaims } from '@credential-service/core-dom
 import { deriveManagementSigningKey } from '@credential-service/crypto'
 import fastifyJwt from '@fastify/jwt'
 import Fastify from 'fastify'
-import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose'
+import { createLocalJWKSet, decodeJwt, jwtVerify, SignJWT } from 'jose'
 
 const OPS = Number(process.env.MGMT_BENCH_OPS ?? 2000)
 const ROUNDS = Number(process.env.MGMT_BENCH_ROUNDS ?? 9)
@@ -78,7 +78,7 @@ async function fastifyJwtInstance(cache: boolean) {
       kid,
       iss: issuer,
       aud: issuer,
-      expiresIn: lifetimeSeconds * 1000,
+      expiresIn: lifetimeSeconds,
     },
     verify: {
       algorithms: ['EdDSA'],
@@ -126,6 +126,11 @@ fjVerify(plain, a)
 const decodeHeader = (t: string) =>
   JSON.parse(Buffer.from(t.split('.', 1)[0] as string, 'base64url').toString())
 console.log('jose header', decodeHeader(a), '— @fastify/jwt header', decodeHeader(b))
+const lifetime = (t: string) => {
+  const { iat, exp } = decodeJwt(t)
+  return (exp as number) - (iat as number)
+}
+if (lifetime(a) !== lifetimeSeconds || lifetime(b) !== lifetimeSeconds) throw new Error('lifetimes differ')
 
 function cpuUs(): number {
   const { user, system } = process.cpuUsage()

@@ -1,8 +1,13 @@
-import { createManagementTokenIssuer, deriveManagementSigningKey } from '@credential-service/crypto'
+import { deriveManagementSigningKey } from '@credential-service/crypto'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, testDatabases } from '@credential-service/db-schema/testing'
-import { createMetrics, createServer, metricsEndpoint } from '@credential-service/server-kit'
-import type { FastifyInstance } from 'fastify'
+import {
+  createMetrics,
+  createServer,
+  metricsEndpoint,
+  registerManagementTokens,
+} from '@credential-service/server-kit'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildIssuerApp, parseIssuerConfig } from '../src/app'
 
@@ -25,7 +30,7 @@ describe.each(testDatabases())('standalone issuer GET /api/metrics on $name', (t
     })
     const key = await deriveManagementSigningKey(TEST_MASTER_SECRET)
     token = async (roles, issuer = `${PUBLIC_URL}/api`) => {
-      const issue = createManagementTokenIssuer({ key, issuer, lifetimeSeconds: 300 })
+      const { issue } = await registerManagementTokens(Fastify(), { key, issuer, lifetimeSeconds: 300 })
       const { accessToken } = await issue({
         clientId: 'prometheus',
         roles: roles as never,

@@ -1,9 +1,4 @@
-import {
-  createManagementTokenIssuer,
-  createManagementTokenVerifier,
-  createSecretVerifier,
-  type ManagementSigningKey,
-} from '@credential-service/crypto'
+import { createSecretVerifier, type ManagementSigningKey } from '@credential-service/crypto'
 import {
   countWebhookBacklog,
   type Database,
@@ -23,6 +18,7 @@ import {
   problemErrorHandler,
   providerTenantVerifier,
   rateLimitStore,
+  registerManagementTokens,
   registerRateLimits,
   registerRoleGuard,
   type SecuredRoute,
@@ -121,11 +117,16 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const oidc = createOidcMode(config, deps.now)
     await registerDocs(app, { publicUrl: config.PUBLIC_URL, providerTokenUrl: oidc?.tokenUrl })
     const tenants = deps.tenants ?? createTenantCache({ db: database.db })
+    // Unused with OIDC set (the provider's tokens are verified instead), but cheap to register.
+    const tokens = await registerManagementTokens(app, {
+      key: deps.signingKey,
+      issuer,
+      lifetimeSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
+      ...(deps.now ? { now: deps.now } : {}),
+    })
     const secured = registerRoleGuard(
       app,
-      oidc
-        ? providerTenantVerifier(oidc.verify, tenants)
-        : tenantBoundVerifier(createManagementTokenVerifier({ jwks, issuer, now }), tenants),
+      oidc ? providerTenantVerifier(oidc.verify, tenants) : tenantBoundVerifier(tokens.verify, tenants),
     )
 
     if (oidc) {
@@ -136,12 +137,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       const exchange = createTokenService({
         findClient: (clientId) => findClientCredentials(database.db, clientId),
         verifySecret: createSecretVerifier(),
-        issueToken: createManagementTokenIssuer({
-          key: deps.signingKey,
-          issuer,
-          lifetimeSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
-          now,
-        }),
+        issueToken: tokens.issue,
       })
       await app.register(
         oauthRoutes({ exchange, issuer, jwks, failuresPerMinute: config.RATE_LIMIT_TOKEN_PER_MINUTE }),

@@ -19,8 +19,6 @@ export type { ActiveKeyMaterial, KmsProvider, SignerFactory, SignerFactoryOption
 export { createSignerFactory, jwkContext, signWithKeyObject } from './key-chain-signer'
 export type { KeyPairJwks } from './keys'
 export { generateKeyPair, importPrivateKey, publicPart, thumbprint } from './keys'
-export type { IssuedToken, TokenIssuerOptions, TokenVerifierOptions } from './management-token'
-export { createManagementTokenIssuer, createManagementTokenVerifier } from './management-token'
 export type { ManagementSigningKey, MasterKeyPurpose } from './master-secret'
 export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
 export type { IssueMdocOptions, StatusListEntry } from './mdoc'

@@ -16,6 +16,8 @@ export { DEFAULT_HTTP_LIMITS, httpLimits } from './http-limits'
 export { exceedsJsonDepth, findUnstorable, MAX_JSON_DEPTH } from './input-guard'
 export type { KeyRuntime, KeyRuntimeOptions, PublishedJwk } from './key-runtime'
 export { createKeyRuntime, verifyMasterSecret } from './key-runtime'
+export type { IssuedToken, ManagementTokenOptions, ManagementTokens } from './management-token'
+export { registerManagementTokens } from './management-token'
 export type {
   AppName,
   FlowMetrics,

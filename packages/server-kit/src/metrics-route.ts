@@ -1,5 +1,5 @@
 import { zMetricsText } from '@credential-service/core-domain'
-import { createManagementTokenVerifier, deriveManagementSigningKey } from '@credential-service/crypto'
+import { deriveManagementSigningKey } from '@credential-service/crypto'
 import type { Database } from '@credential-service/db-schema'
 import type { FastifyPluginAsync } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -7,6 +7,7 @@ import type { z } from 'zod'
 import { registerRoleGuard, tenantBoundVerifier } from './auth'
 import type { zCommonEnv } from './env'
 import { problemErrorHandler } from './error-handlers'
+import { registerManagementTokens } from './management-token'
 import { METRICS_CONTENT_TYPE, type Metrics } from './metrics'
 import { problemResponses } from './openapi'
 import { createTenantCache, type TenantCache } from './tenant-cache'
@@ -60,9 +61,8 @@ export function metricsEndpoint(options: MetricsEndpointOptions): FastifyPluginA
   return async (app) => {
     app.setErrorHandler(problemErrorHandler)
     const { config } = options
-    const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
-    const verify = createManagementTokenVerifier({
-      jwks: { keys: [signingKey.publicJwk] },
+    const { verify } = await registerManagementTokens(app, {
+      key: await deriveManagementSigningKey(config.MASTER_SECRET),
       issuer: `${config.PUBLIC_URL}/api`,
       ...(options.now ? { now: options.now } : {}),
     })

@@ -1,6 +1,7 @@
 import { type Principal, ProtocolError, type Role, type TokenResponse } from '@credential-service/core-domain'
-import type { IssuedToken, SecretVerifier } from '@credential-service/crypto'
+import type { SecretVerifier } from '@credential-service/crypto'
 import type { ClientCredentials } from '@credential-service/db-schema'
+import type { IssuedToken } from '@credential-service/server-kit'
 
 export interface TokenServiceDeps {
   findClient: (clientId: string) => Promise<ClientCredentials | undefined>

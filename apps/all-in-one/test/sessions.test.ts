@@ -229,6 +229,24 @@ describe.each(testDatabases())('sessions on $name', (testDatabase) => {
     expect((await app.inject({ url: `/api/sessions/${ids.offered}`, headers: a.auth })).statusCode).toBe(200)
   })
 
+  it('issue 20: a session read looks in the table of its kind first: one statement for a presentation session', async () => {
+    // Statements the service sent for one read; the least of three, so a background job's
+    // statement in between does not count.
+    const statementsOf = async (id: string) => {
+      const counts: number[] = []
+      for (let n = 0; n < 3; n++) {
+        const before = database.stats().statements
+        const response = await app.inject({ url: `/api/sessions/${id}`, headers: a.auth })
+        expect(response.statusCode).toBe(200)
+        counts.push(database.stats().statements - before)
+      }
+      return Math.min(...counts)
+    }
+    expect(await statementsOf(ids.pending)).toBe(1)
+    // An issuance session: the session and its notifications.
+    expect(await statementsOf(ids.offered)).toBe(2)
+  })
+
   it('spec §5 rule 4: a client sees and deletes only the kinds its roles cover', async () => {
     const client = async (roles: string[]) => {
       const created = (

@@ -22,6 +22,7 @@ import {
 } from '@credential-service/db-schema'
 
 import type { FlowMetrics, KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import { rememberSessionKind } from './session-kinds'
 
 export interface OfferServiceDeps {
   db: Database
@@ -183,6 +184,7 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         ? `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`
         : `openid-credential-offer://?credential_offer=${encodeURIComponent(JSON.stringify(credentialOffer))}`
       deps.metrics.offerCreated(tenantId)
+      rememberSessionKind(tenantId, sessionId, 'issuance')
       return {
         sessionId,
         credentialOffer,

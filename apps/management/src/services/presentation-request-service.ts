@@ -20,6 +20,7 @@ import {
 } from '@credential-service/db-schema'
 
 import type { FlowMetrics, KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import { rememberSessionKind } from './session-kinds'
 
 export interface PresentationRequestDeps {
   db: Database
@@ -169,6 +170,7 @@ export function createPresentationRequestService(
         request_uri_method: 'post',
       })
       deps.metrics.presentationRequested(tenantId)
+      rememberSessionKind(tenantId, id, 'presentation')
       return {
         sessionId: id,
         clientId,

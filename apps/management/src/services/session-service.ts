@@ -24,6 +24,7 @@ import {
 import { presentationResult } from '@credential-service/server-kit'
 import { toIssuanceSession } from './offer-service'
 import { toPresentationSession } from './presentation-request-service'
+import { rememberedSessionKind, rememberSessionKind } from './session-kinds'
 
 export interface SessionServiceDeps {
   db: Database
@@ -53,10 +54,25 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
 
   /** Session ids are unique across kinds (`ses_…` from one generator): one table has it, or neither. */
   async function find(id: string) {
-    const issued = await issuance.get(id)
-    if (issued) return { kind: 'issuance' as const, row: issued }
-    const presented = await presentation.get(id)
-    if (presented) return { kind: 'presentation' as const, row: presented }
+    const lookups = [
+      async () => {
+        const row = await issuance.get(id)
+        return row && { kind: 'issuance' as const, row }
+      },
+      async () => {
+        const row = await presentation.get(id)
+        return row && { kind: 'presentation' as const, row }
+      },
+    ] as const
+    // A kind remembered from creation or an earlier read is looked up first.
+    const order = rememberedSessionKind(tenantId, id) === 'presentation' ? [1, 0] : [0, 1]
+    for (const index of order) {
+      const found = await lookups[index as 0 | 1]()
+      if (found) {
+        rememberSessionKind(tenantId, id, found.kind)
+        return found
+      }
+    }
     throw new NotFoundError('session', id)
   }
 

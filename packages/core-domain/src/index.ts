@@ -243,6 +243,25 @@ export {
 } from './errors'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
+export type {
+  IssuanceNotificationEvent,
+  IssuanceNotificationEventBody,
+  PresentationFailedEvent,
+  PresentationResultEvent,
+  PresentationResultEventBody,
+  PresentationVerifiedEvent,
+  PresentationVerifiedResponseCodeEvent,
+  WebhookEvent,
+  WebhookEventBody,
+} from './protocol/z-webhook-events'
+export {
+  zIssuanceNotificationEvent,
+  zPresentationFailedEvent,
+  zPresentationResultEvent,
+  zPresentationVerifiedEvent,
+  zPresentationVerifiedResponseCodeEvent,
+  zWebhookEvent,
+} from './protocol/z-webhook-events'
 export type { Principal, Role } from './roles'
 export { checkClientTenantBinding, hasAnyRole, isOperator, ROLES, zRole } from './roles'
 export type { ClaimsResult } from './rules/claims-schema'

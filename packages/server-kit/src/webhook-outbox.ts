@@ -1,4 +1,4 @@
-import { newId, type WebhookEventType } from '@credential-service/core-domain'
+import { newId, type WebhookEventBody, type WebhookEventType } from '@credential-service/core-domain'
 import type { JwkCipher } from '@credential-service/crypto'
 import {
   claimDueWebhookDeliveries,
@@ -51,8 +51,8 @@ export interface WebhookEvent {
   notificationId?: string
   /** Drop the session's claims (and the stored body) once delivered. */
   dropSessionResult?: boolean
-  /** The JSON body; `deliveryId` is added. */
-  body: Record<string, unknown>
+  /** The JSON body (`zWebhookEvent` of core-domain); `deliveryId` is added. */
+  body: WebhookEventBody
 }
 
 const payloadContext = (tenantId: string, id: string) => `webhook-delivery:${tenantId}/${id}`

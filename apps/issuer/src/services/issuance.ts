@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { buildCredentialOffer, newId, ProtocolError } from '@credential-service/core-domain'
+import {
+  buildCredentialOffer,
+  type IssuanceNotificationEventBody,
+  newId,
+  ProtocolError,
+  zIssuanceNotificationEvent,
+} from '@credential-service/core-domain'
 import {
   createIssuanceSessionRepository,
   createNonceRepository,
@@ -103,14 +109,14 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
      * endpoint subscribes to `issuance.notification`); the outbox delivers it (signed, retried).
      */
     async notification(token: { sessionId: string }, body: Record<string, unknown>): Promise<void> {
-      const events = ['credential_accepted', 'credential_failure', 'credential_deleted']
+      const events = zIssuanceNotificationEvent.shape.event.options
       if (typeof body.notification_id !== 'string')
         throw new ProtocolError('invalid_notification_request', 'notification_id is required')
-      if (typeof body.event !== 'string' || !events.includes(body.event)) {
+      const event = events.find((name) => name === body.event)
+      if (!event) {
         throw new ProtocolError('invalid_notification_request', `event must be one of ${events.join(', ')}`)
       }
       const notificationId = body.notification_id
-      const event = body.event
       const description = typeof body.event_description === 'string' ? body.event_description : undefined
       const now = deps.now()
       // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
@@ -120,22 +126,24 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
         if (!row)
           throw new ProtocolError('invalid_notification_id', 'unknown notification_id for this access token')
         const endpointId = configs.find((c) => c.id === row.credentialConfigurationId)?.webhookEndpointId
+        // The outbox adds `deliveryId`; the field order is the body's (its bytes are signed as stored).
+        const body: IssuanceNotificationEventBody = {
+          type: 'issuance.notification',
+          tenantId,
+          sessionId: token.sessionId,
+          credentialConfigurationId: row.credentialConfigurationId,
+          event,
+          ...(description ? { eventDescription: description } : {}),
+          at: now.toISOString(),
+        }
         const deliveryId = endpointId
           ? await deps.outbox.enqueue(tx, {
               tenantId,
               endpointId,
-              type: 'issuance.notification',
+              type: body.type,
               sessionId: token.sessionId,
               notificationId: row.id,
-              body: {
-                type: 'issuance.notification',
-                tenantId,
-                sessionId: token.sessionId,
-                credentialConfigurationId: row.credentialConfigurationId,
-                event,
-                ...(description ? { eventDescription: description } : {}),
-                at: now.toISOString(),
-              },
+              body,
             })
           : undefined
         if (!deliveryId)

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { type DcqlQuery, ProtocolError } from '@credential-service/core-domain'
+import {
+  type DcqlQuery,
+  type PresentationResultEventBody,
+  ProtocolError,
+} from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
@@ -125,6 +129,14 @@ function checkClaims(credential: DcqlQuery['credentials'][number], claims: Recor
 
 type SessionOutcome = Parameters<ReturnType<typeof createPresentationSessionRepository>['finish']>[1]
 
+type SessionFields = 'type' | 'tenantId' | 'sessionId' | 'presentationConfigId'
+/** What a `presentation.result` body says about the outcome: its fields after the session's. */
+type ResultFields = PresentationResultEventBody extends infer E
+  ? E extends unknown
+    ? Omit<E, SessionFields>
+    : never
+  : never
+
 /**
  * Ends the pending session with its outcome and, in the same transaction, stores the webhook event
  * (`event`) in the outbox when the session has an endpoint subscribed to `presentation.result`.
@@ -135,7 +147,7 @@ async function finishSession(
   deps: VerifierDeps,
   row: PresentationSessionRow,
   outcome: SessionOutcome,
-  event: Record<string, unknown>,
+  event: ResultFields,
   now: Date,
 ): Promise<boolean> {
   const ended = await endSession(deps, row, outcome, event, now)
@@ -147,7 +159,7 @@ async function endSession(
   deps: VerifierDeps,
   row: PresentationSessionRow,
   outcome: SessionOutcome,
-  event: Record<string, unknown>,
+  event: ResultFields,
   now: Date,
 ): Promise<boolean> {
   const sessions = createPresentationSessionRepository(deps.db, row.tenantId)
@@ -155,21 +167,23 @@ async function endSession(
   if (!endpointId) return (await sessions.finish(row.id, outcome, now)) !== undefined
   // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
   const tenant = await deps.tenants.tenant(row.tenantId)
+  // The outbox adds `deliveryId`; the field order is the body's (its bytes are signed as stored).
+  const body: PresentationResultEventBody = {
+    type: 'presentation.result',
+    tenantId: row.tenantId,
+    sessionId: row.id,
+    presentationConfigId: row.presentationConfigId,
+    ...event,
+  }
   const finished = await deps.db.transaction(async (tx) => {
     if (!(await sessions.finish(row.id, outcome, now, tx))) return undefined
     const deliveryId = await deps.outbox.enqueue(tx, {
       tenantId: row.tenantId,
       endpointId,
-      type: 'presentation.result',
+      type: body.type,
       sessionId: row.id,
       dropSessionResult: tenant?.presentationRetention === 'drop-after-delivery' && 'claims' in event,
-      body: {
-        type: 'presentation.result',
-        tenantId: row.tenantId,
-        sessionId: row.id,
-        presentationConfigId: row.presentationConfigId,
-        ...event,
-      },
+      body,
     })
     return { deliveryId }
   })
@@ -229,7 +243,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     if (typeof vpToken !== 'object' || vpToken === null || Array.isArray(vpToken))
       throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id')
     const anchors = trustAnchors(await deps.keys.keyChains(tenantId), config)
-    const result: Record<string, unknown[]> = {}
+    const result: Record<string, Record<string, unknown>[]> = {}
     for (const [id, presentations] of Object.entries(vpToken as Record<string, unknown>)) {
       const query = config.dcqlQuery.credentials.find((credential) => credential.id === id)
       if (!query) throw new PresentationRejected(`vp_token has '${id}', which the query did not ask for`)

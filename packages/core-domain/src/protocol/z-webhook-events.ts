@@ -1,0 +1,106 @@
+import { z } from 'zod'
+import { zTimestamp } from '../contract/common'
+import { zWebhookDeliveryId } from '../contract/webhook-delivery'
+
+/**
+ * The bodies the webhook outbox sends (docs/webhooks.md): one schema per event, named in the
+ * management API's OpenAPI description (`webhooks` and `components.schemas`), so the SDK exports
+ * their types. The services build the bodies as {@link WebhookEventBody} values; the outbox adds
+ * `deliveryId`.
+ */
+
+// Fields in the order the services write them (the body's bytes are what the signature covers).
+const tenantId = z.string().describe('The tenant the event belongs to')
+const sessionId = z.string().describe('The session the event is about')
+
+const zDeliveryIdField = zWebhookDeliveryId.describe(
+  'Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done',
+)
+
+/** A wallet called the notification endpoint (OpenID4VCI §11) for a credential of the session. */
+export const zIssuanceNotificationEvent = z
+  .object({
+    type: z.literal('issuance.notification'),
+    tenantId,
+    sessionId,
+    credentialConfigurationId: z.string().describe('The configuration of the credential the wallet names'),
+    event: z
+      .enum(['credential_accepted', 'credential_failure', 'credential_deleted'])
+      .describe('The wallet’s `event` (OpenID4VCI §11.1)'),
+    eventDescription: z.string().optional().describe('The wallet’s `event_description`, when it sent one'),
+    at: zTimestamp.describe('When the notification was received'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe('`issuance.notification`: a wallet’s notification (OpenID4VCI §11) about an issued credential')
+  .meta({ id: 'IssuanceNotificationEvent' })
+export type IssuanceNotificationEvent = z.infer<typeof zIssuanceNotificationEvent>
+
+const zPresentationBase = z.object({
+  type: z.literal('presentation.result'),
+  tenantId,
+  sessionId,
+  presentationConfigId: z.string().describe('The presentation configuration of the session'),
+})
+
+/** Verified cross-device: the disclosed claims, per credential query id. */
+export const zPresentationVerifiedEvent = zPresentationBase
+  .extend({
+    status: z.literal('verified'),
+    claims: z
+      .record(z.string(), z.array(z.record(z.string(), z.unknown())))
+      .describe('The disclosed claims of each presentation, keyed by the DCQL credential query id'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe('`presentation.result`, verified (cross-device): carries the disclosed claims')
+  .meta({ id: 'PresentationVerifiedEvent' })
+export type PresentationVerifiedEvent = z.infer<typeof zPresentationVerifiedEvent>
+
+/** Verified same-device: the claims go only to the holder of the response code (never a webhook). */
+export const zPresentationVerifiedResponseCodeEvent = zPresentationBase
+  .extend({
+    status: z.literal('verified'),
+    responseCodeRequired: z
+      .literal(true)
+      .describe('Same-device: the claims are read with the `response_code` the wallet’s redirect carries'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe(
+    '`presentation.result`, verified (same-device): no claims; the frontend reads them with the response code',
+  )
+  .meta({ id: 'PresentationVerifiedResponseCodeEvent' })
+export type PresentationVerifiedResponseCodeEvent = z.infer<typeof zPresentationVerifiedResponseCodeEvent>
+
+/** Failed: why the presentation was refused (or the wallet's error). */
+export const zPresentationFailedEvent = zPresentationBase
+  .extend({
+    status: z.literal('failed'),
+    failureReason: z.string().describe('Why the session failed (a wallet error, a check that failed)'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe('`presentation.result`, failed: carries the reason')
+  .meta({ id: 'PresentationFailedEvent' })
+export type PresentationFailedEvent = z.infer<typeof zPresentationFailedEvent>
+
+/** A presentation session ended (verified or failed). */
+export const zPresentationResultEvent = z
+  .union([zPresentationVerifiedEvent, zPresentationVerifiedResponseCodeEvent, zPresentationFailedEvent])
+  .describe('`presentation.result`: a presentation session ended, verified or failed')
+  .meta({ id: 'PresentationResultEvent' })
+export type PresentationResultEvent = z.infer<typeof zPresentationResultEvent>
+
+/**
+ * Any webhook event body, told apart by `type` (and a `presentation.result` by `status` and its
+ * fields; a plain union: two variants share `status: 'verified'`, which a zod discriminated union
+ * refuses).
+ */
+export const zWebhookEvent = z
+  .union([zIssuanceNotificationEvent, zPresentationResultEvent])
+  .describe('A webhook event body; `type` names the event')
+  .meta({ id: 'WebhookEvent' })
+export type WebhookEvent = z.infer<typeof zWebhookEvent>
+
+type WithoutDeliveryId<T> = T extends unknown ? Omit<T, 'deliveryId'> : never
+/** An event body as a service builds it: the outbox adds `deliveryId` when it stores the event. */
+export type WebhookEventBody = WithoutDeliveryId<WebhookEvent>
+export type IssuanceNotificationEventBody = WithoutDeliveryId<IssuanceNotificationEvent>
+export type PresentationResultEventBody = WithoutDeliveryId<PresentationResultEvent>

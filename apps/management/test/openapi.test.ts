@@ -1,3 +1,4 @@
+import { WEBHOOK_EVENT_TYPES } from '@credential-service/core-domain'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { describeManagementApi } from '../src/describe-api'
@@ -12,6 +13,9 @@ interface Operation {
   operationId?: string
   requestBody?: { content: Record<string, { schema: Schema }> }
   responses: Record<string, { content?: Record<string, { schema: Schema }> }>
+}
+interface WebhookPost {
+  parameters: { in: string; name: string }[]
 }
 interface Document {
   servers: unknown
@@ -162,6 +166,36 @@ describe('OpenAPI description of the management API', () => {
       '`crl/{keyChainId}`',
     ])
       expect(api).toContain(endpoint)
+  })
+
+  it('issue 21: each webhook event type is an OpenAPI 3.1 webhook whose body is a named schema, with the signature headers', () => {
+    const webhooks = (live as unknown as { webhooks: Record<string, { post: Operation & WebhookPost }> })
+      .webhooks
+    expect(Object.keys(webhooks).sort()).toStrictEqual([...WEBHOOK_EVENT_TYPES].sort())
+    const bodies = Object.fromEntries(
+      Object.entries(webhooks).map(([type, item]) => [
+        type,
+        item.post.requestBody?.content['application/json']?.schema,
+      ]),
+    )
+    expect(bodies).toStrictEqual({
+      'issuance.notification': { $ref: '#/components/schemas/IssuanceNotificationEvent' },
+      'presentation.result': { $ref: '#/components/schemas/PresentationResultEvent' },
+    })
+    for (const item of Object.values(webhooks))
+      expect(item.post.parameters.map((p) => `${p.in} ${p.name}`)).toStrictEqual([
+        'header X-Timestamp',
+        'header X-Signature',
+      ])
+    expect(live.components.schemas.PresentationResultEvent).toMatchObject({
+      anyOf: [
+        { $ref: '#/components/schemas/PresentationVerifiedEvent' },
+        { $ref: '#/components/schemas/PresentationVerifiedResponseCodeEvent' },
+        { $ref: '#/components/schemas/PresentationFailedEvent' },
+      ],
+    })
+    const notification = live.components.schemas.IssuanceNotificationEvent as { required: string[] }
+    expect(notification.required).toEqual(expect.arrayContaining(['type', 'deliveryId', 'at', 'event']))
   })
 
   it('issue 13: the database-free description the SDK is generated from equals the served one', async () => {

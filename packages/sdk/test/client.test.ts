@@ -18,6 +18,7 @@ import {
   type Session,
   type Tenant,
   type TenantCreate,
+  type WebhookEvent,
 } from '../src/index'
 
 describe('SDK public types', () => {
@@ -48,6 +49,31 @@ describe('SDK public types', () => {
     expectTypeOf<ManagementClient['createOfferOfTenant']>().returns.resolves.toEqualTypeOf<OfferCreated>()
     expectTypeOf<ManagementClient['deleteTenant']>().returns.resolves.toEqualTypeOf<void>()
     expectTypeOf<ManagementClient['waitForSession']>().returns.resolves.toEqualTypeOf<Session>()
+  })
+})
+
+describe('SDK webhook event types', () => {
+  it('issue 21: the webhook event bodies of the description equal the zod schemas the services build them with', () => {
+    expectTypeOf<WebhookEvent>().toEqualTypeOf<domain.WebhookEvent>()
+  })
+
+  it('issue 21: a webhook handler narrows the body by `type` and `status`', () => {
+    const handle = (event: WebhookEvent): string => {
+      if (event.type === 'issuance.notification') return `${event.credentialConfigurationId}: ${event.event}`
+      if (event.status === 'failed') return event.failureReason
+      return 'claims' in event ? Object.keys(event.claims).join(',') : 'response code required'
+    }
+    expect(
+      handle({
+        type: 'presentation.result',
+        tenantId: 'acme',
+        sessionId: 'ses_1',
+        presentationConfigId: 'pid',
+        status: 'verified',
+        claims: { pid: [{ given_name: 'Erika' }] },
+        deliveryId: 'whd_1',
+      }),
+    ).toBe('pid')
   })
 })
 

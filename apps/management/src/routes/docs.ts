@@ -1,6 +1,7 @@
 import { openApiTransformObject, SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { jsonSchemaTransform } from 'fastify-type-provider-zod'
+import { WEBHOOKS } from './docs-webhooks'
 
 export interface DocsOptions {
   publicUrl: string
@@ -97,6 +98,7 @@ async function buildDocsApp(routes: readonly RouteOptions[], options: DocsOption
         description: API_DESCRIPTION,
       },
       servers: [{ url: options.publicUrl }],
+      webhooks: WEBHOOKS,
       components: {
         securitySchemes: {
           oauth2: {

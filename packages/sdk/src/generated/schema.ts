@@ -2173,7 +2173,118 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "issuance.notification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A wallet notification about an issued credential
+         * @description Sent when a wallet calls the notification endpoint (OpenID4VCI §11) for a credential of a configuration with `webhookEndpointId`.
+         *
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                    "X-Timestamp"?: string;
+                    /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                    "X-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["IssuanceNotificationEvent"];
+                };
+            };
+            responses: {
+                /** @description Delivered (the answer is not read) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "presentation.result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A presentation session ended
+         * @description Sent when a presentation session of a request or configuration with `webhookEndpointId` ends: verified with the claims (cross-device) or `responseCodeRequired` (same-device), or failed with the reason.
+         *
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                    "X-Timestamp"?: string;
+                    /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                    "X-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PresentationResultEvent"];
+                };
+            };
+            responses: {
+                /** @description Delivered (the answer is not read) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         AccessCertificate: {
@@ -2613,6 +2724,31 @@ export interface components {
                 kind: "postgres" | "pglite";
             };
         };
+        /** @description `issuance.notification`: a wallet’s notification (OpenID4VCI §11) about an issued credential */
+        IssuanceNotificationEvent: {
+            /** @constant */
+            type: "issuance.notification";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The configuration of the credential the wallet names */
+            credentialConfigurationId: string;
+            /**
+             * @description The wallet’s `event` (OpenID4VCI §11.1)
+             * @enum {string}
+             */
+            event: "credential_accepted" | "credential_failure" | "credential_deleted";
+            /** @description The wallet’s `event_description`, when it sent one */
+            eventDescription?: string;
+            /**
+             * Format: date-time
+             * @description When the notification was received
+             */
+            at: string;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
+        };
         IssuanceSession: {
             id: string;
             /** @constant */
@@ -3002,6 +3138,23 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page */
             nextCursor: string | null;
         };
+        /** @description `presentation.result`, failed: carries the reason */
+        PresentationFailedEvent: {
+            /** @constant */
+            type: "presentation.result";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The presentation configuration of the session */
+            presentationConfigId: string;
+            /** @constant */
+            status: "failed";
+            /** @description Why the session failed (a wallet error, a check that failed) */
+            failureReason: string;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
+        };
         PresentationRequestCreate: {
             presentationConfigId: string;
             /**
@@ -3041,6 +3194,8 @@ export interface components {
              */
             expiresAt: string;
         };
+        /** @description `presentation.result`: a presentation session ended, verified or failed */
+        PresentationResultEvent: components["schemas"]["PresentationVerifiedEvent"] | components["schemas"]["PresentationVerifiedResponseCodeEvent"] | components["schemas"]["PresentationFailedEvent"];
         /**
          * @description Verified presentation claims: kept on the session, or dropped once the webhook has them
          * @enum {string}
@@ -3085,6 +3240,47 @@ export interface components {
              * @description RFC 3339 timestamp (UTC)
              */
             updatedAt: string;
+        };
+        /** @description `presentation.result`, verified (cross-device): carries the disclosed claims */
+        PresentationVerifiedEvent: {
+            /** @constant */
+            type: "presentation.result";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The presentation configuration of the session */
+            presentationConfigId: string;
+            /** @constant */
+            status: "verified";
+            /** @description The disclosed claims of each presentation, keyed by the DCQL credential query id */
+            claims: {
+                [key: string]: {
+                    [key: string]: unknown;
+                }[];
+            };
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
+        };
+        /** @description `presentation.result`, verified (same-device): no claims; the frontend reads them with the response code */
+        PresentationVerifiedResponseCodeEvent: {
+            /** @constant */
+            type: "presentation.result";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The presentation configuration of the session */
+            presentationConfigId: string;
+            /** @constant */
+            status: "verified";
+            /**
+             * @description Same-device: the claims are read with the `response_code` the wallet’s redirect carries
+             * @constant
+             */
+            responseCodeRequired: true;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
         };
         /** @description RFC 9457 problem details */
         Problem: {

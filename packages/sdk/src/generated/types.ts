@@ -47,6 +47,8 @@ export type FieldDisplayDto = components['schemas']['FieldDisplayDto']
 export type FieldType = components['schemas']['FieldType']
 export type HandleStatusChange = components['schemas']['HandleStatusChange']
 export type Health = components['schemas']['Health']
+/** `issuance.notification`: a wallet’s notification (OpenID4VCI §11) about an issued credential */
+export type IssuanceNotificationEvent = components['schemas']['IssuanceNotificationEvent']
 export type IssuanceSession = components['schemas']['IssuanceSession']
 export type IssuanceStatus = components['schemas']['IssuanceStatus']
 export type IssuerMetadataCredentialConfig = components['schemas']['IssuerMetadataCredentialConfig']
@@ -81,11 +83,19 @@ export type PresentationConfig = components['schemas']['PresentationConfig']
 /** Presentation configuration, as sent to create or replace one */
 export type PresentationConfigDefinition = components['schemas']['PresentationConfigDefinition']
 export type PresentationConfigPage = components['schemas']['PresentationConfigPage']
+/** `presentation.result`, failed: carries the reason */
+export type PresentationFailedEvent = components['schemas']['PresentationFailedEvent']
 export type PresentationRequestCreate = components['schemas']['PresentationRequestCreate']
 export type PresentationRequestCreated = components['schemas']['PresentationRequestCreated']
+/** `presentation.result`: a presentation session ended, verified or failed */
+export type PresentationResultEvent = components['schemas']['PresentationResultEvent']
 /** Verified presentation claims: kept on the session, or dropped once the webhook has them */
 export type PresentationRetention = components['schemas']['PresentationRetention']
 export type PresentationSession = components['schemas']['PresentationSession']
+/** `presentation.result`, verified (cross-device): carries the disclosed claims */
+export type PresentationVerifiedEvent = components['schemas']['PresentationVerifiedEvent']
+/** `presentation.result`, verified (same-device): no claims; the frontend reads them with the response code */
+export type PresentationVerifiedResponseCodeEvent = components['schemas']['PresentationVerifiedResponseCodeEvent']
 /** RFC 9457 problem details */
 export type Problem = components['schemas']['Problem']
 export type PublicKeyInfo = components['schemas']['PublicKeyInfo']

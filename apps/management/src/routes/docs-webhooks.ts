@@ -1,0 +1,65 @@
+import { zIssuanceNotificationEvent, zPresentationResultEvent } from '@credential-service/core-domain'
+import type { z } from 'zod'
+
+/** `$ref` to the component a named schema (`.meta({ id })`) becomes. */
+function refTo(schema: z.ZodType): { $ref: string } {
+  const id = schema.meta()?.id
+  if (!id) throw new Error('a webhook event schema needs .meta({ id })')
+  return { $ref: `#/components/schemas/${id}` }
+}
+
+/** The headers the outbox sends (packages/server-kit/src/outbound-http.ts `authHeaders`). */
+const header = (name: string, description: string, pattern: string) => ({
+  name,
+  in: 'header' as const,
+  required: false,
+  description,
+  schema: { type: 'string' as const, pattern },
+})
+const AUTH_HEADERS = [
+  header('X-Timestamp', 'HMAC endpoints: Unix time in seconds of this attempt', '^[0-9]+$'),
+  header(
+    'X-Signature',
+    'HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received',
+    '^sha256=[0-9a-f]{64}$',
+  ),
+]
+
+const DELIVERY =
+  'Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.'
+
+function webhook(summary: string, description: string, schema: z.ZodType) {
+  return {
+    post: {
+      summary,
+      description: `${description}\n\n${DELIVERY}`,
+      tags: ['webhooks'],
+      parameters: AUTH_HEADERS,
+      requestBody: { required: true, content: { 'application/json': { schema: refTo(schema) } } },
+      responses: {
+        '2XX': { description: 'Delivered (the answer is not read)' },
+        default: {
+          description:
+            'A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS`',
+        },
+      },
+    },
+  }
+}
+
+/**
+ * OpenAPI 3.1 `webhooks`: what a webhook endpoint receives, one entry per event type, with the
+ * named body schemas of core-domain (so the SDK exports their types).
+ */
+export const WEBHOOKS = {
+  'issuance.notification': webhook(
+    'A wallet notification about an issued credential',
+    'Sent when a wallet calls the notification endpoint (OpenID4VCI §11) for a credential of a configuration with `webhookEndpointId`.',
+    zIssuanceNotificationEvent,
+  ),
+  'presentation.result': webhook(
+    'A presentation session ended',
+    'Sent when a presentation session of a request or configuration with `webhookEndpointId` ends: verified with the claims (cross-device) or `responseCodeRequired` (same-device), or failed with the reason.',
+    zPresentationResultEvent,
+  ),
+}

@@ -1,5 +1,6 @@
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { type WebhookEvent, zWebhookEvent } from '@credential-service/core-domain'
 import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
@@ -103,6 +104,28 @@ export async function tenantAdmin(
 export interface ReceivedCall {
   headers: Record<string, string>
   body: string
+}
+
+/**
+ * The body of a webhook call as the outbox sent it, checked against `zWebhookEvent` (issue 21):
+ * it parses, and nothing is dropped in parsing, so the schemas name every field that is sent.
+ */
+export function webhookEvent(call: ReceivedCall | undefined): WebhookEvent {
+  const body: unknown = JSON.parse(call?.body ?? 'null')
+  const event = zWebhookEvent.parse(body)
+  if (JSON.stringify(sortedKeys(event)) !== JSON.stringify(sortedKeys(body)))
+    throw new Error(`the webhook body has fields its schema does not name: ${call?.body}`)
+  return event
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys)
+  if (!value || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]),
+  )
 }
 
 /**

@@ -11,7 +11,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, type ReceivedCall, startAllInOne, startReceiver } from './harness'
+import { bearer, type ReceivedCall, startAllInOne, startReceiver, webhookEvent } from './harness'
 
 /** OpenID4VCI 1.0 §13.6.3: guesses at a transaction code before the offer is locked. */
 const TX_CODE_ATTEMPTS = 5
@@ -861,7 +861,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
         }),
       )
       const last = received.at(-1) as ReceivedCall
-      expect(JSON.parse(last.body)).toMatchObject({
+      expect(webhookEvent(last)).toMatchObject({
         type: 'issuance.notification',
         sessionId: created.sessionId,
         event: 'credential_accepted',

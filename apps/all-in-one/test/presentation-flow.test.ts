@@ -29,7 +29,7 @@ import {
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne, startReceiver } from './harness'
+import { bearer, startAllInOne, startReceiver, webhookEvent } from './harness'
 import { kbSigner, mdocDeviceResponse } from './wallet'
 
 // biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
@@ -516,7 +516,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         claims: null,
         delivery: { status: 'delivered', attempts: 1, error: null },
       })
-      const event = JSON.parse(received[0]?.body as string)
+      const event = webhookEvent(received[0])
       expect(event).toMatchObject({
         type: 'presentation.result',
         sessionId: created.sessionId,

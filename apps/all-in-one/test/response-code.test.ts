@@ -1,7 +1,7 @@
 import { testDatabases } from '@credential-service/db-schema/testing'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne, startReceiver } from './harness'
+import { bearer, startAllInOne, startReceiver, webhookEvent } from './harness'
 import { answer, issue, requestPresentation, setUpTenant } from './session-fixtures'
 
 const PUBLIC_URL = 'https://credentials.example.com'
@@ -99,7 +99,7 @@ describe.each(testDatabases())('same-device response_code on $name', (testDataba
       const listed = (await app.inject({ url: '/api/sessions?kind=presentation', headers: rp.auth })).json()
       expect(listed.items.find((s: { id: string }) => s.id === sessionId)).toMatchObject({ claims: null })
       // Nor does the webhook carry them.
-      const event = JSON.parse(receiver.received[0]?.body as string)
+      const event = webhookEvent(receiver.received[0])
       expect(event).toStrictEqual({
         type: 'presentation.result',
         tenantId: rpId,

@@ -7,7 +7,14 @@ import { queryRows, type TestDatabase, testDatabases } from '@credential-service
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AllInOne, bearer, type ReceivedCall, startAllInOne, startReceiver } from './harness'
+import {
+  type AllInOne,
+  bearer,
+  type ReceivedCall,
+  startAllInOne,
+  startReceiver,
+  webhookEvent,
+} from './harness'
 import { answer, issue, requestPresentation, setUpTenant } from './session-fixtures'
 
 const PUBLIC_URL = 'https://credentials.example.com'
@@ -105,7 +112,7 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
       })
       expect(receiver.received).toHaveLength(1)
       const call = receiver.received[0] as ReceivedCall
-      expect(JSON.parse(call.body)).toStrictEqual({
+      expect(webhookEvent(call)).toStrictEqual({
         type: 'presentation.result',
         tenantId: rpId,
         sessionId,
@@ -127,6 +134,39 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
       expect(stored?.payload).not.toContain('age_over_18')
       const session = (await app.inject({ url: `/api/sessions/${sessionId}`, headers: rp.auth })).json()
       expect(session.delivery).toStrictEqual({ status: 'delivered', attempts: 1, error: null })
+    } finally {
+      receiver.close()
+    }
+  })
+
+  it('issue 21: a failed presentation (a wallet error) is sent as presentation.result with its reason', async () => {
+    const receiver = await startReceiver()
+    try {
+      await createHook(app, rp.auth, { id: 'failures', url: `${receiver.url}/in` })
+      const presentation = await requestPresentation(app, rp.auth, { webhookEndpointId: 'failures' })
+      const response = await app.inject({
+        method: 'POST',
+        url: new URL(presentation.created.requestUri).pathname.replace('/requests/', '/responses/'),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          error: 'access_denied',
+          state: presentation.request.state,
+        }).toString(),
+      })
+      expect(response.statusCode, response.body).toBe(200)
+      await waitFor(
+        async () => receiver.received.length,
+        (count) => count > 0,
+      )
+      expect(webhookEvent(receiver.received[0])).toStrictEqual({
+        type: 'presentation.result',
+        tenantId: rpId,
+        sessionId: presentation.created.sessionId,
+        presentationConfigId: 'ask',
+        status: 'failed',
+        failureReason: 'wallet error: access_denied',
+        deliveryId: expect.stringMatching(/^whd_/),
+      })
     } finally {
       receiver.close()
     }
@@ -183,7 +223,7 @@ describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabas
       expect(receiver.received).toHaveLength(3)
       // The same event, byte for byte: the receiver can tell the repeat by its deliveryId.
       expect(receiver.received[2]?.body).toBe(receiver.received[0]?.body)
-      expect(JSON.parse(receiver.received[2]?.body as string).deliveryId).toBe(failed?.id)
+      expect(webhookEvent(receiver.received[2]).deliveryId).toBe(failed?.id)
 
       // Replay of every failed delivery of the endpoint.
       up = false

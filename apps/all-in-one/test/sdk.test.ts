@@ -382,7 +382,7 @@ console.log(JSON.stringify({
 
 /** What an integrator's TypeScript sees: typed methods, named types, and errors for wrong input. */
 const SCRATCH_TYPES_ESM = `
-import { createManagementClient, type KeyChain, type Session, type Tenant } from '@credential-service/sdk'
+import { createManagementClient, type KeyChain, type Session, type Tenant, type WebhookEvent } from '@credential-service/sdk'
 const api = createManagementClient({ baseUrl: 'https://credentials.example.com', clientId: 'a', clientSecret: 'b' })
 export const tenant: Promise<Tenant> = api.getTenant('acme')
 export const chain: Promise<KeyChain> = api.createKeyChain({ source: 'generate' })
@@ -391,6 +391,14 @@ export const session: Promise<Session> = api.waitForSession('ses_1', { until: ['
 api.getTenant(1)
 // @ts-expect-error spec §9.2: a credential configuration has no \`claims\`
 api.createCredentialConfig({ claims: {} })
+// Issue 21: a webhook handler narrows the typed body by \`type\` and \`status\`.
+export const onWebhook = (event: WebhookEvent): string =>
+  event.type === 'issuance.notification'
+    ? event.event
+    : event.status === 'failed'
+      ? event.failureReason
+      // @ts-expect-error a verified result has no failureReason
+      : event.failureReason
 `
 
 const SCRATCH_TYPES_CJS = `

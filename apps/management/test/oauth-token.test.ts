@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
 import { deriveManagementSigningKey } from '@credential-service/crypto'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { testDatabases } from '@credential-service/db-schema/testing'

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest'
 import { checkViolation } from './repositories/errors'
 import { createIssuanceSessionRepository } from './repositories/issuance'
 import { createPresentationSessionRepository } from './repositories/presentation'
-import { ISSUANCE_SESSION_STATUSES, PRESENTATION_SESSION_STATUSES } from './schema'
+import {
+  AUTHORIZATION_REQUEST_STATUSES,
+  ISSUANCE_SESSION_STATUSES,
+  PRESENTATION_SESSION_STATUSES,
+} from './schema'
 import { testDatabases } from './testing'
 
 /** The CHECK constraint `attempt` trips, or the outcome when it succeeds or fails otherwise. */
@@ -66,6 +70,28 @@ describe.each(testDatabases())('session status columns on $name', ({ open }) => 
         ),
       ).toBe('issuance_sessions_status_check')
       expect((await issuance.get('ses_offered'))?.status).toBe('offered')
+    } finally {
+      await database.db.execute(sql`delete from tenants where id = ${tenantId}`)
+      await database.close()
+    }
+  })
+
+  it('issue 21: an authorization request holds only the statuses of its flow', async () => {
+    const database = await open()
+    const tenantId = `as-${crypto.randomUUID()}`
+    try {
+      const { db } = database
+      await db.execute(sql`insert into tenants (id, name) values (${tenantId}, 'x')`)
+      const pushed = (id: string, status: string) =>
+        db.execute(sql`
+          insert into authorization_requests (tenant_id, id, status, request_uri_hash, client_id,
+            redirect_uri, code_challenge, credential_configuration_ids, detail_configuration_ids, expires_at)
+          values (${tenantId}, ${id}, ${status}, ${`h-${id}`}, 'wallet', 'https://wallet.example/cb', 'c',
+            array['pid'], array[]::text[], now() + interval '1 minute')`)
+      for (const status of AUTHORIZATION_REQUEST_STATUSES)
+        expect(await refusal(pushed(`ar_${status}`, status))).toBe('accepted')
+      for (const status of ['expired', 'offered', 'code', ''])
+        expect(await refusal(pushed(`ar_bad_${status}`, status))).toBe('authorization_requests_status_check')
     } finally {
       await database.db.execute(sql`delete from tenants where id = ${tenantId}`)
       await database.close()

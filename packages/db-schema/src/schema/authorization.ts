@@ -1,4 +1,5 @@
-import { index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { check, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { oneOf } from './one-of'
 import { tenants } from './tenants'
 
 /**
@@ -23,6 +24,20 @@ export const loginProviders = pgTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
 )
 export type LoginProviderRow = typeof loginProviders.$inferSelect
+
+/**
+ * The statuses an authorization request is stored with, which a CHECK holds the column to:
+ * the steps of the flow, `failed` (a refused login) and `revoked` (a reused refresh token).
+ */
+export const AUTHORIZATION_REQUEST_STATUSES = [
+  'pushed',
+  'authorizing',
+  'logged_in',
+  'code_issued',
+  'redeemed',
+  'failed',
+  'revoked',
+] as const
 
 /**
  * One authorization code flow (OpenID4VCI 1.0 §5): the pushed request (RFC 9126), the upstream
@@ -85,6 +100,7 @@ export const authorizationRequests = pgTable(
     uniqueIndex('authorization_requests_refresh').on(t.tenantId, t.refreshTokenHash),
     uniqueIndex('authorization_requests_previous_refresh').on(t.tenantId, t.previousRefreshTokenHash),
     index('authorization_requests_expiry').on(t.expiresAt),
+    check('authorization_requests_status_check', oneOf(t.status, AUTHORIZATION_REQUEST_STATUSES)),
   ],
 )
 export type AuthorizationRequestRow = typeof authorizationRequests.$inferSelect

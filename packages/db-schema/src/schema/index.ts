@@ -1,7 +1,7 @@
 export type { AuditLogRow } from './audit-log'
 export { auditLog } from './audit-log'
 export type { AuthorizationRequestRow, LoginProviderRow } from './authorization'
-export { authorizationRequests, loginProviders } from './authorization'
+export { AUTHORIZATION_REQUEST_STATUSES, authorizationRequests, loginProviders } from './authorization'
 export type { ClientRow } from './clients'
 export { clients } from './clients'
 export type {

@@ -1,0 +1,1 @@
+ALTER TABLE "authorization_requests" ADD CONSTRAINT "authorization_requests_status_check" CHECK ("authorization_requests"."status" in ('pushed', 'authorizing', 'logged_in', 'code_issued', 'redeemed', 'failed', 'revoked'));

@@ -84,9 +84,16 @@ describe('webhook deliveries under load on PostgreSQL', () => {
         for (let i = 0; i < 300 && (await openRows())[0]?.n !== 0; i++) {
           await new Promise((resolve) => setTimeout(resolve, 100))
         }
-        const rows = await queryRows<{ id: string; session_id: string; status: string; attempts: number }>(
+        // last_error says why a delivery took more than one attempt, should one.
+        const rows = await queryRows<{
+          id: string
+          session_id: string
+          status: string
+          attempts: number
+          last_error: string | null
+        }>(
           started.database.db,
-          sql`select id, session_id, status, attempts from webhook_deliveries where tenant_id = ${tenantId}`,
+          sql`select id, session_id, status, attempts, last_error from webhook_deliveries where tenant_id = ${tenantId}`,
         )
         expect(rows.filter((row) => row.status !== 'delivered' || row.attempts !== 1)).toStrictEqual([])
         const sessions = await queryRows<{ id: string; status: string }>(

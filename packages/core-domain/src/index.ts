@@ -243,6 +243,12 @@ export {
 } from './errors'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
+export type { NotificationRequest } from './protocol/z-notification-request'
+export {
+  NOTIFICATION_EVENTS,
+  parseNotificationRequest,
+  zNotificationRequest,
+} from './protocol/z-notification-request'
 export type {
   IssuanceNotificationEvent,
   IssuanceNotificationEventBody,

@@ -4,7 +4,7 @@ import {
   type IssuanceNotificationEventBody,
   newId,
   ProtocolError,
-  zIssuanceNotificationEvent,
+  parseNotificationRequest,
 } from '@credential-service/core-domain'
 import {
   createIssuanceSessionRepository,
@@ -108,16 +108,12 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
      * same transaction, stores it in the webhook outbox for the configuration's endpoint (when that
      * endpoint subscribes to `issuance.notification`); the outbox delivers it (signed, retried).
      */
-    async notification(token: { sessionId: string }, body: Record<string, unknown>): Promise<void> {
-      const events = zIssuanceNotificationEvent.shape.event.options
-      if (typeof body.notification_id !== 'string')
-        throw new ProtocolError('invalid_notification_request', 'notification_id is required')
-      const event = events.find((name) => name === body.event)
-      if (!event) {
-        throw new ProtocolError('invalid_notification_request', `event must be one of ${events.join(', ')}`)
-      }
-      const notificationId = body.notification_id
-      const description = typeof body.event_description === 'string' ? body.event_description : undefined
+    async notification(token: { sessionId: string }, body: unknown): Promise<void> {
+      const {
+        notification_id: notificationId,
+        event,
+        event_description: description,
+      } = parseNotificationRequest(body)
       const now = deps.now()
       // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
       const configs = await deps.tenants.credentialConfigs(tenantId)

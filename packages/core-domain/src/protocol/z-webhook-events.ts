@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { zTimestamp } from '../contract/common'
 import { zWebhookDeliveryId } from '../contract/webhook-delivery'
+import { NOTIFICATION_EVENTS } from './z-notification-request'
 
 /**
  * The bodies the webhook outbox sends (docs/webhooks.md): one schema per event, named in the
@@ -24,9 +25,7 @@ export const zIssuanceNotificationEvent = z
     tenantId,
     sessionId,
     credentialConfigurationId: z.string().describe('The configuration of the credential the wallet names'),
-    event: z
-      .enum(['credential_accepted', 'credential_failure', 'credential_deleted'])
-      .describe('The wallet’s `event` (OpenID4VCI §11.1)'),
+    event: z.enum(NOTIFICATION_EVENTS).describe('The wallet’s `event` (OpenID4VCI §11.1)'),
     eventDescription: z.string().optional().describe('The wallet’s `event_description`, when it sent one'),
     at: zTimestamp.describe('When the notification was received'),
     deliveryId: zDeliveryIdField,

@@ -18,7 +18,7 @@ export type Flow = () => Promise<void>
 
 const STATUS_CONFIG = 'pid-status'
 
-async function call(
+export async function call(
   base: string,
   path: string,
   init: { body?: unknown; headers?: Record<string, string> } = {},
@@ -32,18 +32,21 @@ async function call(
   return (await response.json()) as Json
 }
 
+/** An access token of a management client (client credentials). */
+export const clientToken = async (base: string, id: string, secret: string): Promise<string> =>
+  (
+    await call(base, '/api/oauth2/token', {
+      body: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
+    })
+  ).access_token as string
+
 /** A fresh tenant (so a database can be benched twice), a client with every role the flows need. */
 export async function setUpTenant(
   base: string,
   root: { id: string; secret: string },
   { codeFlow = true }: { codeFlow?: boolean } = {},
 ) {
-  const token = async (id: string, secret: string) =>
-    (
-      await call(base, '/api/oauth2/token', {
-        body: { grant_type: 'client_credentials', client_id: id, client_secret: secret },
-      })
-    ).access_token as string
+  const token = (id: string, secret: string) => clientToken(base, id, secret)
   const rootAuth = { authorization: `Bearer ${await token(root.id, root.secret)}` }
   const tenant = `bench-${crypto.randomUUID().slice(0, 8)}`
   await call(base, '/api/tenants', { body: { id: tenant, name: 'Bench' }, headers: rootAuth })

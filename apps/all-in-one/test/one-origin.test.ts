@@ -60,6 +60,14 @@ describe.each(testDatabases())('all-in-one origin on $name', (testDatabase) => {
     const ui = await app.inject({ url: '/api/docs/' })
     expect(ui.statusCode).toBe(200)
     expect(ui.headers['content-type']).toContain('text/html')
+    // Every script and stylesheet the page loads (served from the lazily built docs app, issue 20).
+    const assets = [...ui.body.matchAll(/(?:src|href)="\.\/([^"]+)"/g)].map((match) => match[1] as string)
+    expect(assets.some((asset) => asset.endsWith('.js'))).toBe(true)
+    for (const asset of assets) {
+      const loaded = await app.inject({ url: `/api/docs/${asset}` })
+      expect(loaded.statusCode, asset).toBe(200)
+      expect(loaded.body.length, asset).toBeGreaterThan(0)
+    }
     const doc = (await app.inject({ url: '/api/docs-json' })).json()
     expect(doc.openapi).toBe('3.1.0')
     expect(doc.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe('/api/oauth2/token')

@@ -22,6 +22,7 @@ import {
 } from 'node:fs'
 import { networkInterfaces, tmpdir } from 'node:os'
 import { dirname, isAbsolute, join } from 'node:path'
+import { SERVICE_VERSION } from '@credential-service/server-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 
@@ -290,7 +291,7 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
       expect(await get('/readyz')).toStrictEqual([200, { status: 'ok' }])
       expect(await get('/api/health')).toStrictEqual([
         200,
-        { status: 'ok', version: '5.0.0', database: { status: 'up', kind: 'pglite' } },
+        { status: 'ok', version: SERVICE_VERSION, database: { status: 'up', kind: 'pglite' } },
       ])
       // All-in-one mode keeps its generated secrets and database in DATA_DIR, the writable folder.
       expect(readdirSync(dataDir()).sort()).toStrictEqual(['dev-secrets.json', 'pglite'])

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { TEST_MASTER_SECRET, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { verifyMasterSecret } from '@credential-service/server-kit'
+import { SERVICE_VERSION, verifyMasterSecret } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 
@@ -66,7 +66,7 @@ describe.each(['management', 'issuer', 'verifier'])('standalone %s process', (ap
         if (!health) await new Promise((resolve) => setTimeout(resolve, 200))
       }
       expect(health?.status).toBe(200)
-      expect(health?.headers.get('x-service-version')).toBe('5.0.0')
+      expect(health?.headers.get('x-service-version')).toBe(SERVICE_VERSION)
       const home = await fetch(`http://127.0.0.1:${port}/`)
       expect(await home.json()).toStrictEqual({ name: 'credential-service' })
     } finally {

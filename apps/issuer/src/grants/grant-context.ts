@@ -7,26 +7,21 @@ import {
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { WalletClient } from '../services/client-attestation'
 import type { DpopDeps } from '../services/dpop'
+import type { TenantScope } from '../tenant-scope'
 
 export type GrantDeps = ProtocolDeps & DpopDeps
 
 /** One tenant's side of the token endpoint; built once per tenant (the repositories are stateless). */
-export interface GrantScope {
-  deps: GrantDeps
-  tenantId: string
-  /** The tenant's issuer identifier: `iss` and `aud` of its access tokens. */
-  issuer: string
+export interface GrantScope extends TenantScope<GrantDeps> {
   sessions: IssuanceSessionRepository
   requests: AuthorizationRequestRepository
 }
 
-export function createGrantScope(deps: GrantDeps, tenantId: string): GrantScope {
+export function createGrantScope(scope: TenantScope<GrantDeps>): GrantScope {
   return {
-    deps,
-    tenantId,
-    issuer: `${deps.publicUrl}/issuers/${tenantId}`,
-    sessions: createIssuanceSessionRepository(deps.db, tenantId),
-    requests: createAuthorizationRequestRepository(deps.db, tenantId),
+    ...scope,
+    sessions: createIssuanceSessionRepository(scope.deps.db, scope.tenantId),
+    requests: createAuthorizationRequestRepository(scope.deps.db, scope.tenantId),
   }
 }
 

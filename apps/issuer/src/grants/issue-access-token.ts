@@ -30,7 +30,7 @@ export function senderOf(context: GrantContext) {
 
 /** A signed access token (RFC 9068 `at+jwt`) for the session and its configurations. */
 export async function issueAccessToken(scope: GrantScope, grant: AccessTokenGrant): Promise<TokenResponse> {
-  const { deps, tenantId, issuer } = scope
+  const { deps, tenantId, issuerUrl: issuer } = scope
   const now = deps.now()
   const first = await deps.tenants.credentialConfig(tenantId, grant.configurationIds[0] as string)
   const signer = await deps.keys.signer(tenantId, first?.keyChainId ?? '')

@@ -2,6 +2,7 @@ import { ProtocolError } from '@credential-service/core-domain'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { jwtVerify } from 'jose'
 import { type DpopDeps, type DpopRequest, dpopChallenge, verifyDpop } from '../services/dpop'
+import type { TenantScope } from '../tenant-scope'
 
 /** What a verified access token grants: the session and the configurations it may ask for. */
 export interface AccessGrant {
@@ -37,11 +38,11 @@ export const invalidToken = (description: string) =>
  * of that key over this request and token (RFC 9449 §7). The scheme is case-insensitive.
  */
 export async function verifyAccessToken(
-  deps: ProtocolDeps & DpopDeps,
-  tenantId: string,
+  scope: TenantScope<ProtocolDeps & DpopDeps>,
   request: ResourceRequest,
 ): Promise<AccessGrant> {
-  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+  const { deps, tenantId } = scope
+  const issuer = scope.issuerUrl
   const authorization = request.headers.authorization
   const match = authorization ? /^(Bearer|DPoP)\s+(\S+)$/i.exec(authorization) : null
   if (!match?.[1] || !match[2]) {
@@ -73,7 +74,7 @@ export async function verifyAccessToken(
   if (typeof jkt === 'string') {
     // RFC 9449 §7.2: a bound token sent as a bearer token is refused.
     if (scheme !== 'DPoP') throw dpopInvalidToken('this access token is DPoP-bound; use the DPoP scheme')
-    const proof = await verifyDpop(deps, tenantId, { ...request, accessToken, at: 'resource' })
+    const proof = await verifyDpop(scope, { ...request, accessToken, at: 'resource' })
     if (!proof) throw dpopInvalidToken('a DPoP proof is required with this access token')
     if (proof.jkt !== jkt)
       throw dpopInvalidToken('the DPoP proof key is not the key this access token is bound to')

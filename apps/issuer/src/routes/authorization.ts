@@ -8,6 +8,7 @@ import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
+import { perTenantScope } from '../tenant-scope'
 import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const query = (keys: string[]) =>
@@ -28,7 +29,8 @@ const formOnly: onRequestHookHandler = async (req) => {
  * Registered inside the oid4vci scope, which parses form bodies.
  */
 export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
-  const service = perTenant((tenant) => createAuthorizationService(deps, tenant))
+  const scopes = perTenantScope(deps)
+  const service = perTenant((tenant) => createAuthorizationService(scopes(tenant)))
 
   return async (app) => {
     app.post(
@@ -47,14 +49,17 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
         await requireTenant(deps, tenant)
         // PAR takes the token endpoint's client authentication and DPoP (HAIP 4.3, RFC 9449 §10):
         // a DPoP proof here binds the code to its key, like dpop_jkt.
-        const dpop = await verifyDpop(deps, tenant, {
+        const dpop = await verifyDpop(scopes(tenant), {
           headers: req.headers,
           method: req.method,
           url: `${deps.publicUrl}/issuers/${tenant}/par`,
           at: 'token',
         })
         const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
-        const walletClient = await authenticateWalletClient(deps, tenant, { headers: req.headers, clientId })
+        const walletClient = await authenticateWalletClient(scopes(tenant), {
+          headers: req.headers,
+          clientId,
+        })
         const pushed = await service(tenant).push(req.body, { dpopJkt: dpop?.jkt, walletClient })
         return reply.status(201).header('cache-control', 'no-store').send(pushed)
       },

@@ -10,6 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { createCredentialEndpoint } from '../services/credential-endpoint'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
+import { perTenantScope } from '../tenant-scope'
 import { dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const FRAMEWORK_DETAILS: Record<string, string> = {
@@ -43,7 +44,8 @@ function asCredentialRequestError(error: unknown): unknown {
  * than with Fastify's 415.
  */
 export function credentialRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
-  const endpoint = perTenant((tenant) => createCredentialEndpoint(deps, tenant))
+  const scopes = perTenantScope(deps)
+  const endpoint = perTenant((tenant) => createCredentialEndpoint(scopes(tenant)))
   return async (app) => {
     // JSON keeps the guarded parser of every app (depth, NUL, prototype poisoning); the rest is text.
     app.addContentTypeParser(['application/jwt', '*'], { parseAs: 'string' }, (_req, body, done) =>

@@ -14,6 +14,7 @@ import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
 import { perTenant } from '../services/per-tenant'
+import { perTenantScope } from '../tenant-scope'
 import { authorizationRoutes } from './authorization'
 import { credentialRoutes } from './credential'
 import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
@@ -22,9 +23,10 @@ const NO_STORE = 'no-store'
 
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
 export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
-  const service = perTenant((tenant) => createIssuanceService(deps, tenant))
-  const encryption = perTenant((tenant) => createCredentialEncryption(deps, tenant))
-  const grantScope = perTenant((tenant) => createGrantScope(deps, tenant))
+  const scopes = perTenantScope(deps)
+  const service = perTenant((tenant) => createIssuanceService(scopes(tenant)))
+  const encryption = perTenant((tenant) => createCredentialEncryption(scopes(tenant)))
+  const grantScope = perTenant((tenant) => createGrantScope(scopes(tenant)))
 
   // Built once per read of the tenant's configurations and key chains (both cached objects).
   // The JSON text too: wallets fetch the metadata in every flow, and it grows with the configurations.
@@ -133,9 +135,9 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         const tenant = req.params.tenant
         await requireTenant(deps, tenant)
         // DPoP first: a use_dpop_nonce answer then leaves the wallet's attestation PoP unspent.
-        const dpop = await verifyDpop(deps, tenant, { ...resource(req, tenant, 'token'), at: 'token' })
+        const dpop = await verifyDpop(scopes(tenant), { ...resource(req, tenant, 'token'), at: 'token' })
         const clientId = req.body.client_id
-        const walletClient = await authenticateWalletClient(deps, tenant, {
+        const walletClient = await authenticateWalletClient(scopes(tenant), {
           headers: req.headers,
           clientId: typeof clientId === 'string' ? clientId : undefined,
         })

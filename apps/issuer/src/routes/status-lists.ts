@@ -3,6 +3,7 @@ import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createStatusListService, STATUS_LIST_TTL_SECONDS } from '../services/status-lists'
+import { tenantScope } from '../tenant-scope'
 
 const params = z.object({ tenant: zTenantId, id: z.string().max(100) })
 
@@ -16,7 +17,7 @@ export function statusListRoutes(deps: ProtocolDeps): FastifyPluginAsyncZod {
     app.get('/issuers/:tenant/status-lists/:id', { schema: { params } }, async (req, reply) => {
       const { tenant, id } = req.params
       const found = (await deps.tenants.tenant(tenant))
-        ? await createStatusListService(deps, tenant).token(id)
+        ? await createStatusListService(tenantScope(deps, tenant)).token(id)
         : undefined
       if (!found) throw new NotFoundError('status list', id)
       reply

@@ -8,6 +8,7 @@ import {
 import { createWalletProviderRepository } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose'
+import type { TenantScope } from '../tenant-scope'
 
 /** Algorithms of wallet and key attestations (HAIP §7: ES256 at least). */
 export const ATTESTATION_ALGORITHMS = ['ES256', 'ES384', 'Ed25519'] as const
@@ -37,11 +38,11 @@ export interface TrustedProvider {
  * (the database) pass through.
  */
 export async function verifyAttestedJwt(
-  deps: Pick<ProtocolDeps, 'db' | 'now'>,
-  tenantId: string,
+  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now'>>,
   jwt: string,
   typ: string,
 ): Promise<AttestedJwt> {
+  const { deps, tenantId } = scope
   let header: ReturnType<typeof decodeProtectedHeader>
   try {
     header = decodeProtectedHeader(jwt)

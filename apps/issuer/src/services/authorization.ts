@@ -9,6 +9,7 @@ import {
   sessionByIssuerState,
 } from '@credential-service/db-schema'
 import { offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
+import type { TenantScope } from '../tenant-scope'
 import type { WalletClient } from './client-attestation'
 import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
 import { loginClaims } from './login-claims'
@@ -42,8 +43,9 @@ export interface PushSender {
 }
 
 /** PAR, /authorize and the upstream login callback of one tenant (OpenID4VCI 1.0 §5). */
-export function createAuthorizationService(deps: ProtocolDeps, tenantId: string) {
-  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
+  const { deps, tenantId } = scope
+  const issuer = scope.issuerUrl
   const callbackUrl = `${issuer}/authorize/callback`
   const cookiePath = new URL(issuer).pathname
   const requests = createAuthorizationRequestRepository(deps.db, tenantId)
@@ -232,7 +234,7 @@ export function createAuthorizationService(deps: ProtocolDeps, tenantId: string)
           loginDeps,
         )
         const sessionId = row.sessionId ?? newId('ses')
-        const claims = await loginClaims(deps, tenantId, { sessionId, configs, user })
+        const claims = await loginClaims(scope, { sessionId, configs, user })
         if (!claims.ok) return denied(row, claims.reason)
         if (!row.sessionId) {
           await startSession(

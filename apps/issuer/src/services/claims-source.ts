@@ -10,6 +10,7 @@ import {
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 import { fetchAttributes, offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
+import type { TenantScope } from '../tenant-scope'
 import { mergeClaims, pendingLoginKey } from './login-claims'
 
 /** Seconds between deferred requests when the attribute provider suggests none (OpenID4VCI §9). */
@@ -28,11 +29,8 @@ export type ClaimsAnswer =
  * credential is ever issued with claims that did not validate. A provider's HTTP 202 is "pending".
  * After a holder login, the provider's answer is merged over the mapped login claims.
  */
-export function createClaimsSource(
-  deps: ProtocolDeps,
-  tenantId: string,
-  sessions: IssuanceSessionRepository,
-) {
+export function createClaimsSource(scope: TenantScope<ProtocolDeps>, sessions: IssuanceSessionRepository) {
+  const { deps, tenantId } = scope
   return async function claimsFor(
     session: IssuanceSessionRow,
     config: CredentialConfig,

@@ -3,6 +3,7 @@ import { ProtocolError } from '@credential-service/core-domain'
 import { createJtiRepository } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
+import type { TenantScope } from '../tenant-scope'
 import { ATTESTATION_ALGORITHMS, AttestationError, verifyAttestedJwt } from './attestation-trust'
 import type { ServerNonces } from './server-nonces'
 
@@ -28,10 +29,12 @@ const invalidClient = (description: string, cause?: unknown) =>
  * failure is 401 invalid_client. For the token and the PAR endpoints alike.
  */
 export async function authenticateWalletClient(
-  deps: Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl'> & { attestationChallenges: ServerNonces },
-  tenantId: string,
+  scope: TenantScope<
+    Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl'> & { attestationChallenges: ServerNonces }
+  >,
   request: { headers: IncomingHttpHeaders; clientId?: string | undefined },
 ): Promise<WalletClient | undefined> {
+  const { deps, tenantId } = scope
   const attestation = request.headers['oauth-client-attestation']
   const pop = request.headers['oauth-client-attestation-pop']
   if (attestation === undefined && pop === undefined) return undefined
@@ -42,10 +45,10 @@ export async function authenticateWalletClient(
     throw invalidClient('exactly one OAuth-Client-Attestation header is allowed')
   if (typeof pop !== 'string' || pop.includes(','))
     throw invalidClient('exactly one OAuth-Client-Attestation-PoP header is allowed')
-  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+  const issuer = scope.issuerUrl
   let verified: Awaited<ReturnType<typeof verifyAttestedJwt>>
   try {
-    verified = await verifyAttestedJwt(deps, tenantId, attestation, 'oauth-client-attestation+jwt')
+    verified = await verifyAttestedJwt(scope, attestation, 'oauth-client-attestation+jwt')
   } catch (cause) {
     if (!(cause instanceof AttestationError)) throw cause
     throw invalidClient(`the client attestation is refused: ${cause.message}`, cause)

@@ -11,6 +11,7 @@ import {
   importJWK,
   type JWK,
 } from 'jose'
+import type { TenantScope } from '../tenant-scope'
 
 /** Key management of encrypted requests and responses (OpenID4VCI 1.0 §10; HAIP §4.2: ECDH-ES). */
 export const ENCRYPTION_ALGS = ['ECDH-ES'] as const
@@ -60,7 +61,8 @@ function parseJson(text: string): unknown {
 }
 
 /** The tenant's credential request encryption key: created on first use, private JWK encrypted at rest. */
-export function createCredentialEncryption(deps: ProtocolDeps, tenantId: string) {
+export function createCredentialEncryption(scope: TenantScope<ProtocolDeps>) {
+  const { deps, tenantId } = scope
   const keys = createCredentialEncryptionKeyRepository(deps.db, tenantId)
   const context = (kid: string) => `credential-encryption:${tenantId}/${kid}`
 

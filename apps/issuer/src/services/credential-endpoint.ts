@@ -1,4 +1,5 @@
 import type { ResourceRequest } from '../grants/verify-access-token'
+import type { TenantScope } from '../tenant-scope'
 import {
   checkEncryptionPolicy,
   createCredentialEncryption,
@@ -28,9 +29,10 @@ export interface CredentialHttpRequest {
  * encrypted to the key of this very request (§9.1: a deferred request brings its own). Errors are
  * thrown and never encrypted (§8.3.1.2).
  */
-export function createCredentialEndpoint(deps: IssuanceDeps, tenantId: string) {
-  const issuance = createIssuanceService(deps, tenantId)
-  const encryption = createCredentialEncryption(deps, tenantId)
+export function createCredentialEndpoint(scope: TenantScope<IssuanceDeps>) {
+  const { deps, tenantId } = scope
+  const issuance = createIssuanceService(scope)
+  const encryption = createCredentialEncryption(scope)
 
   async function answer(
     input: CredentialHttpRequest,

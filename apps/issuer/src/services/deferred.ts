@@ -11,6 +11,7 @@ import {
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
 import type { AccessGrant } from '../grants/verify-access-token'
+import type { TenantScope } from '../tenant-scope'
 import type { createClaimsSource } from './claims-source'
 import { issueCredentials } from './issue-credentials'
 
@@ -48,14 +49,14 @@ function misfit(offered: CredentialConfig, row: DeferredCredentialRow): string |
 
 /** Deferred issuance of one tenant (OpenID4VCI 1.0 §9), driven by the attribute provider's 202. */
 export function createDeferredService(
-  deps: ProtocolDeps,
-  tenantId: string,
+  scope: TenantScope<ProtocolDeps>,
   options: {
     sessions: IssuanceSessionRepository
     claimsFor: ReturnType<typeof createClaimsSource>
     alreadyIssued: (configurationId: string) => ProtocolError
   },
 ) {
+  const { deps, tenantId } = scope
   const { sessions, claimsFor, alreadyIssued } = options
   const transactions = createDeferredCredentialRepository(deps.db, tenantId)
 
@@ -129,7 +130,7 @@ export function createDeferredService(
         // Delivery, status list entries and the session's record commit together, or none of them.
         const credentials = await deps.db.transaction(async (tx) => {
           if (!(await transactions.take(hash, session.id, tx))) throw invalidTransaction()
-          const issued = await issueCredentials(deps, tenantId, {
+          const issued = await issueCredentials(scope, {
             session,
             offered,
             holderKeys: row.holderKeys.map((key) => (key ? (key as JWK) : undefined)),

@@ -11,6 +11,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from 'jose'
+import type { TenantScope } from '../tenant-scope'
 import type { ServerNonces } from './server-nonces'
 
 /** DPoP algorithms we advertise (`dpop_signing_alg_values_supported`): asymmetric, fully specified. */
@@ -76,10 +77,10 @@ export function dpopError(
  * Answers undefined when the request carries no DPoP header.
  */
 export async function verifyDpop(
-  deps: DpopDeps,
-  tenantId: string,
+  scope: TenantScope<DpopDeps>,
   request: DpopRequest,
 ): Promise<DpopResult | undefined> {
+  const { deps, tenantId } = scope
   const raw = request.headers.dpop
   if (raw === undefined) return undefined
   const fail = (description: string, cause?: unknown): never => {

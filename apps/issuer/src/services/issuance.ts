@@ -18,6 +18,7 @@ import {
   type ResourceRequest,
   verifyAccessToken,
 } from '../grants/verify-access-token'
+import type { TenantScope } from '../tenant-scope'
 import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
@@ -61,20 +62,21 @@ function notCovered(token: AccessGrant, configurationId: string) {
 }
 
 /** The OpenID4VCI endpoints of one tenant's credential issuer. */
-export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
-  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
+  const { deps, tenantId } = scope
+  const issuer = scope.issuerUrl
   const sessions = createIssuanceSessionRepository(deps.db, tenantId)
   const config = (id: string) => deps.tenants.credentialConfig(tenantId, id)
   const nonces = createNonceRepository(deps.db, tenantId)
   const notifications = createNotificationRepository(deps.db, tenantId)
 
-  const claimsFor = createClaimsSource(deps, tenantId, sessions)
-  const deferred = createDeferredService(deps, tenantId, { sessions, claimsFor, alreadyIssued })
+  const claimsFor = createClaimsSource(scope, sessions)
+  const deferred = createDeferredService(scope, { sessions, claimsFor, alreadyIssued })
 
   return {
     issuer,
     /** Verifies the access token of a protected endpoint (grants/verify-access-token.ts). */
-    authorize: (request: ResourceRequest) => verifyAccessToken(deps, tenantId, request),
+    authorize: (request: ResourceRequest) => verifyAccessToken(scope, request),
 
     /** Offer by reference (OpenID4VCI §4.1.3): served while the offer is open, 404 after. */
     async offer(sessionId: string): Promise<Record<string, unknown> | undefined> {
@@ -171,12 +173,12 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
       if (!token.configurationIds.includes(configurationId)) throw notCovered(token, configurationId)
       if (session.issuedConfigurationIds.includes(configurationId)) throw alreadyIssued(configurationId)
       const holderKeys = offered.keyBinding
-        ? await verifyProofs(deps, tenantId, request.proofs, offered.batchSize, offered.keyAttestation)
+        ? await verifyProofs(scope, request.proofs, offered.batchSize, offered.keyAttestation)
         : [undefined]
       const answer = await claimsFor(session, offered)
       if (answer.status === 'pending')
         return deferred.begin(session, configurationId, holderKeys, answer.interval)
-      const credentials = await issueCredentials(deps, tenantId, {
+      const credentials = await issueCredentials(scope, {
         session,
         offered,
         holderKeys,

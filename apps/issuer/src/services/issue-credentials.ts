@@ -3,6 +3,7 @@ import { issueMdoc, issueSdJwtVc, type Signer } from '@credential-service/crypto
 import type { Database, IssuanceSessionRow } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { base64url, type JWK } from 'jose'
+import type { TenantScope } from '../tenant-scope'
 import { warnUnlessLeafNamesIssuer } from './issuer-san-check'
 import { createStatusListService } from './status-lists'
 
@@ -27,10 +28,10 @@ export interface IssueCredentialsOptions {
  * endpoint and the deferred credential endpoint (§9), so both issue the same credentials.
  */
 export async function issueCredentials(
-  deps: ProtocolDeps,
-  tenantId: string,
+  scope: TenantScope<ProtocolDeps>,
   options: IssueCredentialsOptions,
 ): Promise<{ credential: string }[]> {
+  const { deps, tenantId } = scope
   const { session, offered, holderKeys, claims, tx } = options
   // Checklist S-129: every source was checked when its claims came in, but an offer stored before
   // that check was not; nothing named like SD-JWT structure is ever signed.
@@ -40,13 +41,13 @@ export async function issueCredentials(
       'credential_request_denied',
       `claims of '${offered.id}' failed validation: ${structure.map((i) => `${i.path} ${i.message}`).join('; ')}`,
     )
-  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+  const issuer = scope.issuerUrl
   const signer = tx?.signer ?? (await deps.keys.signer(tenantId, offered.keyChainId))
   const now = deps.now()
   const expiresAt = new Date(now.getTime() + offered.lifetimeSeconds * 1000)
   // One status list entry per credential of the batch, each at its own random index.
   const statuses = offered.statusManagement
-    ? await createStatusListService(deps, tenantId).allocate(
+    ? await createStatusListService(scope).allocate(
         {
           keyChainId: offered.keyChainId,
           count: holderKeys.length,

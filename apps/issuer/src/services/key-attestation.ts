@@ -1,6 +1,7 @@
 import { type KeyAttestationPolicy, ProtocolError } from '@credential-service/core-domain'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import { calculateJwkThumbprint, importJWK, type JWK } from 'jose'
+import type { TenantScope } from '../tenant-scope'
 import { AttestationError, verifyAttestedJwt } from './attestation-trust'
 
 const MAX_ATTESTED_KEYS = 100
@@ -34,15 +35,15 @@ const invalidProof = (description: string, cause?: unknown) =>
  * `user_authentication` that meet the configuration's policy. Failures are invalid_proof.
  */
 export async function verifyKeyAttestation(
-  deps: Pick<ProtocolDeps, 'db' | 'now'>,
-  tenantId: string,
+  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now'>>,
   jwt: unknown,
   options: { use: 'jwt' | 'attestation'; policy: KeyAttestationPolicy | undefined },
 ): Promise<VerifiedKeyAttestation> {
+  const { deps, tenantId } = scope
   if (typeof jwt !== 'string') throw invalidProof('the key attestation is not a JWT')
   let verified: Awaited<ReturnType<typeof verifyAttestedJwt>>
   try {
-    verified = await verifyAttestedJwt(deps, tenantId, jwt, 'key-attestation+jwt')
+    verified = await verifyAttestedJwt(scope, jwt, 'key-attestation+jwt')
   } catch (cause) {
     if (!(cause instanceof AttestationError)) throw cause
     throw invalidProof(`the key attestation is refused: ${cause.message}`, cause)

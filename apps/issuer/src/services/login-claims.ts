@@ -1,6 +1,7 @@
 import { type CredentialConfig, claimPath, resolveClaims } from '@credential-service/core-domain'
 import { createAttributeProviderRepository } from '@credential-service/db-schema'
 import { fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
+import type { TenantScope } from '../tenant-scope'
 import { type AuthenticatedUser, userClaims } from './upstream-login'
 
 type Claims = Record<string, unknown>
@@ -52,10 +53,10 @@ export type LoginClaimsResult =
  * against `fields` like offer claims.
  */
 export async function loginClaims(
-  deps: ProtocolDeps,
-  tenantId: string,
+  scope: TenantScope<ProtocolDeps>,
   options: { sessionId: string; configs: CredentialConfig[]; user: AuthenticatedUser },
 ): Promise<LoginClaimsResult> {
+  const { deps, tenantId } = scope
   const out: Record<string, Record<string, unknown>> = {}
   const providers = createAttributeProviderRepository(deps.db, tenantId)
   for (const config of options.configs) {

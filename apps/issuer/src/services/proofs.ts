@@ -9,6 +9,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from 'jose'
+import type { TenantScope } from '../tenant-scope'
 import { type VerifiedKeyAttestation, verifyKeyAttestation } from './key-attestation'
 import { ACCEPTED_PROOF_ALGORITHMS } from './metadata'
 
@@ -27,16 +28,16 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
  * then the attested keys, one credential each.
  */
 export async function verifyProofs(
-  deps: ProtocolDeps,
-  tenantId: string,
+  scope: TenantScope<ProtocolDeps>,
   proofTypes: Record<string, unknown> | undefined,
   batchSize: number,
   keyAttestation?: KeyAttestationPolicy,
 ): Promise<JWK[]> {
-  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+  const { deps, tenantId } = scope
+  const issuer = scope.issuerUrl
   const nonces = createNonceRepository(deps.db, tenantId)
   if (proofTypes?.attestation !== undefined) {
-    return verifyAttestationProof(deps, tenantId, proofTypes.attestation, batchSize, keyAttestation)
+    return verifyAttestationProof(scope, proofTypes.attestation, batchSize, keyAttestation)
   }
   const proofs = proofTypes?.jwt
   if (!Array.isArray(proofs) || proofs.length === 0 || !proofs.every((p) => typeof p === 'string')) {
@@ -67,7 +68,7 @@ export async function verifyProofs(
     if (header.key_attestation !== undefined) {
       if (proofs.length > 1)
         throw new ProtocolError('invalid_proof', 'a proof with a key attestation comes alone')
-      attested = await verifyKeyAttestation(deps, tenantId, header.key_attestation, {
+      attested = await verifyKeyAttestation(scope, header.key_attestation, {
         use: 'jwt',
         policy: keyAttestation,
       })
@@ -151,12 +152,12 @@ async function verifiedByOneOf(
  * `nonce` is a c_nonce we issued (consumed here); one credential per attested key.
  */
 async function verifyAttestationProof(
-  deps: ProtocolDeps,
-  tenantId: string,
+  scope: TenantScope<ProtocolDeps>,
   list: unknown,
   batchSize: number,
   policy: KeyAttestationPolicy | undefined,
 ): Promise<JWK[]> {
+  const { deps, tenantId } = scope
   if (!policy)
     throw new ProtocolError(
       'invalid_proof',
@@ -164,7 +165,7 @@ async function verifyAttestationProof(
     )
   if (!Array.isArray(list) || list.length !== 1)
     throw new ProtocolError('invalid_proof', 'proofs.attestation must hold exactly one key attestation')
-  const attested = await verifyKeyAttestation(deps, tenantId, list[0], { use: 'attestation', policy })
+  const attested = await verifyKeyAttestation(scope, list[0], { use: 'attestation', policy })
   if (attested.nonce === undefined)
     throw new ProtocolError('invalid_nonce', 'the key attestation has no nonce')
   if (attested.attestedKeys.length > batchSize)

@@ -6,6 +6,7 @@ import {
   type StatusListShape,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
+import type { TenantScope } from '../tenant-scope'
 
 /**
  * New lists: 2^17 entries of 2 bits (VALID, INVALID, SUSPENDED), 32 KiB before compression. Half
@@ -34,8 +35,9 @@ export interface StatusListToken {
 const signingByDatabase = new WeakMap<object, Map<string, Promise<StatusListToken | undefined>>>()
 
 /** The Token Status Lists of one tenant's issuer: entry allocation at issuance, signed tokens. */
-export function createStatusListService(deps: ProtocolDeps, tenantId: string) {
-  const issuer = `${deps.publicUrl}/issuers/${tenantId}`
+export function createStatusListService(scope: TenantScope<ProtocolDeps>) {
+  const { deps, tenantId } = scope
+  const issuer = scope.issuerUrl
   const lists = createStatusListRepository(deps.db, tenantId)
   const uriOf = (listId: string) => `${issuer}/status-lists/${listId}`
   let signing = signingByDatabase.get(deps.db)

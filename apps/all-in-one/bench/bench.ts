@@ -18,10 +18,12 @@ import { join } from 'node:path'
 import { measureCeilings } from './ceiling'
 import { compareCheckouts } from './compare'
 import { createFlows, type Flow, setUpTenant } from './flows'
+import { measureHttpFloor } from './http-floor'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs, rssMb } from './proc'
 import { type ServerProcess, startAllInOne, startSeparate } from './service'
 import { metricsToken, statementsSent } from './statements'
+import { requestsSentByFlows } from './wallet-address'
 
 const root = new URL('../../..', import.meta.url).pathname
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
@@ -49,6 +51,10 @@ interface Row {
   /** The same, per server process (one entry in all-in-one mode). */
   cpuMsPerFlowByProcess: Record<string, number>
   ceilingRatio?: number
+  /** Server CPU per flow as a multiple of the ceiling plus one bare HTTP request per request sent (http-floor.ts). */
+  protocolCeilingRatio?: number
+  /** HTTP requests per flow, all sent by the flow's wallet and integrator. */
+  requestsPerFlow: number
   peakRssMb: Record<string, number>
   errors: number
   /** Database statements per flow, all server processes together (statements.ts). */
@@ -67,6 +73,7 @@ async function runLevel(
   metricsReader: string,
 ): Promise<Row> {
   const statementsBefore = await statementsSent(processes, metricsReader)
+  const requestsBefore = requestsSentByFlows()
   const latencies: number[] = []
   let errors = 0
   let next = 0
@@ -96,6 +103,7 @@ async function runLevel(
   clearInterval(sampler)
   const others = otherShare(machineBefore, sampleMachine(processes.map((p) => p.pid)))
   const statementsAfter = await statementsSent(processes, metricsReader)
+  const requests = requestsSentByFlows() - requestsBefore
   const cpuUsed = processes.map((p, i) => cpuMs(p.pid) - (cpuBefore[i] ?? 0))
   const cpu = cpuUsed.reduce((sum, ms) => sum + ms, 0)
   const perFlow = (ms: number) => round(ms / Math.max(1, latencies.length), 2)
@@ -112,6 +120,7 @@ async function runLevel(
     cpuMsPerFlowByProcess: Object.fromEntries(processes.map((p, i) => [p.name, perFlow(cpuUsed[i] ?? 0)])),
     peakRssMb: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round(v, 0)])),
     errors,
+    requestsPerFlow: round(requests / Math.max(1, latencies.length + errors)),
     ...(statementsBefore !== undefined && statementsAfter !== undefined
       ? { statementsPerFlow: round((statementsAfter - statementsBefore) / Math.max(1, latencies.length)) }
       : {}),
@@ -125,6 +134,7 @@ function markdown(report: {
   load: string
   idleRssMb: Record<string, number>
   ceilings: { flow: string; cpuMsPerFlow: number; sqlStatements: number }[]
+  httpFloorMs: Record<string, number>
   results: Row[]
 }): string {
   const rss = (values: Record<string, number>) =>
@@ -135,11 +145,11 @@ function markdown(report: {
   return [
     `${report.setting}; idle RSS MB: ${rss(report.idleRssMb)}; ${report.load}.`,
     '',
-    '| flow | concurrency | flows/s | p50 ms | p95 ms | p99 ms | server CPU ms/flow | × ceiling | SQL statements/flow | peak RSS MB | errors | other CPU |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| flow | concurrency | flows/s | p50 ms | p95 ms | p99 ms | server CPU ms/flow | × ceiling | × ceiling with HTTP | HTTP requests/flow | SQL statements/flow | peak RSS MB | errors | other CPU |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.results.map(
       (r) =>
-        `| ${r.flow} | ${r.concurrency} | ${r.flowsPerSecond} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.serverCpuMsPerFlow} | ${r.ceilingRatio ?? '–'} | ${r.statementsPerFlow ?? '–'} | ${rss(r.peakRssMb)} | ${r.errors} | ${Math.round(100 * r.otherCpuShare)} %${r.noisy ? ' NOISY' : ''} |`,
+        `| ${r.flow} | ${r.concurrency} | ${r.flowsPerSecond} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.serverCpuMsPerFlow} | ${r.ceilingRatio ?? '–'} | ${r.protocolCeilingRatio ?? '–'} | ${r.requestsPerFlow} | ${r.statementsPerFlow ?? '–'} | ${rss(r.peakRssMb)} | ${r.errors} | ${Math.round(100 * r.otherCpuShare)} %${r.noisy ? ' NOISY' : ''} |`,
     ),
     '',
     ...(noisy > 0
@@ -151,6 +161,12 @@ function markdown(report: {
     `Ceiling (unavoidable crypto and SQL in one process, see apps/all-in-one/bench/ceiling.ts): ${report.ceilings
       .map((c) => `${c.flow} ${round(c.cpuMsPerFlow, 2)} ms (${c.sqlStatements} SQL statements)`)
       .join('; ')}. Target (issue 20): ≤ 1.5× the ceiling at one flow in flight, ≤ 1.2× at 32.`,
+    '',
+    `Ceiling with HTTP: the ceiling plus, per request the flow sends, the server CPU of one bare \`node:http\` request at the same concurrency (apps/all-in-one/bench/http-floor.ts): ${Object.entries(
+      report.httpFloorMs,
+    )
+      .map(([level, ms]) => `${ms} ms at ${level} in flight`)
+      .join(', ')}.`,
   ].join('\n')
 }
 
@@ -184,14 +200,19 @@ async function main() {
     }
     // At least 100 iterations a round: fewer would leave the ratio to noise.
     const ceilings = await measureCeilings(databaseUrl, Math.max(100, Math.min(FLOWS_PER_LEVEL, 200)))
+    const httpFloor = await measureHttpFloor(LEVELS, Math.max(200, Math.min(5 * FLOWS_PER_LEVEL, 1000)))
     for (const row of results) {
       const ceiling = ceilings.find((c) => c.flow === row.flow)
-      if (ceiling) row.ceilingRatio = round(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 2)
+      if (!ceiling) continue
+      row.ceilingRatio = round(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 2)
+      const withHttp = ceiling.cpuMsPerFlow + row.requestsPerFlow * (httpFloor.get(row.concurrency) ?? 0)
+      row.protocolCeilingRatio = round(row.serverCpuMsPerFlow / withHttp, 2)
     }
+    const httpFloorMs = Object.fromEntries([...httpFloor].map(([level, ms]) => [level, round(ms, 3)]))
     const database = databaseUrl ? 'PostgreSQL' : 'embedded PGlite'
     const setting = `${separate ? 'management, issuer and verifier as separate processes' : 'all-in-one process'}, ${database}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
     const load = `${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end`
-    const report = { setting, load, idleRssMb, ceilings, results }
+    const report = { setting, load, idleRssMb, ceilings, httpFloorMs, results }
     const out = process.env.BENCH_OUT ?? join(root, 'bench-results')
     mkdirSync(out, { recursive: true })
     const file = separate ? 'bench-separate' : 'bench'

@@ -9,10 +9,12 @@ import { randomBytes } from 'node:crypto'
 
 const address = new AsyncLocalStorage<string>()
 const plainFetch = globalThis.fetch
+let sentByFlows = 0
 
 globalThis.fetch = (input, init) => {
   const from = address.getStore()
   if (!from) return plainFetch(input, init)
+  sentByFlows++
   const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined))
   headers.set('x-forwarded-for', from)
   return plainFetch(input, { ...init, headers })
@@ -26,3 +28,6 @@ export const fromOwnAddress =
   <T>(flow: () => Promise<T>) =>
   (): Promise<T> =>
     address.run(randomAddress(), flow)
+
+/** HTTP requests the flows have sent so far (the bench's requests per flow). */
+export const requestsSentByFlows = () => sentByFlows

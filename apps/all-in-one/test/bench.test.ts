@@ -28,6 +28,18 @@ function runBench(env: Record<string, string | undefined>, args: string[] = []):
   return out
 }
 
+/**
+ * What a wallet and its integrator send: issuance is the metadata, offer creation, the offer by
+ * reference, token, nonce and credential; a presentation is request creation, the request object,
+ * the response and the session read; the authorization code flow adds PAR and the authorization
+ * request to an issuance.
+ */
+function requestsPerFlow(flow: string): number {
+  if (flow.startsWith('presentation')) return 4
+  if (flow.includes('authorization code')) return 8
+  return 6
+}
+
 describe('pnpm bench', () => {
   it('routes by path as the ingress of docker/nginx.conf does', () => {
     const nginx = readFileSync(join(root, 'docker/nginx.conf'), 'utf8')
@@ -75,12 +87,19 @@ describe('pnpm bench', () => {
       if (row.flow.includes('with status list')) expect(row.ceilingRatio).toBeUndefined()
       else expect(row.ceilingRatio).toBeCloseTo(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 1)
       expect(row.peakRssMb['all-in-one']).toBeGreaterThan(0)
+      // Issue 20: the ceiling with HTTP adds one bare request per request the flow sent, so the
+      // service's multiple of it is never above its multiple of the ceiling without HTTP.
+      expect(row.requestsPerFlow).toBe(requestsPerFlow(row.flow))
+      if (row.ceilingRatio !== undefined)
+        expect(row.protocolCeilingRatio).toBeLessThanOrEqual(row.ceilingRatio)
       // Issue 20, bench honesty: what the rest of the machine used meanwhile, flagged past the bound.
       expect(row.otherCpuShare).toBeGreaterThanOrEqual(0)
       expect(row.noisy).toBe(row.otherCpuShare > 0.1)
       // Issue 20: statements per flow, from the processes' own counters (a flow sends several).
       expect(row.statementsPerFlow).toBeGreaterThanOrEqual(3)
     }
+    expect(Object.keys(report.httpFloorMs)).toStrictEqual(['1', '8', '32'])
+    for (const ms of Object.values(report.httpFloorMs)) expect(ms).toBeGreaterThan(0)
     expect(report.load).toMatch(
       /^load average [\d., ]+ on \d+ cores at the start, [\d., ]+ on \d+ cores at the end$/,
     )

@@ -101,7 +101,10 @@ function checkCredentialSets(query: DcqlQuery, presented: Set<string>): void {
 }
 
 /** Requested claims present with allowed values, and one claim set satisfied (OpenID4VP §6.3, §6.4.1). */
-function checkClaims(credential: DcqlQuery['credentials'][number], claims: Record<string, unknown>): void {
+export function checkClaims(
+  credential: DcqlQuery['credentials'][number],
+  claims: Record<string, unknown>,
+): void {
   if (!credential.claims) return
   // A claim is there when its path selects something (§7.1); with `values`, one of the selected
   // values is one of them (§6.3).

@@ -7,8 +7,15 @@
  * ceiling is in ceiling-code-flow.ts, the database and tenant both use in ceiling-setup.ts.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { codeHash, issueMdoc, issueSdJwtVc, parseCertificate, signJws } from '@credential-service/crypto'
-import { createStatusLists, verifySdJwtPresentation } from '@credential-service/verifier'
+import {
+  codeHash,
+  issueMdoc,
+  issueSdJwtVc,
+  parseCertificate,
+  signJws,
+  verifySdJwtPresentation,
+} from '@credential-service/crypto'
+import { createStatusLists, presentationTrust } from '@credential-service/verifier'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import {
@@ -204,13 +211,15 @@ async function presentationFlow(
     vctValues: ['urn:bench:pid'],
     nonce: String(pending?.nonce),
     clientId: 'x509_san_dns:bench.example',
-    now,
-    anchors: [parseCertificate(s.certificate)],
-    acceptAnyIssuer: false,
     transactionData: null,
     requireHolderBinding: true,
-    outbound: { allowHttp: false, allowedHosts: [], maxResponseBytes: 256 * 1024 },
-    statusLists,
+    ...presentationTrust({
+      anchors: [parseCertificate(s.certificate)],
+      acceptAnyIssuer: false,
+      now,
+      outbound: { allowHttp: false, allowedHosts: [], maxResponseBytes: 256 * 1024 },
+      statusLists,
+    }),
   })
   const finished = await sql.run(
     `update presentation_sessions set status = 'verified', result_encrypted = $3, response_received_at = now()

@@ -1,5 +1,5 @@
+import { MAX_JSON_DEPTH } from '@credential-service/core-domain'
 import { testDatabases } from '@credential-service/db-schema/testing'
-import { MAX_JSON_DEPTH } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { base64url, CompactEncrypt, importJWK, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

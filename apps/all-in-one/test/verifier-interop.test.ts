@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey, sign as nodeSign, X509Certificate } from 'node:crypto'
+import { createMdocContext } from '@credential-service/crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { createMdocContext } from '@credential-service/verifier'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vpClient } from '@openid4vc/openid4vp'
 import {

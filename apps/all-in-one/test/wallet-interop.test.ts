@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { createMdocContext } from '@credential-service/crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
-import { createMdocContext } from '@credential-service/verifier'
 import { clientAuthenticationNone, setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
 import { CoseKey, Holder, IssuerSigned } from '@owf/mdoc'

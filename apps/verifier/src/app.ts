@@ -15,10 +15,8 @@ import type { z } from 'zod'
 import { requestRoutes } from './routes/requests'
 import { createStatusLists } from './services/status-list'
 
-export { createMdocContext } from './services/mdoc-context'
 // The bench's ceiling probe verifies presentations exactly as the response endpoint does.
-export { verifySdJwtPresentation } from './services/sd-jwt-presentation'
-export { createStatusLists } from './services/status-list'
+export { createStatusLists, presentationTrust } from './services/status-list'
 
 export const zVerifierEnv = zCommonEnv
 export type VerifierConfig = Readonly<z.output<typeof zVerifierEnv>>

@@ -281,6 +281,7 @@ export {
 export { checkCredentialConfig, valueMatches } from './rules/credential-config'
 export { checkDcqlQuery } from './rules/dcql'
 export { isIpAddress, nonPublicRange } from './rules/ip-address'
+export { exceedsJsonDepth, MAX_JSON_DEPTH } from './rules/json-depth'
 export type { OutboundUrlPolicy } from './rules/outbound-url'
 export { checkOutboundUrl, isAllowedHost, normalizeHost } from './rules/outbound-url'
 export { checkRedirectUri } from './rules/redirect-uri'

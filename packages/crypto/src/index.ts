@@ -9,6 +9,8 @@ export {
   createEmptyCrl,
   parseCertificateChain,
 } from './certificates'
+export type { ClaimsPath } from './claims-path'
+export { selectClaims } from './claims-path'
 export { verifierClientId } from './client-id'
 export { subresourceIntegrity } from './integrity'
 export { certificateNamesIssuer, issuerNameRefusal } from './issuer-san'
@@ -21,8 +23,8 @@ export type { KeyPairJwks } from './keys'
 export { generateKeyPair, importPrivateKey, publicPart, thumbprint } from './keys'
 export type { ManagementSigningKey, MasterKeyPurpose } from './master-secret'
 export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
-export type { IssueMdocOptions, StatusListEntry } from './mdoc'
-export { issueMdoc, jwkToCoseKey, msoStatusEntry } from './mdoc'
+export type { IssueMdocOptions, MdocCheck, VerificationContext } from './mdoc'
+export { createMdocContext, issueMdoc, jwkToCoseKey, msoStatusEntry, verifyMdocPresentation } from './mdoc'
 export { isSelfSigned, parseCertificate, x5cEntry } from './parsed-certificates'
 export type { PathProfile, PathValidation, ValidatePathOptions } from './path-validation'
 export {
@@ -32,21 +34,23 @@ export {
   MDOC_ISSUER_PROFILE,
   validatePath,
 } from './path-validation'
+export type { PresentationTrust } from './presentation'
+export { PresentationRejected } from './presentation'
 export type { AwsKmsOptions } from './providers/aws-kms'
 export { createAwsKmsProvider, derToJoseSignature } from './providers/aws-kms'
 export type { KeyProvider } from './providers/provider'
 export { KeyProviderError } from './providers/provider'
 export type { VaultOptions } from './providers/vault'
 export { createVaultProvider } from './providers/vault'
-export type { IssueSdJwtVcOptions } from './sd-jwt-vc'
-export { disclosureFrame, issueSdJwtVc } from './sd-jwt-vc'
+export type { IssueSdJwtVcOptions, SdJwtCheck } from './sd-jwt-vc'
+export { disclosureFrame, issueSdJwtVc, verifySdJwtPresentation } from './sd-jwt-vc'
 export type { SecretVerifier } from './secret-hash'
 export { codeHash, createSecretVerifier, generateSecret, hashSecret, isLegacySecretHash } from './secret-hash'
 export type { OfferClaims, PresentationResult, SessionDataCipher } from './session-data-cipher'
 export { createSessionDataCipher } from './session-data-cipher'
 export type { Signer, SigningAlgorithm } from './signer'
 export { algorithmForJwk, hashFor, SIGNING_ALGORITHMS, signJws } from './signer'
-export type { SignStatusListTokenOptions, StatusList } from './status-list-token'
+export type { SignStatusListTokenOptions, StatusList, StatusListEntry } from './status-list-token'
 export {
   MAX_STATUS_LIST_BYTES,
   readStatusList,
@@ -55,3 +59,4 @@ export {
   statusAt,
   statusInList,
 } from './status-list-token'
+export { checkChain } from './x5c-chain'

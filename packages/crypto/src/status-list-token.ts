@@ -57,6 +57,12 @@ export async function signStatusListToken(options: SignStatusListTokenOptions): 
  */
 export const MAX_STATUS_LIST_BYTES = 16 * 1024 * 1024
 
+/** A Token Status List entry (TSL §6.2, §6.3): the list's URI and the credential's index in it. */
+export interface StatusListEntry {
+  idx: number
+  uri: string
+}
+
 /** A status list token that cannot answer for an index: the status is undetermined. */
 export class StatusListError extends Error {}
 

@@ -13,7 +13,7 @@ export { ConfigError, optionalEnv, parseEnv, perMinute, zCommonEnv } from './env
 export { BEARER_REALM, oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
 export type { HttpLimits } from './http-limits'
 export { DEFAULT_HTTP_LIMITS, httpLimits } from './http-limits'
-export { exceedsJsonDepth, findUnstorable, MAX_JSON_DEPTH } from './input-guard'
+export { findUnstorable } from './input-guard'
 export type { KeyRuntime, KeyRuntimeOptions, PublishedJwk } from './key-runtime'
 export { createKeyRuntime, verifyMasterSecret } from './key-runtime'
 export type { IssuedToken, ManagementTokenOptions, ManagementTokens } from './management-token'

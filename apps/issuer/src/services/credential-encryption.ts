@@ -1,6 +1,6 @@
-import { ProtocolError } from '@credential-service/core-domain'
+import { exceedsJsonDepth, ProtocolError } from '@credential-service/core-domain'
 import { createCredentialEncryptionKeyRepository } from '@credential-service/db-schema'
-import { exceedsJsonDepth, findUnstorable, type ProtocolDeps } from '@credential-service/server-kit'
+import { findUnstorable, type ProtocolDeps } from '@credential-service/server-kit'
 import {
   CompactEncrypt,
   calculateJwkThumbprint,

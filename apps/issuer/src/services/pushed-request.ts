@@ -1,5 +1,9 @@
-import { type CredentialConfig, ProtocolError } from '@credential-service/core-domain'
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@credential-service/server-kit'
+import {
+  type CredentialConfig,
+  exceedsJsonDepth,
+  MAX_JSON_DEPTH,
+  ProtocolError,
+} from '@credential-service/core-domain'
 
 /** A pushed authorization request as this issuer accepts it (RFC 9126, OpenID4VCI 1.0 §5.1). */
 export interface PushedRequest {

@@ -1,20 +1,26 @@
 import { randomBytes } from 'node:crypto'
 import {
   type DcqlQuery,
+  exceedsJsonDepth,
+  MAX_JSON_DEPTH,
   type PresentationResultEventBody,
   ProtocolError,
 } from '@credential-service/core-domain'
-import { codeHash } from '@credential-service/crypto'
+import {
+  codeHash,
+  PresentationRejected,
+  selectClaims,
+  verifyMdocPresentation,
+  verifySdJwtPresentation,
+} from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
-import { exceedsJsonDepth, findUnstorable, MAX_JSON_DEPTH } from '@credential-service/server-kit'
+import { findUnstorable } from '@credential-service/server-kit'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
-import { verifyMdocPresentation } from './mdoc-presentation'
-import { PresentationRejected } from './presentation-rejected'
 import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
-import { verifySdJwtPresentation } from './sd-jwt-presentation'
+import { presentationTrust } from './status-list'
 import { trustAnchors } from './trust'
 
 type Form = Record<string, unknown>
@@ -95,18 +101,18 @@ function checkCredentialSets(query: DcqlQuery, presented: Set<string>): void {
 }
 
 /** Requested claims present with allowed values, and one claim set satisfied (OpenID4VP §6.3, §6.4.1). */
-function checkClaims(credential: DcqlQuery['credentials'][number], claims: Record<string, unknown>): void {
+export function checkClaims(
+  credential: DcqlQuery['credentials'][number],
+  claims: Record<string, unknown>,
+): void {
   if (!credential.claims) return
-  const valueAt = (path: (string | number | null)[]) =>
-    path.reduce<unknown>((node, key) => {
-      if (node === undefined || node === null) return undefined
-      if (key === null) return Array.isArray(node) ? node : undefined
-      return (node as Record<string, unknown>)[String(key)]
-    }, claims)
+  // A claim is there when its path selects something (§7.1); with `values`, one of the selected
+  // values is one of them (§6.3).
   const satisfied = (claim: NonNullable<typeof credential.claims>[number]) => {
-    const value = valueAt(claim.path)
-    if (value === undefined) return false
-    return !claim.values || claim.values.some((allowed) => allowed === value)
+    const selected = selectClaims(claims, claim.path)
+    if (selected === undefined) return false
+    const { values } = claim
+    return !values || selected.some((value) => values.some((allowed) => allowed === value))
   }
   if (!credential.claim_sets) {
     const missing = credential.claims.filter((claim) => !satisfied(claim))
@@ -242,7 +248,13 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       typeof params.vp_token === 'string' ? parseWalletJson(params.vp_token, 'vp_token') : params.vp_token
     if (typeof vpToken !== 'object' || vpToken === null || Array.isArray(vpToken))
       throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id')
-    const anchors = trustAnchors(await deps.keys.keyChains(tenantId), config)
+    const trust = presentationTrust({
+      anchors: trustAnchors(await deps.keys.keyChains(tenantId), config),
+      acceptAnyIssuer: config.acceptAnyIssuer,
+      now,
+      outbound: deps.outbound,
+      statusLists: deps.statusLists,
+    })
     const result: Record<string, Record<string, unknown>[]> = {}
     for (const [id, presentations] of Object.entries(vpToken as Record<string, unknown>)) {
       const query = config.dcqlQuery.credentials.find((credential) => credential.id === id)
@@ -266,11 +278,7 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
             nonce: row.nonce,
             responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
             encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
-            anchors,
-            acceptAnyIssuer: config.acceptAnyIssuer,
-            now,
-            outbound: deps.outbound,
-            statusLists: deps.statusLists,
+            ...trust,
           })
           checkClaims(query, claims)
           result[id]?.push(claims)
@@ -281,13 +289,9 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
           vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
           nonce: row.nonce,
           clientId: row.clientId,
-          now,
-          anchors,
-          acceptAnyIssuer: config.acceptAnyIssuer,
           transactionData: row.transactionData,
           requireHolderBinding: query.require_cryptographic_holder_binding !== false,
-          outbound: deps.outbound,
-          statusLists: deps.statusLists,
+          ...trust,
         })
         checkClaims(query, claims)
         result[id]?.push(claims)

@@ -1,9 +1,13 @@
 import { X509Certificate } from 'node:crypto'
 import { UpstreamError } from '@credential-service/core-domain'
-import { readStatusList, type StatusList, StatusListError } from '@credential-service/crypto'
+import {
+  PresentationRejected,
+  readStatusList,
+  type StatusList,
+  StatusListError,
+} from '@credential-service/crypto'
 import { type OutboundPolicy, outboundFetch } from '@credential-service/server-kit'
 import { compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
-import { PresentationRejected } from './presentation-rejected'
 import type { CachedValue } from './status-list-cache'
 
 const STATUS_LIST_TIMEOUT_MS = 5000

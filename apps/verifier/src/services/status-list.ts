@@ -1,10 +1,15 @@
 import { createHash, type X509Certificate } from 'node:crypto'
-import { type StatusListEntry, StatusListError, statusAt } from '@credential-service/crypto'
+import {
+  checkChain,
+  PresentationRejected,
+  type PresentationTrust,
+  type StatusListEntry,
+  StatusListError,
+  statusAt,
+} from '@credential-service/crypto'
 import type { OutboundPolicy } from '@credential-service/server-kit'
-import { PresentationRejected } from './presentation-rejected'
 import { createStatusListCache, type StatusListCache, type StatusListCacheOptions } from './status-list-cache'
 import { type FetchedList, fetchStatusList, unchecked } from './status-list-fetch'
-import { checkChain } from './trust'
 
 export type StatusLists = StatusListCache<FetchedList>
 export const createStatusLists = (options: StatusListCacheOptions): StatusLists =>
@@ -78,20 +83,6 @@ function requireValid(status: number): void {
 }
 
 /**
- * The `status.status_list` of a verified credential, read only when it is well-formed (TSL §6.2,
- * checklist F-33: `idx` a non-negative integer, `uri` a string); anything else rejects.
- */
-export function statusListEntryOf(status: unknown): StatusListEntry | undefined {
-  if (typeof status !== 'object' || status === null) return undefined
-  const entry = (status as { status_list?: unknown }).status_list
-  if (entry === undefined) return undefined
-  const { idx, uri } = (entry ?? {}) as { idx?: unknown; uri?: unknown }
-  if (typeof uri !== 'string' || typeof idx !== 'number' || !Number.isSafeInteger(idx) || idx < 0)
-    throw new PresentationRejected('the credential’s status_list is not {idx, uri}')
-  return { idx, uri }
-}
-
-/**
  * The status of a credential's entry (TSL §8.3), for SD-JWT VCs and mdoc MSOs alike: the list
  * (fetched and verified, or cached), its chain under this check's trust, then the entry's bits
  * from the size-capped list (checklist S-124). Every failure rejects the presentation: an
@@ -108,4 +99,14 @@ export async function requireValidEntry(entry: StatusListEntry, check: StatusChe
     throw unchecked(`the status list ${error.message}`)
   }
   requireValid(status)
+}
+
+/**
+ * What the format modules (`verifySdJwtPresentation`, `verifyMdocPresentation`) get for one
+ * response: its trust and clock, and the status port, which checks an entry through the process's
+ * cache of lists fetched under the outbound policy.
+ */
+export function presentationTrust(check: StatusCheck): PresentationTrust {
+  const { anchors, acceptAnyIssuer, now } = check
+  return { anchors, acceptAnyIssuer, now, requireValidStatus: (entry) => requireValidEntry(entry, check) }
 }

@@ -1,25 +1,8 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
-import type { Encoder, Tag as TagClass } from 'cbor-x'
+import type { Tag as TagClass } from 'cbor-x'
 import { base64url, type JWK } from 'jose'
-import { checkCbor } from './cbor-guard'
-import type { Signer, SigningAlgorithm } from './signer'
-
-/**
- * CBOR as ISO 18013-5 needs it: maps with integer keys stay maps, byte strings are plain major
- * type 2 (cbor-x would otherwise tag Uint8Array), no cbor-x record extensions. Loaded with the
- * first mdoc: processes that never issue one do not hold cbor-x in memory.
- */
-let codec: Promise<{ cbor: Encoder; Tag: typeof TagClass }> | undefined
-const loadCbor = () =>
-  (codec ??= import('cbor-x').then(({ Encoder, Tag }) => ({
-    cbor: new Encoder({
-      useRecords: false,
-      tagUint8Array: false,
-      mapsAsObjects: false,
-      variableMapSize: true,
-    }),
-    Tag,
-  })))
+import type { Signer, SigningAlgorithm } from '../signer'
+import { loadCbor } from './cbor'
 
 /** COSE algorithm ids (RFC 9053). */
 const COSE_ALG: Record<SigningAlgorithm, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
@@ -112,40 +95,4 @@ export async function issueMdoc(options: IssueMdocOptions): Promise<Uint8Array> 
   )
   const issuerAuth = [protectedHeader, unprotected, payload, signature]
   return cbor.encode({ nameSpaces, issuerAuth })
-}
-
-/** A Token Status List entry (TSL §6.3): the list's URI and the credential's index in it. */
-export interface StatusListEntry {
-  idx: number
-  uri: string
-}
-
-/**
- * The `status.status_list` entry of an MSO (TSL §6.3, ISO 18013-5 2nd ed.), read from the
- * IssuerAuth payload (`#6.24(bstr .cbor MobileSecurityObject)`) after its signature was verified.
- * Undefined when the MSO names none; an entry of the wrong shape is an error.
- */
-export async function msoStatusEntry(issuerAuthPayload: Uint8Array): Promise<StatusListEntry | undefined> {
-  const checked = checkCbor(issuerAuthPayload)
-  if (!checked.ok) throw new Error(`the IssuerAuth payload is refused: ${checked.reason}`)
-  const { cbor, Tag } = await loadCbor()
-  const tagged = cbor.decode(issuerAuthPayload) as unknown
-  // cbor-x extensions are process-wide: where @owf/mdoc is loaded (the verifier), tag 24 decodes
-  // to its DataItem, whose `buffer` holds the embedded bytes.
-  const inner =
-    tagged instanceof Tag
-      ? tagged.tag === 24
-        ? tagged.value
-        : undefined
-      : (tagged as { buffer?: unknown } | null)?.buffer
-  if (!(inner instanceof Uint8Array)) throw new Error('the IssuerAuth payload is not a tagged MSO')
-  const mso = cbor.decode(inner) as Map<string, unknown>
-  const status = mso instanceof Map ? mso.get('status') : undefined
-  if (status === undefined) return undefined
-  const entry = status instanceof Map ? status.get('status_list') : undefined
-  const idx = entry instanceof Map ? entry.get('idx') : undefined
-  const uri = entry instanceof Map ? entry.get('uri') : undefined
-  if (!Number.isInteger(idx) || (idx as number) < 0 || typeof uri !== 'string')
-    throw new Error('the MSO status is not a status_list {idx, uri}')
-  return { idx: idx as number, uri }
 }

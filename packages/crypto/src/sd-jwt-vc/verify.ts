@@ -1,43 +1,33 @@
 import { createHash, type X509Certificate } from 'node:crypto'
-import { issuerNameRefusal, parseCertificate } from '@credential-service/crypto'
-import { exceedsJsonDepth, MAX_JSON_DEPTH, type OutboundPolicy } from '@credential-service/server-kit'
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@credential-service/core-domain'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
-import { PresentationRejected } from './presentation-rejected'
-import { checkDisclosures } from './sd-jwt-disclosures'
-import { requireValidEntry, type StatusLists, statusListEntryOf } from './status-list'
-import { checkChain } from './trust'
-
-// Loaded with the first presentation, so an idle verifier does not hold the libraries.
-let libraries:
-  | Promise<[typeof import('@sd-jwt/crypto-nodejs'), typeof import('@sd-jwt/sd-jwt-vc')]>
-  | undefined
-const loadLibraries = () =>
-  (libraries ??= Promise.all([import('@sd-jwt/crypto-nodejs'), import('@sd-jwt/sd-jwt-vc')]))
+import { issuerNameRefusal } from '../issuer-san'
+import { parseCertificate } from '../parsed-certificates'
+import { PresentationRejected, type PresentationTrust } from '../presentation'
+import { checkChain } from '../x5c-chain'
+import { checkDisclosures } from './disclosures'
+import { loadSdJwtLibraries } from './libraries'
+import { statusListEntryOf } from './status'
 
 /**
  * SDJwtVcInstance's `verify` without its Token Status List step: that step inflates `lst` with no
  * size cap into one JS number per entry, so a small zlib bomb exhausts the memory (checklist S-124).
  * What is left is the parent SDJwtInstance's `verify` (signature, validity, disclosures, KB-JWT);
- * the status is read by requireValidEntry, with the capped decoder, as for mdocs.
+ * the status is read by the caller's requireValidStatus, with the capped decoder, as for mdocs.
  */
 function verifyWithoutStatus(vc: typeof SDJwtVcInstance): SDJwtVcInstance['verify'] {
   return Object.getPrototypeOf(vc.prototype).verify
 }
 
-export interface SdJwtCheck {
+export interface SdJwtCheck extends PresentationTrust {
   presentation: string
   vctValues: string[]
   nonce: string
   clientId: string
-  now: Date
-  anchors: X509Certificate[]
-  acceptAnyIssuer: boolean
   /** Base64url transaction data strings sent with the request, if any. */
   transactionData: string[] | null
   requireHolderBinding: boolean
-  outbound: OutboundPolicy
-  statusLists: StatusLists
 }
 
 const KB_MAX_AGE_SECONDS = 300
@@ -93,7 +83,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   }
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
-  const [{ digest }, { SDJwtVcInstance }] = await loadLibraries()
+  const [{ digest }, { SDJwtVcInstance }] = await loadSdJwtLibraries()
   const instance = new SDJwtVcInstance({
     hasher: digest,
     verifier: async (data: string, signature: string) => {
@@ -155,7 +145,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   }
   // TSL §8.3, checklist F-33: the status once the credential and its presentation verified.
   const entry = statusListEntryOf(payload.status)
-  if (entry) await requireValidEntry(entry, check)
+  if (entry) await check.requireValidStatus(entry)
   const { iss, iat, exp, nbf, cnf, vct, status, _sd_alg, ...claims } = payload
   return { vct, iss, ...claims }
 }

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, verify, X509Certificate } from 'node:crypto'
-import { MDOC_ISSUER_PROFILE, parseCertificate, validatePath } from '@credential-service/crypto'
 import type { CoseKey as CoseKeyClass, MdocContext } from '@owf/mdoc'
+import { parseCertificate } from '../parsed-certificates'
+import { MDOC_ISSUER_PROFILE, validatePath } from '../path-validation'
 
 /**
  * The crypto callbacks @owf/mdoc delegates to, from node:crypto: the library parses the mdoc and

@@ -1,13 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { base64url, type JWK } from 'jose'
-import type { Signer } from './signer'
-
-// Loaded on first issuance: the management app imports this package but never issues.
-let libraries:
-  | Promise<[typeof import('@sd-jwt/crypto-nodejs'), typeof import('@sd-jwt/sd-jwt-vc')]>
-  | undefined
-const loadLibraries = () =>
-  (libraries ??= Promise.all([import('@sd-jwt/crypto-nodejs'), import('@sd-jwt/sd-jwt-vc')]))
+import { selectClaims } from '../claims-path'
+import type { Signer } from '../signer'
+import { loadSdJwtLibraries } from './libraries'
 
 export interface IssueSdJwtVcOptions {
   signer: Signer
@@ -62,22 +57,13 @@ export function disclosureFrame(paths: string[][], decoys: number): Frame | unde
   return frame
 }
 
-function valueAt(claims: Record<string, unknown>, path: string[]): unknown {
-  let value: unknown = claims
-  for (const part of path) {
-    if (typeof value !== 'object' || value === null) return undefined
-    value = (value as Record<string, unknown>)[part]
-  }
-  return value
-}
-
 /**
  * Issues an SD-JWT VC (`typ` dc+sd-jwt; draft-ietf-oauth-sd-jwt-vc) with `@sd-jwt/sd-jwt-vc`,
  * signed through the Signer port with `x5c` from the key chain.
  */
 export async function issueSdJwtVc(options: IssueSdJwtVcOptions): Promise<string> {
   const { signer } = options
-  const [{ digest }, { SDJwtVcInstance }] = await loadLibraries()
+  const [{ digest }, { SDJwtVcInstance }] = await loadSdJwtLibraries()
   const instance = new SDJwtVcInstance({
     signer: async (data: string) => base64url.encode(await signer.sign(new TextEncoder().encode(data))),
     signAlg: signer.alg,
@@ -97,7 +83,7 @@ export async function issueSdJwtVc(options: IssueSdJwtVcOptions): Promise<string
   }
   // A disclosable claim this credential does not carry has nothing to disclose (and a frame level
   // over a missing object would make the library fail on its decoys).
-  const present = options.disclosable.filter((path) => valueAt(options.claims, path) !== undefined)
+  const present = options.disclosable.filter((path) => selectClaims(options.claims, path) !== undefined)
   return instance.issue(payload, disclosureFrame(present, options.decoys ?? 0) as never, {
     header: { kid: signer.kid, ...(signer.x5c.length ? { x5c: signer.x5c } : {}) },
   })

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { describe, expect, it } from 'vitest'
-import { checkDisclosures } from './sd-jwt-disclosures'
+import { checkDisclosures } from './disclosures'
 
 const encode = (items: unknown[]) => Buffer.from(JSON.stringify(items)).toString('base64url')
 const hashOf = (encoded: string, alg = 'sha256') => createHash(alg).update(encoded).digest('base64url')

@@ -1,7 +1,7 @@
 import { base64url, decodeJwt } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { issueSdJwtVc } from '../src/sd-jwt-vc'
-import { testSigner } from './test-signer'
+import { testSigner } from '../../test/test-signer'
+import { issueSdJwtVc } from './issue'
 
 async function issue(disclosable: string[][]) {
   const signer = await testSigner()

@@ -1,11 +1,12 @@
-import { checkCbor, msoStatusEntry, type StatusListEntry } from '@credential-service/crypto'
 import type { DeviceResponse } from '@owf/mdoc'
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose'
-import { loadMdoc } from './mdoc-context'
-import { PresentationRejected } from './presentation-rejected'
-import { requireValidEntry, type StatusCheck } from './status-list'
+import { checkCbor } from '../cbor-guard'
+import { PresentationRejected, type PresentationTrust } from '../presentation'
+import type { StatusListEntry } from '../status-list-token'
+import { loadMdoc } from './context'
+import { msoStatusEntry } from './status'
 
-export interface MdocCheck extends StatusCheck {
+export interface MdocCheck extends PresentationTrust {
   presentation: string
   docType: string
   clientId: string
@@ -91,7 +92,7 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
   } catch {
     throw new PresentationRejected('the MSO status is not a status_list {idx, uri}')
   }
-  if (entry) await requireValidEntry(entry, check)
+  if (entry) await check.requireValidStatus(entry)
   const claims: Record<string, unknown> = {}
   for (const namespace of document.issuerSigned.issuerNamespaces.issuerNamespaces.keys()) {
     claims[namespace] = document.issuerSigned.getPrettyClaims(namespace)

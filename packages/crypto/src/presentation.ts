@@ -1,0 +1,32 @@
+import type { X509Certificate } from 'node:crypto'
+import type { StatusListEntry } from './status-list-token'
+
+/**
+ * A presentation that fails a check: the reason ends up on the session, which only the tenant
+ * reads. `toWallet`, when set, is all the presenter is told instead.
+ */
+export class PresentationRejected extends Error {
+  readonly toWallet: string | undefined
+  constructor(reason: string, toWallet?: string) {
+    super(reason)
+    this.toWallet = toWallet
+  }
+}
+
+/**
+ * What the verification of every format gets from the verifier: the trust and the clock of this
+ * response, and the status port. The format modules read a credential's status list entry; the
+ * verifier fetches, caches and trusts the list (outbound policy, per-process cache).
+ */
+export interface PresentationTrust {
+  /** The tenant's trust anchors for credential issuers (HAIP 6.1.1). */
+  anchors: X509Certificate[]
+  /** The configuration's explicit allowance of any issuer: no chain to an anchor, no name check. */
+  acceptAnyIssuer: boolean
+  now: Date
+  /**
+   * Resolves when the entry's status is VALID (TSL §8.3, checklist V-33); rejects with
+   * PresentationRejected otherwise, an undetermined status included.
+   */
+  requireValidStatus: (entry: StatusListEntry) => Promise<void>
+}

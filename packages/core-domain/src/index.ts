@@ -250,6 +250,20 @@ export {
   zNotificationRequest,
 } from './protocol/z-notification-request'
 export type {
+  AccessTokenRequest,
+  AuthorizationCodeRequest,
+  GrantType,
+  PreAuthorizedCodeRequest,
+  RefreshTokenRequest,
+} from './protocol/z-token-request'
+export {
+  parseAccessTokenRequest,
+  zAccessTokenRequest,
+  zAuthorizationCodeRequest,
+  zPreAuthorizedCodeRequest,
+  zRefreshTokenRequest,
+} from './protocol/z-token-request'
+export type {
   IssuanceNotificationEvent,
   IssuanceNotificationEventBody,
   PresentationFailedEvent,

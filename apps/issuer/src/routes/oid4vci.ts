@@ -1,4 +1,4 @@
-import { NotFoundError } from '@credential-service/core-domain'
+import { NotFoundError, parseAccessTokenRequest } from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
@@ -7,7 +7,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createGrantScope } from '../grants/grant-context'
 import { exchangeToken } from '../grants/registry'
-import { parseTokenRequest } from '../grants/z-token-request'
 import { authenticateWalletClient } from '../services/client-attestation'
 import { createCredentialEncryption } from '../services/credential-encryption'
 import { verifyDpop } from '../services/dpop'
@@ -140,7 +139,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
           clientId: typeof clientId === 'string' ? clientId : undefined,
         })
         // Parsed after the sender is authenticated, the order in which the endpoint has always refused.
-        const token = await exchangeToken(parseTokenRequest(req.body), {
+        const token = await exchangeToken(parseAccessTokenRequest(req.body), {
           ...grantScope(tenant),
           dpopJkt: dpop?.jkt,
           walletClient,

@@ -243,6 +243,20 @@ export {
 } from './errors'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
+export type {
+  CredentialRequest,
+  CredentialResponseEncryption,
+} from './protocol/z-credential-request'
+export {
+  parseCredentialRequest,
+  zCredentialRequest,
+  zCredentialResponseEncryption,
+} from './protocol/z-credential-request'
+export type { DeferredCredentialRequest } from './protocol/z-deferred-credential-request'
+export {
+  parseDeferredCredentialRequest,
+  zDeferredCredentialRequest,
+} from './protocol/z-deferred-credential-request'
 export type { NotificationRequest } from './protocol/z-notification-request'
 export {
   NOTIFICATION_EVENTS,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import {
   buildCredentialOffer,
+  type CredentialRequest,
   type IssuanceNotificationEventBody,
   newId,
   ProtocolError,
@@ -22,7 +23,6 @@ import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
 import { issueCredentials } from './issue-credentials'
-import { parseCredentialRequest } from './parse-credential-request'
 import { verifyProofs } from './proofs'
 import type { ServerNonces } from './server-nonces'
 
@@ -153,14 +153,13 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
      * Credential endpoint (OpenID4VCI §8): one credential per proof key, up to the batch size; or,
      * when the attribute provider answers "pending", a deferred transaction (§9, HTTP 202).
      */
-    async credential(token: AccessGrant, body: Record<string, unknown>): Promise<CredentialOutcome> {
+    async credential(token: AccessGrant, request: CredentialRequest): Promise<CredentialOutcome> {
       const session = await sessions.get(token.sessionId)
       // A completed session keeps its token (the notification endpoint takes it); each of its
       // configurations is then refused as already issued, below.
       if (!session || !['token_issued', 'credential_issued', 'completed'].includes(session.status)) {
         throw invalidToken('the session of this access token is not active')
       }
-      const request = parseCredentialRequest(body)
       const configurationId = configurationOf(token, request)
       const offered = await config(configurationId)
       if (!offered)
@@ -199,11 +198,11 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
    * OpenID4VCI §8.2 (I-62): a configuration authorized with authorization_details is asked for by
    * its credential_identifier only; any other by credential_configuration_id.
    */
-  function configurationOf(token: AccessGrant, request: ReturnType<typeof parseCredentialRequest>): string {
+  function configurationOf(token: AccessGrant, request: CredentialRequest): string {
     const identifiers = token.credentialIdentifiers ?? {}
-    if (request.credentialIdentifier !== undefined) {
-      const id = Object.hasOwn(identifiers, request.credentialIdentifier)
-        ? identifiers[request.credentialIdentifier]
+    if (request.credential_identifier !== undefined) {
+      const id = Object.hasOwn(identifiers, request.credential_identifier)
+        ? identifiers[request.credential_identifier]
         : undefined
       if (!id)
         throw new ProtocolError(
@@ -212,7 +211,8 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
         )
       return id
     }
-    const configurationId = request.credentialConfigurationId as string
+    // The schema lets exactly one of the two through.
+    const configurationId = request.credential_configuration_id as string
     if (Object.values(identifiers).includes(configurationId))
       throw new ProtocolError(
         'invalid_credential_request',

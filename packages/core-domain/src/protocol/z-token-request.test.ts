@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { ProtocolError } from '../errors'
+import { refusalOf } from '../../test/refusal'
 import { parseAccessTokenRequest } from './z-token-request'
 
 const PRE_AUTHORIZED = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
 
-const refusal = (body: Record<string, unknown>) => {
-  try {
-    parseAccessTokenRequest(body)
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProtocolError)
-    const { error: code, detail } = error as ProtocolError
-    return { code, detail }
-  }
-  throw new Error('parsed')
-}
+const refusal = refusalOf(parseAccessTokenRequest)
 
 describe('parseAccessTokenRequest', () => {
   it('RFC 6749 §5.2: an absent or unknown grant_type is unsupported_grant_type', () => {

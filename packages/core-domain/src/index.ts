@@ -243,6 +243,12 @@ export {
 } from './errors'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
+export type { AuthorizationRequest } from './protocol/z-authorization-request'
+export {
+  parseAuthorizationRequest,
+  REQUEST_URI_PREFIX,
+  zAuthorizationRequest,
+} from './protocol/z-authorization-request'
 export type {
   CredentialRequest,
   CredentialResponseEncryption,
@@ -263,6 +269,13 @@ export {
   parseNotificationRequest,
   zNotificationRequest,
 } from './protocol/z-notification-request'
+export type { AuthorizationDetail, ParRequest } from './protocol/z-par-request'
+export {
+  parseParRequest,
+  walletRedirectUriProblem,
+  zAuthorizationDetail,
+  zParRequest,
+} from './protocol/z-par-request'
 export type {
   AccessTokenRequest,
   AuthorizationCodeRequest,
@@ -309,6 +322,7 @@ export {
 export { checkCredentialConfig, valueMatches } from './rules/credential-config'
 export { checkDcqlQuery } from './rules/dcql'
 export { isIpAddress, nonPublicRange } from './rules/ip-address'
+export { exceedsJsonDepth, MAX_JSON_DEPTH } from './rules/json-depth'
 export type { OutboundUrlPolicy } from './rules/outbound-url'
 export { checkOutboundUrl, isAllowedHost, normalizeHost } from './rules/outbound-url'
 export { checkRedirectUri } from './rules/redirect-uri'

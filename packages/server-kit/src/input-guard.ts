@@ -1,12 +1,13 @@
-import { InvalidInputError, type ValidationIssue } from '@credential-service/core-domain'
+import {
+  exceedsJsonDepth,
+  InvalidInputError,
+  MAX_JSON_DEPTH,
+  type ValidationIssue,
+} from '@credential-service/core-domain'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 
-/**
- * Deepest nesting of arrays and objects a JSON body may have. Our own shapes stop at about ten
- * levels (claims of an offer, DCQL); a 10,000-deep body otherwise reaches recursive code (zod,
- * JSON.stringify, PostgreSQL's jsonb parser) and ends as a stack overflow, that is a 500.
- */
-export const MAX_JSON_DEPTH = 64
+// Pure checks that the protocol schemas (core-domain) apply to JSON inside form fields too.
+export { exceedsJsonDepth, MAX_JSON_DEPTH }
 
 // With the `u` flag a well-formed surrogate pair is one code point, so `\p{Cs}` only matches
 // lone halves.
@@ -14,27 +15,6 @@ const LONE_SURROGATE = /\p{Cs}/u
 
 /** NUL (PostgreSQL text and jsonb refuse it) or a lone surrogate (jsonb refuses it; not UTF-8). */
 const unstorable = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text)
-
-/**
- * Depth of a JSON text without parsing it: one pass over the characters, brackets inside strings
- * ignored. Stops at the first level beyond `limit`, so a deep body costs no more than its prefix.
- */
-export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
-  let depth = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (inString) {
-      // A backslash escapes the next character, a quote among others.
-      if (code === 0x5c) i++
-      else if (code === 0x22) inString = false
-    } else if (code === 0x22) inString = true
-    else if (code === 0x5b || code === 0x7b) {
-      if (++depth > limit) return true
-    } else if (code === 0x5d || code === 0x7d) depth--
-  }
-  return false
-}
 
 /**
  * The first string (value or key) in `value` that the database cannot store, or a nesting deeper

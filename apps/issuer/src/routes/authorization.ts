@@ -1,4 +1,4 @@
-import { ProtocolError } from '@credential-service/core-domain'
+import { ProtocolError, parseAuthorizationRequest, parseParRequest } from '@credential-service/core-domain'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -55,7 +55,11 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
         })
         const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
         const walletClient = await authenticateWalletClient(deps, tenant, { headers: req.headers, clientId })
-        const pushed = await service(tenant).push(req.body, { dpopJkt: dpop?.jkt, walletClient })
+        // Parsed after the sender is authenticated, the order in which the endpoint has always refused.
+        const pushed = await service(tenant).push(parseParRequest(req.body), {
+          dpopJkt: dpop?.jkt,
+          walletClient,
+        })
         return reply.status(201).header('cache-control', 'no-store').send(pushed)
       },
     )
@@ -76,7 +80,10 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const step = await service(req.params.tenant).authorize(req.query, req.headers.cookie)
+        const step = await service(req.params.tenant).authorize(
+          parseAuthorizationRequest(req.query),
+          req.headers.cookie,
+        )
         if (step.cookie) reply.header('set-cookie', step.cookie)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
       },

@@ -201,8 +201,8 @@ export { zCredentialEncryption, zTenant, zTenantCreate, zTenantId, zTenantUpdate
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
 export {
   zAccessTokenClaims,
-  zAuthorizationServerMetadata,
   zJwks,
+  zManagementAuthorizationServerMetadata,
   zTokenRequest,
   zTokenResponse,
 } from './contract/token'
@@ -250,6 +250,34 @@ export {
   zAuthorizationRequest,
 } from './protocol/z-authorization-request'
 export type {
+  AuthorizationErrorResponse,
+  AuthorizationResponse,
+  EncryptedAuthorizationResponse,
+  ParseResult,
+  VpToken,
+  VpTokenResponse,
+} from './protocol/z-authorization-response'
+export {
+  safeParseAuthorizationResponse,
+  safeParseEncryptedAuthorizationResponse,
+  zAuthorizationErrorResponse,
+  zAuthorizationResponse,
+  zEncryptedAuthorizationResponse,
+  zVpToken,
+  zVpTokenResponse,
+} from './protocol/z-authorization-response'
+export type { AuthorizationServerMetadata } from './protocol/z-authorization-server-metadata'
+export { zAuthorizationServerMetadata } from './protocol/z-authorization-server-metadata'
+export type {
+  CredentialConfigurationSupported,
+  CredentialIssuerMetadata,
+} from './protocol/z-credential-issuer-metadata'
+export {
+  zCredentialConfigurationSupported,
+  zCredentialIssuerMetadata,
+  zProofTypeSupported,
+} from './protocol/z-credential-issuer-metadata'
+export type {
   CredentialRequest,
   CredentialResponseEncryption,
 } from './protocol/z-credential-request'
@@ -263,6 +291,8 @@ export {
   parseDeferredCredentialRequest,
   zDeferredCredentialRequest,
 } from './protocol/z-deferred-credential-request'
+export type { NonceResponse } from './protocol/z-nonce-response'
+export { zNonceResponse } from './protocol/z-nonce-response'
 export type { NotificationRequest } from './protocol/z-notification-request'
 export {
   NOTIFICATION_EVENTS,
@@ -276,6 +306,8 @@ export {
   zAuthorizationDetail,
   zParRequest,
 } from './protocol/z-par-request'
+export type { RequestObject, VerifierClientMetadata } from './protocol/z-request-object'
+export { zRequestObject, zVerifierClientMetadata, zVerifierInfo } from './protocol/z-request-object'
 export type {
   AccessTokenRequest,
   AuthorizationCodeRequest,

@@ -41,12 +41,12 @@ export interface ReadRequest {
   encrypted: boolean
 }
 
-/** The public half of the tenant's request encryption key, as published in the metadata. */
-export interface PublishedEncryptionKey extends JWK {
-  kid: string
-  use: 'enc'
-  alg: 'ECDH-ES'
-}
+/**
+ * The public half of the tenant's request encryption key, as published in the metadata (a JWK
+ * Set member: open to any member, as zCredentialIssuerMetadata types it).
+ */
+export type PublishedEncryptionKey = JWK &
+  Record<string, unknown> & { kid: string; use: 'enc'; alg: 'ECDH-ES' }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)

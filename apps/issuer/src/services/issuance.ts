@@ -3,6 +3,7 @@ import {
   buildCredentialOffer,
   type CredentialRequest,
   type IssuanceNotificationEventBody,
+  type NonceResponse,
   newId,
   ProtocolError,
   parseNotificationRequest,
@@ -97,7 +98,7 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
     },
 
     /** Nonce endpoint (OpenID4VCI §7): a fresh single-use c_nonce. */
-    async nonce() {
+    async nonce(): Promise<NonceResponse> {
       const value = randomBytes(24).toString('base64url')
       await nonces.issue(value, new Date(deps.now().getTime() + NONCE_SECONDS * 1000))
       return { c_nonce: value }

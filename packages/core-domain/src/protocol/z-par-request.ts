@@ -57,10 +57,11 @@ export const zAuthorizationDetail = z
 export type AuthorizationDetail = z.infer<typeof zAuthorizationDetail>
 
 /** `authorization_details` as a form parameter: a JSON array of at least one entry. */
-const zAuthorizationDetails = zJsonText({
-  tooDeep: `authorization_details nests deeper than ${MAX_JSON_DEPTH} levels`,
-  notJson: 'authorization_details must be a JSON array',
-}).pipe(
+const zAuthorizationDetails = zJsonText(
+  {
+    tooDeep: `authorization_details nests deeper than ${MAX_JSON_DEPTH} levels`,
+    notJson: 'authorization_details must be a JSON array',
+  },
   z
     .array(
       // A non-object entry has no type either.

@@ -8,7 +8,7 @@ import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
-import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
+import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const query = (keys: string[]) =>
   z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(4000).optional()])))
@@ -34,7 +34,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
     app.post(
       '/issuers/:tenant/par',
       {
-        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        schema: { params: tenantParams, body: anyBody },
         onRequest: [
           walletLimit(app, limits, 'par'),
           dpopNonceHeader(deps),

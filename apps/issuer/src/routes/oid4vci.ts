@@ -1,4 +1,8 @@
-import { NotFoundError, parseAccessTokenRequest } from '@credential-service/core-domain'
+import {
+  NotFoundError,
+  parseAccessTokenRequest,
+  parseNotificationRequest,
+} from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
@@ -15,7 +19,7 @@ import { authorizationServerMetadata, issuerMetadata } from '../services/metadat
 import { perTenant } from '../services/per-tenant'
 import { authorizationRoutes } from './authorization'
 import { credentialRoutes } from './credential'
-import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
+import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const NO_STORE = 'no-store'
 
@@ -125,7 +129,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     app.post(
       '/issuers/:tenant/token',
       {
-        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        schema: { params: tenantParams, body: anyBody },
         onRequest: [walletLimit(app, limits, 'token'), dpopNonce, attestationChallengeHeader(deps)],
       },
       async (req, reply) => {
@@ -176,16 +180,14 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     app.post(
       '/issuers/:tenant/notification',
       {
-        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        schema: { params: tenantParams, body: anyBody },
         onRequest: [walletLimit(app, limits, 'notification'), dpopNonce],
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
         const issuer = service(req.params.tenant)
-        await issuer.notification(
-          await issuer.authorize(resource(req, req.params.tenant, 'notification')),
-          req.body,
-        )
+        const token = await issuer.authorize(resource(req, req.params.tenant, 'notification'))
+        await issuer.notification(token, parseNotificationRequest(req.body))
         return reply.status(204).send()
       },
     )

@@ -4,9 +4,9 @@ import {
   type CredentialRequest,
   type IssuanceNotificationEventBody,
   type NonceResponse,
+  type NotificationRequest,
   newId,
   ProtocolError,
-  parseNotificationRequest,
 } from '@credential-service/core-domain'
 import {
   createIssuanceSessionRepository,
@@ -109,12 +109,8 @@ export function createIssuanceService(deps: IssuanceDeps, tenantId: string) {
      * same transaction, stores it in the webhook outbox for the configuration's endpoint (when that
      * endpoint subscribes to `issuance.notification`); the outbox delivers it (signed, retried).
      */
-    async notification(token: { sessionId: string }, body: unknown): Promise<void> {
-      const {
-        notification_id: notificationId,
-        event,
-        event_description: description,
-      } = parseNotificationRequest(body)
+    async notification(token: { sessionId: string }, request: NotificationRequest): Promise<void> {
+      const { notification_id: notificationId, event, event_description: description } = request
       const now = deps.now()
       // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
       const configs = await deps.tenants.credentialConfigs(tenantId)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { refusalOf } from '../../test/refusal'
-import { parseCredentialRequest } from './z-credential-request'
+import { parseCredentialRequest, zCredentialRequest } from './z-credential-request'
 
 const refusal = refusalOf(parseCredentialRequest)
 const invalid = (detail: string) => ({ code: 'invalid_credential_request', detail })
@@ -35,6 +35,7 @@ describe('the credential request (OpenID4VCI 1.0 §8.2, §8.3.1.2)', () => {
     expect(refusal({})).toStrictEqual(required)
     expect(refusal({ proof: {} })).toStrictEqual(required)
     expect(refusal({ credential_configuration_id: 5 })).toStrictEqual(required)
+    expect(zCredentialRequest.safeParse(null).success).toBe(false)
     expect(refusal({ credential_identifier: ['a'] })).toStrictEqual(
       invalid('credential_identifier must be a string'),
     )

@@ -57,7 +57,7 @@ export const zCredentialRequest = z
       else if (raw.credential_identifier === undefined && raw.credential_configuration_id === undefined)
         context.addIssue({ code: 'custom', message: REQUIRED, path: [] })
     },
-    { when: () => true },
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
   )
 export type CredentialRequest = z.infer<typeof zCredentialRequest>
 

@@ -1,4 +1,10 @@
 import { createHash } from 'node:crypto'
+import {
+  type CredentialRequest,
+  type PreAuthorizedCodeRequest,
+  zNonceResponse,
+  zRequestObject,
+} from '@credential-service/core-domain'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { Encoder, Tag } from 'cbor-x'
@@ -91,16 +97,18 @@ export async function redeemOffer(options: {
   const issuer = credentialOffer.credential_issuer as string
   const code =
     credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']
+  const tokenRequest: PreAuthorizedCodeRequest = {
+    grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+    'pre-authorized_code': code,
+  }
   const tokenResponse = await fetch(`${issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
-      'pre-authorized_code': code,
-    }),
+    body: new URLSearchParams(tokenRequest as Record<string, string>),
   })
   const { access_token } = (await tokenResponse.json()) as { access_token: string }
-  const { c_nonce } = await postJson(`${issuer}/nonce`, {})
+  // The answers the wallet reads are checked against their schemas (core-domain/protocol) too.
+  const { c_nonce } = zNonceResponse.parse(await postJson(`${issuer}/nonce`, {}))
   const holder = options.holder ?? (await generateKeyPair('ES256', { extractable: true }))
   const keys = [holder]
   while (keys.length < (options.batch ?? 1)) keys.push(await generateKeyPair('ES256'))
@@ -117,11 +125,13 @@ export async function redeemOffer(options: {
         .sign(key.privateKey),
     ),
   )
-  const issued = await postJson(
-    `${issuer}/credential`,
-    { credential_configuration_id: options.configurationId, proofs: { jwt: proofs } },
-    { authorization: `Bearer ${access_token}` },
-  )
+  const credentialRequest: CredentialRequest = {
+    credential_configuration_id: options.configurationId,
+    proofs: { jwt: proofs },
+  }
+  const issued = await postJson(`${issuer}/credential`, credentialRequest, {
+    authorization: `Bearer ${access_token}`,
+  })
   const credentials = (issued.credentials as { credential: string }[]).map((c) => c.credential)
   return { credential: credentials[0] as string, credentials, holder }
 }
@@ -139,12 +149,7 @@ export async function presentOverHttp(options: {
   disclose: Record<string, boolean>
 }): Promise<Response> {
   const requestObject = await (await fetch(options.requestUri)).text()
-  const claims = decodeJwt(requestObject) as {
-    nonce: string
-    client_id: string
-    state: string
-    response_uri: string
-  }
+  const claims = zRequestObject.parse(decodeJwt(requestObject))
   const holderSdJwt = new SDJwtVcInstance({
     hasher: digest,
     saltGenerator: generateSalt,
@@ -159,7 +164,7 @@ export async function presentOverHttp(options: {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
       vp_token: JSON.stringify({ [options.credentialQueryId]: [vp] }),
-      state: claims.state,
+      state: claims.state ?? '',
     }),
   })
 }

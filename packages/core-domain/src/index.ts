@@ -201,8 +201,8 @@ export { zCredentialEncryption, zTenant, zTenantCreate, zTenantId, zTenantUpdate
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
 export {
   zAccessTokenClaims,
-  zAuthorizationServerMetadata,
   zJwks,
+  zManagementAuthorizationServerMetadata,
   zTokenRequest,
   zTokenResponse,
 } from './contract/token'
@@ -243,12 +243,85 @@ export {
 } from './errors'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
+export type { AuthorizationRequest } from './protocol/z-authorization-request'
+export {
+  parseAuthorizationRequest,
+  REQUEST_URI_PREFIX,
+  zAuthorizationRequest,
+} from './protocol/z-authorization-request'
+export type {
+  AuthorizationErrorResponse,
+  AuthorizationResponse,
+  EncryptedAuthorizationResponse,
+  ParseResult,
+  VpToken,
+  VpTokenResponse,
+} from './protocol/z-authorization-response'
+export {
+  safeParseAuthorizationResponse,
+  safeParseEncryptedAuthorizationResponse,
+  zAuthorizationErrorResponse,
+  zAuthorizationResponse,
+  zEncryptedAuthorizationResponse,
+  zVpToken,
+  zVpTokenResponse,
+} from './protocol/z-authorization-response'
+export type { AuthorizationServerMetadata } from './protocol/z-authorization-server-metadata'
+export { zAuthorizationServerMetadata } from './protocol/z-authorization-server-metadata'
+export type {
+  CredentialConfigurationSupported,
+  CredentialIssuerMetadata,
+} from './protocol/z-credential-issuer-metadata'
+export {
+  zCredentialConfigurationSupported,
+  zCredentialIssuerMetadata,
+  zProofTypeSupported,
+} from './protocol/z-credential-issuer-metadata'
+export type {
+  CredentialRequest,
+  CredentialResponseEncryption,
+} from './protocol/z-credential-request'
+export {
+  parseCredentialRequest,
+  zCredentialRequest,
+  zCredentialResponseEncryption,
+} from './protocol/z-credential-request'
+export type { DeferredCredentialRequest } from './protocol/z-deferred-credential-request'
+export {
+  parseDeferredCredentialRequest,
+  zDeferredCredentialRequest,
+} from './protocol/z-deferred-credential-request'
+export type { NonceResponse } from './protocol/z-nonce-response'
+export { zNonceResponse } from './protocol/z-nonce-response'
 export type { NotificationRequest } from './protocol/z-notification-request'
 export {
   NOTIFICATION_EVENTS,
   parseNotificationRequest,
   zNotificationRequest,
 } from './protocol/z-notification-request'
+export type { AuthorizationDetail, ParRequest } from './protocol/z-par-request'
+export {
+  parseParRequest,
+  walletRedirectUriProblem,
+  zAuthorizationDetail,
+  zParRequest,
+} from './protocol/z-par-request'
+export type { RequestObject, VerifierClientMetadata } from './protocol/z-request-object'
+export { zRequestObject, zVerifierClientMetadata, zVerifierInfo } from './protocol/z-request-object'
+export type {
+  AccessTokenRequest,
+  AuthorizationCodeRequest,
+  GrantType,
+  PreAuthorizedCodeRequest,
+  RefreshTokenRequest,
+} from './protocol/z-token-request'
+export {
+  parseAccessTokenRequest,
+  zAccessTokenRequest,
+  zAuthorizationCodeRequest,
+  zPreAuthorizedCodeRequest,
+  zRefreshTokenRequest,
+} from './protocol/z-token-request'
 export type {
   IssuanceNotificationEvent,
   IssuanceNotificationEventBody,

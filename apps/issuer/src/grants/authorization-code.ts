@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
+import type { AuthorizationCodeRequest } from '@credential-service/core-domain'
 import { ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import { grantOf, respondWithGrant, revokeGrant } from './authorized-grant'
@@ -11,7 +12,6 @@ import {
   wantsRefreshTokens,
 } from './refresh-chain'
 import { requireSenderConstraints } from './sender-constraints'
-import type { AuthorizationCodeRequest } from './z-token-request'
 
 const invalidGrant = (description: string) => new ProtocolError('invalid_grant', description)
 const same = (a: string, b: string) =>

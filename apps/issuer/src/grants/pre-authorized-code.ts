@@ -1,3 +1,4 @@
+import type { PreAuthorizedCodeRequest } from '@credential-service/core-domain'
 import { type CredentialConfig, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import type { IssuanceSessionRow } from '@credential-service/db-schema'
@@ -5,7 +6,6 @@ import type { GrantContext } from './grant-context'
 import { issueAccessToken, senderOf, type TokenResponse } from './issue-access-token'
 import { startRefreshChain } from './refresh-chain'
 import { refuseUnconstrained, unconstrainedConfigs } from './sender-constraints'
-import type { PreAuthorizedCodeRequest } from './z-token-request'
 
 /** Guesses at an offer's transaction code before the offer is locked (OpenID4VCI 1.0 §13.6.3). */
 export const TX_CODE_ATTEMPTS = 5

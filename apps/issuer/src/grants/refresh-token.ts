@@ -1,3 +1,4 @@
+import type { RefreshTokenRequest } from '@credential-service/core-domain'
 import { ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import { grantOf, respondWithGrant, revokeGrant } from './authorized-grant'
@@ -5,7 +6,6 @@ import type { GrantContext } from './grant-context'
 import type { TokenResponse } from './issue-access-token'
 import { newRefreshToken, REFRESH_TOKEN_SECONDS } from './refresh-chain'
 import { requireSenderConstraints } from './sender-constraints'
-import type { RefreshTokenRequest } from './z-token-request'
 
 /**
  * Sessions a refresh serves. A completed session has nothing left to issue (its claims are gone),

@@ -1,13 +1,13 @@
+import type { AccessTokenRequest, GrantType } from '@credential-service/core-domain'
 import { authorizationCodeGrant } from './authorization-code'
 import type { GrantContext } from './grant-context'
 import type { TokenResponse } from './issue-access-token'
 import { preAuthorizedCodeGrant } from './pre-authorized-code'
 import { refreshTokenGrant } from './refresh-token'
-import type { GrantType, TokenRequest } from './z-token-request'
 
 /** A grant: redeems its parsed token request for a token response, or throws a ProtocolError. */
 export type GrantHandler<T extends GrantType> = (
-  request: Extract<TokenRequest, { grant_type: T }>,
+  request: Extract<AccessTokenRequest, { grant_type: T }>,
   context: GrantContext,
 ) => Promise<TokenResponse>
 
@@ -22,10 +22,10 @@ export const grants: { [T in GrantType]: GrantHandler<T> } = {
 }
 
 /** Token endpoint (OpenID4VCI 1.0 §6, RFC 6749 §5): the request's grant answers it. */
-export function exchangeToken(request: TokenRequest, context: GrantContext): Promise<TokenResponse> {
+export function exchangeToken(request: AccessTokenRequest, context: GrantContext): Promise<TokenResponse> {
   // The request's own grant_type picked the handler, so the handler takes this request.
   const grant = grants[request.grant_type] as (
-    request: TokenRequest,
+    request: AccessTokenRequest,
     context: GrantContext,
   ) => Promise<TokenResponse>
   return grant(request, context)

@@ -1,4 +1,4 @@
-import { ProtocolError } from '@credential-service/core-domain'
+import { ProtocolError, parseAuthorizationRequest, parseParRequest } from '@credential-service/core-domain'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -9,7 +9,7 @@ import { verifyDpop } from '../services/dpop'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
 import { perTenantScope } from '../tenant-scope'
-import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
+import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const query = (keys: string[]) =>
   z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(4000).optional()])))
@@ -36,7 +36,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
     app.post(
       '/issuers/:tenant/par',
       {
-        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        schema: { params: tenantParams, body: anyBody },
         onRequest: [
           walletLimit(app, limits, 'par'),
           dpopNonceHeader(deps),
@@ -60,7 +60,11 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
           headers: req.headers,
           clientId,
         })
-        const pushed = await service(tenant).push(req.body, { dpopJkt: dpop?.jkt, walletClient })
+        // Parsed after the sender is authenticated, the order in which the endpoint has always refused.
+        const pushed = await service(tenant).push(parseParRequest(req.body), {
+          dpopJkt: dpop?.jkt,
+          walletClient,
+        })
         return reply.status(201).header('cache-control', 'no-store').send(pushed)
       },
     )
@@ -81,7 +85,10 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const step = await service(req.params.tenant).authorize(req.query, req.headers.cookie)
+        const step = await service(req.params.tenant).authorize(
+          parseAuthorizationRequest(req.query),
+          req.headers.cookie,
+        )
         if (step.cookie) reply.header('set-cookie', step.cookie)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
       },

@@ -1,4 +1,8 @@
-import { NotFoundError } from '@credential-service/core-domain'
+import {
+  NotFoundError,
+  parseAccessTokenRequest,
+  parseNotificationRequest,
+} from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
@@ -7,7 +11,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createGrantScope } from '../grants/grant-context'
 import { exchangeToken } from '../grants/registry'
-import { parseTokenRequest } from '../grants/z-token-request'
 import { authenticateWalletClient } from '../services/client-attestation'
 import { createCredentialEncryption } from '../services/credential-encryption'
 import { verifyDpop } from '../services/dpop'
@@ -17,7 +20,7 @@ import { perTenant } from '../services/per-tenant'
 import { perTenantScope } from '../tenant-scope'
 import { authorizationRoutes } from './authorization'
 import { credentialRoutes } from './credential'
-import { attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
+import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const NO_STORE = 'no-store'
 
@@ -128,7 +131,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     app.post(
       '/issuers/:tenant/token',
       {
-        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        schema: { params: tenantParams, body: anyBody },
         onRequest: [walletLimit(app, limits, 'token'), dpopNonce, attestationChallengeHeader(deps)],
       },
       async (req, reply) => {
@@ -142,7 +145,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
           clientId: typeof clientId === 'string' ? clientId : undefined,
         })
         // Parsed after the sender is authenticated, the order in which the endpoint has always refused.
-        const token = await exchangeToken(parseTokenRequest(req.body), {
+        const token = await exchangeToken(parseAccessTokenRequest(req.body), {
           ...grantScope(tenant),
           dpopJkt: dpop?.jkt,
           walletClient,
@@ -179,16 +182,14 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     app.post(
       '/issuers/:tenant/notification',
       {
-        schema: { params: tenantParams, body: z.record(z.string(), z.unknown()) },
+        schema: { params: tenantParams, body: anyBody },
         onRequest: [walletLimit(app, limits, 'notification'), dpopNonce],
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
         const issuer = service(req.params.tenant)
-        await issuer.notification(
-          await issuer.authorize(resource(req, req.params.tenant, 'notification')),
-          req.body,
-        )
+        const token = await issuer.authorize(resource(req, req.params.tenant, 'notification'))
+        await issuer.notification(token, parseNotificationRequest(req.body))
         return reply.status(204).send()
       },
     )

@@ -4,6 +4,13 @@ import { z } from 'zod'
 import type { IssuanceDeps } from '../services/issuance'
 import type { ServerNonces } from '../services/server-nonces'
 
+/**
+ * Fastify's own body validation of the wallet-facing POSTs: any object (form or JSON). Each
+ * message's schema (core-domain/protocol) parses it in the handler, where its failures take the
+ * protocol's error code and the endpoint's order of checks; Fastify's would answer its own way.
+ */
+export const anyBody = z.record(z.string(), z.unknown())
+
 /** The `:tenant` path parameter of every issuer route. */
 export const tenantParams = z.object({ tenant: zTenantId })
 

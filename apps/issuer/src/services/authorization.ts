@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { DomainError, newId, ProtocolError } from '@credential-service/core-domain'
+import {
+  type AuthorizationRequest,
+  DomainError,
+  newId,
+  type ParRequest,
+  ProtocolError,
+  REQUEST_URI_PREFIX,
+} from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import {
   type AuthorizationRequestRow,
@@ -13,10 +20,9 @@ import type { TenantScope } from '../tenant-scope'
 import type { WalletClient } from './client-attestation'
 import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
 import { loginClaims } from './login-claims'
-import { checkRequested, loginProviderOf, parsePushedRequest } from './pushed-request'
+import { checkRequested, loginProviderOf, pushedRequestOf } from './pushed-request'
 import { finishLogin, type LoginSecrets, startLogin } from './upstream-login'
 
-export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 /** PAR §2.2: short-lived; long enough for the wallet to open the browser. */
 export const REQUEST_URI_SECONDS = 60
 /** Time for the holder to log in at the upstream provider. */
@@ -127,9 +133,9 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
 
   return {
     /** Pushed authorization request endpoint (RFC 9126 §2). */
-    async push(body: Record<string, unknown>, sender: PushSender = {}) {
+    async push(request: ParRequest, sender: PushSender = {}) {
       const configs = await deps.tenants.credentialConfigs(tenantId)
-      const pushed = parsePushedRequest(body, configs)
+      const pushed = pushedRequestOf(request, configs)
       const { dpopJkt, walletClient } = sender
       if (dpopJkt && pushed.dpopJkt && dpopJkt !== pushed.dpopJkt)
         throw new ProtocolError('invalid_dpop_proof', 'dpop_jkt does not match the DPoP proof key')
@@ -169,20 +175,12 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
     },
 
     /**
-     * Authorization endpoint (RFC 6749 §4.1.1 via PAR §4): only `client_id` + a pushed
-     * `request_uri` (HAIP: no plain requests, I-33). Errors before the request is known are
-     * thrown (rendered as JSON, never a redirect to an unchecked URI). `cookie` is the browser's
-     * Cookie header: a reload before the login completed restarts the login in the same browser.
+     * Authorization endpoint (RFC 6749 §4.1.1 via PAR §4), with a parsed `client_id` + pushed
+     * `request_uri` (zAuthorizationRequest). Errors before the request is known are thrown
+     * (rendered as JSON, never a redirect to an unchecked URI). `cookie` is the browser's Cookie
+     * header: a reload before the login completed restarts the login in the same browser.
      */
-    async authorize(
-      query: { client_id?: string; request_uri?: string },
-      cookie?: string,
-    ): Promise<AuthorizationStep> {
-      if (!query.request_uri?.startsWith(REQUEST_URI_PREFIX) || !query.client_id)
-        throw new ProtocolError(
-          'invalid_request',
-          'authorization requests must be pushed (PAR): send client_id and request_uri',
-        )
+    async authorize(query: AuthorizationRequest, cookie?: string): Promise<AuthorizationStep> {
       const now = deps.now()
       const requestUriHash = codeHash(query.request_uri.slice(REQUEST_URI_PREFIX.length))
       const browser = loginBrowserOf(cookie)

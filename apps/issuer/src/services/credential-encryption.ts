@@ -1,4 +1,8 @@
-import { exceedsJsonDepth, ProtocolError } from '@credential-service/core-domain'
+import {
+  type CredentialResponseEncryption,
+  exceedsJsonDepth,
+  ProtocolError,
+} from '@credential-service/core-domain'
 import { createCredentialEncryptionKeyRepository } from '@credential-service/db-schema'
 import { findUnstorable, type ProtocolDeps } from '@credential-service/server-kit'
 import {
@@ -42,12 +46,12 @@ export interface ReadRequest {
   encrypted: boolean
 }
 
-/** The public half of the tenant's request encryption key, as published in the metadata. */
-export interface PublishedEncryptionKey extends JWK {
-  kid: string
-  use: 'enc'
-  alg: 'ECDH-ES'
-}
+/**
+ * The public half of the tenant's request encryption key, as published in the metadata (a JWK
+ * Set member: open to any member, as zCredentialIssuerMetadata types it).
+ */
+export type PublishedEncryptionKey = JWK &
+  Record<string, unknown> & { kid: string; use: 'enc'; alg: 'ECDH-ES' }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -167,20 +171,20 @@ export function createCredentialEncryption(scope: TenantScope<ProtocolDeps>) {
 }
 
 /**
- * `credential_response_encryption` {jwk (with alg), enc, zip?} (OpenID4VCI 1.0 §8.2, §10); each
- * unsupported or missing part is invalid_encryption_parameters (checklist I-71, S-66).
+ * `credential_response_encryption` of a parsed (deferred) credential request (OpenID4VCI 1.0 §8.2,
+ * §10), checked against what this issuer supports: each unsupported part is
+ * invalid_encryption_parameters (checklist I-71, S-66).
  */
-export async function parseResponseEncryption(value: unknown): Promise<ResponseEncryption | undefined> {
+export async function checkResponseEncryption(
+  value: CredentialResponseEncryption | undefined,
+): Promise<ResponseEncryption | undefined> {
   if (value === undefined) return undefined
-  if (!isObject(value) || !isObject(value.jwk))
-    throw invalidParameters('credential_response_encryption needs a jwk object')
-  const jwk = value.jwk as JWK
-  if (typeof jwk.alg !== 'string') throw invalidParameters('the response encryption jwk needs an alg')
+  const jwk = value.jwk as JWK & { alg: string }
   if (!(ENCRYPTION_ALGS as readonly string[]).includes(jwk.alg))
     throw invalidParameters(`response encryption alg must be one of ${ENCRYPTION_ALGS.join(', ')}`)
-  if (!(ENCRYPTION_ENCS as readonly unknown[]).includes(value.enc))
+  if (!(ENCRYPTION_ENCS as readonly string[]).includes(value.enc))
     throw invalidParameters(`response encryption enc must be one of ${ENCRYPTION_ENCS.join(', ')}`)
-  if (value.zip !== undefined && !(ENCRYPTION_ZIPS as readonly unknown[]).includes(value.zip))
+  if (value.zip !== undefined && !(ENCRYPTION_ZIPS as readonly string[]).includes(value.zip))
     throw invalidParameters(`response encryption zip must be one of ${ENCRYPTION_ZIPS.join(', ')}`)
   if (jwk.d !== undefined || !RESPONSE_KEY_CURVES.includes(String(jwk.crv)))
     throw invalidParameters(

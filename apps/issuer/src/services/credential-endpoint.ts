@@ -1,10 +1,15 @@
-import type { ResourceRequest } from '../grants/verify-access-token'
+import {
+  type CredentialResponseEncryption,
+  parseCredentialRequest,
+  parseDeferredCredentialRequest,
+} from '@credential-service/core-domain'
+import type { AccessGrant, ResourceRequest } from '../grants/verify-access-token'
 import type { TenantScope } from '../tenant-scope'
 import {
   checkEncryptionPolicy,
+  checkResponseEncryption,
   createCredentialEncryption,
   encryptResponse,
-  parseResponseEncryption,
 } from './credential-encryption'
 import type { CredentialOutcome } from './deferred'
 import { createIssuanceService, type IssuanceDeps } from './issuance'
@@ -34,16 +39,19 @@ export function createCredentialEndpoint(scope: TenantScope<IssuanceDeps>) {
   const issuance = createIssuanceService(scope)
   const encryption = createCredentialEncryption(scope)
 
-  async function answer(
+  /** Reads and parses the request (the message's schema, at this edge), then `handle`s it. */
+  async function answer<R extends { credential_response_encryption?: CredentialResponseEncryption }>(
     input: CredentialHttpRequest,
-    handle: typeof issuance.credential,
+    parse: (body: Record<string, unknown>) => R,
+    handle: (token: AccessGrant, request: R) => Promise<CredentialOutcome>,
   ): Promise<CredentialHttpAnswer> {
     const token = await issuance.authorize(input.resource)
-    const request = await encryption.readRequest(input.contentType, input.body)
-    const response = await parseResponseEncryption(request.body.credential_response_encryption)
+    const read = await encryption.readRequest(input.contentType, input.body)
+    const request = parse(read.body)
+    const response = await checkResponseEncryption(request.credential_response_encryption)
     const tenant = await deps.tenants.tenant(tenantId)
-    checkEncryptionPolicy({ required: tenant?.credentialEncryption === 'required', request, response })
-    const outcome: CredentialOutcome = await handle(token, request.body)
+    checkEncryptionPolicy({ required: tenant?.credentialEncryption === 'required', request: read, response })
+    const outcome = await handle(token, request)
     if (!response) return { status: outcome.status, contentType: 'application/json', payload: outcome.body }
     return {
       status: outcome.status,
@@ -53,7 +61,8 @@ export function createCredentialEndpoint(scope: TenantScope<IssuanceDeps>) {
   }
 
   return {
-    credential: (input: CredentialHttpRequest) => answer(input, issuance.credential),
-    deferredCredential: (input: CredentialHttpRequest) => answer(input, issuance.deferredCredential),
+    credential: (input: CredentialHttpRequest) => answer(input, parseCredentialRequest, issuance.credential),
+    deferredCredential: (input: CredentialHttpRequest) =>
+      answer(input, parseDeferredCredentialRequest, issuance.deferredCredential),
   }
 }

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { type CredentialConfig, newId, ProtocolError } from '@credential-service/core-domain'
+import {
+  type CredentialConfig,
+  type DeferredCredentialRequest,
+  newId,
+  ProtocolError,
+} from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import {
   createDeferredCredentialRepository,
@@ -90,10 +95,11 @@ export function createDeferredService(
      * once it has the claims; the transaction ends with their delivery. Only the session of the
      * access token sees its transactions (checklist S-39).
      */
-    async deferredCredential(token: AccessGrant, body: Record<string, unknown>): Promise<CredentialOutcome> {
-      const transactionId = body.transaction_id
-      if (typeof transactionId !== 'string' || transactionId.length === 0)
-        throw new ProtocolError('invalid_credential_request', 'transaction_id is required')
+    async deferredCredential(
+      token: AccessGrant,
+      request: DeferredCredentialRequest,
+    ): Promise<CredentialOutcome> {
+      const transactionId = request.transaction_id
       if (transactionId.length > MAX_TRANSACTION_ID_LENGTH) throw invalidTransaction()
       const hash = codeHash(transactionId)
       const row = await transactions.get(hash, token.sessionId)

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import {
   buildCredentialOffer,
+  type CredentialRequest,
   type IssuanceNotificationEventBody,
+  type NonceResponse,
+  type NotificationRequest,
   newId,
   ProtocolError,
-  parseNotificationRequest,
 } from '@credential-service/core-domain'
 import {
   createIssuanceSessionRepository,
@@ -23,7 +25,6 @@ import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
 import { issueCredentials } from './issue-credentials'
-import { parseCredentialRequest } from './parse-credential-request'
 import { verifyProofs } from './proofs'
 import type { ServerNonces } from './server-nonces'
 
@@ -99,7 +100,7 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
     },
 
     /** Nonce endpoint (OpenID4VCI §7): a fresh single-use c_nonce. */
-    async nonce() {
+    async nonce(): Promise<NonceResponse> {
       const value = randomBytes(24).toString('base64url')
       await nonces.issue(value, new Date(deps.now().getTime() + NONCE_SECONDS * 1000))
       return { c_nonce: value }
@@ -110,12 +111,8 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
      * same transaction, stores it in the webhook outbox for the configuration's endpoint (when that
      * endpoint subscribes to `issuance.notification`); the outbox delivers it (signed, retried).
      */
-    async notification(token: { sessionId: string }, body: unknown): Promise<void> {
-      const {
-        notification_id: notificationId,
-        event,
-        event_description: description,
-      } = parseNotificationRequest(body)
+    async notification(token: { sessionId: string }, request: NotificationRequest): Promise<void> {
+      const { notification_id: notificationId, event, event_description: description } = request
       const now = deps.now()
       // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
       const configs = await deps.tenants.credentialConfigs(tenantId)
@@ -155,14 +152,13 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
      * Credential endpoint (OpenID4VCI §8): one credential per proof key, up to the batch size; or,
      * when the attribute provider answers "pending", a deferred transaction (§9, HTTP 202).
      */
-    async credential(token: AccessGrant, body: Record<string, unknown>): Promise<CredentialOutcome> {
+    async credential(token: AccessGrant, request: CredentialRequest): Promise<CredentialOutcome> {
       const session = await sessions.get(token.sessionId)
       // A completed session keeps its token (the notification endpoint takes it); each of its
       // configurations is then refused as already issued, below.
       if (!session || !['token_issued', 'credential_issued', 'completed'].includes(session.status)) {
         throw invalidToken('the session of this access token is not active')
       }
-      const request = parseCredentialRequest(body)
       const configurationId = configurationOf(token, request)
       const offered = await config(configurationId)
       if (!offered)
@@ -201,11 +197,11 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
    * OpenID4VCI §8.2 (I-62): a configuration authorized with authorization_details is asked for by
    * its credential_identifier only; any other by credential_configuration_id.
    */
-  function configurationOf(token: AccessGrant, request: ReturnType<typeof parseCredentialRequest>): string {
+  function configurationOf(token: AccessGrant, request: CredentialRequest): string {
     const identifiers = token.credentialIdentifiers ?? {}
-    if (request.credentialIdentifier !== undefined) {
-      const id = Object.hasOwn(identifiers, request.credentialIdentifier)
-        ? identifiers[request.credentialIdentifier]
+    if (request.credential_identifier !== undefined) {
+      const id = Object.hasOwn(identifiers, request.credential_identifier)
+        ? identifiers[request.credential_identifier]
         : undefined
       if (!id)
         throw new ProtocolError(
@@ -214,7 +210,8 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
         )
       return id
     }
-    const configurationId = request.credentialConfigurationId as string
+    // The schema lets exactly one of the two through.
+    const configurationId = request.credential_configuration_id as string
     if (Object.values(identifiers).includes(configurationId))
       throw new ProtocolError(
         'invalid_credential_request',

@@ -1,4 +1,11 @@
-import { type CredentialConfig, claimPath, type FieldDisplay } from '@credential-service/core-domain'
+import {
+  type AuthorizationServerMetadata,
+  type CredentialConfig,
+  type CredentialConfigurationSupported,
+  type CredentialIssuerMetadata,
+  claimPath,
+  type FieldDisplay,
+} from '@credential-service/core-domain'
 import { ATTESTATION_ALGORITHMS } from './attestation-trust'
 import { encryptionMetadata, type PublishedEncryptionKey } from './credential-encryption'
 import { DPOP_ALGORITHMS } from './dpop'
@@ -19,11 +26,16 @@ export const ACCEPTED_PROOF_ALGORITHMS = [...PROOF_ALGORITHMS, 'EdDSA'] as const
  */
 const MDOC_SIGNING_ALGS: Record<string, number[]> = { ES256: [-7, -9], ES384: [-35, -51], EdDSA: [-19] }
 
+type ProofTypeSupported = NonNullable<CredentialConfigurationSupported['proof_types_supported']>[string]
+
 const displayOf = (entry: FieldDisplay) =>
   'locale' in entry ? { name: entry.name, locale: entry.locale } : { name: entry.label, locale: entry.lang }
 
 /** One entry of `credential_configurations_supported` (OpenID4VCI §12.2.4, Appendix A). */
-export function configurationMetadata(config: CredentialConfig, signingAlg: string): Record<string, unknown> {
+export function configurationMetadata(
+  config: CredentialConfig,
+  signingAlg: string,
+): CredentialConfigurationSupported {
   const mdoc = config.config.format === 'mso_mdoc'
   return {
     format: config.config.format,
@@ -54,9 +66,11 @@ export function configurationMetadata(config: CredentialConfig, signingAlg: stri
  * when the configuration requires key attestations (checklist I-09), and the `attestation` proof
  * type whenever it has a key attestation policy.
  */
-function proofTypesSupported(config: CredentialConfig): Record<string, unknown> {
+function proofTypesSupported(
+  config: CredentialConfig,
+): CredentialConfigurationSupported['proof_types_supported'] {
   const policy = config.keyAttestation
-  const jwt: Record<string, unknown> = { proof_signing_alg_values_supported: [...PROOF_ALGORITHMS] }
+  const jwt: ProofTypeSupported = { proof_signing_alg_values_supported: [...PROOF_ALGORITHMS] }
   if (!policy) return { jwt }
   const required = {
     ...(policy.keyStorage ? { key_storage: policy.keyStorage } : {}),
@@ -94,7 +108,7 @@ export function advertisedBatchSize(configs: Pick<CredentialConfig, 'keyBinding'
 }
 
 /** Credential issuer metadata (OpenID4VCI §12.2). The issuer is its own authorization server. */
-export function issuerMetadata(input: IssuerMetadataInput): Record<string, unknown> {
+export function issuerMetadata(input: IssuerMetadataInput): CredentialIssuerMetadata {
   const batch = advertisedBatchSize(input.configs.map(({ config }) => config))
   return {
     credential_issuer: input.issuer,
@@ -121,7 +135,7 @@ export function issuerMetadata(input: IssuerMetadataInput): Record<string, unkno
 export function authorizationServerMetadata(
   issuer: string,
   configs: Pick<CredentialConfig, 'walletAttestation'>[],
-): Record<string, unknown> {
+): AuthorizationServerMetadata {
   const anonymous = configs.some((config) => config.walletAttestation !== 'required')
   return {
     issuer,

@@ -1,9 +1,4 @@
-import {
-  type CredentialConfig,
-  exceedsJsonDepth,
-  MAX_JSON_DEPTH,
-  ProtocolError,
-} from '@credential-service/core-domain'
+import { type CredentialConfig, type ParRequest, ProtocolError } from '@credential-service/core-domain'
 
 /** A pushed authorization request as this issuer accepts it (RFC 9126, OpenID4VCI 1.0 §5.1). */
 export interface PushedRequest {
@@ -20,91 +15,28 @@ export interface PushedRequest {
 }
 
 const invalid = (description: string) => new ProtocolError('invalid_request', description)
-/** Schemes a browser must never be sent to with a code (script, local data). */
-const UNSAFE_SCHEMES = new Set(['http:', 'javascript:', 'data:', 'file:', 'vbscript:', 'blob:', 'about:'])
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost'])
 
 /**
- * Wallets are public clients without registration (HAIP 4): the redirect_uri is taken as pushed,
- * must be https or a private-use scheme (RFC 8252 §7.1; http only to a loopback address, §7.3),
- * with no fragment (RFC 6749 §3.1.2), and the code is bound to the exact string.
+ * What a parsed pushed authorization request asks of this issuer (RFC 9126 §2.1, OpenID4VCI 1.0
+ * §5.1; the request's shape is core-domain's zParRequest): the configurations named by a known
+ * scope (unknown scopes are ignored, I-35) and by authorization_details, which must all be known.
  */
-export function checkRedirectUri(uri: string): void {
-  let parsed: URL
-  try {
-    parsed = new URL(uri)
-  } catch {
-    throw invalid('redirect_uri must be an absolute URI')
-  }
-  const loopbackHttp = parsed.protocol === 'http:' && LOOPBACK.has(parsed.hostname)
-  if (UNSAFE_SCHEMES.has(parsed.protocol) && !loopbackHttp)
-    throw invalid('redirect_uri must use https, a private-use scheme, or http to a loopback address')
-  if (uri.includes('#')) throw invalid('redirect_uri must not carry a fragment')
-  if (parsed.username || parsed.password) throw invalid('redirect_uri must not carry credentials')
-}
-
-function detailIds(raw: unknown, configs: CredentialConfig[]): string[] {
-  if (raw === undefined) return []
-  // Checklist S-123: a form field is JSON the body guard never saw.
-  if (typeof raw === 'string' && exceedsJsonDepth(raw))
-    throw invalid(`authorization_details nests deeper than ${MAX_JSON_DEPTH} levels`)
-  let details: unknown
-  try {
-    details = typeof raw === 'string' ? JSON.parse(raw) : raw
-  } catch {
-    throw invalid('authorization_details must be a JSON array')
-  }
-  if (!Array.isArray(details) || details.length === 0)
-    throw invalid('authorization_details must be a non-empty JSON array')
-  return details.map((detail: unknown) => {
-    const entry = (typeof detail === 'object' && detail !== null ? detail : {}) as Record<string, unknown>
-    if (entry.type !== 'openid_credential')
-      throw invalid('authorization_details entries must have type openid_credential')
-    const id = entry.credential_configuration_id
-    if (typeof id !== 'string' || !configs.some((c) => c.id === id))
+export function pushedRequestOf(request: ParRequest, configs: CredentialConfig[]): PushedRequest {
+  const scopes = new Set((request.scope ?? '').split(' ').filter(Boolean))
+  const details = (request.authorization_details ?? []).map(({ credential_configuration_id: id }) => {
+    if (!configs.some((c) => c.id === id))
       throw invalid('authorization_details names an unknown credential_configuration_id')
     return id
   })
-}
-
-/**
- * Parses a PAR body (RFC 9126 §2.1): no `request_uri` inside (I-31), `response_type=code` only
- * (I-37), PKCE with S256 mandatory (I-34), a redirect_uri (I-36), credentials by scope and/or
- * authorization_details (I-35).
- */
-export function parsePushedRequest(
-  body: Record<string, unknown>,
-  configs: CredentialConfig[],
-): PushedRequest {
-  for (const [key, value] of Object.entries(body))
-    if (Array.isArray(value)) throw invalid(`${key} must not be repeated`)
-  const text = (key: string) =>
-    typeof body[key] === 'string' && body[key] !== '' ? (body[key] as string) : undefined
-  if (body.request_uri !== undefined) throw invalid('request_uri must not be pushed (RFC 9126 §2.1)')
-  if (body.request !== undefined) throw invalid('request objects are not supported; push the parameters')
-  const responseType = text('response_type')
-  if (!responseType) throw invalid('response_type is required')
-  if (responseType !== 'code')
-    throw new ProtocolError('unsupported_response_type', 'only response_type=code is supported')
-  const clientId = text('client_id')
-  if (!clientId) throw invalid('client_id is required')
-  const redirectUri = text('redirect_uri')
-  if (!redirectUri) throw invalid('redirect_uri is required')
-  checkRedirectUri(redirectUri)
-  const codeChallenge = text('code_challenge')
-  if (!codeChallenge) throw invalid('code_challenge is required (PKCE, RFC 7636)')
-  if (text('code_challenge_method') !== 'S256') throw invalid('code_challenge_method must be S256')
-  if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) throw invalid('code_challenge is not an S256 challenge')
-  const scopes = new Set((text('scope') ?? '').split(' ').filter(Boolean))
   return {
-    clientId,
-    redirectUri,
-    codeChallenge,
-    state: text('state'),
-    issuerState: text('issuer_state'),
-    dpopJkt: text('dpop_jkt'),
+    clientId: request.client_id,
+    redirectUri: request.redirect_uri,
+    codeChallenge: request.code_challenge,
+    state: request.state,
+    issuerState: request.issuer_state,
+    dpopJkt: request.dpop_jkt,
     scopeConfigurationIds: configs.filter((c) => scopes.has(c.config.scope ?? c.id)).map((c) => c.id),
-    detailConfigurationIds: [...new Set(detailIds(body.authorization_details, configs))],
+    detailConfigurationIds: [...new Set(details)],
   }
 }
 

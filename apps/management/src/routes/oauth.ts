@@ -1,7 +1,7 @@
 import {
   DomainError,
-  zAuthorizationServerMetadata,
   zJwks,
+  zManagementAuthorizationServerMetadata,
   zOAuthError,
   zTokenRequest,
   zTokenResponse,
@@ -100,7 +100,7 @@ export function oauthRoutes(options: OAuthRoutesOptions): FastifyPluginAsyncZod 
           operationId: 'getTokenServerMetadata',
           tags,
           summary: 'Authorization server metadata (RFC 8414) of the built-in token server',
-          response: { 200: zAuthorizationServerMetadata },
+          response: { 200: zManagementAuthorizationServerMetadata },
         },
       },
       async () => ({

@@ -15,7 +15,10 @@ export function requestRoutes(deps: VerifierDeps, limits: WalletLimits): Fastify
     await app.register(formbody)
     app.post(
       '/verifiers/:tenant/responses/:requestId',
-      // Before the body is read: floods of made-up responses cost no parsing.
+      // Before the body is read: floods of made-up responses cost no parsing. The body is any form:
+      // its schema (zAuthorizationResponse, or the direct_post.jwt envelope) depends on the request,
+      // so services/response.ts parses it once the session is found, and fails the session if it
+      // is malformed.
       {
         schema: { params, body: z.record(z.string(), z.unknown()) },
         onRequest: walletLimit(app, limits, 'response'),

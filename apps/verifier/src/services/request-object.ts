@@ -1,4 +1,4 @@
-import { type PresentationConfig, ProtocolError } from '@credential-service/core-domain'
+import { type PresentationConfig, ProtocolError, type RequestObject } from '@credential-service/core-domain'
 import { canonicalHash, isSelfSigned, publicPart, signJws } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
@@ -79,28 +79,25 @@ export async function requestObject(
   const signer = await deps.keys.signer(tenantId, config.keyChainId)
   const iat = Math.floor(deps.now().getTime() / 1000)
   const info = await verifierInfo(deps, tenantId, config)
-  return signJws(
-    signer,
-    { typ: 'oauth-authz-req+jwt', kid: signer.kid, x5c: requestX5c(signer.x5c) },
-    {
-      aud: 'https://self-issued.me/v2',
-      iat,
-      exp: Math.floor(row.expiresAt.getTime() / 1000),
-      client_id: row.clientId,
-      response_type: 'vp_token',
-      response_mode: row.responseMode,
-      response_uri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
-      nonce: row.nonce,
-      state: row.state,
-      dcql_query: config.dcqlQuery,
-      client_metadata: {
-        jwks: { keys: [encryptionJwk(deps, row)] },
-        vp_formats_supported: VP_FORMATS_SUPPORTED,
-        encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,
-      },
-      ...(row.transactionData ? { transaction_data: row.transactionData } : {}),
-      ...(info ? { verifier_info: info } : {}),
-      ...(walletNonce ? { wallet_nonce: walletNonce } : {}),
+  const claims: RequestObject = {
+    aud: 'https://self-issued.me/v2',
+    iat,
+    exp: Math.floor(row.expiresAt.getTime() / 1000),
+    client_id: row.clientId,
+    response_type: 'vp_token',
+    response_mode: row.responseMode as RequestObject['response_mode'],
+    response_uri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+    nonce: row.nonce,
+    state: row.state,
+    dcql_query: config.dcqlQuery,
+    client_metadata: {
+      jwks: { keys: [encryptionJwk(deps, row)] },
+      vp_formats_supported: VP_FORMATS_SUPPORTED,
+      encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,
     },
-  )
+    ...(row.transactionData ? { transaction_data: row.transactionData } : {}),
+    ...(info ? { verifier_info: info } : {}),
+    ...(walletNonce ? { wallet_nonce: walletNonce } : {}),
+  }
+  return signJws(signer, { typ: 'oauth-authz-req+jwt', kid: signer.kid, x5c: requestX5c(signer.x5c) }, claims)
 }

@@ -5,6 +5,8 @@ import {
   MAX_JSON_DEPTH,
   type PresentationResultEventBody,
   ProtocolError,
+  safeParseAuthorizationResponse,
+  safeParseEncryptedAuthorizationResponse,
 } from '@credential-service/core-domain'
 import {
   codeHash,
@@ -32,12 +34,12 @@ async function responseParameters(
   form: Form,
 ): Promise<Form> {
   if (row.responseMode !== 'direct_post.jwt') return form
-  if (typeof form.response !== 'string') {
-    throw new PresentationRejected('the response must be encrypted (direct_post.jwt) but came in plain text')
-  }
+  const envelope = safeParseEncryptedAuthorizationResponse(form)
+  if (!envelope.success) throw new PresentationRejected(envelope.error.detail)
+  const jwe = envelope.data.response
   let header: ReturnType<typeof decodeProtectedHeader>
   try {
-    header = decodeProtectedHeader(form.response)
+    header = decodeProtectedHeader(jwe)
   } catch {
     throw new PresentationRejected('the response is not a JWE')
   }
@@ -54,9 +56,8 @@ async function responseParameters(
   )
   let plaintext: Uint8Array
   try {
-    plaintext = (
-      await compactDecrypt(form.response, await importJWK({ ...privateJwk, alg: 'ECDH-ES' }, 'ECDH-ES'))
-    ).plaintext
+    plaintext = (await compactDecrypt(jwe, await importJWK({ ...privateJwk, alg: 'ECDH-ES' }, 'ECDH-ES')))
+      .plaintext
   } catch {
     throw new PresentationRejected('the response could not be decrypted with this request’s key')
   }
@@ -230,24 +231,27 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     if (!(error instanceof PresentationRejected)) throw error
     throw await refuse(error)
   }
+  // The response's schema (core-domain), once: a malformed one fails the session with the reason.
+  const parsed = safeParseAuthorizationResponse(params)
+  if (!parsed.success) {
+    await fail(parsed.error.detail)
+    throw parsed.error
+  }
+  const response = parsed.data
   // A wallet error (§8.5) ends the session as failed; the wallet gets a normal answer.
-  if (typeof params.error === 'string') {
+  if (typeof response.error === 'string') {
     await fail(
-      `wallet error: ${params.error}${typeof params.error_description === 'string' ? ` (${params.error_description})` : ''}`,
+      `wallet error: ${response.error}${response.error_description !== undefined ? ` (${response.error_description})` : ''}`,
     )
     return {}
   }
-  if (params.state !== row.state)
+  if (response.state !== row.state)
     throw new ProtocolError('invalid_request', await fail('the state does not match this request'))
 
   const config = await deps.tenants.presentationConfig(tenantId, row.presentationConfigId)
   if (!config)
     throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))
   try {
-    const vpToken =
-      typeof params.vp_token === 'string' ? parseWalletJson(params.vp_token, 'vp_token') : params.vp_token
-    if (typeof vpToken !== 'object' || vpToken === null || Array.isArray(vpToken))
-      throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id')
     const trust = presentationTrust({
       anchors: trustAnchors(await deps.keys.keyChains(tenantId), config),
       acceptAnyIssuer: config.acceptAnyIssuer,
@@ -256,20 +260,16 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       statusLists: deps.statusLists,
     })
     const result: Record<string, Record<string, unknown>[]> = {}
-    for (const [id, presentations] of Object.entries(vpToken as Record<string, unknown>)) {
+    for (const [id, presentations] of Object.entries(response.vp_token)) {
       const query = config.dcqlQuery.credentials.find((credential) => credential.id === id)
       if (!query) throw new PresentationRejected(`vp_token has '${id}', which the query did not ask for`)
-      if (!Array.isArray(presentations) || presentations.length === 0)
-        throw new PresentationRejected(`vp_token.${id} must be a non-empty array`)
       if (presentations.length > 1 && !query.multiple)
         throw new PresentationRejected(
           `vp_token.${id} has ${presentations.length} presentations; one was asked for`,
         )
       result[id] = []
+      // OpenID4VP §8.1: each presentation is a string (an SD-JWT, a base64url DeviceResponse).
       for (const presentation of presentations) {
-        // OpenID4VP §8.1: each presentation is a string (an SD-JWT, a base64url DeviceResponse).
-        if (typeof presentation !== 'string')
-          throw new PresentationRejected(`vp_token.${id} holds a presentation that is not a string`)
         if (query.format === 'mso_mdoc') {
           const claims = await verifyMdocPresentation({
             presentation,

@@ -30,8 +30,8 @@ export const zJwks = z
   .describe('JWK Set (RFC 7517) of public keys')
   .meta({ id: 'Jwks' })
 
-/** RFC 8414 authorization server metadata; members beyond the registered ones may appear. */
-export const zAuthorizationServerMetadata = z
+/** RFC 8414 metadata of the management API's token endpoint; members beyond the registered ones may appear. */
+export const zManagementAuthorizationServerMetadata = z
   .object({
     issuer: z.string(),
     token_endpoint: z.string(),

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ProtocolError } from '../errors'
+import { asObject } from './parse-issue'
 
 /** The events a wallet may notify (OpenID4VCI 1.0 §11.1). */
 export const NOTIFICATION_EVENTS = [
@@ -22,8 +23,7 @@ export type NotificationRequest = z.infer<typeof zNotificationRequest>
 /** The request, or `invalid_notification_request` (§11.3) naming the first problem. */
 export function parseNotificationRequest(body: unknown): NotificationRequest {
   // A body that is no JSON object has no notification_id either.
-  const object = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}
-  const parsed = zNotificationRequest.safeParse(object)
+  const parsed = zNotificationRequest.safeParse(asObject(body))
   if (parsed.success) return parsed.data
   const issue = parsed.error.issues[0]
   throw new ProtocolError('invalid_notification_request', issue?.message ?? 'malformed notification request')

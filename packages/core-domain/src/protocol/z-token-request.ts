@@ -1,5 +1,5 @@
-import { ProtocolError } from '@credential-service/core-domain'
 import { z } from 'zod'
+import { ProtocolError } from '../errors'
 
 /**
  * An optional parameter. A value that is not one string (a repeated form parameter, a JSON value)
@@ -51,20 +51,20 @@ export const zRefreshTokenRequest = z
 export type RefreshTokenRequest = z.infer<typeof zRefreshTokenRequest>
 
 /** A token request (OpenID4VCI 1.0 §6.1, RFC 6749 §4.1.3, §6), one shape per `grant_type`. */
-export const zTokenRequest = z.discriminatedUnion('grant_type', [
+export const zAccessTokenRequest = z.discriminatedUnion('grant_type', [
   zPreAuthorizedCodeRequest,
   zAuthorizationCodeRequest,
   zRefreshTokenRequest,
 ])
-export type TokenRequest = z.infer<typeof zTokenRequest>
-export type GrantType = TokenRequest['grant_type']
+export type AccessTokenRequest = z.infer<typeof zAccessTokenRequest>
+export type GrantType = AccessTokenRequest['grant_type']
 
 /**
  * Parses a token request body (RFC 6749 §5.2): a `grant_type` that is absent or not one of ours is
  * unsupported_grant_type, a missing required parameter invalid_request.
  */
-export function parseTokenRequest(body: Record<string, unknown>): TokenRequest {
-  const parsed = zTokenRequest.safeParse(body)
+export function parseAccessTokenRequest(body: Record<string, unknown>): AccessTokenRequest {
+  const parsed = zAccessTokenRequest.safeParse(body)
   if (parsed.success) return parsed.data
   const issue = parsed.error.issues[0]
   if (!issue || issue.code === 'invalid_union')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ProtocolError } from '../src/errors'
-import { parseNotificationRequest } from '../src/protocol/z-notification-request'
+import { ProtocolError } from '../errors'
+import { parseNotificationRequest } from './z-notification-request'
 
 const refusal = (body: unknown) => {
   try {

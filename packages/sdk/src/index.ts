@@ -8,6 +8,8 @@ export { createManagementClient } from './client.js'
 export type { ManagementApiErrorInit } from './errors.js'
 export { ManagementApiError } from './errors.js'
 export type { ManagementOperations } from './generated/operations.js'
+// The wallet-facing messages (OpenID4VCI, OpenID4VP), from the service's own schemas.
+export type * as protocol from './generated/protocol.js'
 export type { components, operations, paths, webhooks } from './generated/schema.js'
 // Every component schema of the OpenAPI description is public: one named type each.
 export type * from './generated/types.js'

@@ -9,6 +9,7 @@ describe('generated SDK files', () => {
     expect(Object.keys(files).sort()).toStrictEqual([
       'openapi.json',
       'src/generated/operations.ts',
+      'src/generated/protocol.ts',
       'src/generated/schema.ts',
       'src/generated/types.ts',
     ])

@@ -34,8 +34,11 @@ export const zVpTokenResponse = z
   .object({
     vp_token: zVpToken,
     state: zOptionalText,
-    /** Not a string, so no error response (below): ignored. */
-    error: z.undefined().catch(undefined),
+    /** Not a string, so no error response (below): ignored. Optional on the way in, absent after. */
+    error: z
+      .unknown()
+      .optional()
+      .transform(() => undefined),
   })
   .loose()
 export type VpTokenResponse = z.infer<typeof zVpTokenResponse>

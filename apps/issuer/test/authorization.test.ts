@@ -23,7 +23,7 @@ describe('issuer /par, /authorize and /authorize/callback', () => {
       payload: {
         credentialConfigurationIds: ['pid'],
         grant: 'authorization_code',
-        claims: { pid: { given_name: 'Erika' } },
+        claims: { pid: { given_name: 'Erika', family_name: 'Mustermann' } },
       },
     })
     expect(response.statusCode, response.body).toBe(201)

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startIssuerWorld, type World } from './world'
 
 // routes/crl.ts: the CRL of an internal-CA key chain (ISO 18013-5 B.1, RFC 5280 §5), the issuer
-// served alone over the `issuance` world (whose key chain `keys` has an internal CA). The CRL's
+// served alone over the `issuance` world (whose key chain `pid-keys` has an internal CA). The CRL's
 // content is checked in depth by apps/all-in-one/test/crl.test.ts.
 describe('issuer GET /issuers/{tenant}/crl/{keyChainId}', () => {
   let world: World
@@ -14,7 +14,7 @@ describe('issuer GET /issuers/{tenant}/crl/{keyChainId}', () => {
     world = await startIssuerWorld()
     for (const tenant of ['a', 'b'] as const) {
       const chain = await world.management.inject({
-        url: '/api/key-chains/keys',
+        url: '/api/key-chains/pid-keys',
         headers: world.tenants[tenant].auth,
       })
       roots[tenant] = new X509Certificate(chain.json().rootCertificate)
@@ -22,7 +22,7 @@ describe('issuer GET /issuers/{tenant}/crl/{keyChainId}', () => {
   })
   afterAll(() => world.close())
 
-  const crlOf = (tenant: 'a' | 'b', keyChainId = 'keys', headers: Record<string, string> = {}) =>
+  const crlOf = (tenant: 'a' | 'b', keyChainId = 'pid-keys', headers: Record<string, string> = {}) =>
     world.app.inject({ url: `/issuers/${world.tenants[tenant].id}/crl/${keyChainId}`, headers })
 
   describe('happy', () => {
@@ -39,7 +39,7 @@ describe('issuer GET /issuers/{tenant}/crl/{keyChainId}', () => {
 
     it('RFC 9110 §13.1.2: If-None-Match with the ETag is 304 without a body', async () => {
       const first = await crlOf('a')
-      const again = await crlOf('a', 'keys', { 'if-none-match': first.headers.etag as string })
+      const again = await crlOf('a', 'pid-keys', { 'if-none-match': first.headers.etag as string })
       expect(again.statusCode).toBe(304)
       expect(again.body).toBe('')
     })
@@ -50,7 +50,7 @@ describe('issuer GET /issuers/{tenant}/crl/{keyChainId}', () => {
       const unknown = await crlOf('a', 'no-such-chain')
       expect(unknown.statusCode).toBe(404)
       expect(unknown.json()).toMatchObject({ error: 'not_found' })
-      expect((await world.app.inject({ url: '/issuers/nobody-here/crl/keys' })).statusCode).toBe(404)
+      expect((await world.app.inject({ url: '/issuers/nobody-here/crl/pid-keys' })).statusCode).toBe(404)
     })
   })
 

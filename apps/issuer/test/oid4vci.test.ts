@@ -10,7 +10,7 @@ import {
   type World,
 } from './world'
 
-const CLAIMS = { pid: { given_name: 'Erika' } }
+const CLAIMS = { pid: { given_name: 'Erika', family_name: 'Mustermann' } }
 
 // routes/oid4vci.ts: metadata, offers by reference, /token, /nonce, /challenge and /notification
 // (OpenID4VCI 1.0), the issuer served alone over the `issuance` world.

@@ -79,7 +79,7 @@ export async function proofJwt(audience: string, nonce: string | undefined) {
 export async function readyToRequest(world: World, tenant: 'a' | 'b', configuration = 'pid', proofs = 1) {
   const { auth, id, issuer } = world.tenants[tenant]
   const offer = await preAuthorizedOffer(world.management, auth, [configuration], {
-    [configuration]: { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true },
+    [configuration]: { given_name: 'Erika', family_name: 'Mustermann' },
   })
   const token = await postForm(world.app, `/issuers/${id}/token`, {
     grant_type: PRE_AUTHORIZED_GRANT,

@@ -3,8 +3,8 @@ import { testDatabases } from '@credential-service/db-schema/testing'
 import type { FastifyInstance } from 'fastify'
 import { base64url, CompactEncrypt, importJWK, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne } from './harness'
-import { answer, issue, requestPresentation, setUpTenant, VCT } from './session-fixtures'
+import { startAllInOneWorld } from './harness'
+import { answer, issue, requestPresentation, VCT } from './session-fixtures'
 
 // Issue 19 item 6a (checklist S-123): a vp_token nested 5,000 arrays deep was a 500 (a stack
 // overflow in String() of the nested value) and left the session pending. Every JSON value the
@@ -17,14 +17,14 @@ const tooDeep = `nests deeper than ${MAX_JSON_DEPTH} levels`
 describe.each(testDatabases())('issue 19: deeply nested wallet JSON on $name', (testDatabase) => {
   let app: FastifyInstance
   let auth: Record<string, string>
-  const tenant = `deep-${crypto.randomUUID().slice(0, 8)}`
+  let tenant = ''
 
   beforeAll(async () => {
-    const started = await startAllInOne(testDatabase)
+    const started = await startAllInOneWorld(testDatabase, 'presentation')
     app = started.app
     await app.ready()
-    const root = await bearer(app, started.rootClientId, started.rootSecret)
-    auth = (await setUpTenant(app, root, tenant)).auth
+    tenant = started.tenants.a.id
+    auth = started.tenants.a.auth
     const encrypted = await app.inject({
       method: 'POST',
       url: '/api/presentations',

@@ -4,6 +4,7 @@ import { type WebhookEvent, zWebhookEvent } from '@credential-service/core-domai
 import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
+import { copyWorld, signIn } from '@credential-service/management/testing'
 import { createServer, httpLimits } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { composeApps } from '../src/compose'
@@ -60,6 +61,39 @@ export async function startAllInOne(
   })
   app.addHook('onClose', () => database.close())
   return { app, database, rootClientId, rootSecret }
+}
+
+/**
+ * The all-in-one composition over a test world (test/worlds/<name>): a copy of the folder under
+ * random tenant ids is imported at start-up, as CONFIG_IMPORT_DIR is in a deployment; tenants `a`
+ * and `b` come signed in (their `admin` client's Authorization header), with the root's.
+ */
+export async function startAllInOneWorld(
+  testDatabase: TestDatabase,
+  name: string,
+  publicUrl = 'http://localhost:3000',
+  env: Record<string, string> = {},
+  now?: () => Date,
+  /** Captures every log line at trace level; silent when absent. */
+  logLines?: string[],
+) {
+  const world = copyWorld(name)
+  const started = await startAllInOne(
+    testDatabase,
+    publicUrl,
+    { ...world.env, ...env, CONFIG_IMPORT_DIR: world.dir },
+    now,
+    logLines,
+  ).catch((error: unknown) => {
+    world.remove()
+    throw error
+  })
+  started.app.addHook('onClose', () => world.remove())
+  return {
+    ...started,
+    root: await bearer(started.app, started.rootClientId, started.rootSecret),
+    tenants: await signIn(started.app, world, publicUrl),
+  }
 }
 
 /** The Authorization header of a client, with a token from the built-in token endpoint. */

@@ -5,8 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { base64url, decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { bearer, startAllInOne } from './harness'
-import { setUpTenant } from './session-fixtures'
+import { startAllInOneWorld } from './harness'
 import { issueOverHttp, mdocDeviceResponse } from './wallet'
 
 // Issue 27 item 5 (checklist S-128, S-123): a CBOR bignum of a few hundred KB posted as an mdoc
@@ -56,7 +55,6 @@ describe.each(testDatabases())('hostile CBOR at the verifier response_uri on $na
   let app: FastifyInstance
   let base: string
   let admin: Record<string, string>
-  const tenant = `cbor-${crypto.randomUUID().slice(0, 8)}`
 
   const post = async (url: string, body: unknown) => {
     const response = await fetch(`${base}${url}`, {
@@ -72,11 +70,10 @@ describe.each(testDatabases())('hostile CBOR at the verifier response_uri on $na
   beforeAll(async () => {
     const port = await freePort()
     base = `http://127.0.0.1:${port}`
-    const started = await startAllInOne(testDatabase, base)
+    const started = await startAllInOneWorld(testDatabase, 'presentation', base)
     app = started.app
     await app.listen({ port, host: '127.0.0.1' })
-    const root = await bearer(app, started.rootClientId, started.rootSecret)
-    admin = (await setUpTenant(app, root, tenant)).auth
+    admin = started.tenants.a.auth
     await post('/api/credentials', {
       id: 'mdl',
       config: { format: 'mso_mdoc', docType: DOCTYPE },

@@ -11,7 +11,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, type ReceivedCall, startAllInOne, startReceiver, webhookEvent } from './harness'
+import { bearer, type ReceivedCall, startAllInOneWorld, startReceiver, webhookEvent } from './harness'
 
 /** OpenID4VCI 1.0 §13.6.3: guesses at a transaction code before the offer is locked. */
 const TX_CODE_ATTEMPTS = 5
@@ -28,78 +28,15 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
   let admin: Record<string, string>
   const issuerOf = (t: string) => `${PUBLIC_URL}/issuers/${t}`
 
-  async function setUpTenant(id: string) {
-    await app.inject({
-      method: 'POST',
-      url: '/api/tenants',
-      headers: root,
-      payload: { id, name: `Tenant ${id}` },
-    })
-    const client = (
-      await app.inject({
-        method: 'POST',
-        url: `/api/tenants/${id}/clients`,
-        headers: root,
-        payload: { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
-      })
-    ).json()
-    const auth = await bearer(app, client.clientId, client.clientSecret)
-    await app.inject({
-      method: 'POST',
-      url: '/api/key-chains',
-      headers: auth,
-      payload: {
-        source: 'generate',
-        id: 'pid-keys',
-        certificate: { mode: 'internal-ca', subject: 'CN=Test PID Issuer,C=DE' },
-      },
-    })
-    const config = await app.inject({
-      method: 'POST',
-      url: '/api/credentials',
-      headers: auth,
-      payload: {
-        id: 'pid',
-        config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' },
-        keyChainId: 'pid-keys',
-        batchSize: 2,
-        fields: [
-          { path: ['given_name'], type: 'string', mandatory: true, disclosable: true },
-          { path: ['family_name'], type: 'string', mandatory: true, disclosable: true },
-          { path: ['address', 'locality'], type: 'string', disclosable: true },
-          { path: ['issuing_country'], type: 'string', defaultValue: 'DE' },
-        ],
-      },
-    })
-    expect(config.statusCode, config.body).toBe(201)
-    const mdl = await app.inject({
-      method: 'POST',
-      url: '/api/credentials',
-      headers: auth,
-      payload: {
-        id: 'mdl',
-        config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
-        keyChainId: 'pid-keys',
-        // As pid: the metadata advertises the batch that every configuration takes (§12.2.4).
-        batchSize: 2,
-        fields: [
-          { path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true },
-          { path: ['birth_date'], type: 'date', namespace: 'org.iso.18013.5.1' },
-          { path: ['age_over_18'], type: 'boolean', namespace: 'org.iso.18013.5.1', defaultValue: true },
-        ],
-      },
-    })
-    expect(mdl.statusCode, mdl.body).toBe(201)
-    return auth
-  }
   let root: Record<string, string>
   const logLines: string[] = []
   const logged = () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>)
 
   beforeAll(async () => {
     // The attribute provider of these tests listens on loopback over http.
-    const started = await startAllInOne(
+    const started = await startAllInOneWorld(
       testDatabase,
+      'issuance',
       PUBLIC_URL,
       { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' },
       undefined,
@@ -108,11 +45,10 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     app = started.app
     database = started.database
     await app.ready()
-    root = await bearer(app, started.rootClientId, started.rootSecret)
-    tenant = `wallet-${crypto.randomUUID().slice(0, 8)}`
-    otherTenant = `other-${crypto.randomUUID().slice(0, 8)}`
-    admin = await setUpTenant(tenant)
-    await setUpTenant(otherTenant)
+    root = started.root
+    tenant = started.tenants.a.id
+    otherTenant = started.tenants.b.id
+    admin = started.tenants.a.auth
   })
   afterAll(() => app.close())
 

@@ -7,7 +7,7 @@ import { Openid4vciClient } from '@openid4vc/openid4vci'
 import type { FastifyInstance } from 'fastify'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { freePort } from './free-port'
-import { startAllInOne } from './harness'
+import { startAllInOneWorld } from './harness'
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read loosely typed JSON answers
 export type Loose = any
@@ -108,19 +108,21 @@ export interface IssuerFixture {
 }
 
 /**
- * The all-in-one service listening on loopback with one tenant: `pid` (offer claims, batch 2) and
+ * The all-in-one service listening on loopback over the `deferred` world, as its tenant `a`: `pid` (offer claims, batch 2) and
  * `deferred-pid` (claims from the attribute provider, batch 2, status list entries).
  */
 export async function startIssuerFixture(testDatabase: TestDatabase): Promise<IssuerFixture> {
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
-  const started = await startAllInOne(testDatabase, baseUrl, {
+  const provider = await startAttributeProvider()
+  // The `deferred` world (test/worlds/deferred): its attribute provider `hr` is this one.
+  const started = await startAllInOneWorld(testDatabase, 'deferred', baseUrl, {
     OUTBOUND_ALLOW_HTTP: 'true',
     OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    ATTRIBUTE_PROVIDER_URL: provider.url,
   })
   const app = started.app
   await app.listen({ host: '127.0.0.1', port })
-  const provider = await startAttributeProvider()
   const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${baseUrl}${url}`, {
       method: 'POST',
@@ -128,77 +130,9 @@ export async function startIssuerFixture(testDatabase: TestDatabase): Promise<Is
       body: JSON.stringify(body),
     })
   const json = async (response: Promise<Response>): Promise<Loose> => (await response).json()
-  const rootToken = (
-    await json(
-      post('/api/oauth2/token', {
-        grant_type: 'client_credentials',
-        client_id: started.rootClientId,
-        client_secret: started.rootSecret,
-      }),
-    )
-  ).access_token
-  const root = { authorization: `Bearer ${rootToken}` }
-  const tenant = `deferred-${crypto.randomUUID().slice(0, 8)}`
-  await post('/api/tenants', { id: tenant, name: 'Deferred' }, root)
-  const client = await json(
-    post(
-      `/api/tenants/${tenant}/clients`,
-      { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
-      root,
-    ),
-  )
-  const token = await json(
-    post('/api/oauth2/token', {
-      grant_type: 'client_credentials',
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-    }),
-  )
-  const admin = { authorization: `Bearer ${token.access_token}` }
-  const created = async (response: Promise<Response>) => {
-    const answer = await response
-    if (answer.status !== 201) throw new Error(`${answer.status} ${await answer.text()}`)
-  }
-  await created(
-    post(
-      '/api/key-chains',
-      { source: 'generate', id: 'keys', certificate: { subject: 'CN=Deferred,C=DE' } },
-      admin,
-    ),
-  )
-  await created(post('/api/attribute-providers', { id: 'hr', url: provider.url }, admin))
-  const fields = [
-    { path: ['given_name'], type: 'string', mandatory: true, disclosable: true },
-    { path: ['family_name'], type: 'string', disclosable: true },
-  ]
-  await created(
-    post(
-      '/api/credentials',
-      {
-        id: 'pid',
-        config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' },
-        keyChainId: 'keys',
-        batchSize: 2,
-        fields,
-      },
-      admin,
-    ),
-  )
-  await created(
-    post(
-      '/api/credentials',
-      {
-        id: 'deferred-pid',
-        config: { format: 'dc+sd-jwt', vct: 'urn:example:deferred' },
-        keyChainId: 'keys',
-        attributeProviderId: 'hr',
-        batchSize: 2,
-        statusManagement: true,
-        fields,
-      },
-      admin,
-    ),
-  )
+  const { root } = started
+  const tenant = started.tenants.a.id
+  const admin = started.tenants.a.auth
   const issuer = `${baseUrl}/issuers/${tenant}`
 
   return {

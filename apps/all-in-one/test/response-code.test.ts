@@ -1,8 +1,9 @@
 import { testDatabases } from '@credential-service/db-schema/testing'
+import type { WorldTenantHandle } from '@credential-service/management/testing'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne, startReceiver, webhookEvent } from './harness'
-import { answer, issue, requestPresentation, setUpTenant } from './session-fixtures'
+import { bearer, startAllInOneWorld, startReceiver, webhookEvent } from './harness'
+import { answer, issue, requestPresentation } from './session-fixtures'
 
 const PUBLIC_URL = 'https://credentials.example.com'
 const REDIRECT = 'https://rp.example.com/done'
@@ -12,13 +13,12 @@ const REDIRECT = 'https://rp.example.com/done'
 describe.each(testDatabases())('same-device response_code on $name', (testDatabase) => {
   let app: FastifyInstance
   let root: Record<string, string>
-  let rp: Awaited<ReturnType<typeof setUpTenant>>
-  let other: Awaited<ReturnType<typeof setUpTenant>>
-  const rpId = `rp-${crypto.randomUUID().slice(0, 8)}`
-  const otherId = `other-${crypto.randomUUID().slice(0, 8)}`
+  let rp: WorldTenantHandle
+  let other: WorldTenantHandle
+  let rpId = ''
 
   beforeAll(async () => {
-    const started = await startAllInOne(testDatabase, PUBLIC_URL, {
+    const started = await startAllInOneWorld(testDatabase, 'presentation', PUBLIC_URL, {
       OUTBOUND_ALLOW_HTTP: 'true',
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       WEBHOOK_BACKOFF_MS: '20',
@@ -26,8 +26,9 @@ describe.each(testDatabases())('same-device response_code on $name', (testDataba
     app = started.app
     await app.ready()
     root = await bearer(app, started.rootClientId, started.rootSecret)
-    rp = await setUpTenant(app, root, rpId)
-    other = await setUpTenant(app, root, otherId)
+    rp = started.tenants.a
+    rpId = rp.id
+    other = started.tenants.b
   }, 120_000)
   afterAll(() => app.close())
 

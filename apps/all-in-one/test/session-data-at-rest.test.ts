@@ -2,11 +2,12 @@ import { createSessionDataCipher } from '@credential-service/crypto'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { queryRows, TEST_MASTER_SECRET, testDatabases } from '@credential-service/db-schema/testing'
 import { applySessionRetention } from '@credential-service/management'
+import type { WorldTenantHandle } from '@credential-service/management/testing'
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne } from './harness'
-import { answer, issue, redeem, requestPresentation, setUpTenant } from './session-fixtures'
+import { startAllInOneWorld } from './harness'
+import { answer, issue, redeem, requestPresentation } from './session-fixtures'
 
 type Headers = Record<string, string>
 const PUBLIC_URL = 'https://credentials.example.com'
@@ -28,20 +29,28 @@ const disclosed = (credential: string) =>
 describe.each(testDatabases())('session data at rest on $name', (testDatabase) => {
   let app: FastifyInstance
   let database: DatabaseHandle
-  let rp: Awaited<ReturnType<typeof setUpTenant>>
-  let other: Awaited<ReturnType<typeof setUpTenant>>
+  let rp: WorldTenantHandle
+  let other: WorldTenantHandle
   const logLines: string[] = []
-  const rpId = `rest-${crypto.randomUUID().slice(0, 8)}`
-  const otherId = `rest-other-${crypto.randomUUID().slice(0, 8)}`
+  let rpId = ''
+  let otherId = ''
 
   beforeAll(async () => {
-    const started = await startAllInOne(testDatabase, PUBLIC_URL, {}, undefined, logLines)
+    const started = await startAllInOneWorld(
+      testDatabase,
+      'presentation',
+      PUBLIC_URL,
+      {},
+      undefined,
+      logLines,
+    )
     app = started.app
     database = started.database
     await app.ready()
-    const root = await bearer(app, started.rootClientId, started.rootSecret)
-    rp = await setUpTenant(app, root, rpId)
-    other = await setUpTenant(app, root, otherId)
+    rp = started.tenants.a
+    rpId = rp.id
+    other = started.tenants.b
+    otherId = other.id
   }, 120_000)
   afterAll(() => app.close())
 

@@ -1,11 +1,12 @@
 import { createSessionDataCipher } from '@credential-service/crypto'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { queryRows, TEST_MASTER_SECRET, testDatabases } from '@credential-service/db-schema/testing'
+import type { WorldTenantHandle } from '@credential-service/management/testing'
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne } from './harness'
-import { answer, issue, redeem, requestPresentation, setUpTenant } from './session-fixtures'
+import { bearer, startAllInOneWorld } from './harness'
+import { answer, issue, redeem, requestPresentation } from './session-fixtures'
 
 type Headers = Record<string, string>
 interface Listed {
@@ -22,11 +23,10 @@ describe.each(testDatabases())('sessions on $name', (testDatabase) => {
   let app: FastifyInstance
   let database: DatabaseHandle
   let root: Headers
-  let a: Awaited<ReturnType<typeof setUpTenant>>
-  let b: Awaited<ReturnType<typeof setUpTenant>>
+  let a: WorldTenantHandle
+  let b: WorldTenantHandle
   let clockOffset = 0
-  const tenantA = `sa-${crypto.randomUUID().slice(0, 8)}`
-  const tenantB = `sb-${crypto.randomUUID().slice(0, 8)}`
+  let tenantA = ''
   /** Session ids of tenant A by what happened to them. */
   const ids: Record<'completed' | 'offered' | 'failed' | 'expired' | 'pending' | 'verified', string> = {
     completed: '',
@@ -84,8 +84,9 @@ describe.each(testDatabases())('sessions on $name', (testDatabase) => {
   }
 
   beforeAll(async () => {
-    const started = await startAllInOne(
+    const started = await startAllInOneWorld(
       testDatabase,
+      'presentation',
       'https://credentials.example.com',
       {},
       () => new Date(Date.now() + clockOffset),
@@ -94,8 +95,9 @@ describe.each(testDatabases())('sessions on $name', (testDatabase) => {
     database = started.database
     await app.ready()
     root = await bearer(app, started.rootClientId, started.rootSecret)
-    a = await setUpTenant(app, root, tenantA)
-    b = await setUpTenant(app, root, tenantB)
+    a = started.tenants.a
+    tenantA = a.id
+    b = started.tenants.b
 
     // Created one after the other, so creation times differ and interleave the two kinds.
     ids.completed = (await issue(app, a.auth)).sessionId

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createDatabase } from '@credential-service/db-schema/client'
 import { queryRows, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import type { WorldTenantHandle } from '@credential-service/management/testing'
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,6 +13,7 @@ import {
   bearer,
   type ReceivedCall,
   startAllInOne,
+  startAllInOneWorld,
   startReceiver,
   webhookEvent,
 } from './harness'
@@ -54,23 +56,24 @@ const deliveriesOf = async (app: FastifyInstance, auth: Headers, endpointId: str
 describe.each(testDatabases())('webhook outbox over HTTP on $name', (testDatabase) => {
   let started: AllInOne
   let app: FastifyInstance
-  let rp: Awaited<ReturnType<typeof setUpTenant>>
-  let other: Awaited<ReturnType<typeof setUpTenant>>
+  let rp: WorldTenantHandle
+  let other: WorldTenantHandle
   let scraper: Headers
-  const rpId = `rp-${crypto.randomUUID().slice(0, 8)}`
-  const otherId = `other-${crypto.randomUUID().slice(0, 8)}`
+  let rpId = ''
 
   beforeAll(async () => {
-    started = await startAllInOne(testDatabase, PUBLIC_URL, {
+    const world = await startAllInOneWorld(testDatabase, 'presentation', PUBLIC_URL, {
       ...LOCAL,
       WEBHOOK_MAX_ATTEMPTS: '2',
       WEBHOOK_BACKOFF_MS: '50',
     })
+    started = world
     app = started.app
     await app.ready()
-    const root = await bearer(app, started.rootClientId, started.rootSecret)
-    rp = await setUpTenant(app, root, rpId)
-    other = await setUpTenant(app, root, otherId)
+    const root = world.root
+    rp = world.tenants.a
+    rpId = rp.id
+    other = world.tenants.b
     const client = (
       await app.inject({
         method: 'POST',

@@ -17,6 +17,7 @@ import {
   type ManagementConfig,
   parseManagementConfig,
 } from '../src/app'
+import { bearer } from '../src/testing'
 
 /** Creates tenants through the API as `auth` (an operator); any answer but 201 stops the set-up. */
 export async function seedTenants(app: FastifyInstance, auth: Record<string, string>, ids: string[]) {
@@ -115,16 +116,8 @@ export async function createHarness(
   })
   await app.ready()
 
-  async function tokenFor(clientId: string, clientSecret: string): Promise<string> {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/oauth2/token',
-      payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
-    })
-    if (response.statusCode !== 200)
-      throw new Error(`token for ${clientId}: ${response.statusCode} ${response.body}`)
-    return response.json().access_token
-  }
+  const tokenFor = async (clientId: string, clientSecret: string): Promise<string> =>
+    (await bearer(app, clientId, clientSecret)).authorization.slice('Bearer '.length)
 
   const asClient = async (clientId: string, clientSecret: string): Promise<TestClient> => {
     const token = await tokenFor(clientId, clientSecret)

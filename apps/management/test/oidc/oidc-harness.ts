@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { Role } from '@credential-service/core-domain'
-import { deriveManagementSigningKey } from '@credential-service/crypto'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import type { TestDatabase } from '@credential-service/db-schema/testing'
-import { createKeyRuntime, createServer } from '@credential-service/server-kit'
+import { createKeyRuntime } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
-import { bootstrapRootClient, buildManagementApp, type ManagementConfig } from '../../src/app'
+import { bootstrapRootClient, type ManagementConfig } from '../../src/app'
+import { managementServer } from '../../src/testing'
 import { random, seedTenants, testConfig } from '../harness'
 import type { KeycloakStandIn } from './keycloak-stand-in'
 
@@ -58,21 +58,16 @@ export async function createOidcHarness(
   })
   await bootstrapRootClient(database.db, config)
   const logLines: string[] = []
-  const app = await createServer({
-    logLevel: 'info',
-    logStream: { write: (line: string) => void logLines.push(line) },
-    ping: database.ping,
-    apps: [
-      buildManagementApp({
-        config,
-        database,
-        signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
-        keys: createKeyRuntime({ config, db: database.db }),
-        sessionRetentionSeconds: 0,
-        ...(options.now ? { now: options.now } : {}),
-      }),
-    ],
-  })
+  const app = await managementServer(
+    {
+      config,
+      database,
+      keys: createKeyRuntime({ config, db: database.db }),
+      sessionRetentionSeconds: 0,
+      ...(options.now ? { now: options.now } : {}),
+    },
+    { logLevel: 'info', logStream: { write: (line: string) => void logLines.push(line) } },
+  )
   await app.ready()
 
   async function providerToken(clientId: string, clientSecret: string, params?: Record<string, string>) {

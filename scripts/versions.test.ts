@@ -23,6 +23,15 @@ describe('issue 21: one version for the service, its packages, its OpenAPI descr
     expect(json('packages/sdk/openapi.json').info.version).toBe(version)
   })
 
+  it('the compose file, the Kubernetes image tag and the migration Job name carry it', () => {
+    const text = (path: string) => readFileSync(join(root, path), 'utf8')
+    expect(text('docker/compose.yaml')).toContain(`image: credential-service:${version}\n`)
+    expect(text('deploy/kubernetes/kustomization.yaml')).toContain(`newTag: ${version}\n`)
+    expect(text('deploy/kubernetes/migrate-job.yaml')).toContain(
+      `name: credential-service-migrate-${version}\n`,
+    )
+  })
+
   it('CHANGELOG.md has a dated section for the version, below Unreleased', () => {
     const headings = readFileSync(join(root, 'CHANGELOG.md'), 'utf8').match(/^## .*$/gm) ?? []
     expect(headings[0]).toBe('## Unreleased')

@@ -45,47 +45,60 @@ describe('management configuration collections', () => {
   beforeAll(async () => {
     anchor = (await issueTestCertificate({ subject: 'CN=World Wallet Provider,C=DE', ca: true })).pem
     world = await startWorld('mgmt-collections', { env: { WALLET_ANCHOR: anchor } })
-    const { clientId, clientSecret } = world.tenants.a.clients.requester as { clientId: string; clientSecret: string }
+    const { clientId, clientSecret } = world.tenants.a.clients.requester as {
+      clientId: string
+      clientSecret: string
+    }
     requester = await bearer(world.app, clientId, clientSecret)
   })
   afterAll(() => world?.close())
 
   describe('happy', () => {
-    it.each(COLLECTIONS)('$path: the imported item is listed and read, under either mount', async (collection) => {
-      const list = await call('GET', `/api/${collection.path}?limit=100`)
-      expect(list.statusCode, list.body).toBe(200)
-      expect(list.json().items).toContainEqual(
-        expect.objectContaining({ id: collection.id, description: expect.stringMatching(/tenant A$/) }),
-      )
-      const item = await call('GET', `/api/${collection.path}/${collection.id}`)
-      expect(item.statusCode, item.body).toBe(200)
-      expect((await call('GET', `${ofTenant(collection)}/${collection.id}`)).json()).toStrictEqual(item.json())
-    })
+    it.each(COLLECTIONS)(
+      '$path: the imported item is listed and read, under either mount',
+      async (collection) => {
+        const list = await call('GET', `/api/${collection.path}?limit=100`)
+        expect(list.statusCode, list.body).toBe(200)
+        expect(list.json().items).toContainEqual(
+          expect.objectContaining({ id: collection.id, description: expect.stringMatching(/tenant A$/) }),
+        )
+        const item = await call('GET', `/api/${collection.path}/${collection.id}`)
+        expect(item.statusCode, item.body).toBe(200)
+        expect((await call('GET', `${ofTenant(collection)}/${collection.id}`)).json()).toStrictEqual(
+          item.json(),
+        )
+      },
+    )
 
-    it.each(COLLECTIONS)('$path: create (201), replace (200, the path id wins over the body id), delete (204, then 404)', async (collection) => {
-      const id = fresh()
-      const created = await call('POST', `/api/${collection.path}`, definition(collection, id))
-      expect(created.statusCode, created.body).toBe(201)
-      expect(created.json().id).toBe(id)
-      const other = fresh()
-      const replaced = await call('PUT', `${ofTenant(collection)}/${id}`, {
-        ...definition(collection, other),
-        description: 'replaced',
-      })
-      expect(replaced.statusCode, replaced.body).toBe(200)
-      expect(replaced.json()).toMatchObject({ id, description: 'replaced' })
-      expect((await call('GET', `/api/${collection.path}/${id}`)).json().description).toBe('replaced')
-      expect((await call('GET', `/api/${collection.path}/${other}`)).statusCode).toBe(404)
-      const deleted = await call('DELETE', `/api/${collection.path}/${id}`)
-      expect(deleted.statusCode, deleted.body).toBe(204)
-      expect(deleted.body).toBe('')
-      expect((await call('GET', `/api/${collection.path}/${id}`)).statusCode).toBe(404)
-    })
+    it.each(COLLECTIONS)(
+      '$path: create (201), replace (200, the path id wins over the body id), delete (204, then 404)',
+      async (collection) => {
+        const id = fresh()
+        const created = await call('POST', `/api/${collection.path}`, definition(collection, id))
+        expect(created.statusCode, created.body).toBe(201)
+        expect(created.json().id).toBe(id)
+        const other = fresh()
+        const replaced = await call('PUT', `${ofTenant(collection)}/${id}`, {
+          ...definition(collection, other),
+          description: 'replaced',
+        })
+        expect(replaced.statusCode, replaced.body).toBe(200)
+        expect(replaced.json()).toMatchObject({ id, description: 'replaced' })
+        expect((await call('GET', `/api/${collection.path}/${id}`)).json().description).toBe('replaced')
+        expect((await call('GET', `/api/${collection.path}/${other}`)).statusCode).toBe(404)
+        const deleted = await call('DELETE', `/api/${collection.path}/${id}`)
+        expect(deleted.statusCode, deleted.body).toBe(204)
+        expect(deleted.body).toBe('')
+        expect((await call('GET', `/api/${collection.path}/${id}`)).statusCode).toBe(404)
+      },
+    )
 
     it('pages of one item hold every item once, in the order of one big page', async () => {
       const collection = COLLECTIONS[3]
       for (let i = 0; i < 2; i++)
-        expect((await call('POST', '/api/webhook-endpoints', definition(collection, fresh()))).statusCode).toBe(201)
+        expect(
+          (await call('POST', '/api/webhook-endpoints', definition(collection, fresh()))).statusCode,
+        ).toBe(201)
       const all = (await call('GET', '/api/webhook-endpoints?limit=100')).json()
       expect(all.nextCursor).toBeNull()
       const paged: string[] = []
@@ -103,33 +116,39 @@ describe('management configuration collections', () => {
   })
 
   describe('error', () => {
-    it.each(COLLECTIONS)('$path: RFC 9457: a body with only an id is a 400 naming the missing fields; nothing is written', async (collection) => {
-      const id = fresh()
-      const response = await call('POST', `/api/${collection.path}`, { id })
-      expect(response.statusCode).toBe(400)
-      expect(response.headers['content-type']).toMatch(PROBLEM)
-      expect(response.json().code).toBe('invalid_input')
-      const paths = response.json().errors.map((error: { path: string }) => error.path)
-      expect(paths.length).toBeGreaterThan(0)
-      for (const path of paths) expect(path).toMatch(/^body\./)
-      expect((await call('GET', `/api/${collection.path}/${id}`)).statusCode).toBe(404)
-    })
+    it.each(COLLECTIONS)(
+      '$path: RFC 9457: a body with only an id is a 400 naming the missing fields; nothing is written',
+      async (collection) => {
+        const id = fresh()
+        const response = await call('POST', `/api/${collection.path}`, { id })
+        expect(response.statusCode).toBe(400)
+        expect(response.headers['content-type']).toMatch(PROBLEM)
+        expect(response.json().code).toBe('invalid_input')
+        const paths = response.json().errors.map((error: { path: string }) => error.path)
+        expect(paths.length).toBeGreaterThan(0)
+        for (const path of paths) expect(path).toMatch(/^body\./)
+        expect((await call('GET', `/api/${collection.path}/${id}`)).statusCode).toBe(404)
+      },
+    )
 
-    it.each(COLLECTIONS)('$path: an unknown id is 404 to read, replace and delete; a taken id is 409', async (collection) => {
-      const id = fresh()
-      for (const [method, payload] of [
-        ['GET', undefined],
-        ['PUT', definition(collection, id)],
-        ['DELETE', undefined],
-      ] as const) {
-        const response = await call(method, `/api/${collection.path}/${id}`, payload)
-        expect(response.statusCode, method).toBe(404)
-        expect(response.json().code).toBe('not_found')
-      }
-      const taken = await call('POST', `/api/${collection.path}`, definition(collection, collection.id))
-      expect(taken.statusCode).toBe(409)
-      expect(taken.json().code).toBe('conflict')
-    })
+    it.each(COLLECTIONS)(
+      '$path: an unknown id is 404 to read, replace and delete; a taken id is 409',
+      async (collection) => {
+        const id = fresh()
+        for (const [method, payload] of [
+          ['GET', undefined],
+          ['PUT', definition(collection, id)],
+          ['DELETE', undefined],
+        ] as const) {
+          const response = await call(method, `/api/${collection.path}/${id}`, payload)
+          expect(response.statusCode, method).toBe(404)
+          expect(response.json().code).toBe('not_found')
+        }
+        const taken = await call('POST', `/api/${collection.path}`, definition(collection, collection.id))
+        expect(taken.statusCode).toBe(409)
+        expect(taken.json().code).toBe('conflict')
+      },
+    )
 
     it('a limit out of range or an item id that is no configuration id is a 400 naming it', async () => {
       const limit = await call('GET', '/api/credentials?limit=0')
@@ -137,43 +156,51 @@ describe('management configuration collections', () => {
       expect(limit.json().errors).toContainEqual(expect.objectContaining({ path: 'querystring.limit' }))
       const badId = await call('GET', '/api/credentials/-starts-with-a-dash')
       expect(badId.statusCode).toBe(400)
-      expect(badId.json().errors).toContainEqual(expect.objectContaining({ path: 'params.credentialConfigId' }))
+      expect(badId.json().errors).toContainEqual(
+        expect.objectContaining({ path: 'params.credentialConfigId' }),
+      )
     })
   })
 
   describe('security', () => {
-    it.each(COLLECTIONS)('$path: spec §5 rule 4: a client without the collection’s config role is 403 for each operation', async (collection) => {
-      const item = `/api/${collection.path}/${collection.id}`
-      for (const [method, url, payload] of [
-        ['GET', `/api/${collection.path}`, undefined],
-        ['POST', `/api/${collection.path}`, definition(collection, fresh())],
-        ['GET', item, undefined],
-        ['PUT', item, definition(collection, collection.id)],
-        ['DELETE', item, undefined],
-      ] as const) {
-        const response = await call(method, url, payload, requester)
-        expect(response.statusCode, `${method} ${url}`).toBe(403)
-        expect(response.json().code).toBe('forbidden')
-      }
-      expect((await call('GET', item)).statusCode).toBe(200)
-    })
+    it.each(COLLECTIONS)(
+      '$path: spec §5 rule 4: a client without the collection’s config role is 403 for each operation',
+      async (collection) => {
+        const item = `/api/${collection.path}/${collection.id}`
+        for (const [method, url, payload] of [
+          ['GET', `/api/${collection.path}`, undefined],
+          ['POST', `/api/${collection.path}`, definition(collection, fresh())],
+          ['GET', item, undefined],
+          ['PUT', item, definition(collection, collection.id)],
+          ['DELETE', item, undefined],
+        ] as const) {
+          const response = await call(method, url, payload, requester)
+          expect(response.statusCode, `${method} ${url}`).toBe(403)
+          expect(response.json().code).toBe('forbidden')
+        }
+        expect((await call('GET', item)).statusCode).toBe(200)
+      },
+    )
 
-    it.each(COLLECTIONS)('$path: S-100: tenant B reaches its own item of the same id; tenant A’s is 404 to it and unchanged', async (collection) => {
-      const { b } = world.tenants
-      const own = await call('GET', `/api/${collection.path}/${collection.id}`, undefined, b.auth)
-      expect(own.statusCode).toBe(200)
-      expect(own.json().description).toMatch(/tenant B$/)
-      const ofA = `${ofTenant(collection, 'a')}/${collection.id}`
-      for (const [method, url, payload] of [
-        ['GET', ofTenant(collection, 'a'), undefined],
-        ['GET', ofA, undefined],
-        ['PUT', ofA, { ...definition(collection, collection.id), description: 'taken over' }],
-        ['DELETE', ofA, undefined],
-      ] as const) {
-        const response = await call(method, url, payload, b.auth)
-        expect(response.statusCode, `${method} ${url}`).toBe(404)
-      }
-      expect((await call('GET', ofA)).json().description).toMatch(/tenant A$/)
-    })
+    it.each(COLLECTIONS)(
+      '$path: S-100: tenant B reaches its own item of the same id; tenant A’s is 404 to it and unchanged',
+      async (collection) => {
+        const { b } = world.tenants
+        const own = await call('GET', `/api/${collection.path}/${collection.id}`, undefined, b.auth)
+        expect(own.statusCode).toBe(200)
+        expect(own.json().description).toMatch(/tenant B$/)
+        const ofA = `${ofTenant(collection, 'a')}/${collection.id}`
+        for (const [method, url, payload] of [
+          ['GET', ofTenant(collection, 'a'), undefined],
+          ['GET', ofA, undefined],
+          ['PUT', ofA, { ...definition(collection, collection.id), description: 'taken over' }],
+          ['DELETE', ofA, undefined],
+        ] as const) {
+          const response = await call(method, url, payload, b.auth)
+          expect(response.statusCode, `${method} ${url}`).toBe(404)
+        }
+        expect((await call('GET', ofA)).json().description).toMatch(/tenant A$/)
+      },
+    )
   })
 })

@@ -136,7 +136,9 @@ describe('management credential status and status lists', () => {
         claims: { 'pid-status': { given_name: 'Erika' } },
       })
       expect(offer.statusCode, offer.body).toBe(201)
-      const nothingIssued = await post(`/api/sessions/${offer.json().sessionId}/status`, { status: 'revoked' })
+      const nothingIssued = await post(`/api/sessions/${offer.json().sessionId}/status`, {
+        status: 'revoked',
+      })
       expect(nothingIssued.statusCode).toBe(409)
       expect(nothingIssued.json().code).toBe('conflict')
       for (const response of [
@@ -165,7 +167,9 @@ describe('management credential status and status lists', () => {
       expect((await get('/api/status-lists', keysOnly)).statusCode).toBe(403)
       expect((await get('/api/status-lists', configOnly)).statusCode).toBe(200)
       // Refused changes changed nothing: the credential is still valid, so suspending changes it.
-      expect((await post(`/api/sessions/${sessionId}/status`, { status: 'suspended' })).json().changed).toBe(1)
+      expect((await post(`/api/sessions/${sessionId}/status`, { status: 'suspended' })).json().changed).toBe(
+        1,
+      )
     })
 
     it('S-100: tenant B cannot change or see tenant A’s credentials and lists (404); they stay unchanged', async () => {
@@ -175,7 +179,11 @@ describe('management credential status and status lists', () => {
       for (const response of [
         await post(`/api/sessions/${sessionId}/status`, { status: 'revoked' }, b.auth),
         await post('/api/credential-status', { handle: statusHandle, status: 'revoked' }, b.auth),
-        await post(`/api/tenants/${a.id}/credential-status`, { handle: statusHandle, status: 'revoked' }, b.auth),
+        await post(
+          `/api/tenants/${a.id}/credential-status`,
+          { handle: statusHandle, status: 'revoked' },
+          b.auth,
+        ),
         await post(`/api/tenants/${a.id}/sessions/${sessionId}/status`, { status: 'revoked' }, b.auth),
       ])
         expect(response.statusCode, response.body).toBe(404)

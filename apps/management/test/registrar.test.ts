@@ -40,7 +40,10 @@ describe('management registrar connection', () => {
     world = await startWorld('mgmt-registrar', {
       env: { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' },
     })
-    const { clientId, clientSecret } = world.tenants.a.clients.verifier as { clientId: string; clientSecret: string }
+    const { clientId, clientSecret } = world.tenants.a.clients.verifier as {
+      clientId: string
+      clientSecret: string
+    }
     verifier = await bearer(world.app, clientId, clientSecret)
   })
   afterAll(async () => {
@@ -80,7 +83,9 @@ describe('management registrar connection', () => {
         registeredAt: expect.any(String),
       })
       expect(registrar.relyingParties.has(response.json().relyingParty.id)).toBe(true)
-      expect((await call('GET', '/api/registrar')).json().relyingParty).toStrictEqual(response.json().relyingParty)
+      expect((await call('GET', '/api/registrar')).json().relyingParty).toStrictEqual(
+        response.json().relyingParty,
+      )
     })
 
     it('OpenID4VP §5.9.3: an access certificate is obtained for a key chain and stored on it (201)', async () => {
@@ -97,7 +102,11 @@ describe('management registrar connection', () => {
     })
 
     it('OpenID4VP 1.0 §5.1: a registration certificate is obtained for a presentation configuration (201)', async () => {
-      const response = await call('POST', `/api/tenants/${world.tenants.a.id}/registrar/registration-certificates`, registration)
+      const response = await call(
+        'POST',
+        `/api/tenants/${world.tenants.a.id}/registrar/registration-certificates`,
+        registration,
+      )
       expect(response.statusCode, response.body).toBe(201)
       expect(response.json()).toStrictEqual({
         presentationConfigId: 'ask',
@@ -125,7 +134,12 @@ describe('management registrar connection', () => {
         ['/api/registrar', 'PUT', { ...connection(), baseUrl: 'not a url' }, 'body.baseUrl'],
         ['/api/registrar/relying-party', 'POST', { name: '' }, 'body.name'],
         ['/api/registrar/access-certificates', 'POST', { keyChainId: 'keys', extra: 1 }, ''],
-        ['/api/registrar/registration-certificates', 'POST', { ...registration, purpose: [] }, 'body.purpose'],
+        [
+          '/api/registrar/registration-certificates',
+          'POST',
+          { ...registration, purpose: [] },
+          'body.purpose',
+        ],
       ] as const) {
         const response = await call(method, url, payload)
         expect(response.statusCode, url).toBe(400)
@@ -141,7 +155,10 @@ describe('management registrar connection', () => {
       const first = await call('PUT', '/api/registrar', withoutSecret, world.tenants.b.auth)
       expect(first.statusCode).toBe(422)
       expect(first.json().errors).toStrictEqual([expect.objectContaining({ path: 'body.clientSecret' })])
-      const internal = await call('PUT', '/api/registrar', { ...connection(), baseUrl: 'http://169.254.169.254/x' })
+      const internal = await call('PUT', '/api/registrar', {
+        ...connection(),
+        baseUrl: 'http://169.254.169.254/x',
+      })
       expect(internal.statusCode).toBe(422)
       expect(internal.json().errors[0].path).toBe('body.baseUrl')
       const unknown = await call('POST', '/api/registrar/access-certificates', { keyChainId: 'nope' })

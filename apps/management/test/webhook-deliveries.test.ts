@@ -39,14 +39,18 @@ describe('management webhook deliveries', () => {
       where tenant_id = ${tenantId} and id = ${id}`)
     return id
   }
-  const base = (tenant: 'a' | 'b' = 'a') => `/api/tenants/${world.tenants[tenant].id}/webhook-endpoints/hooks/deliveries`
+  const base = (tenant: 'a' | 'b' = 'a') =>
+    `/api/tenants/${world.tenants[tenant].id}/webhook-endpoints/hooks/deliveries`
   const get = (url: string, headers: Headers = world.tenants.a.auth) => world.app.inject({ url, headers })
   const post = (url: string, headers: Headers = world.tenants.a.auth) =>
     world.app.inject({ method: 'POST', url, headers })
 
   beforeAll(async () => {
     world = await startWorld('mgmt-webhooks')
-    const { clientId, clientSecret } = world.tenants.a.clients.requester as { clientId: string; clientSecret: string }
+    const { clientId, clientSecret } = world.tenants.a.clients.requester as {
+      clientId: string
+      clientSecret: string
+    }
     requester = await bearer(world.app, clientId, clientSecret)
   })
   afterAll(() => world.close())
@@ -112,7 +116,10 @@ describe('management webhook deliveries', () => {
       expect(response.json().replayed).toBeGreaterThanOrEqual(failed.length)
       for (const id of failed) expect((await get(`${base()}/${id}`)).json().status).not.toBe('failed')
       expect((await get(`${base()}/${pending}`)).json()).toMatchObject({ status: 'pending', attempts: 0 })
-      expect((await get(`${base()}/${dropped}`)).json()).toMatchObject({ status: 'failed', replayable: false })
+      expect((await get(`${base()}/${dropped}`)).json()).toMatchObject({
+        status: 'failed',
+        replayable: false,
+      })
     })
   })
 
@@ -181,10 +188,14 @@ describe('management webhook deliveries', () => {
         await post(`${base('a')}/replay-failed`, b.auth),
       ])
         expect(response.statusCode, response.body).toBe(404)
-      expect((await post('/api/webhook-endpoints/hooks/deliveries/replay-failed', b.auth)).json()).toStrictEqual({
+      expect(
+        (await post('/api/webhook-endpoints/hooks/deliveries/replay-failed', b.auth)).json(),
+      ).toStrictEqual({
         replayed: 0,
       })
-      expect((await get(`/api/tenants/${a.id}/webhook-endpoints/hooks/deliveries/${id}`)).json()).toMatchObject({
+      expect(
+        (await get(`/api/tenants/${a.id}/webhook-endpoints/hooks/deliveries/${id}`)).json(),
+      ).toMatchObject({
         status: 'failed',
         attempts: 3,
       })

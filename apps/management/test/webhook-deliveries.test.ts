@@ -6,6 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 const PROBLEM = /^application\/problem\+json/
 // Stored rows are due in 2100: no outbox drains them while a test looks at them.
 const FUTURE = new Date(Date.UTC(2100, 0, 1))
+// A replay kicks the app's outbox, which drains every due row of the database. Files share a
+// PostgreSQL database: an hour behind, this app's outbox never takes the rows other files' apps
+// are about to deliver (it sees them due only an hour later).
+const BEHIND_MS = 3_600_000
+const now = () => new Date(Date.now() - BEHIND_MS)
 type Headers = Record<string, string>
 type Status = 'pending' | 'delivering' | 'delivered' | 'failed'
 
@@ -46,7 +51,7 @@ describe('management webhook deliveries', () => {
     world.app.inject({ method: 'POST', url, headers })
 
   beforeAll(async () => {
-    world = await startWorld('mgmt-webhooks')
+    world = await startWorld('mgmt-webhooks', { now })
     const { clientId, clientSecret } = world.tenants.a.clients.requester as {
       clientId: string
       clientSecret: string
@@ -98,12 +103,12 @@ describe('management webhook deliveries', () => {
     it('replays a failed or delivered delivery: 202, pending, due now, attempts counted afresh', async () => {
       for (const status of ['failed', 'delivered'] as const) {
         const id = await delivery(status)
-        const before = Date.now()
+        const before = now().getTime()
         const replayed = await post(`${base()}/${id}/replay`)
         expect(replayed.statusCode, replayed.body).toBe(202)
         expect(replayed.json()).toMatchObject({ id, status: 'pending', attempts: 0, deliveredAt: null })
         expect(Date.parse(replayed.json().nextAttemptAt)).toBeGreaterThanOrEqual(before - 1000)
-        expect(Date.parse(replayed.json().nextAttemptAt)).toBeLessThan(FUTURE.getTime())
+        expect(Date.parse(replayed.json().nextAttemptAt)).toBeLessThanOrEqual(now().getTime())
       }
     })
 

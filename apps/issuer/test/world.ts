@@ -74,13 +74,24 @@ export async function proofJwt(audience: string, nonce: string | undefined) {
 
 /**
  * The wallet side over HTTP for tenant `tenant` of `world`: a pre-authorized offer of
- * `configuration` (given name Erika), its access token, a nonce and `proofs` proofs.
+ * `configuration` (given name Erika, `offerExtra` added to the offer body), its access token, a
+ * nonce and `proofs` proofs.
  */
-export async function readyToRequest(world: World, tenant: 'a' | 'b', configuration = 'pid', proofs = 1) {
+export async function readyToRequest(
+  world: World,
+  tenant: 'a' | 'b',
+  configuration = 'pid',
+  proofs = 1,
+  offerExtra: object = {},
+) {
   const { auth, id, issuer } = world.tenants[tenant]
-  const offer = await preAuthorizedOffer(world.management, auth, [configuration], {
-    [configuration]: { given_name: 'Erika', family_name: 'Mustermann' },
-  })
+  const offer = await preAuthorizedOffer(
+    world.management,
+    auth,
+    [configuration],
+    { [configuration]: { given_name: 'Erika', family_name: 'Mustermann' } },
+    offerExtra,
+  )
   const token = await postForm(world.app, `/issuers/${id}/token`, {
     grant_type: PRE_AUTHORIZED_GRANT,
     'pre-authorized_code': offer.code,

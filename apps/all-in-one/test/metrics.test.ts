@@ -129,7 +129,7 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     for (const world of [started.tenants.a, started.tenants.b]) {
       admins[world.id] = world.auth
       secrets.push(world.clients.admin?.clientSecret as string)
-      secrets.push(world.auth.authorization.slice('Bearer '.length))
+      secrets.push((world.auth.authorization as string).slice('Bearer '.length))
     }
     // Operator clients belong to no tenant, so no world holds one; they hold tenant:manage (roles.ts).
     const metricsClient = (

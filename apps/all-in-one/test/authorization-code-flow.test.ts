@@ -9,7 +9,7 @@ import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import Provider from 'oidc-provider'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { startAllInOne } from './harness'
+import { startAllInOneWorld } from './harness'
 
 // The wallet is oid4vc-ts over real HTTP; the upstream login is a real oidc-provider.
 setGlobalConfig({ allowInsecureUrls: true })
@@ -83,8 +83,8 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
   let pendingAnswers = 0
   /** Moves the service's clock (expiry tests). */
   let skewMs = 0
-  const tenant = `authcode-${crypto.randomUUID().slice(0, 8)}`
-  const otherTenant = `authcode-b-${crypto.randomUUID().slice(0, 8)}`
+  let tenant: string
+  let otherTenant: string
   const issuer = () => `${baseUrl}/issuers/${tenant}`
 
   const post = async (url: string, body: unknown, headers: Record<string, string> = admin) => {
@@ -154,122 +154,10 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
   beforeAll(async () => {
     const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
-    const started = await startAllInOne(
-      testDatabases().at(-1) as TestDatabase,
-      baseUrl,
-      { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' },
-      () => new Date(Date.now() + skewMs),
-    )
-    app = started.app
-    await app.listen({ host: '127.0.0.1', port })
-    const root = {
-      authorization: `Bearer ${
-        (
-          await post(
-            '/api/oauth2/token',
-            {
-              grant_type: 'client_credentials',
-              client_id: started.rootClientId,
-              client_secret: started.rootSecret,
-            },
-            {},
-          )
-        ).body.access_token
-      }`,
-    }
-    /** A client of `tenantId` with the configuration roles, as request headers. */
-    const adminOf = async (tenantId: string) => {
-      const client = (
-        await post(
-          `/api/tenants/${tenantId}/clients`,
-          { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
-          root,
-        )
-      ).body
-      return {
-        authorization: `Bearer ${
-          (
-            await post(
-              '/api/oauth2/token',
-              {
-                grant_type: 'client_credentials',
-                client_id: client.clientId,
-                client_secret: client.clientSecret,
-              },
-              {},
-            )
-          ).body.access_token
-        }`,
-      }
-    }
-    await post('/api/tenants', { id: tenant, name: 'Authcode' }, root)
-    admin = await adminOf(tenant)
-    await post('/api/key-chains', {
-      source: 'generate',
-      id: 'keys',
-      certificate: { subject: 'CN=Issuer,C=DE' },
-    })
-    const fields = [
-      { path: ['given_name'], type: 'string', mandatory: true, disclosable: true },
-      { path: ['family_name'], type: 'string', disclosable: true },
-    ]
-    const pid = await post('/api/credentials', {
-      id: 'pid',
-      config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' },
-      keyChainId: 'keys',
-      fields,
-      refreshTokens: true,
-    })
-    expect(pid.status).toBe(201)
-
-    // The upstream OpenID provider: oidc-provider with its development login pages.
+    // The upstream OpenID provider listens first: the world's login providers name its URL.
     upstream = createServer()
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
-    const provider = new Provider(upstreamUrl, {
-      clients: [
-        {
-          client_id: 'issuer-login',
-          client_secret: 'issuer-login-secret-value',
-          redirect_uris: [`${issuer()}/authorize/callback`],
-        },
-      ],
-      claims: { openid: ['sub'], profile: ['given_name', 'family_name'], address: ['address'] },
-      findAccount: (_ctx, sub) => ({
-        accountId: sub,
-        // An address holding SD-JWT structure (S-129), released for the `address` scope only.
-        claims: () => ({
-          sub,
-          given_name: `Given-${sub}`,
-          family_name: 'Mustermann',
-          address: { _sd: ['holder-chosen-digest'] },
-        }),
-      }),
-      pkce: { required: () => true },
-    })
-    upstream.on('request', provider.callback())
-    const login = await post('/api/login-providers', {
-      id: 'idp',
-      issuer: upstreamUrl,
-      clientId: 'issuer-login',
-      clientSecret: 'issuer-login-secret-value',
-      scopes: ['profile'],
-    })
-    expect(login.status).toBe(201)
-    expect(login.body.hasClientSecret).toBe(true)
-    expect(login.body).not.toHaveProperty('clientSecret')
-    const staff = await post('/api/credentials', {
-      id: 'staff',
-      config: { format: 'dc+sd-jwt', vct: 'urn:example:staff' },
-      keyChainId: 'keys',
-      fields,
-      userAuthentication: {
-        loginProviderId: 'idp',
-        claims: { given_name: 'given_name', family_name: 'family_name' },
-      },
-    })
-    expect(staff.status).toBe(201)
-
     // An attribute provider that answers for the logged-in user.
     attributes = createServer((req, res) => {
       let body = ''
@@ -292,77 +180,56 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
       })
     })
     await new Promise<void>((resolve) => attributes.listen(0, '127.0.0.1', resolve))
-    const registry = await post('/api/attribute-providers', {
-      id: 'registry',
-      url: `http://127.0.0.1:${(attributes.address() as AddressInfo).port}/attributes`,
-    })
-    expect(registry.status).toBe(201)
-    const employee = await post('/api/credentials', {
-      id: 'employee',
-      config: { format: 'dc+sd-jwt', vct: 'urn:example:employee' },
-      keyChainId: 'keys',
-      fields,
-      attributeProviderId: 'registry',
-      userAuthentication: {
-        loginProviderId: 'idp',
-        claims: { given_name: 'given_name', family_name: 'family_name' },
+    // The `code-flow` world (test/worlds/code-flow): tenant a's login providers idp, idp2 and
+    // idp-address at the upstream, attribute provider registry at `attributes`; tenant b a `pid`
+    // of its own (S-103).
+    const started = await startAllInOneWorld(
+      testDatabases().at(-1) as TestDatabase,
+      'code-flow',
+      baseUrl,
+      {
+        OUTBOUND_ALLOW_HTTP: 'true',
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+        UPSTREAM_URL: upstreamUrl,
+        UPSTREAM_CLIENT_SECRET: 'issuer-login-secret-value',
+        ATTRIBUTE_PROVIDER_URL: `http://127.0.0.1:${(attributes.address() as AddressInfo).port}/attributes`,
       },
-    })
-    expect(employee.status).toBe(201)
-
-    // A second login provider (the same upstream, another id) and a configuration logging in there.
-    const idp2 = await post('/api/login-providers', {
-      id: 'idp2',
-      issuer: upstreamUrl,
-      clientId: 'issuer-login',
-      clientSecret: 'issuer-login-secret-value',
-      scopes: [],
-    })
-    expect(idp2.status).toBe(201)
-    const badge = await post('/api/credentials', {
-      id: 'badge',
-      config: { format: 'dc+sd-jwt', vct: 'urn:example:badge' },
-      keyChainId: 'keys',
-      fields,
-      userAuthentication: { loginProviderId: 'idp2', claims: { given_name: 'given_name' } },
-    })
-    expect(badge.status).toBe(201)
-
-    // A login provider asking for the address scope, and a configuration filled from it.
-    expect(
-      (
-        await post('/api/login-providers', {
-          id: 'idp-address',
-          issuer: upstreamUrl,
-          clientId: 'issuer-login',
-          clientSecret: 'issuer-login-secret-value',
-          scopes: ['address'],
-        })
-      ).status,
-    ).toBe(201)
-    const resident = await post('/api/credentials', {
-      id: 'resident',
-      config: { format: 'dc+sd-jwt', vct: 'urn:example:resident' },
-      keyChainId: 'keys',
-      fields: [{ path: ['address'], type: 'object', disclosable: true }],
-      userAuthentication: { loginProviderId: 'idp-address', claims: { address: 'address' } },
-    })
-    expect(resident.status).toBe(201)
-
-    // S-103: another tenant with its own `pid`.
-    await post('/api/tenants', { id: otherTenant, name: 'Other' }, root)
-    const other = await adminOf(otherTenant)
-    await post(
-      '/api/key-chains',
-      { source: 'generate', id: 'keys', certificate: { subject: 'CN=Other,C=DE' } },
-      other,
+      () => new Date(Date.now() + skewMs),
     )
-    const otherPid = await post(
-      '/api/credentials',
-      { id: 'pid', config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' }, keyChainId: 'keys', fields },
-      other,
-    )
-    expect(otherPid.status).toBe(201)
+    app = started.app
+    await app.listen({ host: '127.0.0.1', port })
+    tenant = started.tenants.a.id
+    otherTenant = started.tenants.b.id
+    admin = started.tenants.a.auth
+    // The imported login provider keeps its secret and never shows it.
+    const login = await app.inject({ url: '/api/login-providers/idp', headers: admin })
+    expect(login.statusCode, login.body).toBe(200)
+    expect(login.json().hasClientSecret).toBe(true)
+    expect(login.json()).not.toHaveProperty('clientSecret')
+
+    // The upstream's client redirects to this tenant's callback, known once the world started.
+    const provider = new Provider(upstreamUrl, {
+      clients: [
+        {
+          client_id: 'issuer-login',
+          client_secret: 'issuer-login-secret-value',
+          redirect_uris: [`${issuer()}/authorize/callback`],
+        },
+      ],
+      claims: { openid: ['sub'], profile: ['given_name', 'family_name'], address: ['address'] },
+      findAccount: (_ctx, sub) => ({
+        accountId: sub,
+        // An address holding SD-JWT structure (S-129), released for the `address` scope only.
+        claims: () => ({
+          sub,
+          given_name: `Given-${sub}`,
+          family_name: 'Mustermann',
+          address: { _sd: ['holder-chosen-digest'] },
+        }),
+      }),
+      pkce: { required: () => true },
+    })
+    upstream.on('request', provider.callback())
   })
   afterAll(async () => {
     await app.close()

@@ -3,56 +3,40 @@ import { setGlobalConfig } from '@openid4vc/oauth2'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { type AllInOne, startAllInOne, tenantAdmin } from './harness'
+import { startAllInOneWorld } from './harness'
 import { interopWallet, type Loose } from './issuer-fixture'
 
 setGlobalConfig({ allowInsecureUrls: true })
 
 describe('OpenID4VCI 1.0 §12.2.4, §8.2 (checklist I-12, I-63, S-27): a wallet that follows batch_size is served by every configuration', () => {
   let app: FastifyInstance
-  let started: AllInOne
-  let baseUrl: string
+  let admins: { a: Record<string, string>; b: Record<string, string> }
 
   beforeAll(async () => {
     const port = await freePort()
-    baseUrl = `http://127.0.0.1:${port}`
-    started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl)
+    const baseUrl = `http://127.0.0.1:${port}`
+    // The `batch` world (test/worlds/batch): a key-bound configuration `c<batchSize>` per batch
+    // size, 2 and 3 in tenant a, 1 and 3 in tenant b.
+    const started = await startAllInOneWorld(testDatabases().at(-1) as TestDatabase, 'batch', baseUrl)
     app = started.app
     await app.listen({ host: '127.0.0.1', port })
+    admins = { a: started.tenants.a.auth, b: started.tenants.b.auth }
   })
   afterAll(() => app?.close())
 
-  /** A tenant with one key-bound SD-JWT VC configuration `c<batchSize>` per batch size. */
-  async function tenantWith(batchSizes: number[]) {
-    const tenant = `batch-${crypto.randomUUID().slice(0, 8)}`
-    const { admin } = await tenantAdmin(app, started, tenant, [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-    ])
-    const post = async (url: string, payload: Record<string, unknown>) => {
-      const response = await app.inject({ method: 'POST', url, headers: admin, payload })
-      expect(response.statusCode, response.body).toBe(201)
-      return response.json() as Loose
-    }
-    await post('/api/key-chains', { source: 'generate', id: 'keys' })
-    for (const batchSize of batchSizes) {
-      await post('/api/credentials', {
-        id: `c${batchSize}`,
-        config: { format: 'dc+sd-jwt', vct: `urn:example:c${batchSize}` },
-        keyChainId: 'keys',
-        batchSize,
-        fields: [{ path: ['given_name'], type: 'string' }],
-      })
-    }
-    const offer = async (configurationId: string) =>
-      (
-        await post('/api/offers', {
-          credentialConfigurationIds: [configurationId],
-          claims: { [configurationId]: { given_name: 'Erika' } },
-        })
-      ).offerUri as string
-    return { offer }
+  /** The URI of a new offer of `configurationId` by tenant `tenant` of the world. */
+  async function offer(tenant: 'a' | 'b', configurationId: string) {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/offers',
+      headers: admins[tenant],
+      payload: {
+        credentialConfigurationIds: [configurationId],
+        claims: { [configurationId]: { given_name: 'Erika' } },
+      },
+    })
+    expect(response.statusCode, response.body).toBe(201)
+    return (response.json() as Loose).offerUri as string
   }
 
   /**
@@ -99,9 +83,8 @@ describe('OpenID4VCI 1.0 §12.2.4, §8.2 (checklist I-12, I-63, S-27): a wallet 
   }
 
   it('§12.2.4: configurations of batchSize 2 and 3 advertise batch_size 2, and each issues 2 credentials for 2 proofs', async () => {
-    const { offer } = await tenantWith([2, 3])
     for (const id of ['c2', 'c3']) {
-      expect(await followMetadata(await offer(id), id), id).toStrictEqual({
+      expect(await followMetadata(await offer('a', id), id), id).toStrictEqual({
         batchSize: 2,
         status: 200,
         credentials: 2,
@@ -110,9 +93,8 @@ describe('OpenID4VCI 1.0 §12.2.4, §8.2 (checklist I-12, I-63, S-27): a wallet 
   })
 
   it('I-12: with a configuration of batchSize 1 the metadata offers no batch issuance; one proof to each configuration succeeds', async () => {
-    const { offer } = await tenantWith([1, 3])
     for (const id of ['c1', 'c3']) {
-      expect(await followMetadata(await offer(id), id), id).toStrictEqual({
+      expect(await followMetadata(await offer('b', id), id), id).toStrictEqual({
         batchSize: 1,
         status: 200,
         credentials: 1,

@@ -86,6 +86,7 @@ describe.each(testDatabases())(
         res.writeHead(200, { 'content-type': 'application/statuslist+jwt' }).end(lists[String(req.url)] ?? '')
       })
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      // Seeded over HTTP on purpose (no world): the tests import trust chains through the API.
       const started = await startAllInOne(testDatabase, 'https://verifier.example.com', {
         OUTBOUND_ALLOW_HTTP: 'true',
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',

@@ -27,6 +27,7 @@ describe.each(testDatabases())(
     }
 
     beforeAll(async () => {
+      // Seeded over HTTP on purpose (no world): each test checks the key chain the API creates.
       const started = await startAllInOne(testDatabase as TestDatabase, PUBLIC_URL)
       app = started.app
       await app.ready()

@@ -22,7 +22,7 @@ import {
   signUnchecked,
 } from './attestation-fixtures'
 import { freePort } from './free-port'
-import { startAllInOne, tenantAdmin } from './harness'
+import { startAllInOneWorld } from './harness'
 
 // oid4vc-ts over real HTTP on 127.0.0.1.
 setGlobalConfig({ allowInsecureUrls: true })
@@ -35,13 +35,13 @@ describe.each(testDatabases())(
     let app: FastifyInstance
     let baseUrl: string
     let admin: Record<string, string>
-    const tenant = `dpop-${crypto.randomUUID().slice(0, 8)}`
+    let tenant: string
     let issuer: string
     let trusted: Awaited<ReturnType<typeof attester>>
     let untrusted: Awaited<ReturnType<typeof attester>>
     let viaIntermediate: Awaited<ReturnType<typeof attester>>
     /** Tenant B: every configuration requires a wallet attestation, from its own wallet provider. */
-    const tenantB = `dpop-b-${crypto.randomUUID().slice(0, 8)}`
+    let tenantB: string
     let adminB: Record<string, string>
     let walletOfB: Awaited<ReturnType<typeof attester>>
     /** Added to the server clock: moves the DPoP nonce window without waiting. */
@@ -50,61 +50,30 @@ describe.each(testDatabases())(
     beforeAll(async () => {
       const port = await freePort()
       baseUrl = `http://127.0.0.1:${port}`
-      issuer = `${baseUrl}/issuers/${tenant}`
-      const started = await startAllInOne(
+      trusted = await attester('Trusted Wallet')
+      untrusted = await attester('Unknown Wallet')
+      viaIntermediate = await attester('Chained Wallet', { intermediate: true })
+      walletOfB = await attester('Wallet of B')
+      // The `haip` world (test/worlds/haip): tenant a's wallet providers trust `trusted` and
+      // `viaIntermediate`, tenant b's only `walletOfB`; `untrusted` is in no world.
+      const started = await startAllInOneWorld(
         testDatabase as TestDatabase,
+        'haip',
         baseUrl,
-        {},
+        {
+          TRUSTED_WALLET_ANCHOR: trusted.rootPem,
+          CHAINED_WALLET_ANCHOR: viaIntermediate.rootPem,
+          B_WALLET_ANCHOR: walletOfB.rootPem,
+        },
         () => new Date(Date.now() + clockSkewMs),
       )
       app = started.app
       await app.listen({ host: '127.0.0.1', port })
-      ;({ admin } = await tenantAdmin(app, started, tenant, [
-        'key:manage',
-        'issuance:config',
-        'issuance:offer',
-      ]))
-      ;({ admin: adminB } = await tenantAdmin(app, started, tenantB, [
-        'key:manage',
-        'issuance:config',
-        'issuance:offer',
-      ]))
-      const post = async (url: string, payload: unknown, headers = admin) => {
-        const response = await app.inject({ method: 'POST', url, headers, payload: payload as never })
-        expect(response.statusCode, response.body).toBe(201)
-        return response.json()
-      }
-      await post('/api/key-chains', {
-        source: 'generate',
-        id: 'keys',
-        certificate: { subject: 'CN=DPoP,C=DE' },
-      })
-      const pid = (id: string, extra: Record<string, unknown> = {}) => ({
-        id,
-        config: { format: 'dc+sd-jwt', vct: `urn:example:${id}` },
-        keyChainId: 'keys',
-        fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-        ...extra,
-      })
-      await post('/api/credentials', pid('pid'))
-      await post('/api/credentials', pid('haip', { dpop: 'required', walletAttestation: 'required' }))
-      trusted = await attester('Trusted Wallet')
-      untrusted = await attester('Unknown Wallet')
-      viaIntermediate = await attester('Chained Wallet', { intermediate: true })
-      await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
-      await post('/api/wallet-providers', {
-        id: 'chained',
-        name: 'Chained',
-        trustAnchors: [viaIntermediate.rootPem],
-      })
-      walletOfB = await attester('Wallet of B')
-      await post('/api/key-chains', { source: 'generate', id: 'keys' }, adminB)
-      await post('/api/credentials', pid('strict', { walletAttestation: 'required' }), adminB)
-      await post(
-        '/api/wallet-providers',
-        { id: 'own', name: 'Own', trustAnchors: [walletOfB.rootPem] },
-        adminB,
-      )
+      tenant = started.tenants.a.id
+      tenantB = started.tenants.b.id
+      admin = started.tenants.a.auth
+      adminB = started.tenants.b.auth
+      issuer = `${baseUrl}/issuers/${tenant}`
     }, 60_000)
     afterAll(() => app?.close())
 
@@ -924,39 +893,25 @@ describe.each(testDatabases())(
 
 describe('DPOP_NONCE_REQUIRED=false (RFC 9449 §8: nonces are the server’s choice)', () => {
   let app: FastifyInstance
-  const tenant = `nononce-${crypto.randomUUID().slice(0, 8)}`
+  let tenant: string
   const baseUrl = 'http://localhost:3000'
 
   beforeAll(async () => {
     const database = testDatabases()[0] as TestDatabase
-    const started = await startAllInOne(database, baseUrl, { DPOP_NONCE_REQUIRED: 'false' })
+    // The `haip` world for its tenant a's `pid`; the wallet providers' anchors are of no wallet here.
+    const anchor = (await attester('Unused Wallet')).rootPem
+    const started = await startAllInOneWorld(database, 'haip', baseUrl, {
+      DPOP_NONCE_REQUIRED: 'false',
+      TRUSTED_WALLET_ANCHOR: anchor,
+      CHAINED_WALLET_ANCHOR: anchor,
+      B_WALLET_ANCHOR: anchor,
+    })
     app = started.app
-    const { admin } = await tenantAdmin(app, started, tenant, [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-    ])
-    await app.inject({
-      method: 'POST',
-      url: '/api/key-chains',
-      headers: admin,
-      payload: { source: 'generate', id: 'keys' },
-    })
-    await app.inject({
-      method: 'POST',
-      url: '/api/credentials',
-      headers: admin,
-      payload: {
-        id: 'pid',
-        config: { format: 'dc+sd-jwt', vct: 'urn:example:pid' },
-        keyChainId: 'keys',
-        fields: [{ path: ['given_name'], type: 'string' }],
-      },
-    })
+    tenant = started.tenants.a.id
     const offer = await app.inject({
       method: 'POST',
       url: '/api/offers',
-      headers: admin,
+      headers: started.tenants.a.auth,
       payload: { credentialConfigurationIds: ['pid'], claims: { pid: { given_name: 'Erika' } } },
     })
     code = offer.json().credentialOffer.grants[PRE_AUTH]['pre-authorized_code']

@@ -13,7 +13,7 @@ import { decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
 import { freePort } from './free-port'
-import { startAllInOne } from './harness'
+import { startAllInOneWorld } from './harness'
 import { presentOverHttp } from './wallet'
 
 // The wallet is oid4vc-ts (an independent library) over real HTTP on 127.0.0.1.
@@ -43,7 +43,7 @@ describe.each(testDatabases())(
     let baseUrl: string
     let admin: Record<string, string>
     let trusted: Awaited<ReturnType<typeof attester>>
-    const tenant = `haip-${crypto.randomUUID().slice(0, 8)}`
+    let tenant: string
     const issuer = () => `${baseUrl}/issuers/${tenant}`
 
     const call = async (method: string, path: string, body?: unknown, headers = admin) => {
@@ -59,89 +59,24 @@ describe.each(testDatabases())(
     beforeAll(async () => {
       const port = await freePort()
       baseUrl = `http://127.0.0.1:${port}`
+      trusted = await attester('HAIP Wallet')
+      // The `haip` world (test/worlds/haip): tenant a's `haip` requires DPoP, a wallet attestation
+      // from `trusted` and status entries; `haip-open` requires neither; `haip-check` asks for `haip`.
       // Our own verifier fetches our own status lists: plain http to this test host is allowed.
-      const started = await startAllInOne(testDatabase as TestDatabase, baseUrl, {
+      const started = await startAllInOneWorld(testDatabase as TestDatabase, 'haip', baseUrl, {
         OUTBOUND_ALLOW_HTTP: 'true',
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
         // A change of status is refused at the next presentation, not after the list's ttl: no
         // cache (apps/verifier/src/services/status-list.test.ts tests it).
         STATUS_LIST_CACHE_MAX_SECONDS: '0',
+        TRUSTED_WALLET_ANCHOR: trusted.rootPem,
+        CHAINED_WALLET_ANCHOR: (await attester('Chained Wallet', { intermediate: true })).rootPem,
+        B_WALLET_ANCHOR: (await attester('Wallet of B')).rootPem,
       })
       app = started.app
       await app.listen({ host: '127.0.0.1', port })
-      const tokenOf = async (clientId: string, secret: string) =>
-        (
-          await call(
-            'POST',
-            '/api/oauth2/token',
-            { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
-            {},
-          )
-        ).body.access_token as string
-      const root = { authorization: `Bearer ${await tokenOf(started.rootClientId, started.rootSecret)}` }
-      await call('POST', '/api/tenants', { id: tenant, name: 'HAIP' }, root)
-      const client = (
-        await call(
-          'POST',
-          `/api/tenants/${tenant}/clients`,
-          {
-            roles: [
-              'key:manage',
-              'issuance:config',
-              'issuance:offer',
-              'presentation:config',
-              'presentation:request',
-            ],
-          },
-          root,
-        )
-      ).body
-      admin = { authorization: `Bearer ${await tokenOf(client.clientId, client.clientSecret)}` }
-      trusted = await attester('HAIP Wallet')
-      const created = [
-        await call('POST', '/api/key-chains', {
-          source: 'generate',
-          id: 'keys',
-          certificate: { mode: 'internal-ca', subject: `CN=${tenant},C=DE` },
-        }),
-        await call('POST', '/api/credentials', {
-          id: 'haip',
-          config: { format: 'dc+sd-jwt', vct: VCT },
-          keyChainId: 'keys',
-          dpop: 'required',
-          walletAttestation: 'required',
-          statusManagement: true,
-          fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-        }),
-        // No sender constraints required: an attestation sent at PAR still binds the code (I-48).
-        await call('POST', '/api/credentials', {
-          id: 'haip-open',
-          config: { format: 'dc+sd-jwt', vct: `${VCT}:open` },
-          keyChainId: 'keys',
-          fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-        }),
-        await call('POST', '/api/wallet-providers', {
-          id: 'trusted',
-          name: 'Trusted',
-          trustAnchors: [trusted.rootPem],
-        }),
-        await call('POST', '/api/presentations', {
-          id: 'haip-check',
-          dcqlQuery: {
-            credentials: [
-              {
-                id: 'haip',
-                format: 'dc+sd-jwt',
-                meta: { vct_values: [VCT] },
-                claims: [{ path: ['given_name'] }],
-              },
-            ],
-          },
-          keyChainId: 'keys',
-          responseMode: 'direct_post',
-        }),
-      ]
-      for (const response of created) expect(response.status, JSON.stringify(response.body)).toBe(201)
+      tenant = started.tenants.a.id
+      admin = started.tenants.a.auth
     }, 60_000)
     afterAll(() => app?.close())
 

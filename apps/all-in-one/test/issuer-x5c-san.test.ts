@@ -22,6 +22,7 @@ describe('SD-JWT VC §3.5 (checklist S-131): the iss of an issued SD-JWT VC is a
   beforeAll(async () => {
     const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
+    // Seeded over HTTP on purpose (no world): the key chain kinds, an imported one too, are the subject.
     const started = await startAllInOne(
       testDatabases().at(-1) as TestDatabase,
       baseUrl,

@@ -8,7 +8,7 @@ import { decodeJwt, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, type KeyPair, keyPair, selfSignedCopy, sign } from './attestation-fixtures'
 import { freePort } from './free-port'
-import { startAllInOne, tenantAdmin } from './harness'
+import { startAllInOneWorld } from './harness'
 
 setGlobalConfig({ allowInsecureUrls: true })
 
@@ -22,59 +22,29 @@ describe.each(testDatabases())(
     let baseUrl: string
     let issuer: string
     let admin: Record<string, string>
-    const tenant = `keyatt-${crypto.randomUUID().slice(0, 8)}`
+    let tenant: string
     /** Another tenant, with its own wallet provider. */
-    const tenantB = `keyatt-b-${crypto.randomUUID().slice(0, 8)}`
+    let tenantB: string
     let adminB: Record<string, string>
     let trusted: Awaited<ReturnType<typeof attester>>
 
     beforeAll(async () => {
       const port = await freePort()
       baseUrl = `http://127.0.0.1:${port}`
-      issuer = `${baseUrl}/issuers/${tenant}`
-      const started = await startAllInOne(testDatabase as TestDatabase, baseUrl)
+      trusted = await attester('Trusted Wallet')
+      // The `key-attestation` world (test/worlds/key-attestation): tenant a trusts `trusted`,
+      // tenant b only a wallet provider of its own.
+      const started = await startAllInOneWorld(testDatabase as TestDatabase, 'key-attestation', baseUrl, {
+        TRUSTED_WALLET_ANCHOR: trusted.rootPem,
+        B_WALLET_ANCHOR: (await attester('Wallet of B')).rootPem,
+      })
       app = started.app
       await app.listen({ host: '127.0.0.1', port })
-      ;({ admin } = await tenantAdmin(app, started, tenant, [
-        'key:manage',
-        'issuance:config',
-        'issuance:offer',
-      ]))
-      ;({ admin: adminB } = await tenantAdmin(app, started, tenantB, [
-        'key:manage',
-        'issuance:config',
-        'issuance:offer',
-      ]))
-      const post = async (url: string, payload: unknown, headers = admin) => {
-        const response = await app.inject({ method: 'POST', url, headers, payload: payload as never })
-        expect(response.statusCode, response.body).toBe(201)
-      }
-      await post('/api/key-chains', { source: 'generate', id: 'keys', certificate: { subject: 'CN=K,C=DE' } })
-      const pid = (id: string, extra: Record<string, unknown> = {}) => ({
-        id,
-        config: { format: 'dc+sd-jwt', vct: `urn:example:${id}` },
-        keyChainId: 'keys',
-        fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-        ...extra,
-      })
-      await post('/api/credentials', pid('plain'))
-      await post(
-        '/api/credentials',
-        pid('attested', {
-          batchSize: 3,
-          keyAttestation: { required: true, keyStorage: [HIGH], userAuthentication: [HIGH] },
-        }),
-      )
-      trusted = await attester('Trusted Wallet')
-      await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
-      await post('/api/key-chains', { source: 'generate', id: 'keys' }, adminB)
-      await post('/api/credentials', pid('attested', { keyAttestation: { required: true } }), adminB)
-      const ownProvider = await attester('Wallet of B')
-      await post(
-        '/api/wallet-providers',
-        { id: 'own', name: 'Own', trustAnchors: [ownProvider.rootPem] },
-        adminB,
-      )
+      tenant = started.tenants.a.id
+      tenantB = started.tenants.b.id
+      admin = started.tenants.a.auth
+      adminB = started.tenants.b.auth
+      issuer = `${baseUrl}/issuers/${tenant}`
     }, 60_000)
     afterAll(() => app?.close())
 

@@ -4,10 +4,9 @@ import type { FastifyInstance } from 'fastify'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { bearer, startAllInOne } from './harness'
+import { bearer, startAllInOneWorld } from './harness'
 import { issueOverHttp, presentOverHttp, redeemOffer } from './wallet'
 
-const VCT = 'urn:eudi:pid:1'
 const M = 'credential_service_'
 
 interface Sample {
@@ -91,8 +90,8 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
   let root: Record<string, string>
   let operator: Record<string, string>
   let operatorClient: { clientId: string; clientSecret: string }
-  const tenant = `metrics-${crypto.randomUUID().slice(0, 8)}`
-  const other = `other-${crypto.randomUUID().slice(0, 8)}`
+  let tenant: string
+  let other: string
   const admins: Record<string, Record<string, string>> = {}
   /** Values that must never reach a label: session ids, codes, tokens, request ids, secrets. */
   const secrets: string[] = []
@@ -103,69 +102,12 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     return { text: response.body, samples: parsePrometheus(response.body), response }
   }
 
-  async function setUp(id: string) {
-    const post = (url: string, payload: object, headers: Record<string, string>) =>
-      app.inject({ method: 'POST', url, headers, payload })
-    expect((await post('/api/tenants', { id, name: id }, root)).statusCode).toBe(201)
-    const roles = [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-      'presentation:config',
-      'presentation:request',
-    ]
-    const client = (await post(`/api/tenants/${id}/clients`, { roles }, root)).json()
-    secrets.push(client.clientSecret)
-    const auth = await bearer(app, client.clientId, client.clientSecret)
-    secrets.push((auth.authorization as string).slice('Bearer '.length))
-    await post(
-      '/api/key-chains',
-      { source: 'generate', id: 'keys', certificate: { mode: 'internal-ca' } },
-      auth,
-    )
-    const config = await post(
-      '/api/credentials',
-      {
-        id: 'pid',
-        config: { format: 'dc+sd-jwt', vct: VCT },
-        keyChainId: 'keys',
-        fields: [
-          { path: ['given_name'], type: 'string', disclosable: true },
-          { path: ['age_over_18'], type: 'boolean', disclosable: true },
-        ],
-      },
-      auth,
-    )
-    expect(config.statusCode, config.body).toBe(201)
-    const presentation = await post(
-      '/api/presentations',
-      {
-        id: 'over-18',
-        keyChainId: 'keys',
-        responseMode: 'direct_post',
-        dcqlQuery: {
-          credentials: [
-            {
-              id: 'pid',
-              format: 'dc+sd-jwt',
-              meta: { vct_values: [VCT] },
-              claims: [{ path: ['age_over_18'] }],
-            },
-          ],
-        },
-      },
-      auth,
-    )
-    expect(presentation.statusCode, presentation.body).toBe(201)
-    admins[id] = auth
-  }
-
   const presentationRequest = async (id: string) => {
     const response = await app.inject({
       method: 'POST',
       url: '/api/presentation-requests',
       headers: admins[id] as Record<string, string>,
-      payload: { presentationConfigId: 'over-18' },
+      payload: { presentationConfigId: 'ask' },
     })
     expect(response.statusCode, response.body).toBe(201)
     const created = response.json() as { sessionId: string; requestUri: string }
@@ -176,12 +118,20 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
   beforeAll(async () => {
     const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
-    const started = await startAllInOne(testDatabase, baseUrl)
+    // The `presentation` world (test/worlds/presentation): each tenant a `pid` and the `ask` for it.
+    const started = await startAllInOneWorld(testDatabase, 'presentation', baseUrl)
     app = started.app
     await app.listen({ host: '127.0.0.1', port })
-    root = await bearer(app, started.rootClientId, started.rootSecret)
+    root = started.root
     secrets.push(started.rootSecret)
-    // An operator client (no tenant) sees every tenant; operator clients hold tenant:manage (roles.ts).
+    tenant = started.tenants.a.id
+    other = started.tenants.b.id
+    for (const world of [started.tenants.a, started.tenants.b]) {
+      admins[world.id] = world.auth
+      secrets.push(world.clients.admin?.clientSecret as string)
+      secrets.push((world.auth.authorization as string).slice('Bearer '.length))
+    }
+    // Operator clients belong to no tenant, so no world holds one; they hold tenant:manage (roles.ts).
     const metricsClient = (
       await app.inject({
         method: 'POST',
@@ -193,8 +143,6 @@ describe.each(testDatabases())('GET /api/metrics on $name', (testDatabase) => {
     operatorClient = metricsClient
     operator = await bearer(app, metricsClient.clientId, metricsClient.clientSecret)
     secrets.push(metricsClient.clientSecret)
-    await setUp(tenant)
-    await setUp(other)
   })
   afterAll(() => app.close())
 

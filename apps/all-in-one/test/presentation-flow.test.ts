@@ -29,7 +29,7 @@ import {
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne, startReceiver, webhookEvent } from './harness'
+import { startAllInOneWorld, startReceiver, webhookEvent } from './harness'
 import { kbSigner, mdocDeviceResponse } from './wallet'
 
 // biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
@@ -46,106 +46,18 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   let clockOffset = 0
   let root: Record<string, string>
   const tenants: Record<string, Record<string, string>> = {}
-  const rp = `rp-${crypto.randomUUID().slice(0, 8)}`
-  const foreign = `foreign-${crypto.randomUUID().slice(0, 8)}`
+  let rp: string
+  let foreign: string
 
   const post = (url: string, payload: unknown, headers: Record<string, string>) =>
     app.inject({ method: 'POST', url, headers, payload: payload as object })
 
-  async function setUp(tenant: string) {
-    await post('/api/tenants', { id: tenant, name: tenant }, root)
-    const roles = [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-      'presentation:config',
-      'presentation:request',
-    ]
-    const client = (await post(`/api/tenants/${tenant}/clients`, { roles }, root)).json()
-    const auth = await bearer(app, client.clientId, client.clientSecret)
-    await post(
-      '/api/key-chains',
-      // The default mode (internal-ca): our verifier takes the chain's root as an anchor (F-02).
-      { source: 'generate', id: 'keys', certificate: { subject: `CN=${tenant},C=DE` } },
-      auth,
-    )
-    await post(
-      '/api/credentials',
-      {
-        id: 'pid',
-        config: { format: 'dc+sd-jwt', vct: VCT },
-        keyChainId: 'keys',
-        fields: [
-          { path: ['given_name'], type: 'string', disclosable: true },
-          { path: ['age_over_18'], type: 'boolean', disclosable: true },
-        ],
-      },
-      auth,
-    )
-    await post(
-      '/api/credentials',
-      {
-        id: 'mdl',
-        config: { format: 'mso_mdoc', docType: DOCTYPE },
-        keyChainId: 'keys',
-        fields: [
-          { path: ['family_name'], type: 'string', namespace: NS, mandatory: true },
-          { path: ['age_over_18'], type: 'boolean', namespace: NS },
-        ],
-      },
-      auth,
-    )
-    const mdlQuery = {
-      credentials: [
-        {
-          id: 'mdl',
-          format: 'mso_mdoc',
-          meta: { doctype_value: DOCTYPE },
-          claims: [{ path: [NS, 'age_over_18'], values: [true] }],
-        },
-      ],
-    }
-    for (const [id, responseMode] of [
-      ['mdl-plain', 'direct_post'],
-      ['mdl-encrypted', 'direct_post.jwt'],
-    ]) {
-      expect(
-        (
-          await post(
-            '/api/presentations',
-            { id, dcqlQuery: mdlQuery, keyChainId: 'keys', responseMode },
-            auth,
-          )
-        ).statusCode,
-      ).toBe(201)
-    }
-    const dcqlQuery = {
-      credentials: [
-        {
-          id: 'pid',
-          format: 'dc+sd-jwt',
-          meta: { vct_values: [VCT] },
-          claims: [{ path: ['age_over_18'], values: [true] }],
-        },
-      ],
-    }
-    for (const [id, responseMode] of [
-      ['plain', 'direct_post'],
-      ['encrypted', 'direct_post.jwt'],
-    ]) {
-      const created = await post(
-        '/api/presentations',
-        { id, dcqlQuery, keyChainId: 'keys', responseMode, transactionDataTypes: ['payment'] },
-        auth,
-      )
-      expect(created.statusCode, created.body).toBe(201)
-    }
-    tenants[tenant] = auth
-  }
-
   beforeAll(async () => {
-    const started = await startAllInOne(
+    // The `presentation-flow` world (test/worlds/presentation-flow): each tenant issues `pid` and
+    // `mdl` and asks for them in `plain`, `encrypted`, `mdl-plain` and `mdl-encrypted`.
+    const started = await startAllInOneWorld(
       testDatabase,
+      'presentation-flow',
       PUBLIC_URL,
       {
         OUTBOUND_ALLOW_HTTP: 'true',
@@ -156,9 +68,11 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     )
     app = started.app
     await app.ready()
-    root = await bearer(app, started.rootClientId, started.rootSecret)
-    await setUp(rp)
-    await setUp(foreign)
+    root = started.root
+    rp = started.tenants.a.id
+    foreign = started.tenants.b.id
+    tenants[rp] = started.tenants.a.auth
+    tenants[foreign] = started.tenants.b.auth
   })
   afterAll(() => app.close())
 
@@ -265,7 +179,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
     expect(header.x5c).toHaveLength(1)
     const leaf = new X509Certificate(Buffer.from((header.x5c as string[])[0] as string, 'base64'))
     expect(leaf.issuer).not.toBe(leaf.subject)
-    expect(leaf.issuer).toContain(`CN=${rp} Root CA`)
+    expect(leaf.issuer).toContain('CN=World RP A Root CA')
     expect(leaf.verify(leaf.publicKey)).toBe(false)
     const { created, claims } = await request('plain')
     const vp = await present(issued, { nonce: claims.nonce, aud: claims.client_id })

@@ -6,7 +6,7 @@ import { count, eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, startAllInOne } from './harness'
+import { bearer, startAllInOneWorld } from './harness'
 
 const PUBLIC_URL = 'https://verifier.example.com'
 const dcql = {
@@ -24,45 +24,24 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
   let app: FastifyInstance
   let database: DatabaseHandle
   let admin: Record<string, string>
-  let root: Record<string, string>
-  const tenant = `rp-${crypto.randomUUID().slice(0, 8)}`
+  let tenant: string
+  /** Tenant a's client that may ask in `age-hash` only (test/worlds/presentation-request). */
+  let restricted: Record<string, string>
 
   const post = (url: string, payload: unknown, headers = admin) =>
     app.inject({ method: 'POST', url, headers, payload: payload as object })
 
   beforeAll(async () => {
-    const started = await startAllInOne(testDatabase, PUBLIC_URL)
+    // The `presentation-request` world (test/worlds/presentation-request): tenant a asks in `age`
+    // and `age-hash` (x509_hash), signed by `rp-keys`; tenant b has a webhook endpoint `results`.
+    const started = await startAllInOneWorld(testDatabase, 'presentation-request', PUBLIC_URL)
     app = started.app
     database = started.database
     await app.ready()
-    root = await bearer(app, started.rootClientId, started.rootSecret)
-    await post('/api/tenants', { id: tenant, name: tenant }, root)
-    const client = (
-      await post(
-        `/api/tenants/${tenant}/clients`,
-        { roles: ['key:manage', 'presentation:config', 'presentation:request'] },
-        root,
-      )
-    ).json()
-    admin = await bearer(app, client.clientId, client.clientSecret)
-    await post('/api/key-chains', {
-      source: 'generate',
-      id: 'rp-keys',
-      certificate: { subject: 'CN=Example Verifier,C=DE' },
-    })
-    expect(
-      (await post('/api/presentations', { id: 'age', dcqlQuery: dcql, keyChainId: 'rp-keys' })).statusCode,
-    ).toBe(201)
-    expect(
-      (
-        await post('/api/presentations', {
-          id: 'age-hash',
-          dcqlQuery: dcql,
-          keyChainId: 'rp-keys',
-          clientIdPrefix: 'x509_hash',
-        })
-      ).statusCode,
-    ).toBe(201)
+    tenant = started.tenants.a.id
+    admin = started.tenants.a.auth
+    const client = started.tenants.a.clients.restricted as { clientId: string; clientSecret: string }
+    restricted = await bearer(app, client.clientId, client.clientSecret)
   })
   afterAll(() => app.close())
 
@@ -187,14 +166,7 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
 
   it('refuses an unknown configuration (422), a restricted client (403), and another tenant’s request (404)', async () => {
     expect((await post('/api/presentation-requests', { presentationConfigId: 'nope' })).statusCode).toBe(422)
-    const restricted = (
-      await post(
-        `/api/tenants/${tenant}/clients`,
-        { roles: ['presentation:request'], allowedPresentationConfigs: ['age-hash'] },
-        root,
-      )
-    ).json()
-    const auth = await bearer(app, restricted.clientId, restricted.clientSecret)
+    const auth = restricted
     expect((await post('/api/presentation-requests', { presentationConfigId: 'age' }, auth)).statusCode).toBe(
       403,
     )
@@ -242,17 +214,6 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
   })
 
   it('S-105: a webhookEndpointId of another tenant is a 422 naming body.webhookEndpointId; no session is created', async () => {
-    const other = `other-${crypto.randomUUID().slice(0, 8)}`
-    await post('/api/tenants', { id: other, name: other }, root)
-    const otherClient = (
-      await post(`/api/tenants/${other}/clients`, { roles: ['presentation:config'] }, root)
-    ).json()
-    const hook = await post(
-      '/api/webhook-endpoints',
-      { id: 'results', url: 'https://hooks.example.com/results' },
-      await bearer(app, otherClient.clientId, otherClient.clientSecret),
-    )
-    expect(hook.statusCode, hook.body).toBe(201)
     const before = await sessionCount()
     const response = await post('/api/presentation-requests', {
       presentationConfigId: 'age',

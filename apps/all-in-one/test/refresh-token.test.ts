@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, type KeyPair, keyPair, sign } from './attestation-fixtures'
-import { startAllInOne, tenantAdmin } from './harness'
+import { startAllInOneWorld } from './harness'
 
 // The refresh token grant (RFC 6749 §6) of the authorization code flow, over app.inject.
 const REDIRECT = 'https://wallet.example/cb'
@@ -19,8 +19,8 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
   /** Moves the service's clock (expiry tests). */
   let skewMs = 0
   const baseUrl = 'http://127.0.0.1:3000'
-  const tenant = `refresh-${crypto.randomUUID().slice(0, 8)}`
-  const issuer = `${baseUrl}/issuers/${tenant}`
+  let tenant: string
+  let issuer: string
 
   const inject = async (
     method: 'GET' | 'POST',
@@ -176,35 +176,20 @@ describe('RFC 6749 §6, BCP 4.14.2, RFC 9449 §5: refresh tokens of the authoriz
   }
 
   beforeAll(async () => {
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {}, () => {
-      return new Date(Date.now() + skewMs)
-    })
-    app = started.app
-    ;({ admin } = await tenantAdmin(app, started, tenant, [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-    ]))
-    const post = async (url: string, json: unknown) =>
-      expect((await inject('POST', url, { headers: admin, json })).status).toBe(201)
-    await post('/api/key-chains', {
-      source: 'generate',
-      id: 'keys',
-      certificate: { subject: 'CN=Refresh,C=DE' },
-    })
-    const configuration = (id: string, extra: Record<string, unknown> = {}) => ({
-      id,
-      config: { format: 'dc+sd-jwt', vct: `urn:example:${id}` },
-      keyChainId: 'keys',
-      fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-      refreshTokens: true,
-      ...extra,
-    })
-    await post('/api/credentials', configuration('pid'))
-    await post('/api/credentials', configuration('plain', { refreshTokens: false }))
-    await post('/api/credentials', configuration('attested', { walletAttestation: 'required' }))
     trusted = await attester('Refresh Wallet')
-    await post('/api/wallet-providers', { id: 'trusted', name: 'Trusted', trustAnchors: [trusted.rootPem] })
+    // The `refresh-token` world (test/worlds/refresh-token): tenant a's `pid` and `attested` (a
+    // wallet attestation from `trusted`) hand out refresh tokens, `plain` does not.
+    const started = await startAllInOneWorld(
+      testDatabases().at(-1) as TestDatabase,
+      'refresh-token',
+      baseUrl,
+      { TRUSTED_WALLET_ANCHOR: trusted.rootPem },
+      () => new Date(Date.now() + skewMs),
+    )
+    app = started.app
+    tenant = started.tenants.a.id
+    issuer = `${baseUrl}/issuers/${tenant}`
+    admin = started.tenants.a.auth
   }, 60_000)
   afterAll(() => app?.close())
 

@@ -61,6 +61,7 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
 
   beforeAll(async () => {
     registrar = await startRegistrarStandIn({ id: 'rp-client', secret: SECRET })
+    // Seeded over HTTP on purpose (no world): the registrar API is what these tests drive.
     const started = await startAllInOne(testDatabase, PUBLIC_URL, {
       // The stand-in listens on plain http on loopback: the test policy allows exactly that.
       OUTBOUND_ALLOW_HTTP: 'true',

@@ -8,11 +8,10 @@ import type { FastifyInstance } from 'fastify'
 import { decodeJwt, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { startAllInOne, tenantAdmin } from './harness'
+import { startAllInOneWorld } from './harness'
 import { type Loose, startAttributeProvider } from './issuer-fixture'
 import { issueOverHttp, redeemOffer } from './wallet'
 
-const VCT = 'urn:eudi:pid:1'
 const message = (name: string) =>
   `'${name}' is an SD-JWT structure name (RFC 9901 §4.2); claims cannot use it`
 /** The holder's own disclosure, and the digest of it it would like the issuer to sign. */
@@ -27,7 +26,7 @@ describe.each(testDatabases())(
     let baseUrl: string
     let admin: Record<string, string>
     let provider: Awaited<ReturnType<typeof startAttributeProvider>>
-    const tenant = `sdjwt-${crypto.randomUUID().slice(0, 8)}`
+    let tenant: string
 
     const api = async (method: string, url: string, body?: unknown) => {
       const response = await fetch(`${baseUrl}${url}`, {
@@ -37,57 +36,22 @@ describe.each(testDatabases())(
       })
       return { status: response.status, body: (await response.json()) as Loose }
     }
-    const created = async (url: string, body: unknown) => {
-      const answer = await api('POST', url, body)
-      if (answer.status !== 201) throw new Error(`${url}: ${answer.status} ${JSON.stringify(answer.body)}`)
-    }
-
     beforeAll(async () => {
       const port = await freePort()
       baseUrl = `http://127.0.0.1:${port}`
-      const started = await startAllInOne(testDatabase, baseUrl, {
+      provider = await startAttributeProvider()
+      // The `sd-jwt-structure` world (test/worlds/sd-jwt-structure): tenant a's `pid` and `hr-pid`
+      // (claims from `hr`, this provider) have object and array claims; `names` asks for `pid`.
+      const started = await startAllInOneWorld(testDatabase, 'sd-jwt-structure', baseUrl, {
         OUTBOUND_ALLOW_HTTP: 'true',
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+        ATTRIBUTE_PROVIDER_URL: provider.url,
       })
       app = started.app
       database = started.database
       await app.listen({ host: '127.0.0.1', port })
-      provider = await startAttributeProvider()
-      admin = (
-        await tenantAdmin(app, started, tenant, [
-          'key:manage',
-          'issuance:config',
-          'issuance:offer',
-          'presentation:config',
-          'presentation:request',
-        ])
-      ).admin
-      await created('/api/key-chains', {
-        source: 'generate',
-        id: 'keys',
-        certificate: { mode: 'internal-ca', subject: `CN=${tenant},C=DE` },
-      })
-      await created('/api/attribute-providers', { id: 'hr', url: provider.url })
-      const fields = [
-        { path: ['given_name'], type: 'string', disclosable: true },
-        { path: ['age_over_18'], type: 'boolean', disclosable: true },
-        { path: ['address'], type: 'object', disclosable: true },
-        { path: ['nationalities'], type: 'array' },
-      ]
-      const config = { config: { format: 'dc+sd-jwt', vct: VCT }, keyChainId: 'keys', fields }
-      await created('/api/credentials', { id: 'pid', ...config })
-      await created('/api/credentials', { id: 'hr-pid', ...config, attributeProviderId: 'hr' })
-      const dcqlQuery = {
-        credentials: [
-          { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }] },
-        ],
-      }
-      await created('/api/presentations', {
-        id: 'names',
-        dcqlQuery,
-        keyChainId: 'keys',
-        responseMode: 'direct_post',
-      })
+      tenant = started.tenants.a.id
+      admin = started.tenants.a.auth
     })
     afterAll(async () => {
       await provider.close()

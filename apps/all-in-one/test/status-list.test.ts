@@ -9,10 +9,9 @@ import type { FastifyInstance } from 'fastify'
 import { base64url, compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { type AllInOne, startAllInOne } from './harness'
+import { type AllInOne, startAllInOneWorld } from './harness'
 import { issueOverHttp, mdocDeviceResponse, presentOverHttp } from './wallet'
 
-const VCT = 'urn:example:employee:1'
 const DOCTYPE = 'org.iso.18013.5.1.mDL'
 const NS = 'org.iso.18013.5.1'
 
@@ -26,8 +25,8 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
   let auth: Record<string, string>
   let otherAuth: Record<string, string>
   let rootAuth: Record<string, string>
-  const tenant = `sl-${crypto.randomUUID().slice(0, 8)}`
-  const other = `sl-other-${crypto.randomUUID().slice(0, 8)}`
+  let tenant: string
+  let other: string
 
   const call = async (method: string, path: string, body: unknown, headers: Record<string, string>) => {
     const response = await fetch(`${baseUrl}${path}`, {
@@ -55,7 +54,9 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
     // Our own verifier fetches our own lists: plain http to this test host is allowed.
-    const started = await startAllInOne(testDatabase, baseUrl, {
+    // The `status-list` world (test/worlds/status-list): tenant a issues `employee` and `mdl` with
+    // status entries and `plain` without, and asks for them; tenant b has an offer client only.
+    const started = await startAllInOneWorld(testDatabase, 'status-list', baseUrl, {
       OUTBOUND_ALLOW_HTTP: 'true',
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       // A change of status is refused at the next presentation, not after the list's ttl: no
@@ -65,86 +66,11 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     app = started.app
     database = started.database
     await app.listen({ host: '127.0.0.1', port })
-    const root = (
-      await post(
-        '/api/oauth2/token',
-        {
-          grant_type: 'client_credentials',
-          client_id: started.rootClientId,
-          client_secret: started.rootSecret,
-        },
-        {},
-      )
-    ).body
-    rootAuth = { authorization: `Bearer ${root.access_token as string}` }
-    auth = await clientOf(tenant, rootAuth, [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-      'presentation:config',
-      'presentation:request',
-      'tenant:admin',
-    ])
-    otherAuth = await clientOf(other, rootAuth, ['issuance:offer'])
-    const created = [
-      await post('/api/key-chains', {
-        source: 'generate',
-        id: 'keys',
-        certificate: { mode: 'internal-ca', subject: `CN=${tenant},C=DE` },
-      }),
-      await post('/api/credentials', {
-        id: 'employee',
-        config: { format: 'dc+sd-jwt', vct: VCT },
-        keyChainId: 'keys',
-        statusManagement: true,
-        batchSize: 3,
-        fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-      }),
-      await post('/api/credentials', {
-        id: 'plain',
-        config: { format: 'dc+sd-jwt', vct: 'urn:example:plain:1' },
-        keyChainId: 'keys',
-        fields: [{ path: ['given_name'], type: 'string' }],
-      }),
-      await post('/api/credentials', {
-        id: 'mdl',
-        config: { format: 'mso_mdoc', docType: DOCTYPE },
-        keyChainId: 'keys',
-        statusManagement: true,
-        fields: [{ path: ['family_name'], type: 'string', namespace: NS, mandatory: true }],
-      }),
-      await post('/api/presentations', {
-        id: 'employee-check',
-        dcqlQuery: {
-          credentials: [
-            {
-              id: 'employee',
-              format: 'dc+sd-jwt',
-              meta: { vct_values: [VCT] },
-              claims: [{ path: ['given_name'] }],
-            },
-          ],
-        },
-        keyChainId: 'keys',
-        responseMode: 'direct_post',
-      }),
-      await post('/api/presentations', {
-        id: 'mdl-check',
-        dcqlQuery: {
-          credentials: [
-            {
-              id: 'mdl',
-              format: 'mso_mdoc',
-              meta: { doctype_value: DOCTYPE },
-              claims: [{ path: [NS, 'family_name'] }],
-            },
-          ],
-        },
-        keyChainId: 'keys',
-        responseMode: 'direct_post',
-      }),
-    ]
-    for (const response of created) expect(response.status, JSON.stringify(response.body)).toBe(201)
+    rootAuth = started.root
+    tenant = started.tenants.a.id
+    other = started.tenants.b.id
+    auth = started.tenants.a.auth
+    otherAuth = started.tenants.b.auth
   })
   afterAll(() => app.close())
 

@@ -32,6 +32,7 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
   })
 
   beforeAll(async () => {
+    // Seeded over HTTP on purpose (no world): changes through the API must reach the cache.
     service = await startAllInOne(testDatabase)
     root = await bearer(service.app, service.rootClientId, service.rootSecret)
     auth = root

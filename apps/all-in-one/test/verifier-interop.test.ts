@@ -26,7 +26,7 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { startAllInOne } from './harness'
+import { startAllInOneWorld } from './harness'
 import { type RegistrarStandIn, startRegistrarStandIn } from './registrar-standin'
 import { issueOverHttp, kbSigner } from './wallet'
 
@@ -104,7 +104,6 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
   let baseUrl: string
   let auth: Record<string, string>
   let registrar: RegistrarStandIn
-  const tenant = `vp-${crypto.randomUUID().slice(0, 8)}`
   // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
   const api = async (path: string, body: unknown, headers: Record<string, string> = auth): Promise<any> =>
     await (
@@ -120,56 +119,20 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
     baseUrl = `http://localhost:${port}`
     registrar = await startRegistrarStandIn({ id: 'interop-rp', secret: 'interop-registrar-secret' })
     // The registrar stand-in listens on loopback http: the test policy allows exactly that.
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {
-      OUTBOUND_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    })
+    // The `verifier-interop` world (test/worlds/verifier-interop): tenant a issues `pid` and `mdl`
+    // and asks for them in `plain`, `encrypted` and `mdl-check`.
+    const started = await startAllInOneWorld(
+      testDatabases().at(-1) as TestDatabase,
+      'verifier-interop',
+      baseUrl,
+      {
+        OUTBOUND_ALLOW_HTTP: 'true',
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+      },
+    )
     app = started.app
     await app.listen({ host: '::', port })
-    const root = {
-      authorization: `Bearer ${(await api('/api/oauth2/token', { grant_type: 'client_credentials', client_id: started.rootClientId, client_secret: started.rootSecret }, {})).access_token}`,
-    }
-    await api('/api/tenants', { id: tenant, name: tenant }, root)
-    const roles = [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-      'presentation:config',
-      'presentation:request',
-      'registrar:manage',
-    ]
-    const client = await api(`/api/tenants/${tenant}/clients`, { roles }, root)
-    auth = {
-      authorization: `Bearer ${(await api('/api/oauth2/token', { grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret }, {})).access_token}`,
-    }
-    await api('/api/key-chains', {
-      source: 'generate',
-      id: 'keys',
-      certificate: { subject: 'CN=Interop RP,C=DE' },
-    })
-    await api('/api/credentials', {
-      id: 'pid',
-      config: { format: 'dc+sd-jwt', vct: VCT },
-      keyChainId: 'keys',
-      fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-    })
-    const dcqlQuery = {
-      credentials: [
-        { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }] },
-      ],
-    }
-    await api('/api/presentations', {
-      id: 'plain',
-      dcqlQuery,
-      keyChainId: 'keys',
-      responseMode: 'direct_post',
-    })
-    await api('/api/presentations', {
-      id: 'encrypted',
-      dcqlQuery,
-      keyChainId: 'keys',
-      responseMode: 'direct_post.jwt',
-    })
+    auth = started.tenants.a.auth
   })
   afterAll(async () => {
     await app.close()
@@ -180,29 +143,6 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
     issueOverHttp({ apiBase: baseUrl, auth, configurationId: 'pid', claims: { given_name: 'Erika' } })
 
   it('OpenID4VP B.2: an mso_mdoc DeviceResponse made by @owf/mdoc, sent by the oid4vc-ts wallet (direct_post.jwt), verifies', async () => {
-    await api('/api/credentials', {
-      id: 'mdl',
-      config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
-      keyChainId: 'keys',
-      fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true }],
-    })
-    const dcqlQuery = {
-      credentials: [
-        {
-          id: 'mdl',
-          format: 'mso_mdoc',
-          meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
-          claims: [{ path: ['org.iso.18013.5.1', 'family_name'] }],
-        },
-      ],
-    }
-    await api('/api/presentations', {
-      id: 'mdl-check',
-      dcqlQuery,
-      keyChainId: 'keys',
-      responseMode: 'direct_post.jwt',
-    })
-
     // Issue the mdoc to a holder key over OpenID4VCI.
     const issued = await issueOverHttp({
       apiBase: baseUrl,
@@ -360,6 +300,7 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
       clientSecret: 'interop-registrar-secret',
     })
     expect((await api('/api/registrar/relying-party', { name: 'Interop RP' })).relyingParty).not.toBeNull()
+    // Over HTTP on purpose: the registrar certifies this key chain, then a configuration names it.
     await api('/api/key-chains', { source: 'generate', id: 'rp-keys' })
     const access = await api('/api/registrar/access-certificates', { keyChainId: 'rp-keys' })
     expect(access.certificateChain).toHaveLength(2)

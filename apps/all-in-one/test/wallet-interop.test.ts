@@ -18,7 +18,7 @@ import {
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
-import { startAllInOne } from './harness'
+import { startAllInOneWorld } from './harness'
 
 const mdocContext = createMdocContext(CoseKey)
 
@@ -44,72 +44,21 @@ describe('OpenID4VCI 1.0 with an independent wallet (@openid4vc/openid4vci)', ()
   let app: FastifyInstance
   let baseUrl: string
   let admin: Record<string, string>
-  const tenant = `interop-${crypto.randomUUID().slice(0, 8)}`
+  let tenant: string
 
   beforeAll(async () => {
     const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl)
+    // The `wallet-interop` world (test/worlds/wallet-interop): tenant a issues `pid` and `mdl`.
+    const started = await startAllInOneWorld(
+      testDatabases().at(-1) as TestDatabase,
+      'wallet-interop',
+      baseUrl,
+    )
     app = started.app
     await app.listen({ host: '127.0.0.1', port })
-    const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(`${baseUrl}${url}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(body),
-      })
-      // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
-      return (await response.json()) as any
-    }
-    const rootToken = (
-      await post('/api/oauth2/token', {
-        grant_type: 'client_credentials',
-        client_id: started.rootClientId,
-        client_secret: started.rootSecret,
-      })
-    ).access_token
-    await post('/api/tenants', { id: tenant, name: 'Interop' }, { authorization: `Bearer ${rootToken}` })
-    const client = await post(
-      `/api/tenants/${tenant}/clients`,
-      { roles: ['key:manage', 'issuance:config', 'issuance:offer'] },
-      { authorization: `Bearer ${rootToken}` },
-    )
-    const token = (
-      await post('/api/oauth2/token', {
-        grant_type: 'client_credentials',
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-      })
-    ).access_token
-    admin = { authorization: `Bearer ${token}` }
-    await post(
-      '/api/key-chains',
-      { source: 'generate', id: 'keys', certificate: { subject: 'CN=Interop Issuer,C=DE' } },
-      admin,
-    )
-    await post(
-      '/api/credentials',
-      {
-        id: 'pid',
-        config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1', display: [{ name: 'PID', locale: 'en' }] },
-        keyChainId: 'keys',
-        fields: [
-          { path: ['given_name'], type: 'string', mandatory: true, disclosable: true },
-          { path: ['family_name'], type: 'string', disclosable: true },
-        ],
-      },
-      admin,
-    )
-    await post(
-      '/api/credentials',
-      {
-        id: 'mdl',
-        config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
-        keyChainId: 'keys',
-        fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1', mandatory: true }],
-      },
-      admin,
-    )
+    tenant = started.tenants.a.id
+    admin = started.tenants.a.auth
   })
   afterAll(() => app.close())
 

@@ -33,6 +33,7 @@ describe('webhook deliveries under load on PostgreSQL', () => {
 
   beforeAll(async () => {
     if (!postgres) return
+    // Seeded over HTTP on purpose (no world): the load is made of API calls.
     started = await startAllInOne(postgres, 'https://credentials.example.com', {
       OUTBOUND_ALLOW_HTTP: 'true',
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',

@@ -39,7 +39,7 @@ export async function verifyKeyAttestation(
   jwt: unknown,
   options: { use: 'jwt' | 'attestation'; policy: KeyAttestationPolicy | undefined },
 ): Promise<VerifiedKeyAttestation> {
-  const { deps, tenantId } = scope
+  const { deps } = scope
   if (typeof jwt !== 'string') throw invalidProof('the key attestation is not a JWT')
   let verified: Awaited<ReturnType<typeof verifyAttestedJwt>>
   try {

@@ -1,13 +1,22 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SERVICE_VERSION } from '../packages/server-kit/src/version'
 
 const root = join(import.meta.dirname, '..')
 const json = (path: string) => JSON.parse(readFileSync(join(root, path), 'utf8'))
-const workspacePackages = ['apps', 'packages'].flatMap((folder) =>
-  readdirSync(join(root, folder)).map((name) => `${folder}/${name}/package.json`),
+// The committed packages: other suites make scratch folders under apps/ while this one runs.
+const workspacePackages = execFileSync(
+  'git',
+  ['ls-files', 'apps/*/package.json', 'packages/*/package.json'],
+  {
+    cwd: root,
+    encoding: 'utf8',
+  },
 )
+  .split('\n')
+  .filter(Boolean)
 
 describe('issue 21: one version for the service, its packages, its OpenAPI description and its changelog', () => {
   const version: string = json('package.json').version

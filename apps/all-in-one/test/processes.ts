@@ -97,3 +97,19 @@ export async function freshDatabase(): Promise<FreshDatabase> {
     },
   }
 }
+
+/** A management access token of a client (client credentials) from a running process. */
+export async function clientToken(origin: string, clientId: string, clientSecret: string): Promise<string> {
+  const response = await fetch(`${origin}/api/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    }),
+  })
+  const body = (await response.json()) as { access_token?: string }
+  if (!body.access_token) throw new Error(`token for ${clientId}: ${response.status} ${JSON.stringify(body)}`)
+  return body.access_token
+}

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { FIRST_HIT_FLUSH_MS } from '@credential-service/server-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ServiceProcess, startProcess } from './processes'
+import { clientToken, type ServiceProcess, startProcess } from './processes'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
 const LIMIT = 3
@@ -68,16 +68,7 @@ describe.runIf(databaseUrl)('wallet rate limits across two issuer processes (Pos
     const [management, a, b] = processes as [ServiceProcess, ServiceProcess, ServiceProcess]
     issuers = [a, b]
 
-    const token = await fetch(`${management.origin}/api/oauth2/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        grant_type: 'client_credentials',
-        client_id: root.id,
-        client_secret: root.secret,
-      }),
-    })
-    const { access_token } = (await token.json()) as { access_token: string }
+    const access_token = await clientToken(management.origin, root.id, root.secret)
     const created = await fetch(`${management.origin}/api/tenants`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${access_token}` },

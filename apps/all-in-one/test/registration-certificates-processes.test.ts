@@ -1,7 +1,7 @@
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ServiceProcess, startProcess } from './processes'
+import { clientToken, type ServiceProcess, startProcess } from './processes'
 import { type RegistrarStandIn, startRegistrarStandIn } from './registrar-standin'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
@@ -41,15 +41,9 @@ describe.runIf(databaseUrl)('registration certificates across processes (Postgre
     expect(response.status, `${method} ${path}: ${text}`).toBeLessThan(300)
     return text ? JSON.parse(text) : undefined
   }
-  const token = async (clientId: string, clientSecret: string) => {
-    const { access_token } = await api(
-      'POST',
-      '/api/oauth2/token',
-      { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
-      {},
-    )
-    return { authorization: `Bearer ${access_token}` }
-  }
+  const token = async (clientId: string, clientSecret: string) => ({
+    authorization: `Bearer ${await clientToken(management.origin, clientId, clientSecret)}`,
+  })
   /** verifier_info of a new request's request object, fetched from the verifier process. */
   const verifierInfo = async () => {
     const created = await api('POST', '/api/presentation-requests', { presentationConfigId: 'pid' })

@@ -2,6 +2,7 @@ import { NotFoundError, zTenantId } from '@credential-service/core-domain'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { perTenant } from '../services/per-tenant'
 import { createStatusListService, STATUS_LIST_TTL_SECONDS } from '../services/status-lists'
 import { tenantScope } from '../tenant-scope'
 
@@ -13,12 +14,11 @@ const params = z.object({ tenant: zTenantId, id: z.string().max(100) })
  * conditional requests and CORS open (browser-based verifiers fetch it too).
  */
 export function statusListRoutes(deps: ProtocolDeps): FastifyPluginAsyncZod {
+  const service = perTenant((tenant) => createStatusListService(tenantScope(deps, tenant)))
   return async (app) => {
     app.get('/issuers/:tenant/status-lists/:id', { schema: { params } }, async (req, reply) => {
       const { tenant, id } = req.params
-      const found = (await deps.tenants.tenant(tenant))
-        ? await createStatusListService(tenantScope(deps, tenant)).token(id)
-        : undefined
+      const found = (await deps.tenants.tenant(tenant)) ? await service(tenant).token(id) : undefined
       if (!found) throw new NotFoundError('status list', id)
       reply
         .header('cache-control', `public, max-age=${STATUS_LIST_TTL_SECONDS}`)

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freshDatabase, type ServiceProcess, startProcess } from './processes'
+import { freshDatabase, requestClientToken, type ServiceProcess, startProcess } from './processes'
 
 const EXAMPLE = new URL('../../../docker/config/acme', import.meta.url).pathname
 const ROUNDS = 5
@@ -13,18 +13,8 @@ const importDir = mkdtempSync(join(tmpdir(), 'first-deploy-'))
 cpSync(EXAMPLE, join(importDir, 'acme'), { recursive: true })
 afterAll(() => rmSync(importDir, { recursive: true, force: true }))
 
-async function token(origin: string, clientId: string, clientSecret: string) {
-  const response = await fetch(`${origin}/api/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: clientId,
-      client_secret: clientSecret,
-    }),
-  })
-  return response.status
-}
+const token = async (origin: string, clientId: string, clientSecret: string) =>
+  (await requestClientToken(origin, clientId, clientSecret)).status
 
 describe.runIf(process.env.TEST_DATABASE_URL)(
   'first deploy: two of each app start at once on an empty database',

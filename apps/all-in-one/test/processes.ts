@@ -98,9 +98,13 @@ export async function freshDatabase(): Promise<FreshDatabase> {
   }
 }
 
-/** A management access token of a client (client credentials) from a running process. */
-export async function clientToken(origin: string, clientId: string, clientSecret: string): Promise<string> {
-  const response = await fetch(`${origin}/api/oauth2/token`, {
+/** The token endpoint's answer to a client's client-credentials request, from a running process. */
+export function requestClientToken(
+  origin: string,
+  clientId: string,
+  clientSecret: string,
+): Promise<Response> {
+  return fetch(`${origin}/api/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -109,6 +113,11 @@ export async function clientToken(origin: string, clientId: string, clientSecret
       client_secret: clientSecret,
     }),
   })
+}
+
+/** A management access token of a client (client credentials) from a running process. */
+export async function clientToken(origin: string, clientId: string, clientSecret: string): Promise<string> {
+  const response = await requestClientToken(origin, clientId, clientSecret)
   const body = (await response.json()) as { access_token?: string }
   if (!body.access_token) throw new Error(`token for ${clientId}: ${response.status} ${JSON.stringify(body)}`)
   return body.access_token

@@ -4,7 +4,7 @@ import { type WebhookEvent, zWebhookEvent } from '@credential-service/core-domai
 import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
-import { copyWorld, signIn } from '@credential-service/management/testing'
+import { bearer, copyWorld, signIn } from '@credential-service/management/testing'
 import { createServer, httpLimits } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { composeApps } from '../src/compose'
@@ -96,15 +96,8 @@ export async function startAllInOneWorld(
   }
 }
 
-/** The Authorization header of a client, with a token from the built-in token endpoint. */
-export async function bearer(app: FastifyInstance, clientId: string, secret: string) {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/oauth2/token',
-    payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
-  })
-  return { authorization: `Bearer ${response.json().access_token as string}` }
-}
+// The Authorization header of a client: the worlds' helper, for the suites that seed by hand too.
+export { bearer }
 
 /**
  * A new tenant and a client of it with `roles`: the Authorization headers of the root client and of

@@ -67,7 +67,7 @@ if (command === 'start') {
   pnpm(['turbo', 'run', 'build', '--filter=@credential-service/all-in-one...', '--output-logs=errors-only'])
   serve(['--enable-source-maps', '--max-semi-space-size=4', 'apps/all-in-one/dist/main.js'])
 } else if (command === 'test') {
-  pnpm(['turbo', 'run', 'typecheck', '--output-logs=errors-only'])
+  pnpm(['exec', 'tsc', '-p', 'tsconfig.json'])
   pnpm(['run', 'lint'])
   pnpm(['exec', 'vitest', 'run'])
 } else if (command === 'bench') {

@@ -43,10 +43,11 @@ function spawnApp(app: string, env: Record<string, string>, checkout = root): Ch
     : []
   // As docker/entrypoint.sh starts the apps; BENCH_NODE_ARGS replaces these flags.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean)
-  // BENCH_FROM_SOURCE=1 runs the TypeScript sources (the bench's own test); the built apps otherwise.
+  // BENCH_FROM_SOURCE=1 runs the TypeScript sources; the built apps otherwise, from `dist` or the
+  // folder BENCH_BUNDLE_DIR names (the bench's own test runs the tests' bundles).
   const entry = process.env.BENCH_FROM_SOURCE
     ? ['--import', 'tsx', `apps/${app}/src/main.ts`]
-    : [`apps/${app}/dist/main.js`]
+    : [`apps/${app}/${process.env.BENCH_BUNDLE_DIR || 'dist'}/main.js`]
   return spawn(process.execPath, [...nodeArgs, ...profile, ...entry], {
     cwd: checkout,
     env: {

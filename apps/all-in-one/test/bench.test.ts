@@ -4,18 +4,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { describe, expect, it } from 'vitest'
+import { TEST_BUNDLE_DIR } from '../../../scripts/test-bundles'
 import { appFor } from '../bench/service'
 
 const root = new URL('../../..', import.meta.url).pathname
 
-/** Runs the bench from source with two flows per level (unless `env` says otherwise); its output folder. */
+/** Runs the bench on the tests' bundles with two flows per level (unless `env` says otherwise); its output folder. */
 function runBench(env: Record<string, string | undefined>, args: string[] = []): string {
   const out = mkdtempSync(join(tmpdir(), 'bench-out-'))
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'apps/all-in-one/bench/bench.ts', ...args], {
     cwd: root,
     env: {
       ...process.env,
-      BENCH_FROM_SOURCE: '1',
+      ...(process.env.TEST_FROM_SOURCE ? { BENCH_FROM_SOURCE: '1' } : { BENCH_BUNDLE_DIR: TEST_BUNDLE_DIR }),
       BENCH_FLOWS: '2',
       BENCH_WARMUP: '1',
       BENCH_OUT: out,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SERVICE_VERSION } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
+import { appEntry } from '../../../scripts/test-bundles'
 import { freePort } from './free-port'
 
 const PG_BIN = '/usr/lib/postgresql/15/bin'
@@ -78,7 +79,7 @@ async function startOwnPostgres() {
 /** The all-in-one process as `npm start` runs it, with every output line kept. */
 async function startService(env: Record<string, string>) {
   const output: string[] = []
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, appEntry('all-in-one'), {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
+import { appEntry } from '../../../scripts/test-bundles'
 import { freePort } from './free-port'
 
 const root = new URL('../../..', import.meta.url).pathname
@@ -17,17 +18,17 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts `apps/<app>/src/main.ts` as its own process, as standalone.test.ts does, with a small
- * pool: the local PostgreSQL's connections are shared by every suite.
+ * Starts an app as its own process (its bundle, scripts/test-bundles.ts), as standalone.test.ts
+ * does, with a small pool: the local PostgreSQL's connections are shared by every suite.
  */
 export async function startProcess(
   app: string,
   env: Record<string, string>,
-  options: { /** Node flags before the entry point, after `--import tsx`. */ nodeArgs?: string[] } = {},
+  options: { /** Node flags before the entry point. */ nodeArgs?: string[] } = {},
 ): Promise<ServiceProcess> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const args = ['--import', 'tsx', ...(options.nodeArgs ?? []), `apps/${app}/src/main.ts`]
+  const args = [...(options.nodeArgs ?? []), ...appEntry(app)]
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: root,
     env: {

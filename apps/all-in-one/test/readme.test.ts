@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeJwt } from 'jose'
 import { describe, expect, it } from 'vitest'
+import { appEntry } from '../../../scripts/test-bundles'
 import { renderEnvTable } from '../src/env-table'
 import { freePort } from './free-port'
 import { redeemOffer } from './wallet'
@@ -42,7 +43,7 @@ describe('README', () => {
   it('issue 13: the "First issuance" commands work as written against the all-in-one service', async () => {
     const work = mkdtempSync(join(tmpdir(), 'cs-readme-'))
     const port = await freePort()
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
+    const child = spawn(process.execPath, appEntry('all-in-one'), {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

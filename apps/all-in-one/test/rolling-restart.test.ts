@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { Agent, createServer, request, type Server } from 'node:http'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { appEntry } from '../../../scripts/test-bundles'
 import { freePort } from './free-port'
 import { issueOverHttp } from './wallet'
 
@@ -11,9 +12,9 @@ const FLOWS = 120
 const IN_FLIGHT = 8
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** One standalone process as the image runs it (`node apps/x/dist/main.js`; here its source). */
+/** One standalone process as the image runs it (`node apps/x/dist/main.js`). */
 function startProcess(app: 'management' | 'issuer', port: number, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', `apps/${app}/src/main.ts`], {
+  return spawn(process.execPath, appEntry(app), {
     cwd: root,
     env: { ...env, PORT: String(port) },
     stdio: 'ignore',

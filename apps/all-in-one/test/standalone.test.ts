@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { TEST_MASTER_SECRET, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { SERVICE_VERSION, verifyMasterSecret } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
+import { appEntry as entry } from '../../../scripts/test-bundles'
 import { freePort } from './free-port'
 
 const root = new URL('../../..', import.meta.url).pathname
@@ -13,7 +14,6 @@ const env = {
   AUTH_CLIENT_SECRET: 'standalone-root-secret-0123456789',
   LOG_LEVEL: 'error',
 }
-const entry = (app: string) => ['--import', 'tsx', `apps/${app}/src/main.ts`]
 
 describe.each(['management', 'issuer', 'verifier'])('standalone %s process', (app) => {
   it('DESIGN.md: refuses to start without DATABASE_URL', () => {

@@ -23,6 +23,7 @@ import {
 } from '@credential-service/management'
 import { createKeyRuntime } from '@credential-service/server-kit'
 import { afterAll, describe, expect, it } from 'vitest'
+import { appEntry } from '../../../scripts/test-bundles'
 import { loadOrCreateDevSecrets } from '../src/dev-secrets'
 
 const FIXTURE = new URL('./fixtures/v4-config', import.meta.url).pathname
@@ -207,7 +208,7 @@ describe.each(testDatabases())('upgrade round trip on $name', (testDatabase: Tes
 
 describe('operator commands', () => {
   const cli = (name: string, args: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, ['--import', 'tsx', `apps/all-in-one/src/cli/${name}.ts`, ...args], {
+    spawnSync(process.execPath, [...appEntry('all-in-one', `cli/${name}`), ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', DATA_DIR: temp(), MASTER_SECRET: TEST_MASTER_SECRET, ...env },
       encoding: 'utf8',

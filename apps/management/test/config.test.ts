@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { ConfigError, DEFAULT_HTTP_LIMITS, httpLimits } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
+import { appEntry } from '../../../scripts/test-bundles'
 import { keycloakRealm, parseManagementConfig } from '../src/config'
 
 const base = {
@@ -147,7 +148,7 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
 
 describe('standalone start-up', () => {
   const start = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'apps/management/src/main.ts'], {
+    spawnSync(process.execPath, appEntry('management'), {
       cwd: new URL('../../..', import.meta.url).pathname,
       env: { PATH: process.env.PATH ?? '', ...env },
       encoding: 'utf8',

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
+import LongestFirst from './scripts/test-sequencer'
 
 export default defineConfig({
   test: {
@@ -7,6 +8,7 @@ export default defineConfig({
     reporters: ['default', './scripts/summary-reporter.ts'],
     // The apps' bundles for the processes tests start (scripts/test-bundles.ts).
     globalSetup: ['./scripts/test-global-setup.ts'],
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Vitest's default is one worker fewer than the cores: one on a two-core CI machine, so the

@@ -1,13 +1,14 @@
-import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
+import { postgresTestDatabase, queryRows } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AllInOne, bearer, startAllInOne, startReceiver } from './harness'
+import { type FreshDatabase, freshDatabase } from './processes'
 import { answer, issue, requestPresentation, setUpTenant } from './session-fixtures'
 
 const FLOWS = 300
 const IN_FLIGHT = 64
-const postgres = testDatabases().find((database) => database.name === 'postgres')
+const postgres = process.env.TEST_DATABASE_URL
 
 /** Runs `flow(0..count-1)` with at most `inFlight` at once; returns each flow's result. */
 async function runConcurrently<T>(count: number, inFlight: number, flow: (i: number) => Promise<T>) {
@@ -29,12 +30,16 @@ async function runConcurrently<T>(count: number, inFlight: number, flow: (i: num
 describe('webhook deliveries under load on PostgreSQL', () => {
   let started: AllInOne
   let app: FastifyInstance
+  let database: FreshDatabase
   const tenantId = `load-${crypto.randomUUID().slice(0, 8)}`
 
   beforeAll(async () => {
     if (!postgres) return
+    // A database of its own: any app starting in another file drains every due row of the
+    // shared one at start, under its own outbound policy (a refused http URL, say).
+    database = await freshDatabase()
     // Seeded over HTTP on purpose (no world): the load is made of API calls.
-    started = await startAllInOne(postgres, 'https://credentials.example.com', {
+    started = await startAllInOne(postgresTestDatabase(database.url), 'https://credentials.example.com', {
       OUTBOUND_ALLOW_HTTP: 'true',
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
     })
@@ -43,6 +48,7 @@ describe('webhook deliveries under load on PostgreSQL', () => {
   }, 120_000)
   afterAll(async () => {
     await app?.close()
+    await database?.drop()
   })
 
   it.skipIf(!postgres)(

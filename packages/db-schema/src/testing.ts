@@ -17,15 +17,18 @@ export interface TestDatabase {
  */
 export function testDatabases(): TestDatabase[] {
   const url = process.env.TEST_DATABASE_URL
-  const open = (options: { url?: string }) => async () => {
-    const database = await createDatabase({ ...options, maxConnections: 4 })
-    await database.migrate()
-    return database
-  }
-  return [
-    { name: 'pglite', open: open({}) },
-    ...(url ? [{ name: 'postgres' as const, open: open({ url }) }] : []),
-  ]
+  return [{ name: 'pglite', open: open({}) }, ...(url ? [postgresTestDatabase(url)] : [])]
+}
+
+/** A PostgreSQL database of the file's own (a suite that must not share its rows). */
+export function postgresTestDatabase(url: string): TestDatabase {
+  return { name: 'postgres', open: open({ url }) }
+}
+
+const open = (options: { url?: string }) => async () => {
+  const database = await createDatabase({ ...options, maxConnections: 4 })
+  await database.migrate()
+  return database
 }
 
 /** Runs raw SQL and returns plain row objects, whichever driver answers. */

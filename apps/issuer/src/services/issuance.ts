@@ -12,6 +12,7 @@ import {
   createIssuanceSessionRepository,
   createNonceRepository,
   createNotificationRepository,
+  type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import {
@@ -25,7 +26,7 @@ import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
 import { issueCredentials } from './issue-credentials'
-import { verifyProofs } from './proofs'
+import { nonceNotSpent, verifyProofs } from './proofs'
 import type { ServerNonces } from './server-nonces'
 
 export const NONCE_SECONDS = 300
@@ -60,6 +61,16 @@ function notCovered(token: AccessGrant, configurationId: string) {
       ? dpopChallenge('insufficient_scope', description)
       : `Bearer error="insufficient_scope", error_description="${description.replaceAll('"', "'")}"`,
   })
+}
+
+/**
+ * The session of the access token, while it can take credential requests. A completed session
+ * keeps its token (the notification endpoint takes it); each of its configurations is then
+ * refused as already issued.
+ */
+function activeOrRefused(session: IssuanceSessionRow | undefined): asserts session is IssuanceSessionRow {
+  if (!session || !['token_issued', 'credential_issued', 'completed'].includes(session.status))
+    throw invalidToken('the session of this access token is not active')
 }
 
 /** The OpenID4VCI endpoints of one tenant's credential issuer. */
@@ -153,24 +164,21 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
      * when the attribute provider answers "pending", a deferred transaction (§9, HTTP 202).
      */
     async credential(token: AccessGrant, request: CredentialRequest): Promise<CredentialOutcome> {
-      const session = await sessions.get(token.sessionId)
-      // A completed session keeps its token (the notification endpoint takes it); each of its
-      // configurations is then refused as already issued, below.
-      if (!session || !['token_issued', 'credential_issued', 'completed'].includes(session.status)) {
-        throw invalidToken('the session of this access token is not active')
-      }
-      const configurationId = configurationOf(token, request)
-      const offered = await config(configurationId)
-      if (!offered)
-        throw new ProtocolError(
-          'unknown_credential_configuration',
-          `no credential configuration '${configurationId}'`,
-        )
-      if (!token.configurationIds.includes(configurationId)) throw notCovered(token, configurationId)
+      const { configurationId, offered, proven } = await checkRequest(token, request).catch(
+        async (error: unknown) => {
+          // A token whose session ended is answered as such first, whatever else is wrong.
+          activeOrRefused(await sessions.get(token.sessionId))
+          throw error
+        },
+      )
+      // One statement reads the session and spends the proofs' nonce.
+      const { session, nonceSpent } = proven
+        ? await sessions.getSpendingNonce(token.sessionId, proven.nonce, deps.now())
+        : { session: await sessions.get(token.sessionId), nonceSpent: true }
+      activeOrRefused(session)
       if (session.issuedConfigurationIds.includes(configurationId)) throw alreadyIssued(configurationId)
-      const holderKeys = offered.keyBinding
-        ? await verifyProofs(scope, request.proofs, offered.batchSize, offered.keyAttestation)
-        : [undefined]
+      if (!nonceSpent) throw nonceNotSpent()
+      const holderKeys = proven ? proven.keys : [undefined]
       const answer = await claimsFor(session, offered)
       if (answer.status === 'pending')
         return deferred.begin(session, configurationId, holderKeys, answer.interval)
@@ -191,6 +199,25 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
 
     /** Deferred credential endpoint (OpenID4VCI §9). */
     deferredCredential: deferred.deferredCredential,
+  }
+
+  /**
+   * What the credential request can be checked for before the session is read: the configuration,
+   * the token's coverage of it, and the proofs (their nonce not spent yet).
+   */
+  async function checkRequest(token: AccessGrant, request: CredentialRequest) {
+    const configurationId = configurationOf(token, request)
+    const offered = await config(configurationId)
+    if (!offered)
+      throw new ProtocolError(
+        'unknown_credential_configuration',
+        `no credential configuration '${configurationId}'`,
+      )
+    if (!token.configurationIds.includes(configurationId)) throw notCovered(token, configurationId)
+    const proven = offered.keyBinding
+      ? await verifyProofs(scope, request.proofs, offered.batchSize, offered.keyAttestation)
+      : undefined
+    return { configurationId, offered, proven }
   }
 
   /**

@@ -1,5 +1,4 @@
 import { type KeyAttestationPolicy, ProtocolError } from '@credential-service/core-domain'
-import { createNonceRepository } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import {
   calculateJwkThumbprint,
@@ -22,7 +21,9 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 /**
  * `proofs.jwt` (OpenID4VCI §8.2.1, Appendix F.1): `typ` openid4vci-proof+jwt, an asymmetric
  * allowed alg, signed by the public `jwk` in its header, `aud` the issuer, a fresh `iat`, and a
- * `nonce` we issued, consumed once for the whole request. Returns the holder keys.
+ * `nonce`, the same in every proof. Returns the holder keys and that nonce, which the caller spends
+ * once for the whole request (in the statement that reads the session: a c_nonce we did not issue,
+ * or one already used, is then `invalid_nonce`).
  * With a key attestation policy (Appendix D, F.1, F.3): a `key_attestation` header in the jwt
  * proof (required when the policy says so), or the `attestation` proof type; the holder keys are
  * then the attested keys, one credential each.
@@ -32,10 +33,9 @@ export async function verifyProofs(
   proofTypes: Record<string, unknown> | undefined,
   batchSize: number,
   keyAttestation?: KeyAttestationPolicy,
-): Promise<JWK[]> {
-  const { deps, tenantId } = scope
+): Promise<ProvenKeys> {
+  const { deps } = scope
   const issuer = scope.issuerUrl
-  const nonces = createNonceRepository(deps.db, tenantId)
   if (proofTypes?.attestation !== undefined) {
     return verifyAttestationProof(scope, proofTypes.attestation, batchSize, keyAttestation)
   }
@@ -114,11 +114,18 @@ export async function verifyProofs(
       throw new ProtocolError('invalid_proof', 'two proofs use the same key')
     keys.push(publicJwk)
   }
-  if (!(await nonces.consume(String(nonce), deps.now()))) {
-    throw new ProtocolError('invalid_nonce', 'the nonce is unknown, expired or already used')
-  }
-  return keys
+  return { keys, nonce: String(nonce) }
 }
+
+/** Verified holder keys and the c_nonce their proofs carry, not spent yet. */
+export interface ProvenKeys {
+  keys: JWK[]
+  nonce: string
+}
+
+/** The answer to a proof whose c_nonce was not spent by this request (OpenID4VCI §8.3.1.2). */
+export const nonceNotSpent = () =>
+  new ProtocolError('invalid_nonce', 'the nonce is unknown, expired or already used')
 
 /** The proof's payload, verified with the first candidate key whose signature matches. */
 async function verifiedByOneOf(
@@ -149,15 +156,14 @@ async function verifiedByOneOf(
 
 /**
  * The `attestation` proof type (OpenID4VCI 1.0 Appendix F.3): exactly one key attestation whose
- * `nonce` is a c_nonce we issued (consumed here); one credential per attested key.
+ * `nonce` is a c_nonce for the caller to spend; one credential per attested key.
  */
 async function verifyAttestationProof(
   scope: TenantScope<ProtocolDeps>,
   list: unknown,
   batchSize: number,
   policy: KeyAttestationPolicy | undefined,
-): Promise<JWK[]> {
-  const { deps, tenantId } = scope
+): Promise<ProvenKeys> {
   if (!policy)
     throw new ProtocolError(
       'invalid_proof',
@@ -170,7 +176,5 @@ async function verifyAttestationProof(
     throw new ProtocolError('invalid_nonce', 'the key attestation has no nonce')
   if (attested.attestedKeys.length > batchSize)
     throw new ProtocolError('invalid_credential_request', `at most ${batchSize} attested keys per request`)
-  if (!(await createNonceRepository(deps.db, tenantId).consume(attested.nonce, deps.now())))
-    throw new ProtocolError('invalid_nonce', 'the nonce is unknown, expired or already used')
-  return attested.attestedKeys
+  return { keys: attested.attestedKeys, nonce: attested.nonce }
 }

@@ -1,6 +1,6 @@
-import { and, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, gt, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
-import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions } from '../schema'
+import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 
 const INSERT_COLUMNS = [
@@ -42,6 +42,24 @@ const TX_CODE_LOCKED = 'too many wrong transaction codes'
 const statements = {
   get: (db: Database) =>
     prepared(db, 'issuance_get', (d) => d.select().from(issuanceSessions).where(sessionById)),
+  // A data-modifying CTE runs whether or not the session is found: the nonce is spent either way.
+  getSpendingNonce: (db: Database) =>
+    prepared(db, 'issuance_get_spending_nonce', (d) => {
+      const spent = d.$with('spent').as(
+        d
+          .delete(nonces)
+          .where(and(eq(nonces.tenantId, tenant), eq(nonces.value, param('nonce')), gt(nonces.expiresAt, at)))
+          .returning({ value: nonces.value }),
+      )
+      return d
+        .with(spent)
+        .select({
+          ...getTableColumns(issuanceSessions),
+          nonceSpent: sql<boolean>`exists (select 1 from ${spent})`.as('nonce_spent'),
+        })
+        .from(issuanceSessions)
+        .where(sessionById)
+    }),
   byCodeHash: (db: Database) =>
     prepared(db, 'issuance_by_code', (d) =>
       d
@@ -211,6 +229,25 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
     async get(id: string): Promise<IssuanceSessionRow | undefined> {
       const [row] = await statements.get(db).execute({ tenantId, id })
       return row
+    },
+
+    /**
+     * The credential endpoint's one read: the session, and the proofs' c_nonce spent in the same
+     * statement (single use, as `createNonceRepository().consume`). The nonce is spent even when
+     * the session is gone or inactive; `nonceSpent` is false when it was unknown or expired.
+     */
+    async getSpendingNonce(
+      id: string,
+      nonce: string,
+      at: Date,
+    ): Promise<{ session: IssuanceSessionRow | undefined; nonceSpent: boolean }> {
+      const rows = await statements
+        .getSpendingNonce(db)
+        .execute({ tenantId, id, nonce, at: at.toISOString() })
+      // No session row carries the flag; the caller refuses the token before looking at it.
+      if (rows.length === 0) return { session: undefined, nonceSpent: false }
+      const { nonceSpent, ...session } = rows[0] as IssuanceSessionRow & { nonceSpent: boolean }
+      return { session, nonceSpent }
     },
 
     async byCodeHash(codeHash: string): Promise<IssuanceSessionRow | undefined> {

@@ -1,4 +1,3 @@
-import { and, eq, gt } from 'drizzle-orm'
 import type { Database } from '../database'
 import { nonces } from '../schema'
 import { deleteExpiredBatch } from './delete-expired-batch'
@@ -7,18 +6,12 @@ import { param, prepared } from './prepared'
 const tenant = param('tenantId')
 const at = param('at')
 
-// The nonce endpoint's and the proof check's statements, prepared once per database.
+// The nonce endpoint's statement, prepared once per database (the credential endpoint spends a
+// nonce in its session read: issuance.ts `getSpendingNonce`).
 const statements = {
   issueNonce: (db: Database) =>
     prepared(db, 'nonce_issue', (d) =>
       d.insert(nonces).values({ tenantId: tenant, value: param('value'), expiresAt: at }),
-    ),
-  consumeNonce: (db: Database) =>
-    prepared(db, 'nonce_consume', (d) =>
-      d
-        .delete(nonces)
-        .where(and(eq(nonces.tenantId, tenant), eq(nonces.value, param('value')), gt(nonces.expiresAt, at)))
-        .returning({ value: nonces.value }),
     ),
 }
 
@@ -27,12 +20,6 @@ export function createNonceRepository(db: Database, tenantId: string) {
   return {
     async issue(value: string, expiresAt: Date): Promise<void> {
       await statements.issueNonce(db).execute({ tenantId, value, at: expiresAt.toISOString() })
-    },
-
-    /** Consumes a nonce atomically: true for the one caller that finds it unexpired. */
-    async consume(value: string, at: Date): Promise<boolean> {
-      const rows = await statements.consumeNonce(db).execute({ tenantId, value, at: at.toISOString() })
-      return rows.length === 1
     },
   }
 }

@@ -10,7 +10,7 @@ import {
   type KeyRuntimeOptions,
   type SecuredRoute,
 } from '@credential-service/server-kit'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, RouteOptions } from 'fastify'
 import {
   bootstrapRootClient,
   buildManagementApp,
@@ -81,6 +81,18 @@ export interface HarnessOptions {
   sessionRetentionSeconds?: number
   /** Environment variables on top of the test configuration. */
   env?: Record<string, string>
+  /** Filled with every route as registered (method, url, schema), e.g. to find its body schema. */
+  routes?: RouteOptions[]
+}
+
+/** The plugin, with an `onRoute` hook ahead of it that records its routes. */
+function recordingRoutes(plugin: FastifyPluginAsync, routes: RouteOptions[]): FastifyPluginAsync {
+  return async (scope, options) => {
+    scope.addHook('onRoute', (route) => {
+      routes.push(route)
+    })
+    await plugin(scope, options)
+  }
 }
 
 export async function createHarness(
@@ -98,21 +110,20 @@ export async function createHarness(
     ...(options.now ? { now: options.now } : {}),
   })
   const logLines = options.logLines
+  const management = buildManagementApp({
+    config,
+    database,
+    signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
+    securedRoutes,
+    keys,
+    sessionRetentionSeconds: options.sessionRetentionSeconds ?? 0,
+    ...(options.now ? { now: options.now } : {}),
+  })
   const app = await createServer({
     logLevel: logLines ? 'trace' : 'silent',
     ...(logLines ? { logStream: { write: (line: string) => void logLines.push(line) } } : {}),
     ping: database.ping,
-    apps: [
-      buildManagementApp({
-        config,
-        database,
-        signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
-        securedRoutes,
-        keys,
-        sessionRetentionSeconds: options.sessionRetentionSeconds ?? 0,
-        ...(options.now ? { now: options.now } : {}),
-      }),
-    ],
+    apps: [options.routes ? recordingRoutes(management, options.routes) : management],
   })
   await app.ready()
 

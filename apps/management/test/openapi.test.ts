@@ -103,9 +103,10 @@ describe('OpenAPI description of the management API', () => {
       maxItems: 50,
       items: { $ref: '#/components/schemas/FieldDisplay' },
     })
-    expect(live.paths['/api/tenants/{tenantId}/credentials']?.post?.requestBody?.content).toStrictEqual({
-      'application/json': { schema: { $ref: '#/components/schemas/CredentialConfigDefinition' } },
-    })
+    expect(
+      live.paths['/api/tenants/{tenantId}/credentials']?.post?.requestBody?.content['application/json']
+        ?.schema,
+    ).toStrictEqual({ $ref: '#/components/schemas/CredentialConfigDefinition' })
     expect(live.paths['/api/tenants/{tenantId}/credentials']?.post?.responses['201']?.content).toStrictEqual({
       'application/json': { schema: { $ref: '#/components/schemas/CredentialConfig' } },
     })

@@ -34,7 +34,7 @@ export {
 } from './metrics'
 export type { MetricsEndpointOptions } from './metrics-route'
 export { metricsEndpoint, metricsRoute } from './metrics-route'
-export { openApiTransformObject, problemResponses } from './openapi'
+export { type OpenApiExample, openApiTransform, openApiTransformObject, problemResponses } from './openapi'
 export type { OutboundPolicy, OutboundRequest, OutboundResponse, ResolveHost } from './outbound-fetch'
 export { outboundFetch } from './outbound-fetch'
 export type { OutboundEndpoint } from './outbound-http'

@@ -1,6 +1,6 @@
 import { zProblem } from '@credential-service/core-domain'
-import type { SwaggerTransformObject } from '@fastify/swagger'
-import { jsonSchemaTransformObject } from 'fastify-type-provider-zod'
+import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger'
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import { PROBLEM_STATUSES } from './problem'
 
 /** Error responses of a management route for its schema, from the one problem table. */
@@ -11,13 +11,44 @@ export const problemResponses = Object.fromEntries(
 type Json = unknown
 type Schemas = Record<string, Json>
 
+/** An OpenAPI Example Object. */
+export interface OpenApiExample {
+  summary: string
+  description?: string
+  value: unknown
+}
+
+/** Where a route's body examples ride from {@link openApiTransform} to {@link openApiTransformObject}. */
+const EXAMPLES_MEMBER = 'x-request-examples'
+
+/**
+ * `transform` for @fastify/swagger: fastify-type-provider-zod's, plus the named examples
+ * `examplesOf` gives for a route's body schema. A body described as a `$ref` keeps no sibling
+ * members, so the examples ride on the operation (@fastify/swagger copies `x-` members there),
+ * and {@link openApiTransformObject} files them under each media type of the request body.
+ */
+export function openApiTransform(
+  examplesOf: (body: unknown) => Record<string, OpenApiExample> | undefined,
+): SwaggerTransform {
+  return (route) => {
+    const described = jsonSchemaTransform(route)
+    const examples = examplesOf(route.schema?.body)
+    if (examples && described.schema.body)
+      (described.schema as Record<string, unknown>)[EXAMPLES_MEMBER] = examples
+    return described
+  }
+}
+
 /**
  * `transformObject` for @fastify/swagger: the named zod schemas (`.meta({ id })`) as
- * `components.schemas`, tidied by {@link tidySchemaComponents}.
+ * `components.schemas`, tidied by {@link tidySchemaComponents}; problem answers under their media
+ * type, and the request body examples of {@link openApiTransform} in place.
  */
 export const openApiTransformObject: SwaggerTransformObject = (document) => {
-  const openapi = problemMediaType(
-    jsonSchemaTransformObject(document) as { components?: { schemas?: Schemas }; paths?: Paths },
+  const openapi = requestExamples(
+    problemMediaType(
+      jsonSchemaTransformObject(document) as { components?: { schemas?: Schemas }; paths?: Paths },
+    ),
   )
   const schemas = openapi.components?.schemas
   if (!schemas) return openapi as ReturnType<SwaggerTransformObject>
@@ -28,8 +59,28 @@ export const openApiTransformObject: SwaggerTransformObject = (document) => {
 
 type Paths = Record<
   string,
-  Record<string, { responses?: Record<string, { content?: Record<string, Json> }> }>
+  Record<
+    string,
+    {
+      requestBody?: { content?: Record<string, Record<string, Json>> }
+      responses?: Record<string, { content?: Record<string, Json> }>
+      [EXAMPLES_MEMBER]?: Record<string, OpenApiExample>
+    }
+  >
 >
+
+/** The examples {@link openApiTransform} put on an operation, as `examples` of its body's media types. */
+function requestExamples<D extends { paths?: Paths }>(document: D): D {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      const examples = operation[EXAMPLES_MEMBER]
+      if (!examples) continue
+      delete operation[EXAMPLES_MEMBER]
+      for (const media of Object.values(operation.requestBody?.content ?? {})) media.examples = examples
+    }
+  }
+  return document
+}
 
 /**
  * Problem answers are sent as `application/problem+json` (RFC 9457 §3); fastify-swagger files every

@@ -1,6 +1,5 @@
-import { openApiTransformObject, SERVICE_VERSION } from '@credential-service/server-kit'
+import { openApiTransform, openApiTransformObject, SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { jsonSchemaTransform } from 'fastify-type-provider-zod'
 import { WEBHOOKS } from './docs-webhooks'
 
 export interface DocsOptions {
@@ -80,11 +79,13 @@ function withTokenUrl<T>(document: T, { providerTokenUrl }: DocsOptions): T {
 }
 
 async function buildDocsApp(routes: readonly RouteOptions[], options: DocsOptions): Promise<FastifyInstance> {
-  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
-    import('fastify'),
-    import('@fastify/swagger'),
-    import('@fastify/swagger-ui'),
-  ])
+  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }, { examplesOf }] =
+    await Promise.all([
+      import('fastify'),
+      import('@fastify/swagger'),
+      import('@fastify/swagger-ui'),
+      import('./docs-examples'),
+    ])
   const docs = Fastify({ logger: false })
   // The routes are described, never validated or called here: no schema is compiled.
   docs.setValidatorCompiler(() => () => true)
@@ -109,7 +110,7 @@ async function buildDocsApp(routes: readonly RouteOptions[], options: DocsOption
         },
       },
     },
-    transform: jsonSchemaTransform,
+    transform: openApiTransform(examplesOf),
     transformObject: openApiTransformObject,
   })
   await docs.register(async (scope) => {

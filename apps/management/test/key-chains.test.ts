@@ -214,6 +214,21 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
       }
     })
 
+    it('refuses with 400 on body.privateKey a private JWK whose d belongs to another key than its x and y', async () => {
+      const [pair, other] = [await generateKeyPair('ES256'), await generateKeyPair('ES256')]
+      const response = await create({
+        source: 'import',
+        privateKey: { ...pair.privateJwk, d: other.privateJwk.d },
+      })
+      expect(response.statusCode).toBe(400)
+      expect(response.json().errors).toStrictEqual([
+        {
+          path: 'body.privateKey',
+          message: 'the private key does not match the public key given with it (x, y)',
+        },
+      ])
+    })
+
     it('S-131: imports a key with its certificate chain (mode provided), also one whose leaf does not name the issuer (it may serve a verifier)', async () => {
       const pair = await generateKeyPair('ES256')
       const { createCertificate } = await import('@credential-service/crypto')

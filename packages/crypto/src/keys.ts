@@ -4,6 +4,8 @@ import {
   generateKeyPairSync,
   type JsonWebKey,
   type KeyObject,
+  sign,
+  verify,
 } from 'node:crypto'
 import { calculateJwkThumbprint, type JWK } from 'jose'
 import { algorithmForJwk, type SigningAlgorithm } from './signer'
@@ -53,7 +55,23 @@ export async function importPrivateKey(input: JWK | string): Promise<KeyPairJwks
       cause,
     })
   }
+  if (!signsForItsPublicKey(key))
+    throw new Error('the private key does not match the public key given with it (x, y)')
   return describe(key)
+}
+
+/**
+ * A JWK's `d` is taken as given, beside its `x`/`y`: a pair that does not belong together would
+ * sign what its own public key cannot verify (and fail later, in certificate building).
+ */
+function signsForItsPublicKey(key: KeyObject): boolean {
+  const probe = Buffer.from('key pair check')
+  const digest = key.asymmetricKeyType === 'ed25519' ? null : 'sha256'
+  try {
+    return verify(digest, probe, createPublicKey(key), sign(digest, probe, key))
+  } catch {
+    return false
+  }
 }
 
 export async function thumbprint(jwk: JWK): Promise<string> {

@@ -50,6 +50,11 @@ describe('db provider', () => {
       .toString()
     expect((await importPrivateKey(pem)).kid).toBe(pair.kid)
     await expect(importPrivateKey(pair.publicJwk)).rejects.toThrow(/private key could not be read/)
+    // A `d` of another key beside this key's x and y: refused here, not a failure later.
+    const other = await generateKeyPair('ES256')
+    await expect(importPrivateKey({ ...pair.privateJwk, d: other.privateJwk.d })).rejects.toThrow(
+      /does not match the public key/,
+    )
   })
 })
 

@@ -249,6 +249,94 @@ describe('issue 13: Kubernetes manifests (deploy/kubernetes)', () => {
   })
 })
 
+describe('issue 23: TLS, header buffers and network policies (deploy/kubernetes)', () => {
+  const ingress = named('Ingress', 'credential-service')
+
+  it("the Ingress serves PUBLIC_URL's host over TLS with a named certificate Secret; http is redirected", () => {
+    const host = new URL(configMap.PUBLIC_URL as string).host
+    expect(ingress.spec.tls).toStrictEqual([{ hosts: [host], secretName: 'credential-service-tls' }])
+    expect((ingress.spec.rules as Manifest[]).map((rule) => rule.host)).toStrictEqual([host])
+    expect(ingress.metadata.annotations['nginx.ingress.kubernetes.io/ssl-redirect']).toBe('true')
+  })
+
+  it('the ingress-nginx controller config lets through the header sizes docker/nginx.conf does', () => {
+    const nginx = readFileSync(join(root, 'docker/nginx.conf'), 'utf8')
+    const [controller] = parseAllDocuments(
+      readFileSync(join(dir, 'ingress-nginx/controller-config.yaml'), 'utf8'),
+    ).map((doc) => doc.toJS() as Manifest)
+    expect(controller?.metadata).toStrictEqual({
+      name: 'ingress-nginx-controller',
+      namespace: 'ingress-nginx',
+    })
+    expect(controller?.data['large-client-header-buffers']).toBe(
+      /large_client_header_buffers (\d+ \w+);/.exec(nginx)?.[1],
+    )
+  })
+
+  /** A pod that opens a connection: its namespace and labels. */
+  interface Peer {
+    namespace: string
+    labels: Record<string, string>
+  }
+  const OURS = kustomization.namespace as string
+  const podOf = (kind: string, name: string): Peer => ({
+    namespace: OURS,
+    labels: named(kind, name).spec.template.metadata.labels,
+  })
+  const selects = (selector: Manifest, labels: Record<string, string>) =>
+    Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
+    (selector.matchExpressions ?? []).every((e: Manifest) => {
+      if (e.operator === 'In') return e.values.includes(labels[e.key])
+      if (e.operator === 'NotIn') return !e.values.includes(labels[e.key])
+      if (e.operator === 'Exists') return e.key in labels
+      return !(e.key in labels)
+    })
+  const peerMatches = (rule: Manifest, from: Peer) =>
+    (rule.podSelector === undefined || (from.namespace === OURS && selects(rule.podSelector, from.labels))) &&
+    (rule.namespaceSelector === undefined ||
+      selects(rule.namespaceSelector, { 'kubernetes.io/metadata.name': from.namespace }))
+  /** Kubernetes' ingress rule: allowed when any policy selecting the target lets the peer in on the port. */
+  function mayConnect(from: Peer, to: Peer, port: { name?: string; number: number }): boolean {
+    const policies = ofKind('NetworkPolicy').filter(
+      (policy) => policy.spec.policyTypes.includes('Ingress') && selects(policy.spec.podSelector, to.labels),
+    )
+    if (policies.length === 0) return true
+    return policies.some((policy) =>
+      (policy.spec.ingress ?? []).some(
+        (rule: Manifest) =>
+          (rule.from === undefined || rule.from.some((peer: Manifest) => peerMatches(peer, from))) &&
+          (rule.ports === undefined ||
+            rule.ports.some((p: Manifest) => p.port === port.number || (port.name && p.port === port.name))),
+      ),
+    )
+  }
+
+  it('only the ingress controller reaches the apps; only the apps and the migration Job reach PostgreSQL', () => {
+    const http = { name: 'http', number: Number(configMap.PORT) }
+    const postgresPort = { number: 5432 }
+    const controller: Peer = {
+      namespace: 'ingress-nginx',
+      labels: { 'app.kubernetes.io/name': 'ingress-nginx' },
+    }
+    const stranger: Peer = { namespace: OURS, labels: { app: 'debug-shell' } }
+    const elsewhere: Peer = { namespace: 'default', labels: { 'app.kubernetes.io/name': 'issuer' } }
+    const postgres: Peer = { namespace: OURS, labels: { 'app.kubernetes.io/name': 'postgresql' } }
+    const apps = (Object.keys(APPS) as App[]).map((app) => podOf('Deployment', app))
+    const migrate = podOf('Job', 'credential-service-migrate-5.3.0')
+    for (const app of apps) {
+      expect(mayConnect(controller, app, http)).toBe(true)
+      expect(mayConnect(controller, app, { number: 9229 })).toBe(false)
+      for (const other of [stranger, elsewhere, postgres, migrate, ...apps])
+        expect(mayConnect(other, app, http), JSON.stringify([other.labels, app.labels])).toBe(false)
+    }
+    for (const client of [...apps, migrate]) expect(mayConnect(client, postgres, postgresPort)).toBe(true)
+    for (const other of [controller, stranger, elsewhere])
+      expect(mayConnect(other, postgres, postgresPort)).toBe(false)
+    // Anything else in the namespace takes no connection either (the default deny).
+    expect(mayConnect(apps[0] as Peer, stranger, http)).toBe(false)
+  })
+})
+
 describe.each(testDatabases({ alone: true }))(
   'issue 13: the probe paths of deploy/kubernetes on $name',
   (testDatabase) => {

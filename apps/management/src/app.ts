@@ -115,7 +115,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     app.removeContentTypeParser('text/plain')
     // Spec §5.4: with OIDC set, tokens come from the provider and clients are managed there.
     const oidc = createOidcMode(config, deps.now)
-    await registerDocs(app, { publicUrl: config.PUBLIC_URL, providerTokenUrl: oidc?.tokenUrl })
+    await registerDocs(app, { providerTokenUrl: oidc?.tokenUrl })
     const tenants = deps.tenants ?? createTenantCache({ db: database.db })
     // Unused with OIDC set (the provider's tokens are verified instead), but cheap to register.
     const tokens = await registerManagementTokens(app, {

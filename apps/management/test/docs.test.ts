@@ -41,7 +41,10 @@ describe('management GET /api/docs', () => {
       expect(served.json().components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe(
         '/api/oauth2/token',
       )
-      expect(served.json().servers).toStrictEqual([{ url: world.publicUrl }])
+      // Issue 23 item 4: relative, so "Try it out" calls the origin the page was opened on.
+      expect(served.json().servers).toStrictEqual([
+        { url: '/', description: 'The origin this description is served from' },
+      ])
     })
 
     it('HEAD /api/docs/ answers as GET does, without a body', async () => {

@@ -15,6 +15,26 @@ export const ROLES = [
   'metrics:read',
 ] as const
 
+/** What each role lets a client do (interface spec §5 names the areas; this is the service's reading). */
+export const ROLE_DESCRIPTIONS: Record<(typeof ROLES)[number], string> = {
+  'tenant:manage':
+    'Operator, bound to no tenant: create and list tenants, manage every API client and read the audit log; act on any tenant within the other roles it holds',
+  'tenant:read': 'Read tenants and API clients',
+  'tenant:admin':
+    "Manage the tenant's API clients (create, update, rotate secrets, delete) and read its audit log",
+  'issuance:offer':
+    'Create credential offers, follow and delete issuance sessions, revoke, suspend and reinstate credentials, read status lists',
+  'issuance:config':
+    'Manage credential configurations, attribute, login and wallet providers, webhook endpoints and their deliveries; sign schema metadata',
+  'presentation:request':
+    'Create presentation requests, follow and delete their sessions, read their results',
+  'presentation:config': 'Manage presentation configurations, webhook endpoints and their deliveries',
+  'key:manage': 'Create, import, update, rotate and delete key chains',
+  'key:read': 'Read key chains and their certificates',
+  'registrar:manage': 'Manage the registrar connection, registration and access certificates',
+  'metrics:read': 'Read the Prometheus metrics',
+}
+
 export const zRole = z.enum(ROLES).describe('Role value (interface spec §5)').meta({ id: 'Role' })
 export type Role = z.infer<typeof zRole>
 

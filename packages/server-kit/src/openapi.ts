@@ -22,7 +22,8 @@ export interface OpenApiExample {
 const EXAMPLES_MEMBER = 'x-request-examples'
 
 /**
- * `transform` for @fastify/swagger: fastify-type-provider-zod's, plus the named examples
+ * `transform` for @fastify/swagger: fastify-type-provider-zod's, `security: []` on a public
+ * operation (OpenAPI: an empty list overrides the document's default), plus the named examples
  * `examplesOf` gives for a route's body schema. A body described as a `$ref` keeps no sibling
  * members, so the examples ride on the operation (@fastify/swagger copies `x-` members there),
  * and {@link openApiTransformObject} files them under each media type of the request body.
@@ -32,6 +33,9 @@ export function openApiTransform(
 ): SwaggerTransform {
   return (route) => {
     const described = jsonSchemaTransform(route)
+    // A route without roles (the role guard adds `security` to the others) needs no token.
+    if (!(described.schema as { security?: unknown }).security)
+      (described.schema as Record<string, unknown>).security = []
     const examples = examplesOf(route.schema?.body)
     if (examples && described.schema.body)
       (described.schema as Record<string, unknown>)[EXAMPLES_MEMBER] = examples

@@ -28,12 +28,16 @@ const AUTH_HEADERS = [
 const DELIVERY =
   'Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.'
 
-function webhook(summary: string, description: string, schema: z.ZodType) {
+function webhook(operationId: string, summary: string, description: string, schema: z.ZodType) {
   return {
     post: {
+      operationId,
       summary,
       description: `${description}\n\n${DELIVERY}`,
       tags: ['webhooks'],
+      // The receiver checks the endpoint's own credential (API key header or HMAC signature), not
+      // an OAuth token: nothing from the API's security schemes applies.
+      security: [],
       parameters: AUTH_HEADERS,
       requestBody: { required: true, content: { 'application/json': { schema: refTo(schema) } } },
       responses: {
@@ -53,11 +57,13 @@ function webhook(summary: string, description: string, schema: z.ZodType) {
  */
 export const WEBHOOKS = {
   'issuance.notification': webhook(
+    'issuanceNotificationWebhook',
     'A wallet notification about an issued credential',
     'Sent when a wallet calls the notification endpoint (OpenID4VCI §11) for a credential of a configuration with `webhookEndpointId`.',
     zIssuanceNotificationEvent,
   ),
   'presentation.result': webhook(
+    'presentationResultWebhook',
     'A presentation session ended',
     'Sent when a presentation session of a request or configuration with `webhookEndpointId` ends: verified with the claims (cross-device) or `responseCodeRequired` (same-device), or failed with the reason.',
     zPresentationResultEvent,

@@ -1,9 +1,9 @@
+import { ROLE_DESCRIPTIONS } from '@credential-service/core-domain'
 import { openApiTransform, openApiTransformObject, SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { WEBHOOKS } from './docs-webhooks'
 
 export interface DocsOptions {
-  publicUrl: string
   /**
    * Token endpoint of the Authorize button: undefined for the built-in `/api/oauth2/token`
    * (spec §5.3), else the identity provider's, asked on each request (OIDC mode, spec §5.4).
@@ -97,15 +97,20 @@ async function buildDocsApp(routes: readonly RouteOptions[], options: DocsOption
         title: 'Credential service management API',
         version: SERVICE_VERSION,
         description: API_DESCRIPTION,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
-      servers: [{ url: options.publicUrl }],
+      // Relative: the origin the description was fetched from. "Try it out" then calls the API
+      // wherever the page was opened (http://127.0.0.1:3000 or PUBLIC_URL behind the ingress), and
+      // a saved copy (the SDK's) names no host.
+      servers: [{ url: '/', description: 'The origin this description is served from' }],
       webhooks: WEBHOOKS,
       components: {
         securitySchemes: {
           oauth2: {
             type: 'oauth2',
-            description: 'Client credentials; each operation lists the roles it accepts.',
-            flows: { clientCredentials: { tokenUrl: '/api/oauth2/token', scopes: {} } },
+            description:
+              "Client credentials. The scopes are the service's roles: a token carries its client's roles, and each operation lists the roles it accepts (any one of them).",
+            flows: { clientCredentials: { tokenUrl: '/api/oauth2/token', scopes: ROLE_DESCRIPTIONS } },
           },
         },
       },

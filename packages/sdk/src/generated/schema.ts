@@ -2189,40 +2189,7 @@ export interface webhooks {
          *
          *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description HMAC endpoints: Unix time in seconds of this attempt */
-                    "X-Timestamp"?: string;
-                    /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
-                    "X-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["IssuanceNotificationEvent"];
-                };
-            };
-            responses: {
-                /** @description Delivered (the answer is not read) */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["issuanceNotificationWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2244,40 +2211,7 @@ export interface webhooks {
          *
          *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description HMAC endpoints: Unix time in seconds of this attempt */
-                    "X-Timestamp"?: string;
-                    /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
-                    "X-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PresentationResultEvent"];
-                };
-            };
-            responses: {
-                /** @description Delivered (the answer is not read) */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["presentationResultWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7385,6 +7319,74 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AuditEventPage"];
                 };
+            };
+        };
+    };
+    issuanceNotificationWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                "X-Timestamp"?: string;
+                /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                "X-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IssuanceNotificationEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered (the answer is not read) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    presentationResultWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                "X-Timestamp"?: string;
+                /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                "X-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PresentationResultEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered (the answer is not read) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

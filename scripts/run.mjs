@@ -2,23 +2,29 @@
 // The README's two commands, `npm start` and `npm test`, and `npm run bench`. Needs only Node and
 // npm: it gets pnpm through npx, installs, builds, and then starts the service, runs every check
 // and test, or runs the benchmark.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { serve } from './serve.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1]
 const isWindows = process.platform === 'win32'
 
-// Node 22 is the supported runtime (20 reached its end of life); CI and the image use it. A
-// newcomer on Node 20 can still start and test the service, so this warns instead of stopping.
-const nodeMajor = Number(process.versions.node.split('.')[0])
+// Node 22 LTS is the runtime (CI and the image use it). 20.19 and later still run everything
+// (the console's build needs 20.19); this says so in one line. Older ones stop here.
+const [nodeMajor, nodeMinor] = process.versions.node.split('.').map(Number)
+if (nodeMajor < 20 || (nodeMajor === 20 && nodeMinor < 19)) {
+  console.error(
+    `Node ${process.versions.node} is too old: install Node 22 LTS (https://nodejs.org/en/download).`,
+  )
+  process.exit(1)
+}
 if (nodeMajor < 22) {
   console.warn(
-    `warning: Node ${process.versions.node} is past its end of life; this project targets Node 22 LTS. ` +
-      'Continuing, but please upgrade (https://nodejs.org/en/download).',
+    `note: Node ${process.versions.node} works, but this project targets Node 22 LTS (20 is past its end of life).`,
   )
 }
 
@@ -47,25 +53,11 @@ function install() {
   writeFileSync(marker, lock)
 }
 
-/**
- * Runs the service in a child process and stops it as Ctrl-C does: SIGINT or SIGTERM reaches the
- * child, which closes gracefully, and this process exits with the child's status. (A blocking
- * spawnSync would leave the server running when only this process gets SIGTERM.)
- */
-function serve(args) {
-  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit' })
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    // Ctrl-C signals the whole process group, the child included: forwarding again is harmless.
-    process.on(signal, () => child.kill(signal))
-  }
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
-}
-
 const command = process.argv[2]
 install()
 if (command === 'start') {
   pnpm(['turbo', 'run', 'build', '--filter=@credential-service/all-in-one...', '--output-logs=errors-only'])
-  serve(['--enable-source-maps', '--max-semi-space-size=4', 'apps/all-in-one/dist/main.js'])
+  serve(['--enable-source-maps', '--max-semi-space-size=4', 'apps/all-in-one/dist/main.js'], root)
 } else if (command === 'test') {
   pnpm(['exec', 'tsc', '-p', 'tsconfig.json'])
   pnpm(['run', 'lint'])

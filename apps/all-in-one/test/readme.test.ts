@@ -56,16 +56,23 @@ describe('README', () => {
     try {
       const base = `http://localhost:${port}`
       await waitForHealth(base, child)
-      const script = shellBlock('First issuance').replaceAll('http://localhost:3000', base)
+      const script = shellBlock('First issuance')
       // stdin from /dev/null: on a socket (Node's default pipe) bash takes itself for an rsh
       // session and reads /etc/bash.bashrc, which fails under -u when SHLVL is unset.
       const result = spawnSync('bash', ['-euo', 'pipefail', '-c', script], {
         cwd: work,
+        env: { ...process.env, PORT: String(port) },
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       expect(result.stderr).toBe('')
       expect(result.status).toBe(0)
+      // One line per result: the tenant, the client, the key chain, the configuration, the offer URI.
+      const lines = result.stdout.trimEnd().split('\n')
+      expect(lines).toHaveLength(5)
+      expect(lines.slice(0, 4).map((line) => JSON.parse(line).id ?? JSON.parse(line).clientId)).toStrictEqual(
+        ['acme', 'acme-backend', 'signing', 'employee'],
+      )
       // The last command prints the offer URI: a wallet takes the credential from there.
       const offerUri = /openid-credential-offer:\/\/\?credential_offer_uri=(\S+)\n$/.exec(result.stdout)
       expect(offerUri?.[1]).toBeDefined()

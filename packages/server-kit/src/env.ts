@@ -227,6 +227,12 @@ export const zCommonEnv = z.object({
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
     .describe('pino log level'),
+  LOG_FORMAT: z
+    .enum(['auto', 'json', 'pretty'])
+    .default('auto')
+    .describe(
+      'Log lines as JSON (one object per line, for collectors) or pretty (readable, coloured); auto: pretty when stdout is a terminal, JSON otherwise',
+    ),
 })
 
 /** A rate limit variable: requests per minute, 0 for none. */

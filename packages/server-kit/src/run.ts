@@ -6,6 +6,7 @@ import { createServer } from './create-server'
 import { ConfigError, type zCommonEnv } from './env'
 import { httpLimits } from './http-limits'
 import { verifyMasterSecret } from './key-runtime'
+import { logStreamFor } from './log-format'
 import { onShutdownSignal } from './shutdown'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
@@ -72,6 +73,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     apps,
     limits: httpLimits(config),
     trustProxy: config.TRUST_PROXY,
+    logStream: await logStreamFor(config.LOG_FORMAT),
   })
   server.addHook('onClose', async () => {
     await unlisten()

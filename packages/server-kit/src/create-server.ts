@@ -31,6 +31,34 @@ export interface ServerOptions {
   trustProxy?: boolean | string[]
   /** Where log lines go; stdout when absent (tests capture them here). */
   logStream?: { write(line: string): void }
+  /** Browser origins allowed across origins (CORS_ORIGINS); none when absent or empty. */
+  corsOrigins?: string[]
+}
+
+/**
+ * What a browser app may send and read across origins: the OAuth, DPoP and attestation headers of
+ * the wallet-facing endpoints, and the answers' nonce, challenge, retry and correlation headers.
+ */
+const CORS = {
+  methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+  allowedHeaders: [
+    'Authorization',
+    'Content-Type',
+    'DPoP',
+    'OAuth-Client-Attestation',
+    'OAuth-Client-Attestation-PoP',
+    'X-Request-Id',
+    'Last-Event-ID',
+  ],
+  exposedHeaders: [
+    'DPoP-Nonce',
+    'WWW-Authenticate',
+    'Retry-After',
+    'Location',
+    'X-Request-Id',
+    'X-Service-Version',
+  ],
+  maxAge: 600,
 }
 
 // Secrets of the configuration, should a config object ever be logged.
@@ -95,6 +123,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     reply.header('x-request-id', request.id)
     done()
   })
+  if (options.corsOrigins?.length) {
+    const { default: cors } = await import('@fastify/cors')
+    // Exact origins only; no credentials (tokens travel in Authorization, never in cookies).
+    await app.register(cors, { origin: options.corsOrigins, ...CORS })
+  }
   registerDrain(app)
   registerHttpLimits(app, limits)
   registerInputGuard(app)

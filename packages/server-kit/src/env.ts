@@ -188,6 +188,13 @@ export const zCommonEnv = z.object({
     .describe(
       'Proxies whose X-Forwarded-For is believed for the client IP (rate limits): comma-separated addresses, CIDRs or `loopback`, `linklocal`, `uniquelocal` (private networks, where ingresses run); `false` uses the socket address; `true` believes any hop and lets clients pick their IP',
     ),
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform(parseOrigins)
+    .describe(
+      'Browser origins allowed to call the service across origins (CORS), exact and comma-separated, e.g. `https://admin.example.com,https://wallet.example.com`; none by default. Applies to /api and the wallet-facing endpoints',
+    ),
   RATE_LIMIT_STORE: z
     .enum(['memory', 'postgres'])
     .optional()
@@ -241,6 +248,31 @@ export function perMinute(fallback: number) {
 }
 
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** CORS_ORIGINS: each entry an exact `scheme://host[:port]` origin (no path, no wildcard). */
+function parseOrigins(value: string, ctx: z.RefinementCtx): string[] {
+  const origins = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+  for (const origin of origins) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {}
+    if (
+      !parsed ||
+      !['http:', 'https:'].includes(parsed.protocol) ||
+      parsed.origin !== origin ||
+      origin.includes('*')
+    )
+      ctx.addIssue({
+        code: 'custom',
+        message: `CORS_ORIGINS: '${origin}' is not an origin (scheme://host[:port], nothing after it, no wildcard)`,
+      })
+  }
+  return origins
+}
 
 /**
  * TRUST_PROXY as Fastify's `trustProxy` takes it; a bad entry is a configuration error. No hop

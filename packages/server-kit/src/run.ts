@@ -74,6 +74,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     limits: httpLimits(config),
     trustProxy: config.TRUST_PROXY,
     logStream: await logStreamFor(config.LOG_FORMAT),
+    corsOrigins: config.CORS_ORIGINS,
   })
   server.addHook('onClose', async () => {
     await unlisten()

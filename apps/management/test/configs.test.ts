@@ -317,6 +317,23 @@ describe.each(testDatabases())('configurations on $name', (testDatabase) => {
       ).toBe(404)
     })
 
+    it('issue 23 item 8: configVersion 2 (clients written to the 5.0 interface send it) is accepted; any other value is refused on its field', async () => {
+      const id = random('v2')
+      const created = await post('/api/credentials', { configVersion: 2, ...pid(id, keyChainId) })
+      expect(created.statusCode).toBe(201)
+      expect(created.json().id).toBe(id)
+      for (const configVersion of [1, 3, '2']) {
+        const refused = await post('/api/credentials', { ...pid(random('v'), keyChainId), configVersion })
+        expect(refused.statusCode).toBe(400)
+        expect(refused.json().errors).toStrictEqual([
+          {
+            path: 'body.configVersion',
+            message: expect.stringMatching(/^configVersion must be 2 \(the field-based model/),
+          },
+        ])
+      }
+    })
+
     it('rule violations are 422 with each field named: mdoc namespace, vct, display locale', async () => {
       const bad = { ...mdl(random('bad'), keyChainId), fields: [{ path: ['family_name'], type: 'string' }] }
       const response = await post('/api/credentials', bad)

@@ -47,6 +47,24 @@ describe('management GET /api/docs', () => {
       ])
     })
 
+    it('issue 23 item 8: GET /api leads to the docs: a browser is redirected there, a program gets the links', async () => {
+      const browser = await world.app.inject({ url: '/api', headers: { accept: 'text/html,*/*;q=0.8' } })
+      expect([browser.statusCode, browser.headers.location]).toStrictEqual([302, '/api/docs'])
+      for (const accept of ['application/json', '*/*', undefined]) {
+        const program = await world.app.inject({ url: '/api', headers: accept ? { accept } : {} })
+        expect(program.statusCode, accept).toBe(200)
+        const { links } = program.json()
+        expect(links).toStrictEqual({
+          docs: '/api/docs',
+          openapi: '/api/docs-json',
+          token: '/api/oauth2/token',
+          health: '/api/health',
+        })
+        for (const link of [links.docs, links.openapi, links.health])
+          expect((await get(link)).statusCode, link).toBe(200)
+      }
+    })
+
     it('HEAD /api/docs/ answers as GET does, without a body', async () => {
       const head = await world.app.inject({ method: 'HEAD', url: '/api/docs/' })
       expect(head.statusCode).toBe(200)

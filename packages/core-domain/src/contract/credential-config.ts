@@ -131,6 +131,14 @@ const DESCRIBE = {
 /** Credential configuration, version 2 (spec §2.1): field-based. */
 export const zCredentialConfigInput = z
   .object({
+    // Sent by clients written to the 5.0 interface elsewhere: 2 is this model, anything else is not.
+    configVersion: z
+      .literal(2, {
+        error:
+          'configVersion must be 2 (the field-based model of spec §2.1); version 1 configurations (claims model) are converted with `npm run config:migrate`',
+      })
+      .optional()
+      .describe('The configuration model: 2 (field-based, spec §2.1), the only one; may be left out'),
     id: zConfigId.describe('Configuration id: the `credential_configuration_id` wallets ask for'),
     description: z.string().max(2000).optional(),
     config: zIssuerMetadataConfig,

@@ -2435,6 +2435,11 @@ export interface components {
         };
         /** @description A stored credential configuration (spec §2.1) */
         CredentialConfig: {
+            /**
+             * @description The configuration model: 2 (field-based, spec §2.1), the only one; may be left out
+             * @constant
+             */
+            configVersion?: 2;
             /** @description Configuration id: the `credential_configuration_id` wallets ask for */
             id: string;
             description?: string;
@@ -2489,6 +2494,11 @@ export interface components {
         };
         /** @description Credential configuration, version 2 (spec §2.1), as sent to create or replace one */
         CredentialConfigDefinition: {
+            /**
+             * @description The configuration model: 2 (field-based, spec §2.1), the only one; may be left out
+             * @constant
+             */
+            configVersion?: 2;
             /** @description Configuration id: the `credential_configuration_id` wallets ask for */
             id: string;
             description?: string;

@@ -36,7 +36,11 @@ describe('SDK against a listening service', () => {
       app,
       rootClientId: clientId,
       rootSecret: clientSecret,
-    } = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl))
+    } = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {
+      // The scratch script's webhook receiver listens on 127.0.0.1 over plain http.
+      OUTBOUND_ALLOW_HTTP: 'true',
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    }))
     await app.listen({ host: '127.0.0.1', port })
   })
   afterAll(() => app.close())
@@ -260,7 +264,7 @@ describe('SDK against a listening service', () => {
       })
     })
 
-    it('issue 13: a plain Node ESM script sets up a tenant, issues a credential and verifies a presentation', async () => {
+    it('issue 13, issue 23 item 2: a plain Node ESM script sets up a tenant, issues a credential and verifies a presentation (issueAndWait, verifyAndWait), and checks the result webhook with verifyWebhook', async () => {
       const child = spawn(process.execPath, ['flow.mjs'], {
         cwd: scratch,
         env: { ...process.env, BASE_URL: baseUrl, CLIENT_ID: clientId, CLIENT_SECRET: clientSecret },
@@ -306,6 +310,16 @@ describe('SDK against a listening service', () => {
           claims: { pid: [expect.objectContaining({ vct: VCT, age_over_18: true })] },
         },
         notFound: { isManagementApiError: true, status: 404, code: 'not_found' },
+        webhook: {
+          event: {
+            type: 'presentation.result',
+            sessionId: steps.request.sessionId,
+            status: 'verified',
+          },
+          tampered: 'bad_signature',
+          replayedLater: 'stale',
+          unsigned: 'missing_signature',
+        },
       })
       expect(steps.done.presentation.claims.pid[0].given_name).toBeUndefined()
     }, 60_000)
@@ -314,7 +328,8 @@ describe('SDK against a listening service', () => {
 
 /** The integrator's script: only the published package, by name, in plain Node ESM. */
 const SCRATCH_FLOW = `
-import { createManagementClient, ManagementApiError } from '@credential-service/sdk'
+import { createServer } from 'node:http'
+import { createManagementClient, ManagementApiError, verifyWebhook } from '@credential-service/sdk'
 
 const { BASE_URL: baseUrl, CLIENT_ID: clientId, CLIENT_SECRET: clientSecret } = process.env
 const say = (step) => console.log(JSON.stringify(step))
@@ -326,6 +341,23 @@ const admin = await root.createClientOfTenant(tenant.id, {
   roles: ['key:manage', 'issuance:config', 'issuance:offer', 'presentation:config', 'presentation:request'],
 })
 const api = createManagementClient({ baseUrl, clientId: admin.clientId, clientSecret: admin.clientSecret })
+
+// The integrator's webhook receiver: it keeps each delivery's raw body and headers.
+const deliveries = []
+const receiver = createServer((req, res) => {
+  let body = ''
+  req.on('data', (chunk) => { body += chunk })
+  req.on('end', () => {
+    deliveries.push({ body, headers: req.headers })
+    res.writeHead(204).end()
+  })
+})
+await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const hook = await api.createWebhookEndpoint({
+  id: 'results',
+  url: 'http://127.0.0.1:' + receiver.address().port + '/in',
+  auth: { type: 'hmac' },
+})
 
 await api.createKeyChain({ source: 'generate', id: 'keys', certificate: { mode: 'internal-ca' } })
 await api.createCredentialConfig({
@@ -341,6 +373,7 @@ await api.createPresentationConfig({
   id: 'over-18',
   keyChainId: 'keys',
   responseMode: 'direct_post',
+  webhookEndpointId: 'results',
   dcqlQuery: {
     credentials: [
       { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['${VCT}'] }, claims: [{ path: ['age_over_18'] }] },
@@ -348,18 +381,22 @@ await api.createPresentationConfig({
   },
 })
 
-const offer = await api.createOffer({
-  credentialConfigurationIds: ['pid'],
-  claims: { pid: { given_name: 'Erika', age_over_18: true } },
-})
-say({ step: 'offer', ...offer })
-const issued = await api.waitForSession(offer.sessionId, { until: 'completed', ...wait })
-
-const request = await api.createPresentationRequest({ presentationConfigId: 'over-18' })
-say({ step: 'request', ...request })
-const verified = await api.waitForSession(request.sessionId, { until: 'verified', ...wait })
+const { session: issued } = await api.issueAndWait(
+  { credentialConfigurationIds: ['pid'], claims: { pid: { given_name: 'Erika', age_over_18: true } } },
+  { ...wait, onOffer: (offer) => say({ step: 'offer', ...offer }) },
+)
+const { session: verified } = await api.verifyAndWait(
+  { presentationConfigId: 'over-18' },
+  { ...wait, onRequest: (request) => say({ step: 'request', ...request }) },
+)
 
 const notFound = await api.getSession('ses_missing').catch((error) => error)
+
+for (let i = 0; i < 100 && deliveries.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+receiver.close()
+const [delivery] = deliveries
+const event = await verifyWebhook(delivery.body, delivery.headers, hook.signingSecret)
+const reason = (attempt) => attempt.then(() => 'accepted', (error) => error.reason)
 say({
   step: 'done',
   issuance: { status: issued.status, issuedConfigurationIds: issued.issuedConfigurationIds },
@@ -368,6 +405,14 @@ say({
     isManagementApiError: notFound instanceof ManagementApiError,
     status: notFound.status,
     code: notFound.code,
+  },
+  webhook: {
+    event: { type: event.type, sessionId: event.sessionId, status: event.status },
+    tampered: await reason(verifyWebhook(delivery.body.replace('verified', 'failed'), delivery.headers, hook.signingSecret)),
+    replayedLater: await reason(
+      verifyWebhook(delivery.body, delivery.headers, hook.signingSecret, { now: () => Date.now() + 3600_000 }),
+    ),
+    unsigned: await reason(verifyWebhook(delivery.body, {}, hook.signingSecret)),
   },
 })
 `

@@ -1,6 +1,12 @@
 import { errorFromResponse, ManagementApiError, parseJson } from './errors.js'
 import { type ManagementOperations, OPERATIONS } from './generated/operations.js'
-import type { Session } from './generated/types.js'
+import type {
+  OfferCreate,
+  OfferCreated,
+  PresentationRequestCreate,
+  PresentationRequestCreated,
+  Session,
+} from './generated/types.js'
 import { createTokenSource } from './token.js'
 import { type CallRequest, callRequest, requestUrl } from './transport.js'
 import { type WaitForSessionOptions, waitForSession } from './wait.js'
@@ -39,6 +45,26 @@ export interface ManagementClient extends ManagementOperations {
    * session ends in another status, and with a `ManagementApiError` when a poll fails.
    */
   waitForSession(sessionId: string, options?: WaitForSessionOptions): Promise<Session>
+  /**
+   * Creates an offer (`createOffer`, or `createOfferOfTenant` with `tenantId`), hands it to
+   * `onOffer` (show `offerUri` as a QR code or link; the tx_code is only in this answer), then
+   * waits until the session is `completed`. Rejects as `waitForSession` does.
+   */
+  issueAndWait(
+    body: OfferCreate,
+    options: WaitForSessionOptions & { onOffer: (offer: OfferCreated) => void | Promise<void> },
+  ): Promise<{ offer: OfferCreated; session: Session }>
+  /**
+   * Creates a presentation request, hands it to `onRequest` (show its URI or open its link), then
+   * waits until the session is `verified` (its claims are on the session). Rejects as
+   * `waitForSession` does, with the failed session when the presentation was refused.
+   */
+  verifyAndWait(
+    body: PresentationRequestCreate,
+    options: WaitForSessionOptions & {
+      onRequest: (request: PresentationRequestCreated) => void | Promise<void>
+    },
+  ): Promise<{ request: PresentationRequestCreated; session: Session }>
 }
 
 /**
@@ -119,5 +145,49 @@ export function createManagementClient(options: ManagementClientOptions): Manage
           : operations.getSessionOfTenant(wait.tenantId, sessionId, { ...(signal ? { signal } : {}) }),
       wait,
     )
-  return client as unknown as ManagementClient
+  const managed = client as unknown as ManagementClient
+  /** Creates a session's start (offer or request), hands it over, then waits for `until`. */
+  async function startAndWait<T extends { sessionId: string }>(
+    create: (call: { signal?: AbortSignal }) => Promise<T>,
+    handOver: (started: T) => void | Promise<void>,
+    until: 'completed' | 'verified',
+    wait: WaitForSessionOptions,
+  ): Promise<{ started: T; session: Session }> {
+    const started = await create(wait.signal ? { signal: wait.signal } : {})
+    await handOver(started)
+    return { started, session: await managed.waitForSession(started.sessionId, { until, ...wait }) }
+  }
+  client.issueAndWait = async (
+    body: OfferCreate,
+    { onOffer, ...wait }: Parameters<ManagementClient['issueAndWait']>[1],
+  ) => {
+    const { tenantId } = wait
+    const { started, session } = await startAndWait(
+      (call) =>
+        tenantId === undefined
+          ? operations.createOffer(body, call)
+          : operations.createOfferOfTenant(tenantId, body, call),
+      onOffer,
+      'completed',
+      wait,
+    )
+    return { offer: started, session }
+  }
+  client.verifyAndWait = async (
+    body: PresentationRequestCreate,
+    { onRequest, ...wait }: Parameters<ManagementClient['verifyAndWait']>[1],
+  ) => {
+    const { tenantId } = wait
+    const { started, session } = await startAndWait(
+      (call) =>
+        tenantId === undefined
+          ? operations.createPresentationRequest(body, call)
+          : operations.createPresentationRequestOfTenant(tenantId, body, call),
+      onRequest,
+      'verified',
+      wait,
+    )
+    return { request: started, session }
+  }
+  return managed
 }

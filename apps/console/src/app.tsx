@@ -1,0 +1,115 @@
+import { ManagementApiError } from '@credential-service/sdk'
+import { Alert, MantineProvider, Stack } from '@mantine/core'
+import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useState } from 'react'
+import { createBrowserRouter, Navigate, RouterProvider } from 'react-router'
+import { canRead, PAGE_KEYS, PAGES, type PageKey } from './access'
+import { AuthProvider, useAuth, useSession } from './auth/auth'
+import { RequirePage } from './components/require-page'
+import { PageTitle, Shell } from './components/shell'
+import { SignInPage } from './pages/sign-in'
+
+/**
+ * A page loaded when first opened: the initial JavaScript holds the frame and the sign-in page,
+ * and the pages' forms bring the zod schemas with them (the 250 KB gzip budget, issue 22).
+ */
+const lazyPage = (page: PageKey, load: () => Promise<{ default: React.ComponentType }>) => ({
+  lazy: async () => {
+    const { default: Page } = await load()
+    return { element: page === 'health' ? <Page /> : <RequirePage page={page} children={<Page />} /> }
+  },
+})
+
+/** Served under /console/ (apps/management/src/routes/console.ts answers index.html for every route). */
+const router = createBrowserRouter(
+  [
+    {
+      element: <Shell />,
+      children: [
+        { index: true, element: <FirstPage /> },
+        { path: 'tenants', ...lazyPage('tenants', () => import('./pages/tenants')) },
+        { path: 'clients', ...lazyPage('clients', () => import('./pages/clients')) },
+        { path: 'key-chains', ...lazyPage('key-chains', () => import('./pages/key-chains')) },
+        {
+          path: 'key-chains/:keyChainId',
+          ...lazyPage('key-chains', () => import('./pages/key-chain-detail')),
+        },
+        { path: 'health', ...lazyPage('health', () => import('./pages/health')) },
+        { path: '*', element: <NotFound /> },
+      ],
+    },
+  ],
+  { basename: '/console' },
+)
+
+/** The first page the roles allow. */
+function FirstPage() {
+  const session = useSession()
+  const first = PAGE_KEYS.find((page) => PAGES[page].read.length > 0 && canRead(session, page)) ?? 'health'
+  return <Navigate to={PAGES[first].path} replace />
+}
+
+function NotFound() {
+  return (
+    <Stack>
+      <PageTitle title="Page not found" />
+      <Alert color="yellow" role="alert">
+        The console has no page at this address. Pick one in the navigation.
+      </Alert>
+    </Stack>
+  )
+}
+
+/** Signed out: the sign-in page at any URL; signed in: the page of the URL. */
+function Gate() {
+  const { session, signOut } = useAuth()
+  const queryClient = useQueryClient()
+  // A token the API no longer accepts (expired, its client deleted or rotated away) ends the session.
+  useEffect(() => {
+    const unauthorized = (error: unknown) => error instanceof ManagementApiError && error.status === 401
+    const end = () => signOut('The service no longer accepts your token. Sign in again.')
+    const queries = queryClient.getQueryCache().subscribe((event) => {
+      if (event.type === 'updated' && event.action.type === 'error' && unauthorized(event.action.error)) end()
+    })
+    const mutations = queryClient.getMutationCache().subscribe((event) => {
+      if (event.type === 'updated' && event.action.type === 'error' && unauthorized(event.action.error)) end()
+    })
+    return () => {
+      queries()
+      mutations()
+    }
+  }, [queryClient, signOut])
+  return session ? <RouterProvider router={router} /> : <SignInPage />
+}
+
+/**
+ * The nonce the Content-Security-Policy allows inline `<style>` elements with, which Mantine writes
+ * its theme variables into (apps/management/src/routes/console.ts).
+ */
+const styleNonce = document.querySelector<HTMLMetaElement>('meta[name="csp-style-nonce"]')?.content ?? ''
+
+export function App() {
+  const [queryClient] = useState(
+    () =>
+      new QueryClient({
+        defaultOptions: {
+          // A refused request (4xx) is an answer, not a glitch: no retries for it.
+          queries: {
+            retry: (count, error) =>
+              !(error instanceof ManagementApiError && error.status >= 400 && error.status < 500) &&
+              count < 2,
+            refetchOnWindowFocus: false,
+          },
+        },
+      }),
+  )
+  return (
+    <MantineProvider getStyleNonce={() => styleNonce}>
+      <QueryClientProvider client={queryClient}>
+        <AuthProvider>
+          <Gate />
+        </AuthProvider>
+      </QueryClientProvider>
+    </MantineProvider>
+  )
+}

@@ -56,10 +56,20 @@ function install() {
 const command = process.argv[2]
 install()
 if (command === 'start') {
-  pnpm(['turbo', 'run', 'build', '--filter=@credential-service/all-in-one...', '--output-logs=errors-only'])
+  // The service and the admin console it serves under /console (apps/console/dist, CONSOLE_DIR).
+  pnpm([
+    'turbo',
+    'run',
+    'build',
+    '--filter=@credential-service/all-in-one...',
+    '--filter=@credential-service/console',
+    '--output-logs=errors-only',
+  ])
   serve(['--enable-source-maps', '--max-semi-space-size=4', 'apps/all-in-one/dist/main.js'], root)
 } else if (command === 'test') {
   pnpm(['exec', 'tsc', '-p', 'tsconfig.json'])
+  // The admin console's browser code: a program of its own (DOM, no Node types; scripts/tsconfig.test.ts).
+  pnpm(['exec', 'tsc', '-p', 'apps/console/tsconfig.json'])
   pnpm(['run', 'lint'])
   pnpm(['exec', 'vitest', 'run'])
 } else if (command === 'bench') {

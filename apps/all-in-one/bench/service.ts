@@ -125,6 +125,8 @@ export async function startAllInOne(
 /** Which app serves a path (DESIGN.md ingress; docker/nginx.conf). */
 export function appFor(path: string): 'management' | 'verifier' | 'issuer' {
   if (path === '/api' || path.startsWith('/api/')) return 'management'
+  // The admin console's static files (apps/management/src/routes/console.ts).
+  if (path === '/console' || path.startsWith('/console/')) return 'management'
   if (path.startsWith('/verifiers/')) return 'verifier'
   return 'issuer'
 }

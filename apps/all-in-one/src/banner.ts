@@ -15,6 +15,7 @@ export function startupBanner(config: ManagementConfig, env: Record<string, stri
       : `${config.AUTH_CLIENT_SECRET}  (generated, kept in ${secretsFile})`
   return [
     `credential service (all-in-one) at ${config.PUBLIC_URL}`,
+    `  console:       ${config.PUBLIC_URL}/console/  (sign in with the root client below)`,
     `  database:      ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.PGLITE_DATA_DIR}`}`,
     `  API docs:      ${config.PUBLIC_URL}/api/docs`,
     `  root client:   ${config.AUTH_CLIENT_ID ?? '(OIDC mode)'}`,

@@ -265,7 +265,7 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
     120_000,
   )
 
-  it('the default command serves /, /api/health, /healthz and /readyz, and stops on SIGTERM with 0', async () => {
+  it('the default command serves /, /api/health, /healthz, /readyz and /console/, and stops on SIGTERM with 0', async () => {
     const port = await freePort()
     const { file, args, ...options } = run([], { PORT: String(port) })
     const child: ChildProcess = spawn(file, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -293,6 +293,13 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
         200,
         { status: 'ok', version: SERVICE_VERSION, database: { status: 'up', kind: 'pglite' } },
       ])
+      // Issue 22: the admin console's build is in the image (CONSOLE_DIR), with its scripts.
+      const page = await fetch(`${base}/console/`)
+      expect(page.status).toBe(200)
+      const html = await page.text()
+      const script = /<script type="module"[^>]* src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1]
+      expect(script, html).toBeDefined()
+      expect((await fetch(`${base}${script}`)).status).toBe(200)
       // All-in-one mode keeps its generated secrets and database in DATA_DIR, the writable folder.
       expect(readdirSync(dataDir()).sort()).toStrictEqual(['dev-secrets.json', 'pglite'])
     } finally {

@@ -34,6 +34,7 @@ import { createOidcMode, pushRootClient, pushRootClientWhenReady } from './oidc/
 import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
+import { consoleRoutes } from './routes/console'
 import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
@@ -144,6 +145,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       )
     }
     await app.register(healthRoutes(database))
+    await app.register(consoleRoutes({ dir: config.CONSOLE_DIR }))
     await app.register(metricsRoute(metrics))
     await app.register(tenantRoutes(createTenantService(database.db, oidc?.admin)))
     await app.register(clientRoutes(database.db, { tenantInPath: true }, oidc?.admin))

@@ -46,6 +46,13 @@ export const zManagementEnv = zCommonEnv
       .describe(
         'Days an issuance or presentation session (with its claims and result) is kept after its expiry; 0 keeps sessions forever',
       ),
+    CONSOLE_DIR: z
+      .string()
+      .min(1)
+      .default('apps/console/dist')
+      .describe(
+        'Folder of the admin console’s static build, served under /console (relative to the working directory; the image sets /app/console)',
+      ),
     CONFIG_IMPORT_DIR: optionalEnv(z.string().min(1)).describe(
       'Folder imported at start-up: <dir>/<tenant>/tenant.json and <dir>/<tenant>/{key-chains,attribute-providers,webhook-endpoints,login-providers,wallet-providers,credentials,presentations,clients}/*.json, applied in that order; see docs/configuration-import.md',
     ),

@@ -13,6 +13,8 @@ export type * as protocol from './generated/protocol.js'
 export type { components, operations, paths, webhooks } from './generated/schema.js'
 // Every component schema of the OpenAPI description is public: one named type each.
 export type * from './generated/types.js'
+export type { ClientCredentialsTokenOptions } from './token.js'
+export { requestClientCredentialsToken } from './token.js'
 export type { CallOptions } from './transport.js'
 export type { SessionStatus, WaitForSessionOptions } from './wait.js'
 export { FINAL_SESSION_STATUSES, SessionWaitError } from './wait.js'

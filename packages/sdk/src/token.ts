@@ -1,10 +1,17 @@
 import { errorFromResponse, ManagementApiError, parseJson } from './errors.js'
 import type { TokenResponse } from './generated/types.js'
 
-export interface TokenSourceOptions {
+export interface ClientCredentialsTokenOptions {
+  /** Token endpoint: `{baseUrl}/api/oauth2/token` for the built-in token server. */
   tokenUrl: string
   clientId: string
   clientSecret: string
+  /** Defaults to the global `fetch` (Node 20 and later, browsers). */
+  fetch?: typeof fetch
+  signal?: AbortSignal
+}
+
+export interface TokenSourceOptions extends Omit<ClientCredentialsTokenOptions, 'signal' | 'fetch'> {
   fetch: typeof fetch
   now: () => number
 }
@@ -17,9 +24,49 @@ export interface TokenSource {
 }
 
 /**
- * Client credentials grant (RFC 6749 §4.4) with `client_secret_basic`, which the built-in token
- * server and identity providers in OIDC mode both accept. A token is reused until shortly before
- * `expires_in` runs out, counted from when it was requested.
+ * One client credentials grant (RFC 6749 §4.4) with `client_secret_basic`, which the built-in
+ * token server and identity providers in OIDC mode both accept. The whole token response comes
+ * back: `scope` lists the granted roles (the admin console shows what they allow). Rejects with a
+ * `ManagementApiError` (the OAuth `error` as its `code`, e.g. `invalid_client`).
+ */
+export async function requestClientCredentialsToken(
+  options: ClientCredentialsTokenOptions,
+): Promise<TokenResponse> {
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init))
+  const { signal } = options
+  // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined for Basic.
+  const basic = btoa(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`)
+  const init = { method: 'POST', url: options.tokenUrl }
+  let response: Response
+  try {
+    response = await doFetch(options.tokenUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
+      // In a browser, a refusal's `WWW-Authenticate: Basic` (RFC 6749 §5.2) would open the browser's
+      // own login dialog, and the request would wait on it: without credentials mode it answers.
+      credentials: 'omit',
+      ...(signal ? { signal } : {}),
+    })
+  } catch (error) {
+    if (signal?.aborted) throw error
+    throw new ManagementApiError('network_error', { ...init, status: 0, cause: error })
+  }
+  if (!response.ok) throw await errorFromResponse(init.method, init.url, response)
+  const text = await response.text()
+  const body = parseJson(text) as Partial<TokenResponse> | undefined
+  if (typeof body?.access_token !== 'string' || typeof body.expires_in !== 'number')
+    throw new ManagementApiError('invalid_response', { ...init, status: response.status, body: text })
+  return body as TokenResponse
+}
+
+/**
+ * Tokens by the client credentials grant (`requestClientCredentialsToken`). A token is reused
+ * until shortly before `expires_in` runs out, counted from when it was requested.
  */
 export function createTokenSource(options: TokenSourceOptions): TokenSource {
   let cached: { value: string; renewAt: number } | undefined
@@ -27,30 +74,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
 
   async function request(signal: AbortSignal | undefined): Promise<string> {
     const requestedAt = options.now()
-    // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined for Basic.
-    const basic = btoa(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`)
-    const init = { method: 'POST', url: options.tokenUrl }
-    let response: Response
-    try {
-      response = await options.fetch(options.tokenUrl, {
-        method: 'POST',
-        headers: {
-          authorization: `Basic ${basic}`,
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
-        },
-        body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
-        ...(signal ? { signal } : {}),
-      })
-    } catch (error) {
-      if (signal?.aborted) throw error
-      throw new ManagementApiError('network_error', { ...init, status: 0, cause: error })
-    }
-    if (!response.ok) throw await errorFromResponse(init.method, init.url, response)
-    const text = await response.text()
-    const body = parseJson(text) as Partial<TokenResponse> | undefined
-    if (typeof body?.access_token !== 'string' || typeof body.expires_in !== 'number')
-      throw new ManagementApiError('invalid_response', { ...init, status: response.status, body: text })
+    const body = await requestClientCredentialsToken({ ...options, ...(signal ? { signal } : {}) })
     const lifetimeMs = body.expires_in * 1000
     // Renew a little early (a tenth of the lifetime, 30 s at most) so a token never expires in flight.
     cached = {

@@ -15,6 +15,7 @@ import {
   type OfferCreated,
   type Problem,
   type Role,
+  requestClientCredentialsToken,
   type Session,
   type Tenant,
   type TenantCreate,
@@ -154,5 +155,46 @@ describe('ManagementApiError for answers that are not the API’s', () => {
       .catch((e: unknown) => e)
     expect(error).toMatchObject({ url: `${badGateway.url}/api/clients/a%2Fb%3Fc` })
     expect(() => client(badGateway.url).getTenant('')).toThrow(TypeError)
+  })
+})
+
+describe('requestClientCredentialsToken', () => {
+  it('issue 22: answers the whole token response (the roles in scope), sending id and secret as Basic', async () => {
+    let seen: { authorization?: string; body: string } = { body: '' }
+    const tokenServer = createServer((req, res) => {
+      let body = ''
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString()
+      })
+      req.on('end', () => {
+        seen = { authorization: req.headers.authorization, body }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            access_token: 'a.b.c',
+            token_type: 'Bearer',
+            expires_in: 60,
+            scope: 'key:read',
+          }),
+        )
+      })
+    })
+    await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve))
+    const tokenUrl = `http://127.0.0.1:${(tokenServer.address() as AddressInfo).port}/api/oauth2/token`
+    try {
+      const token = await requestClientCredentialsToken({ tokenUrl, clientId: 'a:b', clientSecret: 's e' })
+      expect(token).toStrictEqual({
+        access_token: 'a.b.c',
+        token_type: 'Bearer',
+        expires_in: 60,
+        scope: 'key:read',
+      })
+      // RFC 6749 §2.3.1: form-encoded before joined.
+      expect(seen).toStrictEqual({
+        authorization: `Basic ${btoa('a%3Ab:s%20e')}`,
+        body: 'grant_type=client_credentials',
+      })
+    } finally {
+      tokenServer.close()
+    }
   })
 })

@@ -1,0 +1,48 @@
+import type { Role } from '@credential-service/core-domain'
+import type { Session } from './auth/session'
+
+/** The console's pages and the roles their API routes require (apps/management/src/routes). */
+export const PAGES = {
+  tenants: {
+    path: '/tenants',
+    label: 'Tenants',
+    read: ['tenant:manage', 'tenant:read'],
+    write: ['tenant:manage'],
+    tenantScoped: false,
+  },
+  clients: {
+    path: '/clients',
+    label: 'API clients',
+    read: ['tenant:manage', 'tenant:admin', 'tenant:read'],
+    write: ['tenant:manage', 'tenant:admin'],
+    // An operator without a picked tenant sees the operator clients (`/api/clients`).
+    tenantScoped: false,
+  },
+  'key-chains': {
+    path: '/key-chains',
+    label: 'Key chains',
+    read: ['key:manage', 'key:read'],
+    write: ['key:manage'],
+    tenantScoped: true,
+  },
+  health: { path: '/health', label: 'Health and version', read: [], write: [], tenantScoped: false },
+} as const satisfies Record<
+  string,
+  { path: string; label: string; read: readonly Role[]; write: readonly Role[]; tenantScoped: boolean }
+>
+
+export type PageKey = keyof typeof PAGES
+export const PAGE_KEYS = Object.keys(PAGES) as PageKey[]
+
+const hasAny = (session: Session, roles: readonly Role[]) =>
+  roles.length === 0 || roles.some((role) => session.roles.includes(role))
+
+/** Whether the navigation shows the page and its route renders it. */
+export const canRead = (session: Session, page: PageKey) => hasAny(session, PAGES[page].read)
+/** Whether the page offers its create, rotate and delete actions. */
+export const canWrite = (session: Session, page: PageKey) =>
+  PAGES[page].write.length > 0 && hasAny(session, PAGES[page].write)
+
+/** An operator: `tenant:manage` and bound to no tenant; picks the tenant to work on. */
+export const isOperator = (session: Session) =>
+  session.tenantId === undefined && session.roles.includes('tenant:manage')

@@ -1,0 +1,154 @@
+import { ManagementApiError } from '@credential-service/sdk'
+import { Alert, type CSSVariablesResolver, createTheme, MantineProvider, Modal, Stack } from '@mantine/core'
+import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useState } from 'react'
+import { createBrowserRouter, Navigate, RouterProvider } from 'react-router'
+import { canRead, PAGE_KEYS, PAGES, type PageKey } from './access'
+import { AuthProvider, useAuth, useSession } from './auth/auth'
+import { RequirePage } from './components/require-page'
+import { PageTitle, Shell } from './components/shell'
+import { SignInPage } from './pages/sign-in'
+
+/**
+ * A page loaded when first opened: the initial JavaScript holds the frame and the sign-in page,
+ * and the pages' forms bring the zod schemas with them (the 250 KB gzip budget, issue 22).
+ */
+const lazyPage = (page: PageKey, load: () => Promise<{ default: React.ComponentType }>) => ({
+  lazy: async () => {
+    const { default: Page } = await load()
+    return { element: page === 'health' ? <Page /> : <RequirePage page={page} children={<Page />} /> }
+  },
+})
+
+/** Served under /console/ (apps/management/src/routes/console.ts answers index.html for every route). */
+const router = createBrowserRouter(
+  [
+    {
+      element: <Shell />,
+      children: [
+        { index: true, element: <FirstPage /> },
+        { path: 'tenants', ...lazyPage('tenants', () => import('./pages/tenants')) },
+        { path: 'clients', ...lazyPage('clients', () => import('./pages/clients')) },
+        { path: 'key-chains', ...lazyPage('key-chains', () => import('./pages/key-chains')) },
+        {
+          path: 'key-chains/:keyChainId',
+          ...lazyPage('key-chains', () => import('./pages/key-chain-detail')),
+        },
+        { path: 'health', ...lazyPage('health', () => import('./pages/health')) },
+        { path: '*', element: <NotFound /> },
+      ],
+    },
+  ],
+  { basename: '/console' },
+)
+
+/** The first page the roles allow. */
+function FirstPage() {
+  const session = useSession()
+  const first = PAGE_KEYS.find((page) => PAGES[page].read.length > 0 && canRead(session, page)) ?? 'health'
+  return <Navigate to={PAGES[first].path} replace />
+}
+
+function NotFound() {
+  return (
+    <Stack>
+      <PageTitle title="Page not found" />
+      <Alert color="yellow" role="alert">
+        The console has no page at this address. Pick one in the navigation.
+      </Alert>
+    </Stack>
+  )
+}
+
+/** Signed out: the sign-in page at any URL; signed in: the page of the URL. */
+function Gate() {
+  const { session, signOut } = useAuth()
+  const queryClient = useQueryClient()
+  // A token the API no longer accepts (expired, its client deleted or rotated away) ends the session.
+  useEffect(() => {
+    // Signed out, a 401 is the sign-in page's own answer (a wrong secret), shown there.
+    if (!session) return
+    const unauthorized = (error: unknown) => error instanceof ManagementApiError && error.status === 401
+    const end = () => signOut('The service no longer accepts your token. Sign in again.')
+    const queries = queryClient.getQueryCache().subscribe((event) => {
+      if (event.type === 'updated' && event.action.type === 'error' && unauthorized(event.action.error)) end()
+    })
+    const mutations = queryClient.getMutationCache().subscribe((event) => {
+      if (event.type === 'updated' && event.action.type === 'error' && unauthorized(event.action.error)) end()
+    })
+    return () => {
+      queries()
+      mutations()
+    }
+  }, [queryClient, session, signOut])
+  return session ? <RouterProvider router={router} /> : <SignInPage />
+}
+
+/**
+ * The nonce the Content-Security-Policy allows inline `<style>` elements with, which Mantine writes
+ * its theme variables into (apps/management/src/routes/console.ts).
+ */
+const styleNonce = document.querySelector<HTMLMetaElement>('meta[name="csp-style-nonce"]')?.content ?? ''
+
+/**
+ * Mantine's dimmed text (descriptions, hints) is gray 6 and its error text red 6, both under WCAG
+ * AA contrast on white (axe color-contrast, serious): gray 7 and red 9 are over 4.5:1.
+ */
+const cssVariablesResolver: CSSVariablesResolver = () => ({
+  variables: {},
+  light: {
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    // Field errors: red 6 on white is 3.3:1.
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
+  },
+  dark: {},
+})
+
+/** Filled buttons in shade 8: white on the default shade 6 is under 4.5:1 (axe color-contrast). */
+const theme = createTheme({
+  primaryShade: { light: 8, dark: 8 },
+  // No animated transitions for people who asked their system for less motion.
+  respectReducedMotion: true,
+  // Dialogs' close buttons are icons: give them a name (axe button-name).
+  components: {
+    Modal: Modal.extend({
+      defaultProps: {
+        closeButtonProps: { 'aria-label': 'Close' },
+        // The scroll lock (react-remove-scroll) writes a <style> without the CSP nonce.
+        lockScroll: false,
+      },
+    }),
+    // An alert's colour is its border and background; its text stays the body colour (contrast).
+    Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }),
+  },
+})
+
+export function App() {
+  const [queryClient] = useState(
+    () =>
+      new QueryClient({
+        defaultOptions: {
+          // A refused request (4xx) is an answer, not a glitch: no retries for it.
+          queries: {
+            retry: (count, error) =>
+              !(error instanceof ManagementApiError && error.status >= 400 && error.status < 500) &&
+              count < 2,
+            refetchOnWindowFocus: false,
+          },
+        },
+      }),
+  )
+  return (
+    <MantineProvider
+      theme={theme}
+      getStyleNonce={() => styleNonce}
+      cssVariablesResolver={cssVariablesResolver}
+    >
+      <QueryClientProvider client={queryClient}>
+        <AuthProvider>
+          <Gate />
+        </AuthProvider>
+      </QueryClientProvider>
+    </MantineProvider>
+  )
+}

@@ -1,0 +1,114 @@
+import { type ClientCreate, ROLES, type Role, zClientCreate } from '@credential-service/core-domain'
+import type { ClientWithSecret } from '@credential-service/sdk'
+import {
+  Button,
+  Checkbox,
+  PasswordInput,
+  SimpleGrid,
+  Stack,
+  TagsInput,
+  Textarea,
+  TextInput,
+} from '@mantine/core'
+import { FormAlert } from '../components/form-alert'
+import { optional, useApiForm } from '../forms/use-api-form'
+
+const FIELDS = [
+  'clientId',
+  'clientSecret',
+  'description',
+  'roles',
+  'allowedIssuanceConfigs',
+  'allowedPresentationConfigs',
+] as const
+
+/** What each role lets a client do (interface spec §5), as the checkboxes describe it. */
+const ROLE_HINTS: Record<Role, string> = {
+  'tenant:manage': 'operator: every tenant (operator clients only)',
+  'tenant:read': 'read the tenant and its clients',
+  'tenant:admin': 'manage the tenant and its clients',
+  'issuance:offer': 'make offers, follow issuance sessions',
+  'issuance:config': 'credential configurations and providers',
+  'presentation:request': 'make presentation requests',
+  'presentation:config': 'presentation configurations',
+  'key:manage': 'create, rotate and delete key chains',
+  'key:read': 'read key chains',
+  'registrar:manage': 'registrar registrations and certificates',
+  'metrics:read': 'read /api/metrics',
+}
+
+export function CreateClientForm({
+  create,
+  operatorScope,
+  onCreated,
+}: {
+  create: (body: ClientCreate) => Promise<ClientWithSecret>
+  /** An operator client (no tenant): the API requires `tenant:manage` of it. */
+  operatorScope: boolean
+  onCreated: (client: ClientWithSecret) => void
+}) {
+  const { form, onSubmit, pending } = useApiForm({
+    initialValues: {
+      clientId: '',
+      clientSecret: '',
+      description: '',
+      roles: operatorScope ? ['tenant:manage'] : ([] as string[]),
+      allowedIssuanceConfigs: [] as string[],
+      allowedPresentationConfigs: [] as string[],
+    },
+    fields: FIELDS,
+    schema: zClientCreate,
+    toBody: (values): ClientCreate => ({
+      clientId: optional(values.clientId),
+      clientSecret: values.clientSecret === '' ? undefined : values.clientSecret,
+      description: optional(values.description),
+      roles: values.roles as Role[],
+      // Spec §5 rule 5: an empty list allows every configuration.
+      allowedIssuanceConfigs: values.allowedIssuanceConfigs.length ? values.allowedIssuanceConfigs : null,
+      allowedPresentationConfigs: values.allowedPresentationConfigs.length
+        ? values.allowedPresentationConfigs
+        : null,
+    }),
+    submit: create,
+    onDone: onCreated,
+  })
+  return (
+    <form onSubmit={onSubmit} noValidate>
+      <Stack>
+        <TextInput
+          label="Client id"
+          description="Generated when empty."
+          {...form.getInputProps('clientId')}
+        />
+        <PasswordInput
+          label="Client secret"
+          description="At least 16 characters; generated when empty. Shown once after creation."
+          autoComplete="new-password"
+          {...form.getInputProps('clientSecret')}
+        />
+        <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
+        <Checkbox.Group label="Roles" withAsterisk {...form.getInputProps('roles')}>
+          <SimpleGrid cols={{ base: 1, sm: 2 }} mt="xs">
+            {ROLES.map((role) => (
+              <Checkbox key={role} value={role} label={role} description={ROLE_HINTS[role]} />
+            ))}
+          </SimpleGrid>
+        </Checkbox.Group>
+        <TagsInput
+          label="Allowed issuance configurations"
+          description="Credential configuration ids this client may offer; empty allows all. Enter to add."
+          {...form.getInputProps('allowedIssuanceConfigs')}
+        />
+        <TagsInput
+          label="Allowed presentation configurations"
+          description="Presentation configuration ids this client may request; empty allows all."
+          {...form.getInputProps('allowedPresentationConfigs')}
+        />
+        <FormAlert message={form.errors['']} />
+        <Button type="submit" loading={pending}>
+          Create client
+        </Button>
+      </Stack>
+    </form>
+  )
+}

@@ -1,0 +1,113 @@
+import { type KeyChainCreate, zKeyChainCreate } from '@credential-service/core-domain'
+import type { KeyChain } from '@credential-service/sdk'
+import { Button, NumberInput, Select, Stack, TagsInput, Textarea, TextInput } from '@mantine/core'
+import { FormAlert } from '../components/form-alert'
+import { optional, useApiForm } from '../forms/use-api-form'
+
+const FIELDS = [
+  'id',
+  'description',
+  'algorithm',
+  'certificate.mode',
+  'certificate.subject',
+  'certificate.country',
+  'certificate.validityDays',
+  'certificate.dnsNames',
+] as const
+
+type Generate = Extract<KeyChainCreate, { source: 'generate' }>
+
+/** A new key chain with its key in the database (`source: generate`), certified as chosen. */
+export function GenerateKeyChainForm({
+  create,
+  onCreated,
+}: {
+  create: (body: KeyChainCreate) => Promise<KeyChain>
+  onCreated: (keyChain: KeyChain) => void
+}) {
+  const { form, onSubmit, pending } = useApiForm({
+    initialValues: {
+      id: '',
+      description: '',
+      algorithm: 'ES256',
+      certificate: {
+        mode: 'internal-ca',
+        subject: '',
+        country: '',
+        validityDays: 365 as number | string,
+        dnsNames: [] as string[],
+      },
+    },
+    fields: FIELDS,
+    schema: zKeyChainCreate,
+    toBody: (values): KeyChainCreate => ({
+      source: 'generate',
+      id: optional(values.id),
+      description: optional(values.description),
+      algorithm: values.algorithm as Generate['algorithm'],
+      certificate: {
+        mode: values.certificate.mode as 'internal-ca' | 'self-signed',
+        subject: optional(values.certificate.subject),
+        country: optional(values.certificate.country),
+        validityDays: Number(values.certificate.validityDays),
+        dnsNames: values.certificate.dnsNames.length ? values.certificate.dnsNames : undefined,
+      },
+    }),
+    submit: create,
+    onDone: onCreated,
+  })
+  return (
+    <form onSubmit={onSubmit} noValidate>
+      <Stack>
+        <TextInput
+          label="Id"
+          description="Referenced as keyChainId by configurations; generated when empty."
+          {...form.getInputProps('id')}
+        />
+        <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
+        <Select
+          label="Algorithm"
+          description="ES256 is what HAIP wallets require."
+          data={['ES256', 'ES384', 'EdDSA']}
+          allowDeselect={false}
+          {...form.getInputProps('algorithm')}
+        />
+        <Select
+          label="Certificate"
+          data={[
+            { value: 'internal-ca', label: 'Issued by a root of its own (HAIP: leaf not self-signed)' },
+            { value: 'self-signed', label: 'Self-signed (development only)' },
+          ]}
+          allowDeselect={false}
+          {...form.getInputProps('certificate.mode')}
+        />
+        <TextInput
+          label="Subject"
+          description="e.g. CN=ACME issuer,O=ACME; defaults to CN=<tenant> <key chain id>."
+          {...form.getInputProps('certificate.subject')}
+        />
+        <TextInput
+          label="Country"
+          description="ISO 3166-1 alpha-2 in capitals, e.g. DE; mdoc configurations need one."
+          maxLength={2}
+          {...form.getInputProps('certificate.country')}
+        />
+        <NumberInput
+          label="Validity (days)"
+          min={1}
+          max={3650}
+          {...form.getInputProps('certificate.validityDays')}
+        />
+        <TagsInput
+          label="DNS names"
+          description="Subject alternative names; default: the host of PUBLIC_URL. Enter to add."
+          {...form.getInputProps('certificate.dnsNames')}
+        />
+        <FormAlert message={form.errors['']} />
+        <Button type="submit" loading={pending}>
+          Generate key chain
+        </Button>
+      </Stack>
+    </form>
+  )
+}

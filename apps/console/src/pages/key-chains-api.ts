@@ -1,0 +1,23 @@
+import type { KeyChainCreate, KeyChainRotate } from '@credential-service/core-domain'
+import type { ManagementClient } from '@credential-service/sdk'
+
+/** The key chain routes of the active tenant (`/api/tenants/{tenantId}/key-chains`). */
+export function keyChainsApi(api: ManagementClient, tenantId: string) {
+  return {
+    list: (query: { limit: number; cursor?: string }) => api.listKeyChainsOfTenant(tenantId, query),
+    get: (id: string) => api.getKeyChainOfTenant(tenantId, id),
+    create: (body: KeyChainCreate) => api.createKeyChainOfTenant(tenantId, body),
+    rotate: (id: string, body: KeyChainRotate) => api.rotateKeyChainOfTenant(tenantId, id, body),
+    remove: (id: string) => api.deleteKeyChainOfTenant(tenantId, id),
+  }
+}
+
+/** Saves a PEM as a file: a Blob URL the browser downloads (no data: URL, no server round trip). */
+export function downloadPem(fileName: string, pem: string) {
+  const url = URL.createObjectURL(new Blob([pem], { type: 'application/x-pem-file' }))
+  const link = document.createElement('a')
+  link.href = url
+  link.download = fileName
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(url), 0)
+}

@@ -1,0 +1,143 @@
+import { type TenantCreate, zTenantCreate } from '@credential-service/core-domain'
+import type { Tenant } from '@credential-service/sdk'
+import { Button, Modal, Select, Stack, Table, Text, Textarea, TextInput, VisuallyHidden } from '@mantine/core'
+import { useDisclosure } from '@mantine/hooks'
+import { useQueryClient } from '@tanstack/react-query'
+import { canWrite } from '../access'
+import { useAuth, useSession } from '../auth/auth'
+import { ConfirmButton } from '../components/confirm-button'
+import { PagerBar, useCursorPages } from '../components/cursor-pages'
+import { FormAlert } from '../components/form-alert'
+import { PageTitle } from '../components/shell'
+import { optional, useApiForm } from '../forms/use-api-form'
+
+/** Tenants (`/api/tenants`): operators list, create and delete them; `tenant:read` sees its own. */
+export default function TenantsPage() {
+  const session = useSession()
+  const { pickTenant } = useAuth()
+  const queryClient = useQueryClient()
+  const pages = useCursorPages(['tenants'], (query) => session.api.listTenants(query))
+  const [creating, { open, close }] = useDisclosure(false)
+  const writable = canWrite(session, 'tenants')
+  const changed = () => {
+    pages.reset()
+    return queryClient.invalidateQueries({ queryKey: ['tenants'] })
+  }
+  return (
+    <Stack>
+      <PageTitle title="Tenants">{writable && <Button onClick={open}>Create tenant</Button>}</PageTitle>
+      <Table striped highlightOnHover>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Id</Table.Th>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Credential encryption</Table.Th>
+            <Table.Th>Presentation results</Table.Th>
+            <Table.Th>Created</Table.Th>
+            <Table.Th>
+              <VisuallyHidden>Actions</VisuallyHidden>
+            </Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {pages.query.data?.items.map((tenant) => (
+            <Table.Tr key={tenant.id}>
+              <Table.Td>{tenant.id}</Table.Td>
+              <Table.Td>{tenant.name}</Table.Td>
+              <Table.Td>{tenant.credentialEncryption}</Table.Td>
+              <Table.Td>{tenant.presentationRetention}</Table.Td>
+              <Table.Td>{new Date(tenant.createdAt).toLocaleString()}</Table.Td>
+              <Table.Td>
+                {writable && (
+                  <ConfirmButton
+                    label="Delete"
+                    aria-label={`Delete tenant ${tenant.id}`}
+                    title={`Delete tenant ${tenant.id}?`}
+                    message={`Tenant ${tenant.name} and everything it owns (clients, key chains, configurations, sessions) are deleted. This cannot be undone.`}
+                    onConfirm={() => session.api.deleteTenant(tenant.id)}
+                    onDone={() => {
+                      if (session.activeTenant === tenant.id) pickTenant(undefined)
+                      void changed()
+                    }}
+                  />
+                )}
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      {pages.query.data?.items.length === 0 && <Text c="dimmed">No tenant yet.</Text>}
+      <PagerBar pages={pages} label="tenants" />
+      <Modal opened={creating} onClose={close} title="Create tenant">
+        <CreateTenantForm
+          onCreated={(tenant) => {
+            close()
+            pickTenant(tenant.id)
+            void changed()
+          }}
+        />
+      </Modal>
+    </Stack>
+  )
+}
+
+const FIELDS = ['id', 'name', 'description', 'presentationRetention', 'credentialEncryption'] as const
+
+function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }) {
+  const { api } = useSession()
+  const { form, onSubmit, pending } = useApiForm({
+    initialValues: {
+      id: '',
+      name: '',
+      description: '',
+      presentationRetention: 'keep',
+      credentialEncryption: 'optional',
+    },
+    fields: FIELDS,
+    schema: zTenantCreate,
+    toBody: (values): TenantCreate => ({
+      id: optional(values.id),
+      name: values.name.trim(),
+      description: optional(values.description),
+      presentationRetention: values.presentationRetention as TenantCreate['presentationRetention'],
+      credentialEncryption: values.credentialEncryption as TenantCreate['credentialEncryption'],
+    }),
+    submit: (body) => api.createTenant(body),
+    onDone: onCreated,
+  })
+  return (
+    <form onSubmit={onSubmit} noValidate>
+      <Stack>
+        <TextInput
+          label="Id"
+          description="Lowercase letters, digits, - and _; used in URLs. Generated when empty."
+          {...form.getInputProps('id')}
+        />
+        <TextInput label="Name" required {...form.getInputProps('name')} />
+        <Textarea label="Description" autosize minRows={2} {...form.getInputProps('description')} />
+        <Select
+          label="Presentation results"
+          data={[
+            { value: 'keep', label: 'Keep on the session' },
+            { value: 'drop-after-delivery', label: 'Drop once the webhook has them' },
+          ]}
+          allowDeselect={false}
+          {...form.getInputProps('presentationRetention')}
+        />
+        <Select
+          label="Credential encryption"
+          data={[
+            { value: 'optional', label: 'Offered to wallets' },
+            { value: 'required', label: 'Required of wallets' },
+          ]}
+          allowDeselect={false}
+          {...form.getInputProps('credentialEncryption')}
+        />
+        <FormAlert message={form.errors['']} />
+        <Button type="submit" loading={pending}>
+          Create tenant
+        </Button>
+      </Stack>
+    </form>
+  )
+}

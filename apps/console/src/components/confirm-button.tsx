@@ -30,7 +30,8 @@ export function ConfirmButton({ label, title, message, onConfirm, onDone, ...but
       <Button color="red" variant="light" size="xs" {...button} onClick={open}>
         {label}
       </Button>
-      <Modal opened={opened} onClose={close} title={title} centered>
+      {/* No scroll lock: react-remove-scroll writes a <style> without the CSP nonce (blocked, and reported). */}
+      <Modal opened={opened} onClose={close} title={title} centered lockScroll={false}>
         <Stack>
           <Text>{message}</Text>
           <FormAlert message={action.error ? describeError(action.error) : undefined} />

@@ -6,7 +6,7 @@ import {
   zCredentialConfigInput,
 } from '@credential-service/core-domain'
 import type { CredentialConfig } from '@credential-service/sdk'
-import { Alert, Button, Code, FileButton, Grid, Group, Stack, Tabs, Text, Title } from '@mantine/core'
+import { Alert, Button, FileButton, Grid, Group, Stack, Tabs, Text, Title } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
@@ -15,6 +15,7 @@ import { canRead, canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { downloadText } from '../components/download'
 import { FormAlert } from '../components/form-alert'
+import { JsonBlock } from '../components/json-block'
 import { useReferenceIds } from '../components/reference-ids'
 import { PageTitle } from '../components/shell'
 import { StoredItem } from '../components/stored-item'
@@ -179,15 +180,15 @@ function JsonViews({ body }: { body: CredentialConfigInput }) {
         <Tabs.Tab value="schema">Derived JSON Schema</Tabs.Tab>
       </Tabs.List>
       <Tabs.Panel value="json" pt="xs">
-        <Code block data-testid="config-json" style={{ maxHeight: '75vh', overflow: 'auto' }}>
-          {JSON.stringify(body, null, 2)}
-        </Code>
+        <JsonBlock label="Configuration JSON" testId="config-json" value={body} />
       </Tabs.Panel>
       <Tabs.Panel value="schema" pt="xs">
         {fields.success ? (
-          <Code block data-testid="config-schema" style={{ maxHeight: '75vh', overflow: 'auto' }}>
-            {JSON.stringify(deriveClaimsJsonSchema({ id: body.id, fields: fields.data }), null, 2)}
-          </Code>
+          <JsonBlock
+            label="Derived JSON Schema"
+            testId="config-schema"
+            value={deriveClaimsJsonSchema({ id: body.id, fields: fields.data })}
+          />
         ) : (
           <Text c="dimmed" size="sm">
             The schema is derived once every field is valid: {fields.error.issues[0]?.path.join('.')}{' '}

@@ -8,7 +8,6 @@ import {
   Autocomplete,
   Button,
   Checkbox,
-  Code,
   Grid,
   Group,
   Loader,
@@ -25,6 +24,7 @@ import { Link, useNavigate, useParams } from 'react-router'
 import { canRead, canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { FormAlert } from '../components/form-alert'
+import { JsonBlock } from '../components/json-block'
 import { useReferenceIds } from '../components/reference-ids'
 import { PageTitle } from '../components/shell'
 import { StoredItem } from '../components/stored-item'
@@ -199,13 +199,13 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
           </form>
         </Grid.Col>
         <Grid.Col span={{ base: 12, lg: 5 }}>
-          <Code
-            block
-            data-testid="presentation-json"
-            style={{ position: 'sticky', top: 72, maxHeight: '80vh', overflow: 'auto' }}
-          >
-            {JSON.stringify(presentationBody(form.values), null, 2)}
-          </Code>
+          <div style={{ position: 'sticky', top: 72 }}>
+            <JsonBlock
+              label="Configuration JSON"
+              testId="presentation-json"
+              value={presentationBody(form.values)}
+            />
+          </div>
         </Grid.Col>
       </Grid>
     </Stack>

@@ -136,7 +136,7 @@ function DcqlStatus({
           No query yet: add a credential query.
         </Text>
       ) : checked.ok ? (
-        <Text size="sm" c="green.9">
+        <Text size="sm" fw={500}>
           Valid DCQL query: {checked.query.credentials.length} credential quer
           {checked.query.credentials.length === 1 ? 'y' : 'ies'}.
         </Text>

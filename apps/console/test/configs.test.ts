@@ -5,9 +5,8 @@ import { join } from 'node:path'
 import { createManagementClient } from '@credential-service/sdk'
 import type { Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TEST_CONSOLE_DIR } from '../../../scripts/test-bundles'
 import { type ConsoleBrowser, expectAccessible, signIn, skipBrowser, startConsoleBrowser } from './browser'
-
-const TEST_CONSOLE_DIR = 'apps/console/dist-test'
 
 /**
  * Credential and presentation configurations in the console (issue 22), in Chromium against an

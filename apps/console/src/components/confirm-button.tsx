@@ -30,8 +30,7 @@ export function ConfirmButton({ label, title, message, onConfirm, onDone, ...but
       <Button color="red" variant="light" size="xs" {...button} onClick={open}>
         {label}
       </Button>
-      {/* No scroll lock: react-remove-scroll writes a <style> without the CSP nonce (blocked, and reported). */}
-      <Modal opened={opened} onClose={close} title={title} centered lockScroll={false}>
+      <Modal opened={opened} onClose={close} title={title} centered>
         <Stack>
           <Text>{message}</Text>
           <FormAlert message={action.error ? describeError(action.error) : undefined} />

@@ -25,6 +25,20 @@ export const PAGES = {
     write: ['key:manage'],
     tenantScoped: true,
   },
+  'credential-configs': {
+    path: '/credential-configs',
+    label: 'Credential configurations',
+    read: ['issuance:config'],
+    write: ['issuance:config'],
+    tenantScoped: true,
+  },
+  'presentation-configs': {
+    path: '/presentation-configs',
+    label: 'Presentation configurations',
+    read: ['presentation:config'],
+    write: ['presentation:config'],
+    tenantScoped: true,
+  },
   health: { path: '/health', label: 'Health and version', read: [], write: [], tenantScoped: false },
 } as const satisfies Record<
   string,

@@ -34,6 +34,30 @@ const router = createBrowserRouter(
           path: 'key-chains/:keyChainId',
           ...lazyPage('key-chains', () => import('./pages/key-chain-detail')),
         },
+        {
+          path: 'credential-configs',
+          ...lazyPage('credential-configs', () => import('./pages/credential-configs')),
+        },
+        {
+          path: 'credential-configs/new',
+          ...lazyPage('credential-configs', () => import('./pages/credential-config-editor')),
+        },
+        {
+          path: 'credential-configs/:credentialConfigId/edit',
+          ...lazyPage('credential-configs', () => import('./pages/credential-config-editor')),
+        },
+        {
+          path: 'presentation-configs',
+          ...lazyPage('presentation-configs', () => import('./pages/presentation-configs')),
+        },
+        {
+          path: 'presentation-configs/new',
+          ...lazyPage('presentation-configs', () => import('./pages/presentation-config-editor')),
+        },
+        {
+          path: 'presentation-configs/:presentationConfigId/edit',
+          ...lazyPage('presentation-configs', () => import('./pages/presentation-config-editor')),
+        },
         { path: 'health', ...lazyPage('health', () => import('./pages/health')) },
         { path: '*', element: <NotFound /> },
       ],

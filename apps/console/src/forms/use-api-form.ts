@@ -1,14 +1,24 @@
+import type { ValidationIssue } from '@credential-service/core-domain'
 import { type UseFormReturnType, useForm } from '@mantine/form'
 import { useMutation } from '@tanstack/react-query'
+import { useRef } from 'react'
 import type { z } from 'zod'
-import { problemErrors, validateWith } from './problems'
+import { fieldOf, problemErrors, validateWith } from './problems'
 
 export interface ApiFormOptions<Values extends Record<string, unknown>, Body, Result> {
   initialValues: Values
-  /** The form's field names, dotted for nested values (`certificate.subject`). */
-  fields: readonly string[]
+  /**
+   * The form's field names, dotted for nested values (`certificate.subject`); a function of the
+   * values when rows come and go (`fields.3.path`).
+   */
+  fields: readonly string[] | ((values: Values) => readonly string[])
   /** The schema the API validates the body with (core-domain). */
   schema: z.ZodType
+  /**
+   * The rules the API checks beyond the shape (core-domain `check…`, answered as 422), run on a
+   * body the schema accepted; issue paths start with `body.`.
+   */
+  check?: (body: Body) => ValidationIssue[]
   /** The request body of the values: empty optional inputs left out. */
   toBody: (values: Values) => Body
   submit: (body: Body) => Promise<Result>
@@ -28,15 +38,29 @@ export interface ApiForm<Values extends Record<string, unknown>> {
 export function useApiForm<Values extends Record<string, unknown>, Body, Result>(
   options: ApiFormOptions<Values, Body, Result>,
 ): ApiForm<Values> {
-  const { fields, schema, toBody } = options
+  // The latest options: the form keeps the first validate function it was given.
+  const latest = useRef(options)
+  latest.current = options
+  const fieldsOf = (values: Values) => {
+    const { fields } = latest.current
+    return typeof fields === 'function' ? fields(values) : fields
+  }
   const form = useForm<Values>({
     mode: 'controlled',
     initialValues: options.initialValues,
-    validate: (values) => validateWith(schema, toBody(values), fields),
+    validate: (values) => {
+      const { schema, toBody, check } = latest.current
+      const body = toBody(values)
+      const errors = validateWith(schema, body, fieldsOf(values))
+      if (Object.keys(errors).length > 0 || !check) return errors
+      for (const { path, message } of check(body))
+        errors[fieldOf(path.replace(/^body\.?/, ''), fieldsOf(values)) ?? ''] ??= message
+      return errors
+    },
   })
   const mutation = useMutation({
     mutationFn: options.submit,
-    onError: (error) => form.setErrors(problemErrors(error, fields)),
+    onError: (error) => form.setErrors(problemErrors(error, fieldsOf(form.getValues()))),
     onSuccess: (result) => {
       form.reset()
       options.onDone?.(result)
@@ -44,7 +68,7 @@ export function useApiForm<Values extends Record<string, unknown>, Body, Result>
   })
   return {
     form,
-    onSubmit: form.onSubmit((values) => mutation.mutate(toBody(values))),
+    onSubmit: form.onSubmit((values) => mutation.mutate(latest.current.toBody(values))),
     pending: mutation.isPending,
   }
 }

@@ -1,5 +1,6 @@
 import type { KeyChainCreate, KeyChainRotate } from '@credential-service/core-domain'
 import type { ManagementClient } from '@credential-service/sdk'
+import { downloadText } from '../components/download'
 
 /** The key chain routes of the active tenant (`/api/tenants/{tenantId}/key-chains`). */
 export function keyChainsApi(api: ManagementClient, tenantId: string) {
@@ -12,12 +13,6 @@ export function keyChainsApi(api: ManagementClient, tenantId: string) {
   }
 }
 
-/** Saves a PEM as a file: a Blob URL the browser downloads (no data: URL, no server round trip). */
-export function downloadPem(fileName: string, pem: string) {
-  const url = URL.createObjectURL(new Blob([pem], { type: 'application/x-pem-file' }))
-  const link = document.createElement('a')
-  link.href = url
-  link.download = fileName
-  link.click()
-  setTimeout(() => URL.revokeObjectURL(url), 0)
-}
+/** Saves a PEM as a file. */
+export const downloadPem = (fileName: string, pem: string) =>
+  downloadText(fileName, pem, 'application/x-pem-file')

@@ -1,0 +1,213 @@
+import {
+  checkDcqlQuery,
+  type PresentationConfigInput,
+  zPresentationConfigInput,
+} from '@credential-service/core-domain'
+import type { PresentationConfig } from '@credential-service/sdk'
+import {
+  Autocomplete,
+  Button,
+  Checkbox,
+  Grid,
+  Group,
+  Loader,
+  NumberInput,
+  Select,
+  SimpleGrid,
+  Stack,
+  TagsInput,
+  Textarea,
+  TextInput,
+} from '@mantine/core'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { Link, useNavigate, useParams } from 'react-router'
+import { canRead, canWrite } from '../access'
+import { useSession } from '../auth/auth'
+import { FormAlert } from '../components/form-alert'
+import { JsonBlock } from '../components/json-block'
+import { useReferenceIds } from '../components/reference-ids'
+import { PageTitle } from '../components/shell'
+import { StoredItem } from '../components/stored-item'
+import { useApiForm } from '../forms/use-api-form'
+import { DcqlEditor } from '../presentation-configs/dcql-editor'
+import {
+  PRESENTATION_INPUTS,
+  presentationBody,
+  presentationValues,
+} from '../presentation-configs/presentation-values'
+import { presentationConfigsApi } from './configs-api'
+
+/** `/presentation-configs/new` and `/presentation-configs/:presentationConfigId/edit`. */
+export default function PresentationConfigEditorPage() {
+  const { presentationConfigId } = useParams()
+  const session = useSession()
+  const tenantId = session.activeTenant ?? ''
+  return (
+    <StoredItem
+      id={presentationConfigId}
+      queryKey={['presentation-configs', tenantId]}
+      load={presentationConfigsApi(session.api, tenantId).get}
+      listPath="/presentation-configs"
+    >
+      {(stored) => <PresentationConfigEditor stored={stored} />}
+    </StoredItem>
+  )
+}
+
+function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
+  const session = useSession()
+  const tenantId = session.activeTenant ?? ''
+  const presentations = presentationConfigsApi(session.api, tenantId)
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const readOnly = !canWrite(session, 'presentation-configs')
+  // The builder's choices: the tenant's credential configurations, when the roles can read them.
+  const credentialConfigs = useQuery({
+    queryKey: ['credential-configs', tenantId, 'for-dcql'],
+    queryFn: () => session.api.listCredentialConfigsOfTenant(tenantId, { limit: 100 }),
+    enabled: canRead(session, 'credential-configs'),
+  })
+  const keyChains = useReferenceIds(
+    ['key-chains', tenantId],
+    (query) => session.api.listKeyChainsOfTenant(tenantId, query),
+    canRead(session, 'key-chains'),
+  )
+  const { form, onSubmit, pending } = useApiForm({
+    initialValues: presentationValues(stored),
+    fields: PRESENTATION_INPUTS,
+    schema: zPresentationConfigInput,
+    toBody: presentationBody,
+    check: (body: PresentationConfigInput) => checkDcqlQuery(zPresentationConfigInput.parse(body).dcqlQuery),
+    submit: (body) => (stored ? presentations.replace(stored.id, body) : presentations.create(body)),
+    onDone: () => {
+      void queryClient.invalidateQueries({ queryKey: ['presentation-configs', tenantId] })
+      navigate('/presentation-configs')
+    },
+  })
+  if (canRead(session, 'credential-configs') && credentialConfigs.isPending)
+    return <Loader aria-label="Loading credential configurations" />
+  return (
+    <Stack>
+      <PageTitle
+        title={stored ? `Presentation configuration ${stored.id}` : 'New presentation configuration'}
+      />
+      <Grid>
+        <Grid.Col span={{ base: 12, lg: 7 }}>
+          <form onSubmit={onSubmit} noValidate aria-label="Presentation configuration">
+            <Stack>
+              <TextInput
+                label="Id"
+                required
+                readOnly={stored !== undefined || readOnly}
+                {...form.getInputProps('id')}
+              />
+              <Textarea
+                label="Description"
+                autosize
+                minRows={1}
+                readOnly={readOnly}
+                {...form.getInputProps('description')}
+              />
+              <DcqlEditor
+                value={form.values.dcqlQuery}
+                onChange={(text) => form.setFieldValue('dcqlQuery', text)}
+                configs={credentialConfigs.data?.items}
+                error={form.errors.dcqlQuery}
+                readOnly={readOnly}
+              />
+              <SimpleGrid cols={{ base: 1, sm: 2 }}>
+                <Autocomplete
+                  label="Key chain"
+                  description="Signs request objects"
+                  required
+                  data={keyChains}
+                  readOnly={readOnly}
+                  {...form.getInputProps('keyChainId')}
+                />
+                <Select
+                  label="Client id prefix"
+                  data={[
+                    { value: 'x509_san_dns', label: 'x509_san_dns (SAN dNSName)' },
+                    { value: 'x509_hash', label: 'x509_hash (certificate hash)' },
+                  ]}
+                  allowDeselect={false}
+                  readOnly={readOnly}
+                  {...form.getInputProps('clientIdPrefix')}
+                />
+                <Select
+                  label="Response mode"
+                  description="HAIP asks for direct_post.jwt"
+                  data={['direct_post.jwt', 'direct_post']}
+                  allowDeselect={false}
+                  readOnly={readOnly}
+                  {...form.getInputProps('responseMode')}
+                />
+                <NumberInput
+                  label="Lifetime (seconds)"
+                  description="How long a request stays answerable"
+                  min={30}
+                  max={86400}
+                  readOnly={readOnly}
+                  {...form.getInputProps('lifetimeSeconds')}
+                />
+                <TextInput
+                  label="Redirect URI"
+                  description="Same-device flows: where the wallet sends the user back"
+                  readOnly={readOnly}
+                  {...form.getInputProps('redirectUri')}
+                />
+                <TextInput
+                  label="Webhook endpoint"
+                  description="Where results are delivered"
+                  readOnly={readOnly}
+                  {...form.getInputProps('webhookEndpointId')}
+                />
+              </SimpleGrid>
+              <TagsInput
+                label="Transaction data types"
+                description="Types requests may carry; Enter to add"
+                readOnly={readOnly}
+                {...form.getInputProps('transactionDataTypes')}
+              />
+              <Textarea
+                label="Trust anchors"
+                description="PEM certificates issuers must chain to, besides the tenant's own key chains"
+                autosize
+                minRows={2}
+                maxRows={12}
+                styles={{ input: { fontFamily: 'monospace' } }}
+                readOnly={readOnly}
+                {...form.getInputProps('trustAnchors')}
+              />
+              <Checkbox
+                label="Accept any issuer (development only)"
+                disabled={readOnly}
+                {...form.getInputProps('acceptAnyIssuer', { type: 'checkbox' })}
+              />
+              <FormAlert message={form.errors['']} />
+              <Group>
+                {!readOnly && (
+                  <Button type="submit" loading={pending}>
+                    {stored ? 'Save configuration' : 'Create configuration'}
+                  </Button>
+                )}
+                <Button variant="default" component={Link} to="/presentation-configs">
+                  Cancel
+                </Button>
+              </Group>
+            </Stack>
+          </form>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, lg: 5 }}>
+          <div style={{ position: 'sticky', top: 72 }}>
+            <JsonBlock
+              label="Configuration JSON"
+              testId="presentation-json"
+              value={presentationBody(form.values)}
+            />
+          </div>
+        </Grid.Col>
+      </Grid>
+    </Stack>
+  )
+}

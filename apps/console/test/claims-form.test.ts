@@ -4,7 +4,9 @@ import {
   checkClaims,
   claimInputsFromFields,
   claimInputsFromSchema,
+  claimRows,
   claimsFromInputs,
+  credentialsOf,
   inputOfPath,
   parseClaimValue,
 } from '../src/flows/claims-form'
@@ -146,6 +148,24 @@ describe('claims form from the claims JSON Schema (a client with issuance:offer 
     })
     expect(claimInputsFromSchema(schema)).toStrictEqual([
       { path: ['extra'], type: 'object', mandatory: true, label: 'extra', initial: '' },
+    ])
+  })
+})
+
+describe('disclosed claims', () => {
+  it('OpenID4VP §8.1: one entry per presented credential of each DCQL query, its claims as path → value rows', () => {
+    const claims = {
+      pid: [{ given_name: 'Erika', address: { locality: 'Berlin' } }],
+      mdl: [{ a: 1 }, { a: 2 }],
+    }
+    expect(credentialsOf(claims).map(({ key, caption }) => [key, caption])).toStrictEqual([
+      ['pid/0', 'Credential pid'],
+      ['mdl/0', 'Credential mdl (1 of 2)'],
+      ['mdl/1', 'Credential mdl (2 of 2)'],
+    ])
+    expect(claimRows(claims.pid[0])).toStrictEqual([
+      { path: 'given_name', value: 'Erika' },
+      { path: 'address.locality', value: 'Berlin' },
     ])
   })
 })

@@ -203,3 +203,23 @@ export function claimRows(value: unknown, path: string[] = []): { path: string; 
     return Object.entries(value).flatMap(([key, child]) => claimRows(child, [...path, key]))
   return [{ path: path.join('.'), value: typeof value === 'string' ? value : JSON.stringify(value) }]
 }
+
+/**
+ * The disclosed claims of a presentation session (per DCQL credential query id, an array when the
+ * query allows several credentials) as one entry per presented credential, with its caption.
+ */
+export function credentialsOf(
+  claims: Record<string, unknown>,
+): { key: string; caption: string; disclosed: unknown }[] {
+  return Object.entries(claims).flatMap(([queryId, value]) => {
+    const presented = Array.isArray(value) ? value : [value]
+    return presented.map((disclosed, index) => ({
+      key: `${queryId}/${index}`,
+      caption:
+        presented.length > 1
+          ? `Credential ${queryId} (${index + 1} of ${presented.length})`
+          : `Credential ${queryId}`,
+      disclosed,
+    }))
+  })
+}

@@ -1,5 +1,5 @@
-import { Code, Table, Text, Title } from '@mantine/core'
-import { claimRows } from './claims-form'
+import { Table, Text, Title } from '@mantine/core'
+import { claimRows, credentialsOf } from './claims-form'
 
 /**
  * The claims a verified presentation disclosed, per DCQL credential query id (the session's
@@ -11,11 +11,9 @@ export function DisclosedClaims({ claims }: { claims: Record<string, unknown> })
       <Title order={3} size="h4" id="disclosed-claims-title" mb="xs">
         Disclosed claims
       </Title>
-      {Object.entries(claims).map(([queryId, disclosed]) => (
-        <Table key={queryId} striped withTableBorder mb="sm" captionSide="top">
-          <Table.Caption>
-            Credential <Code>{queryId}</Code>
-          </Table.Caption>
+      {credentialsOf(claims).map(({ key, caption, disclosed }) => (
+        <Table key={key} striped withTableBorder mb="sm" captionSide="top">
+          <Table.Caption>{caption}</Table.Caption>
           <Table.Thead>
             <Table.Tr>
               <Table.Th>Claim</Table.Th>

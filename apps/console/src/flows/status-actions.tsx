@@ -17,13 +17,13 @@ const ACTIONS: { status: CredentialStatusValue; label: string; color: string; me
   {
     status: 'suspended',
     label: 'Suspend',
-    color: 'orange',
+    color: 'red',
     message: 'Relying parties will refuse these credentials until they are reinstated.',
   },
   {
     status: 'valid',
     label: 'Reinstate',
-    color: 'green',
+    color: 'blue',
     message: 'Suspended credentials become valid again (revoked ones stay revoked).',
   },
 ]
@@ -65,7 +65,7 @@ export function StatusActions({ target, disabled }: { target: StatusTarget; disa
         ))}
       </Group>
       {result && (
-        <Alert color="green" title="Status changed" role="status" data-testid="status-result">
+        <Alert color="blue" title="Status changed" role="status" data-testid="status-result">
           {result.credentials} credential{result.credentials === 1 ? '' : 's'} with a status list entry,{' '}
           {result.changed} changed to {result.status}.
         </Alert>

@@ -277,7 +277,7 @@ export default function OffersPage() {
         >
           {() =>
             created.txCode && (
-              <Alert color="yellow" title="Transaction code, shown only this once">
+              <Alert color="blue" title="Transaction code, shown only this once">
                 Give the holder this code another way than the QR code (e.g. by text message):{' '}
                 <Code data-testid="tx-code" fz="lg">
                   {created.txCode}

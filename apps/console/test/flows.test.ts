@@ -253,7 +253,24 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     await page.getByRole('heading', { name: `Status lists of ${tenant}` }).waitFor()
     await page.getByRole('row').filter({ hasText: 'keys' }).first().waitFor()
     await expectAccessible('status lists page')
-    await page.getByLabel('Session id').fill(issuanceSession)
+    // By the offer's status handle: suspended, then reinstated (each confirmed).
+    await page.getByText('By status handle').click()
+    await page.getByRole('textbox', { name: 'Status handle' }).fill(`case-${tenant}`)
+    for (const [action, status] of [
+      ['Suspend', 'suspended'],
+      ['Reinstate', 'valid'],
+    ] as const) {
+      await page.getByRole('button', { name: action }).click()
+      await page
+        .getByRole('dialog', { name: `${action} the credentials of handle case-${tenant}?` })
+        .getByRole('button', { name: action })
+        .click()
+      await expect
+        .poll(() => page.getByTestId('status-result').textContent())
+        .toContain(`1 changed to ${status}`)
+    }
+    await page.getByText('By issuance session').click()
+    await page.getByRole('textbox', { name: 'Session id' }).fill(issuanceSession)
     await page.getByRole('button', { name: 'Revoke' }).click()
     const confirm = page.getByRole('dialog', {
       name: `Revoke the credentials of session ${issuanceSession}?`,

@@ -1,7 +1,6 @@
 import { type PresentationRequestCreate, zPresentationRequestCreate } from '@credential-service/core-domain'
-import type { PresentationRequestCreated, PresentationSession } from '@credential-service/sdk'
+import type { PresentationRequestCreated } from '@credential-service/sdk'
 import {
-  Alert,
   Button,
   Card,
   Group,
@@ -17,9 +16,8 @@ import { useState } from 'react'
 import { useSession } from '../auth/auth'
 import { FormAlert } from '../components/form-alert'
 import { PageTitle } from '../components/shell'
-import { DisclosedClaims } from '../flows/disclosed-claims'
 import { FlowResult } from '../flows/flow-result'
-import { ReleaseResultForm } from '../flows/release-result'
+import { PresentationOutcome } from '../flows/presentation-outcome'
 import { optional, useApiForm } from '../forms/use-api-form'
 
 const FIELDS = [
@@ -168,20 +166,5 @@ export default function PresentationRequestsPage() {
         </FlowResult>
       )}
     </Stack>
-  )
-}
-
-/** A verified session's claims, or the form that releases them with the response code (same-device). */
-export function PresentationOutcome({ session }: { session: PresentationSession }) {
-  const [released, setReleased] = useState<PresentationSession>()
-  if (session.status !== 'verified') return null
-  const claims = released?.claims ?? session.claims
-  if (claims) return <DisclosedClaims claims={claims} />
-  if (session.responseCodeRequired)
-    return <ReleaseResultForm sessionId={session.id} onReleased={setReleased} />
-  return (
-    <Alert color="gray" title="No claims kept">
-      The claims of this session are no longer kept (released, or dropped by retention).
-    </Alert>
   )
 }

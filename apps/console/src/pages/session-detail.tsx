@@ -6,9 +6,9 @@ import { useSession } from '../auth/auth'
 import { ConfirmButton } from '../components/confirm-button'
 import { PageTitle } from '../components/shell'
 import { StatusBadge, useLiveSession } from '../flows/live-session'
+import { PresentationOutcome } from '../flows/presentation-outcome'
 import { StatusActions } from '../flows/status-actions'
 import { describeError } from '../forms/problems'
-import { PresentationOutcome } from './presentation-requests'
 import { configurationsOf } from './sessions'
 
 const when = (timestamp: string | null | undefined) =>

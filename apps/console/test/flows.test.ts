@@ -29,6 +29,7 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
   const rootSecret = randomBytes(24).toString('base64url')
   const tenant = `t-${randomBytes(4).toString('hex')}`
   const officer = { id: `${tenant}-officer`, secret: randomBytes(18).toString('base64url') }
+  const offerer = { id: `${tenant}-offerer`, secret: randomBytes(18).toString('base64url') }
   const dataDir = mkdtempSync(join(tmpdir(), 'console-flows-'))
   const policyViolations: string[] = []
   let service: ServiceProcess
@@ -89,6 +90,11 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
         'presentation:config',
         'presentation:request',
       ],
+    })
+    await root.createClientOfTenant(tenant, {
+      clientId: offerer.id,
+      clientSecret: offerer.secret,
+      roles: ['issuance:offer'],
     })
     const api: ManagementClient = createManagementClient({
       baseUrl: origin,
@@ -179,11 +185,15 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     await response.body?.cancel()
   }
 
+  async function signIn(client: { id: string; secret: string }) {
+    await page.getByLabel('Client id').fill(client.id)
+    await page.getByLabel('Client secret').fill(client.secret)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+  }
+
   it('signs in and sees the flow pages its roles allow', async () => {
     await page.goto(url('/offers'))
-    await page.getByLabel('Client id').fill(officer.id)
-    await page.getByLabel('Client secret').fill(officer.secret)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(officer)
     await page.getByRole('heading', { name: `Offers of ${tenant}` }).waitFor()
     const links = await navigation().getByRole('link').allTextContents()
     for (const label of ['Offers', 'Presentation requests', 'Sessions', 'Status lists'])
@@ -314,6 +324,31 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     await page.getByRole('heading', { name: `Sessions of ${tenant}` }).waitFor()
     await expect.poll(() => sessions.getByRole('row').count()).toBe(4)
     expect(await sessions.textContent()).not.toContain(failed)
+  })
+
+  it('a client with issuance:offer alone: the claims form from the claims JSON Schema; issuance sessions only', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await signIn(offerer)
+    await page.getByRole('heading', { name: `Sessions of ${tenant}` }).waitFor()
+    expect(await navigation().getByRole('link').allTextContents()).toStrictEqual([
+      'Offers',
+      'Sessions',
+      'Status lists',
+      'Health and version',
+    ])
+    const kinds = await page.getByRole('table', { name: 'Sessions' }).getByRole('row').allTextContents()
+    expect(kinds.slice(1).every((row) => row.includes('issuance'))).toBe(true)
+    await navigation().getByRole('link', { name: 'Offers' }).click()
+    const configurations = page.getByLabel(/^Credential configurations/).first()
+    await configurations.fill('pid')
+    await configurations.press('Enter')
+    const claims = page.getByRole('group', { name: 'Claims of pid' })
+    await claims.getByLabel('given_name').fill('Ada')
+    await pick('age_over_18', 'Yes (true)')
+    await page.getByRole('button', { name: 'Create offer' }).click()
+    await page.getByRole('img', { name: /^QR code of the offer/ }).waitFor()
+    expect(await status().textContent()).toBe('offered')
+    await expectAccessible('offer of a client with issuance:offer alone')
   })
 
   it('issue 22: no page broke the Content-Security-Policy', () => {

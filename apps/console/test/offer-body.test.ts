@@ -29,6 +29,16 @@ describe('the offer form’s body', () => {
     })
   })
 
+  it('OpenID4VCI §4.1.1: no tx_code with the authorization code grant alone', () => {
+    const values = {
+      ...initialOfferValues(),
+      credentialConfigurationIds: ['eu.pid'],
+      grant: 'authorization_code' as const,
+    }
+    values.txCode = { required: true, inputMode: 'text', length: 8, description: '', value: '' }
+    expect(offerBody(values, { 'eu.pid': { kind: 'none' } }, configs).body).not.toHaveProperty('txCode')
+  })
+
   it('claims from the attribute provider or the login: none in the body', () => {
     const values = {
       ...initialOfferValues(),

@@ -87,7 +87,8 @@ export function offerBody(
     grant: values.grant,
     lifetimeSeconds: values.lifetimeSeconds,
     byReference: values.byReference,
-    ...(txCode.required
+    // The authorization code flow would skip a tx_code: the form offers none with that grant alone.
+    ...(txCode.required && values.grant !== 'authorization_code'
       ? {
           txCode: {
             inputMode: txCode.inputMode,

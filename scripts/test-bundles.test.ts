@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
-import { appEntry, bundleInputs } from './test-bundles'
+import { appEntry, bundleInputs, consoleInputs, TEST_CONSOLE_DIR } from './test-bundles'
 
 const root = new URL('..', import.meta.url).pathname
 
@@ -25,3 +25,9 @@ it.skipIf(process.env.TEST_FROM_SOURCE)(
     expect(existsSync(join(root, 'apps/all-in-one/dist-test/cli/db-migrate.js'))).toBe(true)
   },
 )
+
+it('issue 22: the processes tests start serve a console built from its sources as they are now', () => {
+  const { digest, stamp } = consoleInputs()
+  expect(readFileSync(stamp, 'utf8'), 'console: stale build').toBe(digest)
+  expect(existsSync(join(root, TEST_CONSOLE_DIR, 'index.html'))).toBe(true)
+})

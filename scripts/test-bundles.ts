@@ -78,19 +78,57 @@ export function bundleInputs(): { app: string; args: string[]; digest: string; s
   return bundledApps().map(({ app, args }) => ({
     app,
     args,
-    digest: `${shared} ${digestOf([...filesUnder(join(root, 'apps', app, 'src')), join(root, 'apps', app, 'package.json')])}`,
+    digest: `${shared} ${digestOf(
+      [app, ...appsCompiledIn(app)].flatMap((name) => [
+        ...filesUnder(join(root, 'apps', name, 'src')),
+        join(root, 'apps', name, 'package.json'),
+      ]),
+    )}`,
     stamp: join(root, 'apps', app, TEST_BUNDLE_DIR, '.inputs'),
   }))
 }
 
 /**
+ * The other apps an app's bundle compiles in (all-in-one: management, issuer, verifier), from the
+ * workspace packages its manifest names: their sources are inputs of its bundle too.
+ */
+function appsCompiledIn(app: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(root, 'apps', app, 'package.json'), 'utf8'))
+  return Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })
+    .filter((name) => name.startsWith('@credential-service/'))
+    .map((name) => name.slice('@credential-service/'.length))
+    .filter((name) => existsSync(join(root, 'apps', name, 'src')))
+}
+
+/**
+ * The admin console's static build for the tests (`apps/console/dist-test`, the CONSOLE_DIR of the
+ * processes that serve it): its build script and the digest of what goes into it, its own files
+ * and the packages it compiles in (core-domain's schemas, the SDK).
+ */
+export function consoleInputs(): { app: string; args: string[]; digest: string; stamp: string } {
+  const dir = join(root, 'apps/console')
+  const digest = digestOf([
+    ...filesUnder(join(dir, 'src')),
+    ...filesUnder(join(dir, 'scripts')),
+    ...['index.html', 'vite.config.ts', 'package.json'].map((file) => join(dir, file)),
+    ...['core-domain', 'sdk'].flatMap((name) => filesUnder(join(root, 'packages', name, 'src'))),
+  ])
+  return { app: 'console', args: ['scripts/build.mjs'], digest, stamp: join(dir, TEST_BUNDLE_DIR, '.inputs') }
+}
+
+/** The console's build for the tests, relative to the root (the processes' CONSOLE_DIR). */
+export const TEST_CONSOLE_DIR = `apps/console/${TEST_BUNDLE_DIR}`
+
+/**
  * Builds each app whose bundle is missing or whose inputs changed since it was built: its sources
- * and manifest, the packages compiled in, the migrations shipped beside it, the build script.
+ * and manifest, the packages compiled in, the migrations shipped beside it, the build script; and
+ * the console's static build likewise. TEST_FROM_SOURCE skips the bundles, not the console (a
+ * browser cannot run TypeScript).
  */
 export async function buildTestBundles(): Promise<void> {
-  if (process.env.TEST_FROM_SOURCE) return
+  const targets = process.env.TEST_FROM_SOURCE ? [consoleInputs()] : [...bundleInputs(), consoleInputs()]
   await Promise.all(
-    bundleInputs().map(async ({ app, args, digest, stamp }) => {
+    targets.map(async ({ app, args, digest, stamp }) => {
       if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return
       await build(app, args)
       writeFileSync(stamp, digest)

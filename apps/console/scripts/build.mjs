@@ -11,7 +11,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const BUDGET_BYTES = 250 * 1024
 const outDir = join(root, process.env.BUILD_OUTDIR || 'dist')
 
-await build({ root, logLevel: 'warn', build: { outDir } })
+// A production build whatever the caller's NODE_ENV (vitest's global setup runs this with `test`,
+// which would make React's development build).
+process.env.NODE_ENV = 'production'
+await build({ root, mode: 'production', logLevel: 'warn', build: { outDir } })
 
 const manifest = initialScripts(readFileSync(join(outDir, 'index.html'), 'utf8'))
 let total = 0

@@ -115,6 +115,8 @@ const cssVariablesResolver: CSSVariablesResolver = () => ({
 /** Filled buttons in shade 8: white on the default shade 6 is under 4.5:1 (axe color-contrast). */
 const theme = createTheme({
   primaryShade: { light: 8, dark: 8 },
+  // No animated transitions for people who asked their system for less motion.
+  respectReducedMotion: true,
   // Dialogs' close buttons are icons: give them a name (axe button-name).
   components: {
     Modal: Modal.extend({

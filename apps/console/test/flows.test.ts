@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createManagementClient, type ManagementClient } from '@credential-service/sdk'
-import axe from 'axe-core'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ServiceProcess, startProcess } from '../../all-in-one/test/processes'
 import { presentOverHttp, redeemOffer } from '../../all-in-one/test/wallet'
+import {
+  type ConsoleUnderTest,
+  expectAccessible as expectAccessibleIn,
+  skipWithoutChromium,
+  startConsole,
+} from './browser'
 
 /**
  * The console's flow pages in Chromium (issue 22): offers, presentation requests, sessions and
@@ -16,12 +17,7 @@ import { presentOverHttp, redeemOffer } from '../../all-in-one/test/wallet'
  * editors have tests of their own). One browser, one server, one page: each case goes on from
  * where the one before left off.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
-const CONSOLE_DIR = 'apps/console/dist-test'
-const missing = !existsSync(CHROMIUM)
-const skip = missing && !process.env.CI
-if (skip) console.warn(`flows.test.ts skipped: no Chromium at ${CHROMIUM}`)
-
+const skip = skipWithoutChromium('flows.test.ts')
 const VCT = 'urn:example:console:pid:1'
 
 describe.skipIf(skip)('console flows in Chromium: offers, presentations, sessions, status lists', () => {
@@ -30,57 +26,28 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
   const tenant = `t-${randomBytes(4).toString('hex')}`
   const officer = { id: `${tenant}-officer`, secret: randomBytes(18).toString('base64url') }
   const offerer = { id: `${tenant}-offerer`, secret: randomBytes(18).toString('base64url') }
-  const dataDir = mkdtempSync(join(tmpdir(), 'console-flows-'))
-  const policyViolations: string[] = []
-  let service: ServiceProcess
-  let browser: Browser
+  let harness: ConsoleUnderTest
   let page: Page
   /** The credential the test wallet got from the page's offer. */
   let issued: Awaited<ReturnType<typeof redeemOffer>>
   let issuanceSession = ''
 
   beforeAll(async () => {
-    if (missing) throw new Error(`no Chromium at ${CHROMIUM}: install chromium or set CHROMIUM_PATH`)
-    // Until the console branch's test setup builds it (scripts/test-bundles.ts), the test build
-    // is made by hand: BUILD_OUTDIR=dist-test node apps/console/scripts/build.mjs
-    if (!existsSync(join(CONSOLE_DIR, 'index.html')))
-      throw new Error(
-        `no console build in ${CONSOLE_DIR}: BUILD_OUTDIR=dist-test node apps/console/scripts/build.mjs`,
-      )
-    ;[service, browser] = await Promise.all([
-      startProcess('all-in-one', {
-        DATA_DIR: dataDir,
-        AUTH_CLIENT_ID: rootId,
-        AUTH_CLIENT_SECRET: rootSecret,
-        MASTER_SECRET: randomBytes(32).toString('base64url'),
-        CONSOLE_DIR,
+    harness = await startConsole(
+      { id: rootId, secret: rootSecret },
+      {
         // Our verifier fetches our own status lists over plain http, uncached: a revocation
         // shows at the next presentation.
         OUTBOUND_ALLOW_HTTP: 'true',
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
         STATUS_LIST_CACHE_MAX_SECONDS: '0',
-        ...(process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : {}),
-      }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-      }),
-    ])
-    expect(await service.ready(), service.stderr()).toBe(200)
-    await setUpTenant(service.origin)
-    page = await browser.newPage()
-    page.on('console', (message) => {
-      if (message.text().includes('Content Security Policy'))
-        policyViolations.push(`${page.url()}: ${message.text()}`)
-    })
+      },
+    )
+    page = harness.page
+    await setUpTenant(harness.service.origin)
   }, 90_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await service?.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  afterAll(() => harness?.stop())
 
   /** Through the SDK, as an integrator would: the tenant, a client for the pages, keys, configurations. */
   async function setUpTenant(origin: string) {
@@ -146,23 +113,11 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     })
   }
 
-  const url = (path: string) => `${service.origin}/console${path}`
+  const url = (path: string) => harness.url(path)
   const navigation = () => page.getByRole('navigation', { name: 'Console pages' })
   const status = () => page.getByRole('status').getByTestId('session-status')
 
-  async function expectAccessible(what: string) {
-    await page.evaluate(axe.source)
-    const violations = await page.evaluate(async () => {
-      const results = await (globalThis as unknown as { axe: typeof axe }).axe.run()
-      return results.violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map(
-          (violation) =>
-            `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-        )
-    })
-    expect(violations, what).toStrictEqual([])
-  }
+  const expectAccessible = (what: string) => expectAccessibleIn(page, what)
 
   /** Picks an option of a Mantine Select or MultiSelect by its visible label. */
   async function pick(label: string, option: string) {
@@ -358,6 +313,6 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
   })
 
   it('issue 22: no page broke the Content-Security-Policy', () => {
-    expect(policyViolations).toStrictEqual([])
+    expect(harness.policyViolations).toStrictEqual([])
   })
 })

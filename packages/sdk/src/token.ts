@@ -47,6 +47,9 @@ export async function requestClientCredentialsToken(
         accept: 'application/json',
       },
       body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
+      // In a browser, a refusal's `WWW-Authenticate: Basic` (RFC 6749 §5.2) would open the browser's
+      // own login dialog, and the request would wait on it: without credentials mode it answers.
+      credentials: 'omit',
       ...(signal ? { signal } : {}),
     })
   } catch (error) {

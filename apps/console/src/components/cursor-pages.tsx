@@ -50,7 +50,7 @@ export function PagerBar({
   const { query, pageNumber, next, previous } = pages
   return (
     <>
-      {query.isPending && <Loader size="sm" aria-label={`Loading ${label}`} />}
+      {query.isPending && <Loader size="sm" role="status" aria-label={`Loading ${label}`} />}
       {query.isError && (
         <Alert color="red" title={`Could not load ${label}`} role="alert">
           {describeError(query.error)}

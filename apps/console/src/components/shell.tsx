@@ -1,7 +1,7 @@
 import { AppShell, Badge, Burger, Button, Group, NavLink, Select, Stack, Text, Title } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
 import { useQuery } from '@tanstack/react-query'
-import { Outlet, NavLink as RouterLink } from 'react-router'
+import { Outlet, NavLink as RouterLink, useLocation } from 'react-router'
 import { canRead, isOperator, PAGE_KEYS, PAGES } from '../access'
 import { useAuth, useSession } from '../auth/auth'
 
@@ -10,6 +10,7 @@ export function Shell() {
   const session = useSession()
   const { signOut } = useAuth()
   const [opened, { toggle }] = useDisclosure()
+  const { pathname } = useLocation()
   return (
     <AppShell
       header={{ height: 56 }}
@@ -41,8 +42,9 @@ export function Shell() {
               component={RouterLink}
               to={PAGES[page].path}
               label={PAGES[page].label}
-              // The light variant's active label (blue 8 on light blue) is under 4.5:1 (axe color-contrast).
+              // Filled in shade 8: the light variant's blue on pale blue is under 4.5:1.
               variant="filled"
+              active={pathname === PAGES[page].path || pathname.startsWith(`${PAGES[page].path}/`)}
               onClick={opened ? toggle : undefined}
             />
           ))}

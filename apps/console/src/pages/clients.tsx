@@ -80,8 +80,8 @@ export default function ClientsPage() {
                   <Group gap="xs" wrap="nowrap">
                     <ConfirmButton
                       label="Rotate secret"
-                      color="orange"
-                      aria-label={`Rotate the secret of ${client.clientId}`}
+                      color="blue"
+                      aria-label={`Rotate secret of ${client.clientId}`}
                       title={`Rotate the secret of ${client.clientId}?`}
                       message="A new secret is made and shown once; the old one stops working at once. Tokens already issued stay valid until they expire."
                       onConfirm={async () => setSecret(await clients.rotate(client.clientId, {}))}

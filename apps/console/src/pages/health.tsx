@@ -11,7 +11,7 @@ export default function HealthPage() {
   return (
     <Stack>
       <PageTitle title="Health and version" />
-      {health.isPending && <Loader aria-label="Loading the health" />}
+      {health.isPending && <Loader role="status" aria-label="Loading the health" />}
       {health.isError && (
         <Alert color="red" title="The service is not healthy" role="alert">
           {describeError(health.error)}
@@ -23,7 +23,7 @@ export default function HealthPage() {
             <Table.Tr>
               <Table.Th>Status</Table.Th>
               <Table.Td>
-                <Badge color={health.data.status === 'ok' ? 'green' : 'red'}>{health.data.status}</Badge>
+                <Badge color={health.data.status === 'ok' ? 'teal.9' : 'red.9'}>{health.data.status}</Badge>
               </Table.Td>
             </Table.Tr>
             <Table.Tr>

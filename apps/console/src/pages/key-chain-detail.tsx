@@ -35,7 +35,7 @@ export default function KeyChainDetailPage() {
   const keyChain = useQuery({ queryKey: key, queryFn: () => keyChains.get(keyChainId) })
   const writable = canWrite(session, 'key-chains')
 
-  if (keyChain.isPending) return <Loader aria-label="Loading the key chain" />
+  if (keyChain.isPending) return <Loader role="status" aria-label="Loading the key chain" />
   if (keyChain.isError)
     return (
       <Alert color="red" title={`Key chain ${keyChainId}`} role="alert">
@@ -61,7 +61,7 @@ export default function KeyChainDetailPage() {
           <>
             <ConfirmButton
               label="Rotate now"
-              color="orange"
+              color="blue"
               size="sm"
               title={`Rotate key chain ${chain.id}?`}
               message="A new active key (and certificate) is made now; the current key stays published for verification through the grace period."

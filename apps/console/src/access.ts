@@ -39,6 +39,36 @@ export const PAGES = {
     write: ['presentation:config'],
     tenantScoped: true,
   },
+  offers: {
+    path: '/offers',
+    label: 'Offers',
+    read: ['issuance:offer'],
+    write: ['issuance:offer'],
+    tenantScoped: true,
+  },
+  'presentation-requests': {
+    path: '/presentation-requests',
+    label: 'Presentation requests',
+    read: ['presentation:request'],
+    write: ['presentation:request'],
+    tenantScoped: true,
+  },
+  // Each kind of session needs its own role: the API answers the kinds the roles cover.
+  sessions: {
+    path: '/sessions',
+    label: 'Sessions',
+    read: ['issuance:offer', 'presentation:request'],
+    write: ['issuance:offer', 'presentation:request'],
+    tenantScoped: true,
+  },
+  // The lists: `issuance:offer` or `issuance:config`; revoke, suspend, reinstate: `issuance:offer`.
+  'status-lists': {
+    path: '/status-lists',
+    label: 'Status lists',
+    read: ['issuance:offer', 'issuance:config'],
+    write: ['issuance:offer'],
+    tenantScoped: true,
+  },
   health: { path: '/health', label: 'Health and version', read: [], write: [], tenantScoped: false },
 } as const satisfies Record<
   string,

@@ -5,34 +5,43 @@ import { join } from 'node:path'
 import axe from 'axe-core'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { expect } from 'vitest'
+import { TEST_CONSOLE_DIR } from '../../../scripts/test-bundles'
 import { type ServiceProcess, startProcess } from '../../all-in-one/test/processes'
 
-/** Debian's Chromium, or CHROMIUM_PATH; a file is skipped without one, except in CI (issue 22). */
+/** Debian's Chromium (CHROMIUM_PATH), driven by playwright-core. */
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
-export const chromiumMissing = !existsSync(CHROMIUM)
-export const skipBrowser = chromiumMissing && !process.env.CI
+const missing = !existsSync(CHROMIUM)
 
-export interface ConsoleBrowser {
+/** In CI a missing browser fails the file (startConsole); elsewhere it is skipped, saying why. */
+export function skipWithoutChromium(file: string): boolean {
+  const skip = missing && !process.env.CI
+  if (skip)
+    console.warn(`${file} skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`)
+  return skip
+}
+
+export interface ConsoleUnderTest {
   service: ServiceProcess
   browser: Browser
   page: Page
-  root: { id: string; secret: string }
-  /** `Content Security Policy` messages the page logged. */
+  /** The page's Content-Security-Policy reports, with the URL they came from. */
   policyViolations: string[]
   url(path: string): string
-  close(): Promise<void>
+  stop(): Promise<void>
 }
 
 /**
- * One all-in-one process serving the console's build (`consoleDir`) and one Chromium page, for a
- * test file: its cases go on from where the one before left off.
+ * An all-in-one process serving the console's test build, with the operator `root` (and `env`),
+ * and one Chromium page: one browser and one server per test file.
  */
-export async function startConsoleBrowser(consoleDir: string): Promise<ConsoleBrowser> {
-  if (chromiumMissing)
+export async function startConsole(
+  root: { id: string; secret: string },
+  env: Record<string, string> = {},
+): Promise<ConsoleUnderTest> {
+  if (missing)
     throw new Error(
       `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
     )
-  const root = { id: `root-${randomBytes(4).toString('hex')}`, secret: randomBytes(24).toString('base64url') }
   const dataDir = mkdtempSync(join(tmpdir(), 'console-test-'))
   const [service, browser] = await Promise.all([
     startProcess('all-in-one', {
@@ -40,8 +49,9 @@ export async function startConsoleBrowser(consoleDir: string): Promise<ConsoleBr
       AUTH_CLIENT_ID: root.id,
       AUTH_CLIENT_SECRET: root.secret,
       MASTER_SECRET: randomBytes(32).toString('base64url'),
-      CONSOLE_DIR: consoleDir,
+      CONSOLE_DIR: TEST_CONSOLE_DIR,
       ...(process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : {}),
+      ...env,
     }),
     chromium.launch({
       executablePath: CHROMIUM,
@@ -51,7 +61,9 @@ export async function startConsoleBrowser(consoleDir: string): Promise<ConsoleBr
     }),
   ])
   expect(await service.ready(), service.stderr()).toBe(200)
-  const page = await browser.newPage()
+  // Dialogs then open and close at once (the theme's respectReducedMotion): no check runs on
+  // a dialog half faded out.
+  const page = await browser.newPage({ reducedMotion: 'reduce' })
   // A step that does not happen fails within seconds, not at the test's 30 s.
   page.setDefaultTimeout(10_000)
   const policyViolations: string[] = []
@@ -63,10 +75,9 @@ export async function startConsoleBrowser(consoleDir: string): Promise<ConsoleBr
     service,
     browser,
     page,
-    root,
     policyViolations,
     url: (path) => `${service.origin}/console${path}`,
-    async close() {
+    async stop() {
       await browser.close()
       await service.stop()
       rmSync(dataDir, { recursive: true, force: true })
@@ -74,14 +85,21 @@ export async function startConsoleBrowser(consoleDir: string): Promise<ConsoleBr
   }
 }
 
-/** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP allows): no serious or critical violation. */
+/** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP allows). */
 export async function expectAccessible(page: Page, what: string) {
   // The page at rest: a link the pointer still hovers after its click is drawn in its hover colours.
   await page.mouse.move(0, 0)
-  await page.evaluate(axe.source)
+  // Once per page load (the console routes without loading again).
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axe.source)
   const violations = await page.evaluate(async () => {
-    // The page's globals: this file is typechecked for Node, without the DOM's.
-    const results = await (globalThis as unknown as { axe: typeof axe }).axe.run()
+    // The page's globals: this file is typechecked for Node, without the DOM's. With a dialog
+    // open (aria-modal), the page behind it is inert: the dialog is what is checked.
+    const page = globalThis as unknown as {
+      axe: typeof axe
+      document: { querySelector(selector: string): unknown }
+    }
+    const dialog = page.document.querySelector('[role="dialog"]') as axe.ElementContext | null
+    const results = await page.axe.run(dialog ?? (page.document as axe.ElementContext))
     return results.violations
       .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
       .map(

@@ -5,28 +5,34 @@ import { join } from 'node:path'
 import { createManagementClient } from '@credential-service/sdk'
 import type { Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_CONSOLE_DIR } from '../../../scripts/test-bundles'
-import { type ConsoleBrowser, expectAccessible, signIn, skipBrowser, startConsoleBrowser } from './browser'
+import {
+  type ConsoleUnderTest,
+  expectAccessible,
+  signIn,
+  skipWithoutChromium,
+  startConsole,
+} from './browser'
 
 /**
  * Credential and presentation configurations in the console (issue 22), in Chromium against an
  * all-in-one: the field editor for SD-JWT VC and mdoc, the live JSON and derived schema, import
  * and export as config-import JSON, the DCQL builder and JSON mode, problems on their fields.
  */
-describe.skipIf(skipBrowser)('configurations in the console', () => {
+describe.skipIf(skipWithoutChromium('configs.test.ts'))('configurations in the console', () => {
+  const root = { id: `root-${randomBytes(4).toString('hex')}`, secret: randomBytes(24).toString('base64url') }
   const tenant = `t-${randomBytes(4).toString('hex')}`
   const admin = { id: `${tenant}-configs`, secret: randomBytes(18).toString('base64url') }
-  let run: ConsoleBrowser
+  let run: ConsoleUnderTest
   let page: Page
   let api: ReturnType<typeof createManagementClient>
 
   beforeAll(async () => {
-    run = await startConsoleBrowser(TEST_CONSOLE_DIR)
+    run = await startConsole(root)
     page = run.page
     const operator = createManagementClient({
       baseUrl: run.service.origin,
-      clientId: run.root.id,
-      clientSecret: run.root.secret,
+      clientId: root.id,
+      clientSecret: root.secret,
     })
     await operator.createTenant({ id: tenant, name: 'Configurations' })
     await operator.createClientOfTenant(tenant, {
@@ -50,7 +56,7 @@ describe.skipIf(skipBrowser)('configurations in the console', () => {
     await signIn(page, admin.id, admin.secret)
   }, 90_000)
 
-  afterAll(() => run?.close())
+  afterAll(() => run?.stop())
 
   const field = (n: number) => page.getByRole('group', { name: new RegExp(`^Field ${n}:`) })
   const pick = async (label: string, option: string, within: Page | Locator = page) => {

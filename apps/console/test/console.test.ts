@@ -1,24 +1,21 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import axe from 'axe-core'
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core'
+import { readFileSync } from 'node:fs'
+import type { Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_CONSOLE_DIR } from '../../../scripts/test-bundles'
-import { type ServiceProcess, startProcess } from '../../all-in-one/test/processes'
+import type { ServiceProcess } from '../../all-in-one/test/processes'
+import {
+  type ConsoleUnderTest,
+  expectAccessible as expectAccessibleIn,
+  skipWithoutChromium,
+  startConsole,
+} from './browser'
 
 /**
  * The admin console in a real browser (issue 22): Debian's Chromium (CHROMIUM_PATH) driven by
  * playwright-core, against an all-in-one process serving the console's test build. One browser,
  * one server and one page for the file: each case goes on from where the one before left off.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
-const missing = !existsSync(CHROMIUM)
-// In CI a missing browser fails the file (below); elsewhere it is skipped, saying why.
-const skip = missing && !process.env.CI
-if (skip)
-  console.warn(`console.test.ts skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`)
+const skip = skipWithoutChromium('console.test.ts')
 
 describe.skipIf(skip)('admin console in Chromium', () => {
   const rootId = `root-${randomBytes(4).toString('hex')}`
@@ -26,74 +23,20 @@ describe.skipIf(skip)('admin console in Chromium', () => {
   const tenant = `t-${randomBytes(4).toString('hex')}`
   const admin = { id: `${tenant}-admin`, secret: randomBytes(18).toString('base64url') }
   const offerer = { id: `${tenant}-offers`, secret: '' }
-  const dataDir = mkdtempSync(join(tmpdir(), 'console-test-'))
-  const policyViolations: string[] = []
+  let harness: ConsoleUnderTest
   let service: ServiceProcess
-  let browser: Browser
   let page: Page
 
   beforeAll(async () => {
-    if (missing)
-      throw new Error(
-        `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
-      )
-    ;[service, browser] = await Promise.all([
-      startProcess('all-in-one', {
-        DATA_DIR: dataDir,
-        AUTH_CLIENT_ID: rootId,
-        AUTH_CLIENT_SECRET: rootSecret,
-        MASTER_SECRET: randomBytes(32).toString('base64url'),
-        CONSOLE_DIR: TEST_CONSOLE_DIR,
-        ...(process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : {}),
-      }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        // Chromium's sandbox needs user namespaces, which root in a container does not get.
-        args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-      }),
-    ])
-    expect(await service.ready(), service.stderr()).toBe(200)
-    // Dialogs then open and close at once (the theme's respectReducedMotion): no check runs on
-    // a dialog half faded out.
-    page = await browser.newPage({ reducedMotion: 'reduce' })
-    // A step that does not happen fails within seconds, not at the test's 30 s.
-    page.setDefaultTimeout(10_000)
-    page.on('console', (message) => {
-      if (message.text().includes('Content Security Policy')) policyViolations.push(message.text())
-    })
+    harness = await startConsole({ id: rootId, secret: rootSecret })
+    ;({ service, page } = harness)
   }, 90_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await service?.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  afterAll(() => harness?.stop())
 
   const url = (path: string) => `${service.origin}/console${path}`
 
-  /** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP allows). */
-  async function expectAccessible(what: string) {
-    // Once per page load (the console routes without loading again).
-    if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axe.source)
-    const violations = await page.evaluate(async () => {
-      // The page's globals: this file is typechecked for Node, without the DOM's. With a dialog
-      // open (aria-modal), the page behind it is inert: the dialog is what is checked.
-      const page = globalThis as unknown as {
-        axe: typeof axe
-        document: { querySelector(selector: string): unknown }
-      }
-      const dialog = page.document.querySelector('[role="dialog"]') as axe.ElementContext | null
-      const results = await page.axe.run(dialog ?? (page.document as axe.ElementContext))
-      return results.violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map(
-          (violation) =>
-            `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-        )
-    })
-    expect(violations, what).toStrictEqual([])
-  }
+  const expectAccessible = (what: string) => expectAccessibleIn(page, what)
 
   async function signIn(clientId: string, secret: string) {
     await page.getByLabel('Client id').fill(clientId)
@@ -272,7 +215,13 @@ describe.skipIf(skip)('admin console in Chromium', () => {
   it('a client with only issuance:offer sees no key chains, and their URL says why', async () => {
     await signOut()
     await signIn(offerer.id, offerer.secret)
-    expect(await navigation().getByRole('link').allTextContents()).toStrictEqual(['Health and version'])
+    // Its role's pages: offers, sessions, status lists (apps/console/test/flows.test.ts tests them).
+    expect(await navigation().getByRole('link').allTextContents()).toStrictEqual([
+      'Offers',
+      'Sessions',
+      'Status lists',
+      'Health and version',
+    ])
     // Typed into the address bar: a new page load, so signed out (memory only) until signed in again.
     await page.goto(url('/key-chains'))
     await signIn(offerer.id, offerer.secret)
@@ -283,6 +232,6 @@ describe.skipIf(skip)('admin console in Chromium', () => {
   })
 
   it('issue 22: no page broke the Content-Security-Policy', () => {
-    expect(policyViolations).toStrictEqual([])
+    expect(harness.policyViolations).toStrictEqual([])
   })
 })

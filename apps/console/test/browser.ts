@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import axe from 'axe-core'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { expect } from 'vitest'
@@ -48,7 +48,8 @@ export async function startConsole(
       DATA_DIR: dataDir,
       AUTH_CLIENT_ID: root.id,
       AUTH_CLIENT_SECRET: root.secret,
-      MASTER_SECRET: randomBytes(32).toString('base64url'),
+      // The shared PostgreSQL test database was set up with the suite's secret.
+      MASTER_SECRET: TEST_MASTER_SECRET,
       CONSOLE_DIR: TEST_CONSOLE_DIR,
       ...(process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : {}),
       ...env,

@@ -5,13 +5,7 @@ import { join } from 'node:path'
 import { createManagementClient } from '@credential-service/sdk'
 import type { Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  type ConsoleUnderTest,
-  expectAccessible,
-  signIn,
-  skipWithoutChromium,
-  startConsole,
-} from './browser'
+import { type ConsoleUnderTest, expectAccessible, signIn, skipWithoutChromium, startConsole } from './browser'
 
 /**
  * Credential and presentation configurations in the console (issue 22), in Chromium against an

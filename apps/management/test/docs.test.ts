@@ -55,6 +55,7 @@ describe('management GET /api/docs', () => {
         expect(program.statusCode, accept).toBe(200)
         const { links } = program.json()
         expect(links).toStrictEqual({
+          console: '/console/',
           docs: '/api/docs',
           openapi: '/api/docs-json',
           token: '/api/oauth2/token',

@@ -46,12 +46,14 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions) {
   app.addHook('onClose', async () => {
     if (docs) await (await docs).close()
   })
-  // GET /api: where to go from here. A browser is sent to the docs page; a program gets the links.
+  // GET /api: where to go from here. A browser is sent to the docs page; a program gets the links
+// (the admin console included).
   app.get('/api', { schema: { hide: true } }, async (request, reply) => {
     if (/\btext\/html\b/.test(request.headers.accept ?? '')) return reply.redirect('/api/docs', 302)
     return {
       name: 'credential-service management API',
       links: {
+        console: '/console/',
         docs: '/api/docs',
         openapi: '/api/docs-json',
         token: options.providerTokenUrl ? options.providerTokenUrl() : '/api/oauth2/token',

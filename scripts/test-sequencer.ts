@@ -13,6 +13,10 @@ export const LONGEST_FILES = [
   'apps/all-in-one/test/image.test.ts',
   'apps/all-in-one/test/deferred-issuance.test.ts',
   'apps/management/test/oidc-provider-reach.test.ts',
+  // A process and a Chromium each (issue 22).
+  'apps/console/test/console.test.ts',
+  'apps/console/test/configs.test.ts',
+  'apps/console/test/flows.test.ts',
   'packages/server-kit/src/create-server.test.ts',
   'apps/management/test/oauth.test.ts',
   'apps/all-in-one/test/rate-limits.test.ts',

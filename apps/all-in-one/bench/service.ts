@@ -72,8 +72,9 @@ function spawnApp(app: string, env: Record<string, string>, checkout = root): Ch
   })
 }
 
+/** Up to 60 s: a cold start on a loaded two-core machine (migrations, key set-up) can take 30. */
 async function waitHealthy(origin: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`a server process exited with ${child.exitCode}`)
     if ((await fetch(`${origin}/healthz`).catch(() => undefined))?.ok) return
     await new Promise((resolve) => setTimeout(resolve, 100))
@@ -92,6 +93,16 @@ async function stopAll(children: ChildProcess[]): Promise<void> {
         }),
     ),
   )
+}
+
+/** Waits for `started` to be healthy; when one is not, stops them all, so none outlives a failed run. */
+async function healthyOrStopped(started: { origin: string; child: ChildProcess }[], all: ChildProcess[]) {
+  try {
+    await Promise.all(started.map(({ origin, child }) => waitHealthy(origin, child)))
+  } catch (error) {
+    await stopAll(all)
+    throw error
+  }
 }
 
 /** `checkout`: the root of a built checkout to run (another one for BENCH_COMPARE); this one by default. */
@@ -113,7 +124,7 @@ export async function startAllInOne(
     },
     checkout,
   )
-  await waitHealthy(base, child)
+  await healthyOrStopped([{ origin: base, child }], [child])
   return {
     base,
     processes: [{ name: 'all-in-one', pid: child.pid as number, origin: base }],
@@ -168,14 +179,25 @@ export async function startSeparate(databaseUrl: string): Promise<RunningService
     AUTH_CLIENT_ID: SECRETS.AUTH_CLIENT_ID,
     AUTH_CLIENT_SECRET: SECRETS.AUTH_CLIENT_SECRET,
   })
-  await waitHealthy(`http://127.0.0.1:${ports.management}`, management)
+  const closeIngress = () => new Promise((resolve) => ingress.close(resolve))
+  await healthyOrStopped(
+    [{ origin: `http://127.0.0.1:${ports.management}`, child: management }],
+    [management],
+  ).catch(async (error: unknown) => {
+    await closeIngress()
+    throw error
+  })
   const others = (['issuer', 'verifier'] as const).map((app) =>
     spawnApp(app, { ...shared, PORT: String(ports[app]) }),
   )
-  await Promise.all(
-    others.map((child, i) => waitHealthy(`http://127.0.0.1:${Object.values(ports)[i + 1]}`, child)),
-  )
   const children = [management, ...others]
+  await healthyOrStopped(
+    others.map((child, i) => ({ origin: `http://127.0.0.1:${Object.values(ports)[i + 1]}`, child })),
+    children,
+  ).catch(async (error: unknown) => {
+    await closeIngress()
+    throw error
+  })
   return {
     base,
     processes: children.map((child, i) => {
@@ -185,7 +207,7 @@ export async function startSeparate(databaseUrl: string): Promise<RunningService
     rootClient,
     async stop() {
       await stopAll(children)
-      await new Promise((resolve) => ingress.close(resolve))
+      await closeIngress()
     },
   }
 }

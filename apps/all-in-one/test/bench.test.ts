@@ -50,12 +50,16 @@ describe('pnpm bench', () => {
     expect(locations).toStrictEqual([
       ['/api/', 'management'],
       ['/api', 'management'],
+      ['/console/', 'management'],
+      ['/console', 'management'],
       ['/verifiers/', 'verifier'],
       ['/', 'issuer'],
     ])
     const samples: Record<string, string> = {
       '/api/': '/api/tenants',
       '/api': '/api',
+      '/console/': '/console/key-chains',
+      '/console': '/console',
       '/verifiers/': '/verifiers/t/requests/r',
       '/': '/issuers/t/token',
     }
@@ -63,6 +67,7 @@ describe('pnpm bench', () => {
       expect(appFor(samples[location as string] as string), location).toBe(app)
     expect(appFor('/api')).toBe('management')
     expect(appFor('/apis/x')).toBe('issuer')
+    expect(appFor('/consoles')).toBe('issuer')
     expect(appFor('/.well-known/openid-credential-issuer/issuers/x')).toBe('issuer')
   })
 

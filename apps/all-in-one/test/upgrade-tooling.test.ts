@@ -203,7 +203,7 @@ describe.each(testDatabases())('upgrade round trip on $name', (testDatabase: Tes
     } finally {
       await database.close()
     }
-  })
+  }, 90_000)
 })
 
 describe('operator commands', () => {

@@ -65,8 +65,9 @@ export async function startConsole(
   // Dialogs then open and close at once (the theme's respectReducedMotion): no check runs on
   // a dialog half faded out.
   const page = await browser.newPage({ reducedMotion: 'reduce' })
-  // A step that does not happen fails within seconds, not at the test's 30 s.
-  page.setDefaultTimeout(10_000)
+  // A step that does not happen fails before the test's own timeout; 20 s leaves room for a
+  // loaded two-core CI machine, where a first page load and its lazy chunks took over 10 s.
+  page.setDefaultTimeout(20_000)
   const policyViolations: string[] = []
   page.on('console', (message) => {
     if (message.text().includes('Content Security Policy'))

@@ -47,7 +47,7 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions) {
     if (docs) await (await docs).close()
   })
   // GET /api: where to go from here. A browser is sent to the docs page; a program gets the links
-// (the admin console included).
+  // (the admin console included).
   app.get('/api', { schema: { hide: true } }, async (request, reply) => {
     if (/\btext\/html\b/.test(request.headers.accept ?? '')) return reply.redirect('/api/docs', 302)
     return {

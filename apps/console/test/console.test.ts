@@ -234,4 +234,24 @@ describe.skipIf(skip)('admin console in Chromium', () => {
   it('issue 22: no page broke the Content-Security-Policy', () => {
     expect(harness.policyViolations).toStrictEqual([])
   })
+
+  it('issue 22, issue 23 item 4: Swagger UI at /api/docs renders in Chromium and "Try it out" calls the origin it was opened on', async () => {
+    // Opened on another origin than PUBLIC_URL (the process's own): an absolute server would
+    // send "Try it out" there instead.
+    const opened = service.origin.replace('127.0.0.1', 'localhost')
+    await page.goto(`${opened}/api/docs/`)
+    await page.locator('.opblock').first().waitFor()
+    // A public operation, tried from this origin (the description's server is relative).
+    // Swagger UI ids an operation block `operations-<tag>-<operationId>` (paths carry zero-width breaks).
+    const health = page.locator('#operations-health-getHealth')
+    await health.locator('.opblock-summary').click()
+    await health.getByRole('button', { name: 'Try it out' }).click()
+    await health.getByRole('button', { name: 'Execute' }).click()
+    await expect.poll(() => health.locator('.request-url pre').textContent()).toBe(`${opened}/api/health`)
+    await expect
+      .poll(() =>
+        health.locator('.live-responses-table .response .response-col_status').first().textContent(),
+      )
+      .toContain('200')
+  })
 })

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto'
+import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { clientToken, type ServiceProcess, startProcess } from './processes'
+
+const databaseUrl = process.env.TEST_DATABASE_URL
+// Every process is one deployment behind one ingress: the same PUBLIC_URL, so a token or a proof
+// made for the issuer is good at either issuer process.
+const PUBLIC_URL = 'https://credentials.test'
+
+/**
+ * Issue 20: the credential endpoint spends the proofs' c_nonce in the statement that reads its
+ * session (issuance.ts `getSpendingNonce`). Two issuer processes on one PostgreSQL database, and
+ * two wallets whose proofs carry the same nonce, each sent to another process at the same time:
+ * exactly one gets credentials, the other `invalid_nonce` (OpenID4VCI 1.0 §8.3.1.2; I-51, S-20).
+ */
+describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (PostgreSQL)', () => {
+  const root = { id: `root-${crypto.randomUUID()}`, secret: 'nonce-processes-root-secret-0123456789' }
+  const tenant = `np-${randomBytes(4).toString('hex')}`
+  const issuerId = `${PUBLIC_URL}/issuers/${tenant}`
+  const processes: ServiceProcess[] = []
+  let api: (path: string, body: unknown) => Promise<Record<string, unknown>>
+
+  beforeAll(async () => {
+    const env = {
+      DATABASE_URL: databaseUrl as string,
+      MASTER_SECRET: TEST_MASTER_SECRET,
+      PUBLIC_URL,
+      AUTH_CLIENT_ID: root.id,
+      AUTH_CLIENT_SECRET: root.secret,
+      WEBHOOK_POLL_SECONDS: '3600',
+      RATE_LIMIT_WALLET_PER_MINUTE: '100000',
+    }
+    processes.push(
+      ...(await Promise.all([
+        startProcess('management', env),
+        startProcess('issuer', env),
+        startProcess('issuer', env),
+      ])),
+    )
+    const ready = await Promise.all(processes.map((p) => p.ready()))
+    for (const [n, p] of processes.entries()) expect(ready[n], `${p.app}: ${p.stderr()}`).toBe(200)
+    const management = processes[0] as ServiceProcess
+    const as = (token: string) => async (path: string, body: unknown) => {
+      const response = await fetch(`${management.origin}/api${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      })
+      expect(response.status, `${path}: ${await response.clone().text()}`).toBe(201)
+      return (await response.json()) as Record<string, unknown>
+    }
+    const operator = as(await clientToken(management.origin, root.id, root.secret))
+    await operator('/tenants', { id: tenant, name: tenant })
+    const admin = { clientId: `${tenant}-admin`, clientSecret: 'nonce-processes-admin-secret-0123' }
+    await operator(`/tenants/${tenant}/clients`, {
+      ...admin,
+      roles: ['key:manage', 'issuance:config', 'issuance:offer'],
+    })
+    api = as(await clientToken(management.origin, admin.clientId, admin.clientSecret))
+    await api('/key-chains', { source: 'generate', id: 'keys' })
+    await api('/credentials', {
+      id: 'pid',
+      config: { format: 'dc+sd-jwt', vct: 'urn:example:pid' },
+      keyChainId: 'keys',
+      fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
+    })
+  }, 120_000)
+
+  afterAll(() => Promise.all(processes.map((p) => p.stop())))
+
+  /** An access token for a new offer, from the issuer process `at`. */
+  async function accessToken(at: ServiceProcess): Promise<string> {
+    const offer = await api('/offers', {
+      credentialConfigurationIds: ['pid'],
+      claims: { pid: { given_name: 'Erika' } },
+    })
+    // biome-ignore lint/suspicious/noExplicitAny: the offer is read loosely
+    const grants = (offer.credentialOffer as any).grants
+    const code = grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']
+    const response = await fetch(`${at.origin}/issuers/${tenant}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+        'pre-authorized_code': code,
+      }),
+    })
+    return ((await response.json()) as { access_token: string }).access_token
+  }
+
+  async function proof(nonce: string): Promise<string> {
+    const key = await generateKeyPair('ES256')
+    return new SignJWT({ nonce })
+      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: await exportJWK(key.publicKey) })
+      .setAudience(issuerId)
+      .setIssuedAt()
+      .sign(key.privateKey)
+  }
+
+  it('two wallets, one nonce, two processes at once: one is issued, the other gets invalid_nonce', async () => {
+    const [a, b] = processes.slice(1) as [ServiceProcess, ServiceProcess]
+    for (let round = 0; round < 3; round++) {
+      const tokens = await Promise.all([accessToken(a), accessToken(b)])
+      const nonce = await fetch(`${a.origin}/issuers/${tenant}/nonce`, { method: 'POST' })
+      const { c_nonce } = (await nonce.json()) as { c_nonce: string }
+      const proofs = await Promise.all([proof(c_nonce), proof(c_nonce)])
+      const answers = await Promise.all(
+        ([a, b] as const).map(async (at, n) => {
+          const response = await fetch(`${at.origin}/issuers/${tenant}/credential`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[n]}` },
+            body: JSON.stringify({ credential_configuration_id: 'pid', proofs: { jwt: [proofs[n]] } }),
+          })
+          return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+        }),
+      )
+      const statuses = answers.map((answer) => answer.status).sort()
+      expect(statuses, JSON.stringify(answers.map((answer) => answer.body.error))).toStrictEqual([200, 400])
+      expect(answers.find((answer) => answer.status === 400)?.body.error).toBe('invalid_nonce')
+      expect(answers.find((answer) => answer.status === 200)?.body.credentials).toHaveLength(1)
+    }
+  }, 60_000)
+})

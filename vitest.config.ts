@@ -1,8 +1,12 @@
 import { availableParallelism } from 'node:os'
+import { defaultServerConditions } from 'vite'
 import { defineConfig } from 'vitest/config'
 import LongestFirst from './scripts/test-sequencer'
 
 export default defineConfig({
+  // Workspace packages published with dist/ exports (the SDK) are tested from their sources.
+  resolve: { conditions: ['@credential-service/source', ...defaultServerConditions] },
+  ssr: { resolve: { conditions: ['@credential-service/source', ...defaultServerConditions] } },
   test: {
     include: ['{apps,packages}/*/{src,test}/**/*.test.ts', 'scripts/**/*.test.ts'],
     reporters: ['default', './scripts/summary-reporter.ts'],

@@ -1,5 +1,5 @@
 import react from '@vitejs/plugin-react'
-import { defineConfig } from 'vite'
+import { defaultClientConditions, defineConfig } from 'vite'
 
 /**
  * The admin console: static files served by the management process under `/console/`
@@ -9,6 +9,8 @@ import { defineConfig } from 'vite'
 export default defineConfig({
   base: '/console/',
   plugins: [react()],
+  // The SDK's sources, not its dist/ (packages/sdk/package.json, tsconfig.base.json).
+  resolve: { conditions: ['@credential-service/source', ...defaultClientConditions] },
   build: {
     outDir: process.env.BUILD_OUTDIR || 'dist',
     emptyOutDir: true,

@@ -199,40 +199,88 @@ describe('SDK against a listening service', () => {
   })
 
   describe('the packed SDK in a scratch project (plain npm, plain node)', () => {
+    const sdkDir = join(repoRoot, 'packages/sdk')
+    /** Each tool's tarball: npm ignores publishConfig, so the manifest itself must be publishable. */
+    const packed = {} as Record<'npm' | 'pnpm', PackedSdk>
     let scratch: string
 
-    beforeAll(async () => {
-      scratch = mkdtempSync(join(tmpdir(), 'sdk-scratch-'))
+    /** Packs the SDK with `tool` into a new scratch project and installs the tarball there. */
+    async function packAndInstall(tool: 'npm' | 'pnpm'): Promise<string> {
+      const dir = mkdtempSync(join(tmpdir(), `sdk-${tool}-scratch-`))
       const pnpmVersion = JSON.parse(
         readFileSync(join(repoRoot, 'package.json'), 'utf8'),
       ).packageManager.split('@')[1]
-      // `pnpm pack` runs the package's prepack (the dist build) and applies its publishConfig.
-      await run('npx', ['-y', `pnpm@${pnpmVersion}`, 'pack', '--pack-destination', scratch], {
-        cwd: join(repoRoot, 'packages/sdk'),
-      })
-      const tarball = readdirSync(scratch).find((name) => name.endsWith('.tgz')) as string
+      // Both run the package's prepack (the dist build).
+      const [command, args] =
+        tool === 'npm'
+          ? ['npm', ['pack', '--pack-destination', dir]]
+          : ['npx', ['-y', `pnpm@${pnpmVersion}`, 'pack', '--pack-destination', dir]]
+      await run(command, args as string[], { cwd: sdkDir })
+      const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz')) as string
       writeFileSync(
-        join(scratch, 'package.json'),
+        join(dir, 'package.json'),
         JSON.stringify({ name: 'scratch', private: true, type: 'module' }),
       )
       // The SDK has no dependencies, so the install needs no registry.
-      await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(scratch, tarball)], {
-        cwd: scratch,
-      })
+      await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(dir, tarball)], { cwd: dir })
+      const installed = join(dir, 'node_modules/@credential-service/sdk')
+      packed[tool] = {
+        dir,
+        manifest: JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')),
+        files: listFiles(installed),
+      }
+      return dir
+    }
+
+    beforeAll(async () => {
+      // One after the other: both write packages/sdk/dist.
+      await packAndInstall('pnpm')
+      scratch = await packAndInstall('npm')
       writeFileSync(join(scratch, 'flow.mjs'), SCRATCH_FLOW)
       writeFileSync(join(scratch, 'require.cjs'), SCRATCH_REQUIRE)
       writeFileSync(join(scratch, 'consumer.ts'), SCRATCH_TYPES_ESM)
       writeFileSync(join(scratch, 'consumer.cts'), SCRATCH_TYPES_CJS)
       writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify(SCRATCH_TSCONFIG))
-    }, 120_000)
-    afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+    }, 180_000)
+    afterAll(() => {
+      for (const { dir } of Object.values(packed)) rmSync(dir, { recursive: true, force: true })
+    })
+
+    it('issue 23 item 1: `npm pack` and `pnpm pack` give the same package: exports to dist, no sources', () => {
+      expect(packed.npm.files).toStrictEqual(packed.pnpm.files)
+      expect(packed.npm.manifest.exports).toStrictEqual(packed.pnpm.manifest.exports)
+      expect(packed.npm.manifest.main).toBe('./dist/cjs/index.js')
+      expect(packed.npm.files.filter((file) => file.startsWith('src/'))).toStrictEqual([])
+      for (const file of [
+        'dist/esm/index.js',
+        'dist/esm/index.d.ts',
+        'dist/cjs/index.js',
+        'dist/cjs/index.d.ts',
+      ])
+        expect(packed.npm.files).toContain(file)
+    })
+
+    it('issue 23 item 1: the pnpm-packed SDK loads in plain Node too (import and require)', async () => {
+      const { dir } = packed.pnpm
+      writeFileSync(join(dir, 'require.cjs'), SCRATCH_REQUIRE)
+      writeFileSync(join(dir, 'import.mjs'), SCRATCH_IMPORT)
+      for (const script of ['require.cjs', 'import.mjs']) {
+        const { stdout } = await run(process.execPath, [script], { cwd: dir })
+        expect(JSON.parse(stdout)).toStrictEqual({
+          createManagementClient: 'function',
+          ManagementApiError: 'function',
+        })
+      }
+    })
 
     it('issue 13: the tarball ships its README, dist and openapi.json, and depends on no package at all', () => {
       const installed = join(scratch, 'node_modules/@credential-service/sdk')
-      const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))
+      const manifest = packed.npm.manifest as { exports: Record<string, unknown> } & Record<string, unknown>
       expect(manifest.dependencies).toBeUndefined()
       expect(manifest.peerDependencies).toBeUndefined()
+      // The workspace's own condition names sources that are not shipped; nobody else sets it.
       expect(manifest.exports['.']).toStrictEqual({
+        '@credential-service/source': './src/index.ts',
         import: { types: './dist/esm/index.d.ts', default: './dist/esm/index.js' },
         require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' },
       })
@@ -251,6 +299,30 @@ describe('SDK against a listening service', () => {
     it('issue 13: the shipped declarations type a consumer’s ESM and CommonJS code (moduleResolution nodenext)', async () => {
       const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
       const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: scratch }).catch(
+        (error: { stdout: string }) => error,
+      )
+      expect(result.stdout).toBe('')
+    }, 60_000)
+
+    it('issue 23 item 1: every TypeScript example of the SDK README compiles against the packed package', async () => {
+      const readme = readFileSync(join(sdkDir, 'README.md'), 'utf8')
+      const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] as string)
+      expect(blocks.length).toBeGreaterThanOrEqual(8)
+      const imports = new Set<string>()
+      // Each example in a function of its own (they reuse names); their imports at the top.
+      const bodies = blocks.map((block, index) => {
+        const lines = block.split('\n')
+        for (const line of lines.filter((line) => line.startsWith('import '))) imports.add(line)
+        const body = lines.filter((line) => !line.startsWith('import ')).join('\n  ')
+        return `export async function example${index}() {\n  ${body}\n}`
+      })
+      writeFileSync(join(scratch, 'readme.ts'), [...imports, README_PRELUDE, ...bodies].join('\n'))
+      writeFileSync(
+        join(scratch, 'tsconfig.readme.json'),
+        JSON.stringify({ ...SCRATCH_TSCONFIG, files: ['readme.ts'] }),
+      )
+      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+      const result = await run(process.execPath, [tsc, '-p', 'tsconfig.readme.json'], { cwd: scratch }).catch(
         (error: { stdout: string }) => error,
       )
       expect(result.stdout).toBe('')
@@ -424,6 +496,42 @@ console.log(JSON.stringify({
   ManagementApiError: typeof sdk.ManagementApiError,
 }))
 `
+
+const SCRATCH_IMPORT = `
+import { createManagementClient, ManagementApiError } from '@credential-service/sdk'
+console.log(JSON.stringify({
+  createManagementClient: typeof createManagementClient,
+  ManagementApiError: typeof ManagementApiError,
+}))
+`
+
+/** What the README's examples take as given: the reader's own functions and values. */
+const README_PRELUDE = `
+import { createManagementClient as createClientForPrelude } from '@credential-service/sdk'
+declare const api: ReturnType<typeof createClientForPrelude>
+declare function showQrCode(uri: string): void
+declare function respond(status: number): void
+declare const rawBody: string
+declare const request: { headers: Record<string, string | string[] | undefined> }
+declare const signingSecret: string
+declare const proof: string
+declare const process: { env: Record<string, string | undefined> }
+`
+
+/** The SDK as one packing tool shipped it, installed in its own scratch project. */
+interface PackedSdk {
+  dir: string
+  manifest: Record<string, unknown>
+  files: string[]
+}
+
+/** Files under `dir`, relative, sorted. */
+function listFiles(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
+    .sort()
+}
 
 /** What an integrator's TypeScript sees: typed methods, named types, and errors for wrong input. */
 const SCRATCH_TYPES_ESM = `

@@ -1,10 +1,12 @@
 import { errorFromResponse, ManagementApiError, parseJson } from './errors.js'
 import { type ManagementOperations, OPERATIONS } from './generated/operations.js'
 import type {
+  IssuanceSession,
   OfferCreate,
   OfferCreated,
   PresentationRequestCreate,
   PresentationRequestCreated,
+  PresentationSession,
   Session,
 } from './generated/types.js'
 import { createTokenSource } from './token.js'
@@ -53,7 +55,7 @@ export interface ManagementClient extends ManagementOperations {
   issueAndWait(
     body: OfferCreate,
     options: WaitForSessionOptions & { onOffer: (offer: OfferCreated) => void | Promise<void> },
-  ): Promise<{ offer: OfferCreated; session: Session }>
+  ): Promise<{ offer: OfferCreated; session: IssuanceSession }>
   /**
    * Creates a presentation request, hands it to `onRequest` (show its URI or open its link), then
    * waits until the session is `verified` (its claims are on the session). Rejects as
@@ -64,7 +66,7 @@ export interface ManagementClient extends ManagementOperations {
     options: WaitForSessionOptions & {
       onRequest: (request: PresentationRequestCreated) => void | Promise<void>
     },
-  ): Promise<{ request: PresentationRequestCreated; session: Session }>
+  ): Promise<{ request: PresentationRequestCreated; session: PresentationSession }>
 }
 
 /**
@@ -147,22 +149,25 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     )
   const managed = client as unknown as ManagementClient
   /** Creates a session's start (offer or request), hands it over, then waits for `until`. */
-  async function startAndWait<T extends { sessionId: string }>(
+  async function startAndWait<T extends { sessionId: string }, S extends Session>(
     create: (call: { signal?: AbortSignal }) => Promise<T>,
     handOver: (started: T) => void | Promise<void>,
-    until: 'completed' | 'verified',
+    until: S['status'],
     wait: WaitForSessionOptions,
-  ): Promise<{ started: T; session: Session }> {
+  ): Promise<{ started: T; session: S }> {
     const started = await create(wait.signal ? { signal: wait.signal } : {})
     await handOver(started)
-    return { started, session: await managed.waitForSession(started.sessionId, { until, ...wait }) }
+    // An offer's session is an issuance one, a request's a presentation one, and only those
+    // reach `until`.
+    const session = await managed.waitForSession(started.sessionId, { until, ...wait })
+    return { started, session: session as S }
   }
   client.issueAndWait = async (
     body: OfferCreate,
     { onOffer, ...wait }: Parameters<ManagementClient['issueAndWait']>[1],
   ) => {
     const { tenantId } = wait
-    const { started, session } = await startAndWait(
+    const { started, session } = await startAndWait<OfferCreated, IssuanceSession>(
       (call) =>
         tenantId === undefined
           ? operations.createOffer(body, call)
@@ -178,7 +183,7 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     { onRequest, ...wait }: Parameters<ManagementClient['verifyAndWait']>[1],
   ) => {
     const { tenantId } = wait
-    const { started, session } = await startAndWait(
+    const { started, session } = await startAndWait<PresentationRequestCreated, PresentationSession>(
       (call) =>
         tenantId === undefined
           ? operations.createPresentationRequest(body, call)

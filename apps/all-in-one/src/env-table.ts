@@ -1,4 +1,5 @@
 import { zManagementEnv } from '@credential-service/management'
+import { zCommonEnv } from '@credential-service/server-kit'
 import { z } from 'zod'
 
 /** All-in-one only: where generated dev secrets and the embedded database live. */
@@ -13,18 +14,8 @@ export const zAllInOneEnv = z.object({
 
 /** Which processes read each variable. Issuer and verifier read the common set only. */
 const COMMON = 'all'
-const MANAGEMENT_ONLY = new Set(
-  Object.keys(zManagementEnv.shape).filter(
-    (key) =>
-      key.startsWith('AUTH_') ||
-      key.startsWith('OIDC') ||
-      key === 'ACCESS_TOKEN_TTL_SECONDS' ||
-      key === 'CONSOLE_DIR' ||
-      key === 'KEY_ROTATION_CHECK_SECONDS' ||
-      key === 'SESSION_RETENTION_DAYS' ||
-      key === 'RATE_LIMIT_TOKEN_PER_MINUTE',
-  ),
-)
+// What management adds to the common set (zCommonEnv) only management reads.
+const MANAGEMENT_ONLY = new Set(Object.keys(zManagementEnv.shape).filter((key) => !(key in zCommonEnv.shape)))
 /** The wallet endpoints they limit are the issuer's and the verifier's. */
 const readBy = (key: string) =>
   MANAGEMENT_ONLY.has(key)

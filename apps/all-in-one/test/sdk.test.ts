@@ -515,6 +515,7 @@ declare const rawBody: string
 declare const request: { headers: Record<string, string | string[] | undefined> }
 declare const signingSecret: string
 declare const proof: string
+declare const sessionId: string
 declare const process: { env: Record<string, string | undefined> }
 `
 

@@ -6,6 +6,7 @@ import {
   type DatabaseStats,
   findClientCredentials,
 } from '@credential-service/db-schema'
+import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import {
   createKeyRuntime,
   createMetrics,
@@ -43,10 +44,12 @@ import { oauthRoutes, providerTokenNotice } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
 import { registrarRoutes } from './routes/registrar'
 import { schemaMetadataRoutes } from './routes/schema-metadata'
+import { sessionEventRoutes } from './routes/session-events'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
+import { createSessionEventHub } from './services/session-events'
 import { applySessionRetention } from './services/session-retention'
 import { createTenantService } from './services/tenant-service'
 import { createTokenService } from './services/token-service'
@@ -57,6 +60,8 @@ export interface ManagementDeps {
     db: Database
     kind: DatabaseKind
     ping: () => Promise<boolean>
+    /** LISTEN, for live session streams across processes (absent: they re-read at each heartbeat). */
+    listen?: DatabaseHandle['listen']
     /** The client's pool and failed queries, reported at /api/metrics when given. */
     stats?: () => DatabaseStats
   }
@@ -191,6 +196,11 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     const sessionDeps = { db: database.db, sessionData: keyDeps.keys.sessionData, now }
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: true }))
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: false }))
+    const hub = createSessionEventHub({ db: database.db, listen: database.listen, log: app.log })
+    app.addHook('onClose', hub.close)
+    const eventDeps = { ...sessionDeps, hub, heartbeatSeconds: config.SESSION_EVENTS_HEARTBEAT_SECONDS }
+    await app.register(sessionEventRoutes(eventDeps, { tenantInPath: true }))
+    await app.register(sessionEventRoutes(eventDeps, { tenantInPath: false }))
     let outbox = deps.outbox
     if (!outbox) {
       outbox = createWebhookOutbox({

@@ -46,6 +46,15 @@ export const zManagementEnv = zCommonEnv
       .describe(
         'Days an issuance or presentation session (with its claims and result) is kept after its expiry; 0 keeps sessions forever',
       ),
+    SESSION_EVENTS_HEARTBEAT_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(300)
+      .default(15)
+      .describe(
+        'Live session streams (GET /api/sessions/{id}/events): seconds between keep-alive comments, at each of which the session is also read again (a change whose NOTIFY was lost shows by then)',
+      ),
     CONSOLE_DIR: z
       .string()
       .min(1)

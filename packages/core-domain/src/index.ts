@@ -191,6 +191,7 @@ export {
   SESSION_KINDS,
   SESSION_STATUSES,
   zSession,
+  zSessionEventStream,
   zSessionKind,
   zSessionListQuery,
   zSessionResultRequest,

@@ -75,6 +75,8 @@ export {
   recordedMasterSecretFingerprint,
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
+export type { SessionWatchRepository } from './repositories/session-watches'
+export { createSessionWatchRepository, SESSION_EVENTS_CHANNEL } from './repositories/session-watches'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'
 export {
   createSessionRepository,

@@ -153,6 +153,8 @@ interface OperationShape {
   response: string
   /** The success answer is text (`text/plain`, e.g. Prometheus metrics), not JSON. */
   text: boolean
+  /** The success answer is Server-Sent Events (`text/event-stream`), read as they come. */
+  stream: boolean
   auth: boolean
   doc: string[]
 }
@@ -182,7 +184,9 @@ function describeOperation(method: string, path: string, operation: Operation): 
   const content = success?.[1].content
   // A text answer is documented as `text/plain` (no JSON variant).
   const text = content !== undefined && !content['application/json'] && content['text/plain'] !== undefined
-  if (content) {
+  const stream = content?.['text/event-stream'] !== undefined
+  if (stream) response = 'ServerSentEvent'
+  else if (content) {
     const type = text ? 'text/plain' : 'application/json'
     response =
       refName(content[type]?.schema) ??
@@ -197,6 +201,7 @@ function describeOperation(method: string, path: string, operation: Operation): 
     query: queryParams.length ? { required: queryParams.some((p) => p.required) } : undefined,
     response,
     text,
+    stream,
     auth: (operation.security ?? []).length > 0,
     doc: [operation.summary, operation.description].filter((text): text is string => Boolean(text)),
   }
@@ -225,6 +230,8 @@ function operations(document: OpenApiDocument): string {
       const query = `operations['${shape.id}']['parameters']['query']`
       params.push(shape.query.required ? `query: ${query}` : `query?: ${query}`)
     }
+    if (shape.stream)
+      return `${shape.id}(${[...params, 'options?: StreamOptions'].join(', ')}): AsyncIterable<${shape.response}>`
     params.push('options?: CallOptions')
     return `${shape.id}(${params.join(', ')}): Promise<${shape.response}>`
   }
@@ -238,11 +245,13 @@ function operations(document: OpenApiDocument): string {
       `query: ${shape.query !== undefined}`,
       `auth: ${shape.auth}`,
       ...(shape.text ? ['text: true'] : []),
+      ...(shape.stream ? ['stream: true'] : []),
     ]
     return `  ${shape.id}: { ${spec.join(', ')} },`
   })
 
-  return `${HEADER}import type { CallOptions, OperationSpec } from '../transport.js'
+  return `${HEADER}import type { ServerSentEvent } from '../events.js'
+import type { CallOptions, OperationSpec, StreamOptions } from '../transport.js'
 import type { operations } from './schema.js'
 import type {
 ${[...usedTypes]

@@ -1,4 +1,5 @@
 import { errorFromResponse, ManagementApiError, parseJson } from './errors.js'
+import { readEventStream, type ServerSentEvent } from './events.js'
 import { type ManagementOperations, OPERATIONS } from './generated/operations.js'
 import type {
   IssuanceSession,
@@ -10,7 +11,7 @@ import type {
   Session,
 } from './generated/types.js'
 import { createTokenSource } from './token.js'
-import { type CallRequest, callRequest, requestUrl } from './transport.js'
+import { type CallRequest, callRequest, requestUrl, type StreamOptions } from './transport.js'
 import { type WaitForSessionOptions, waitForSession } from './wait.js'
 
 interface CommonOptions {
@@ -90,20 +91,21 @@ export function createManagementClient(options: ManagementClientOptions): Manage
   const accessToken = async (signal: AbortSignal | undefined) =>
     tokens ? tokens.get(signal) : await (options as AccessTokenOptions).accessToken()
 
-  async function send(request: CallRequest, retried = false): Promise<unknown> {
+  /** Sends the request; answers the 2xx response, rejects with a ManagementApiError otherwise. */
+  async function respond(request: CallRequest, accept: string, retried = false): Promise<Response> {
     const { spec, options: call } = request
     const url = requestUrl(baseUrl, request)
     const token = spec.auth ? await accessToken(call?.signal) : undefined
     const hasBody = request.body !== undefined
+    const lastEventId = (call as StreamOptions | undefined)?.lastEventId
     let response: Response
     try {
       response = await doFetch(url, {
         method: spec.method,
         headers: {
-          accept: spec.text
-            ? 'text/plain, application/problem+json'
-            : 'application/json, application/problem+json',
+          accept,
           ...(hasBody ? { 'content-type': 'application/json' } : {}),
+          ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
           ...call?.headers,
           ...(token ? { authorization: `Bearer ${token}` } : {}),
         },
@@ -118,9 +120,18 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     if (response.status === 401 && token && tokens && !retried) {
       tokens.invalidate(token)
       await response.body?.cancel()
-      return send(request, true)
+      return respond(request, accept, true)
     }
     if (!response.ok) throw await errorFromResponse(spec.method, url, response)
+    return response
+  }
+
+  async function send(request: CallRequest): Promise<unknown> {
+    const { spec } = request
+    const response = await respond(
+      request,
+      spec.text ? 'text/plain, application/problem+json' : 'application/json, application/problem+json',
+    )
     const text = await response.text()
     if (spec.text) return text
     if (response.status === 204 || text === '') return undefined
@@ -128,16 +139,33 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     if (body === undefined)
       throw new ManagementApiError('invalid_response', {
         method: spec.method,
-        url,
+        url: requestUrl(baseUrl, request),
         status: response.status,
         body: text,
       })
     return body
   }
 
+  async function* stream(request: CallRequest): AsyncGenerator<ServerSentEvent> {
+    const response = await respond(request, 'text/event-stream, application/problem+json')
+    const type = response.headers.get('content-type') ?? ''
+    if (!type.startsWith('text/event-stream') || !response.body) {
+      await response.body?.cancel()
+      throw new ManagementApiError('invalid_response', {
+        method: request.spec.method,
+        url: requestUrl(baseUrl, request),
+        status: response.status,
+        body: `expected text/event-stream, got ${type || 'no content type'}`,
+      })
+    }
+    yield* readEventStream(response.body)
+  }
+
   const client: Record<string, unknown> = {}
   for (const [name, spec] of Object.entries(OPERATIONS))
-    client[name] = (...args: unknown[]) => send(callRequest(spec, args))
+    client[name] = spec.stream
+      ? (...args: unknown[]) => stream(callRequest(spec, args))
+      : (...args: unknown[]) => send(callRequest(spec, args))
   const operations = client as unknown as ManagementOperations
   client.waitForSession = (sessionId: string, wait: WaitForSessionOptions = {}) =>
     waitForSession(
@@ -146,6 +174,10 @@ export function createManagementClient(options: ManagementClientOptions): Manage
           ? operations.getSession(sessionId, { ...(signal ? { signal } : {}) })
           : operations.getSessionOfTenant(wait.tenantId, sessionId, { ...(signal ? { signal } : {}) }),
       wait,
+      (signal) =>
+        wait.tenantId === undefined
+          ? operations.streamSessionEvents(sessionId, { signal })
+          : operations.streamSessionEventsOfTenant(wait.tenantId, sessionId, { signal }),
     )
   const managed = client as unknown as ManagementClient
   /** Creates a session's start (offer or request), hands it over, then waits for `until`. */

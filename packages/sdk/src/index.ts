@@ -7,6 +7,8 @@ export type {
 export { createManagementClient } from './client.js'
 export type { ManagementApiErrorInit } from './errors.js'
 export { ManagementApiError } from './errors.js'
+export type { ServerSentEvent } from './events.js'
+export { readEventStream } from './events.js'
 export type { ManagementOperations } from './generated/operations.js'
 // The wallet-facing messages (OpenID4VCI, OpenID4VP), from the service's own schemas.
 export type * as protocol from './generated/protocol.js'
@@ -15,7 +17,7 @@ export type { components, operations, paths, webhooks } from './generated/schema
 export type * from './generated/types.js'
 export type { ClientCredentialsTokenOptions } from './token.js'
 export { requestClientCredentialsToken } from './token.js'
-export type { CallOptions } from './transport.js'
+export type { CallOptions, StreamOptions } from './transport.js'
 export type { SessionStatus, WaitForSessionOptions } from './wait.js'
 export { FINAL_SESSION_STATUSES, SessionWaitError } from './wait.js'
 export type { VerifyWebhookOptions, WebhookEvent, WebhookEventType } from './webhooks.js'

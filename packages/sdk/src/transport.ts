@@ -6,6 +6,12 @@ export interface CallOptions {
   headers?: Record<string, string>
 }
 
+/** Per-call options of an event stream. */
+export interface StreamOptions extends CallOptions {
+  /** Resumes after this event (`Last-Event-ID`): the server skips what the client has seen. */
+  lastEventId?: string
+}
+
 /** How one operation is called (generated from the OpenAPI description). */
 export interface OperationSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -20,6 +26,8 @@ export interface OperationSpec {
   auth: boolean
   /** The answer is text (e.g. Prometheus metrics), returned as a string; JSON when absent. */
   text?: boolean
+  /** The answer is Server-Sent Events, read as an async iterable of events. */
+  stream?: boolean
 }
 
 export interface CallRequest {

@@ -59,6 +59,13 @@ export const zSession = z
   .meta({ id: 'Session' })
 export type Session = z.infer<typeof zSession>
 
+/** `GET /api/sessions/{id}/events`: Server-Sent Events whose `data` is a session (docs/management-api.md). */
+export const zSessionEventStream = z.string().meta({
+  id: 'SessionEventStream',
+  description:
+    'text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `: keep-alive` comments',
+})
+
 export const zSessionResultRequest = z
   .object({
     responseCode: z

@@ -1766,6 +1766,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/sessions/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a session live: its status changes as Server-Sent Events
+         * @description Server-Sent Events (`text/event-stream`) of one session: an `event: session` with the whole session (as `GET …/sessions/{id}` answers it) when the stream opens and at every status change, made by any process, then the stream ends after a final status (`completed`, `verified`, `failed`, `expired`). `event: deleted` ends it when the session is deleted.
+         *
+         *     Each `session` event has an `id`; a client that reconnects with `Last-Event-ID` gets the session at once only if it changed since (the browser’s `EventSource` does this by itself). Events carry the whole state, so a reconnect never misses the latest one, only intermediate ones. A comment line (`: keep-alive`) every `SESSION_EVENTS_HEARTBEAT_SECONDS` (15) keeps proxies from closing the connection.
+         *
+         *     Problems (404, 403) are answered as JSON before the stream starts. Same roles as reading the session.
+         *
+         *     Roles (any of): `issuance:offer`, `presentation:request`.
+         */
+        get: operations["streamSessionEventsOfTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a session live: its status changes as Server-Sent Events
+         * @description Server-Sent Events (`text/event-stream`) of one session: an `event: session` with the whole session (as `GET …/sessions/{id}` answers it) when the stream opens and at every status change, made by any process, then the stream ends after a final status (`completed`, `verified`, `failed`, `expired`). `event: deleted` ends it when the session is deleted.
+         *
+         *     Each `session` event has an `id`; a client that reconnects with `Last-Event-ID` gets the session at once only if it changed since (the browser’s `EventSource` does this by itself). Events carry the whole state, so a reconnect never misses the latest one, only intermediate ones. A comment line (`: keep-alive`) every `SESSION_EVENTS_HEARTBEAT_SECONDS` (15) keeps proxies from closing the connection.
+         *
+         *     Problems (404, 403) are answered as JSON before the stream starts. Same roles as reading the session.
+         *
+         *     Roles (any of): `issuance:offer`, `presentation:request`.
+         */
+        get: operations["streamSessionEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries": {
         parameters: {
             query?: never;
@@ -3396,6 +3448,8 @@ export interface components {
             previousIntegrity?: string;
         };
         Session: components["schemas"]["IssuanceSession"] | components["schemas"]["PresentationSession"];
+        /** @description text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `: keep-alive` comments */
+        SessionEventStream: string;
         SessionPage: {
             items: components["schemas"]["Session"][];
             /** @description Pass as `cursor` for the next page; null on the last page */
@@ -6849,6 +6903,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PresentationSession"];
+                };
+            };
+        };
+    };
+    streamSessionEventsOfTenant: {
+        parameters: {
+            query?: never;
+            header?: {
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream; each `data` line is a session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["SessionEventStream"];
+                };
+            };
+        };
+    };
+    streamSessionEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                "last-event-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream; each `data` line is a session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["SessionEventStream"];
                 };
             };
         };

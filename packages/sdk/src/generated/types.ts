@@ -115,6 +115,8 @@ export type SchemaMetadataSignRequest = components['schemas']['SchemaMetadataSig
 /** A new version of a type metadata document, chained to the previous version by its integrity */
 export type SchemaMetadataSignVersionRequest = components['schemas']['SchemaMetadataSignVersionRequest']
 export type Session = components['schemas']['Session']
+/** text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `: keep-alive` comments */
+export type SessionEventStream = components['schemas']['SessionEventStream']
 export type SessionPage = components['schemas']['SessionPage']
 export type SessionResultRequest = components['schemas']['SessionResultRequest']
 export type SessionStatusChange = components['schemas']['SessionStatusChange']

@@ -32,6 +32,7 @@ export { zOAuthError, zPage, zPageQuery, zProblem, zTimestamp } from './contract
 export type {
   ClaimField,
   CredentialConfig,
+  CredentialConfigBody,
   CredentialConfigData,
   CredentialConfigInput,
   CredentialFormat,

@@ -455,13 +455,21 @@ export interface paths {
         };
         /**
          * List credential configurations
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listCredentialConfigsOfTenant"];
         put?: never;
         /**
          * Create a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createCredentialConfigOfTenant"];
         delete?: never;
@@ -479,18 +487,30 @@ export interface paths {
         };
         /**
          * Get a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getCredentialConfigOfTenant"];
         /**
          * Replace a credential configuration (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceCredentialConfigOfTenant"];
         post?: never;
         /**
          * Delete a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteCredentialConfigOfTenant"];
         options?: never;
@@ -847,13 +867,21 @@ export interface paths {
         };
         /**
          * List credential configurations
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listCredentialConfigs"];
         put?: never;
         /**
          * Create a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createCredentialConfig"];
         delete?: never;
@@ -871,18 +899,30 @@ export interface paths {
         };
         /**
          * Get a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getCredentialConfig"];
         /**
          * Replace a credential configuration (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceCredentialConfig"];
         post?: never;
         /**
          * Delete a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteCredentialConfig"];
         options?: never;
@@ -2504,8 +2544,8 @@ export interface components {
             description?: string;
             config: components["schemas"]["IssuerMetadataCredentialConfig"];
             fields: components["schemas"]["ClaimFieldDefinitionDto"][];
-            /** @description Key chain that signs these credentials */
-            keyChainId: string;
+            /** @description Key chain that signs these credentials. Left out: on create, the tenant's default signing key chain (`defaultKeyChainId` of the tenant; created on first need with the `POST /api/key-chains` `source: generate` defaults, id `default`), named in the `X-Default-Key-Chain` answer header; on replace, the configuration's current key chain */
+            keyChainId?: string;
             /** @description Where claims come from at issuance (replaces `claimsWebhook`) */
             attributeProviderId?: string;
             /** @description Where issuance notifications go (replaces `notificationWebhook`) */
@@ -3495,6 +3535,8 @@ export interface components {
             description: string | null;
             presentationRetention: components["schemas"]["PresentationRetention"];
             credentialEncryption: components["schemas"]["CredentialEncryption"];
+            /** @description Default signing key chain: signs credential configurations created without `keyChainId`. Null until set, or until the first such configuration creates one (`default`, the `POST /api/key-chains` `source: generate` defaults) */
+            defaultKeyChainId: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp (UTC)
@@ -3526,6 +3568,8 @@ export interface components {
             description?: string | null;
             presentationRetention?: components["schemas"]["PresentationRetention"];
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
+            /** @description Make this key chain of the tenant its default signing key chain (422 when there is none by that id); null: no default, so the next configuration without `keyChainId` creates one */
+            defaultKeyChainId?: string | null;
         };
         TokenRequest: {
             grant_type: string;

@@ -51,7 +51,6 @@ import type {
   SessionPage,
   SessionResultRequest,
   SessionStatusChange,
-  SignedSchemaMetadata,
   SignedSchemaMetadataVersion,
   StatusList,
   StatusListPage,
@@ -1149,9 +1148,11 @@ export interface ManagementOperations {
    *
    * Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
    *
+   * The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
+   *
    * Roles (any of): `issuance:config`.
    */
-  signSchemaMetadata(body: SchemaMetadataSignRequest, options?: CallOptions): Promise<SignedSchemaMetadata>
+  signSchemaMetadata(body: SchemaMetadataSignRequest, options?: CallOptions): Promise<operations['signSchemaMetadata']['responses'][200]['content']['application/json']>
   /**
    * [Experimental] Sign SD-JWT VC type metadata with a key chain
    *
@@ -1159,9 +1160,11 @@ export interface ManagementOperations {
    *
    * Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
    *
+   * The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
+   *
    * Roles (any of): `issuance:config`.
    */
-  signSchemaMetadataOfTenant(tenantId: string, body: SchemaMetadataSignRequest, options?: CallOptions): Promise<SignedSchemaMetadata>
+  signSchemaMetadataOfTenant(tenantId: string, body: SchemaMetadataSignRequest, options?: CallOptions): Promise<operations['signSchemaMetadataOfTenant']['responses'][200]['content']['application/json']>
   /**
    * [Experimental] Sign a new version of SD-JWT VC type metadata
    *

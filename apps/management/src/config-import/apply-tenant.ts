@@ -126,7 +126,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       const id = plan.settings.defaultKeyChainId
       if (!(await keyChains.setDefault(id, tx)))
         rejected.push({
-          file: 'tenant.json',
+          file: `${tenantId}/tenant.json`,
           path: 'defaultKeyChainId',
           message: `no key chain '${id}' in this tenant (nor in key-chains/)`,
         })

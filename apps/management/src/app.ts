@@ -168,6 +168,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       db: database.db,
       cipher: keyDeps.keys.cipher,
       outbound: outboundPolicy(config),
+      keyChains: keyDeps,
     })
     const signingDeps = { db: database.db, keys: keyDeps.keys, now }
     await app.register(schemaMetadataRoutes(signingDeps, { tenantInPath: true }))

@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { createCertificate, generateKeyPair } from '@credential-service/crypto'
+import { createCredentialConfigRepository, createTenantRepository } from '@credential-service/db-schema'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -571,6 +572,45 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
       { file: `${tenant}/tenant.json`, path: 'colour', message: "unknown field 'colour'" },
     ])
     expect((await read()).name).toBe('Settings')
+  })
+
+  it('issue 23 item 8: a credential file without keyChainId gets the tenant’s default key chain: tenant.json defaultKeyChainId, else `default` made on first need; an unknown defaultKeyChainId rejects the tenant naming it', async () => {
+    const { keyChainId: _, ...noKeyChain } = credential('unused')
+    const named = random('dflt')
+    const imported = await run(
+      tree({
+        [`${named}/tenant.json`]: { defaultKeyChainId: 'signing' },
+        [`${named}/key-chains/signing.json`]: keyChain,
+        [`${named}/credentials/badge.json`]: noKeyChain,
+      }),
+    )
+    expect(imported.ok, JSON.stringify(imported)).toBe(true)
+    const stored = (tenant: string, id: string) =>
+      createCredentialConfigRepository(h.database.db, tenant).get(id)
+    expect((await stored(named, 'badge'))?.keyChainId).toBe('signing')
+
+    const made = random('dflt')
+    const second = await run(tree({ [`${made}/credentials/badge.json`]: noKeyChain }))
+    expect(second.ok, JSON.stringify(second)).toBe(true)
+    expect(second.tenants[0]).toMatchObject({ status: 'imported' })
+    expect((await stored(made, 'badge'))?.keyChainId).toBe('default')
+    expect((await createTenantRepository(h.database.db).get(made))?.defaultKeyChainId).toBe('default')
+
+    const unknown = random('dflt')
+    const refused = await run(
+      tree({
+        [`${unknown}/tenant.json`]: { defaultKeyChainId: 'missing' },
+        [`${unknown}/credentials/badge.json`]: noKeyChain,
+      }),
+    )
+    expect(refused.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${unknown}/tenant.json`,
+        path: 'defaultKeyChainId',
+        message: "no key chain 'missing' in this tenant (nor in key-chains/)",
+      },
+    ])
+    expect(await tenantExists(unknown)).toBe(false)
   })
 
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {

@@ -107,6 +107,7 @@ describe.each(testDatabases())('OpenAPI request body examples on $name', (testDa
       expect(values('createCredentialConfig').map((body) => body.config?.format)).toStrictEqual([
         'dc+sd-jwt',
         'mso_mdoc',
+        'dc+sd-jwt',
       ])
       expect(
         values('createPresentationConfig').map((body) => body.dcqlQuery?.credentials.map((c) => c.format)),
@@ -125,11 +126,11 @@ describe.each(testDatabases())('OpenAPI request body examples on $name', (testDa
         ['createAttributeProvider', ['hmac']],
         ['createLoginProvider', ['confidentialClient']],
         ['createWalletProvider', ['walletProvider']],
-        ['createCredentialConfig', ['sdJwtVc', 'mdoc']],
+        ['createCredentialConfig', ['sdJwtVc', 'mdoc', 'minimal']],
         ['createPresentationConfig', ['sdJwtVc', 'mdoc']],
         ['createOffer', ['preAuthorizedWithTxCode', 'authorizationCode']],
         ['createPresentationRequest', ['crossDevice', 'sameDevice']],
-        ['signSchemaMetadata', ['fromConfiguration', 'withMembers', 'document']],
+        ['signSchemaMetadata', ['fromConfiguration', 'withMembers', 'document', 'peerTs11']],
         ['signSchemaMetadataVersion', ['first']],
       ]
       const failed: string[] = []
@@ -183,6 +184,20 @@ describe.each(testDatabases())('OpenAPI request body examples on $name', (testDa
           credential_configuration_ids: ['mobile-driving-licence'],
           grants: { authorization_code: { issuer_state: expect.any(String) } },
         },
+      })
+      // Issue 23 item 8: the minimal body got the tenant's default key chain, made on first need.
+      expect(answers.get('createCredentialConfig minimal')?.keyChainId).toBe('default')
+      // The peer's TS11 form: the schema URI took format and vct from the configuration.
+      expect(answers.get('signSchemaMetadata peerTs11')?.schemaMeta).toMatchObject({
+        version: '1.0.0',
+        bindingType: 'key',
+        schemaURIs: [
+          {
+            format: 'dc+sd-jwt',
+            uri: 'https://credentials.example.com/schemas/employee-badge.json',
+            metadata: { vct: 'https://credentials.example.com/types/employee-badge' },
+          },
+        ],
       })
       expect(answers.get('createPresentationRequest sameDevice')?.authorizationRequestUri).toMatch(
         /^openid4vp:\/\//,

@@ -27,6 +27,7 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         description: 'test',
         presentationRetention: 'keep',
         credentialEncryption: 'optional',
+        defaultKeyChainId: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       })

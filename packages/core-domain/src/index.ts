@@ -32,6 +32,7 @@ export { zOAuthError, zPage, zPageQuery, zProblem, zTimestamp } from './contract
 export type {
   ClaimField,
   CredentialConfig,
+  CredentialConfigBody,
   CredentialConfigData,
   CredentialConfigInput,
   CredentialFormat,
@@ -169,6 +170,8 @@ export type {
   SchemaMetadataSignVersion,
   SignedSchemaMetadata,
   SignedSchemaMetadataVersion,
+  SignedTs11SchemaMeta,
+  Ts11SchemaMetaConfig,
   TypeMetadata,
 } from './contract/schema-metadata'
 export {
@@ -178,6 +181,8 @@ export {
   zSemver,
   zSignedSchemaMetadata,
   zSignedSchemaMetadataVersion,
+  zSignedTs11SchemaMeta,
+  zTs11SchemaMetaConfig,
   zTypeMetadata,
 } from './contract/schema-metadata'
 export type {

@@ -16,6 +16,7 @@ const config = (id: string, extra: Partial<CredentialConfigInput> = {}) => ({
     fields: [{ path: ['given_name'], type: 'string' }],
     ...extra,
   }),
+  keyChainId: 'keys',
   createdAt: at,
   updatedAt: at,
 })

@@ -24,8 +24,8 @@ import {
   walletProviderColumns,
 } from '../services/config-service'
 import { credentialConfigIssues, presentationConfigIssues } from '../services/config-validation'
-import { createMaterial } from '../services/key-chain-material'
-import { issuerUriOf, type KeyChainServiceDeps, policyColumns } from '../services/key-chain-service'
+import { ensureDefaultKeyChain } from '../services/default-key-chain'
+import { type KeyChainServiceDeps, keyChainColumns } from '../services/key-chain-service'
 import type { ImportIssue } from './read-config-dir'
 import type { TenantPlan } from './validate-tenant'
 
@@ -73,35 +73,13 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     let keyChainsCreated = 0
     for (const { data } of plan.keyChains) {
       if (await keyChains.get(data.id, tx)) continue
-      const context = {
-        tenantId,
-        keyChainId: data.id,
-        cipher: deps.keyChains.keys.cipher,
-        providers: deps.keyChains.keys.providers,
-        now,
-      }
-      const material = await createMaterial(context, data, {
-        subject: `CN=${tenantId} ${data.id}`,
-        dnsNames: [new URL(deps.keyChains.publicUrl).hostname],
-        issuerUri: issuerUriOf(deps.keyChains, tenantId),
-      }).catch((error: Error) => {
-        throw new ImportRejected([
-          {
-            file: plan.keyChains.find((k) => k.data.id === data.id)?.file ?? '',
-            path: '',
-            message: error.message,
-          },
-        ])
-      })
-      await keyChains.insert(
-        {
-          id: data.id,
-          description: data.description ?? null,
-          ...material,
-          ...policyColumns({ kmsProvider: material.kmsProvider ?? 'db' }, data.rotationPolicy, now),
+      const columns = await keyChainColumns(deps.keyChains, tenantId, data.id, data, now).catch(
+        (error: Error) => {
+          const file = plan.keyChains.find((k) => k.data.id === data.id)?.file ?? ''
+          throw new ImportRejected([{ file, path: '', message: error.message }])
         },
-        tx,
       )
+      await keyChains.insert(columns, tx)
       keyChainsCreated++
     }
 
@@ -144,8 +122,23 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     const walletProviders = createWalletProviderRepository(db, tenantId)
     for (const { data } of plan.walletProviders) await walletProviders.upsert(walletProviderColumns(data), tx)
 
+    if (plan.settings?.defaultKeyChainId !== undefined) {
+      const id = plan.settings.defaultKeyChainId
+      if (!(await keyChains.setDefault(id, tx)))
+        rejected.push({
+          file: `${tenantId}/tenant.json`,
+          path: 'defaultKeyChainId',
+          message: `no key chain '${id}' in this tenant (nor in key-chains/)`,
+        })
+    }
     const credentials = createCredentialConfigRepository(db, tenantId)
-    for (const { file, data } of plan.credentials) {
+    for (const { file, data: body } of plan.credentials) {
+      // Like the API: a file without keyChainId keeps the stored one, else gets the default.
+      const keyChainId =
+        body.keyChainId ??
+        (await credentials.row(body.id, tx))?.keyChainId ??
+        (await ensureDefaultKeyChain(deps.keyChains, tenantId, IMPORTER.clientId, tx)).id
+      const data = { ...body, keyChainId }
       const issues = await credentialConfigIssues(db, tenantId, data, { tx, prefix: '' })
       rejected.push(
         ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
@@ -191,14 +184,14 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
 /** Creates the tenant, or applies `tenant.json` to it (absent keys leave a setting as it is). */
 async function upsertTenant(db: Database, tx: Executor, plan: TenantPlan) {
   const tenants = createTenantRepository(db)
-  const { name, description, ...settings } = plan.settings ?? {}
+  const { name, description, defaultKeyChainId: _set, ...settings } = plan.settings ?? {}
   if (!(await tenants.get(plan.tenant, tx))) {
     await tenants.create(
       { id: plan.tenant, name: name ?? plan.tenant, description: description ?? undefined, ...settings },
       tx,
     )
   } else if (plan.settings) {
-    await tenants.update(plan.tenant, plan.settings, tx)
+    await tenants.update(plan.tenant, { name, description, ...settings }, tx)
   }
 }
 

@@ -16,9 +16,10 @@ export function importDeps(
   now: () => Date = () => new Date(),
 ) {
   const outbound = outboundPolicy(config)
+  const keyChains = { db, keys, publicUrl: config.PUBLIC_URL, now }
   const deps: ApplyDeps & { outbound: typeof outbound } = {
-    keyChains: { db, keys, publicUrl: config.PUBLIC_URL, now },
-    configs: { db, cipher: keys.cipher, outbound },
+    keyChains,
+    configs: { db, cipher: keys.cipher, outbound, keyChains },
     verifySecret: createSecretVerifier(),
     outbound,
   }

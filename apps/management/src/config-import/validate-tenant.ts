@@ -1,7 +1,7 @@
 import {
   type AttributeProviderData,
   type ClientCreate,
-  type CredentialConfigData,
+  type CredentialConfigBody,
   checkClientTenantBinding,
   checkCredentialConfig,
   checkDcqlQuery,
@@ -47,7 +47,7 @@ export interface TenantPlan {
   loginProviders: Planned<LoginProviderData>[]
   webhookEndpoints: Planned<WebhookEndpointData>[]
   walletProviders: Planned<WalletProviderData>[]
-  credentials: Planned<CredentialConfigData>[]
+  credentials: Planned<CredentialConfigBody>[]
   presentations: Planned<PresentationConfigData>[]
   clients: Planned<ClientCreate & { clientId: string; clientSecret: string }>[]
 }

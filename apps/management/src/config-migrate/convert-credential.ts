@@ -49,9 +49,15 @@ function disclosablePaths(frame: unknown, prefix: string[] = []): string[][] {
   return [...own, ...nested]
 }
 
-/** claimsMetadata keyed by dotted path (`"address.locality"`) or nested like the claims. */
+/** claimsMetadata keyed by dotted path (`"address.locality"`), nested like the claims, or a list of `{path}` entries. */
 function metadataByPath(metadata: unknown, prefix: string[] = []): Map<string, Json> {
   const out = new Map<string, Json>()
+  // The peer product's shape: a list of `{ path: [...], display, mandatory }`.
+  if (Array.isArray(metadata)) {
+    for (const entry of metadata)
+      if (isObject(entry) && Array.isArray(entry.path)) out.set(entry.path.map(String).join('.'), entry)
+    return out
+  }
   if (!isObject(metadata)) return out
   for (const [key, value] of Object.entries(metadata)) {
     if (!isObject(value)) continue

@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { findRemovedCredentialFields } from '@credential-service/core-domain'
 import { convertCredential } from './convert-credential'
+import { convertPeerTenant, isPeerTenantFolder, type PeerTenantConversion } from './convert-peer-tenant'
+import { jsonFiles, readJson as readJsonFile } from './json-files'
 
 type Json = Record<string, unknown>
 
@@ -11,13 +13,7 @@ export interface MigrationResult {
   written: string[]
 }
 
-const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Json
-const jsonFiles = (dir: string) =>
-  existsSync(dir)
-    ? readdirSync(dir)
-        .filter((f) => f.endsWith('.json'))
-        .sort()
-    : []
+const readJson = (path: string) => readJsonFile(path) as Json
 const subfolders = (dir: string) =>
   readdirSync(dir)
     .filter((f) => statSync(join(dir, f)).isDirectory())
@@ -32,7 +28,9 @@ function certificatesOf(cert: Json): string[] {
 
 /**
  * `config:migrate <dir> --out <newdir>`: writes a 5.0 configuration folder converted from a 4.x one
- * (version 1 credential files) or a 3.x one (`keys/` + `certs/`). The input folder is only read.
+ * (version 1 credential files), a 3.x one (`keys/` + `certs/`), or the peer product's (EUDIPLO:
+ * `info.json`, `issuance/credentials/`, `presentation/`; see convert-peer-tenant.ts), tenant by
+ * tenant. The input folder is only read.
  */
 export function migrateConfigDir(input: string, output: string): MigrationResult {
   const from = resolve(input)
@@ -41,6 +39,18 @@ export function migrateConfigDir(input: string, output: string): MigrationResult
   if (to === from || to.startsWith(`${from}/`))
     throw new Error('the output folder must be outside the input folder')
   if (existsSync(to) && readdirSync(to).length > 0) throw new Error(`output folder '${output}' is not empty`)
+
+  // Folders laid out as the peer product lays them out are converted first: a part that cannot
+  // be migrated stops the whole migration before anything is written.
+  const peers = new Map<string, PeerTenantConversion>()
+  for (const tenant of subfolders(from))
+    if (isPeerTenantFolder(join(from, tenant)))
+      peers.set(tenant, convertPeerTenant(join(from, tenant), tenant))
+  const errors = [...peers.values()].flatMap((conversion) => conversion.errors)
+  if (errors.length)
+    throw new Error(
+      `${errors.length} part(s) cannot be migrated; nothing was written:\n${errors.map((e) => `  ${e}`).join('\n')}`,
+    )
 
   const result: MigrationResult = { changes: [], written: [] }
   const write = (path: string, body: unknown) => {
@@ -53,6 +63,12 @@ export function migrateConfigDir(input: string, output: string): MigrationResult
     const src = join(from, tenant)
     const dst = join(to, tenant)
     mkdirSync(dst, { recursive: true })
+    const peer = peers.get(tenant)
+    if (peer) {
+      for (const file of peer.files) write(join(dst, file.path), file.body)
+      result.changes.push(...peer.changes)
+      continue
+    }
     if (existsSync(join(src, 'tenant.json')))
       write(join(dst, 'tenant.json'), readJson(join(src, 'tenant.json')))
 

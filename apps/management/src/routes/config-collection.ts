@@ -41,6 +41,8 @@ export interface ConfigCollectionOptions<I extends z.ZodType, O extends z.ZodTyp
   /** Checks the raw body before validation (removed 4.x fields named with their replacement). */
   rawBodyIssues?: (body: unknown) => ValidationIssue[]
   service: (tenantId: string, request: FastifyRequest) => CollectionService<z.output<I>, z.output<O>>
+  /** Headers of a create answer that tell what the service chose for the body (e.g. a default). */
+  createdHeaders?: (input: z.output<I>, saved: z.output<O>) => Record<string, string>
 }
 
 /**
@@ -105,7 +107,14 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
           response: { 201: options.saved, ...problemResponses },
         },
       },
-      async (req, reply) => reply.status(201).send(await service(req).create(req.body as z.output<I>)),
+      async (req, reply) => {
+        const input = req.body as z.output<I>
+        const saved = await service(req).create(input)
+        return reply
+          .status(201)
+          .headers(options.createdHeaders?.(input, saved) ?? {})
+          .send(saved)
+      },
     )
 
     app.get(

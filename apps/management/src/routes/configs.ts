@@ -43,6 +43,14 @@ const WALLET_PROVIDERS = [
   'Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.',
 ].join('\n\n')
 
+/** Answer header of a create that named no key chain: the tenant default key chain it got. */
+export const DEFAULT_KEY_CHAIN_HEADER = 'x-default-key-chain'
+
+const CREDENTIALS = [
+  '`keyChainId` may be left out (the spec\'s minimal body is `id`, `config`, `fields`). A create then uses the tenant\'s default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration\'s key chain.',
+  '`mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).',
+].join('\n\n')
+
 /** Credential and presentation configurations, attribute providers and webhook endpoints (spec §2.1–2.3, §4). */
 export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigServiceDeps) {
   for (const tenantInPath of [true, false]) {
@@ -61,7 +69,10 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           output: zCredentialConfig,
           saved: zCredentialConfig,
           rawBodyIssues: (body) => findRemovedCredentialFields(body),
+          description: CREDENTIALS,
           service: (tenantId, req) => createCredentialConfigService(deps, tenantId, req.principal),
+          createdHeaders: (input, saved): Record<string, string> =>
+            input.keyChainId === undefined ? { [DEFAULT_KEY_CHAIN_HEADER]: saved.keyChainId } : {},
         },
         mount,
       ),

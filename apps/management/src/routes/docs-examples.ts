@@ -395,6 +395,15 @@ requestExamples.add(zCredentialConfigInput, {
       refreshTokens: true,
     },
   },
+  minimal: {
+    summary:
+      "The spec's minimal body (§2.1): no keyChainId, so the tenant's default key chain signs (X-Default-Key-Chain)",
+    value: {
+      id: 'visitor-pass',
+      config: { format: 'dc+sd-jwt', vct: 'https://credentials.example.com/types/visitor-pass' },
+      fields: [{ path: ['visitor_name'], type: 'string', mandatory: true, disclosable: true }],
+    },
+  },
 })
 
 requestExamples.add(zPresentationConfigInput, {
@@ -535,6 +544,28 @@ requestExamples.add(zSchemaMetadataSign, {
   withMembers: {
     summary: 'Derive it and add members on top',
     value: { credentialConfigId: BADGE, metadata: typeMetadata },
+  },
+  peerTs11: {
+    summary:
+      "The peer product's form (EUDIPLO): TS11 schema metadata in `config`, schema URI filled from the configuration",
+    value: {
+      config: {
+        version: '1.0.0',
+        rulebookURI: 'https://credentials.example.com/rulebooks/employee-badge/1.0.0.md',
+        attestationLoS: 'iso_18045_basic',
+        bindingType: 'key',
+        schemaURIs: [
+          {
+            credentialConfigId: BADGE,
+            uri: 'https://credentials.example.com/schemas/employee-badge.json',
+          },
+        ],
+        trustedAuthorities: [
+          { frameworkType: 'etsi_tl', value: 'https://trust.example.eu/lotl.xml', isLoTE: true },
+        ],
+      },
+      credentialConfigId: BADGE,
+    },
   },
   document: {
     summary: 'A document of your own, signed with a key chain',

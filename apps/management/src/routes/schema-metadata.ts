@@ -3,6 +3,7 @@ import {
   zSchemaMetadataSignVersion,
   zSignedSchemaMetadata,
   zSignedSchemaMetadataVersion,
+  zSignedTs11SchemaMeta,
 } from '@credential-service/core-domain'
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -45,11 +46,11 @@ export function schemaMetadataRoutes(
           operationId: op('signSchemaMetadata'),
           tags,
           summary: '[Experimental] Sign SD-JWT VC type metadata with a key chain',
-          description: `${EXPERIMENTAL}\n\nSigns a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, \`kid\` and \`x5c\`. The answer carries the \`integrity\` value to put in credentials as \`vct#integrity\`. Nothing is stored.`,
+          description: `${EXPERIMENTAL}\n\nSigns a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, \`kid\` and \`x5c\`. The answer carries the \`integrity\` value to put in credentials as \`vct#integrity\`. Nothing is stored.\n\nThe peer product's form (EUDIPLO) is accepted too: \`{ config, keyChainId?, credentialConfigId? }\` with \`config\` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an \`attestation-schema+jwt\` JWS and answered as \`SignedTs11SchemaMeta\`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).`,
           'x-experimental': true,
           params: listParams,
           body: zSchemaMetadataSign,
-          response: { 200: zSignedSchemaMetadata, ...problemResponses },
+          response: { 200: z.union([zSignedSchemaMetadata, zSignedTs11SchemaMeta]), ...problemResponses },
         },
       },
       (req) => service(req).sign(req.body),

@@ -3,6 +3,7 @@ import {
   type AttributeProviderData,
   ConflictError,
   type CredentialConfig,
+  type CredentialConfigBody,
   type CredentialConfigData,
   checkOutboundUrl,
   deriveClaimsJsonSchema,
@@ -41,11 +42,15 @@ import {
   recordAudit,
 } from '@credential-service/db-schema'
 import { credentialConfigIssues, presentationConfigIssues } from './config-validation'
+import { ensureDefaultKeyChain } from './default-key-chain'
+import type { KeyChainServiceDeps } from './key-chain-service'
 
 export interface ConfigServiceDeps {
   db: Database
   cipher: JwkCipher
   outbound: OutboundUrlPolicy
+  /** Makes the tenant's default signing key chain for configurations that name none. */
+  keyChains: KeyChainServiceDeps
 }
 
 type ResourceType = AuditEntry['resourceType']
@@ -147,11 +152,22 @@ export function createCredentialConfigService(deps: ConfigServiceDeps, tenantId:
     'credential-config',
     createCredentialConfigRepository(deps.db, tenantId),
   )
+  const repo = createCredentialConfigRepository(deps.db, tenantId)
+  /** The key chain a body without one gets: on replace the stored one, else the tenant default. */
+  const keyChainOf = async (input: CredentialConfigBody, tx: Executor): Promise<string> => {
+    if (input.keyChainId !== undefined) return input.keyChainId
+    const stored = await repo.row(input.id, tx)
+    if (stored) return stored.keyChainId
+    return (await ensureDefaultKeyChain(deps.keyChains, tenantId, actor.clientId, tx)).id
+  }
   return {
-    ...validatedCrud(base, async (input: CredentialConfigData, tx) => {
-      refuse(await credentialConfigIssues(deps.db, tenantId, input, { tx }), 'credential configuration')
-      return credentialConfigColumns(input)
-    }),
+    ...crud(base, (input: CredentialConfigBody, mode) =>
+      base.save(input.id, mode, async (tx) => {
+        const data: CredentialConfigData = { ...input, keyChainId: await keyChainOf(input, tx) }
+        refuse(await credentialConfigIssues(deps.db, tenantId, data, { tx }), 'credential configuration')
+        return credentialConfigColumns(data)
+      }),
+    ),
     /** The JSON Schema of the configuration's claims, derived from `fields` (never stored). */
     async schema(id: string) {
       return deriveClaimsJsonSchema(await base.get(id))

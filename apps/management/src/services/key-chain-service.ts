@@ -25,6 +25,7 @@ import {
   type KeyChainPatch,
   type KeyChainRow,
   lockDueKeyChains,
+  type NewKeyChainRow,
   recordAudit,
   tenantChanged,
   toKeyChain,
@@ -188,6 +189,38 @@ async function refuseSelfSignedUnderHaip(
   throw new RuleViolationError(`key chain '${id}': ${message}`, [{ path: 'body.certificateChain', message }])
 }
 
+/**
+ * The row of a new key chain: its key generated, imported or described by its provider, its
+ * certificate made (subject `CN=<tenant> <id>`, SAN the host of PUBLIC_URL by default) and its
+ * rotation policy. Nothing is written.
+ */
+export async function keyChainColumns(
+  deps: KeyChainServiceDeps,
+  tenantId: string,
+  id: string,
+  input: KeyChainCreate,
+  now: Date,
+): Promise<Omit<NewKeyChainRow, 'tenantId'>> {
+  const context: MaterialContext = {
+    tenantId,
+    keyChainId: id,
+    cipher: deps.keys.cipher,
+    providers: deps.keys.providers,
+    now,
+  }
+  const material = await createMaterial(context, input, {
+    subject: `CN=${tenantId} ${id}`,
+    dnsNames: [new URL(deps.publicUrl).hostname],
+    issuerUri: issuerUriOf(deps, tenantId),
+  })
+  return {
+    id,
+    description: input.description ?? null,
+    ...material,
+    ...policyColumns({ kmsProvider: material.kmsProvider ?? 'db' }, input.rotationPolicy, now),
+  }
+}
+
 /** Key chains of one tenant (spec §2.4): public material out, private material never. */
 export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: string, actor: Principal) {
   const repo = createKeyChainRepository(deps.db, tenantId)
@@ -227,29 +260,10 @@ export function createKeyChainService(deps: KeyChainServiceDeps, tenantId: strin
       const id = input.id ?? newId('kc')
       const now = deps.now()
       if (await repo.get(id)) throw new ConflictError(`key chain '${id}' already exists`)
-      const context: MaterialContext = {
-        tenantId,
-        keyChainId: id,
-        cipher: deps.keys.cipher,
-        providers: deps.keys.providers,
-        now,
-      }
       // Provider calls and key generation happen before the write: a failure leaves nothing behind.
-      const material = await createMaterial(context, input, {
-        subject: `CN=${tenantId} ${id}`,
-        dnsNames: [new URL(deps.publicUrl).hostname],
-        issuerUri: issuerUriOf(deps, tenantId),
-      })
+      const columns = await keyChainColumns(deps, tenantId, id, input, now)
       return deps.db.transaction(async (tx) => {
-        const row = await repo.insert(
-          {
-            id,
-            description: input.description ?? null,
-            ...material,
-            ...policyColumns(material as KeyChainRow, input.rotationPolicy, now),
-          },
-          tx,
-        )
+        const row = await repo.insert(columns, tx)
         if (!row) throw new ConflictError(`key chain '${id}' already exists`)
         await recordAudit(
           tx,

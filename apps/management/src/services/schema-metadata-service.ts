@@ -10,11 +10,11 @@ import {
   type SchemaMetadataSignVersion,
   type SignedSchemaMetadata,
   type SignedSchemaMetadataVersion,
+  type SignedTs11SchemaMeta,
   type TypeMetadata,
-  UpstreamError,
   zTypeMetadata,
 } from '@credential-service/core-domain'
-import { KeyProviderError, type Signer, signJws, subresourceIntegrity } from '@credential-service/crypto'
+import { type Signer, subresourceIntegrity } from '@credential-service/crypto'
 import {
   createCredentialConfigRepository,
   createSchemaMetadataVersionRepository,
@@ -22,6 +22,8 @@ import {
   uniqueViolation,
 } from '@credential-service/db-schema'
 import type { KeyRuntime } from '@credential-service/server-kit'
+import { signDocumentBytes } from './schema-metadata-jws'
+import { signTs11SchemaMeta } from './ts11-schema-meta'
 
 interface Prepared {
   metadata: TypeMetadata
@@ -107,20 +109,11 @@ export function createSchemaMetadataService(
     const metadata = zTypeMetadata.parse(prepared.metadata)
     const signedAt = deps.now()
     const payload = new TextEncoder().encode(JSON.stringify(metadata))
-    const header = {
-      typ: SIGNED_TYPE_METADATA_TYP,
-      kid: signer.kid,
-      ...(signer.x5c.length ? { x5c: signer.x5c } : {}),
-      iat: Math.floor(signedAt.getTime() / 1000),
-    }
-    let jws: string
-    try {
-      jws = await signJws(signer, header, payload)
-    } catch (error) {
-      // Vault or AWS KMS did not sign: their fault, not the caller's (the detail names the chain).
-      if (!(error instanceof KeyProviderError)) throw error
-      throw new UpstreamError(error.message, { cause: error })
-    }
+    const jws = await signDocumentBytes(
+      signer,
+      { typ: SIGNED_TYPE_METADATA_TYP, iat: Math.floor(signedAt.getTime() / 1000) },
+      payload,
+    )
     return {
       jws,
       metadata,
@@ -133,7 +126,9 @@ export function createSchemaMetadataService(
   }
 
   return {
-    async sign(body: SchemaMetadataSign): Promise<SignedSchemaMetadata> {
+    /** SD-JWT VC type metadata (ours), or TS11 schema metadata (the peer's `config` form). */
+    async sign(body: SchemaMetadataSign): Promise<SignedSchemaMetadata | SignedTs11SchemaMeta> {
+      if (body.config) return signTs11SchemaMeta(deps, tenantId, { ...body, config: body.config })
       return signDocument(await prepare(body))
     },
 

@@ -7,12 +7,14 @@ import {
   type Page,
   type PageQuery,
   type Principal,
+  RuleViolationError,
   type Tenant,
   type TenantCreate,
   type TenantUpdate,
 } from '@credential-service/core-domain'
 import {
   createClientRepository,
+  createKeyChainRepository,
   createTenantRepository,
   type Database,
   recordAudit,
@@ -60,8 +62,16 @@ export function createTenantService(db: Database, provider?: IdentityProviderAdm
 
     async update(principal: Principal, id: string, patch: TenantUpdate): Promise<Tenant> {
       await visible(principal, id)
+      const { defaultKeyChainId, ...settings } = patch
       return db.transaction(async (tx) => {
-        const updated = await tenants.update(id, patch, tx)
+        if (
+          defaultKeyChainId !== undefined &&
+          !(await createKeyChainRepository(db, id).setDefault(defaultKeyChainId, tx))
+        ) {
+          const message = `no key chain '${defaultKeyChainId}' in this tenant`
+          throw new RuleViolationError(message, [{ path: 'body.defaultKeyChainId', message }])
+        }
+        const updated = await tenants.update(id, settings, tx)
         if (!updated) throw new NotFoundError('tenant', id)
         await recordAudit(tx, {
           tenantId: id,

@@ -143,7 +143,11 @@ export const zCredentialConfigInput = z
     description: z.string().max(2000).optional(),
     config: zIssuerMetadataConfig,
     fields: z.array(zClaimField).min(1).max(500),
-    keyChainId: zKeyChainId.describe('Key chain that signs these credentials'),
+    keyChainId: zKeyChainId
+      .optional()
+      .describe(
+        "Key chain that signs these credentials. Left out: on create, the tenant's default signing key chain (`defaultKeyChainId` of the tenant; created on first need with the `POST /api/key-chains` `source: generate` defaults, id `default`), named in the `X-Default-Key-Chain` answer header; on replace, the configuration's current key chain",
+      ),
     attributeProviderId: zConfigId
       .optional()
       .describe('Where claims come from at issuance (replaces `claimsWebhook`)'),
@@ -187,7 +191,10 @@ export const zCredentialConfigInput = z
   .describe('Credential configuration, version 2 (spec §2.1), as sent to create or replace one')
   .meta({ id: 'CredentialConfigDefinition' })
 export type CredentialConfigInput = z.input<typeof zCredentialConfigInput>
-export type CredentialConfigData = z.output<typeof zCredentialConfigInput>
+/** A configuration as sent: `keyChainId` may be left out (the tenant's default key chain). */
+export type CredentialConfigBody = z.output<typeof zCredentialConfigInput>
+/** A configuration with its key chain resolved: what is checked and stored. */
+export type CredentialConfigData = Omit<CredentialConfigBody, 'keyChainId'> & { keyChainId: string }
 
 export const zCredentialConfig = zCredentialConfigInput
   .extend({
@@ -198,6 +205,7 @@ export const zCredentialConfig = zCredentialConfigInput
     refreshTokens: z.boolean().describe(DESCRIBE.refreshTokens),
     dpop: z.enum(['optional', 'required']).describe(DESCRIBE.dpop),
     walletAttestation: z.enum(['optional', 'required']).describe(DESCRIBE.walletAttestation),
+    keyChainId: zKeyChainId.describe('Key chain that signs these credentials'),
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
   })

@@ -95,6 +95,64 @@ const zTypeMetadataOverrides = z
   .describe('Type metadata members; with a credentialConfigId they replace the derived ones')
   .meta({ id: 'TypeMetadataMembers' })
 
+/**
+ * TS11 schema metadata as the peer product (EUDIPLO) sends it in `config` (EUDI Catalogue of
+ * Attestations, draft): the attestation's version, rulebook, level of security, binding, schema
+ * URIs per format and trusted authorities. Experimental like the draft.
+ */
+const zTs11SchemaUri = z
+  .object({
+    credentialConfigId: zConfigId
+      .optional()
+      .describe('Fill `format` and `metadata` (`vct` or `doctype`) from this credential configuration'),
+    format: z.enum(['dc+sd-jwt', 'mso_mdoc']).optional().describe('Attestation format of this schema'),
+    uri: z.url().max(2000).optional().describe('Where the schema document for this format is (required)'),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Format-specific metadata, e.g. `{ "vct": … }` (dc+sd-jwt) or `{ "doctype": … }` (mso_mdoc)'),
+  })
+  .strict()
+  .meta({ id: 'Ts11SchemaUri' })
+
+const zTs11TrustAuthority = z
+  .object({
+    trustListId: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        'The peer’s trust list reference; not supported here (422): give `frameworkType` and `value`',
+      ),
+    frameworkType: z.enum(['aki', 'etsi_tl', 'openid_federation']).optional(),
+    value: z.string().min(1).max(2000).optional().describe('URI of the trust list or trust anchor'),
+    isLoTE: z.boolean().optional().describe('A List of Trusted Entities'),
+    verificationMethod: z.record(z.string(), z.unknown()).optional().describe('e.g. a JWK'),
+  })
+  .strict()
+  .meta({ id: 'Ts11TrustAuthority' })
+
+export const zTs11SchemaMetaConfig = z
+  .object({
+    id: z.string().min(1).max(500).optional().describe('Attestation identifier (URI), if already known'),
+    version: zSemver.describe('Schema version'),
+    rulebookURI: z.url().max(2000).describe('URI of the attestation rulebook'),
+    attestationLoS: z.enum([
+      'iso_18045_high',
+      'iso_18045_moderate',
+      'iso_18045_enhanced-basic',
+      'iso_18045_basic',
+    ]),
+    bindingType: z.enum(['claim', 'key', 'biometric', 'none']),
+    schemaURIs: z.array(zTs11SchemaUri).min(1).max(10).optional(),
+    trustedAuthorities: z.array(zTs11TrustAuthority).max(20).optional(),
+  })
+  .strict()
+  .describe('TS11 schema metadata, the peer product’s (EUDIPLO) `config` (experimental)')
+  .meta({ id: 'Ts11SchemaMetaConfig' })
+export type Ts11SchemaMetaConfig = z.infer<typeof zTs11SchemaMetaConfig>
+
 const signShape = {
   credentialConfigId: zConfigId
     .optional()
@@ -111,22 +169,37 @@ type SignBody = {
   credentialConfigId?: string | undefined
   metadata?: { vct?: string | undefined } | undefined
   keyChainId?: string | undefined
+  config?: unknown
 }
 // Without a configuration a document must say what it is and what signs it; a body with neither
-// gets the one issue of the first rule.
+// gets the one issue of the first rule. The TS11 form (`config`) has rules of its own.
+const ts11 = (body: SignBody) => body.config !== undefined
 const fromConfig = (body: SignBody) => body.credentialConfigId !== undefined
-const needsSource = (body: SignBody) => fromConfig(body) || body.metadata !== undefined
+const needsSource = (body: SignBody) => ts11(body) || fromConfig(body) || body.metadata !== undefined
 const needsVct = (body: SignBody) =>
-  !needsSource(body) || fromConfig(body) || body.metadata?.vct !== undefined
+  ts11(body) || !needsSource(body) || fromConfig(body) || body.metadata?.vct !== undefined
 const needsKeyChain = (body: SignBody) =>
-  !needsSource(body) || fromConfig(body) || body.keyChainId !== undefined
+  ts11(body) || !needsSource(body) || fromConfig(body) || body.keyChainId !== undefined
+const oneForm = (body: SignBody) => !ts11(body) || body.metadata === undefined
+const oneFormRule = {
+  message: '`config` (TS11 schema metadata) and `metadata` (SD-JWT VC type metadata) exclude each other',
+  path: ['config'],
+}
 const sourceRule = { message: 'give a credentialConfigId, a metadata document, or both', path: ['metadata'] }
 const vctRule = { message: 'required when no credentialConfigId is given', path: ['metadata', 'vct'] }
 const keyChainRule = { message: 'required when no credentialConfigId is given', path: ['keyChainId'] }
 
 export const zSchemaMetadataSign = z
-  .object(signShape)
+  .object({
+    ...signShape,
+    config: zTs11SchemaMetaConfig
+      .optional()
+      .describe(
+        "The peer product's form (EUDIPLO): sign this TS11 schema metadata instead of type metadata. `keyChainId` then defaults to the credential configuration's, else the tenant's default key chain; `credentialConfigId` fills schema URIs that name no format",
+      ),
+  })
   .strict()
+  .refine(oneForm, oneFormRule)
   .refine(needsSource, sourceRule)
   .refine(needsVct, vctRule)
   .refine(needsKeyChain, keyChainRule)
@@ -138,6 +211,13 @@ export const zSchemaMetadataSignVersion = z
   .object({
     ...signShape,
     version: zSemver.describe('Version of this document; must be greater than the latest signed version'),
+    config: z
+      .never({
+        error:
+          'the TS11 form (`config`) is signed by /schema-metadata/sign; sign-version chains SD-JWT VC type metadata versions',
+      })
+      .optional()
+      .describe('Not accepted here (the TS11 form is for `sign`)'),
     previousIntegrity: zIntegrity
       .optional()
       .describe(
@@ -174,6 +254,26 @@ export const zSignedSchemaMetadata = z
   .describe('A signed type metadata document')
   .meta({ id: 'SignedSchemaMetadata' })
 export type SignedSchemaMetadata = z.infer<typeof zSignedSchemaMetadata>
+
+export const zSignedTs11SchemaMeta = z
+  .object({
+    jws: z
+      .string()
+      .describe(
+        'Compact JWS; `typ` `attestation-schema+jwt`, `kid` and `x5c` of the key chain; the payload is the document with `iat`, byte for byte',
+      ),
+    schemaMeta: z.record(z.string(), z.unknown()).describe('The TS11 document as signed (the JWS payload)'),
+    integrity: zIntegrity.describe('SHA-256 Subresource Integrity of the JWS payload bytes'),
+    keyChainId: zKeyChainId,
+    kid: z.string().describe('Key id of the signing key'),
+    alg: zSigningAlgorithm,
+    signedAt: zTimestamp,
+  })
+  .describe(
+    'A signed TS11 schema metadata document (answer to the `config` form); not submitted to a registrar',
+  )
+  .meta({ id: 'SignedTs11SchemaMeta' })
+export type SignedTs11SchemaMeta = z.infer<typeof zSignedTs11SchemaMeta>
 
 export const zSignedSchemaMetadataVersion = z
   .object({

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { zTimestamp } from './common'
+import { zKeyChainId } from './key-chain'
 
 /** Tenant ids appear in URLs (`/issuers/{tenant}`), so they are lowercase slugs. */
 export const zTenantId = z
@@ -26,6 +27,11 @@ export const zTenant = z
     description: z.string().nullable(),
     presentationRetention: zPresentationRetention,
     credentialEncryption: zCredentialEncryption,
+    defaultKeyChainId: zKeyChainId
+      .nullable()
+      .describe(
+        'Default signing key chain: signs credential configurations created without `keyChainId`. Null until set, or until the first such configuration creates one (`default`, the `POST /api/key-chains` `source: generate` defaults)',
+      ),
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
   })
@@ -50,6 +56,12 @@ export const zTenantUpdate = z
     description: z.string().max(2000).nullable().optional(),
     presentationRetention: zPresentationRetention.optional(),
     credentialEncryption: zCredentialEncryption.optional(),
+    defaultKeyChainId: zKeyChainId
+      .nullable()
+      .optional()
+      .describe(
+        'Make this key chain of the tenant its default signing key chain (422 when there is none by that id); null: no default, so the next configuration without `keyChainId` creates one',
+      ),
   })
   .strict()
   .meta({ id: 'TenantUpdate' })

@@ -1,4 +1,4 @@
-import type { ClaimField, CredentialConfigData, FieldType } from '../contract/credential-config'
+import type { ClaimField, CredentialConfigBody, FieldType } from '../contract/credential-config'
 import type { ValidationIssue } from '../errors'
 import { claimPath } from './claims-schema'
 import { SD_JWT_STRUCTURE_NAMES, sdJwtStructureIssues, structureIssue } from './sd-jwt-names'
@@ -51,7 +51,7 @@ const localeOf = (entry: { locale?: string; lang?: string }) =>
  * no field over a claim the issuer sets itself, no SD-JWT structure name in a path or default value
  * (RFC 9901 §4.2, checklist S-129), and no key attestation policy without key binding.
  */
-export function checkCredentialConfig(config: CredentialConfigData): ValidationIssue[] {
+export function checkCredentialConfig(config: CredentialConfigBody): ValidationIssue[] {
   const issues: ValidationIssue[] = []
   const add = (path: string, message: string) => issues.push({ path: `body.${path}`, message })
   const mdoc = config.config.format === 'mso_mdoc'

@@ -106,6 +106,34 @@ export function createKeyChainRepository(db: Database, tenantId: string) {
       return row
     },
 
+    /** The tenant's default signing key chain, if it has one. */
+    async getDefault(tx: Executor = db): Promise<KeyChainRow | undefined> {
+      const [row] = await tx
+        .select()
+        .from(keyChains)
+        .where(and(eq(keyChains.tenantId, tenantId), eq(keyChains.isDefault, true)))
+      return row
+    },
+
+    /**
+     * Makes `id` the tenant's default key chain (or none with null): the flag moves in two
+     * statements of the caller's transaction, so the one-default index never sees two.
+     * Returns false when `id` is no key chain of the tenant.
+     */
+    async setDefault(id: string | null, tx: Executor): Promise<boolean> {
+      await tx
+        .update(keyChains)
+        .set({ isDefault: false })
+        .where(and(eq(keyChains.tenantId, tenantId), eq(keyChains.isDefault, true)))
+      if (id === null) return true
+      const rows = await tx
+        .update(keyChains)
+        .set({ isDefault: true })
+        .where(byId(id))
+        .returning({ id: keyChains.id })
+      return rows.length > 0
+    },
+
     async delete(id: string, tx: Executor = db): Promise<boolean> {
       const rows = await tx.delete(keyChains).where(byId(id)).returning({ id: keyChains.id })
       return rows.length > 0

@@ -1,14 +1,26 @@
 import type { PageQuery, Tenant, TenantUpdate } from '@credential-service/core-domain'
-import { asc, eq, gt } from 'drizzle-orm'
+import { and, asc, eq, getTableColumns, gt, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
-import { type TenantRow, tenants } from '../schema'
+import { keyChains, type TenantRow, tenants } from '../schema'
 import { decodeCursor, toPage } from './pagination'
 
-function toTenant(row: TenantRow): Tenant {
+type TenantView = TenantRow & { defaultKeyChainId: string | null }
+
+/** A tenant row with the id of its default key chain (the flagged key chain, if any). */
+const tenantView = {
+  ...getTableColumns(tenants),
+  defaultKeyChainId: sql<string | null>`(select ${keyChains.id} from ${keyChains} where ${and(
+    eq(keyChains.tenantId, tenants.id),
+    eq(keyChains.isDefault, true),
+  )})`,
+}
+
+function toTenant(row: TenantView): Tenant {
   return {
     id: row.id,
     name: row.name,
     description: row.description,
+    defaultKeyChainId: row.defaultKeyChainId,
     presentationRetention: row.presentationRetention as Tenant['presentationRetention'],
     credentialEncryption: row.credentialEncryption as Tenant['credentialEncryption'],
     createdAt: row.createdAt.toISOString(),
@@ -22,7 +34,7 @@ export function createTenantRepository(db: Database) {
     async list(query: PageQuery) {
       const after = decodeCursor(query.cursor, 'tenants')
       const rows = await db
-        .select()
+        .select(tenantView)
         .from(tenants)
         .where(after === undefined ? undefined : gt(tenants.id, after))
         .orderBy(asc(tenants.id))
@@ -31,13 +43,13 @@ export function createTenantRepository(db: Database) {
     },
 
     async get(id: string, tx: Executor = db): Promise<Tenant | undefined> {
-      const [row] = await tx.select().from(tenants).where(eq(tenants.id, id))
+      const [row] = await tx.select(tenantView).from(tenants).where(eq(tenants.id, id))
       return row && toTenant(row)
     },
 
     /** The tenant with its generation, which management tokens carry (never shown by the API). */
     async getWithGeneration(id: string): Promise<{ tenant: Tenant; generation: string } | undefined> {
-      const [row] = await db.select().from(tenants).where(eq(tenants.id, id))
+      const [row] = await db.select(tenantView).from(tenants).where(eq(tenants.id, id))
       return row && { tenant: toTenant(row), generation: row.generation }
     },
 
@@ -63,16 +75,21 @@ export function createTenantRepository(db: Database) {
         })
         .onConflictDoNothing()
         .returning()
-      return row && toTenant(row)
+      return row && toTenant({ ...row, defaultKeyChainId: null })
     },
 
-    async update(id: string, patch: TenantUpdate, tx: Executor = db): Promise<Tenant | undefined> {
+    /** The settings of `patch` (the default key chain is the key chains' flag, set there). */
+    async update(
+      id: string,
+      patch: Omit<TenantUpdate, 'defaultKeyChainId'>,
+      tx: Executor = db,
+    ): Promise<Tenant | undefined> {
       const [row] = await tx
         .update(tenants)
         .set({ ...patch, updatedAt: new Date() })
         .where(eq(tenants.id, id))
-        .returning()
-      return row && toTenant(row)
+        .returning({ id: tenants.id })
+      return row && this.get(id, tx)
     },
 
     /** Deletes the tenant and, by cascade, everything it owns. */

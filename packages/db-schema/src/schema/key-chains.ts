@@ -9,6 +9,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core'
 import type { JWK } from 'jose'
 import { tenants } from './tenants'
@@ -52,6 +53,12 @@ export const keyChains = pgTable(
     rotationGraceDays: integer().notNull().default(30),
     rotatedAt: timestamp({ withTimezone: true }),
     nextRotationAt: timestamp({ withTimezone: true }),
+    /**
+     * The tenant's default signing key chain: used by credential configurations that name none.
+     * At most one per tenant (the partial unique index), so processes that create it on first
+     * need at once insert one row and the others find it (`on conflict do nothing`).
+     */
+    isDefault: boolean().notNull().default(false),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
@@ -63,6 +70,7 @@ export const keyChains = pgTable(
       sql`${t.kmsProvider} = 'db' or ${t.externalKeyId} is not null`,
     ),
     check('key_chains_previous_complete', sql`(${t.previousJwk} is null) = (${t.previousKid} is null)`),
+    uniqueIndex('key_chains_one_default_per_tenant').on(t.tenantId).where(sql`${t.isDefault}`),
     index('key_chains_rotation_due').on(t.nextRotationAt).where(sql`${t.rotationEnabled}`),
   ],
 )

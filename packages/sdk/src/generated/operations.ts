@@ -52,7 +52,6 @@ import type {
   SessionPage,
   SessionResultRequest,
   SessionStatusChange,
-  SignedSchemaMetadata,
   SignedSchemaMetadataVersion,
   StatusList,
   StatusListPage,
@@ -158,11 +157,19 @@ export interface ManagementOperations {
   /**
    * Create a credential configuration
    *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   *
    * Roles (any of): `issuance:config`.
    */
   createCredentialConfig(body: CredentialConfigDefinition, options?: CallOptions): Promise<CredentialConfig>
   /**
    * Create a credential configuration
+   *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -324,11 +331,19 @@ export interface ManagementOperations {
   /**
    * Delete a credential configuration
    *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   *
    * Roles (any of): `issuance:config`.
    */
   deleteCredentialConfig(credentialConfigId: string, options?: CallOptions): Promise<void>
   /**
    * Delete a credential configuration
+   *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -494,11 +509,19 @@ export interface ManagementOperations {
   /**
    * Get a credential configuration
    *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   *
    * Roles (any of): `issuance:config`.
    */
   getCredentialConfig(credentialConfigId: string, options?: CallOptions): Promise<CredentialConfig>
   /**
    * Get a credential configuration
+   *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -714,11 +737,19 @@ export interface ManagementOperations {
   /**
    * List credential configurations
    *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   *
    * Roles (any of): `issuance:config`.
    */
   listCredentialConfigs(query?: operations['listCredentialConfigs']['parameters']['query'], options?: CallOptions): Promise<CredentialConfigPage>
   /**
    * List credential configurations
+   *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -928,11 +959,19 @@ export interface ManagementOperations {
   /**
    * Replace a credential configuration (the path id wins over the body id)
    *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   *
    * Roles (any of): `issuance:config`.
    */
   replaceCredentialConfig(credentialConfigId: string, body: CredentialConfigDefinition, options?: CallOptions): Promise<CredentialConfig>
   /**
    * Replace a credential configuration (the path id wins over the body id)
+   *
+   * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+   *
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
    *
    * Roles (any of): `issuance:config`.
    */
@@ -1110,9 +1149,11 @@ export interface ManagementOperations {
    *
    * Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
    *
+   * The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
+   *
    * Roles (any of): `issuance:config`.
    */
-  signSchemaMetadata(body: SchemaMetadataSignRequest, options?: CallOptions): Promise<SignedSchemaMetadata>
+  signSchemaMetadata(body: SchemaMetadataSignRequest, options?: CallOptions): Promise<operations['signSchemaMetadata']['responses'][200]['content']['application/json']>
   /**
    * [Experimental] Sign SD-JWT VC type metadata with a key chain
    *
@@ -1120,9 +1161,11 @@ export interface ManagementOperations {
    *
    * Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
    *
+   * The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
+   *
    * Roles (any of): `issuance:config`.
    */
-  signSchemaMetadataOfTenant(tenantId: string, body: SchemaMetadataSignRequest, options?: CallOptions): Promise<SignedSchemaMetadata>
+  signSchemaMetadataOfTenant(tenantId: string, body: SchemaMetadataSignRequest, options?: CallOptions): Promise<operations['signSchemaMetadataOfTenant']['responses'][200]['content']['application/json']>
   /**
    * [Experimental] Sign a new version of SD-JWT VC type metadata
    *

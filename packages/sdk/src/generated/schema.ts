@@ -455,13 +455,21 @@ export interface paths {
         };
         /**
          * List credential configurations
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listCredentialConfigsOfTenant"];
         put?: never;
         /**
          * Create a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createCredentialConfigOfTenant"];
         delete?: never;
@@ -479,18 +487,30 @@ export interface paths {
         };
         /**
          * Get a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getCredentialConfigOfTenant"];
         /**
          * Replace a credential configuration (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceCredentialConfigOfTenant"];
         post?: never;
         /**
          * Delete a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteCredentialConfigOfTenant"];
         options?: never;
@@ -847,13 +867,21 @@ export interface paths {
         };
         /**
          * List credential configurations
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["listCredentialConfigs"];
         put?: never;
         /**
          * Create a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         post: operations["createCredentialConfig"];
         delete?: never;
@@ -871,18 +899,30 @@ export interface paths {
         };
         /**
          * Get a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         get: operations["getCredentialConfig"];
         /**
          * Replace a credential configuration (the path id wins over the body id)
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         put: operations["replaceCredentialConfig"];
         post?: never;
         /**
          * Delete a credential configuration
-         * @description Roles (any of): `issuance:config`.
+         * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
+         *
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *
+         *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteCredentialConfig"];
         options?: never;
@@ -1245,6 +1285,8 @@ export interface paths {
          *
          *     Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
          *
+         *     The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
+         *
          *     Roles (any of): `issuance:config`.
          */
         post: operations["signSchemaMetadataOfTenant"];
@@ -1292,6 +1334,8 @@ export interface paths {
          * @description Experimental (spec §4 note 1): this feature may change in a minor release. Moved in 5.0 from `/api/issuer/credentials/schema-metadata/…`.
          *
          *     Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
+         *
+         *     The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -2556,8 +2600,8 @@ export interface components {
             description?: string;
             config: components["schemas"]["IssuerMetadataCredentialConfig"];
             fields: components["schemas"]["ClaimFieldDefinitionDto"][];
-            /** @description Key chain that signs these credentials */
-            keyChainId: string;
+            /** @description Key chain that signs these credentials. Left out: on create, the tenant's default signing key chain (`defaultKeyChainId` of the tenant; created on first need with the `POST /api/key-chains` `source: generate` defaults, id `default`), named in the `X-Default-Key-Chain` answer header; on replace, the configuration's current key chain */
+            keyChainId?: string;
             /** @description Where claims come from at issuance (replaces `claimsWebhook`) */
             attributeProviderId?: string;
             /** @description Where issuance notifications go (replaces `notificationWebhook`) */
@@ -3434,6 +3478,8 @@ export interface components {
             metadata?: components["schemas"]["TypeMetadataMembers"];
             /** @description Key chain to sign with; default: the credential configuration's key chain */
             keyChainId?: string;
+            /** @description The peer product's form (EUDIPLO): sign this TS11 schema metadata instead of type metadata. `keyChainId` then defaults to the credential configuration's, else the tenant's default key chain; `credentialConfigId` fills schema URIs that name no format */
+            config?: components["schemas"]["Ts11SchemaMetaConfig"];
         };
         /** @description A new version of a type metadata document, chained to the previous version by its integrity */
         SchemaMetadataSignVersionRequest: {
@@ -3444,6 +3490,8 @@ export interface components {
             keyChainId?: string;
             /** @description Version of this document; must be greater than the latest signed version */
             version: string;
+            /** @description Not accepted here (the TS11 form is for `sign`) */
+            config?: unknown;
             /** @description `integrity` of the version this one follows; required once the vct has a signed version, and must equal the latest one's */
             previousIntegrity?: string;
         };
@@ -3503,6 +3551,27 @@ export interface components {
             previousVersion: string | null;
             previousIntegrity: string | null;
         };
+        /** @description A signed TS11 schema metadata document (answer to the `config` form); not submitted to a registrar */
+        SignedTs11SchemaMeta: {
+            /** @description Compact JWS; `typ` `attestation-schema+jwt`, `kid` and `x5c` of the key chain; the payload is the document with `iat`, byte for byte */
+            jws: string;
+            /** @description The TS11 document as signed (the JWS payload) */
+            schemaMeta: {
+                [key: string]: unknown;
+            };
+            /** @description SHA-256 Subresource Integrity of the JWS payload bytes */
+            integrity: string;
+            /** @description Key chain identifier, referenced as `keyChainId` */
+            keyChainId: string;
+            /** @description Key id of the signing key */
+            kid: string;
+            alg: components["schemas"]["SigningAlgorithm"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            signedAt: string;
+        };
         /**
          * @description JWS algorithm; ES256 is required by HAIP
          * @enum {string}
@@ -3549,6 +3618,8 @@ export interface components {
             description: string | null;
             presentationRetention: components["schemas"]["PresentationRetention"];
             credentialEncryption: components["schemas"]["CredentialEncryption"];
+            /** @description Default signing key chain: signs credential configurations created without `keyChainId`. Null until set, or until the first such configuration creates one (`default`, the `POST /api/key-chains` `source: generate` defaults) */
+            defaultKeyChainId: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp (UTC)
@@ -3580,6 +3651,8 @@ export interface components {
             description?: string | null;
             presentationRetention?: components["schemas"]["PresentationRetention"];
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
+            /** @description Make this key chain of the tenant its default signing key chain (422 when there is none by that id); null: no default, so the next configuration without `keyChainId` creates one */
+            defaultKeyChainId?: string | null;
         };
         TokenRequest: {
             grant_type: string;
@@ -3596,6 +3669,56 @@ export interface components {
             expires_in: number;
             /** @description Granted roles, space-separated */
             scope: string;
+        };
+        /** @description TS11 schema metadata, the peer product’s (EUDIPLO) `config` (experimental) */
+        Ts11SchemaMetaConfig: {
+            /** @description Attestation identifier (URI), if already known */
+            id?: string;
+            /** @description Schema version */
+            version: string;
+            /**
+             * Format: uri
+             * @description URI of the attestation rulebook
+             */
+            rulebookURI: string;
+            /** @enum {string} */
+            attestationLoS: "iso_18045_high" | "iso_18045_moderate" | "iso_18045_enhanced-basic" | "iso_18045_basic";
+            /** @enum {string} */
+            bindingType: "claim" | "key" | "biometric" | "none";
+            schemaURIs?: components["schemas"]["Ts11SchemaUri"][];
+            trustedAuthorities?: components["schemas"]["Ts11TrustAuthority"][];
+        };
+        Ts11SchemaUri: {
+            /** @description Fill `format` and `metadata` (`vct` or `doctype`) from this credential configuration */
+            credentialConfigId?: string;
+            /**
+             * @description Attestation format of this schema
+             * @enum {string}
+             */
+            format?: "dc+sd-jwt" | "mso_mdoc";
+            /**
+             * Format: uri
+             * @description Where the schema document for this format is (required)
+             */
+            uri?: string;
+            /** @description Format-specific metadata, e.g. `{ "vct": … }` (dc+sd-jwt) or `{ "doctype": … }` (mso_mdoc) */
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        Ts11TrustAuthority: {
+            /** @description The peer’s trust list reference; not supported here (422): give `frameworkType` and `value` */
+            trustListId?: string;
+            /** @enum {string} */
+            frameworkType?: "aki" | "etsi_tl" | "openid_federation";
+            /** @description URI of the trust list or trust anchor */
+            value?: string;
+            /** @description A List of Trusted Entities */
+            isLoTE?: boolean;
+            /** @description e.g. a JWK */
+            verificationMethod?: {
+                [key: string]: unknown;
+            };
         };
         TxCodeSpec: {
             /**
@@ -6224,7 +6347,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SignedSchemaMetadata"];
+                    "application/json": components["schemas"]["SignedSchemaMetadata"] | components["schemas"]["SignedTs11SchemaMeta"];
                 };
             };
         };
@@ -6275,7 +6398,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SignedSchemaMetadata"];
+                    "application/json": components["schemas"]["SignedSchemaMetadata"] | components["schemas"]["SignedTs11SchemaMeta"];
                 };
             };
         };

@@ -124,6 +124,8 @@ export type SessionStatusChange = components['schemas']['SessionStatusChange']
 export type SignedSchemaMetadata = components['schemas']['SignedSchemaMetadata']
 /** A signed version of a type metadata document */
 export type SignedSchemaMetadataVersion = components['schemas']['SignedSchemaMetadataVersion']
+/** A signed TS11 schema metadata document (answer to the `config` form); not submitted to a registrar */
+export type SignedTs11SchemaMeta = components['schemas']['SignedTs11SchemaMeta']
 /** JWS algorithm; ES256 is required by HAIP */
 export type SigningAlgorithm = components['schemas']['SigningAlgorithm']
 export type StatusList = components['schemas']['StatusList']
@@ -134,6 +136,10 @@ export type TenantPage = components['schemas']['TenantPage']
 export type TenantUpdate = components['schemas']['TenantUpdate']
 export type TokenRequest = components['schemas']['TokenRequest']
 export type TokenResponse = components['schemas']['TokenResponse']
+/** TS11 schema metadata, the peer product’s (EUDIPLO) `config` (experimental) */
+export type Ts11SchemaMetaConfig = components['schemas']['Ts11SchemaMetaConfig']
+export type Ts11SchemaUri = components['schemas']['Ts11SchemaUri']
+export type Ts11TrustAuthority = components['schemas']['Ts11TrustAuthority']
 export type TxCodeSpec = components['schemas']['TxCodeSpec']
 /** SD-JWT VC Type Metadata document (draft-ietf-oauth-sd-jwt-vc) */
 export type TypeMetadata = components['schemas']['TypeMetadata']

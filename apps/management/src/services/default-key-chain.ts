@@ -1,0 +1,58 @@
+import { newId, zKeyChainCreate } from '@credential-service/core-domain'
+import { createKeyChainRepository, type Executor, recordAudit } from '@credential-service/db-schema'
+import { type KeyChainServiceDeps, keyChainColumns } from './key-chain-service'
+
+/** Id of the default key chain a tenant gets on first need (another when a chain already has it). */
+export const DEFAULT_KEY_CHAIN_ID = 'default'
+
+/** `POST /api/key-chains` `{ "source": "generate" }`: ES256, leaf issued by a root of its own. */
+const DEFAULT_PROFILE = zKeyChainCreate.parse({
+  source: 'generate',
+  description: 'Default signing key chain, created for a credential configuration that named none',
+})
+
+export interface DefaultKeyChain {
+  id: string
+  /** Made by this call (within the caller's transaction). */
+  created: boolean
+}
+
+/**
+ * The tenant's default signing key chain, created on first need with the `source: generate`
+ * defaults, inside the caller's transaction (a refused configuration leaves no key chain behind).
+ *
+ * Race-safe across processes: the insert carries `is_default`, and the partial unique index
+ * `key_chains_one_default_per_tenant` lets one such row exist per tenant. A concurrent creator's
+ * insert waits for the first transaction and then does nothing (`on conflict do nothing`), and it
+ * reads the committed default. The key it generated is dropped unused.
+ */
+export async function ensureDefaultKeyChain(
+  deps: KeyChainServiceDeps,
+  tenantId: string,
+  actorClientId: string,
+  tx: Executor,
+): Promise<DefaultKeyChain> {
+  const repo = createKeyChainRepository(deps.db, tenantId)
+  const existing = await repo.getDefault(tx)
+  if (existing) return { id: existing.id, created: false }
+  // `default` unless a key chain (not the default) already has that id.
+  const id = (await repo.get(DEFAULT_KEY_CHAIN_ID, tx)) ? newId('kc') : DEFAULT_KEY_CHAIN_ID
+  const now = deps.now()
+  const columns = await keyChainColumns(deps, tenantId, id, DEFAULT_PROFILE, now)
+  const inserted = await repo.insert({ ...columns, isDefault: true }, tx)
+  if (!inserted) {
+    const winner = await repo.getDefault(tx)
+    if (winner) return { id: winner.id, created: false }
+    // The id was taken meanwhile by a key chain that is not the default: try once more.
+    return ensureDefaultKeyChain(deps, tenantId, actorClientId, tx)
+  }
+  await recordAudit(tx, {
+    tenantId,
+    actorClientId,
+    action: 'create',
+    resourceType: 'key-chain',
+    resourceId: id,
+    detail: { source: 'generate', default: true, kid: inserted.activeKid },
+  })
+  return { id, created: true }
+}

@@ -1,0 +1,2 @@
+ALTER TABLE "key_chains" ADD COLUMN "is_default" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE UNIQUE INDEX "key_chains_one_default_per_tenant" ON "key_chains" USING btree ("tenant_id") WHERE "key_chains"."is_default";

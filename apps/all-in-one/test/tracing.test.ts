@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -147,8 +147,9 @@ describe('issue 23 item 6: OpenTelemetry traces over OTLP/HTTP', () => {
         // The batch span processor's delay (read by the SDK): export quickly.
         OTEL_BSP_SCHEDULE_DELAY: '100',
         OTEL_METRIC_EXPORT_INTERVAL: '1000',
+        RECORD_MODULE_LOADS: join(scratch, 'modules.txt'),
       },
-      { captureStdout: true },
+      { captureStdout: true, nodeArgs: ['--import', './apps/all-in-one/test/record-module-loads.mjs'] },
     )
     expect(await service.ready(), service.stderr()).toBe(200)
   }, 120_000)
@@ -159,6 +160,18 @@ describe('issue 23 item 6: OpenTelemetry traces over OTLP/HTTP', () => {
     webhook?.close()
     await otlp?.close()
     rmSync(scratch, { recursive: true, force: true })
+  })
+
+  // The counterpart of idle-modules.test.ts, where a process without the endpoint loads none of it.
+  it('with the endpoint set, the process loads the SDK and the OTLP exporters', () => {
+    const loaded = readFileSync(join(scratch, 'modules.txt'), 'utf8')
+    for (const name of [
+      'sdk-trace-node',
+      'sdk-metrics',
+      'exporter-trace-otlp-http',
+      'exporter-metrics-otlp-http',
+    ])
+      expect(loaded).toContain(`/node_modules/@opentelemetry/${name}/`)
   })
 
   it('one issuance: server span → protocol step → database and attribute provider spans; the webhook delivery in the same trace, carrying its traceparent; log lines carry the trace id', async () => {

@@ -241,13 +241,13 @@ export const zCommonEnv = z.object({
       'Log lines as JSON (one object per line, for collectors) or pretty (readable, coloured); auto: pretty when stdout is a terminal, JSON otherwise',
     ),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalEnv(z.url()).describe(
-    'OpenTelemetry: base URL of an OTLP/HTTP receiver (a collector), e.g. http://otel-collector:4318; traces go to <url>/v1/traces, metrics to <url>/v1/metrics. Unset: no tracing, nothing loaded (docs/tracing.md)',
+    'OpenTelemetry: base URL of an OTLP/HTTP receiver (a collector), e.g. http://otel-collector:4318; traces go to `<url>/v1/traces`, metrics to `<url>/v1/metrics`. Unset: no tracing, nothing loaded (docs/tracing.md)',
   ),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalEnv(z.url()).describe(
     'OpenTelemetry: full URL for traces only (e.g. http://otel-collector:4318/v1/traces); turns tracing on without metrics when OTEL_EXPORTER_OTLP_ENDPOINT is unset',
   ),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: optionalEnv(z.url()).describe(
-    'OpenTelemetry: full URL for metrics only, overriding <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics',
+    'OpenTelemetry: full URL for metrics, overriding `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics`; metrics are exported only while tracing is on',
   ),
   OTEL_EXPORTER_OTLP_PROTOCOL: optionalEnv(
     z.literal('http/json', {

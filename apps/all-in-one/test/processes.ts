@@ -14,6 +14,8 @@ export interface ServiceProcess {
   exitCode(): number | null
   /** What the process wrote to stderr, for assertion messages. */
   stderr(): string
+  /** What it wrote to stdout (its log lines), when started with `captureStdout`. */
+  stdout(): string
   stop(): Promise<void>
 }
 
@@ -24,7 +26,10 @@ export interface ServiceProcess {
 export async function startProcess(
   app: string,
   env: Record<string, string>,
-  options: { /** Node flags before the entry point. */ nodeArgs?: string[] } = {},
+  options: {
+    /** Node flags before the entry point. */ nodeArgs?: string[]
+    /** Keep stdout (the log lines) for `stdout()`; ignored otherwise. */ captureStdout?: boolean
+  } = {},
 ): Promise<ServiceProcess> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
@@ -41,11 +46,15 @@ export async function startProcess(
       KEY_ROTATION_CHECK_SECONDS: '0',
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', options.captureStdout ? 'pipe' : 'ignore', 'pipe'],
   })
   let stderr = ''
+  let stdout = ''
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString()
+  })
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString()
   })
   return {
     app,
@@ -60,6 +69,7 @@ export async function startProcess(
     },
     exitCode: () => child.exitCode,
     stderr: () => stderr,
+    stdout: () => stdout,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve()

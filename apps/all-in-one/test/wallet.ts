@@ -91,7 +91,16 @@ export async function redeemOffer(options: {
   holder?: HolderKeys
   /** Proofs sent: the first with `holder`, the others with fresh keys (a batch). */
   batch?: number
-}): Promise<{ credential: string; credentials: string[]; holder: HolderKeys }> {
+  /** Headers sent with every request (a tracing wallet's `traceparent`). */
+  headers?: Record<string, string>
+}): Promise<{
+  credential: string
+  credentials: string[]
+  holder: HolderKeys
+  accessToken: string
+  notificationId: string | undefined
+}> {
+  const headers = options.headers ?? {}
   // biome-ignore lint/suspicious/noExplicitAny: the offer object is read loosely
   const credentialOffer = options.credentialOffer as any
   const issuer = credentialOffer.credential_issuer as string
@@ -103,12 +112,12 @@ export async function redeemOffer(options: {
   }
   const tokenResponse = await fetch(`${issuer}/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(tokenRequest as Record<string, string>),
   })
   const { access_token } = (await tokenResponse.json()) as { access_token: string }
   // The answers the wallet reads are checked against their schemas (core-domain/protocol) too.
-  const { c_nonce } = zNonceResponse.parse(await postJson(`${issuer}/nonce`, {}))
+  const { c_nonce } = zNonceResponse.parse(await postJson(`${issuer}/nonce`, {}, headers))
   const holder = options.holder ?? (await generateKeyPair('ES256', { extractable: true }))
   const keys = [holder]
   while (keys.length < (options.batch ?? 1)) keys.push(await generateKeyPair('ES256'))
@@ -131,9 +140,16 @@ export async function redeemOffer(options: {
   }
   const issued = await postJson(`${issuer}/credential`, credentialRequest, {
     authorization: `Bearer ${access_token}`,
+    ...headers,
   })
   const credentials = (issued.credentials as { credential: string }[]).map((c) => c.credential)
-  return { credential: credentials[0] as string, credentials, holder }
+  return {
+    credential: credentials[0] as string,
+    credentials,
+    holder,
+    accessToken: access_token,
+    notificationId: issued.notification_id,
+  }
 }
 
 /**

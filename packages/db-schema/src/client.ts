@@ -8,6 +8,7 @@ import type { Database, DatabaseKind } from './database'
 import { withQueryDeadlines } from './query-deadline'
 import { createQueryStats, type DatabaseStats, type QueryStats } from './query-stats'
 import * as schema from './schema'
+import { statementSpan } from './statement-span'
 
 export interface DatabaseOptions {
   /** PostgreSQL connection string. When absent, an embedded PGlite database is used. */
@@ -164,12 +165,16 @@ function withStats<C extends object>(client: C, stats: QueryStats): C {
       return async (...args: unknown[]) => {
         const tracked = { holdsConnection: () => true }
         stats.started(tracked)
+        // A transaction is one span: its statements run on PGlite's transaction object.
+        const span = statementSpan(property === 'transaction' ? 'transaction' : args[0], true)
         try {
           const result = await Reflect.apply(value, target, args)
           stats.settled(tracked)
+          span?.end()
           return result
         } catch (error) {
           stats.settled(tracked, error)
+          span?.end(error)
           throw error
         }
       }

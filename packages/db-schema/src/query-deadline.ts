@@ -1,6 +1,7 @@
 import type { ReservedSql, Sql } from 'postgres'
 import { QueryDeadlineError } from './query-deadline-error'
 import type { QueryStats, PendingQuery as Tracked } from './query-stats'
+import { statementSpan } from './statement-span'
 
 export interface QueryDeadlines {
   /** How long a query may wait for a pooled connection, opening one included. */
@@ -36,7 +37,7 @@ function bind(client: Sql, deadlines: Bounds, transaction: Transaction | undefin
     get(target, property, receiver) {
       if (property === 'unsafe') {
         return (...args: Parameters<Sql['unsafe']>) =>
-          bounded(target.unsafe(...args), deadlines, transaction !== undefined)
+          bounded(target.unsafe(...args), deadlines, transaction !== undefined, args[0])
       }
       if (property === 'begin' && !transaction) return reservedBegin(target, deadlines)
       // Nested drizzle transactions (`tx.transaction`): a reserved connection has no savepoint().
@@ -53,15 +54,23 @@ function bind(client: Sql, deadlines: Bounds, transaction: Transaction | undefin
  * The query itself is returned (drizzle calls `.values()` on it); only its `then` changes, so
  * whoever awaits it is answered within `acquireMs + runMs` at the latest.
  */
-function bounded<Q extends PendingQuery>(query: Q, deadlines: Bounds, inTransaction: boolean): Q {
+function bounded<Q extends PendingQuery>(
+  query: Q,
+  deadlines: Bounds,
+  inTransaction: boolean,
+  text: string,
+): Q {
   const then = query.then
   const { acquireMs, runMs, stats } = deadlines
   // A statement of a transaction runs on the transaction's connection.
   const tracked: Tracked = { holdsConnection: () => inTransaction || Boolean(query.state) }
+  // One span from the first await to the answer (postgres.js awaits a transaction's statements again).
+  let span: ReturnType<typeof statementSpan>
   Object.defineProperty(query, 'then', {
     configurable: true,
     value(onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) {
       stats?.started(tracked)
+      span ??= statementSpan(text, false)
       return new Promise((resolve, reject) => {
         let timer = setTimeout(() => {
           // A transaction owns its connection: its statements never wait in the pool's queue.
@@ -91,10 +100,12 @@ function bounded<Q extends PendingQuery>(query: Q, deadlines: Bounds, inTransact
         .then(
           (value) => {
             stats?.settled(tracked)
+            span?.end()
             return value
           },
           (error: unknown) => {
             stats?.settled(tracked, error)
+            span?.end(error)
             throw error
           },
         )

@@ -39,6 +39,7 @@ export async function fetchAttributes(
     provider.url,
     {
       name,
+      purpose: 'attribute-provider',
       method: 'POST',
       headers: {
         'content-type': 'application/json',

@@ -1,4 +1,5 @@
 import { DATABASE_RETRY_AFTER_SECONDS, newId } from '@credential-service/core-domain'
+import { tracingOn } from '@credential-service/core-domain/tracing'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
 import { RETRY_ELSEWHERE_SECONDS, registerDrain } from './drain'
@@ -13,6 +14,7 @@ import { clientErrorHandler, DEFAULT_HTTP_LIMITS, type HttpLimits, registerHttpL
 import { registerInputGuard } from './input-guard'
 import { REDACTED, serializeError, serializeRequest } from './log-serializers'
 import { problem } from './problem'
+import { registerRequestTracing, traceLogMixin } from './request-tracing'
 import { SERVICE_VERSION } from './version'
 
 export interface ServerOptions {
@@ -68,6 +70,9 @@ const CONFIG_SECRETS = [
   'OIDC_CLIENT_SECRET',
   'VAULT_TOKEN',
   'DATABASE_URL',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+  'OTEL_EXPORTER_OTLP_METRICS_HEADERS',
 ]
 
 /** Fields that must never reach a log line. */
@@ -102,6 +107,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       redact: { paths: LOG_REDACT_PATHS, censor: REDACTED },
       // URLs carry capabilities and query secrets; errors of failed statements carry their values.
       serializers: { req: serializeRequest, err: serializeError },
+      // Trace and span ids on each line, only when a tracing SDK runs (OTEL_EXPORTER_OTLP_ENDPOINT).
+      ...(tracingOn() ? { mixin: traceLogMixin } : {}),
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     requestIdHeader: false,
@@ -118,6 +125,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
 
+  // First, so that every later hook runs in the request's span; nothing when tracing is off.
+  registerRequestTracing(app)
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-service-version', SERVICE_VERSION)
     reply.header('x-request-id', request.id)

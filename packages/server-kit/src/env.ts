@@ -240,6 +240,53 @@ export const zCommonEnv = z.object({
     .describe(
       'Log lines as JSON (one object per line, for collectors) or pretty (readable, coloured); auto: pretty when stdout is a terminal, JSON otherwise',
     ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalEnv(z.url()).describe(
+    'OpenTelemetry: base URL of an OTLP/HTTP receiver (a collector), e.g. http://otel-collector:4318; traces go to `<url>/v1/traces`, metrics to `<url>/v1/metrics`. Unset: no tracing, nothing loaded (docs/tracing.md)',
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalEnv(z.url()).describe(
+    'OpenTelemetry: full URL for traces only (e.g. http://otel-collector:4318/v1/traces); turns tracing on without metrics when OTEL_EXPORTER_OTLP_ENDPOINT is unset',
+  ),
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: optionalEnv(z.url()).describe(
+    'OpenTelemetry: full URL for metrics, overriding `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics`; metrics are exported only while tracing is on',
+  ),
+  OTEL_EXPORTER_OTLP_PROTOCOL: optionalEnv(
+    z.literal('http/json', {
+      error: 'OTEL_EXPORTER_OTLP_PROTOCOL: only http/json is supported (OTLP/HTTP receivers accept it)',
+    }),
+  ).describe('OpenTelemetry: the OTLP protocol; the service sends http/json, the only value accepted'),
+  OTEL_EXPORTER_OTLP_HEADERS: optionalEnv(z.string()).describe(
+    'OpenTelemetry: headers sent with each export, `key=value` comma-separated (e.g. an API key of a hosted backend; never logged)',
+  ),
+  OTEL_SERVICE_NAME: optionalEnv(z.string().min(1)).describe(
+    'OpenTelemetry service.name; default credential-service-<app> (issuer, verifier, management, all-in-one)',
+  ),
+  OTEL_RESOURCE_ATTRIBUTES: optionalEnv(z.string()).describe(
+    'OpenTelemetry resource attributes, `key=value` comma-separated, e.g. deployment.environment.name=prod',
+  ),
+  OTEL_TRACES_SAMPLER: optionalEnv(
+    z.enum([
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ]),
+  ).describe('OpenTelemetry sampler; default parentbased_always_on (follows the caller’s sampled flag)'),
+  OTEL_TRACES_SAMPLER_ARG: optionalEnv(z.coerce.number().min(0).max(1)).describe(
+    'OpenTelemetry sampler argument: the ratio of traces kept by the traceidratio samplers (default 1)',
+  ),
+  OTEL_METRIC_EXPORT_INTERVAL: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(3_600_000)
+    .default(60_000)
+    .describe('OpenTelemetry: milliseconds between two metric exports'),
+  OTEL_SDK_DISABLED: z
+    .stringbool()
+    .default(false)
+    .describe('OpenTelemetry: true turns tracing and OTLP metrics off even with an endpoint set'),
 })
 
 /** A rate limit variable: requests per minute, 0 for none. */

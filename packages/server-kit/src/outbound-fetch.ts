@@ -8,6 +8,7 @@ import {
   type OutboundUrlPolicy,
   UpstreamError,
 } from '@credential-service/core-domain'
+import { injectTraceHeaders, inSpan, tracingOn } from '@credential-service/core-domain/tracing'
 import type { Agent } from 'undici'
 
 // undici (about 110 modules) is loaded at the first outbound call, not at start: a process that
@@ -27,9 +28,19 @@ export interface OutboundPolicy extends OutboundUrlPolicy {
   resolve?: ResolveHost
 }
 
+/** What an outbound call is for: the name of its span (`POST attribute-provider`). */
+export type OutboundPurpose =
+  | 'attribute-provider'
+  | 'webhook'
+  | 'status-list'
+  | 'login-provider'
+  | 'registrar'
+
 export interface OutboundRequest {
   /** What is called, for error details: `attribute provider 'hr'`, `the status list`. */
   name: string
+  /** Names the call's span; undefined: `outbound`. */
+  purpose?: OutboundPurpose
   method?: 'GET' | 'POST'
   headers?: Record<string, string>
   body?: string
@@ -123,7 +134,41 @@ function causeChain(error: unknown): unknown[] {
  * answer cut off past `maxResponseBytes`. Every failure is an `UpstreamError` whose detail names
  * `request.name` and never the answer's content.
  */
-export async function outboundFetch(
+export function outboundFetch(
+  url: string,
+  init: OutboundRequest,
+  policy: OutboundPolicy,
+): Promise<OutboundResponse> {
+  if (!tracingOn()) return fetchChecked(url, init, policy)
+  const method = init.method ?? 'GET'
+  // A client span (HTTP semantic conventions) whose context the request carries as `traceparent`.
+  // The URL is left out: its path or query may hold a capability; the host and port say where.
+  return inSpan(
+    `${method} ${init.purpose ?? 'outbound'}`,
+    async (span) => {
+      const headers = { ...init.headers }
+      injectTraceHeaders(headers)
+      const response = await fetchChecked(url, { ...init, headers }, policy)
+      span?.setAttribute('http.response.status_code', response.status)
+      return response
+    },
+    { kind: 'client', attributes: () => clientAttributes(url, method, init) },
+  )
+}
+
+function clientAttributes(url: string, method: string, init: OutboundRequest) {
+  // checkOutboundUrl refuses what does not parse; the span is started before that check.
+  const parsed = URL.canParse(url) ? new URL(url) : undefined
+  return {
+    'http.request.method': method,
+    'server.address': parsed?.hostname ?? '',
+    'server.port': Number(parsed?.port || (parsed?.protocol === 'http:' ? 80 : 443)),
+    'outbound.purpose': init.purpose ?? 'outbound',
+    'outbound.name': init.name,
+  }
+}
+
+async function fetchChecked(
   url: string,
   init: OutboundRequest,
   policy: OutboundPolicy,

@@ -8,6 +8,7 @@ import { httpLimits } from './http-limits'
 import { verifyMasterSecret } from './key-runtime'
 import { logStreamFor } from './log-format'
 import { onShutdownSignal } from './shutdown'
+import { startTelemetry } from './telemetry'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
 
@@ -50,6 +51,8 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     return exitOnConfigError(error)
   }
 
+  // Before anything that traces: off (no OTLP endpoint), nothing is loaded.
+  const telemetry = await startTelemetry(config, `credential-service-${options.name}`)
   const database = await createDatabase({
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DATA_DIR,
@@ -79,6 +82,8 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
   server.addHook('onClose', async () => {
     await unlisten()
     await database.close()
+    // Flushes the spans and metrics still buffered.
+    await telemetry?.shutdown()
   })
 
   onShutdownSignal(server, config.SHUTDOWN_DRAIN_SECONDS * 1000)

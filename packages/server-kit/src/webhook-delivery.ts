@@ -40,6 +40,7 @@ export async function sendWebhook(
       endpoint.url,
       {
         name: `webhook endpoint '${endpoint.id}'`,
+        purpose: 'webhook',
         method: 'POST',
         headers: {
           'content-type': 'application/json',

@@ -1,4 +1,5 @@
 import { newId, type WebhookEventBody, type WebhookEventType } from '@credential-service/core-domain'
+import { contextOf, currentTraceparent, inSpan, tracingOn } from '@credential-service/core-domain/tracing'
 import type { JwkCipher } from '@credential-service/crypto'
 import {
   claimDueWebhookDeliveries,
@@ -87,6 +88,8 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
       dropSessionResult: event.dropSessionResult,
       payloadEncrypted: options.cipher.encrypt(body, payloadContext(event.tenantId, id)),
       at: options.now(),
+      // Whichever process delivers it later continues the trace of the change it reports.
+      traceparent: currentTraceparent(),
     })
     return stored ? id : undefined
   }
@@ -135,7 +138,24 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     )
   }
 
-  async function deliver(row: WebhookDeliveryRow): Promise<void> {
+  function deliver(row: WebhookDeliveryRow): Promise<void> {
+    if (!tracingOn()) return deliverOnce(row)
+    // A span of the trace that stored the event (a child of the request's span), whichever
+    // process and attempt it is; a row stored with tracing off starts a trace of its own.
+    return inSpan('webhook deliver', () => deliverOnce(row), {
+      kind: 'producer',
+      ...(row.traceparent ? { parent: contextOf(row.traceparent) } : {}),
+      attributes: () => ({
+        'webhook.delivery_id': row.id,
+        'webhook.endpoint_id': row.endpointId,
+        'webhook.event_type': row.eventType,
+        'webhook.attempt': row.attempts,
+        'tenant.id': row.tenantId,
+      }),
+    })
+  }
+
+  async function deliverOnce(row: WebhookDeliveryRow): Promise<void> {
     const counted = options.metrics?.webhookDelivery(row.tenantId)
     const result = await attempt(row)
     counted?.(result.status === 'pending' ? 'retrying' : result.status)

@@ -1,4 +1,5 @@
 import type { AccessTokenRequest, GrantType } from '@credential-service/core-domain'
+import { inSpan } from '@credential-service/core-domain/tracing'
 import { authorizationCodeGrant } from './authorization-code'
 import type { GrantContext } from './grant-context'
 import type { TokenResponse } from './issue-access-token'
@@ -28,5 +29,7 @@ export function exchangeToken(request: AccessTokenRequest, context: GrantContext
     request: AccessTokenRequest,
     context: GrantContext,
   ) => Promise<TokenResponse>
-  return grant(request, context)
+  return inSpan('issuer token', () => grant(request, context), {
+    attributes: () => ({ 'oauth.grant_type': request.grant_type }),
+  })
 }

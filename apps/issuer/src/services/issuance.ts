@@ -8,6 +8,7 @@ import {
   newId,
   ProtocolError,
 } from '@credential-service/core-domain'
+import { tracedSteps } from '@credential-service/core-domain/tracing'
 import {
   createIssuanceSessionRepository,
   createNonceRepository,
@@ -85,7 +86,7 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
   const claimsFor = createClaimsSource(scope, sessions)
   const deferred = createDeferredService(scope, { sessions, claimsFor, alreadyIssued })
 
-  return {
+  const service = {
     issuer,
     /** Verifies the access token of a protected endpoint (grants/verify-access-token.ts). */
     authorize: (request: ResourceRequest) => verifyAccessToken(scope, request),
@@ -200,6 +201,8 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
     /** Deferred credential endpoint (OpenID4VCI §9). */
     deferredCredential: deferred.deferredCredential,
   }
+  // Spans of the wallet-facing steps (tracing on only).
+  return tracedSteps('issuer', service, ['nonce', 'notification', 'credential', 'offer'])
 
   /**
    * What the credential request can be checked for before the session is read: the configuration,

@@ -1,4 +1,5 @@
 import { type CredentialConfig, ProtocolError, sdJwtStructureIssues } from '@credential-service/core-domain'
+import { traced } from '@credential-service/core-domain/tracing'
 import { issueMdoc, issueSdJwtVc, type Signer } from '@credential-service/crypto'
 import type { Database, IssuanceSessionRow } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
@@ -27,7 +28,9 @@ export interface IssueCredentialsOptions {
  * its own status list entry when the configuration manages status. Shared by the credential
  * endpoint and the deferred credential endpoint (§9), so both issue the same credentials.
  */
-export async function issueCredentials(
+export const issueCredentials = traced('issuer sign credentials', issueCredentialsUntraced)
+
+async function issueCredentialsUntraced(
   scope: TenantScope<ProtocolDeps>,
   options: IssueCredentialsOptions,
 ): Promise<{ credential: string }[]> {

@@ -1,4 +1,5 @@
 import { type KeyAttestationPolicy, ProtocolError } from '@credential-service/core-domain'
+import { traced } from '@credential-service/core-domain/tracing'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import {
   calculateJwkThumbprint,
@@ -28,7 +29,9 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
  * proof (required when the policy says so), or the `attestation` proof type; the holder keys are
  * then the attested keys, one credential each.
  */
-export async function verifyProofs(
+export const verifyProofs = traced('issuer verify proofs', verifyProofsUntraced)
+
+async function verifyProofsUntraced(
   scope: TenantScope<ProtocolDeps>,
   proofTypes: Record<string, unknown> | undefined,
   batchSize: number,

@@ -75,7 +75,11 @@ async function getJson(
   deps: LoginDeps,
   init: { method?: 'POST'; headers?: Record<string, string>; body?: string } = {},
 ) {
-  const response = await outboundFetch(url, { name, timeoutMs: TIMEOUT_MS, ...init }, deps.outbound)
+  const response = await outboundFetch(
+    url,
+    { name, purpose: 'login-provider', timeoutMs: TIMEOUT_MS, ...init },
+    deps.outbound,
+  )
   if (response.status < 200 || response.status >= 300)
     throw new UpstreamError(`${name} answered HTTP ${response.status}`)
   try {

@@ -47,6 +47,7 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
       endpoint.tokenUrl,
       {
         name,
+        purpose: 'registrar',
         method: 'POST',
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
@@ -76,6 +77,7 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
       url,
       {
         name,
+        purpose: 'registrar',
         method: 'POST',
         headers: {
           'content-type': 'application/json',

@@ -1,4 +1,5 @@
 import { type PresentationConfig, ProtocolError, type RequestObject } from '@credential-service/core-domain'
+import { traced } from '@credential-service/core-domain/tracing'
 import { canonicalHash, isSelfSigned, publicPart, signJws } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
@@ -65,7 +66,9 @@ async function verifierInfo(deps: VerifierDeps, tenantId: string, config: Presen
  * mode, client metadata with this request's encryption key, and the registration certificate as
  * `verifier_info` when there is one. `wallet_nonce` is echoed (§5.10).
  */
-export async function requestObject(
+export const requestObject = traced('verifier request object', requestObjectUntraced)
+
+async function requestObjectUntraced(
   deps: VerifierDeps,
   tenantId: string,
   requestId: string,

@@ -8,6 +8,7 @@ import {
   safeParseAuthorizationResponse,
   safeParseEncryptedAuthorizationResponse,
 } from '@credential-service/core-domain'
+import { inSpan, traced } from '@credential-service/core-domain/tracing'
 import {
   codeHash,
   PresentationRejected,
@@ -203,7 +204,9 @@ async function endSession(
  * the session verified or failed with the reason. Same-device requests get a `redirect_uri` with a
  * fresh `response_code` (§13.3).
  */
-export async function handleResponse(deps: VerifierDeps, tenantId: string, requestId: string, form: Form) {
+export const handleResponse = traced('verifier response', handleResponseUntraced)
+
+async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requestId: string, form: Form) {
   const sessions = createPresentationSessionRepository(deps.db, tenantId)
   const row = await sessions.byRequestId(requestId)
   const now = deps.now()
@@ -271,28 +274,32 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
       // OpenID4VP §8.1: each presentation is a string (an SD-JWT, a base64url DeviceResponse).
       for (const presentation of presentations) {
         if (query.format === 'mso_mdoc') {
-          const claims = await verifyMdocPresentation({
-            presentation,
-            docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
-            clientId: row.clientId,
-            nonce: row.nonce,
-            responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
-            encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
-            ...trust,
-          })
+          const claims = await verifyStep('mso_mdoc', () =>
+            verifyMdocPresentation({
+              presentation,
+              docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
+              clientId: row.clientId,
+              nonce: row.nonce,
+              responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+              encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
+              ...trust,
+            }),
+          )
           checkClaims(query, claims)
           result[id]?.push(claims)
           continue
         }
-        const claims = await verifySdJwtPresentation({
-          presentation,
-          vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
-          nonce: row.nonce,
-          clientId: row.clientId,
-          transactionData: row.transactionData,
-          requireHolderBinding: query.require_cryptographic_holder_binding !== false,
-          ...trust,
-        })
+        const claims = await verifyStep('dc+sd-jwt', () =>
+          verifySdJwtPresentation({
+            presentation,
+            vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
+            nonce: row.nonce,
+            clientId: row.clientId,
+            transactionData: row.transactionData,
+            requireHolderBinding: query.require_cryptographic_holder_binding !== false,
+            ...trust,
+          }),
+        )
         checkClaims(query, claims)
         result[id]?.push(claims)
       }
@@ -319,4 +326,11 @@ export async function handleResponse(deps: VerifierDeps, tenantId: string, reque
     if (!(error instanceof PresentationRejected)) throw error
     throw await refuse(error)
   }
+}
+
+/** One presentation's verification by its format module, as a span of the response step. */
+function verifyStep<T>(format: 'mso_mdoc' | 'dc+sd-jwt', verify: () => Promise<T>): Promise<T> {
+  return inSpan('verifier verify presentation', verify, {
+    attributes: () => ({ 'credential.format': format }),
+  })
 }

@@ -90,6 +90,7 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
       uri,
       {
         name: 'the status list',
+        purpose: 'status-list',
         headers: {
           accept: 'application/statuslist+jwt',
           ...(previous?.etag ? { 'if-none-match': previous.etag } : {}),

@@ -3,6 +3,7 @@ import type { JWK } from 'jose'
 import { publicPart } from '../keys'
 import type { SigningAlgorithm } from '../signer'
 import { type KeyProvider, KeyProviderError } from './provider'
+import { tracedKeyProvider } from './traced'
 
 export interface AwsKmsOptions {
   region?: string | undefined
@@ -74,7 +75,7 @@ export function createAwsKmsProvider(options: AwsKmsOptions): KeyProvider {
     })
   }
 
-  return {
+  return tracedKeyProvider('aws-kms', {
     async describe(keyId) {
       const { send, sdk } = await kms()
       let result: { PublicKey?: Uint8Array; KeySpec?: string; KeyUsage?: string }
@@ -115,5 +116,5 @@ export function createAwsKmsProvider(options: AwsKmsOptions): KeyProvider {
       if (!result.Signature) throw new KeyProviderError(`AWS KMS key '${keyId}': no signature returned`)
       return derToJoseSignature(result.Signature, alg)
     },
-  }
+  })
 }

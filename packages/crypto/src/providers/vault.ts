@@ -3,6 +3,7 @@ import { base64url, type JWK } from 'jose'
 import { publicPart } from '../keys'
 import type { SigningAlgorithm } from '../signer'
 import { type KeyProvider, KeyProviderError } from './provider'
+import { tracedKeyProvider } from './traced'
 
 export interface VaultOptions {
   /** e.g. `https://vault.internal:8200` */
@@ -65,7 +66,7 @@ export function createVaultProvider(options: VaultOptions): KeyProvider {
     return json.data
   }
 
-  return {
+  return tracedKeyProvider('vault', {
     async describe(name) {
       const key = await call<VaultKey>('GET', 'keys', name)
       const alg = KEY_TYPES[key.type]
@@ -101,5 +102,5 @@ export function createVaultProvider(options: VaultOptions): KeyProvider {
       if (!encoded) throw new KeyProviderError(`Vault transit key '${name}': malformed signature`)
       return alg === 'EdDSA' ? new Uint8Array(Buffer.from(encoded, 'base64')) : base64url.decode(encoded)
     },
-  }
+  })
 }

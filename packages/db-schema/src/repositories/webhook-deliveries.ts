@@ -40,6 +40,8 @@ export interface NewWebhookDelivery {
   dropSessionResult?: boolean | undefined
   payloadEncrypted: string
   at: Date
+  /** The storing request's W3C `traceparent`; undefined when tracing is off. */
+  traceparent?: string | undefined
 }
 
 /**
@@ -51,10 +53,11 @@ export async function enqueueWebhookDelivery(tx: Executor, input: NewWebhookDeli
   const e = webhookEndpoints
   const result = await tx.execute(sql`
     insert into ${t} (tenant_id, id, endpoint_id, event_type, session_id, notification_id,
-      drop_session_result, payload_encrypted, status, attempts, next_attempt_at, created_at, updated_at)
+      drop_session_result, payload_encrypted, status, attempts, next_attempt_at, created_at, updated_at,
+      traceparent)
     select ${e.tenantId}, ${input.id}, ${e.id}, ${input.eventType}, ${input.sessionId},
       ${input.notificationId ?? null}, ${input.dropSessionResult ?? false}, ${input.payloadEncrypted},
-      'pending', 0, ${input.at.toISOString()}::timestamptz, now(), now()
+      'pending', 0, ${input.at.toISOString()}::timestamptz, now(), now(), ${input.traceparent ?? null}
     from ${e}
     where ${e.tenantId} = ${input.tenantId} and ${e.id} = ${input.endpointId}
       and (${e.events} is null or ${input.eventType} = any(${e.events}))

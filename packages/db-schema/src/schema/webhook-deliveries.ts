@@ -44,6 +44,11 @@ export const webhookDeliveries = pgTable(
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     deliveredAt: timestamp({ withTimezone: true }),
+    /**
+     * W3C `traceparent` of the request that stored the event, when tracing was on: each delivery
+     * attempt is a span of that trace, and the webhook request carries it.
+     */
+    traceparent: text(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),

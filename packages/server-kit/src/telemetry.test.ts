@@ -1,0 +1,95 @@
+import {
+  inSpan,
+  markTracingOn,
+  openSpan,
+  tracedSteps,
+  tracingOn,
+} from '@credential-service/core-domain/tracing'
+import { createVaultProvider } from '@credential-service/crypto'
+import { startFakeVault } from '@credential-service/crypto/testing'
+import { context, propagation, SpanKind, trace } from '@opentelemetry/api'
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTelemetry, telemetryWanted } from './telemetry'
+
+const off = { OTEL_SDK_DISABLED: false, OTEL_METRIC_EXPORT_INTERVAL: 60_000 }
+
+describe('issue 23 item 6: telemetry is off unless an OTLP endpoint is set', () => {
+  it('no endpoint, or OTEL_SDK_DISABLED: nothing starts and the span helpers stay off', async () => {
+    expect(telemetryWanted(off)).toBe(false)
+    expect(
+      telemetryWanted({
+        ...off,
+        OTEL_SDK_DISABLED: true,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      }),
+    ).toBe(false)
+    expect(
+      telemetryWanted({ ...off, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }),
+    ).toBe(true)
+    expect(await startTelemetry(off, 'credential-service-test')).toBeUndefined()
+    expect(tracingOn()).toBe(false)
+  })
+})
+
+/**
+ * The span helpers against an SDK registered in this worker with an in-memory exporter. The flag
+ * (set by startTelemetry in a process) decides alone whether spans are made.
+ */
+describe('issue 23 item 6: span helpers', () => {
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  let vault: Awaited<ReturnType<typeof startFakeVault>>
+
+  beforeAll(async () => {
+    provider.register()
+    vault = await startFakeVault('vault-token')
+    await vault.addKey('issuer-key')
+  })
+  afterAll(async () => {
+    markTracingOn(false)
+    trace.disable()
+    context.disable()
+    propagation.disable()
+    await provider.shutdown()
+    await vault.close()
+  })
+
+  it('off: no span is made, even with an SDK registered; a traced service is the same object', async () => {
+    exporter.reset()
+    const service = { nonce: async () => 'n' }
+    expect(tracedSteps('issuer', service, ['nonce'])).toBe(service)
+    expect(await inSpan('step', async (span) => span)).toBeUndefined()
+    expect(openSpan('select sessions')).toBeUndefined()
+    const signer = createVaultProvider({ address: vault.address, token: 'vault-token' })
+    await signer.sign('issuer-key', 'ES256', new TextEncoder().encode('data'))
+    expect(exporter.getFinishedSpans()).toStrictEqual([])
+  })
+
+  it('on: a key provider call is a client span under the active step, a failure is recorded', async () => {
+    exporter.reset()
+    markTracingOn(true)
+    try {
+      const signer = createVaultProvider({ address: vault.address, token: 'vault-token' })
+      await inSpan('issuer sign credentials', async () => {
+        await signer.sign('issuer-key', 'ES256', new TextEncoder().encode('data'))
+        await expect(signer.describe('missing-key')).rejects.toThrow(/missing-key/)
+      })
+    } finally {
+      markTracingOn(false)
+    }
+    const spans = exporter.getFinishedSpans()
+    const step = spans.find((s) => s.name === 'issuer sign credentials')
+    const sign = spans.find((s) => s.name === 'vault sign')
+    const describeSpan = spans.find((s) => s.name === 'vault describe')
+    expect(sign?.kind).toBe(SpanKind.CLIENT)
+    expect(sign?.parentSpanContext?.spanId).toBe(step?.spanContext().spanId)
+    expect(sign?.attributes).toStrictEqual({
+      'key_provider.system': 'vault',
+      'key_provider.key_id': 'issuer-key',
+    })
+    expect(sign?.status.code).toBe(0)
+    expect(describeSpan?.status.code).toBe(2)
+    expect(describeSpan?.events.map((e) => e.name)).toStrictEqual(['exception'])
+  })
+})

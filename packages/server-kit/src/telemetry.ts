@@ -1,0 +1,80 @@
+import { markTracingOn } from '@credential-service/core-domain/tracing'
+import { SERVICE_VERSION } from './version'
+
+/** The OTEL_* variables a process reads at start (zCommonEnv); the SDK reads the other standard ones itself. */
+export interface TelemetryConfig {
+  OTEL_SDK_DISABLED: boolean
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string | undefined
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?: string | undefined
+  OTEL_METRIC_EXPORT_INTERVAL: number
+}
+
+/** The SDK a process runs when telemetry is on; `shutdown` flushes what is buffered. */
+export interface Telemetry {
+  shutdown(): Promise<void>
+}
+
+/** Whether the configuration turns telemetry on: an OTLP endpoint, and the SDK not disabled. */
+export function telemetryWanted(config: TelemetryConfig): boolean {
+  return (
+    !config.OTEL_SDK_DISABLED &&
+    Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT || config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+  )
+}
+
+/**
+ * Starts OpenTelemetry traces and metrics over OTLP/HTTP (JSON) when the configuration asks for
+ * it; undefined otherwise, with nothing loaded. The SDK modules are imported here only, so a
+ * process without an endpoint keeps neither their memory nor any per-request work: every span
+ * helper returns after one flag read. The exporters read the standard variables themselves
+ * (OTEL_EXPORTER_OTLP_*_ENDPOINT, _HEADERS, _TIMEOUT), the tracer provider OTEL_TRACES_SAMPLER and
+ * _ARG, the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; `serviceName` is the default.
+ */
+export async function startTelemetry(
+  config: TelemetryConfig,
+  serviceName: string,
+): Promise<Telemetry | undefined> {
+  if (!telemetryWanted(config)) return undefined
+  const [trace, metrics, resources, traceExporter, metricExporter] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/exporter-metrics-otlp-http'),
+  ])
+  const { metrics: metricsApi } = await import('@opentelemetry/api')
+  const resource = resources
+    .defaultResource()
+    .merge(
+      resources.resourceFromAttributes({ 'service.name': serviceName, 'service.version': SERVICE_VERSION }),
+    )
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults.
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }))
+  const tracerProvider = new trace.NodeTracerProvider({
+    resource,
+    spanProcessors: [new trace.BatchSpanProcessor(new traceExporter.OTLPTraceExporter())],
+  })
+  // AsyncLocalStorage context, W3C trace context and baggage propagation.
+  tracerProvider.register()
+  const metricsOn = Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT || config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
+  const meterProvider = metricsOn
+    ? new metrics.MeterProvider({
+        resource,
+        readers: [
+          new metrics.PeriodicExportingMetricReader({
+            exporter: new metricExporter.OTLPMetricExporter(),
+            exportIntervalMillis: config.OTEL_METRIC_EXPORT_INTERVAL,
+          }),
+        ],
+      })
+    : undefined
+  if (meterProvider) metricsApi.setGlobalMeterProvider(meterProvider)
+  markTracingOn(true)
+  return {
+    async shutdown() {
+      markTracingOn(false)
+      await Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()])
+    },
+  }
+}

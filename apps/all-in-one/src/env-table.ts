@@ -19,7 +19,7 @@ const MANAGEMENT_ONLY = new Set(
       key.startsWith('AUTH_') ||
       key.startsWith('OIDC') ||
       key === 'ACCESS_TOKEN_TTL_SECONDS' ||
-      key === 'CONSOLE_DIR' ||
+      key.startsWith('CONSOLE_') ||
       key === 'KEY_ROTATION_CHECK_SECONDS' ||
       key === 'SESSION_RETENTION_DAYS' ||
       key === 'RATE_LIMIT_TOKEN_PER_MINUTE',

@@ -56,6 +56,56 @@ export async function requestClientCredentialsToken(
     if (signal?.aborted) throw error
     throw new ManagementApiError('network_error', { ...init, status: 0, cause: error })
   }
+  return tokenResponseOf(init, response)
+}
+
+export interface AuthorizationCodeTokenOptions {
+  /** The identity provider's token endpoint. */
+  tokenUrl: string
+  /** A public client: identified by its id, authenticated by the PKCE verifier (RFC 7636). */
+  clientId: string
+  code: string
+  /** The `redirect_uri` of the authorization request, exactly (RFC 6749 §4.1.3). */
+  redirectUri: string
+  codeVerifier: string
+  fetch?: typeof fetch
+  signal?: AbortSignal
+}
+
+/**
+ * The authorization code grant of a public client with PKCE (RFC 6749 §4.1.3, RFC 7636 §4.5),
+ * as the admin console signs in at an identity provider in OIDC mode. Rejects with a
+ * `ManagementApiError` carrying the OAuth `error` (e.g. `invalid_grant`).
+ */
+export async function requestAuthorizationCodeToken(
+  options: AuthorizationCodeTokenOptions,
+): Promise<TokenResponse> {
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init))
+  const { signal } = options
+  const init = { method: 'POST', url: options.tokenUrl }
+  let response: Response
+  try {
+    response = await doFetch(options.tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: options.code,
+        redirect_uri: options.redirectUri,
+        client_id: options.clientId,
+        code_verifier: options.codeVerifier,
+      }).toString(),
+      credentials: 'omit',
+      ...(signal ? { signal } : {}),
+    })
+  } catch (error) {
+    if (signal?.aborted) throw error
+    throw new ManagementApiError('network_error', { ...init, status: 0, cause: error })
+  }
+  return tokenResponseOf(init, response)
+}
+
+async function tokenResponseOf(init: { method: string; url: string }, response: Response) {
   if (!response.ok) throw await errorFromResponse(init.method, init.url, response)
   const text = await response.text()
   const body = parseJson(text) as Partial<TokenResponse> | undefined

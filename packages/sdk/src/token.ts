@@ -32,31 +32,9 @@ export interface TokenSource {
 export async function requestClientCredentialsToken(
   options: ClientCredentialsTokenOptions,
 ): Promise<TokenResponse> {
-  const doFetch = options.fetch ?? ((input, init) => fetch(input, init))
-  const { signal } = options
   // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined for Basic.
   const basic = btoa(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`)
-  const init = { method: 'POST', url: options.tokenUrl }
-  let response: Response
-  try {
-    response = await doFetch(options.tokenUrl, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${basic}`,
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-      },
-      body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
-      // In a browser, a refusal's `WWW-Authenticate: Basic` (RFC 6749 §5.2) would open the browser's
-      // own login dialog, and the request would wait on it: without credentials mode it answers.
-      credentials: 'omit',
-      ...(signal ? { signal } : {}),
-    })
-  } catch (error) {
-    if (signal?.aborted) throw error
-    throw new ManagementApiError('network_error', { ...init, status: 0, cause: error })
-  }
-  return tokenResponseOf(init, response)
+  return postTokenRequest(options, { grant_type: 'client_credentials' }, { authorization: `Basic ${basic}` })
 }
 
 export interface AuthorizationCodeTokenOptions {
@@ -80,6 +58,21 @@ export interface AuthorizationCodeTokenOptions {
 export async function requestAuthorizationCodeToken(
   options: AuthorizationCodeTokenOptions,
 ): Promise<TokenResponse> {
+  return postTokenRequest(options, {
+    grant_type: 'authorization_code',
+    code: options.code,
+    redirect_uri: options.redirectUri,
+    client_id: options.clientId,
+    code_verifier: options.codeVerifier,
+  })
+}
+
+/** One token request (a form POST, RFC 6749 §3.2) and its JSON token response. */
+async function postTokenRequest(
+  options: { tokenUrl: string; fetch?: typeof fetch; signal?: AbortSignal },
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<TokenResponse> {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init))
   const { signal } = options
   const init = { method: 'POST', url: options.tokenUrl }
@@ -87,14 +80,14 @@ export async function requestAuthorizationCodeToken(
   try {
     response = await doFetch(options.tokenUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code: options.code,
-        redirect_uri: options.redirectUri,
-        client_id: options.clientId,
-        code_verifier: options.codeVerifier,
-      }).toString(),
+      headers: {
+        ...headers,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: new URLSearchParams(params).toString(),
+      // In a browser, a refusal's `WWW-Authenticate: Basic` (RFC 6749 §5.2) would open the browser's
+      // own login dialog, and the request would wait on it: without credentials mode it answers.
       credentials: 'omit',
       ...(signal ? { signal } : {}),
     })

@@ -8,7 +8,7 @@ import type { KeyChain } from '@credential-service/sdk'
 import { Button, Checkbox, Group, NumberInput, Stack, Text, Textarea } from '@mantine/core'
 import { FormAlert } from '../components/form-alert'
 import { optional, useApiForm } from '../forms/use-api-form'
-import { ExternalKeyIdInput, pemsOf } from './key-chain-source-forms'
+import { ExternalKeyIdInput, PemTextarea, pemsOf } from './key-chain-source-forms'
 
 const EDIT_FIELDS = [
   'description',
@@ -83,14 +83,9 @@ export function EditKeyChainForm({
             {...form.getInputProps('rotationPolicy.gracePeriodDays')}
           />
         </Group>
-        <Textarea
+        <PemTextarea
           label="New certificate chain"
           description="PEM certificates, leaf first, replacing the active key’s chain; the leaf must certify the active key. Empty: unchanged."
-          autosize
-          minRows={3}
-          maxRows={10}
-          spellCheck={false}
-          styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
           {...form.getInputProps('certificateChain')}
         />
         <FormAlert message={form.errors['']} />

@@ -59,25 +59,15 @@ export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
       <Stack>
         <TextInput label="Id" description="Generated when empty." {...form.getInputProps('id')} />
         <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
-        <Textarea
+        <PemTextarea
           label="Private key"
           description="A private JWK (JSON) or a PEM (PKCS#8 or SEC1): P-256, P-384 or Ed25519. Stored encrypted; never shown again."
           required
-          autosize
-          minRows={4}
-          maxRows={10}
-          spellCheck={false}
-          styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
           {...form.getInputProps('privateKey')}
         />
-        <Textarea
+        <PemTextarea
           label="Certificate chain"
           description={CHAIN_HINT}
-          autosize
-          minRows={4}
-          maxRows={10}
-          spellCheck={false}
-          styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
           {...form.getInputProps('certificateChain')}
         />
         <FormAlert message={form.errors['']} />
@@ -126,14 +116,9 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
           {...form.getInputProps('kmsProvider')}
         />
         <ExternalKeyIdInput {...form.getInputProps('externalKeyId')} />
-        <Textarea
+        <PemTextarea
           label="Certificate chain"
           description={CHAIN_HINT}
-          autosize
-          minRows={3}
-          maxRows={10}
-          spellCheck={false}
-          styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
           {...form.getInputProps('certificateChain')}
         />
         <FormAlert message={form.errors['']} />
@@ -152,6 +137,20 @@ export function ExternalKeyIdInput(props: React.ComponentProps<typeof TextInput>
       label="External key id"
       description="Vault transit key name, or AWS KMS key id, ARN or alias."
       required
+      {...props}
+    />
+  )
+}
+
+/** A box for PEM or JSON key material: monospace, growing, no spelling marks. */
+export function PemTextarea(props: React.ComponentProps<typeof Textarea>) {
+  return (
+    <Textarea
+      autosize
+      minRows={4}
+      maxRows={10}
+      spellCheck={false}
+      styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
       {...props}
     />
   )

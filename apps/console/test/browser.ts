@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import axe from 'axe-core'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core'
 import { expect } from 'vitest'
 import { TEST_CONSOLE_DIR } from '../../../scripts/test-bundles'
 import { type ServiceProcess, startProcess } from '../../all-in-one/test/processes'
@@ -116,4 +116,11 @@ export async function signIn(page: Page, clientId: string, secret: string) {
   await page.getByLabel('Client secret').fill(secret)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('button', { name: 'Sign out' }).waitFor()
+}
+
+/** The error message of a field: what its aria-describedby names for assistive technology. */
+export async function errorOf(page: Page, field: Locator): Promise<string> {
+  const described = (await field.getAttribute('aria-describedby')) ?? ''
+  const id = described.split(' ').find((part) => part.endsWith('-error'))
+  return id ? ((await page.locator(`[id="${id}"]`).textContent()) ?? '') : ''
 }

@@ -150,7 +150,15 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       )
     }
     await app.register(healthRoutes(database))
-    await app.register(consoleRoutes({ dir: config.CONSOLE_DIR }))
+    const consoleSignIn = oidc?.consoleSignIn
+    await app.register(
+      consoleRoutes({
+        dir: config.CONSOLE_DIR,
+        ...(oidc && consoleSignIn
+          ? { signIn: consoleSignIn, connectSources: () => [new URL(oidc.tokenUrl()).origin] }
+          : {}),
+      }),
+    )
     await app.register(metricsRoute(metrics))
     await app.register(tenantRoutes(createTenantService(database.db, oidc?.admin)))
     await app.register(clientRoutes(database.db, { tenantInPath: true }, oidc?.admin))

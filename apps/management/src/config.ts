@@ -90,6 +90,9 @@ export const zManagementEnv = zCommonEnv
       .describe(
         'OIDC mode: access token claim holding the roles, an array (dotted path for nested claims, e.g. realm_access.roles); values other than the spec roles are ignored',
       ),
+    CONSOLE_OIDC_CLIENT_ID: optionalEnv(z.string().min(1)).describe(
+      'OIDC mode: public client (no secret) the admin console signs in with at the provider, authorization code + PKCE S256, redirect URI {PUBLIC_URL}/console/; unset: the console signs in with client credentials. See docs/console.md',
+    ),
   })
   .superRefine(
     (env, ctx) => {
@@ -97,6 +100,12 @@ export const zManagementEnv = zCommonEnv
         ctx.addIssue({ code: 'custom', path: [name], message: `${name} is required ${why}` })
       const isSet = (value: unknown) => value !== undefined && value !== ''
       if (!isSet(env.OIDC)) {
+        if (isSet(env.CONSOLE_OIDC_CLIENT_ID))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['CONSOLE_OIDC_CLIENT_ID'],
+            message: 'CONSOLE_OIDC_CLIENT_ID needs OIDC (the console signs in at the external provider)',
+          })
         // Spec §5.3: the built-in token server needs all of these.
         if (env.AUTH_CLIENT_ID === undefined)
           missing('AUTH_CLIENT_ID', 'when OIDC is unset (built-in token server)')

@@ -32,21 +32,60 @@ export interface TokenSource {
 export async function requestClientCredentialsToken(
   options: ClientCredentialsTokenOptions,
 ): Promise<TokenResponse> {
-  const doFetch = options.fetch ?? ((input, init) => fetch(input, init))
-  const { signal } = options
   // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined for Basic.
   const basic = btoa(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`)
+  return postTokenRequest(options, { grant_type: 'client_credentials' }, { authorization: `Basic ${basic}` })
+}
+
+export interface AuthorizationCodeTokenOptions {
+  /** The identity provider's token endpoint. */
+  tokenUrl: string
+  /** A public client: identified by its id, authenticated by the PKCE verifier (RFC 7636). */
+  clientId: string
+  code: string
+  /** The `redirect_uri` of the authorization request, exactly (RFC 6749 §4.1.3). */
+  redirectUri: string
+  codeVerifier: string
+  fetch?: typeof fetch
+  signal?: AbortSignal
+}
+
+/**
+ * The authorization code grant of a public client with PKCE (RFC 6749 §4.1.3, RFC 7636 §4.5),
+ * as the admin console signs in at an identity provider in OIDC mode. Rejects with a
+ * `ManagementApiError` carrying the OAuth `error` (e.g. `invalid_grant`).
+ */
+export async function requestAuthorizationCodeToken(
+  options: AuthorizationCodeTokenOptions,
+): Promise<TokenResponse> {
+  return postTokenRequest(options, {
+    grant_type: 'authorization_code',
+    code: options.code,
+    redirect_uri: options.redirectUri,
+    client_id: options.clientId,
+    code_verifier: options.codeVerifier,
+  })
+}
+
+/** One token request (a form POST, RFC 6749 §3.2) and its JSON token response. */
+async function postTokenRequest(
+  options: { tokenUrl: string; fetch?: typeof fetch; signal?: AbortSignal },
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<TokenResponse> {
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init))
+  const { signal } = options
   const init = { method: 'POST', url: options.tokenUrl }
   let response: Response
   try {
     response = await doFetch(options.tokenUrl, {
       method: 'POST',
       headers: {
-        authorization: `Basic ${basic}`,
+        ...headers,
         'content-type': 'application/x-www-form-urlencoded',
         accept: 'application/json',
       },
-      body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
+      body: new URLSearchParams(params).toString(),
       // In a browser, a refusal's `WWW-Authenticate: Basic` (RFC 6749 §5.2) would open the browser's
       // own login dialog, and the request would wait on it: without credentials mode it answers.
       credentials: 'omit',
@@ -56,6 +95,10 @@ export async function requestClientCredentialsToken(
     if (signal?.aborted) throw error
     throw new ManagementApiError('network_error', { ...init, status: 0, cause: error })
   }
+  return tokenResponseOf(init, response)
+}
+
+async function tokenResponseOf(init: { method: string; url: string }, response: Response) {
   if (!response.ok) throw await errorFromResponse(init.method, init.url, response)
   const text = await response.text()
   const body = parseJson(text) as Partial<TokenResponse> | undefined

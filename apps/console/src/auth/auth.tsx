@@ -5,7 +5,8 @@ import {
 } from '@credential-service/sdk'
 import { useQueryClient } from '@tanstack/react-query'
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react'
-import { type Session, sessionOf } from './session'
+import { type ConsoleConfig, completeOidcSignIn, consoleConfig, startOidcSignIn } from './oidc-sign-in'
+import { type Session, sessionOf, subjectOf } from './session'
 
 interface Auth {
   session: Session | undefined
@@ -16,7 +17,15 @@ interface Auth {
   /** The tenant the pages act on: the token's, or the one an operator picked. */
   activeTenant: string | undefined
   pickTenant(tenantId: string | undefined): void
+  /** How to sign in: client credentials, or the identity provider's login (OIDC mode). */
+  config: ConsoleConfig | undefined
+  /** The configuration could not be read: the sign-in page says so. */
+  configError: unknown
+  /** Coming back from the provider: the code is being exchanged. */
+  completing: boolean
   signIn(clientId: string, clientSecret: string): Promise<void>
+  /** OIDC mode: leaves for the provider's login (authorization code + PKCE). */
+  signInWithProvider(): Promise<void>
   signOut(notice?: string): void
 }
 
@@ -43,6 +52,38 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [session, setSession] = useState<Session>()
   const [picked, setPicked] = useState<string>()
   const [notice, setNotice] = useState<string>()
+  const [config, setConfig] = useState<ConsoleConfig>()
+  const [configError, setConfigError] = useState<unknown>()
+  const [completing, setCompleting] = useState(false)
+
+  // The sign-in mode, and in OIDC mode the provider's answer if the page was loaded with one.
+  useEffect(() => {
+    let current = true
+    void (async () => {
+      let loaded: ConsoleConfig
+      try {
+        loaded = await consoleConfig()
+      } catch (error) {
+        if (current) setConfigError(error)
+        return
+      }
+      if (!current) return
+      setConfig(loaded)
+      if (loaded.mode !== 'oidc') return
+      setCompleting(true)
+      try {
+        const token = await completeOidcSignIn(loaded)
+        if (current && token) setSession(sessionOf(subjectOf(token), token, Date.now(), loaded))
+      } catch (error) {
+        if (current) setNotice(error instanceof Error ? error.message : String(error))
+      } finally {
+        if (current) setCompleting(false)
+      }
+    })()
+    return () => {
+      current = false
+    }
+  }, [])
 
   const signOut = useCallback(
     (why?: string) => {
@@ -60,6 +101,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     setNotice(undefined)
     setSession(sessionOf(clientId, token))
   }, [])
+
+  const signInWithProvider = useCallback(async () => {
+    if (config?.mode !== 'oidc') throw new Error('The console signs in with client credentials here.')
+    await startOidcSignIn(config, `${window.location.pathname}${window.location.search}`)
+  }, [config])
 
   // The token is not renewed (the console keeps no secret): at its expiry the console signs out.
   useEffect(() => {
@@ -85,10 +131,14 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       notice,
       activeTenant: session?.tenantId ?? picked,
       pickTenant: setPicked,
+      config,
+      configError,
+      completing,
       signIn,
+      signInWithProvider,
       signOut,
     }),
-    [session, api, notice, picked, signIn, signOut],
+    [session, api, notice, picked, config, configError, completing, signIn, signInWithProvider, signOut],
   )
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>
 }

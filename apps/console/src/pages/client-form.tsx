@@ -1,5 +1,12 @@
-import { type ClientCreate, ROLES, type Role, zClientCreate } from '@credential-service/core-domain'
-import type { ClientWithSecret } from '@credential-service/sdk'
+import {
+  type ClientCreate,
+  type ClientUpdate,
+  ROLES,
+  type Role,
+  zClientCreate,
+  zClientUpdate,
+} from '@credential-service/core-domain'
+import type { Client, ClientWithSecret } from '@credential-service/sdk'
 import {
   Button,
   Checkbox,
@@ -10,6 +17,7 @@ import {
   Textarea,
   TextInput,
 } from '@mantine/core'
+import type { UseFormReturnType } from '@mantine/form'
 import { FormAlert } from '../components/form-alert'
 import { optional, useApiForm } from '../forms/use-api-form'
 
@@ -62,12 +70,7 @@ export function CreateClientForm({
       clientId: optional(values.clientId),
       clientSecret: values.clientSecret === '' ? undefined : values.clientSecret,
       description: optional(values.description),
-      roles: values.roles as Role[],
-      // Spec §5 rule 5: an empty list allows every configuration.
-      allowedIssuanceConfigs: values.allowedIssuanceConfigs.length ? values.allowedIssuanceConfigs : null,
-      allowedPresentationConfigs: values.allowedPresentationConfigs.length
-        ? values.allowedPresentationConfigs
-        : null,
+      ...accessOf(values),
     }),
     submit: create,
     onDone: onCreated,
@@ -86,27 +89,96 @@ export function CreateClientForm({
           autoComplete="new-password"
           {...form.getInputProps('clientSecret')}
         />
-        <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
-        <Checkbox.Group label="Roles" withAsterisk {...form.getInputProps('roles')}>
-          <SimpleGrid cols={{ base: 1, sm: 2 }} mt="xs">
-            {ROLES.map((role) => (
-              <Checkbox key={role} value={role} label={role} description={ROLE_HINTS[role]} />
-            ))}
-          </SimpleGrid>
-        </Checkbox.Group>
-        <TagsInput
-          label="Allowed issuance configurations"
-          description="Credential configuration ids this client may offer; empty allows all. Enter to add."
-          {...form.getInputProps('allowedIssuanceConfigs')}
-        />
-        <TagsInput
-          label="Allowed presentation configurations"
-          description="Presentation configuration ids this client may request; empty allows all."
-          {...form.getInputProps('allowedPresentationConfigs')}
-        />
+        <ClientFields form={form} />
         <FormAlert message={form.errors['']} />
         <Button type="submit" loading={pending}>
           Create client
+        </Button>
+      </Stack>
+    </form>
+  )
+}
+
+/** What create and edit share: roles and the configurations the client may use. */
+interface AccessValues {
+  description: string
+  roles: string[]
+  allowedIssuanceConfigs: string[]
+  allowedPresentationConfigs: string[]
+}
+
+const accessOf = (values: AccessValues) => ({
+  roles: values.roles as Role[],
+  // Spec §5 rule 5: an empty list allows every configuration.
+  allowedIssuanceConfigs: values.allowedIssuanceConfigs.length ? values.allowedIssuanceConfigs : null,
+  allowedPresentationConfigs: values.allowedPresentationConfigs.length
+    ? values.allowedPresentationConfigs
+    : null,
+})
+
+function ClientFields<Values extends AccessValues>({ form }: { form: UseFormReturnType<Values> }) {
+  return (
+    <>
+      <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
+      <Checkbox.Group label="Roles" withAsterisk {...form.getInputProps('roles')}>
+        <SimpleGrid cols={{ base: 1, sm: 2 }} mt="xs">
+          {ROLES.map((role) => (
+            <Checkbox key={role} value={role} label={role} description={ROLE_HINTS[role]} />
+          ))}
+        </SimpleGrid>
+      </Checkbox.Group>
+      <TagsInput
+        label="Allowed issuance configurations"
+        description="Credential configuration ids this client may offer; empty allows all. Enter to add."
+        {...form.getInputProps('allowedIssuanceConfigs')}
+      />
+      <TagsInput
+        label="Allowed presentation configurations"
+        description="Presentation configuration ids this client may request; empty allows all."
+        {...form.getInputProps('allowedPresentationConfigs')}
+      />
+    </>
+  )
+}
+
+const EDIT_FIELDS = ['description', 'roles', 'allowedIssuanceConfigs', 'allowedPresentationConfigs'] as const
+
+/**
+ * A client's description, roles and allowed configurations (`PATCH`, spec §5); the secret is
+ * rotated on its own. Tokens already issued keep their roles until they expire.
+ */
+export function EditClientForm({
+  client,
+  update,
+  onSaved,
+}: {
+  client: Client
+  update: (body: ClientUpdate) => Promise<Client>
+  onSaved: (client: Client) => void
+}) {
+  const { form, onSubmit, pending } = useApiForm({
+    initialValues: {
+      description: client.description ?? '',
+      roles: [...client.roles] as string[],
+      allowedIssuanceConfigs: client.allowedIssuanceConfigs ?? [],
+      allowedPresentationConfigs: client.allowedPresentationConfigs ?? [],
+    },
+    fields: EDIT_FIELDS,
+    schema: zClientUpdate,
+    toBody: (values): ClientUpdate => ({
+      description: optional(values.description) ?? null,
+      ...accessOf(values),
+    }),
+    submit: update,
+    onDone: onSaved,
+  })
+  return (
+    <form onSubmit={onSubmit} noValidate>
+      <Stack>
+        <ClientFields form={form} />
+        <FormAlert message={form.errors['']} />
+        <Button type="submit" loading={pending}>
+          Save client
         </Button>
       </Stack>
     </form>

@@ -1,4 +1,4 @@
-import type { ClientCreate, ClientSecretRotate } from '@credential-service/core-domain'
+import type { ClientCreate, ClientSecretRotate, ClientUpdate } from '@credential-service/core-domain'
 import type { ManagementClient } from '@credential-service/sdk'
 
 /**
@@ -10,12 +10,14 @@ export function clientsApi(api: ManagementClient, tenantId: string | undefined) 
     ? {
         list: (query: { limit: number; cursor?: string }) => api.listClients(query),
         create: (body: ClientCreate) => api.createClient(body),
+        update: (clientId: string, body: ClientUpdate) => api.updateClient(clientId, body),
         rotate: (clientId: string, body: ClientSecretRotate) => api.rotateClientSecret(clientId, body),
         remove: (clientId: string) => api.deleteClient(clientId),
       }
     : {
         list: (query: { limit: number; cursor?: string }) => api.listClientsOfTenant(tenantId, query),
         create: (body: ClientCreate) => api.createClientOfTenant(tenantId, body),
+        update: (clientId: string, body: ClientUpdate) => api.updateClientOfTenant(tenantId, clientId, body),
         rotate: (clientId: string, body: ClientSecretRotate) =>
           api.rotateClientSecretOfTenant(tenantId, clientId, body),
         remove: (clientId: string) => api.deleteClientOfTenant(tenantId, clientId),

@@ -1,4 +1,4 @@
-import type { ClientWithSecret } from '@credential-service/sdk'
+import type { Client, ClientWithSecret } from '@credential-service/sdk'
 import { Badge, Button, Group, Modal, Stack, Table, Text, VisuallyHidden } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
 import { useQueryClient } from '@tanstack/react-query'
@@ -9,7 +9,7 @@ import { ConfirmButton } from '../components/confirm-button'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
 import { SecretOnce } from '../components/secret-once'
 import { PageTitle } from '../components/shell'
-import { CreateClientForm } from './client-form'
+import { CreateClientForm, EditClientForm } from './client-form'
 import { clientsApi } from './clients-api'
 
 const configList = (ids: string[] | null) => (ids && ids.length > 0 ? ids.join(', ') : 'any')
@@ -24,6 +24,7 @@ export default function ClientsPage() {
   const pages = useCursorPages(scopeKey, clients.list)
   const [creating, { open, close }] = useDisclosure(false)
   const [secret, setSecret] = useState<ClientWithSecret>()
+  const [editing, setEditing] = useState<Client>()
   const writable = canWrite(session, 'clients')
   const changed = () => {
     pages.reset()
@@ -78,6 +79,14 @@ export default function ClientsPage() {
               <Table.Td>
                 {writable && (
                   <Group gap="xs" wrap="nowrap">
+                    <Button
+                      size="xs"
+                      variant="default"
+                      aria-label={`Edit client ${client.clientId}`}
+                      onClick={() => setEditing(client)}
+                    >
+                      Edit
+                    </Button>
                     <ConfirmButton
                       label="Rotate secret"
                       color="blue"
@@ -114,6 +123,23 @@ export default function ClientsPage() {
             void changed()
           }}
         />
+      </Modal>
+      <Modal
+        opened={editing !== undefined}
+        onClose={() => setEditing(undefined)}
+        title={`Edit client ${editing?.clientId ?? ''}`}
+        size="lg"
+      >
+        {editing && (
+          <EditClientForm
+            client={editing}
+            update={(body) => clients.update(editing.clientId, body)}
+            onSaved={() => {
+              setEditing(undefined)
+              void changed()
+            }}
+          />
+        )}
       </Modal>
       <SecretOnce
         clientId={secret?.clientId ?? ''}

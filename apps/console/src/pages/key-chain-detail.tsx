@@ -8,12 +8,14 @@ import {
   Code,
   Group,
   Loader,
+  Modal,
   SimpleGrid,
   Stack,
   Text,
   Title,
 } from '@mantine/core'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
 import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
@@ -21,9 +23,10 @@ import { parseCertificate } from '../certificates/parse-certificate'
 import { ConfirmButton } from '../components/confirm-button'
 import { PageTitle } from '../components/shell'
 import { describeError } from '../forms/problems'
+import { EditKeyChainForm, RotateExternalForm } from './key-chain-edit'
 import { downloadPem, keyChainsApi } from './key-chains-api'
 
-/** One key chain: its keys and certificate chains (public material only), rotate, delete. */
+/** One key chain: its keys and certificate chains (public material only), edit, rotate, delete. */
 export default function KeyChainDetailPage() {
   const { keyChainId = '' } = useParams()
   const session = useSession()
@@ -34,6 +37,7 @@ export default function KeyChainDetailPage() {
   const key = ['key-chains', tenantId, 'detail', keyChainId]
   const keyChain = useQuery({ queryKey: key, queryFn: () => keyChains.get(keyChainId) })
   const writable = canWrite(session, 'key-chains')
+  const [dialog, setDialog] = useState<'edit' | 'rotate'>()
 
   if (keyChain.isPending) return <Loader role="status" aria-label="Loading the key chain" />
   if (keyChain.isError)
@@ -46,6 +50,11 @@ export default function KeyChainDetailPage() {
       </Alert>
     )
   const chain = keyChain.data
+  const saved = (changed: KeyChain) => {
+    setDialog(undefined)
+    queryClient.setQueryData(key, changed)
+    void queryClient.invalidateQueries({ queryKey: ['key-chains', tenantId] })
+  }
   return (
     <Stack>
       <PageTitle title={`Key chain ${chain.id}`}>
@@ -59,17 +68,25 @@ export default function KeyChainDetailPage() {
         )}
         {writable && (
           <>
-            <ConfirmButton
-              label="Rotate now"
-              color="blue"
-              size="sm"
-              title={`Rotate key chain ${chain.id}?`}
-              message="A new active key (and certificate) is made now; the current key stays published for verification through the grace period."
-              // External key chains name their new key in the provider; not offered here yet.
-              disabled={chain.kmsProvider !== 'db'}
-              onConfirm={async () => queryClient.setQueryData(key, await keyChains.rotate(chain.id, {}))}
-              onDone={() => void queryClient.invalidateQueries({ queryKey: ['key-chains', tenantId] })}
-            />
+            <Button variant="default" size="sm" onClick={() => setDialog('edit')}>
+              Edit
+            </Button>
+            {chain.kmsProvider === 'db' ? (
+              <ConfirmButton
+                label="Rotate now"
+                color="blue"
+                size="sm"
+                title={`Rotate key chain ${chain.id}?`}
+                message="A new active key (and certificate) is made now; the current key stays published for verification through the grace period."
+                onConfirm={async () => queryClient.setQueryData(key, await keyChains.rotate(chain.id, {}))}
+                onDone={() => void queryClient.invalidateQueries({ queryKey: ['key-chains', tenantId] })}
+              />
+            ) : (
+              // External key chains name their new key, made in the provider beforehand.
+              <Button color="blue" variant="light" size="sm" onClick={() => setDialog('rotate')}>
+                Rotate now
+              </Button>
+            )}
             <ConfirmButton
               label="Delete"
               size="sm"
@@ -85,6 +102,28 @@ export default function KeyChainDetailPage() {
           </>
         )}
       </PageTitle>
+      <Modal
+        opened={dialog !== undefined}
+        onClose={() => setDialog(undefined)}
+        title={dialog === 'edit' ? `Edit key chain ${chain.id}` : `Rotate key chain ${chain.id}?`}
+        size="lg"
+      >
+        {dialog === 'edit' && (
+          <EditKeyChainForm
+            keyChain={chain}
+            update={(body) => keyChains.update(chain.id, body)}
+            onSaved={saved}
+          />
+        )}
+        {dialog === 'rotate' && (
+          <RotateExternalForm
+            keyChain={chain}
+            rotate={(body) => keyChains.rotate(chain.id, body)}
+            onRotated={saved}
+            onCancel={() => setDialog(undefined)}
+          />
+        )}
+      </Modal>
       <Summary chain={chain} />
       <Title order={2} size="h3">
         Active key

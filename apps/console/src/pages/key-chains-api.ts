@@ -1,4 +1,4 @@
-import type { KeyChainCreate, KeyChainRotate } from '@credential-service/core-domain'
+import type { KeyChainCreate, KeyChainRotate, KeyChainUpdate } from '@credential-service/core-domain'
 import type { ManagementClient } from '@credential-service/sdk'
 import { downloadText } from '../components/download'
 
@@ -8,6 +8,7 @@ export function keyChainsApi(api: ManagementClient, tenantId: string) {
     list: (query: { limit: number; cursor?: string }) => api.listKeyChainsOfTenant(tenantId, query),
     get: (id: string) => api.getKeyChainOfTenant(tenantId, id),
     create: (body: KeyChainCreate) => api.createKeyChainOfTenant(tenantId, body),
+    update: (id: string, body: KeyChainUpdate) => api.updateKeyChainOfTenant(tenantId, id, body),
     rotate: (id: string, body: KeyChainRotate) => api.rotateKeyChainOfTenant(tenantId, id, body),
     remove: (id: string) => api.deleteKeyChainOfTenant(tenantId, id),
   }

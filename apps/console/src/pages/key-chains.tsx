@@ -1,15 +1,27 @@
+import type { KeyChain } from '@credential-service/sdk'
 import { Anchor, Badge, Button, Modal, Stack, Table, Text } from '@mantine/core'
-import { useDisclosure } from '@mantine/hooks'
 import { useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
 import { PageTitle } from '../components/shell'
 import { GenerateKeyChainForm } from './key-chain-form'
+import { ExternalKeyChainForm, ImportKeyChainForm } from './key-chain-source-forms'
 import { keyChainsApi } from './key-chains-api'
 
-/** Key chains of the active tenant: list and generate; the detail page shows, rotates, deletes. */
+/** The ways to make a key chain (`source`), each a dialog with its form. */
+const SOURCES = {
+  generate: { title: 'Generate key chain', Form: GenerateKeyChainForm },
+  import: { title: 'Import key chain', Form: ImportKeyChainForm },
+  external: { title: 'Register external key chain', Form: ExternalKeyChainForm },
+} as const
+
+/**
+ * Key chains of the active tenant: list, generate, import, register external ones; the detail
+ * page shows, edits, rotates, deletes.
+ */
 export default function KeyChainsPage() {
   const session = useSession()
   const tenantId = session.activeTenant ?? ''
@@ -17,11 +29,22 @@ export default function KeyChainsPage() {
   const queryClient = useQueryClient()
   const navigate = useNavigate()
   const pages = useCursorPages(['key-chains', tenantId], keyChains.list)
-  const [creating, { open, close }] = useDisclosure(false)
+  const [creating, setCreating] = useState<keyof typeof SOURCES>()
+  const close = () => setCreating(undefined)
+  const source = creating && SOURCES[creating]
   return (
     <Stack>
       <PageTitle title={`Key chains of ${tenantId}`}>
-        {canWrite(session, 'key-chains') && <Button onClick={open}>Generate key chain</Button>}
+        {canWrite(session, 'key-chains') &&
+          (Object.keys(SOURCES) as (keyof typeof SOURCES)[]).map((name) => (
+            <Button
+              key={name}
+              variant={name === 'generate' ? 'filled' : 'default'}
+              onClick={() => setCreating(name)}
+            >
+              {SOURCES[name].title}
+            </Button>
+          ))}
       </PageTitle>
       <Table striped>
         <Table.Thead>
@@ -64,15 +87,17 @@ export default function KeyChainsPage() {
       </Table>
       {pages.query.data?.items.length === 0 && <Text c="dimmed">No key chain yet.</Text>}
       <PagerBar pages={pages} label="key chains" />
-      <Modal opened={creating} onClose={close} title="Generate key chain" size="lg">
-        <GenerateKeyChainForm
-          create={keyChains.create}
-          onCreated={(keyChain) => {
-            close()
-            void queryClient.invalidateQueries({ queryKey: ['key-chains', tenantId] })
-            navigate(`/key-chains/${encodeURIComponent(keyChain.id)}`)
-          }}
-        />
+      <Modal opened={source !== undefined} onClose={close} title={source?.title} size="lg">
+        {source && (
+          <source.Form
+            create={keyChains.create}
+            onCreated={(keyChain: KeyChain) => {
+              close()
+              void queryClient.invalidateQueries({ queryKey: ['key-chains', tenantId] })
+              navigate(`/key-chains/${encodeURIComponent(keyChain.id)}`)
+            }}
+          />
+        )}
       </Modal>
     </Stack>
   )

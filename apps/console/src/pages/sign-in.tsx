@@ -1,4 +1,4 @@
-import { Alert, Button, Container, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core'
+import { Alert, Button, Container, Loader, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { useMutation } from '@tanstack/react-query'
 import { useAuth } from '../auth/auth'
@@ -6,11 +6,61 @@ import { FormAlert } from '../components/form-alert'
 import { describeError } from '../forms/problems'
 
 /**
- * Client credentials sign-in (built-in token server, spec §5.3). The page stays on the URL it was
- * opened at, which renders once signed in.
+ * Sign-in: client credentials at the built-in token server (spec §5.3), or, in OIDC mode with a
+ * console client, the identity provider's login (authorization code + PKCE). The page stays on
+ * the URL it was opened at, which renders once signed in.
  */
 export function SignInPage() {
-  const { signIn, notice } = useAuth()
+  const { config, configError, completing, notice } = useAuth()
+  const body =
+    configError !== undefined ? (
+      <Alert color="red" title="The console cannot start" role="alert">
+        {describeError(configError)} Reload the page to try again.
+      </Alert>
+    ) : !config || completing ? (
+      <Loader role="status" aria-label={completing ? 'Signing in' : 'Loading'} />
+    ) : config.mode === 'oidc' ? (
+      <ProviderSignIn />
+    ) : (
+      <ClientCredentialsSignIn />
+    )
+  return (
+    <Container size={420} py="xl" component="main">
+      <Stack>
+        <Title order={1}>Credential service console</Title>
+        {notice && (
+          <Alert color="blue" role="status">
+            {notice}
+          </Alert>
+        )}
+        {body}
+        <Text size="sm" c="dimmed">
+          The token stays in this tab’s memory only: reloading the page or signing out forgets it.
+        </Text>
+      </Stack>
+    </Container>
+  )
+}
+
+/** OIDC mode: the provider's login page, then back here with a code (auth/oidc-sign-in.ts). */
+function ProviderSignIn() {
+  const { signInWithProvider } = useAuth()
+  const leave = useMutation({ mutationFn: signInWithProvider })
+  return (
+    <Stack>
+      <Text c="dimmed">
+        Sign in at your organisation’s identity provider: its roles decide what you can see and do.
+      </Text>
+      <FormAlert title="Not signed in" message={leave.error ? describeError(leave.error) : undefined} />
+      <Button onClick={() => leave.mutate()} loading={leave.isPending || leave.isSuccess}>
+        Sign in with the identity provider
+      </Button>
+    </Stack>
+  )
+}
+
+function ClientCredentialsSignIn() {
+  const { signIn } = useAuth()
   const form = useForm({
     mode: 'controlled',
     initialValues: { clientId: '', clientSecret: '' },
@@ -29,39 +79,23 @@ export function SignInPage() {
       : describeError(login.error)
     : undefined
   return (
-    <Container size={420} py="xl" component="main">
-      <Stack>
-        <Title order={1}>Credential service console</Title>
-        <Text c="dimmed">Sign in with an API client: its roles decide what you can see and do.</Text>
-        {notice && (
-          <Alert color="blue" role="status">
-            {notice}
-          </Alert>
-        )}
-        <form onSubmit={form.onSubmit((values) => login.mutate(values))} noValidate>
-          <Stack>
-            <TextInput
-              label="Client id"
-              autoComplete="username"
-              required
-              {...form.getInputProps('clientId')}
-            />
-            <PasswordInput
-              label="Client secret"
-              autoComplete="current-password"
-              required
-              {...form.getInputProps('clientSecret')}
-            />
-            <FormAlert title="Not signed in" message={refused} />
-            <Button type="submit" loading={login.isPending}>
-              Sign in
-            </Button>
-          </Stack>
-        </form>
-        <Text size="sm" c="dimmed">
-          The token stays in this tab’s memory only: reloading the page or signing out forgets it.
-        </Text>
-      </Stack>
-    </Container>
+    <Stack>
+      <Text c="dimmed">Sign in with an API client: its roles decide what you can see and do.</Text>
+      <form onSubmit={form.onSubmit((values) => login.mutate(values))} noValidate>
+        <Stack>
+          <TextInput label="Client id" autoComplete="username" required {...form.getInputProps('clientId')} />
+          <PasswordInput
+            label="Client secret"
+            autoComplete="current-password"
+            required
+            {...form.getInputProps('clientSecret')}
+          />
+          <FormAlert title="Not signed in" message={refused} />
+          <Button type="submit" loading={login.isPending}>
+            Sign in
+          </Button>
+        </Stack>
+      </form>
+    </Stack>
   )
 }

@@ -1,8 +1,26 @@
-import { type TenantCreate, zTenantCreate } from '@credential-service/core-domain'
+import {
+  type TenantCreate,
+  type TenantUpdate,
+  zTenantCreate,
+  zTenantUpdate,
+} from '@credential-service/core-domain'
 import type { Tenant } from '@credential-service/sdk'
-import { Button, Modal, Select, Stack, Table, Text, Textarea, TextInput, VisuallyHidden } from '@mantine/core'
+import {
+  Button,
+  Group,
+  Modal,
+  Select,
+  Stack,
+  Table,
+  Text,
+  Textarea,
+  TextInput,
+  VisuallyHidden,
+} from '@mantine/core'
+import type { UseFormReturnType } from '@mantine/form'
 import { useDisclosure } from '@mantine/hooks'
 import { useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
 import { canWrite } from '../access'
 import { useAuth, useSession } from '../auth/auth'
 import { ConfirmButton } from '../components/confirm-button'
@@ -11,13 +29,14 @@ import { FormAlert } from '../components/form-alert'
 import { PageTitle } from '../components/shell'
 import { optional, useApiForm } from '../forms/use-api-form'
 
-/** Tenants (`/api/tenants`): operators list, create and delete them; `tenant:read` sees its own. */
+/** Tenants (`/api/tenants`): operators list, create, edit and delete them; `tenant:read` sees its own. */
 export default function TenantsPage() {
   const session = useSession()
   const { pickTenant } = useAuth()
   const queryClient = useQueryClient()
   const pages = useCursorPages(['tenants'], (query) => session.api.listTenants(query))
   const [creating, { open, close }] = useDisclosure(false)
+  const [editing, setEditing] = useState<Tenant>()
   const writable = canWrite(session, 'tenants')
   const changed = () => {
     pages.reset()
@@ -49,17 +68,27 @@ export default function TenantsPage() {
               <Table.Td>{new Date(tenant.createdAt).toLocaleString()}</Table.Td>
               <Table.Td>
                 {writable && (
-                  <ConfirmButton
-                    label="Delete"
-                    aria-label={`Delete tenant ${tenant.id}`}
-                    title={`Delete tenant ${tenant.id}?`}
-                    message={`Tenant ${tenant.name} and everything it owns (clients, key chains, configurations, sessions) are deleted. This cannot be undone.`}
-                    onConfirm={() => session.api.deleteTenant(tenant.id)}
-                    onDone={() => {
-                      if (session.activeTenant === tenant.id) pickTenant(undefined)
-                      void changed()
-                    }}
-                  />
+                  <Group gap="xs" wrap="nowrap">
+                    <Button
+                      size="xs"
+                      variant="default"
+                      aria-label={`Edit tenant ${tenant.id}`}
+                      onClick={() => setEditing(tenant)}
+                    >
+                      Edit
+                    </Button>
+                    <ConfirmButton
+                      label="Delete"
+                      aria-label={`Delete tenant ${tenant.id}`}
+                      title={`Delete tenant ${tenant.id}?`}
+                      message={`Tenant ${tenant.name} and everything it owns (clients, key chains, configurations, sessions) are deleted. This cannot be undone.`}
+                      onConfirm={() => session.api.deleteTenant(tenant.id)}
+                      onDone={() => {
+                        if (session.activeTenant === tenant.id) pickTenant(undefined)
+                        void changed()
+                      }}
+                    />
+                  </Group>
                 )}
               </Table.Td>
             </Table.Tr>
@@ -76,6 +105,21 @@ export default function TenantsPage() {
             void changed()
           }}
         />
+      </Modal>
+      <Modal
+        opened={editing !== undefined}
+        onClose={() => setEditing(undefined)}
+        title={`Edit tenant ${editing?.id ?? ''}`}
+      >
+        {editing && (
+          <EditTenantForm
+            tenant={editing}
+            onSaved={() => {
+              setEditing(undefined)
+              void changed()
+            }}
+          />
+        )}
       </Modal>
     </Stack>
   )
@@ -99,8 +143,7 @@ function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }
       id: optional(values.id),
       name: values.name.trim(),
       description: optional(values.description),
-      presentationRetention: values.presentationRetention as TenantCreate['presentationRetention'],
-      credentialEncryption: values.credentialEncryption as TenantCreate['credentialEncryption'],
+      ...settingsOf(values),
     }),
     submit: (body) => api.createTenant(body),
     onDone: onCreated,
@@ -113,29 +156,83 @@ function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }
           description="Lowercase letters, digits, - and _; used in URLs. Generated when empty."
           {...form.getInputProps('id')}
         />
-        <TextInput label="Name" required {...form.getInputProps('name')} />
-        <Textarea label="Description" autosize minRows={2} {...form.getInputProps('description')} />
-        <Select
-          label="Presentation results"
-          data={[
-            { value: 'keep', label: 'Keep on the session' },
-            { value: 'drop-after-delivery', label: 'Drop once the webhook has them' },
-          ]}
-          allowDeselect={false}
-          {...form.getInputProps('presentationRetention')}
-        />
-        <Select
-          label="Credential encryption"
-          data={[
-            { value: 'optional', label: 'Offered to wallets' },
-            { value: 'required', label: 'Required of wallets' },
-          ]}
-          allowDeselect={false}
-          {...form.getInputProps('credentialEncryption')}
-        />
+        <TenantFields form={form} />
         <FormAlert message={form.errors['']} />
         <Button type="submit" loading={pending}>
           Create tenant
+        </Button>
+      </Stack>
+    </form>
+  )
+}
+
+interface SettingsValues {
+  name: string
+  description: string
+  presentationRetention: string
+  credentialEncryption: string
+}
+
+/** Name, description and the tenant's settings: what create and edit share. */
+function TenantFields<Values extends SettingsValues>({ form }: { form: UseFormReturnType<Values> }) {
+  return (
+    <>
+      <TextInput label="Name" required {...form.getInputProps('name')} />
+      <Textarea label="Description" autosize minRows={2} {...form.getInputProps('description')} />
+      <Select
+        label="Presentation results"
+        data={[
+          { value: 'keep', label: 'Keep on the session' },
+          { value: 'drop-after-delivery', label: 'Drop once the webhook has them' },
+        ]}
+        allowDeselect={false}
+        {...form.getInputProps('presentationRetention')}
+      />
+      <Select
+        label="Credential encryption"
+        data={[
+          { value: 'optional', label: 'Offered to wallets' },
+          { value: 'required', label: 'Required of wallets' },
+        ]}
+        allowDeselect={false}
+        {...form.getInputProps('credentialEncryption')}
+      />
+    </>
+  )
+}
+
+const settingsOf = (values: SettingsValues) => ({
+  presentationRetention: values.presentationRetention as TenantUpdate['presentationRetention'],
+  credentialEncryption: values.credentialEncryption as TenantUpdate['credentialEncryption'],
+})
+
+/** `PATCH /api/tenants/{id}`: the id stays; the name, description and settings change. */
+function EditTenantForm({ tenant, onSaved }: { tenant: Tenant; onSaved: (tenant: Tenant) => void }) {
+  const { api } = useSession()
+  const { form, onSubmit, pending } = useApiForm({
+    initialValues: {
+      name: tenant.name,
+      description: tenant.description ?? '',
+      presentationRetention: tenant.presentationRetention as string,
+      credentialEncryption: tenant.credentialEncryption as string,
+    },
+    fields: FIELDS,
+    schema: zTenantUpdate,
+    toBody: (values): TenantUpdate => ({
+      name: values.name.trim(),
+      description: optional(values.description) ?? null,
+      ...settingsOf(values),
+    }),
+    submit: (body) => api.updateTenant(tenant.id, body),
+    onDone: onSaved,
+  })
+  return (
+    <form onSubmit={onSubmit} noValidate>
+      <Stack>
+        <TenantFields form={form} />
+        <FormAlert message={form.errors['']} />
+        <Button type="submit" loading={pending}>
+          Save tenant
         </Button>
       </Stack>
     </form>

@@ -16,6 +16,23 @@ export interface OidcMode {
   admin: IdentityProviderAdmin
   /** The provider's token endpoint for the Swagger UI; Keycloak's path until discovery answered. */
   tokenUrl: () => string
+  /** How the console signs in at the provider; undefined without CONSOLE_OIDC_CLIENT_ID. */
+  consoleSignIn: (() => Promise<ConsoleOidcSignIn>) | undefined
+}
+
+/**
+ * What the admin console needs to sign in at the provider as a public client (authorization code
+ * + PKCE S256, RFC 7636): nothing secret, served at `/console/config.json`.
+ */
+export interface ConsoleOidcSignIn {
+  mode: 'oidc'
+  issuer: string
+  clientId: string
+  authorizationEndpoint: string
+  tokenEndpoint: string
+  /** Where the access token names the tenant and the roles (OIDC_TENANT_CLAIM, OIDC_ROLES_CLAIM). */
+  tenantClaim: string
+  rolesClaim: string
 }
 
 /** OIDC mode from the configuration, or undefined when OIDC is unset (built-in token server). */
@@ -36,6 +53,9 @@ export function createOidcMode(config: ManagementConfig, now?: () => Date): Oidc
       () => undefined,
     )
   void remember()
+  const consoleClientId = config.CONSOLE_OIDC_CLIENT_ID
+  // Keycloak's paths while discovery does not answer, as for the token endpoint.
+  const keycloakEndpoint = (name: string) => `${issuer.replace(/\/$/, '')}/protocol/openid-connect/${name}`
   return {
     issuer,
     discovery,
@@ -57,6 +77,21 @@ export function createOidcMode(config: ManagementConfig, now?: () => Date): Oidc
       audience,
     }),
     tokenUrl: () => tokenUrl,
+    consoleSignIn:
+      consoleClientId === undefined
+        ? undefined
+        : async () => {
+            const endpoints = await discovery.endpoints().catch(() => undefined)
+            return {
+              mode: 'oidc',
+              issuer,
+              clientId: consoleClientId,
+              authorizationEndpoint: endpoints?.authorizationEndpoint ?? keycloakEndpoint('auth'),
+              tokenEndpoint: endpoints?.tokenEndpoint ?? keycloakEndpoint('token'),
+              tenantClaim: config.OIDC_TENANT_CLAIM,
+              rolesClaim: config.OIDC_ROLES_CLAIM,
+            }
+          },
   }
 }
 

@@ -10,13 +10,20 @@ export interface ProviderDiscoveryOptions {
 }
 
 export interface ProviderEndpoints {
-  /** Public token endpoint, for integrators and the Swagger UI. */
+  /** Public token endpoint, for integrators, the Swagger UI and the console. */
   tokenEndpoint: string
+  /** Public authorization endpoint, where the console sends the browser to sign in; undefined if none. */
+  authorizationEndpoint: string | undefined
   /** JWKS URL as the service fetches it (moved to the internal issuer when that is set). */
   jwksUri: string
 }
 
-const zDiscovery = z.looseObject({ issuer: z.string(), token_endpoint: z.url(), jwks_uri: z.url() })
+const zDiscovery = z.looseObject({
+  issuer: z.string(),
+  token_endpoint: z.url(),
+  jwks_uri: z.url(),
+  authorization_endpoint: z.url().optional(),
+})
 
 /**
  * A URL the provider published under its public issuer, reached through the internal one: the
@@ -62,6 +69,7 @@ export function createProviderDiscovery(options: ProviderDiscoveryOptions) {
     }
     return {
       tokenEndpoint: parsed.data.token_endpoint,
+      authorizationEndpoint: parsed.data.authorization_endpoint,
       jwksUri: toInternalUrl(parsed.data.jwks_uri, options.issuer, options.internalIssuer),
     }
   }

@@ -8,15 +8,16 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify'
  * scripts (no inline script, no eval), talks only to its own origin (the API), is never framed.
  * Styles: its own files, and the `<style>` elements the component library writes (theme
  * variables) when they carry the nonce of this answer's `index.html`; no other inline style.
+ * `connectSources`: other origins it may call, the identity provider's token endpoint in OIDC mode.
  */
-export function consolePolicy(styleNonce?: string): string {
+export function consolePolicy(styleNonce?: string, connectSources: readonly string[] = []): string {
   return [
     "default-src 'none'",
     "script-src 'self'",
     `style-src 'self'${styleNonce ? ` 'nonce-${styleNonce}'` : ''}`,
     "img-src 'self' data:",
     "font-src 'self'",
-    "connect-src 'self'",
+    ["connect-src 'self'", ...connectSources].join(' '),
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
@@ -55,8 +56,20 @@ const CONTENT_TYPES: Record<string, string> = {
  * the console's own routes (`/console/key-chains`), which the page routes itself. A missing file
  * with an extension is a 404, so a stale script reference never gets HTML.
  */
-export function consoleRoutes(options: { dir: string }): FastifyPluginAsync {
+export interface ConsoleRoutesOptions {
+  dir: string
+  /**
+   * OIDC mode with CONSOLE_OIDC_CLIENT_ID: how the console signs in at the provider, answered at
+   * `/console/config.json`; undefined: client credentials at the built-in token server.
+   */
+  signIn?: () => Promise<object>
+  /** Origins the console calls besides its own (the provider's token endpoint), for connect-src. */
+  connectSources?: () => readonly string[]
+}
+
+export function consoleRoutes(options: ConsoleRoutesOptions): FastifyPluginAsync {
   const root = resolve(options.dir)
+  const connectSources = () => options.connectSources?.() ?? []
   return async (app) => {
     const send = (
       reply: FastifyReply,
@@ -69,7 +82,7 @@ export function consoleRoutes(options: { dir: string }): FastifyPluginAsync {
       reply
         .code(status)
         .headers(CONSOLE_SECURITY_HEADERS)
-        .header('content-security-policy', consolePolicy(styleNonce))
+        .header('content-security-policy', consolePolicy(styleNonce, connectSources()))
         .header('cache-control', cache)
         .type(type)
         .send(body)
@@ -92,6 +105,11 @@ export function consoleRoutes(options: { dir: string }): FastifyPluginAsync {
     }
 
     app.get('/console', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console/', 301))
+    // How the console signs in: read by the page before its sign-in form (nothing secret).
+    app.get('/console/config.json', { schema: { hide: true } }, async (_request, reply) => {
+      const config = options.signIn ? await options.signIn() : { mode: 'client-credentials' }
+      return send(reply, 200, CONTENT_TYPES['.json'] as string, JSON.stringify(config), 'no-store')
+    })
     app.get<{ Params: { '*': string } }>('/console/*', { schema: { hide: true } }, async (request, reply) => {
       const path = request.params['*']
       const extension = extname(path)

@@ -13,6 +13,11 @@ import Provider, { type Adapter, type AdapterPayload, type ClientMetadata } from
  *   @keycloak/keycloak-admin-client calls for clients, secrets and protocol mappers, with
  *   Keycloak's status codes and shapes (201 + Location, 409 on a duplicate clientId, 404 bodies).
  *
+ * - `/realms/{realm}/protocol/openid-connect/auth` and a login form of Keycloak's shape
+ *   (`username`, `password`, "Sign In") for the realm's users: the authorization code flow of
+ *   public clients (standard flow, redirect URIs, web origins for CORS), PKCE S256 required as
+ *   Keycloak's `pkce.code.challenge.method` makes it, no consent screen (Keycloak's default).
+ *
  * The two halves share one client store, the way Keycloak does: oidc-provider reads its clients
  * from it (an oidc-provider adapter), and a token gets the claims of the client's
  * hardcoded-claim mappers and the audience of its audience mapper, as Keycloak's mappers would
@@ -35,6 +40,18 @@ export interface KeycloakStandIn {
   clients: Map<string, ClientRep>
   /** Admin API calls seen, as `METHOD path` (tests check what the adapter did). */
   adminCalls: string[]
+  /** Authorization requests seen at the authorization endpoint, their query parameters. */
+  authorizationRequests: URLSearchParams[]
+  /**
+   * A realm user who signs in at the login form; `claims` go into its access tokens, as Keycloak's
+   * user attribute and role mappers would put them (e.g. `{ roles: ['tenant:manage'] }`).
+   */
+  addUser(user: { username: string; password: string; claims: Record<string, unknown> }): void
+  /**
+   * A public client with the standard flow (a browser app such as the admin console): its
+   * redirect URIs, whose origins are its web origins (CORS), and the audience of its tokens.
+   */
+  addPublicClient(client: { clientId: string; redirectUris: string[]; audience: string }): void
   /** Client credentials grant at the token endpoint, Basic authentication. */
   token(clientId: string, clientSecret: string, params?: Record<string, string>): Promise<TokenAnswer>
   /** Stops answering (connection refused), and answers again on the same port. */
@@ -149,6 +166,16 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.model !== 'Client') return memory.get(`${this.model}:${id}`)
       const client = byClientId(id)
+      if (client?.enabled && client.publicClient && client.standardFlowEnabled) {
+        const metadata: ClientMetadata = {
+          client_id: client.clientId,
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          redirect_uris: (client.redirectUris as string[] | undefined) ?? [],
+          token_endpoint_auth_method: 'none',
+        }
+        return metadata as AdapterPayload
+      }
       if (!client?.enabled || client.publicClient || !client.serviceAccountsEnabled || !client.secret)
         return undefined
       const metadata: ClientMetadata = {
@@ -164,7 +191,10 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
     async upsert(id: string, payload: AdapterPayload) {
       memory.set(`${this.model}:${id}`, payload)
     }
-    async findByUid() {
+    // Sessions by uid: codes are bound to the login session that made them.
+    async findByUid(uid: string) {
+      for (const [key, payload] of memory)
+        if (key.startsWith(`${this.model}:`) && payload.uid === uid) return payload
       return undefined
     }
     async findByUserCode() {
@@ -178,10 +208,34 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
   }
 
   const defaultAudience = `${issuer}/account`
+  const users = new Map<string, { password: string; claims: Record<string, unknown> }>()
+  const authorizationRequests: URLSearchParams[] = []
+  const loginPath = `${realmPath}/login-actions/authenticate/`
   const provider = new Provider(issuer, {
     adapter: StoreAdapter,
     jwks: { keys: [signingKey] },
-    routes: { token: '/protocol/openid-connect/token', jwks: '/protocol/openid-connect/certs' },
+    routes: {
+      authorization: '/protocol/openid-connect/auth',
+      token: '/protocol/openid-connect/token',
+      jwks: '/protocol/openid-connect/certs',
+      end_session: '/protocol/openid-connect/logout',
+      userinfo: '/protocol/openid-connect/userinfo',
+    },
+    interactions: { url: (_ctx, interaction) => `${loginPath}${interaction.uid}` },
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    // Keycloak asks no consent of a client unless "Consent required" is on: the grant is given.
+    loadExistingGrant: async (ctx) => {
+      const client = ctx.oidc.client
+      const accountId = ctx.oidc.session?.accountId
+      if (!client || !accountId) return undefined
+      const grantId = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session?.grantIdFor(client.clientId)
+      if (grantId) return ctx.oidc.provider.Grant.find(grantId)
+      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId })
+      grant.addOIDCScope('openid')
+      grant.addResourceScope(audienceOf(byClientId(client.clientId), defaultAudience), '')
+      await grant.save()
+      return grant
+    },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
@@ -198,7 +252,14 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
         }),
       },
     },
-    extraTokenClaims: (_ctx, token) => claimsOf(byClientId((token as { clientId: string }).clientId)),
+    extraTokenClaims: (_ctx, token) => {
+      const { clientId, accountId } = token as { clientId: string; accountId?: string }
+      const user = accountId === undefined ? undefined : users.get(accountId)
+      return {
+        ...claimsOf(byClientId(clientId)),
+        ...(user ? { preferred_username: accountId, ...user.claims } : {}),
+      }
+    },
   })
   // Keycloak behind a proxy with a fixed hostname publishes the public URLs.
   provider.proxy = true
@@ -208,6 +269,12 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
   const admin = adminApi()
   handler = (req, res) => {
     const url = req.url ?? '/'
+    if (url.startsWith(loginPath)) {
+      login(req, res).catch((error: unknown) => json(res, 500, { error: String(error) }))
+      return
+    }
+    if (url.startsWith(`${realmPath}/protocol/openid-connect/auth?`))
+      authorizationRequests.push(new URL(url, baseUrl).searchParams)
     if (url.startsWith(`/admin${realmPath}/`)) {
       admin(req, res).catch((error: unknown) => json(res, 500, { error: String(error) }))
       return
@@ -223,6 +290,27 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
       return
     }
     json(res, 404, { error: 'Unable to find matching target resource method' })
+  }
+
+  /** Keycloak's login form (its field names and button), then back to the authorization flow. */
+  async function login(req: IncomingMessage, res: ServerResponse) {
+    const page = (message?: string) => {
+      res.writeHead(message ? 401 : 200, { 'content-type': 'text/html; charset=utf-8' })
+      res.end(`<!doctype html><html lang="en"><head><title>Sign in to ${realm}</title></head><body><main>
+<h1>Sign in to your account</h1>${message ? `<p role="alert">${message}</p>` : ''}
+<form method="post" action="${req.url}"><label for="username">Username or email</label>
+<input id="username" name="username" autocomplete="username">
+<label for="password">Password</label><input id="password" name="password" type="password">
+<button id="kc-login" type="submit">Sign In</button></form></main></body></html>`)
+    }
+    if (req.method !== 'POST') return page()
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+    const username = form.get('username') ?? ''
+    const user = users.get(username)
+    if (!user || user.password !== form.get('password')) return page('Invalid username or password.')
+    await provider.interactionFinished(req, res, { login: { accountId: username } })
   }
 
   // The admin client, a realm client like any other, holding manage-clients of realm-management.
@@ -387,6 +475,29 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
     signingKey,
     clients,
     adminCalls,
+    authorizationRequests,
+    addUser({ username, password, claims }) {
+      users.set(username, { password, claims })
+    },
+    addPublicClient({ clientId, redirectUris, audience }) {
+      const client = representation({
+        clientId,
+        publicClient: true,
+        standardFlowEnabled: true,
+        redirectUris,
+        webOrigins: redirectUris.map((uri) => new URL(uri).origin),
+        attributes: { 'pkce.code.challenge.method': 'S256' },
+        protocolMappers: [
+          {
+            name: 'audience',
+            protocol: 'openid-connect',
+            protocolMapper: 'oidc-audience-mapper',
+            config: { 'included.custom.audience': audience, 'access.token.claim': 'true' },
+          },
+        ],
+      })
+      clients.set(client.id, client)
+    },
     async token(clientId, clientSecret, params = {}) {
       const response = await fetch(`${internalIssuer}/protocol/openid-connect/token`, {
         method: 'POST',

@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type KeycloakStandIn, startKeycloakStandIn } from '../../management/test/oidc/keycloak-stand-in'
+import { type ConsoleUnderTest, expectAccessible, skipWithoutChromium, startConsole } from './browser'
+
+/**
+ * The console in external OIDC mode (issue 22, docs/oidc-mode.md): with CONSOLE_OIDC_CLIENT_ID it
+ * signs in at the provider's login, authorization code + PKCE S256 as a public client, against
+ * the in-process Keycloak stand-in (its login form, oidc-provider underneath). The token stays in
+ * the tab's memory: not in storage, cookies or the URL; state and verifier live in
+ * sessionStorage only for the round trip.
+ */
+describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in OIDC mode', () => {
+  const consoleClientId = 'credential-service-console'
+  const user = { username: 'olivia', password: randomBytes(12).toString('base64url') }
+  const tenant = `t-${randomBytes(4).toString('hex')}`
+  let standIn: KeycloakStandIn
+  let run: ConsoleUnderTest
+  let page: Page
+  /** Access tokens the provider's token endpoint answered to the page. */
+  const tokens: string[] = []
+
+  beforeAll(async () => {
+    standIn = await startKeycloakStandIn()
+    run = await startConsole(
+      { id: `root-${randomBytes(4).toString('hex')}`, secret: randomBytes(24).toString('base64url') },
+      {
+        OIDC: standIn.issuer,
+        OIDC_CLIENT_ID: standIn.adminClientId,
+        OIDC_CLIENT_SECRET: standIn.adminClientSecret,
+        CONSOLE_OIDC_CLIENT_ID: consoleClientId,
+      },
+    )
+    page = run.page
+    // Keycloak's side: the console's public client and an operator user (roles and no tenant).
+    standIn.addPublicClient({
+      clientId: consoleClientId,
+      redirectUris: [`${run.service.origin}/console/`],
+      audience: `${run.service.origin}/api`,
+    })
+    standIn.addUser({ ...user, claims: { roles: ['tenant:manage'] } })
+    page.on('response', async (response) => {
+      if (response.url() === `${standIn.issuer}/protocol/openid-connect/token` && response.ok())
+        tokens.push(((await response.json()) as { access_token: string }).access_token)
+    })
+  }, 90_000)
+
+  afterAll(async () => {
+    await run?.stop()
+    await standIn?.close()
+  })
+
+  /** Everything the page keeps outside its memory: storage, cookies, address. */
+  const kept = () =>
+    page.evaluate(() => {
+      // The page's globals: this file is typechecked for Node, without the DOM's.
+      const { document, location } = globalThis as unknown as {
+        document: { cookie: string }
+        location: { href: string }
+      }
+      return {
+        local: Object.entries({ ...localStorage }),
+        session: Object.entries({ ...sessionStorage }),
+        cookies: document.cookie,
+        url: location.href,
+      }
+    })
+
+  it('serves the sign-in mode, and a policy that lets the page reach the token endpoint', async () => {
+    const response = await fetch(run.url('/config.json'))
+    expect(await response.json()).toStrictEqual({
+      mode: 'oidc',
+      issuer: standIn.issuer,
+      clientId: consoleClientId,
+      authorizationEndpoint: `${standIn.issuer}/protocol/openid-connect/auth`,
+      tokenEndpoint: `${standIn.issuer}/protocol/openid-connect/token`,
+      tenantClaim: 'tenant_id',
+      rolesClaim: 'roles',
+    })
+    const index = await fetch(run.url('/tenants'))
+    expect(index.headers.get('content-security-policy')).toContain(
+      `connect-src 'self' ${new URL(standIn.issuer).origin};`,
+    )
+  })
+
+  it('RFC 7636: signs in at the provider with PKCE S256 and comes back to the page it left', async () => {
+    await page.goto(run.url('/tenants'))
+    const leave = page.getByRole('button', { name: 'Sign in with the identity provider' })
+    await leave.waitFor()
+    await expectAccessible(page, 'OIDC sign-in page')
+    await leave.click()
+    await page.getByRole('button', { name: 'Sign In' }).waitFor()
+    expect(page.url().startsWith(`${standIn.baseUrl}/realms/${standIn.realm}/`)).toBe(true)
+
+    const asked = standIn.authorizationRequests.at(-1)
+    expect(asked?.get('response_type')).toBe('code')
+    expect(asked?.get('client_id')).toBe(consoleClientId)
+    expect(asked?.get('redirect_uri')).toBe(`${run.service.origin}/console/`)
+    expect(asked?.get('code_challenge_method')).toBe('S256')
+    // A SHA-256, base64url without padding; the verifier never leaves the console's origin.
+    expect(asked?.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(asked?.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect([...(asked?.keys() ?? [])]).not.toContain('code_verifier')
+
+    await page.getByLabel('Username or email').fill(user.username)
+    await page.getByLabel('Password').fill('not-the-password')
+    await page.getByRole('button', { name: 'Sign In' }).click()
+    await page.getByText('Invalid username or password.').waitFor()
+    await page.getByLabel('Username or email').fill(user.username)
+    await page.getByLabel('Password').fill(user.password)
+    await page.getByRole('button', { name: 'Sign In' }).click()
+
+    await page.getByRole('button', { name: 'Sign out' }).waitFor()
+    await page.getByRole('heading', { name: 'Tenants' }).waitFor()
+    expect(page.url()).toBe(run.url('/tenants'))
+    expect(await page.getByTestId('signed-in-as').textContent()).toBe(user.username)
+    expect(
+      await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link').allTextContents(),
+    ).toStrictEqual(['Tenants', 'API clients', 'Health and version'])
+    expect(run.policyViolations).toStrictEqual([])
+  })
+
+  it('the token is in memory only: not in storage, cookies or the URL, and the API accepts it', async () => {
+    expect(tokens).toHaveLength(1)
+    const token = tokens[0] as string
+    const state = await kept()
+    expect(state.local).toStrictEqual([])
+    // The pending state and verifier were deleted as the answer came back.
+    expect(state.session).toStrictEqual([])
+    expect(state.cookies).not.toContain(token)
+    expect(state.url).toBe(run.url('/tenants'))
+    expect(page.url()).not.toMatch(/[?&](code|state|iss)=/)
+
+    // The service checks the provider's token (iss, aud, roles): an operator creates a tenant.
+    await page.getByRole('button', { name: 'Create tenant' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Create tenant' })
+    await dialog.getByLabel('Id', { exact: true }).fill(tenant)
+    await dialog.getByLabel('Name').fill('Made through the provider token')
+    await dialog.getByRole('button', { name: 'Create tenant' }).click()
+    await page.getByRole('cell', { name: tenant, exact: true }).waitFor()
+  })
+
+  it('signing out forgets the token; a reload does not bring it back', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('button', { name: 'Sign in with the identity provider' }).waitFor()
+    expect(await page.getByRole('heading', { name: 'Tenants' }).count()).toBe(0)
+    const state = await kept()
+    expect([state.local, state.session]).toStrictEqual([[], []])
+    await page.reload()
+    await page.getByRole('button', { name: 'Sign in with the identity provider' }).waitFor()
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0)
+    expect(tokens).toHaveLength(1)
+  })
+
+  it('RFC 6749 §10.12: an answer this tab did not ask for is refused, its code never exchanged', async () => {
+    await page.goto(`${run.service.origin}/console/?code=forged-code&state=forged-state`)
+    await page.getByText('does not belong to a sign-in of this tab').waitFor()
+    expect(page.url()).toBe(run.url('/'))
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0)
+    expect(tokens).toHaveLength(1)
+  })
+})

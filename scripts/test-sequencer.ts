@@ -17,6 +17,7 @@ export const LONGEST_FILES = [
   'apps/console/test/console.test.ts',
   'apps/console/test/configs.test.ts',
   'apps/console/test/flows.test.ts',
+  'apps/console/test/operations.test.ts',
   'packages/server-kit/src/create-server.test.ts',
   'apps/management/test/oauth.test.ts',
   'apps/all-in-one/test/rate-limits.test.ts',

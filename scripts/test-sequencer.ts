@@ -19,6 +19,7 @@ export const LONGEST_FILES = [
   'apps/console/test/flows.test.ts',
   'apps/console/test/manage.test.ts',
   'apps/console/test/oidc-sign-in.test.ts',
+  'apps/console/test/operations.test.ts',
   'packages/server-kit/src/create-server.test.ts',
   'apps/management/test/oauth.test.ts',
   'apps/all-in-one/test/rate-limits.test.ts',

@@ -30,6 +30,14 @@ export const SCREENSHOT_PAGES: Record<PageKey, string> = {
   'presentation-requests': 'presentation-requests.png',
   sessions: 'sessions.png',
   'status-lists': 'status-lists.png',
+  'attribute-providers': 'attribute-providers.png',
+  'login-providers': 'login-providers.png',
+  'wallet-providers': 'wallet-providers.png',
+  'webhook-endpoints': 'webhook-endpoints.png',
+  registrar: 'registrar.png',
+  'schema-metadata': 'schema-metadata.png',
+  'audit-events': 'audit-events.png',
+  metrics: 'metrics.png',
   health: 'health.png',
 }
 

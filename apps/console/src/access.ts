@@ -69,6 +69,60 @@ export const PAGES = {
     write: ['issuance:offer'],
     tenantScoped: true,
   },
+  // Operations pages (issue 22): providers, webhooks, registrar, schema metadata, audit, metrics.
+  'attribute-providers': {
+    path: '/attribute-providers',
+    label: 'Attribute providers',
+    read: ['issuance:config'],
+    write: ['issuance:config'],
+    tenantScoped: true,
+  },
+  'login-providers': {
+    path: '/login-providers',
+    label: 'Login providers',
+    read: ['issuance:config'],
+    write: ['issuance:config'],
+    tenantScoped: true,
+  },
+  'wallet-providers': {
+    path: '/wallet-providers',
+    label: 'Wallet providers',
+    read: ['issuance:config'],
+    write: ['issuance:config'],
+    tenantScoped: true,
+  },
+  // Endpoints, their deliveries and replays: either configuration role.
+  'webhook-endpoints': {
+    path: '/webhook-endpoints',
+    label: 'Webhook endpoints',
+    read: ['issuance:config', 'presentation:config'],
+    write: ['issuance:config', 'presentation:config'],
+    tenantScoped: true,
+  },
+  registrar: {
+    path: '/registrar',
+    label: 'Registrar',
+    read: ['registrar:manage'],
+    write: ['registrar:manage'],
+    tenantScoped: true,
+  },
+  'schema-metadata': {
+    path: '/schema-metadata',
+    label: 'Schema metadata',
+    read: ['issuance:config'],
+    write: ['issuance:config'],
+    tenantScoped: true,
+  },
+  // An operator reads every tenant's events (or the picked tenant's); a tenant admin its own.
+  'audit-events': {
+    path: '/audit-events',
+    label: 'Audit events',
+    read: ['tenant:manage', 'tenant:admin'],
+    write: [],
+    tenantScoped: false,
+  },
+  // A tenant-bound client gets its tenant's series; an operator client the whole process.
+  metrics: { path: '/metrics', label: 'Metrics', read: ['metrics:read'], write: [], tenantScoped: false },
   health: { path: '/health', label: 'Health and version', read: [], write: [], tenantScoped: false },
 } as const satisfies Record<
   string,

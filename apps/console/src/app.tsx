@@ -20,6 +20,28 @@ const lazyPage = (page: PageKey, load: () => Promise<{ default: React.ComponentT
   },
 })
 
+/** Providers, webhooks, registrar, schema metadata, audit events and metrics (issue 22). */
+const OPERATIONS_ROUTES = [
+  {
+    path: 'attribute-providers',
+    ...lazyPage('attribute-providers', () => import('./pages/attribute-providers')),
+  },
+  { path: 'login-providers', ...lazyPage('login-providers', () => import('./pages/login-providers')) },
+  { path: 'wallet-providers', ...lazyPage('wallet-providers', () => import('./pages/wallet-providers')) },
+  {
+    path: 'webhook-endpoints',
+    ...lazyPage('webhook-endpoints', () => import('./pages/webhook-endpoints')),
+  },
+  {
+    path: 'webhook-endpoints/:webhookEndpointId/deliveries',
+    ...lazyPage('webhook-endpoints', () => import('./pages/webhook-deliveries')),
+  },
+  { path: 'registrar', ...lazyPage('registrar', () => import('./pages/registrar')) },
+  { path: 'schema-metadata', ...lazyPage('schema-metadata', () => import('./pages/schema-metadata')) },
+  { path: 'audit-events', ...lazyPage('audit-events', () => import('./pages/audit-events')) },
+  { path: 'metrics', ...lazyPage('metrics', () => import('./pages/metrics')) },
+]
+
 /** Served under /console/ (apps/management/src/routes/console.ts answers index.html for every route). */
 const router = createBrowserRouter(
   [
@@ -66,6 +88,7 @@ const router = createBrowserRouter(
         { path: 'sessions', ...lazyPage('sessions', () => import('./pages/sessions')) },
         { path: 'sessions/:sessionId', ...lazyPage('sessions', () => import('./pages/session-detail')) },
         { path: 'status-lists', ...lazyPage('status-lists', () => import('./pages/status-lists')) },
+        ...OPERATIONS_ROUTES,
         { path: 'health', ...lazyPage('health', () => import('./pages/health')) },
         { path: '*', element: <NotFound /> },
       ],

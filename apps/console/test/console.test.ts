@@ -73,6 +73,7 @@ describe.skipIf(skip)('admin console in Chromium', () => {
     expect(await navigation().getByRole('link').allTextContents()).toStrictEqual([
       'Tenants',
       'API clients',
+      'Audit events',
       'Health and version',
     ])
     // Issue 22: the token lives in memory only.
@@ -131,6 +132,7 @@ describe.skipIf(skip)('admin console in Chromium', () => {
     expect(await navigation().getByRole('link').allTextContents()).toStrictEqual([
       'API clients',
       'Key chains',
+      'Audit events',
       'Health and version',
     ])
     await navigation().getByRole('link', { name: 'API clients' }).click()

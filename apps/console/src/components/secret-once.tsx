@@ -1,29 +1,36 @@
 import { Alert, Button, Code, CopyButton, Group, Modal, Stack, Text } from '@mantine/core'
 
 /**
- * A client secret, shown this once (the API never returns it again): copy it, then close. The
- * console keeps it nowhere after the dialog closes.
+ * A secret shown this once (the API never returns it again): a client secret by default, or an
+ * endpoint's HMAC signing secret. Copy it, then close; the console keeps it nowhere after.
  */
 export function SecretOnce({
   clientId,
   secret,
   onClose,
+  title = 'Client secret',
+  renewal = 'A new one needs a rotation.',
+  testId = 'client-secret',
 }: {
+  /** Whose secret it is (a client id, an endpoint id). */
   clientId: string
   secret: string | undefined
   onClose: () => void
+  title?: string
+  /** How another secret is obtained. */
+  renewal?: string
+  testId?: string
 }) {
   return (
-    <Modal opened={secret !== undefined} onClose={onClose} title="Client secret" centered>
+    <Modal opened={secret !== undefined} onClose={onClose} title={title} centered>
       <Stack>
         <Alert color="yellow" title="Shown only this once">
-          Store the secret of <strong>{clientId}</strong> now: it cannot be shown again. A new one needs a
-          rotation.
+          Store the secret of <strong>{clientId}</strong> now: it cannot be shown again. {renewal}
         </Alert>
         <Text size="sm" fw={500}>
           Secret
         </Text>
-        <Code block data-testid="client-secret">
+        <Code block data-testid={testId}>
           {secret}
         </Code>
         <Group justify="flex-end">

@@ -1,10 +1,10 @@
 import { SESSION_KINDS, SESSION_STATUSES } from '@credential-service/core-domain'
 import type { ManagementClient, Session } from '@credential-service/sdk'
-import { Anchor, Button, Card, Group, Select, SimpleGrid, Stack, Table, Text, TextInput } from '@mantine/core'
-import { useState } from 'react'
+import { Anchor, Select, Stack, Table, Text, TextInput } from '@mantine/core'
 import { Link } from 'react-router'
 import { useSession } from '../auth/auth'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
+import { FilterCard, useFilters, utc } from '../components/filter-card'
 import { PageTitle } from '../components/shell'
 import { StatusBadge } from '../flows/live-session'
 
@@ -19,9 +19,6 @@ interface Filters {
 }
 
 const NO_FILTERS: Filters = { kind: '', status: '', configId: '', createdAfter: '', createdBefore: '' }
-
-/** A local time of the form (`datetime-local`) as the API's RFC 3339 UTC timestamp. */
-const utc = (local: string) => (local ? new Date(local).toISOString() : undefined)
 
 /** The list query of the filters: empty ones left out. */
 export function sessionQuery(filters: Filters): Omit<SessionQuery, 'limit' | 'cursor'> {
@@ -42,73 +39,49 @@ export const configurationsOf = (session: Session) =>
 /** Issuance and presentation sessions of the tenant, newest first, filtered as the API can. */
 export default function SessionsPage() {
   const { activeTenant } = useSession()
-  const [draft, setDraft] = useState<Filters>(NO_FILTERS)
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS)
-  const set = (name: keyof Filters) => (value: string | null) =>
-    setDraft((all) => ({ ...all, [name]: value ?? '' }))
+  const filters = useFilters<Filters>(NO_FILTERS)
+  const { draft, set } = filters
   return (
     <Stack>
       <PageTitle title={`Sessions of ${activeTenant}`} />
-      <Card withBorder>
-        <form
-          aria-label="Filter sessions"
-          onSubmit={(event) => {
-            event.preventDefault()
-            setFilters(draft)
-          }}
-        >
-          <SimpleGrid cols={{ base: 1, sm: 3, lg: 5 }}>
-            <Select
-              label="Kind"
-              placeholder="Both"
-              clearable
-              data={[...SESSION_KINDS]}
-              value={draft.kind || null}
-              onChange={set('kind')}
-            />
-            <Select
-              label="Status"
-              placeholder="Any"
-              clearable
-              data={[...SESSION_STATUSES]}
-              value={draft.status || null}
-              onChange={set('status')}
-            />
-            <TextInput
-              label="Configuration"
-              placeholder="Credential or presentation configuration id"
-              value={draft.configId}
-              onChange={(event) => set('configId')(event.currentTarget.value)}
-            />
-            <TextInput
-              label="Created after"
-              type="datetime-local"
-              value={draft.createdAfter}
-              onChange={(event) => set('createdAfter')(event.currentTarget.value)}
-            />
-            <TextInput
-              label="Created before"
-              type="datetime-local"
-              value={draft.createdBefore}
-              onChange={(event) => set('createdBefore')(event.currentTarget.value)}
-            />
-          </SimpleGrid>
-          <Group mt="sm">
-            <Button type="submit">Apply filters</Button>
-            <Button
-              variant="default"
-              onClick={() => {
-                setDraft(NO_FILTERS)
-                setFilters(NO_FILTERS)
-              }}
-            >
-              Clear
-            </Button>
-          </Group>
-        </form>
-      </Card>
+      <FilterCard label="Filter sessions" filters={filters} cols={{ base: 1, sm: 3, lg: 5 }}>
+        <Select
+          label="Kind"
+          placeholder="Both"
+          clearable
+          data={[...SESSION_KINDS]}
+          value={draft.kind || null}
+          onChange={set('kind')}
+        />
+        <Select
+          label="Status"
+          placeholder="Any"
+          clearable
+          data={[...SESSION_STATUSES]}
+          value={draft.status || null}
+          onChange={set('status')}
+        />
+        <TextInput
+          label="Configuration"
+          placeholder="Credential or presentation configuration id"
+          value={draft.configId}
+          onChange={(event) => set('configId')(event.currentTarget.value)}
+        />
+        <TextInput
+          label="Created after"
+          type="datetime-local"
+          value={draft.createdAfter}
+          onChange={(event) => set('createdAfter')(event.currentTarget.value)}
+        />
+        <TextInput
+          label="Created before"
+          type="datetime-local"
+          value={draft.createdBefore}
+          onChange={(event) => set('createdBefore')(event.currentTarget.value)}
+        />
+      </FilterCard>
       {/* A new filter starts again at the first page. */}
-      <SessionList key={JSON.stringify(filters)} filters={filters} />
+      <SessionList key={JSON.stringify(filters.applied)} filters={filters.applied} />
     </Stack>
   )
 }

@@ -3,10 +3,16 @@ import { defaultServerConditions } from 'vite'
 import { defineConfig } from 'vitest/config'
 import LongestFirst from './scripts/test-sequencer'
 
+const SOURCE_CONDITIONS = [
+  '@credential-service/source',
+  ...defaultServerConditions.filter((condition) => condition !== 'module'),
+]
+
 export default defineConfig({
   // Workspace packages published with dist/ exports (the SDK) are tested from their sources.
-  resolve: { conditions: ['@credential-service/source', ...defaultServerConditions] },
-  ssr: { resolve: { conditions: ['@credential-service/source', ...defaultServerConditions] } },
+  // Vitest's own default drops `module`, which names builds for bundlers (extensionless imports).
+  resolve: { conditions: SOURCE_CONDITIONS },
+  ssr: { resolve: { conditions: SOURCE_CONDITIONS } },
   test: {
     include: ['{apps,packages}/*/{src,test}/**/*.test.ts', 'scripts/**/*.test.ts'],
     reporters: ['default', './scripts/summary-reporter.ts'],

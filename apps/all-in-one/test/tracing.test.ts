@@ -142,6 +142,8 @@ describe('issue 23 item 6: OpenTelemetry traces over OTLP/HTTP', () => {
         OUTBOUND_ALLOW_HTTP: 'true',
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        // The receiver reads JSON; http/protobuf (the default) is telemetry-protocol.test.ts's.
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         OTEL_SERVICE_NAME: 'tracing-test',
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
         // The batch span processor's delay (read by the SDK): export quickly.

@@ -249,11 +249,14 @@ export const zCommonEnv = z.object({
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: optionalEnv(z.url()).describe(
     'OpenTelemetry: full URL for metrics, overriding `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics`; metrics are exported only while tracing is on',
   ),
-  OTEL_EXPORTER_OTLP_PROTOCOL: optionalEnv(
-    z.literal('http/json', {
-      error: 'OTEL_EXPORTER_OTLP_PROTOCOL: only http/json is supported (OTLP/HTTP receivers accept it)',
-    }),
-  ).describe('OpenTelemetry: the OTLP protocol; the service sends http/json, the only value accepted'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(['http/protobuf', 'http/json'], {
+      error: 'OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf or http/json (OTLP over gRPC is not supported)',
+    })
+    .default('http/protobuf')
+    .describe(
+      'OpenTelemetry: the OTLP/HTTP encoding, http/protobuf (the OpenTelemetry default) or http/json; grpc is refused at start',
+    ),
   OTEL_EXPORTER_OTLP_HEADERS: optionalEnv(z.string()).describe(
     'OpenTelemetry: headers sent with each export, `key=value` comma-separated (e.g. an API key of a hosted backend; never logged)',
   ),

@@ -8,6 +8,8 @@ export interface TelemetryConfig {
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string | undefined
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?: string | undefined
   OTEL_METRIC_EXPORT_INTERVAL: number
+  /** http/protobuf when absent (the OpenTelemetry default). */
+  OTEL_EXPORTER_OTLP_PROTOCOL?: 'http/protobuf' | 'http/json' | undefined
 }
 
 /** The SDK a process runs when telemetry is on; `shutdown` flushes what is buffered. */
@@ -24,7 +26,7 @@ export function telemetryWanted(config: TelemetryConfig): boolean {
 }
 
 /**
- * Starts OpenTelemetry traces and metrics over OTLP/HTTP (JSON) when the configuration asks for
+ * Starts OpenTelemetry traces and metrics over OTLP/HTTP (protobuf, or JSON) when the configuration asks for
  * it; undefined otherwise, with nothing loaded. The SDK modules are imported here only, so a
  * process without an endpoint keeps neither their memory nor any per-request work: every span
  * helper returns after one flag read. The exporters read the standard variables themselves
@@ -36,12 +38,15 @@ export async function startTelemetry(
   serviceName: string,
 ): Promise<Telemetry | undefined> {
   if (!telemetryWanted(config)) return undefined
+  const json = config.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json'
   const [trace, metrics, resources, traceExporter, metricExporter] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/sdk-metrics'),
     import('@opentelemetry/resources'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
-    import('@opentelemetry/exporter-metrics-otlp-http'),
+    json ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
+    json
+      ? import('@opentelemetry/exporter-metrics-otlp-http')
+      : import('@opentelemetry/exporter-metrics-otlp-proto'),
   ])
   const { metrics: metricsApi } = await import('@opentelemetry/api')
   const resource = resources

@@ -43,7 +43,9 @@ export async function startTelemetry(
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/sdk-metrics'),
     import('@opentelemetry/resources'),
-    json ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
+    json
+      ? import('@opentelemetry/exporter-trace-otlp-http')
+      : import('@opentelemetry/exporter-trace-otlp-proto'),
     json
       ? import('@opentelemetry/exporter-metrics-otlp-http')
       : import('@opentelemetry/exporter-metrics-otlp-proto'),

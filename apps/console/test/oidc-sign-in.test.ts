@@ -14,6 +14,8 @@ import { type ConsoleUnderTest, expectAccessible, skipWithoutChromium, startCons
 describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in OIDC mode', () => {
   const consoleClientId = 'credential-service-console'
   const user = { username: 'olivia', password: randomBytes(12).toString('base64url') }
+  /** A tenant's admin: the provider maps the user's tenant attribute and roles into the token. */
+  const tenantAdmin = { username: 'tara', password: randomBytes(12).toString('base64url') }
   const tenant = `t-${randomBytes(4).toString('hex')}`
   let standIn: KeycloakStandIn
   let run: ConsoleUnderTest
@@ -40,6 +42,8 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
       audience: `${run.service.origin}/api`,
     })
     standIn.addUser({ ...user, claims: { roles: ['tenant:manage'] } })
+    // Her tenant is created by the operator below, before she signs in (checklist S-108).
+    standIn.addUser({ ...tenantAdmin, claims: { tenant_id: tenant, roles: ['tenant:admin', 'key:manage'] } })
     page.on('response', async (response) => {
       if (response.url() === `${standIn.issuer}/protocol/openid-connect/token` && response.ok())
         tokens.push(((await response.json()) as { access_token: string }).access_token)
@@ -117,7 +121,7 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
     expect(await page.getByTestId('signed-in-as').textContent()).toBe(user.username)
     expect(
       await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link').allTextContents(),
-    ).toStrictEqual(['Tenants', 'API clients', 'Health and version'])
+    ).toStrictEqual(['Tenants', 'API clients', 'Audit events', 'Health and version'])
     expect(run.policyViolations).toStrictEqual([])
   })
 
@@ -159,5 +163,55 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
     expect(page.url()).toBe(run.url('/'))
     expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0)
     expect(tokens).toHaveLength(1)
+  })
+
+  it("checklist S-108: a tenant admin signs in through the provider and works on her tenant's pages, without a tenant picker", async () => {
+    // The provider's session of the operator ends (as signing out at Keycloak would end it).
+    await page.context().clearCookies()
+    await page.goto(run.url('/key-chains'))
+    await page.getByRole('button', { name: 'Sign in with the identity provider' }).click()
+    await page.getByLabel('Username or email').fill(tenantAdmin.username)
+    await page.getByLabel('Password').fill(tenantAdmin.password)
+    await page.getByRole('button', { name: 'Sign In' }).click()
+
+    await page.getByRole('heading', { name: `Key chains of ${tenant}` }).waitFor()
+    expect(page.url()).toBe(run.url('/key-chains'))
+    expect(await page.getByTestId('signed-in-as').textContent()).toBe(tenantAdmin.username)
+    expect(await page.getByText(`Tenant ${tenant}`, { exact: true }).count()).toBe(1)
+    expect(await page.getByRole('textbox', { name: 'Tenant' }).count()).toBe(0)
+    expect(
+      await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link').allTextContents(),
+    ).toStrictEqual(['API clients', 'Key chains', 'Audit events', 'Health and version'])
+    await page.getByText('No key chain yet.').waitFor()
+    await expectAccessible(page, "OIDC tenant admin's key chains page")
+
+    // The API accepts her token for her tenant: a key chain is generated and listed.
+    await page.getByRole('button', { name: 'Generate key chain' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Generate key chain' })
+    await dialog.getByLabel('Id', { exact: true }).fill('signing')
+    await dialog.getByLabel('Subject').fill('CN=Tenant Admin Issuer')
+    await dialog.getByRole('button', { name: 'Generate key chain' }).click()
+    await page.getByRole('heading', { name: 'Key chain signing', exact: true }).waitFor()
+    await page
+      .getByRole('navigation', { name: 'Console pages' })
+      .getByRole('link', { name: 'Key chains' })
+      .click()
+    await page.getByRole('cell', { name: 'signing', exact: true }).waitFor()
+    await expectAccessible(page, "OIDC tenant admin's key chain list")
+
+    // Her token is the console client's, names her tenant, and reaches no other tenant.
+    expect(tokens).toHaveLength(2)
+    const token = tokens[1] as string
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString('utf8'))
+    expect(claims).toMatchObject({
+      client_id: consoleClientId,
+      tenant_id: tenant,
+      preferred_username: 'tara',
+    })
+    const other = await fetch(`${run.service.origin}/api/tenants/t-other/key-chains`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(other.status).toBe(404)
+    expect(run.policyViolations).toStrictEqual([])
   })
 })

@@ -132,7 +132,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     })
     const secured = registerRoleGuard(
       app,
-      oidc ? providerTenantVerifier(oidc.verify, tenants) : tenantBoundVerifier(tokens.verify, tenants),
+      oidc
+        ? providerTenantVerifier(oidc.verify, tenants, { consoleClientId: config.CONSOLE_OIDC_CLIENT_ID })
+        : tenantBoundVerifier(tokens.verify, tenants),
     )
 
     if (oidc) {

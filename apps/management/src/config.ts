@@ -91,7 +91,7 @@ export const zManagementEnv = zCommonEnv
         'OIDC mode: access token claim holding the roles, an array (dotted path for nested claims, e.g. realm_access.roles); values other than the spec roles are ignored',
       ),
     CONSOLE_OIDC_CLIENT_ID: optionalEnv(z.string().min(1)).describe(
-      'OIDC mode: public client (no secret) the admin console signs in with at the provider, authorization code + PKCE S256, redirect URI {PUBLIC_URL}/console/; unset: the console signs in with client credentials. See docs/console.md',
+      'OIDC mode: public client (no secret) the admin console signs in with at the provider, authorization code + PKCE S256, redirect URI {PUBLIC_URL}/console/. Tokens of its users act on the tenant OIDC_TENANT_CLAIM names (a user attribute), while that tenant exists and if issued after it was created; unset: the console signs in with client credentials. See docs/console.md',
     ),
   })
   .superRefine(
@@ -129,6 +129,20 @@ export const zManagementEnv = zCommonEnv
             code: 'custom',
             path: ['AUTH_CLIENT_SECRET'],
             message: 'AUTH_CLIENT_ID and AUTH_CLIENT_SECRET are set together or not at all in OIDC mode',
+          })
+        }
+        // The console's client binds users' tokens to the tenant they name (checklist S-108 keyed
+        // on the tenant): it must not be a confidential client of the service's own.
+        const consoleClient = env.CONSOLE_OIDC_CLIENT_ID
+        if (
+          isSet(consoleClient) &&
+          (consoleClient === env.OIDC_CLIENT_ID || consoleClient === env.AUTH_CLIENT_ID)
+        ) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['CONSOLE_OIDC_CLIENT_ID'],
+            message:
+              'CONSOLE_OIDC_CLIENT_ID must be a public client of its own, not OIDC_CLIENT_ID or AUTH_CLIENT_ID',
           })
         }
       }

@@ -115,6 +115,24 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
     ).toContain('OIDC')
   })
 
+  it("checklist S-108: the console's client, whose users' tokens are bound to their tenant, is none of the service's own clients", () => {
+    const oidc = {
+      PUBLIC_URL: base.PUBLIC_URL,
+      MASTER_SECRET: base.MASTER_SECRET,
+      OIDC: 'https://idp.test/realms/x',
+      OIDC_CLIENT_ID: 'admin',
+      OIDC_CLIENT_SECRET: 'x',
+      AUTH_CLIENT_ID: 'root',
+      AUTH_CLIENT_SECRET: 's'.repeat(16),
+    }
+    const refused = [
+      'CONSOLE_OIDC_CLIENT_ID must be a public client of its own, not OIDC_CLIENT_ID or AUTH_CLIENT_ID',
+    ]
+    expect(issuesOf({ ...oidc, CONSOLE_OIDC_CLIENT_ID: 'console' })).toStrictEqual([])
+    expect(issuesOf({ ...oidc, CONSOLE_OIDC_CLIENT_ID: 'admin' })).toStrictEqual(refused)
+    expect(issuesOf({ ...oidc, CONSOLE_OIDC_CLIENT_ID: 'root' })).toStrictEqual(refused)
+  })
+
   it('spec §5.4: clients are managed through Keycloak, so the issuer the service reaches is a realm', () => {
     const oidc = {
       PUBLIC_URL: base.PUBLIC_URL,

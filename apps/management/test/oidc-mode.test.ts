@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { decodeJwt, generateKeyPair, importJWK, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -6,13 +7,15 @@ import { type KeycloakStandIn, startKeycloakStandIn } from './oidc/keycloak-stan
 import { createOidcHarness, type OidcHarness } from './oidc/oidc-harness'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
+/** The admin console's public client (CONSOLE_OIDC_CLIENT_ID): its tokens are users' tokens. */
+const CONSOLE = 'credential-service-console'
 
 describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase) => {
   let standIn: KeycloakStandIn
   let h: OidcHarness
   beforeAll(async () => {
     standIn = await startKeycloakStandIn()
-    h = await createOidcHarness(testDatabase, standIn)
+    h = await createOidcHarness(testDatabase, standIn, { env: { CONSOLE_OIDC_CLIENT_ID: CONSOLE } })
   })
   afterAll(async () => {
     await h?.close()
@@ -409,6 +412,82 @@ describe.each(testDatabases())('OIDC mode (spec §5.4) on $name', (testDatabase)
       })
       expectInvalidToken(
         await h.app.inject({ url: `/api/tenants/${id}`, headers: { authorization: `Bearer ${stale}` } }),
+      )
+    })
+
+    it("checklist S-108: a console user's token acts on the tenant it names, and another tenant's route reads as not found", async () => {
+      // What Keycloak issues to a user of the console's client whose `tenant_id` attribute and
+      // roles are mapped into the token (docs/oidc-mode.md).
+      const token = await forged({
+        client_id: CONSOLE,
+        azp: CONSOLE,
+        sub: randomUUID(),
+        preferred_username: 'tara',
+        tenant_id: h.tenantA,
+        roles: ['tenant:admin', 'key:manage'],
+      })
+      const auth = { authorization: `Bearer ${token}` }
+      const own = await h.app.inject({ url: `/api/tenants/${h.tenantA}/key-chains`, headers: auth })
+      expect(own.statusCode).toBe(200)
+      expect((await h.app.inject({ url: '/api/key-chains', headers: auth })).statusCode).toBe(200)
+      const clients = await h.app.inject({ url: '/api/clients', headers: auth })
+      expect(clients.statusCode).toBe(200)
+      expect(clients.json().items.every((c: { tenantId: string }) => c.tenantId === h.tenantA)).toBe(true)
+
+      const other = await h.app.inject({ url: `/api/tenants/${h.tenantB}/key-chains`, headers: auth })
+      expect(other.statusCode).toBe(404)
+      expect(other.json()).toMatchObject({ code: 'not_found' })
+      // Roles still decide: no tenant:manage, so no tenant is created.
+      const create = await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: auth,
+        payload: { name: 'x' },
+      })
+      expect(create.statusCode).toBe(403)
+    })
+
+    it("checklist S-108: a console user's token of a deleted tenant is refused, and does not come back when it is created again", async () => {
+      const id = random('tcon')
+      const createTenant = () =>
+        h.app.inject({ method: 'POST', url: '/api/tenants', headers: h.root.auth, payload: { id, name: id } })
+      expect((await createTenant()).statusCode).toBe(201)
+      const user = { client_id: CONSOLE, tenant_id: id, roles: ['tenant:read'] }
+      const auth = { authorization: `Bearer ${await forged(user)}` }
+      expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: auth })).statusCode).toBe(200)
+
+      expect(
+        (await h.app.inject({ method: 'DELETE', url: `/api/tenants/${id}`, headers: h.root.auth }))
+          .statusCode,
+      ).toBe(204)
+      expectInvalidToken(await h.app.inject({ url: `/api/tenants/${id}`, headers: auth }))
+
+      expect((await createTenant()).statusCode).toBe(201)
+      const stale = await forged({ ...user, iat: Math.floor(Date.now() / 1000) - 120 })
+      expectInvalidToken(
+        await h.app.inject({ url: `/api/tenants/${id}`, headers: { authorization: `Bearer ${stale}` } }),
+      )
+      const fresh = await forged(user)
+      expect(
+        (await h.app.inject({ url: `/api/tenants/${id}`, headers: { authorization: `Bearer ${fresh}` } }))
+          .statusCode,
+      ).toBe(200)
+    })
+
+    it("spec §5 rule 3, checklist S-108: a console user's token naming a tenant with tenant:manage, or a tenant that does not exist, is refused", async () => {
+      expectInvalidToken(
+        await tenants(await forged({ client_id: CONSOLE, tenant_id: h.tenantA, roles: ['tenant:manage'] })),
+      )
+      expectInvalidToken(
+        await tenants(
+          await forged({ client_id: CONSOLE, tenant_id: random('none'), roles: ['tenant:read'] }),
+        ),
+      )
+      // Another public client naming a tenant is still refused.
+      expectInvalidToken(
+        await tenants(
+          await forged({ client_id: `${CONSOLE}-copy`, tenant_id: h.tenantA, roles: ['tenant:read'] }),
+        ),
       )
     })
 

@@ -56,28 +56,54 @@ export type ProviderTokenVerifier = (token: string) => Promise<{ principal: Prin
 /** Clock difference tolerated between the identity provider and the service. */
 const PROVIDER_CLOCK_SKEW_SECONDS = 30
 
+export interface ProviderTenantVerifierOptions {
+  /**
+   * CONSOLE_OIDC_CLIENT_ID: the admin console's public client at the provider. Its tokens are
+   * users' tokens; one naming a tenant (a user attribute the provider maps into the tenant claim)
+   * is bound to the tenant itself, since the console is no client of any tenant. Undefined (the
+   * console does not sign in at the provider): no client gets this exception.
+   */
+  consoleClientId?: string | undefined
+}
+
 /**
  * Checklist S-108 in OIDC mode, where the provider knows no tenant generation: a tenant token is
  * accepted only while its client is one of the tenant's clients in the service's records, and
  * only if it was issued after that record was created. Deleting a tenant (its clients go with
  * it) or a client refuses its tokens at once, and a tenant or client created again with the same
  * id does not bring back tokens issued before. Operator tokens name no tenant.
+ *
+ * A console user's token (client exactly `consoleClientId`) is held to the same property keyed on
+ * the tenant: accepted while the tenant exists, and only if issued after the tenant was created.
+ * Any other client naming a tenant (a public client made by hand at the provider) stays refused.
+ *
+ * Spec §5 rules 2 and 3 are checked here, for every provider token: the provider, not the
+ * service, put the roles and the tenant together, so a user attribute cannot make a tenant-bound
+ * operator.
  */
 export function providerTenantVerifier(
   verify: ProviderTokenVerifier,
-  tenants: Pick<TenantCache, 'client'>,
+  tenants: Pick<TenantCache, 'client' | 'tenant'>,
+  options: ProviderTenantVerifierOptions = {},
 ): VerifyAccessToken {
+  const { consoleClientId } = options
+  const refuse = (detail: string) => new UnauthenticatedError(detail, { invalidToken: true })
   return async (token) => {
     const { principal, issuedAt } = await verify(token)
-    const { tenantId, clientId } = principal
-    if (tenantId === undefined) return principal
-    const client = await tenants.client(tenantId, clientId)
-    const createdAt = client ? Math.floor(Date.parse(client.createdAt) / 1000) : undefined
-    if (createdAt === undefined || issuedAt < createdAt - PROVIDER_CLOCK_SKEW_SECONDS) {
-      throw new UnauthenticatedError('the access token belongs to a client or tenant that no longer exists', {
-        invalidToken: true,
-      })
+    const { tenantId, clientId, roles } = principal
+    if (tenantId === undefined) {
+      if (roles.includes('tenant:manage')) return principal
+      throw refuse("the access token names no tenant and has no role 'tenant:manage'")
     }
+    if (roles.includes('tenant:manage'))
+      throw refuse("an access token with role 'tenant:manage' must not name a tenant")
+    const record =
+      consoleClientId !== undefined && clientId === consoleClientId
+        ? await tenants.tenant(tenantId)
+        : await tenants.client(tenantId, clientId)
+    const createdAt = record ? Math.floor(Date.parse(record.createdAt) / 1000) : undefined
+    if (createdAt === undefined || issuedAt < createdAt - PROVIDER_CLOCK_SKEW_SECONDS)
+      throw refuse('the access token belongs to a client or tenant that no longer exists')
     return principal
   }
 }

@@ -1,6 +1,11 @@
 export type { AttributeRequest } from './attribute-provider-client'
 export { type AttributeAnswer, fetchAttributes } from './attribute-provider-client'
-export type { ProviderTokenVerifier, SecuredRoute, VerifyAccessToken } from './auth'
+export type {
+  ProviderTenantVerifierOptions,
+  ProviderTokenVerifier,
+  SecuredRoute,
+  VerifyAccessToken,
+} from './auth'
 export {
   providerTenantVerifier,
   registerRoleGuard,

@@ -66,7 +66,8 @@ function invalid(detail: string, cause?: unknown): UnauthenticatedError {
  * OIDC mode (spec §5.4): access tokens of the external provider, checked against its JWKS
  * (discovered, fetched from the internal issuer, cached by jose), with `iss` equal to OIDC, the
  * service's audience, and a lifetime. The principal is the one built-in tokens give: client id
- * from `client_id` (RFC 9068) or `azp`, tenant and roles from the configured claims.
+ * from `client_id` (RFC 9068) or `azp`, tenant and roles from the configured claims. It is not
+ * yet trusted: providerTenantVerifier checks spec §5 rules 2 and 3 and the tenant binding.
  */
 export function createProviderTokenVerifier(options: ProviderTokenOptions): ProviderTokenVerifier {
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined
@@ -100,11 +101,7 @@ export function createProviderTokenVerifier(options: ProviderTokenOptions): Prov
     const tenant = claimAt(payload, options.tenantClaim)
     const tenantId = typeof tenant === 'string' && tenant !== '' ? tenant : undefined
     const roles = rolesOf(claimAt(payload, options.rolesClaim))
-    // Spec §5 rules 2 and 3, as for the service's own clients.
-    if (tenantId !== undefined && roles.includes('tenant:manage'))
-      throw invalid("an access token with role 'tenant:manage' must not name a tenant")
-    if (tenantId === undefined && !roles.includes('tenant:manage'))
-      throw invalid(`the access token names no tenant (claim '${options.tenantClaim}')`)
+    // Spec §5 rules 2 and 3 are checked with the tenant binding (server-kit providerTenantVerifier).
     const principal: Principal = { clientId, tenantId, roles }
     return { principal, issuedAt: payload.iat as number }
   }

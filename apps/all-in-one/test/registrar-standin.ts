@@ -1,14 +1,23 @@
-import { createPublicKey, randomUUID } from 'node:crypto'
+import { createPublicKey, randomBytes, randomUUID, X509Certificate } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createCertificate, generateKeyPair, type KeyPairJwks } from '@credential-service/crypto'
-import { importJWK, type JWK, SignJWT } from 'jose'
+import { compactVerify, decodeProtectedHeader, importJWK, type JWK, SignJWT } from 'jose'
 
 export interface RegistrarCall {
   method: string
   path: string
   headers: Record<string, string | string[] | undefined>
   body: string
+}
+
+/** A schema metadata entry as the stand-in recorded it: the JWT exactly as submitted. */
+export interface SchemaMetadataEntry {
+  entryId: string
+  /** The `id` of the signed document: a reserved id, or one recorded before (a new version). */
+  id: string
+  version: string
+  jwt: string
 }
 
 interface Authority {
@@ -20,13 +29,16 @@ interface Authority {
  * A registrar speaking exactly the protocol of docs/registrar.md, in process: an OAuth 2.0 token
  * endpoint (client credentials, HTTP Basic) at `/oauth2/token`, and the REST API under `/api`
  * (relying parties, access certificates from an access CA under its root, registration
- * certificates as signed JWTs). `fail` makes the next call of a path answer a status instead.
+ * certificates as signed JWTs, TS11 schema metadata: ids reserved with a token, signed documents
+ * submitted under them). `fail` makes the next call of a path answer a status instead.
  */
 export async function startRegistrarStandIn(client: { id: string; secret: string }) {
   const calls: RegistrarCall[] = []
   const tokens = new Set<string>()
   const relyingParties = new Map<string, { name: string; roles: string[] }>()
   const failures = new Map<string, number>()
+  const reservations = new Map<string, { token: string; expiresAt: Date }>()
+  const schemaMetadata: SchemaMetadataEntry[] = []
   /** When set, access certificates are issued for this key instead of the one sent (a faulty registrar). */
   let certifyInstead: JWK | undefined
 
@@ -129,6 +141,63 @@ export async function startRegistrarStandIn(client: { id: string; secret: string
     return json(res, 201, { id: randomUUID(), jwt })
   }
 
+  // The registrar's catalogue URL of an attestation; the reservation token proves who reserved it.
+  function reserve(res: ServerResponse) {
+    const reservedId = `${origin}/api/schema-metadata/${randomBytes(8).toString('hex')}`
+    const reservation = {
+      token: randomBytes(24).toString('base64url'),
+      expiresAt: new Date(Date.now() + 86_400_000),
+    }
+    reservations.set(reservedId, reservation)
+    return json(res, 201, {
+      reservedId,
+      expiresAt: reservation.expiresAt.toISOString(),
+      reservationToken: reservation.token,
+    })
+  }
+
+  /**
+   * A signed TS11 document (`attestation-schema+jwt`) whose signature verifies against its `x5c`
+   * leaf; its `id` is either reserved (then `X-Reservation-Token` must be the reservation's, and
+   * the reservation is used up) or an entry's already recorded (a new version of it).
+   */
+  async function submitSchemaMetadata(
+    req: IncomingMessage,
+    body: Record<string, unknown>,
+    res: ServerResponse,
+  ) {
+    const jwt = body.jwt
+    if (typeof jwt !== 'string') return json(res, 400, { message: 'jwt is required' })
+    let payload: Record<string, unknown>
+    try {
+      const header = decodeProtectedHeader(jwt)
+      if (header.typ !== 'attestation-schema+jwt')
+        return json(res, 400, { message: 'typ must be attestation-schema+jwt' })
+      const leaf = header.x5c?.[0]
+      if (!leaf) return json(res, 401, { message: 'the signer certificate (x5c) is missing' })
+      const key = new X509Certificate(Buffer.from(leaf, 'base64')).publicKey
+      payload = JSON.parse(new TextDecoder().decode((await compactVerify(jwt, key)).payload))
+    } catch {
+      return json(res, 401, { message: 'invalid signature' })
+    }
+    const { id, version } = payload
+    if (typeof id !== 'string' || typeof version !== 'string')
+      return json(res, 400, { message: 'id and version are required' })
+    const reservation = reservations.get(id)
+    if (reservation) {
+      if (req.headers['x-reservation-token'] !== reservation.token || reservation.expiresAt < new Date())
+        return json(res, 403, { message: 'the reservation token does not match the reserved id' })
+      reservations.delete(id)
+    } else if (!schemaMetadata.some((entry) => entry.id === id)) {
+      return json(res, 400, { message: 'unknown schema id: reserve one first' })
+    } else if (schemaMetadata.some((entry) => entry.id === id && entry.version === version)) {
+      return json(res, 409, { message: 'this version exists already' })
+    }
+    const entry = { entryId: randomUUID(), id, version, jwt }
+    schemaMetadata.push(entry)
+    return json(res, 201, { id: entry.entryId, version, signedJwt: jwt, createdAt: new Date().toISOString() })
+  }
+
   async function route(req: IncomingMessage, body: string, res: ServerResponse) {
     const path = new URL(req.url ?? '/', 'http://registrar').pathname
     const failWith = failures.get(path)
@@ -156,6 +225,9 @@ export async function startRegistrarStandIn(client: { id: string; secret: string
     if (req.method === 'POST' && path === '/api/access-certificates') return accessCertificate(parsed, res)
     if (req.method === 'POST' && path === '/api/registration-certificates')
       return registrationCertificate(parsed, res)
+    if (req.method === 'POST' && path === '/api/schema-metadata/reserve') return reserve(res)
+    if (req.method === 'POST' && path === '/api/schema-metadata')
+      return submitSchemaMetadata(req, parsed, res)
     return json(res, 404, { message: 'no such route' })
   }
 
@@ -178,6 +250,10 @@ export async function startRegistrarStandIn(client: { id: string; secret: string
     tokenUrl: `${origin}/oauth2/token`,
     calls,
     relyingParties,
+    /** Open reservations of schema metadata ids, by reserved id. */
+    reservations,
+    /** Submitted schema metadata, in order. */
+    schemaMetadata,
     root: root.certificate,
     accessCa: accessCa.certificate,
     /** The next call of `path` (e.g. `/api/access-certificates`) answers `status`. */

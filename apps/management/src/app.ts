@@ -180,7 +180,13 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       outbound: outboundPolicy(config),
       keyChains: keyDeps,
     })
-    const signingDeps = { db: database.db, keys: keyDeps.keys, now }
+    const signingDeps = {
+      db: database.db,
+      keys: keyDeps.keys,
+      cipher: keyDeps.keys.cipher,
+      outbound: outboundPolicy(config),
+      now,
+    }
     await app.register(schemaMetadataRoutes(signingDeps, { tenantInPath: true }))
     await app.register(schemaMetadataRoutes(signingDeps, { tenantInPath: false }))
     const offerDeps = {

@@ -171,6 +171,7 @@ export type {
   SignedSchemaMetadata,
   SignedSchemaMetadataVersion,
   SignedTs11SchemaMeta,
+  Ts11RegistrarEntry,
   Ts11SchemaMetaConfig,
   TypeMetadata,
 } from './contract/schema-metadata'
@@ -182,6 +183,7 @@ export {
   zSignedSchemaMetadata,
   zSignedSchemaMetadataVersion,
   zSignedTs11SchemaMeta,
+  zTs11RegistrarEntry,
   zTs11SchemaMetaConfig,
   zTypeMetadata,
 } from './contract/schema-metadata'

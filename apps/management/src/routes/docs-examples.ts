@@ -536,6 +536,17 @@ const typeMetadata = {
   ],
 }
 
+/** The badge's TS11 schema metadata, its schema URI's format and vct taken from the configuration. */
+const badgeTs11 = {
+  version: '1.0.0',
+  rulebookURI: 'https://credentials.example.com/rulebooks/employee-badge/1.0.0.md',
+  attestationLoS: 'iso_18045_basic',
+  bindingType: 'key',
+  schemaURIs: [
+    { credentialConfigId: BADGE, uri: 'https://credentials.example.com/schemas/employee-badge.json' },
+  ],
+} as const
+
 requestExamples.add(zSchemaMetadataSign, {
   fromConfiguration: {
     summary: 'Derive the document from the SD-JWT VC configuration',
@@ -550,21 +561,22 @@ requestExamples.add(zSchemaMetadataSign, {
       "The peer product's form (EUDIPLO): TS11 schema metadata in `config`, schema URI filled from the configuration",
     value: {
       config: {
-        version: '1.0.0',
-        rulebookURI: 'https://credentials.example.com/rulebooks/employee-badge/1.0.0.md',
-        attestationLoS: 'iso_18045_basic',
-        bindingType: 'key',
-        schemaURIs: [
-          {
-            credentialConfigId: BADGE,
-            uri: 'https://credentials.example.com/schemas/employee-badge.json',
-          },
-        ],
+        ...badgeTs11,
+        schemaURIs: [...badgeTs11.schemaURIs],
         trustedAuthorities: [
           { frameworkType: 'etsi_tl', value: 'https://trust.example.eu/lotl.xml', isLoTE: true },
         ],
       },
       credentialConfigId: BADGE,
+    },
+  },
+  peerTs11Submitted: {
+    summary:
+      "The peer product's form, submitted to the tenant's registrar: an attestation id is reserved there, signed in, and the JWS submitted",
+    value: {
+      config: { ...badgeTs11, schemaURIs: [...badgeTs11.schemaURIs] },
+      credentialConfigId: BADGE,
+      submitToRegistrar: true,
     },
   },
   document: {

@@ -16,6 +16,17 @@ const zTokenAnswer = z.object({ access_token: z.string().min(1), token_type: z.s
 const zRelyingPartyAnswer = z.object({ id: z.string().min(1) }).loose()
 const zAccessCertificateAnswer = z.object({ id: z.string().min(1), crt: z.string().min(1) }).loose()
 const zRegistrationCertificateAnswer = z.object({ id: z.string().min(1), jwt: z.string().min(1) }).loose()
+// The reserved id becomes the document's `id` (at most 500 characters, as a given `config.id`).
+// The token is optional: the reference registrar's published answer schema names only
+// `reservedId` and `expiresAt`; when it comes, the submission carries it.
+const zReservationAnswer = z
+  .object({
+    reservedId: z.string().min(1).max(500),
+    expiresAt: z.string().optional(),
+    reservationToken: z.string().min(1).optional(),
+  })
+  .loose()
+const zSchemaMetadataEntryAnswer = z.object({ id: z.string().min(1).max(500) }).loose()
 
 function parseJson<T>(body: Buffer, schema: z.ZodType<T>, name: string): T {
   let json: unknown
@@ -71,7 +82,17 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
     return token
   }
 
-  async function post<T>(path: string, body: unknown, schema: z.ZodType<T>, name: string): Promise<T> {
+  async function post<T>(
+    path: string,
+    body: unknown,
+    schema: z.ZodType<T>,
+    name: string,
+    options: {
+      headers?: Record<string, string>
+      /** What a 401 or 403 means at this path, when more than a refused access token. */
+      refused?: string
+    } = {},
+  ): Promise<T> {
     const url = `${endpoint.baseUrl.replace(/\/+$/, '')}${path}`
     const response = await outboundFetch(
       url,
@@ -83,6 +104,7 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
           'content-type': 'application/json',
           accept: 'application/json',
           authorization: `Bearer ${await accessToken()}`,
+          ...options.headers,
         },
         body: JSON.stringify(body),
         timeoutMs: TIMEOUT_MS,
@@ -90,7 +112,9 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
       outbound,
     )
     if (response.status === 401 || response.status === 403)
-      throw new UpstreamError(`${name}: the registrar refused the access token (HTTP ${response.status})`)
+      throw new UpstreamError(
+        `${name}: the registrar refused ${options.refused ?? 'the access token'} (HTTP ${response.status})`,
+      )
     if (response.status !== 200 && response.status !== 201)
       throw new UpstreamError(`${name}: the registrar answered HTTP ${response.status}`)
     return parseJson(response.body, schema, name)
@@ -119,6 +143,24 @@ export function createRegistrarClient(endpoint: RegistrarEndpoint, outbound: Out
         zRegistrationCertificateAnswer,
         'registration certificate request',
       ),
+
+    /**
+     * `POST /schema-metadata/reserve`: an attestation id (a URL of the registrar's catalogue) to
+     * sign into TS11 schema metadata, and the token that proves the reservation on submission.
+     */
+    reserveSchemaMetadataId: () =>
+      post('/schema-metadata/reserve', {}, zReservationAnswer, 'schema metadata id reservation'),
+
+    /**
+     * `POST /schema-metadata`: submits a signed TS11 document (`attestation-schema+jwt`); a
+     * reserved id needs its token in `X-Reservation-Token`. Answers the registrar's entry.
+     */
+    submitSchemaMetadata: (jwt: string, reservationToken?: string) =>
+      post('/schema-metadata', { jwt }, zSchemaMetadataEntryAnswer, 'schema metadata submission', {
+        ...(reservationToken === undefined ? {} : { headers: { 'x-reservation-token': reservationToken } }),
+        // The registrar checks the signature against its access certificate too.
+        refused: "the access token, the reservation token, or the document's signature or certificate",
+      }),
   }
 }
 export type RegistrarClient = ReturnType<typeof createRegistrarClient>

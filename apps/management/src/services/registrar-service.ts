@@ -51,6 +51,26 @@ function withoutRoot(pems: string[]): string[] {
   return last.checkIssued(last) && last.verify(last.publicKey) ? pems.slice(0, -1) : pems
 }
 
+/** The stored client secret is encrypted for its tenant's registrar connection only. */
+const secretContextOf = (tenantId: string) => `registrar:${tenantId}`
+
+/** A client for a tenant's stored registrar connection, its client secret decrypted. */
+export function registrarClientFor(
+  deps: Pick<RegistrarServiceDeps, 'cipher' | 'outbound'>,
+  tenantId: string,
+  row: RegistrarConfigRow,
+) {
+  return createRegistrarClient(
+    {
+      baseUrl: row.baseUrl,
+      tokenUrl: row.tokenUrl,
+      clientId: row.clientId,
+      clientSecret: deps.cipher.decrypt<string>(row.clientSecret, secretContextOf(tenantId)),
+    },
+    deps.outbound,
+  )
+}
+
 /**
  * The tenant's registrar integration (docs/registrar.md): its connection settings, its
  * registration as relying party / issuer, access certificates for its key chains, and
@@ -59,7 +79,7 @@ function withoutRoot(pems: string[]): string[] {
  */
 export function createRegistrarService(deps: RegistrarServiceDeps, tenantId: string, actor: Principal) {
   const repo = createRegistrarRepository(deps.db, tenantId)
-  const secretContext = `registrar:${tenantId}`
+  const secretContext = secretContextOf(tenantId)
   const audit = (
     tx: Executor,
     action: AuditEntry['action'],
@@ -98,16 +118,7 @@ export function createRegistrarService(deps: RegistrarServiceDeps, tenantId: str
     return { row, rpId: row.relyingPartyId, client: clientOf(row) }
   }
 
-  const clientOf = (row: RegistrarConfigRow) =>
-    createRegistrarClient(
-      {
-        baseUrl: row.baseUrl,
-        tokenUrl: row.tokenUrl,
-        clientId: row.clientId,
-        clientSecret: deps.cipher.decrypt<string>(row.clientSecret, secretContext),
-      },
-      deps.outbound,
-    )
+  const clientOf = (row: RegistrarConfigRow) => registrarClientFor(deps, tenantId, row)
 
   return {
     get: async (): Promise<RegistrarConfig> => toRegistrarConfig(await config()),

@@ -14,15 +14,16 @@ import {
   type TypeMetadata,
   zTypeMetadata,
 } from '@credential-service/core-domain'
-import { type Signer, subresourceIntegrity } from '@credential-service/crypto'
+import { type JwkCipher, type Signer, subresourceIntegrity } from '@credential-service/crypto'
 import {
   createCredentialConfigRepository,
   createSchemaMetadataVersionRepository,
   type Database,
   uniqueViolation,
 } from '@credential-service/db-schema'
-import type { KeyRuntime } from '@credential-service/server-kit'
+import type { KeyRuntime, OutboundPolicy } from '@credential-service/server-kit'
 import { signDocumentBytes } from './schema-metadata-jws'
+import { submitTs11SchemaMeta } from './submit-ts11-schema-meta'
 import { signTs11SchemaMeta } from './ts11-schema-meta'
 
 interface Prepared {
@@ -34,6 +35,10 @@ interface Prepared {
 export interface SchemaMetadataServiceDeps {
   db: Database
   keys: Pick<KeyRuntime, 'signer'>
+  /** Decrypts the tenant's registrar client secret (TS11 `submitToRegistrar`). */
+  cipher: JwkCipher
+  /** The policy registrar calls go through (TS11 `submitToRegistrar`). */
+  outbound: OutboundPolicy
   now: () => Date
 }
 
@@ -126,9 +131,17 @@ export function createSchemaMetadataService(
   }
 
   return {
-    /** SD-JWT VC type metadata (ours), or TS11 schema metadata (the peer's `config` form). */
+    /**
+     * SD-JWT VC type metadata (ours), or TS11 schema metadata (the peer's `config` form), which
+     * `submitToRegistrar` also submits to the tenant's registrar.
+     */
     async sign(body: SchemaMetadataSign): Promise<SignedSchemaMetadata | SignedTs11SchemaMeta> {
-      if (body.config) return signTs11SchemaMeta(deps, tenantId, { ...body, config: body.config })
+      if (body.config) {
+        const { submitToRegistrar, ...ts11 } = { ...body, config: body.config }
+        return submitToRegistrar
+          ? submitTs11SchemaMeta(deps, tenantId, ts11)
+          : signTs11SchemaMeta(deps, tenantId, ts11)
+      }
       return signDocument(await prepare(body))
     },
 

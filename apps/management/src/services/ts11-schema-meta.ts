@@ -6,7 +6,7 @@ import {
   type Ts11SchemaMetaConfig,
   type ValidationIssue,
 } from '@credential-service/core-domain'
-import { subresourceIntegrity } from '@credential-service/crypto'
+import { type Signer, subresourceIntegrity } from '@credential-service/crypto'
 import {
   createCredentialConfigRepository,
   createKeyChainRepository,
@@ -36,20 +36,28 @@ const formatOf = (config: CredentialConfig) =>
     ? { format: 'mso_mdoc', metadata: { doctype: config.config.docType } }
     : { format: 'dc+sd-jwt', metadata: { vct: config.config.vct } }
 
+/** A checked TS11 document and its signer, before the attestation id is settled. */
+export interface PreparedTs11 {
+  document: Omit<Ts11SchemaMetaConfig, 'schemaURIs' | 'trustedAuthorities'> & {
+    schemaURIs: unknown[]
+    trustedAuthorities: unknown[]
+  }
+  keyChainId: string
+  signer: Signer
+}
+
 /**
- * Signs TS11 schema metadata as the peer product (EUDIPLO) sends it in `config` (experimental,
- * like the draft). The document: `id` (when given), `version`, `rulebookURI`, `attestationLoS`,
- * `bindingType`, `schemaURIs` (`format`, `uri`, `metadata`; a credential configuration, the
- * entry's or the body's, fills format and metadata) and `trustedAuthorities` (`frameworkType`,
- * `value`, `isLoTE`, `verificationMethod`), then `iat`, as the JWS payload. Unlike the peer this
- * fetches no URL (no integrity of the rulebook or schemas is computed) and submits nothing to a
- * registrar; nothing is stored.
+ * Checks TS11 schema metadata as the peer product (EUDIPLO) sends it in `config` (experimental,
+ * like the draft) and resolves its signer: `schemaURIs` entries get `format` and `metadata` from
+ * a credential configuration (the entry's or the body's), `trustedAuthorities` must name a
+ * framework and value. Nothing outside the tenant's database is asked, so a submission never
+ * reserves an id for a document that cannot be signed.
  */
-export async function signTs11SchemaMeta(
+export async function prepareTs11SchemaMeta(
   deps: Ts11Deps,
   tenantId: string,
   body: Ts11SignBody,
-): Promise<SignedTs11SchemaMeta> {
+): Promise<PreparedTs11> {
   const configs = createCredentialConfigRepository(deps.db, tenantId)
   const configOf = async (id: string) => {
     const found = await configs.get(id)
@@ -99,8 +107,24 @@ export async function signTs11SchemaMeta(
     throw new RuleViolationError(message, [{ path: 'body.keyChainId', message }])
   }
   const signer = await deps.keys.signer(tenantId, keyChainId)
+  return { document: { ...body.config, schemaURIs, trustedAuthorities }, keyChainId, signer }
+}
+
+/**
+ * Signs a prepared TS11 document: `id` (the given one, else `config.id`, when any), `version`,
+ * `rulebookURI`, `attestationLoS`, `bindingType`, `schemaURIs`, `trustedAuthorities`, then `iat`,
+ * as the JWS payload. Unlike the peer this fetches no URL (no integrity of the rulebook or
+ * schemas is computed); nothing is stored.
+ */
+export async function signPreparedTs11(
+  deps: Pick<Ts11Deps, 'now'>,
+  prepared: PreparedTs11,
+  id = prepared.document.id,
+): Promise<SignedTs11SchemaMeta> {
+  const { keyChainId, signer } = prepared
   const signedAt = deps.now()
-  const { id, version, rulebookURI, attestationLoS, bindingType } = body.config
+  const { version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities } =
+    prepared.document
   const schemaMeta = {
     ...(id === undefined ? {} : { id }),
     version,
@@ -121,4 +145,13 @@ export async function signTs11SchemaMeta(
     alg: signer.alg,
     signedAt: signedAt.toISOString(),
   }
+}
+
+/** Checks and signs TS11 schema metadata (the peer's `config` form) without submitting it. */
+export async function signTs11SchemaMeta(
+  deps: Ts11Deps,
+  tenantId: string,
+  body: Ts11SignBody,
+): Promise<SignedTs11SchemaMeta> {
+  return signPreparedTs11(deps, await prepareTs11SchemaMeta(deps, tenantId, body))
 }

@@ -181,6 +181,12 @@ const needsVct = (body: SignBody) =>
 const needsKeyChain = (body: SignBody) =>
   ts11(body) || !needsSource(body) || fromConfig(body) || body.keyChainId !== undefined
 const oneForm = (body: SignBody) => !ts11(body) || body.metadata === undefined
+const submitsTs11 = (body: SignBody & { submitToRegistrar?: boolean | undefined }) =>
+  body.submitToRegistrar === undefined || ts11(body)
+const submitRule = {
+  message: 'submission to the registrar is for the TS11 form (`config`) only',
+  path: ['submitToRegistrar'],
+}
 const oneFormRule = {
   message: '`config` (TS11 schema metadata) and `metadata` (SD-JWT VC type metadata) exclude each other',
   path: ['config'],
@@ -197,9 +203,16 @@ export const zSchemaMetadataSign = z
       .describe(
         "The peer product's form (EUDIPLO): sign this TS11 schema metadata instead of type metadata. `keyChainId` then defaults to the credential configuration's, else the tenant's default key chain; `credentialConfigId` fills schema URIs that name no format",
       ),
+    submitToRegistrar: z
+      .boolean()
+      .optional()
+      .describe(
+        "With `config`: submit the signed document to the tenant's registrar (PUT /api/registrar first). Unless `config.id` is given, an attestation id is reserved at the registrar first and signed into the document. Default false: nothing leaves the service",
+      ),
   })
   .strict()
   .refine(oneForm, oneFormRule)
+  .refine(submitsTs11, submitRule)
   .refine(needsSource, sourceRule)
   .refine(needsVct, vctRule)
   .refine(needsKeyChain, keyChainRule)
@@ -255,6 +268,21 @@ export const zSignedSchemaMetadata = z
   .meta({ id: 'SignedSchemaMetadata' })
 export type SignedSchemaMetadata = z.infer<typeof zSignedSchemaMetadata>
 
+/** Where a submitted TS11 document went: only present when `submitToRegistrar` was set. */
+export const zTs11RegistrarEntry = z
+  .object({
+    id: z
+      .string()
+      .describe(
+        'The attestation id signed into the document (`schemaMeta.id`): the one reserved at the registrar, or `config.id`',
+      ),
+    reserved: z.boolean().describe('Whether this request reserved `id` at the registrar'),
+    entryId: z.string().describe("The registrar's identifier of the submitted entry"),
+  })
+  .describe("The registrar's entry for the submitted document")
+  .meta({ id: 'Ts11RegistrarEntry' })
+export type Ts11RegistrarEntry = z.infer<typeof zTs11RegistrarEntry>
+
 export const zSignedTs11SchemaMeta = z
   .object({
     jws: z
@@ -268,9 +296,10 @@ export const zSignedTs11SchemaMeta = z
     kid: z.string().describe('Key id of the signing key'),
     alg: zSigningAlgorithm,
     signedAt: zTimestamp,
+    registrar: zTs11RegistrarEntry.optional(),
   })
   .describe(
-    'A signed TS11 schema metadata document (answer to the `config` form); not submitted to a registrar',
+    'A signed TS11 schema metadata document (answer to the `config` form); `registrar` when it was submitted',
   )
   .meta({ id: 'SignedTs11SchemaMeta' })
 export type SignedTs11SchemaMeta = z.infer<typeof zSignedTs11SchemaMeta>

@@ -1285,7 +1285,7 @@ export interface paths {
          *
          *     Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
          *
-         *     The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
+         *     The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. With `submitToRegistrar: true` the document also goes to the tenant's registrar, as the peer does it: an attestation id is reserved there (unless `config.id` is given) and signed in, the JWS is submitted, and the answer's `registrar` names the id and the registrar's entry; no registrar connection is a 422, a registrar failure a 502 naming the step. Unlike the peer, submission is opt-in and no URL is fetched (no integrity of the rulebook or schemas).
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -1335,7 +1335,7 @@ export interface paths {
          *
          *     Signs a type metadata document (given, derived from a dc+sd-jwt credential configuration, or both: given members replace derived ones) as a compact JWS with the key chain's key, `kid` and `x5c`. The answer carries the `integrity` value to put in credentials as `vct#integrity`. Nothing is stored.
          *
-         *     The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. Unlike the peer, nothing is submitted to the registrar and no URL is fetched (no integrity of the rulebook or schemas).
+         *     The peer product's form (EUDIPLO) is accepted too: `{ config, keyChainId?, credentialConfigId? }` with `config` TS11 schema metadata (version, rulebookURI, attestationLoS, bindingType, schemaURIs, trustedAuthorities). It is signed as an `attestation-schema+jwt` JWS and answered as `SignedTs11SchemaMeta`; the key chain defaults to the credential configuration's, else the tenant's default key chain. With `submitToRegistrar: true` the document also goes to the tenant's registrar, as the peer does it: an attestation id is reserved there (unless `config.id` is given) and signed in, the JWS is submitted, and the answer's `registrar` names the id and the registrar's entry; no registrar connection is a 422, a registrar failure a 502 naming the step. Unlike the peer, submission is opt-in and no URL is fetched (no integrity of the rulebook or schemas).
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -3480,6 +3480,8 @@ export interface components {
             keyChainId?: string;
             /** @description The peer product's form (EUDIPLO): sign this TS11 schema metadata instead of type metadata. `keyChainId` then defaults to the credential configuration's, else the tenant's default key chain; `credentialConfigId` fills schema URIs that name no format */
             config?: components["schemas"]["Ts11SchemaMetaConfig"];
+            /** @description With `config`: submit the signed document to the tenant's registrar (PUT /api/registrar first). Unless `config.id` is given, an attestation id is reserved at the registrar first and signed into the document. Default false: nothing leaves the service */
+            submitToRegistrar?: boolean;
         };
         /** @description A new version of a type metadata document, chained to the previous version by its integrity */
         SchemaMetadataSignVersionRequest: {
@@ -3551,7 +3553,7 @@ export interface components {
             previousVersion: string | null;
             previousIntegrity: string | null;
         };
-        /** @description A signed TS11 schema metadata document (answer to the `config` form); not submitted to a registrar */
+        /** @description A signed TS11 schema metadata document (answer to the `config` form); `registrar` when it was submitted */
         SignedTs11SchemaMeta: {
             /** @description Compact JWS; `typ` `attestation-schema+jwt`, `kid` and `x5c` of the key chain; the payload is the document with `iat`, byte for byte */
             jws: string;
@@ -3571,6 +3573,7 @@ export interface components {
              * @description RFC 3339 timestamp (UTC)
              */
             signedAt: string;
+            registrar?: components["schemas"]["Ts11RegistrarEntry"];
         };
         /**
          * @description JWS algorithm; ES256 is required by HAIP
@@ -3669,6 +3672,15 @@ export interface components {
             expires_in: number;
             /** @description Granted roles, space-separated */
             scope: string;
+        };
+        /** @description The registrar's entry for the submitted document */
+        Ts11RegistrarEntry: {
+            /** @description The attestation id signed into the document (`schemaMeta.id`): the one reserved at the registrar, or `config.id` */
+            id: string;
+            /** @description Whether this request reserved `id` at the registrar */
+            reserved: boolean;
+            /** @description The registrar's identifier of the submitted entry */
+            entryId: string;
         };
         /** @description TS11 schema metadata, the peer product’s (EUDIPLO) `config` (experimental) */
         Ts11SchemaMetaConfig: {

@@ -124,7 +124,7 @@ export type SessionStatusChange = components['schemas']['SessionStatusChange']
 export type SignedSchemaMetadata = components['schemas']['SignedSchemaMetadata']
 /** A signed version of a type metadata document */
 export type SignedSchemaMetadataVersion = components['schemas']['SignedSchemaMetadataVersion']
-/** A signed TS11 schema metadata document (answer to the `config` form); not submitted to a registrar */
+/** A signed TS11 schema metadata document (answer to the `config` form); `registrar` when it was submitted */
 export type SignedTs11SchemaMeta = components['schemas']['SignedTs11SchemaMeta']
 /** JWS algorithm; ES256 is required by HAIP */
 export type SigningAlgorithm = components['schemas']['SigningAlgorithm']
@@ -136,6 +136,8 @@ export type TenantPage = components['schemas']['TenantPage']
 export type TenantUpdate = components['schemas']['TenantUpdate']
 export type TokenRequest = components['schemas']['TokenRequest']
 export type TokenResponse = components['schemas']['TokenResponse']
+/** The registrar's entry for the submitted document */
+export type Ts11RegistrarEntry = components['schemas']['Ts11RegistrarEntry']
 /** TS11 schema metadata, the peer product’s (EUDIPLO) `config` (experimental) */
 export type Ts11SchemaMetaConfig = components['schemas']['Ts11SchemaMetaConfig']
 export type Ts11SchemaUri = components['schemas']['Ts11SchemaUri']

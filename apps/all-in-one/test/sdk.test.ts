@@ -93,6 +93,7 @@ describe('SDK against a listening service', () => {
       description: null,
       presentationRetention: 'keep',
       credentialEncryption: 'optional',
+      defaultKeyChainId: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     })

@@ -122,10 +122,22 @@ describe.each(testDatabases())('TS11 schema metadata submitted to the registrar 
   })
 
   describe('error', () => {
+    it('submitting needs registrar:manage besides issuance:config (it publishes under the tenant’s registration): 403, nothing called', async () => {
+      const signer = await h.createClient(h.tenantA, ['issuance:config'])
+      const [refused, paths] = await callsOf(() =>
+        sign({ config: ts11(), credentialConfigId: sdJwt, submitToRegistrar: true }, signer),
+      )
+      expect(refused.statusCode, refused.body).toBe(403)
+      expect(refused.json().detail).toMatch(/registrar:manage/)
+      expect(paths).toStrictEqual([])
+      // Signing alone stays issuance:config's.
+      expect((await sign({ config: ts11(), credentialConfigId: sdJwt }, signer)).statusCode).toBe(200)
+    })
+
     it('a tenant without a registrar connection (another tenant has one) gets a 422 naming body.submitToRegistrar; nothing is called', async () => {
       const tenant = random('noreg')
       await seedTenants(h.app, h.root.auth, [tenant])
-      const client = await h.createClient(tenant, ['issuance:config', 'key:manage'])
+      const client = await h.createClient(tenant, ['issuance:config', 'key:manage', 'registrar:manage'])
       const keyChainId = (await post('/api/key-chains', { source: 'generate' }, client)).json().id
       const [response, paths] = await callsOf(() =>
         sign({ config: ts11({ schemaURIs: undefined }), keyChainId, submitToRegistrar: true }, client),

@@ -2,6 +2,7 @@ import {
   ConflictError,
   compareSemver,
   deriveTypeMetadata,
+  ForbiddenError,
   InvalidInputError,
   NotFoundError,
   type Principal,
@@ -138,6 +139,9 @@ export function createSchemaMetadataService(
     async sign(body: SchemaMetadataSign): Promise<SignedSchemaMetadata | SignedTs11SchemaMeta> {
       if (body.config) {
         const { submitToRegistrar, ...ts11 } = { ...body, config: body.config }
+        // Submitting publishes under the tenant's registration: the registrar role's to decide.
+        if (submitToRegistrar && !actor.roles.includes('registrar:manage'))
+          throw new ForbiddenError('submitToRegistrar needs the role registrar:manage as well')
         return submitToRegistrar
           ? submitTs11SchemaMeta(deps, tenantId, ts11)
           : signTs11SchemaMeta(deps, tenantId, ts11)

@@ -45,6 +45,8 @@ describe('issue 23 item 4: CORS_ORIGINS', () => {
     const token = await app.inject({ method: 'POST', url: '/issuers/acme/token', headers: { origin: ADMIN } })
     expect(token.headers['access-control-allow-origin']).toBe(ADMIN)
     expect(String(token.headers['access-control-expose-headers'])).toContain('DPoP-Nonce')
+    // A browser integrator reads which default key chain a minimal configuration got.
+    expect(String(token.headers['access-control-expose-headers'])).toContain('X-Default-Key-Chain')
     expect(String(token.headers.vary)).toMatch(/origin/i)
     await app.close()
   })

@@ -59,6 +59,8 @@ const CORS = {
     'Location',
     'X-Request-Id',
     'X-Service-Version',
+    // Which key chain a credential configuration without `keyChainId` got (management API).
+    'X-Default-Key-Chain',
   ],
   maxAge: 600,
 }

@@ -176,6 +176,8 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     await claims.getByLabel('birthdate').fill('1984-01-26')
     await pick('age_over_18', 'Yes (true)')
     await page.getByLabel('Status handle').fill(`case-${tenant}`)
+    // The page follows the session's event stream (issue 23 item 2), not only polls.
+    const streamed = page.waitForResponse((response) => /\/sessions\/ses_[^/]+\/events$/.test(response.url()))
     await page.getByRole('button', { name: 'Create offer' }).click()
 
     await page.getByRole('img', { name: /^QR code of the offer/ }).waitFor()
@@ -189,6 +191,7 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     ).json()) as Record<string, unknown>
     issued = await redeemOffer({ credentialOffer, configurationId: 'pid' })
     await expect.poll(() => status().textContent(), { timeout: 10_000 }).toBe('completed')
+    expect((await streamed).headers()['content-type']).toBe('text/event-stream; charset=utf-8')
     issuanceSession = (await page.getByRole('heading', { name: /^Offer ses_/ }).textContent())?.slice(6) ?? ''
     expect(issuanceSession).toMatch(/^ses_/)
   })

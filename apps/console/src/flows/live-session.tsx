@@ -1,22 +1,48 @@
 import { FINAL_SESSION_STATUSES, type ManagementClient, type Session } from '@credential-service/sdk'
 import { Badge, type MantineColor } from '@mantine/core'
-import { useQuery } from '@tanstack/react-query'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useState } from 'react'
 
-/** How often an open session is read again while a page follows it. */
+/** How often an open session is read again while its event stream is not flowing. */
 export const POLL_MS = 1000
 
 export const isFinal = (status: Session['status']) => FINAL_SESSION_STATUSES.includes(status)
 
 /**
- * A session of the active tenant, read again every second until it ends (completed, verified,
- * failed, expired): the page follows a wallet's progress as it happens.
+ * A session of the active tenant, live until it ends (completed, verified, failed, expired): its
+ * event stream (`GET …/sessions/{id}/events`) puts each change in the query cache as it happens;
+ * while the stream does not flow (not opened yet, refused, broken) the session is read every
+ * second instead.
  */
 export function useLiveSession(api: ManagementClient, tenantId: string, sessionId: string | undefined) {
+  const queryClient = useQueryClient()
+  const [streaming, setStreaming] = useState(false)
+  useEffect(() => {
+    if (sessionId === undefined) return
+    const controller = new AbortController()
+    const key = ['sessions', tenantId, 'item', sessionId]
+    void (async () => {
+      try {
+        const events = api.streamSessionEventsOfTenant(tenantId, sessionId, { signal: controller.signal })
+        for await (const event of events) {
+          if (event.event !== 'session') break
+          queryClient.setQueryData(key, JSON.parse(event.data) as Session)
+          setStreaming(true)
+        }
+      } catch {
+        // Polling takes over.
+      } finally {
+        if (!controller.signal.aborted) setStreaming(false)
+      }
+    })()
+    return () => controller.abort()
+  }, [api, queryClient, tenantId, sessionId])
   return useQuery({
     queryKey: ['sessions', tenantId, 'item', sessionId ?? ''],
     queryFn: () => api.getSessionOfTenant(tenantId, sessionId as string) as Promise<Session>,
     enabled: sessionId !== undefined,
-    refetchInterval: (query) => (query.state.data && isFinal(query.state.data.status) ? false : POLL_MS),
+    refetchInterval: (query) =>
+      streaming || (query.state.data && isFinal(query.state.data.status)) ? false : POLL_MS,
   })
 }
 

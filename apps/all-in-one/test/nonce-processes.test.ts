@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientToken, type ServiceProcess, startProcess } from './processes'
+import { clientToken, type ServiceProcess, startDeployment } from './processes'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
 // Every process is one deployment behind one ingress: the same PUBLIC_URL, so a token or a proof
@@ -23,24 +22,12 @@ describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (P
   let api: (path: string, body: unknown) => Promise<Record<string, unknown>>
 
   beforeAll(async () => {
-    const env = {
-      DATABASE_URL: databaseUrl as string,
-      MASTER_SECRET: TEST_MASTER_SECRET,
-      PUBLIC_URL,
-      AUTH_CLIENT_ID: root.id,
-      AUTH_CLIENT_SECRET: root.secret,
-      WEBHOOK_POLL_SECONDS: '3600',
-      RATE_LIMIT_WALLET_PER_MINUTE: '100000',
-    }
     processes.push(
-      ...(await Promise.all([
-        startProcess('management', env),
-        startProcess('issuer', env),
-        startProcess('issuer', env),
-      ])),
+      ...(await startDeployment(databaseUrl as string, root, ['management', 'issuer', 'issuer'], {
+        PUBLIC_URL,
+        RATE_LIMIT_WALLET_PER_MINUTE: '100000',
+      })),
     )
-    const ready = await Promise.all(processes.map((p) => p.ready()))
-    for (const [n, p] of processes.entries()) expect(ready[n], `${p.app}: ${p.stderr()}`).toBe(200)
     const management = processes[0] as ServiceProcess
     const as = (token: string) => async (path: string, body: unknown) => {
       const response = await fetch(`${management.origin}/api${path}`, {

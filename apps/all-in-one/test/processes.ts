@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import postgres from 'postgres'
 import { appEntry } from '../../../scripts/test-bundles'
 import { freePort } from './free-port'
@@ -107,6 +108,46 @@ export async function freshDatabase(): Promise<FreshDatabase> {
       }
     },
   }
+}
+
+/** One app of a deployment, with the variables it has beyond the deployment's. */
+export type DeploymentApp = string | { app: string; env: Record<string, string> }
+
+/**
+ * Processes of one deployment on the PostgreSQL database at `databaseUrl`, as pods behind one
+ * ingress: the suites' MASTER_SECRET, the operator `root`, no webhook polling (suites share the
+ * database and would send each other's rows), and `env`. Started together; resolves once every
+ * one is ready, and fails naming the one that is not (with its stderr), stopping them all.
+ */
+export async function startDeployment(
+  databaseUrl: string,
+  root: { id: string; secret: string },
+  apps: readonly DeploymentApp[],
+  env: Record<string, string> = {},
+): Promise<ServiceProcess[]> {
+  const common = {
+    DATABASE_URL: databaseUrl,
+    MASTER_SECRET: TEST_MASTER_SECRET,
+    AUTH_CLIENT_ID: root.id,
+    AUTH_CLIENT_SECRET: root.secret,
+    WEBHOOK_POLL_SECONDS: '3600',
+    ...env,
+  }
+  const processes = await Promise.all(
+    apps.map((entry) =>
+      typeof entry === 'string'
+        ? startProcess(entry, common)
+        : startProcess(entry.app, { ...common, ...entry.env }),
+    ),
+  )
+  const ready = await Promise.all(processes.map((p) => p.ready()))
+  const failed = processes.findIndex((_, n) => ready[n] !== 200)
+  if (failed >= 0) {
+    const p = processes[failed] as ServiceProcess
+    await Promise.all(processes.map((other) => other.stop()))
+    throw new Error(`${p.app} did not become ready (${ready[failed]}): ${p.stderr()}`)
+  }
+  return processes
 }
 
 /** The token endpoint's answer to a client's client-credentials request, from a running process. */

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { FIRST_HIT_FLUSH_MS } from '@credential-service/server-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientToken, type ServiceProcess, startProcess } from './processes'
+import { clientToken, type ServiceProcess, startDeployment } from './processes'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
 const LIMIT = 3
@@ -47,24 +46,8 @@ describe.runIf(databaseUrl)('wallet rate limits across two issuer processes (Pos
   const tenant = `rlp-${randomBytes(4).toString('hex')}`
 
   beforeAll(async () => {
-    const env = {
-      DATABASE_URL: databaseUrl as string,
-      MASTER_SECRET: TEST_MASTER_SECRET,
-      AUTH_CLIENT_ID: root.id,
-      AUTH_CLIENT_SECRET: root.secret,
-      // Suites share the database: no polling for other suites' webhook rows.
-      WEBHOOK_POLL_SECONDS: '3600',
-    }
-    const issuerEnv = { ...env, RATE_LIMIT_WALLET_PER_MINUTE: String(LIMIT) }
-    processes.push(
-      ...(await Promise.all([
-        startProcess('management', env),
-        startProcess('issuer', issuerEnv),
-        startProcess('issuer', issuerEnv),
-      ])),
-    )
-    const ready = await Promise.all(processes.map((p) => p.ready()))
-    for (const [n, p] of processes.entries()) expect(ready[n], `${p.app}: ${p.stderr()}`).toBe(200)
+    const issuer = { app: 'issuer', env: { RATE_LIMIT_WALLET_PER_MINUTE: String(LIMIT) } }
+    processes.push(...(await startDeployment(databaseUrl as string, root, ['management', issuer, issuer])))
     const [management, a, b] = processes as [ServiceProcess, ServiceProcess, ServiceProcess]
     issuers = [a, b]
 

@@ -1,7 +1,6 @@
-import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientToken, type ServiceProcess, startProcess } from './processes'
+import { clientToken, type ServiceProcess, startDeployment } from './processes'
 import { type RegistrarStandIn, startRegistrarStandIn } from './registrar-standin'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
@@ -54,21 +53,16 @@ describe.runIf(databaseUrl)('registration certificates across processes (Postgre
 
   beforeAll(async () => {
     registrar = await startRegistrarStandIn({ id: 'rp-client', secret: SECRET })
-    const env = {
-      DATABASE_URL: databaseUrl as string,
-      MASTER_SECRET: TEST_MASTER_SECRET,
-      AUTH_CLIENT_ID: root.id,
-      AUTH_CLIENT_SECRET: root.secret,
-      WEBHOOK_POLL_SECONDS: '3600',
-      // The stand-in listens on plain http on loopback.
-      OUTBOUND_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    }
-    ;[management, verifier] = await Promise.all([
-      startProcess('management', env),
-      startProcess('verifier', env),
-    ])
-    for (const p of [management, verifier]) expect(await p.ready(), `${p.app}: ${p.stderr()}`).toBe(200)
+    ;[management, verifier] = (await startDeployment(
+      databaseUrl as string,
+      root,
+      ['management', 'verifier'],
+      {
+        // The stand-in listens on plain http on loopback.
+        OUTBOUND_ALLOW_HTTP: 'true',
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+      },
+    )) as [ServiceProcess, ServiceProcess]
     const rootAuth = await token(root.id, root.secret)
     await api('POST', '/api/tenants', { id: tenant, name: tenant }, rootAuth)
     const roles = ['key:manage', 'presentation:config', 'presentation:request', 'registrar:manage']

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import {
   createManagementClient,
   type ManagementClient,
@@ -8,7 +7,7 @@ import {
 } from '@credential-service/sdk'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ServiceProcess, startProcess } from './processes'
+import { type ServiceProcess, startDeployment } from './processes'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
 const PUBLIC_URL = 'https://credentials.test'
@@ -47,24 +46,12 @@ describe.runIf(databaseUrl)('live session events across processes (PostgreSQL)',
   let issuer: ServiceProcess
 
   beforeAll(async () => {
-    const env = {
-      DATABASE_URL: databaseUrl as string,
-      MASTER_SECRET: TEST_MASTER_SECRET,
-      PUBLIC_URL,
-      AUTH_CLIENT_ID: root.id,
-      AUTH_CLIENT_SECRET: root.secret,
-      WEBHOOK_POLL_SECONDS: '3600',
-      SESSION_EVENTS_HEARTBEAT_SECONDS: '300',
-    }
     processes.push(
-      ...(await Promise.all([
-        startProcess('management', env),
-        startProcess('management', env),
-        startProcess('issuer', env),
-      ])),
+      ...(await startDeployment(databaseUrl as string, root, ['management', 'management', 'issuer'], {
+        PUBLIC_URL,
+        SESSION_EVENTS_HEARTBEAT_SECONDS: '300',
+      })),
     )
-    const ready = await Promise.all(processes.map((p) => p.ready()))
-    for (const [n, p] of processes.entries()) expect(ready[n], `${p.app}: ${p.stderr()}`).toBe(200)
     const [one, two] = processes as [ServiceProcess, ServiceProcess, ServiceProcess]
     issuer = processes[2] as ServiceProcess
     const operator = createManagementClient({

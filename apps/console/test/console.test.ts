@@ -6,6 +6,7 @@ import type { ServiceProcess } from '../../all-in-one/test/processes'
 import {
   type ConsoleUnderTest,
   expectAccessible as expectAccessibleIn,
+  signIn as signInAs,
   skipWithoutChromium,
   startConsole,
 } from './browser'
@@ -38,12 +39,7 @@ describe.skipIf(skip)('admin console in Chromium', () => {
 
   const expectAccessible = (what: string) => expectAccessibleIn(page, what)
 
-  async function signIn(clientId: string, secret: string) {
-    await page.getByLabel('Client id').fill(clientId)
-    await page.getByLabel('Client secret').fill(secret)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('button', { name: 'Sign out' }).waitFor()
-  }
+  const signIn = (clientId: string, secret: string) => signInAs(page, clientId, secret)
 
   async function signOut() {
     await page.getByRole('button', { name: 'Sign out' }).click()

@@ -6,6 +6,7 @@ import { presentOverHttp, redeemOffer } from '../../all-in-one/test/wallet'
 import {
   type ConsoleUnderTest,
   expectAccessible as expectAccessibleIn,
+  signIn as signInAs,
   skipWithoutChromium,
   startConsole,
 } from './browser'
@@ -146,11 +147,7 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     await response.body?.cancel()
   }
 
-  async function signIn(client: { id: string; secret: string }) {
-    await page.getByLabel('Client id').fill(client.id)
-    await page.getByLabel('Client secret').fill(client.secret)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-  }
+  const signIn = (client: { id: string; secret: string }) => signInAs(page, client.id, client.secret)
 
   it('signs in and sees the flow pages its roles allow', async () => {
     await page.goto(url('/offers'))

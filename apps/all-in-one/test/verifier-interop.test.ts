@@ -2,7 +2,6 @@ import { createHash, createPrivateKey, sign as nodeSign, X509Certificate } from 
 import { createMdocContext } from '@credential-service/crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import { Openid4vpClient } from '@openid4vc/openid4vp'
 import {
   CoseKey,
   DeviceRequest,
@@ -27,6 +26,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 import { startAllInOneWorld } from './harness'
+import { walletClient } from './oid4vp-wallet'
 import { type RegistrarStandIn, startRegistrarStandIn } from './registrar-standin'
 import { issueOverHttp, kbSigner } from './wallet'
 
@@ -52,52 +52,6 @@ const walletContext = {
 
 setGlobalConfig({ allowInsecureUrls: true })
 const VCT = 'urn:eudi:pid:1'
-
-/** oid4vc-ts as the wallet: it resolves and checks our request object, then answers it. */
-function walletClient() {
-  return new Openid4vpClient({
-    callbacks: {
-      hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
-      verifyJwt: async (signer, { compact }) => {
-        const x5c = (signer as { x5c?: string[] }).x5c
-        if (!x5c?.[0]) return { verified: false }
-        const certificate = new X509Certificate(Buffer.from(x5c[0], 'base64'))
-        await compactVerify(compact, certificate.publicKey)
-        return { verified: true, signerJwk: certificate.publicKey.export({ format: 'jwk' }) as never }
-      },
-      getX509CertificateMetadata: (certificate) => {
-        const san = new X509Certificate(Buffer.from(certificate, 'base64')).subjectAltName ?? ''
-        return {
-          sanDnsNames: san
-            .split(', ')
-            .filter((e) => e.startsWith('DNS:'))
-            .map((e) => e.slice(4)),
-          sanUriNames: san
-            .split(', ')
-            .filter((e) => e.startsWith('URI:'))
-            .map((e) => e.slice(4)),
-        }
-      },
-      encryptJwe: async (encryptor, data) => {
-        const jwk = encryptor.publicJwk as JWK
-        const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
-          .setProtectedHeader({
-            alg: encryptor.alg,
-            enc: encryptor.enc,
-            ...(jwk.kid ? { kid: jwk.kid } : {}),
-          })
-          .encrypt(await importJWK(jwk, encryptor.alg))
-        return { jwe, encryptionJwk: jwk as never }
-      },
-      signJwt: () => {
-        throw new Error('the wallet signs nothing here')
-      },
-      decryptJwe: () => {
-        throw new Error('not used')
-      },
-    },
-  })
-}
 
 describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () => {
   let app: FastifyInstance

@@ -16,7 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 import { startAllInOneWorld } from './harness'
-import { type VerifyRequestJwt, walletClient } from './oid4vp-wallet'
+import { resolveAndAnswer, type VerifyRequestJwt } from './oid4vp-wallet'
 import { issueOverHttp, kbSigner, mdocDeviceResponse } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -112,44 +112,6 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
       { given_name: true },
       { kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce, aud } } },
     )
-  }
-
-  /** The wallet resolves the authorization request URI, answers with `vp_token`, posts it. */
-  const resolveAndAnswer = async (
-    authorizationRequestUri: string,
-    vpToken: (request: Record<string, unknown>) => Promise<Record<string, string[]>>,
-    verifyJwt?: VerifyRequestJwt,
-  ) => {
-    const wallet = walletClient(verifyJwt)
-    const parsed = wallet.parseOpenid4vpAuthorizationRequest({
-      authorizationRequest: authorizationRequestUri,
-    })
-    const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
-      authorizationRequestPayload: parsed.params as never,
-    })
-    const request = resolved.authorizationRequestPayload as Record<string, unknown>
-    const encrypted = request.response_mode === 'direct_post.jwt'
-    const response = await wallet.createOpenid4vpAuthorizationResponse({
-      authorizationRequestPayload: resolved.authorizationRequestPayload as never,
-      authorizationResponsePayload: { vp_token: await vpToken(request) } as never,
-      ...(encrypted
-        ? {
-            jarm: {
-              encryption: { nonce: request.nonce as string },
-              serverMetadata: {
-                authorization_encryption_alg_values_supported: ['ECDH-ES'],
-                authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-              } as never,
-            },
-          }
-        : {}),
-    })
-    const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
-      authorizationRequestPayload: resolved.authorizationRequestPayload as never,
-      authorizationResponsePayload: response.authorizationResponsePayload,
-      ...(response.jarm ? { jarm: { responseJwt: response.jarm.responseJwt } } : {}),
-    })
-    return { resolved, request, status: submitted.response.status, body: await submitted.response.text() }
   }
 
   describe('redirect_uri (checklist V-07)', () => {
@@ -362,10 +324,11 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
       ],
       ['missing', async () => ({})],
     ]
-    for (const [what, body] of refusals) {
+    for (const [index, [what, body]] of refusals.entries()) {
       it(`OpenID4VP 1.0 §12, V-08: a verifier attestation ${what} is refused at save, 422 naming verifierAttestation`, async () => {
         const saved = await send('POST', '/api/presentations', {
-          id: 'refused-attestation',
+          // One id each: a case the service wrongly accepts cannot turn the next into a 409.
+          id: `refused-attestation-${index}`,
           dcqlQuery: PID_QUERY,
           keyChainId: 'attested',
           clientIdPrefix: 'verifier_attestation',

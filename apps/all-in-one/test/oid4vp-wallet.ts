@@ -55,3 +55,51 @@ export function walletClient(verifyJwt: VerifyRequestJwt = verifyWithX5c) {
     },
   })
 }
+
+/**
+ * The wallet's whole turn: resolve the authorization request URI (by value or by reference), answer
+ * with the `vp_token` the callback makes from the resolved request (encrypted for
+ * `direct_post.jwt`), post it to the response URI.
+ */
+export async function resolveAndAnswer(
+  authorizationRequestUri: string,
+  vpToken: (request: Record<string, unknown>) => Promise<Record<string, string[]>>,
+  verifyJwt?: VerifyRequestJwt,
+) {
+  const wallet = walletClient(verifyJwt)
+  const parsed = wallet.parseOpenid4vpAuthorizationRequest({
+    authorizationRequest: authorizationRequestUri,
+  })
+  const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
+    authorizationRequestPayload: parsed.params as never,
+  })
+  const request = resolved.authorizationRequestPayload as Record<string, unknown>
+  const encrypted = request.response_mode === 'direct_post.jwt'
+  const response = await wallet.createOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+    authorizationResponsePayload: { vp_token: await vpToken(request) } as never,
+    ...(encrypted
+      ? {
+          jarm: {
+            encryption: { nonce: request.nonce as string },
+            serverMetadata: {
+              authorization_encryption_alg_values_supported: ['ECDH-ES'],
+              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+            } as never,
+          },
+        }
+      : {}),
+  })
+  const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+    authorizationResponsePayload: response.authorizationResponsePayload,
+    ...(response.jarm ? { jarm: { responseJwt: response.jarm.responseJwt } } : {}),
+  })
+  return {
+    resolved,
+    request,
+    responseMode: submitted.responseMode,
+    status: submitted.response.status,
+    body: await submitted.response.text(),
+  }
+}

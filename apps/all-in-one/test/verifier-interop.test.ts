@@ -2,7 +2,6 @@ import { createHash, createPrivateKey, sign as nodeSign, X509Certificate } from 
 import { createMdocContext } from '@credential-service/crypto'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import { Openid4vpClient } from '@openid4vc/openid4vp'
 import {
   CoseKey,
   DeviceRequest,
@@ -15,18 +14,11 @@ import {
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
-import {
-  base64url,
-  CompactEncrypt,
-  calculateJwkThumbprint,
-  compactVerify,
-  exportJWK,
-  importJWK,
-  type JWK,
-} from 'jose'
+import { base64url, calculateJwkThumbprint, exportJWK, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 import { startAllInOneWorld } from './harness'
+import { resolveAndAnswer, walletClient } from './oid4vp-wallet'
 import { type RegistrarStandIn, startRegistrarStandIn } from './registrar-standin'
 import { issueOverHttp, kbSigner } from './wallet'
 
@@ -52,52 +44,6 @@ const walletContext = {
 
 setGlobalConfig({ allowInsecureUrls: true })
 const VCT = 'urn:eudi:pid:1'
-
-/** oid4vc-ts as the wallet: it resolves and checks our request object, then answers it. */
-function walletClient() {
-  return new Openid4vpClient({
-    callbacks: {
-      hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
-      verifyJwt: async (signer, { compact }) => {
-        const x5c = (signer as { x5c?: string[] }).x5c
-        if (!x5c?.[0]) return { verified: false }
-        const certificate = new X509Certificate(Buffer.from(x5c[0], 'base64'))
-        await compactVerify(compact, certificate.publicKey)
-        return { verified: true, signerJwk: certificate.publicKey.export({ format: 'jwk' }) as never }
-      },
-      getX509CertificateMetadata: (certificate) => {
-        const san = new X509Certificate(Buffer.from(certificate, 'base64')).subjectAltName ?? ''
-        return {
-          sanDnsNames: san
-            .split(', ')
-            .filter((e) => e.startsWith('DNS:'))
-            .map((e) => e.slice(4)),
-          sanUriNames: san
-            .split(', ')
-            .filter((e) => e.startsWith('URI:'))
-            .map((e) => e.slice(4)),
-        }
-      },
-      encryptJwe: async (encryptor, data) => {
-        const jwk = encryptor.publicJwk as JWK
-        const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
-          .setProtectedHeader({
-            alg: encryptor.alg,
-            enc: encryptor.enc,
-            ...(jwk.kid ? { kid: jwk.kid } : {}),
-          })
-          .encrypt(await importJWK(jwk, encryptor.alg))
-        return { jwe, encryptionJwk: jwk as never }
-      },
-      signJwt: () => {
-        throw new Error('the wallet signs nothing here')
-      },
-      decryptJwe: () => {
-        throw new Error('not used')
-      },
-    },
-  })
-}
 
 describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () => {
   let app: FastifyInstance
@@ -154,62 +100,41 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
 
     // The wallet: oid4vc-ts resolves the request; @owf/mdoc builds the DeviceResponse for it.
     const created = await api('/api/presentation-requests', { presentationConfigId: 'mdl-check' })
-    const wallet = walletClient()
-    const parsed = wallet.parseOpenid4vpAuthorizationRequest({
-      authorizationRequest: created.authorizationRequestUri,
-    })
-    const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
-      authorizationRequestPayload: parsed.params as never,
-    })
-    const request = resolved.authorizationRequestPayload as Record<string, unknown>
-    const encryptionKey = (request.client_metadata as { jwks: { keys: JWK[] } }).jwks.keys[0] as JWK
-    const sessionTranscript = await SessionTranscript.forOid4Vp(
-      {
-        clientId: request.client_id as string,
-        nonce: request.nonce as string,
-        responseUri: request.response_uri as string,
-        jwkThumbprint: base64url.decode(await calculateJwkThumbprint(encryptionKey)),
-      },
-      walletContext,
-    )
-    const deviceRequest = DeviceRequest.create({
-      docRequests: [
-        DocRequest.create({
-          itemsRequest: ItemsRequest.create({
-            docType: 'org.iso.18013.5.1.mDL',
-            namespaces: { 'org.iso.18013.5.1': { family_name: false } },
-          }),
-        }),
-      ],
-    })
-    const deviceResponse = await Holder.createDeviceResponseForDeviceRequest(
-      {
-        deviceRequest,
-        sessionTranscript,
-        issuerSigned: [IssuerSigned.fromEncodedForOid4Vci(issued.credential)],
-        signature: {
-          signingKey: CoseKey.fromJwk((await exportJWK(holder.privateKey)) as Record<string, unknown>),
+    const answer = await resolveAndAnswer(created.authorizationRequestUri, async (request) => {
+      const encryptionKey = (request.client_metadata as { jwks: { keys: JWK[] } }).jwks.keys[0] as JWK
+      const sessionTranscript = await SessionTranscript.forOid4Vp(
+        {
+          clientId: request.client_id as string,
+          nonce: request.nonce as string,
+          responseUri: request.response_uri as string,
+          jwkThumbprint: base64url.decode(await calculateJwkThumbprint(encryptionKey)),
         },
-      },
-      walletContext,
-    )
-    const response = await wallet.createOpenid4vpAuthorizationResponse({
-      authorizationRequestPayload: resolved.authorizationRequestPayload as never,
-      authorizationResponsePayload: { vp_token: { mdl: [deviceResponse.encodedForOid4Vp] } } as never,
-      jarm: {
-        encryption: { nonce: request.nonce as string },
-        serverMetadata: {
-          authorization_encryption_alg_values_supported: ['ECDH-ES'],
-          authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-        } as never,
-      },
+        walletContext,
+      )
+      const deviceRequest = DeviceRequest.create({
+        docRequests: [
+          DocRequest.create({
+            itemsRequest: ItemsRequest.create({
+              docType: 'org.iso.18013.5.1.mDL',
+              namespaces: { 'org.iso.18013.5.1': { family_name: false } },
+            }),
+          }),
+        ],
+      })
+      const deviceResponse = await Holder.createDeviceResponseForDeviceRequest(
+        {
+          deviceRequest,
+          sessionTranscript,
+          issuerSigned: [IssuerSigned.fromEncodedForOid4Vci(issued.credential)],
+          signature: {
+            signingKey: CoseKey.fromJwk((await exportJWK(holder.privateKey)) as Record<string, unknown>),
+          },
+        },
+        walletContext,
+      )
+      return { mdl: [deviceResponse.encodedForOid4Vp] }
     })
-    const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
-      authorizationRequestPayload: resolved.authorizationRequestPayload as never,
-      authorizationResponsePayload: response.authorizationResponsePayload,
-      ...(response.jarm ? { jarm: { responseJwt: response.jarm.responseJwt } } : {}),
-    })
-    expect(submitted.response.status, await submitted.response.clone().text()).toBe(200)
+    expect(answer.status, answer.body).toBe(200)
     const session = await (
       await fetch(`${baseUrl}/api/sessions/${created.sessionId}`, { headers: auth })
     ).json()
@@ -223,57 +148,32 @@ describe('OpenID4VP 1.0 with an independent wallet (@openid4vc/openid4vp)', () =
     it(`OpenID4VP §5, §8 (${configId === 'plain' ? 'direct_post' : 'direct_post.jwt'}): the wallet accepts our request and our verifier accepts its answer`, async () => {
       const { credential, holder } = await issueCredential()
       const created = await api('/api/presentation-requests', { presentationConfigId: configId })
-      const wallet = walletClient()
-      const parsed = wallet.parseOpenid4vpAuthorizationRequest({
-        authorizationRequest: created.authorizationRequestUri,
-      })
-      const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
-        authorizationRequestPayload: parsed.params as never,
-      })
-      const request = resolved.authorizationRequestPayload as Record<string, string>
-      expect(resolved.client.effective).toBe(created.clientId)
-
       const presenter = new SDJwtVcInstance({
         hasher: digest,
         saltGenerator: generateSalt,
         kbSignAlg: 'ES256',
         kbSigner: kbSigner(holder.privateKey),
       })
-      const vp = await presenter.present(
-        credential,
-        { given_name: true },
-        {
-          kb: {
-            payload: {
-              iat: Math.floor(Date.now() / 1000),
-              nonce: request.nonce as string,
-              aud: request.client_id as string,
-            },
-          },
-        },
-      )
-      const response = await wallet.createOpenid4vpAuthorizationResponse({
-        authorizationRequestPayload: resolved.authorizationRequestPayload as never,
-        authorizationResponsePayload: { vp_token: { pid: [vp] } } as never,
-        ...(configId === 'encrypted'
-          ? {
-              jarm: {
-                encryption: { nonce: request.nonce as string },
-                serverMetadata: {
-                  authorization_encryption_alg_values_supported: ['ECDH-ES'],
-                  authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-                } as never,
+      const answer = await resolveAndAnswer(created.authorizationRequestUri, async (request) => ({
+        pid: [
+          await presenter.present(
+            credential,
+            { given_name: true },
+            {
+              kb: {
+                payload: {
+                  iat: Math.floor(Date.now() / 1000),
+                  nonce: request.nonce as string,
+                  aud: request.client_id as string,
+                },
               },
-            }
-          : {}),
-      })
-      const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
-        authorizationRequestPayload: resolved.authorizationRequestPayload as never,
-        authorizationResponsePayload: response.authorizationResponsePayload,
-        ...(response.jarm ? { jarm: { responseJwt: response.jarm.responseJwt } } : {}),
-      })
-      expect(submitted.response.status, await submitted.response.clone().text()).toBe(200)
-      expect(submitted.responseMode).toBe(configId === 'plain' ? 'direct_post' : 'direct_post.jwt')
+            },
+          ),
+        ],
+      }))
+      expect(answer.resolved.client.effective).toBe(created.clientId)
+      expect(answer.status, answer.body).toBe(200)
+      expect(answer.responseMode).toBe(configId === 'plain' ? 'direct_post' : 'direct_post.jwt')
       const session = await (
         await fetch(`${baseUrl}/api/sessions/${created.sessionId}`, { headers: auth })
       ).json()

@@ -300,7 +300,8 @@ describe.skipIf(skip)(
         webhookEndpointId: 'hooks',
       })
       const answer = await presentOverHttp({
-        requestUri: request.requestUri,
+        // An x509 request goes by reference; only redirect_uri requests (by value) have none.
+        requestUri: request.requestUri ?? '',
         credentialQueryId: 'pid',
         credential: issued.credential,
         holder: issued.holder,

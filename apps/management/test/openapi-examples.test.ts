@@ -111,7 +111,7 @@ describe.each(testDatabases())('OpenAPI request body examples on $name', (testDa
       ])
       expect(
         values('createPresentationConfig').map((body) => body.dcqlQuery?.credentials.map((c) => c.format)),
-      ).toStrictEqual([['dc+sd-jwt'], ['mso_mdoc']])
+      ).toStrictEqual([['dc+sd-jwt'], ['mso_mdoc'], ['dc+sd-jwt'], ['dc+sd-jwt']])
       expect(values('createOffer').map(({ grant, txCode }) => [grant, txCode !== undefined])).toStrictEqual([
         ['pre-authorized_code', true],
         ['authorization_code', false],
@@ -127,9 +127,9 @@ describe.each(testDatabases())('OpenAPI request body examples on $name', (testDa
         ['createLoginProvider', ['confidentialClient']],
         ['createWalletProvider', ['walletProvider']],
         ['createCredentialConfig', ['sdJwtVc', 'mdoc', 'minimal']],
-        ['createPresentationConfig', ['sdJwtVc', 'mdoc']],
+        ['createPresentationConfig', ['sdJwtVc', 'mdoc', 'redirectUriPrefix']],
         ['createOffer', ['preAuthorizedWithTxCode', 'authorizationCode']],
-        ['createPresentationRequest', ['crossDevice', 'sameDevice']],
+        ['createPresentationRequest', ['crossDevice', 'sameDevice', 'sameDeviceUnsigned']],
         ['signSchemaMetadata', ['fromConfiguration', 'withMembers', 'document', 'peerTs11']],
         ['signSchemaMetadataVersion', ['first']],
       ]
@@ -202,6 +202,12 @@ describe.each(testDatabases())('OpenAPI request body examples on $name', (testDa
       expect(answers.get('createPresentationRequest sameDevice')?.authorizationRequestUri).toMatch(
         /^openid4vp:\/\//,
       )
+      // OpenID4VP 1.0 §5.9.3 (V-07): the redirect_uri example answers a request by value, unsigned.
+      const unsigned = answers.get('createPresentationRequest sameDeviceUnsigned')
+      expect(unsigned).toMatchObject({ requestUri: null, requestUriMethod: null })
+      const params = new URL(String(unsigned?.authorizationRequestUri)).searchParams
+      expect(params.get('client_id')).toBe(`redirect_uri:${params.get('response_uri')}`)
+      expect(params.has('request_uri')).toBe(false)
     })
   })
 })

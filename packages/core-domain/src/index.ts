@@ -132,6 +132,7 @@ export { zLoginProvider, zLoginProviderInput } from './contract/login-provider'
 export type { MetricsText } from './contract/metrics'
 export { zMetricsText } from './contract/metrics'
 export type {
+  ClientIdPrefix,
   PresentationConfig,
   PresentationConfigData,
   PresentationConfigInput,
@@ -140,6 +141,7 @@ export type {
   PresentationSession,
 } from './contract/presentation-config'
 export {
+  zClientIdPrefix,
   zPresentationConfig,
   zPresentationConfigInput,
   zPresentationRequestCreate,
@@ -251,6 +253,13 @@ export {
 } from './errors'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
+export type { AuthorizationRequestParamsOptions } from './protocol/authorization-request'
+export {
+  authorizationRequestByValue,
+  authorizationRequestParams,
+  RESPONSE_ENC_VALUES,
+  VP_FORMATS_SUPPORTED,
+} from './protocol/authorization-request'
 export type { AuthorizationRequest } from './protocol/z-authorization-request'
 export {
   parseAuthorizationRequest,

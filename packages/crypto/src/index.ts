@@ -59,4 +59,6 @@ export {
   statusAt,
   statusInList,
 } from './status-list-token'
+export type { VerifierAttestationExpectations } from './verifier-attestation'
+export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'

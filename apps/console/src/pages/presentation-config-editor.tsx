@@ -129,11 +129,23 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
                   data={[
                     { value: 'x509_san_dns', label: 'x509_san_dns (SAN dNSName)' },
                     { value: 'x509_hash', label: 'x509_hash (certificate hash)' },
+                    { value: 'redirect_uri', label: 'redirect_uri (unsigned, same-device)' },
+                    { value: 'verifier_attestation', label: 'verifier_attestation (attested key)' },
                   ]}
                   allowDeselect={false}
                   readOnly={readOnly}
                   {...form.getInputProps('clientIdPrefix')}
                 />
+                {form.values.clientIdPrefix === 'verifier_attestation' && (
+                  <Textarea
+                    label="Verifier attestation"
+                    description="The verifier-attestation+jwt issued for this tenant's verifier identifier and the key chain's key"
+                    autosize
+                    minRows={2}
+                    readOnly={readOnly}
+                    {...form.getInputProps('verifierAttestation')}
+                  />
+                )}
                 <Select
                   label="Response mode"
                   description="HAIP asks for direct_post.jwt"

@@ -12,7 +12,9 @@ export type PresentationConfigValues = {
   webhookEndpointId: string
   redirectUri: string
   keyChainId: string
-  clientIdPrefix: 'x509_san_dns' | 'x509_hash'
+  clientIdPrefix: NonNullable<PresentationConfigInput['clientIdPrefix']>
+  /** The Verifier Attestation JWT, for clientIdPrefix verifier_attestation only. */
+  verifierAttestation: string
   /** PEM certificates, one after the other. */
   trustAnchors: string
   acceptAnyIssuer: boolean
@@ -30,6 +32,7 @@ export const PRESENTATION_INPUTS = [
   'redirectUri',
   'keyChainId',
   'clientIdPrefix',
+  'verifierAttestation',
   'trustAnchors',
   'acceptAnyIssuer',
 ] as const
@@ -67,6 +70,8 @@ export function presentationBody(values: PresentationConfigValues): Presentation
     redirectUri: optional(values.redirectUri),
     keyChainId: values.keyChainId.trim(),
     clientIdPrefix: values.clientIdPrefix,
+    verifierAttestation:
+      values.clientIdPrefix === 'verifier_attestation' ? optional(values.verifierAttestation) : undefined,
     trustAnchors: anchors.length ? anchors : undefined,
     acceptAnyIssuer: values.acceptAnyIssuer,
   }
@@ -87,6 +92,7 @@ export function presentationValues(config?: PresentationConfigInput): Presentati
     redirectUri: config?.redirectUri ?? '',
     keyChainId: config?.keyChainId ?? '',
     clientIdPrefix: config?.clientIdPrefix ?? 'x509_san_dns',
+    verifierAttestation: config?.verifierAttestation ?? '',
     trustAnchors: (config?.trustAnchors ?? []).join('\n'),
     acceptAnyIssuer: config?.acceptAnyIssuer ?? false,
   }

@@ -151,6 +151,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
         tx,
         prefix: '',
         outbound: deps.configs.outbound,
+        verifier: deps.keyChains,
       })
       rejected.push(
         ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),

@@ -450,6 +450,50 @@ requestExamples.add(zPresentationConfigInput, {
       clientIdPrefix: 'x509_san_dns',
     },
   },
+  redirectUriPrefix: {
+    summary: 'Unsigned same-device request: client_id redirect_uri:<response_uri> (OpenID4VP 1.0 §5.9.3)',
+    description:
+      'The request is passed by value in `authorizationRequestUri` and is not signed: wallets cannot authenticate the verifier, and those that require signed requests refuse it. The key chain is not used to sign. A `verifierAttestation` is refused with this prefix.',
+    value: {
+      id: 'badge-same-device',
+      dcqlQuery: {
+        credentials: [
+          {
+            id: 'badge',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: [BADGE_VCT] },
+            claims: [{ path: ['department'] }],
+          },
+        ],
+      },
+      responseMode: 'direct_post',
+      redirectUri: 'https://intranet.acme.example/badge-checked',
+      keyChainId: KEY_CHAIN,
+      clientIdPrefix: 'redirect_uri',
+    },
+  },
+  verifierAttestation: {
+    summary: 'Requests signed under a Verifier Attestation JWT (OpenID4VP 1.0 §5.9.3, §12)',
+    description:
+      'The attestation is issued by a party wallets trust, to `sub` = `{PUBLIC_URL}/verifiers/{tenant}` with `cnf.jwk` = the public key of `keyChainId` (`GET /api/key-chains/{id}`). It is checked at save (typ, iss, sub, exp, cnf) and sent in the JOSE header `jwt` of each request object; the client id is `verifier_attestation:{PUBLIC_URL}/verifiers/{tenant}`. The JWT shown attests the published example key of the `import` key chain example, with a placeholder signature.',
+    value: {
+      id: 'badge-attested',
+      dcqlQuery: {
+        credentials: [
+          {
+            id: 'badge',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: [BADGE_VCT] },
+            claims: [{ path: ['given_name'] }],
+          },
+        ],
+      },
+      keyChainId: 'acme-imported',
+      clientIdPrefix: 'verifier_attestation',
+      verifierAttestation:
+        'eyJhbGciOiJFUzI1NiIsInR5cCI6InZlcmlmaWVyLWF0dGVzdGF0aW9uK2p3dCJ9.eyJpc3MiOiJodHRwczovL2F0dGVzdGF0aW9ucy5yZWdpc3RyYXIuZXhhbXBsZSIsInN1YiI6Imh0dHBzOi8vdmVyaWZpZXIuZXhhbXBsZS5jb20vdmVyaWZpZXJzL2FjbWUiLCJpYXQiOjE3NjcyMjU2MDAsImV4cCI6MTc5ODc2MTYwMCwiY25mIjp7Imp3ayI6eyJrdHkiOiJFQyIsImNydiI6IlAtMjU2IiwieCI6Ikt1cWdicnJmS2Q4M3J0SzVvZW1CYWp6UXJFR211b1RBNlRfQm91THI2d1EiLCJ5IjoiR2UzLWd0bzEyZUY3Z2JSSlhpeU44a0xHX2V2SVlRWF9sTUR3TjM1b0FWbyJ9fX0.BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw',
+    },
+  },
 })
 
 requestExamples.add(zOfferCreate, {
@@ -501,6 +545,10 @@ requestExamples.add(zPresentationRequestCreate, {
       redirectUri: 'https://shop.acme.example/checkout/age-verified?order=4711',
       lifetimeSeconds: 300,
     },
+  },
+  sameDeviceUnsigned: {
+    summary: 'Same-device, unsigned (redirect_uri prefix): the whole request is in authorizationRequestUri',
+    value: { presentationConfigId: 'badge-same-device' },
   },
 })
 

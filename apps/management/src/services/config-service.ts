@@ -185,7 +185,11 @@ export function createPresentationConfigService(deps: ConfigServiceDeps, tenantI
   )
   return validatedCrud(base, async (input: PresentationConfigData, tx) => {
     refuse(
-      await presentationConfigIssues(deps.db, tenantId, input, { tx, outbound: deps.outbound }),
+      await presentationConfigIssues(deps.db, tenantId, input, {
+        tx,
+        outbound: deps.outbound,
+        verifier: deps.keyChains,
+      }),
       'presentation configuration',
     )
     return presentationConfigColumns(input)

@@ -8,7 +8,7 @@ import {
   type PresentationConfigData,
   type ValidationIssue,
 } from '@credential-service/core-domain'
-import { parseCertificate } from '@credential-service/crypto'
+import { parseCertificate, verifierAttestationIssues } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
   createCredentialConfigRepository,
@@ -154,14 +154,54 @@ export async function presentationConfigIssues(
   db: Database,
   tenantId: string,
   config: PresentationConfigData,
-  options: { prefix?: string; tx?: Executor; outbound: OutboundUrlPolicy },
+  options: {
+    prefix?: string
+    tx?: Executor
+    outbound: OutboundUrlPolicy
+    /** PUBLIC_URL and the clock, for the verifier attestation's `sub` and `exp`. */
+    verifier: { publicUrl: string; now: () => Date }
+  },
 ): Promise<ValidationIssue[]> {
   const prefix = options.prefix ?? 'body'
+  const missing = await missingReferences(db, tenantId, config, prefix, options.tx ?? db)
   return [
     ...checkDcqlQuery(config.dcqlQuery, `${prefix}.dcqlQuery`),
     ...(config.redirectUri === undefined
       ? []
       : checkRedirectUri(config.redirectUri, options.outbound, `${prefix}.redirectUri`)),
-    ...(await missingReferences(db, tenantId, config, prefix, options.tx ?? db)),
+    ...missing,
+    ...(missing.length ? [] : await verifierAttestationFieldIssues(db, tenantId, config, prefix, options)),
   ]
+}
+
+/**
+ * OpenID4VP 1.0 §5.9.3, §12 (checklist V-07, V-08): a Verifier Attestation only with the
+ * `verifier_attestation` prefix, which needs one whose `sub` is the tenant's verifier identifier and
+ * whose `cnf.jwk` is the key chain's key. `redirect_uri` requests are never signed, so a setting
+ * that exists only to sign them is refused rather than ignored.
+ */
+async function verifierAttestationFieldIssues(
+  db: Database,
+  tenantId: string,
+  config: PresentationConfigData,
+  prefix: string,
+  options: { tx?: Executor; verifier: { publicUrl: string; now: () => Date } },
+): Promise<ValidationIssue[]> {
+  const path = `${prefix}.verifierAttestation`
+  if (config.clientIdPrefix !== 'verifier_attestation') {
+    if (config.verifierAttestation === undefined) return []
+    const message =
+      config.clientIdPrefix === 'redirect_uri'
+        ? 'redirect_uri requests cannot be signed (OpenID4VP 1.0 §5.9.3): a verifier attestation is only for clientIdPrefix verifier_attestation'
+        : 'a verifier attestation is only for clientIdPrefix verifier_attestation'
+    return [{ path, message }]
+  }
+  const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, options.tx ?? db)
+  if (!chain) return []
+  const problems = await verifierAttestationIssues(config.verifierAttestation, {
+    sub: `${options.verifier.publicUrl}/verifiers/${tenantId}`,
+    publicJwk: chain.activePublicJwk,
+    now: options.verifier.now(),
+  })
+  return problems.map((message) => ({ path, message }))
 }

@@ -1,17 +1,25 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto'
 import {
+  authorizationRequestByValue,
+  authorizationRequestParams,
   checkRedirectUri,
   ForbiddenError,
   isOperator,
   newId,
   type OutboundUrlPolicy,
+  type PresentationConfig,
   type PresentationRequestCreate,
   type PresentationRequestCreated,
   type PresentationSession,
   type Principal,
   RuleViolationError,
 } from '@credential-service/core-domain'
-import { type JwkCipher, type PresentationResult, verifierClientId } from '@credential-service/crypto'
+import {
+  type JwkCipher,
+  type PresentationResult,
+  verifierAttestationIssues,
+  verifierClientId,
+} from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   createWebhookEndpointRepository,
@@ -127,58 +135,115 @@ export function createPresentationRequestService(
         const message = `no webhookEndpoint '${input.webhookEndpointId}' in this tenant`
         throw new RuleViolationError(message, [{ path: 'body.webhookEndpointId', message }])
       }
-      const chain = (await deps.keys.keyChains(tenantId)).find((row) => row.id === config.keyChainId)
-      const leaf = chain?.activeCertificates[0]
-      if (!leaf)
-        throw new RuleViolationError(
-          `key chain '${config.keyChainId}' has no certificate to sign requests with`,
-        )
-      const clientId = verifierClientId(config.clientIdPrefix, leaf)
+      const requestId = randomBytes(24).toString('base64url')
+      const responseUri = `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`
+      const clientId = await requestClientId(deps, tenantId, config, responseUri)
 
       // A fresh ECDH-ES key per request (HAIP 5): a response can only be read by its own request.
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
       const id = newId('ses')
-      const requestId = randomBytes(24).toString('base64url')
       const now = deps.now()
       const expiresAt = new Date(now.getTime() + (input.lifetimeSeconds ?? config.lifetimeSeconds) * 1000)
+      const nonce = randomBytes(32).toString('base64url')
+      const state = randomBytes(32).toString('base64url')
+      const responseMode = input.responseMode ?? config.responseMode
+      const transactionData =
+        input.transactionData?.map((entry) => Buffer.from(JSON.stringify(entry)).toString('base64url')) ??
+        null
+      const encryptionKid = randomBytes(12).toString('base64url')
       await sessions.insert({
         id,
         requestId,
         status: 'pending',
         presentationConfigId: config.id,
         clientId,
-        nonce: randomBytes(32).toString('base64url'),
-        state: randomBytes(32).toString('base64url'),
-        responseMode: input.responseMode ?? config.responseMode,
+        nonce,
+        state,
+        responseMode,
         redirectUri: redirectUri ?? null,
-        transactionData:
-          input.transactionData?.map((entry) => Buffer.from(JSON.stringify(entry)).toString('base64url')) ??
-          null,
+        transactionData,
         webhookEndpointId: input.webhookEndpointId ?? config.webhookEndpointId ?? null,
         encryptionKey: deps.cipher.encrypt(
           privateKey.export({ format: 'jwk' }) as Record<string, unknown>,
           `presentation:${tenantId}/${id}`,
         ),
-        encryptionKid: randomBytes(12).toString('base64url'),
+        encryptionKid,
         createdByClientId: actor.clientId,
         expiresAt,
       })
-      const requestUri = `${deps.publicUrl}/verifiers/${tenantId}/requests/${requestId}`
-      const query = new URLSearchParams({
-        client_id: clientId,
-        request_uri: requestUri,
-        request_uri_method: 'post',
-      })
+      const byValue = config.clientIdPrefix === 'redirect_uri'
+      const requestUri = byValue ? null : `${deps.publicUrl}/verifiers/${tenantId}/requests/${requestId}`
+      // OpenID4VP 1.0 §5.9.3 (V-07): a redirect_uri request cannot be signed, so it goes by value,
+      // every parameter in the URI; the others are signed request objects by reference (HAIP 5).
+      const authorizationRequestUri = requestUri
+        ? `openid4vp://?${new URLSearchParams({ client_id: clientId, request_uri: requestUri, request_uri_method: 'post' })}`
+        : authorizationRequestByValue(
+            authorizationRequestParams({
+              clientId,
+              responseMode,
+              responseUri,
+              nonce,
+              state,
+              dcqlQuery: config.dcqlQuery,
+              encryptionJwk: {
+                ...(createPublicKey(privateKey).export({ format: 'jwk' }) as Record<string, unknown>),
+                kid: encryptionKid,
+                alg: 'ECDH-ES',
+                use: 'enc',
+              },
+              transactionData,
+            }),
+          )
       deps.metrics.presentationRequested(tenantId)
       rememberSessionKind(tenantId, id, 'presentation')
       return {
         sessionId: id,
         clientId,
         requestUri,
-        requestUriMethod: 'post',
-        authorizationRequestUri: `openid4vp://?${query}`,
+        requestUriMethod: requestUri ? 'post' : null,
+        authorizationRequestUri,
         expiresAt: expiresAt.toISOString(),
       }
     },
   }
+}
+
+/** The tenant's verifier identifier: what a Verifier Attestation's `sub` must be (OpenID4VP 1.0 §12). */
+export const verifierIdentifierOf = (publicUrl: string, tenantId: string) =>
+  `${publicUrl}/verifiers/${tenantId}`
+
+/**
+ * The full client identifier of a new request (OpenID4VP 1.0 §5.9.3): from the signing
+ * certificate for the x509 prefixes, the response URI for `redirect_uri` (with direct_post the
+ * client id must equal it), the attestation's `sub` for `verifier_attestation`, whose attestation is
+ * checked again here: a key chain rotated or an attestation expired since the save would make every
+ * wallet refuse the request.
+ */
+async function requestClientId(
+  deps: PresentationRequestDeps,
+  tenantId: string,
+  config: PresentationConfig,
+  responseUri: string,
+): Promise<string> {
+  if (config.clientIdPrefix === 'redirect_uri') return `redirect_uri:${responseUri}`
+  const chain = (await deps.keys.keyChains(tenantId)).find((row) => row.id === config.keyChainId)
+  if (config.clientIdPrefix === 'verifier_attestation') {
+    const sub = verifierIdentifierOf(deps.publicUrl, tenantId)
+    const problems = chain
+      ? await verifierAttestationIssues(config.verifierAttestation, {
+          sub,
+          publicJwk: chain.activePublicJwk,
+          now: deps.now(),
+        })
+      : [`key chain '${config.keyChainId}' is gone`]
+    if (problems.length) {
+      const message = `the configuration's verifier attestation cannot be used: ${problems.join('; ')}`
+      throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
+    }
+    return `verifier_attestation:${sub}`
+  }
+  const leaf = chain?.activeCertificates[0]
+  if (!leaf)
+    throw new RuleViolationError(`key chain '${config.keyChainId}' has no certificate to sign requests with`)
+  return verifierClientId(config.clientIdPrefix, leaf)
 }

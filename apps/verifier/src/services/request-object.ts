@@ -1,4 +1,11 @@
-import { type PresentationConfig, ProtocolError, type RequestObject } from '@credential-service/core-domain'
+import {
+  authorizationRequestParams,
+  type PresentationConfig,
+  ProtocolError,
+  RESPONSE_ENC_VALUES,
+  type RequestObject,
+  VP_FORMATS_SUPPORTED,
+} from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
 import { canonicalHash, isSelfSigned, publicPart, signJws } from '@credential-service/crypto'
 import {
@@ -17,21 +24,7 @@ export interface VerifierDeps extends ProtocolDeps {
   registrationCertificates: (tenantId: string) => Promise<Map<string, RegistrationCertificateRow>>
 }
 
-/**
- * Formats and algorithms we verify (OpenID4VP 1.0 §11.1, checklist V-09). B.3.4 asks for fully
- * specified JOSE names (RFC 9864): `Ed25519`, never the polymorphic `EdDSA` (we still verify a JWS
- * that says `EdDSA` over an Ed25519 key). B.2.2 matches a COSE header alg literally or a fully
- * specified id with the key's curve: -7 and -9 (ESP256) both cover ECDSA P-256, -35 and -51 (ESP384)
- * ECDSA P-384; HAIP names -7 and -9.
- */
-export const VP_FORMATS_SUPPORTED = {
-  'dc+sd-jwt': {
-    'sd-jwt_alg_values': ['ES256', 'ES384', 'Ed25519'],
-    'kb-jwt_alg_values': ['ES256', 'ES384', 'Ed25519'],
-  },
-  mso_mdoc: { issuerauth_alg_values: [-7, -9, -35, -51], deviceauth_alg_values: [-7, -9, -35, -51] },
-}
-export const RESPONSE_ENC_VALUES = ['A128GCM', 'A256GCM']
+export { RESPONSE_ENC_VALUES, VP_FORMATS_SUPPORTED }
 
 /** The public half of a request's response encryption key, as published in `client_metadata`. */
 export function encryptionJwk(deps: VerifierDeps, row: PresentationSessionRow): JWK {
@@ -79,6 +72,14 @@ async function requestObjectUntraced(
   const config = await deps.tenants.presentationConfig(tenantId, row.presentationConfigId)
   if (!config)
     throw new ProtocolError('invalid_request', 'the presentation configuration is gone', { status: 404 })
+  // OpenID4VP 1.0 §5.9.3 (V-07): a redirect_uri request cannot be signed; it went to the wallet
+  // by value in the authorization request URI, so there is no request object to fetch.
+  if (config.clientIdPrefix === 'redirect_uri' || row.clientId.startsWith('redirect_uri:'))
+    throw new ProtocolError(
+      'invalid_request',
+      'this request uses the redirect_uri client identifier prefix and is passed by value',
+      { status: 404 },
+    )
   const signer = await deps.keys.signer(tenantId, config.keyChainId)
   const iat = Math.floor(deps.now().getTime() / 1000)
   const info = await verifierInfo(deps, tenantId, config)
@@ -86,21 +87,31 @@ async function requestObjectUntraced(
     aud: 'https://self-issued.me/v2',
     iat,
     exp: Math.floor(row.expiresAt.getTime() / 1000),
-    client_id: row.clientId,
-    response_type: 'vp_token',
-    response_mode: row.responseMode as RequestObject['response_mode'],
-    response_uri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
-    nonce: row.nonce,
-    state: row.state,
-    dcql_query: config.dcqlQuery,
-    client_metadata: {
-      jwks: { keys: [encryptionJwk(deps, row)] },
-      vp_formats_supported: VP_FORMATS_SUPPORTED,
-      encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,
-    },
-    ...(row.transactionData ? { transaction_data: row.transactionData } : {}),
+    ...authorizationRequestParams({
+      clientId: row.clientId,
+      responseMode: row.responseMode as RequestObject['response_mode'],
+      responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+      nonce: row.nonce,
+      state: row.state,
+      dcqlQuery: config.dcqlQuery,
+      encryptionJwk: encryptionJwk(deps, row) as Record<string, unknown>,
+      transactionData: row.transactionData,
+    }),
     ...(info ? { verifier_info: info } : {}),
     ...(walletNonce ? { wallet_nonce: walletNonce } : {}),
+  }
+  // verifier_attestation (§5.9.3, §12; V-08): the attestation in the JOSE header `jwt`, the
+  // request signed by the key its cnf names (checked against the key chain at save and here).
+  if (row.clientId.startsWith('verifier_attestation:')) {
+    if (!config.verifierAttestation)
+      throw new ProtocolError('invalid_request', 'the configuration has no verifier attestation', {
+        status: 404,
+      })
+    return signJws(
+      signer,
+      { typ: 'oauth-authz-req+jwt', kid: signer.kid, jwt: config.verifierAttestation },
+      claims,
+    )
   }
   return signJws(signer, { typ: 'oauth-authz-req+jwt', kid: signer.kid, x5c: requestX5c(signer.x5c) }, claims)
 }

@@ -4,6 +4,10 @@ import { zConfigId } from './credential-config'
 import { zDcqlQuery } from './dcql'
 import { zKeyChainId } from './key-chain'
 
+/** The client identifier prefixes a presentation configuration may use (OpenID4VP 1.0 §5.9.3). */
+export const zClientIdPrefix = z.enum(['x509_san_dns', 'x509_hash', 'redirect_uri', 'verifier_attestation'])
+export type ClientIdPrefix = z.infer<typeof zClientIdPrefix>
+
 export const zPresentationConfigInput = z
   .object({
     id: zConfigId,
@@ -33,11 +37,19 @@ export const zPresentationConfigInput = z
         'Same-device flows: where the wallet sends the user back. https (http only where OUTBOUND_ALLOW_HTTP is set), no fragment',
       ),
     keyChainId: zKeyChainId.describe('Key chain that signs request objects'),
-    clientIdPrefix: z
-      .enum(['x509_san_dns', 'x509_hash'])
+    clientIdPrefix: zClientIdPrefix
       .default('x509_san_dns')
       .describe(
-        'Client identifier prefix (OpenID4VP §5.9.3): the SAN dNSName of the signing certificate, or the hash of it',
+        'Client identifier prefix (OpenID4VP 1.0 §5.9.3). `x509_san_dns`: the SAN dNSName of the signing certificate; `x509_hash`: the SHA-256 hash of it; `redirect_uri`: unsigned requests passed by value, the client identifier is `redirect_uri:<response_uri>` (same-device flows; the wallet cannot authenticate the verifier); `verifier_attestation`: requests signed with the key chain key that `verifierAttestation` certifies, the client identifier is `verifier_attestation:<sub of the attestation>`',
+      ),
+    verifierAttestation: z
+      .string()
+      .min(1)
+      .max(20_000)
+      .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'a compact JWT')
+      .optional()
+      .describe(
+        'Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object',
       ),
     trustAnchors: z
       .array(z.string().min(1).max(20_000))
@@ -61,7 +73,7 @@ export const zPresentationConfig = zPresentationConfigInput
   .extend({
     lifetimeSeconds: z.number().int(),
     responseMode: z.enum(['direct_post', 'direct_post.jwt']),
-    clientIdPrefix: z.enum(['x509_san_dns', 'x509_hash']),
+    clientIdPrefix: zClientIdPrefix,
     acceptAnyIssuer: z.boolean(),
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
@@ -101,11 +113,18 @@ export const zPresentationRequestCreated = z
   .object({
     sessionId: z.string(),
     clientId: z.string().describe('Client identifier with its prefix'),
-    requestUri: z.string(),
-    requestUriMethod: z.literal('post'),
+    requestUri: z
+      .string()
+      .nullable()
+      .describe(
+        'Where the wallet fetches the signed request object; null for `redirect_uri` requests, passed by value',
+      ),
+    requestUriMethod: z.literal('post').nullable().describe('null for `redirect_uri` requests'),
     authorizationRequestUri: z
       .string()
-      .describe('`openid4vp://` URI for a QR code (cross-device) or a link (same-device)'),
+      .describe(
+        '`openid4vp://` URI for a QR code (cross-device) or a link (same-device). With the `redirect_uri` prefix it carries the whole unsigned request (OpenID4VP 1.0 §5.9.3)',
+      ),
     expiresAt: zTimestamp,
   })
   .meta({ id: 'PresentationRequestCreated' })

@@ -167,6 +167,7 @@ export function toPresentationConfig(row: PresentationConfigRow): PresentationCo
     ...optional('redirectUri', row.redirectUri),
     keyChainId: row.keyChainId,
     clientIdPrefix: row.clientIdPrefix as PresentationConfig['clientIdPrefix'],
+    ...optional('verifierAttestation', row.verifierAttestation),
     ...optional('trustAnchors', row.trustAnchors),
     acceptAnyIssuer: row.acceptAnyIssuer,
     createdAt: iso(row.createdAt),
@@ -186,6 +187,7 @@ export function presentationConfigColumns(config: PresentationConfigData) {
     redirectUri: config.redirectUri ?? null,
     keyChainId: config.keyChainId,
     clientIdPrefix: config.clientIdPrefix,
+    verifierAttestation: config.verifierAttestation ?? null,
     trustAnchors: config.trustAnchors ?? null,
     acceptAnyIssuer: config.acceptAnyIssuer,
   }

@@ -115,6 +115,8 @@ export const presentationConfigs = pgTable(
     redirectUri: text(),
     keyChainId: text().notNull(),
     clientIdPrefix: text().notNull().default('x509_san_dns'),
+    /** OpenID4VP 1.0 §12: the Verifier Attestation JWT for clientIdPrefix verifier_attestation. */
+    verifierAttestation: text(),
     trustAnchors: text().array(),
     acceptAnyIssuer: boolean().notNull().default(false),
   },

@@ -3116,7 +3116,9 @@ export interface components {
             /** @description Key chain that signs request objects */
             keyChainId: string;
             /** @enum {string} */
-            clientIdPrefix: "x509_san_dns" | "x509_hash";
+            clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation";
+            /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
+            verifierAttestation?: string;
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
             acceptAnyIssuer: boolean;
@@ -3160,11 +3162,13 @@ export interface components {
             /** @description Key chain that signs request objects */
             keyChainId: string;
             /**
-             * @description Client identifier prefix (OpenID4VP §5.9.3): the SAN dNSName of the signing certificate, or the hash of it
+             * @description Client identifier prefix (OpenID4VP 1.0 §5.9.3). `x509_san_dns`: the SAN dNSName of the signing certificate; `x509_hash`: the SHA-256 hash of it; `redirect_uri`: unsigned requests passed by value, the client identifier is `redirect_uri:<response_uri>` (same-device flows; the wallet cannot authenticate the verifier); `verifier_attestation`: requests signed with the key chain key that `verifierAttestation` certifies, the client identifier is `verifier_attestation:<sub of the attestation>`
              * @default x509_san_dns
              * @enum {string}
              */
-            clientIdPrefix?: "x509_san_dns" | "x509_hash";
+            clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation";
+            /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
+            verifierAttestation?: string;
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
             /**
@@ -3223,10 +3227,11 @@ export interface components {
             sessionId: string;
             /** @description Client identifier with its prefix */
             clientId: string;
-            requestUri: string;
-            /** @constant */
-            requestUriMethod: "post";
-            /** @description `openid4vp://` URI for a QR code (cross-device) or a link (same-device) */
+            /** @description Where the wallet fetches the signed request object; null for `redirect_uri` requests, passed by value */
+            requestUri: string | null;
+            /** @description null for `redirect_uri` requests */
+            requestUriMethod: "post" | null;
+            /** @description `openid4vp://` URI for a QR code (cross-device) or a link (same-device). With the `redirect_uri` prefix it carries the whole unsigned request (OpenID4VP 1.0 §5.9.3) */
             authorizationRequestUri: string;
             /**
              * Format: date-time

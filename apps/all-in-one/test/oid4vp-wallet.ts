@@ -1,0 +1,105 @@
+import { createHash, X509Certificate } from 'node:crypto'
+import { Openid4vpClient } from '@openid4vc/openid4vp'
+import { CompactEncrypt, compactVerify, importJWK, type JWK } from 'jose'
+
+/** How the wallet checks a signed request object: by default the `x5c` leaf's signature. */
+export type VerifyRequestJwt = ConstructorParameters<typeof Openid4vpClient>[0]['callbacks']['verifyJwt']
+
+const verifyWithX5c: VerifyRequestJwt = async (signer, { compact }) => {
+  const x5c = (signer as { x5c?: string[] }).x5c
+  if (!x5c?.[0]) return { verified: false }
+  const certificate = new X509Certificate(Buffer.from(x5c[0], 'base64'))
+  await compactVerify(compact, certificate.publicKey)
+  return { verified: true, signerJwk: certificate.publicKey.export({ format: 'jwk' }) as never }
+}
+
+/**
+ * oid4vc-ts (@openid4vc/openid4vp) as the wallet: it resolves and checks our request (the client
+ * id prefix rules of OpenID4VP 1.0 §5.9.3 are its own), then answers it.
+ */
+export function walletClient(verifyJwt: VerifyRequestJwt = verifyWithX5c) {
+  return new Openid4vpClient({
+    callbacks: {
+      hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '')).update(data).digest()),
+      verifyJwt,
+      getX509CertificateMetadata: (certificate) => {
+        const san = new X509Certificate(Buffer.from(certificate, 'base64')).subjectAltName ?? ''
+        return {
+          sanDnsNames: san
+            .split(', ')
+            .filter((e) => e.startsWith('DNS:'))
+            .map((e) => e.slice(4)),
+          sanUriNames: san
+            .split(', ')
+            .filter((e) => e.startsWith('URI:'))
+            .map((e) => e.slice(4)),
+        }
+      },
+      encryptJwe: async (encryptor, data) => {
+        const jwk = encryptor.publicJwk as JWK
+        const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
+          .setProtectedHeader({
+            alg: encryptor.alg,
+            enc: encryptor.enc,
+            ...(jwk.kid ? { kid: jwk.kid } : {}),
+          })
+          .encrypt(await importJWK(jwk, encryptor.alg))
+        return { jwe, encryptionJwk: jwk as never }
+      },
+      signJwt: () => {
+        throw new Error('the wallet signs nothing here')
+      },
+      decryptJwe: () => {
+        throw new Error('not used')
+      },
+    },
+  })
+}
+
+/**
+ * The wallet's whole turn: resolve the authorization request URI (by value or by reference), answer
+ * with the `vp_token` the callback makes from the resolved request (encrypted for
+ * `direct_post.jwt`), post it to the response URI.
+ */
+export async function resolveAndAnswer(
+  authorizationRequestUri: string,
+  vpToken: (request: Record<string, unknown>) => Promise<Record<string, string[]>>,
+  verifyJwt?: VerifyRequestJwt,
+) {
+  const wallet = walletClient(verifyJwt)
+  const parsed = wallet.parseOpenid4vpAuthorizationRequest({
+    authorizationRequest: authorizationRequestUri,
+  })
+  const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
+    authorizationRequestPayload: parsed.params as never,
+  })
+  const request = resolved.authorizationRequestPayload as Record<string, unknown>
+  const encrypted = request.response_mode === 'direct_post.jwt'
+  const response = await wallet.createOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+    authorizationResponsePayload: { vp_token: await vpToken(request) } as never,
+    ...(encrypted
+      ? {
+          jarm: {
+            encryption: { nonce: request.nonce as string },
+            serverMetadata: {
+              authorization_encryption_alg_values_supported: ['ECDH-ES'],
+              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+            } as never,
+          },
+        }
+      : {}),
+  })
+  const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: resolved.authorizationRequestPayload as never,
+    authorizationResponsePayload: response.authorizationResponsePayload,
+    ...(response.jarm ? { jarm: { responseJwt: response.jarm.responseJwt } } : {}),
+  })
+  return {
+    resolved,
+    request,
+    responseMode: submitted.responseMode,
+    status: submitted.response.status,
+    body: await submitted.response.text(),
+  }
+}

@@ -1,0 +1,67 @@
+import type { DcqlQuery } from '../contract/dcql'
+import type { RequestObject } from './z-request-object'
+
+/**
+ * Formats and algorithms we verify (OpenID4VP 1.0 §11.1, checklist V-09). B.3.4 asks for fully
+ * specified JOSE names (RFC 9864): `Ed25519`, never the polymorphic `EdDSA` (we still verify a JWS
+ * that says `EdDSA` over an Ed25519 key). B.2.2 matches a COSE header alg literally or a fully
+ * specified id with the key's curve: -7 and -9 (ESP256) both cover ECDSA P-256, -35 and -51 (ESP384)
+ * ECDSA P-384; HAIP names -7 and -9.
+ */
+export const VP_FORMATS_SUPPORTED = {
+  'dc+sd-jwt': {
+    'sd-jwt_alg_values': ['ES256', 'ES384', 'Ed25519'],
+    'kb-jwt_alg_values': ['ES256', 'ES384', 'Ed25519'],
+  },
+  mso_mdoc: { issuerauth_alg_values: [-7, -9, -35, -51], deviceauth_alg_values: [-7, -9, -35, -51] },
+}
+export const RESPONSE_ENC_VALUES = ['A128GCM', 'A256GCM']
+
+export interface AuthorizationRequestParamsOptions {
+  /** The full client identifier, prefix included (OpenID4VP 1.0 §5.9.3, §14.10). */
+  clientId: string
+  responseMode: RequestObject['response_mode']
+  responseUri: string
+  nonce: string
+  state: string
+  dcqlQuery: DcqlQuery
+  /** The public ECDH-ES key of this request, with `kid`, `alg` and `use` (HAIP 5: one per request). */
+  encryptionJwk: Record<string, unknown>
+  /** base64url JSON objects (§5.1); null or undefined sends none. */
+  transactionData?: string[] | null | undefined
+}
+
+/**
+ * The authorization request parameters every request carries (OpenID4VP 1.0 §5.1, §5.2), signed
+ * in a request object or, for the `redirect_uri` prefix, sent by value: with that prefix all
+ * verifier metadata is in `client_metadata` (§5.9.3, checklist V-07), which is what we send anyway.
+ */
+export function authorizationRequestParams(options: AuthorizationRequestParamsOptions) {
+  return {
+    client_id: options.clientId,
+    response_type: 'vp_token' as const,
+    response_mode: options.responseMode,
+    response_uri: options.responseUri,
+    nonce: options.nonce,
+    state: options.state,
+    dcql_query: options.dcqlQuery,
+    client_metadata: {
+      jwks: { keys: [options.encryptionJwk] },
+      vp_formats_supported: VP_FORMATS_SUPPORTED,
+      encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,
+    },
+    ...(options.transactionData ? { transaction_data: options.transactionData } : {}),
+  }
+}
+
+/**
+ * An unsigned request passed by value (OpenID4VP 1.0 §5.9.3 `redirect_uri`: such a request cannot
+ * be signed, and JAR's `request_uri` carries signed request objects): the `openid4vp://` URI with
+ * every parameter, objects and arrays as JSON (§5.1).
+ */
+export function authorizationRequestByValue(params: ReturnType<typeof authorizationRequestParams>): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(params))
+    query.set(name, typeof value === 'string' ? value : JSON.stringify(value))
+  return `openid4vp://?${query}`
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "presentation_configs" ADD COLUMN "verifier_attestation" text;

@@ -1,7 +1,8 @@
-import { Alert, Button, Group, Loader, Text } from '@mantine/core'
+import { Alert, Button, Group, Text } from '@mantine/core'
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { describeError } from '../forms/problems'
+import { Busy } from './busy'
 
 /** A page of a list route: its items and the cursor of the next (null on the last). */
 export interface Page<T> {
@@ -50,7 +51,7 @@ export function PagerBar({
   const { query, pageNumber, next, previous } = pages
   return (
     <>
-      {query.isPending && <Loader size="sm" role="status" aria-label={`Loading ${label}`} />}
+      {query.isPending && <Busy size="sm" label={`Loading ${label}`} />}
       {query.isError && (
         <Alert color="red" title={`Could not load ${label}`} role="alert">
           {describeError(query.error)}

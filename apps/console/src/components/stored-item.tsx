@@ -1,8 +1,9 @@
-import { Alert, Anchor, Loader } from '@mantine/core'
+import { Alert, Anchor } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { Fragment } from 'react'
 import { Link } from 'react-router'
 import { describeError } from '../forms/problems'
+import { Busy } from './busy'
 
 /**
  * An editor page's item: loaded when `id` is set (editing), none when creating. The editor is
@@ -28,7 +29,7 @@ export function StoredItem<T extends { updatedAt: string }>({
     enabled: id !== undefined,
   })
   if (id === undefined) return children(undefined)
-  if (stored.isPending) return <Loader aria-label={`Loading ${id}`} />
+  if (stored.isPending) return <Busy label={`Loading ${id}`} />
   if (stored.isError)
     return (
       <Alert color="red" title={`Could not load ${id}`} role="alert">

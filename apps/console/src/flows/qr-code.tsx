@@ -1,5 +1,6 @@
-import { Alert, Loader } from '@mantine/core'
+import { Alert } from '@mantine/core'
 import { useEffect, useRef, useState } from 'react'
+import { Busy } from '../components/busy'
 
 /**
  * A URI as a QR code drawn on a canvas (no data: URL or inline SVG for the Content-Security-Policy
@@ -29,7 +30,7 @@ export function QrCode({ value, label }: { value: string; label: string }) {
   }, [value])
   return (
     <>
-      {state === 'loading' && <Loader size="sm" aria-label="Drawing the QR code" />}
+      {state === 'loading' && <Busy size="sm" label="Drawing the QR code" />}
       {state === 'failed' && (
         <Alert color="red" role="alert">
           The QR code could not be drawn; use the link.

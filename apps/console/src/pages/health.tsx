@@ -1,6 +1,7 @@
-import { Alert, Badge, Loader, Stack, Table } from '@mantine/core'
+import { Alert, Badge, Stack, Table } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { useSession } from '../auth/auth'
+import { Busy } from '../components/busy'
 import { PageTitle } from '../components/shell'
 import { describeError } from '../forms/problems'
 
@@ -11,7 +12,7 @@ export default function HealthPage() {
   return (
     <Stack>
       <PageTitle title="Health and version" />
-      {health.isPending && <Loader role="status" aria-label="Loading the health" />}
+      {health.isPending && <Busy label="Loading the health" />}
       {health.isError && (
         <Alert color="red" title="The service is not healthy" role="alert">
           {describeError(health.error)}

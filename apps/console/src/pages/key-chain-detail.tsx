@@ -7,7 +7,6 @@ import {
   Card,
   Code,
   Group,
-  Loader,
   Modal,
   SimpleGrid,
   Stack,
@@ -20,6 +19,7 @@ import { Link, useNavigate, useParams } from 'react-router'
 import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { parseCertificate } from '../certificates/parse-certificate'
+import { Busy } from '../components/busy'
 import { ConfirmButton } from '../components/confirm-button'
 import { PageTitle } from '../components/shell'
 import { describeError } from '../forms/problems'
@@ -39,7 +39,7 @@ export default function KeyChainDetailPage() {
   const writable = canWrite(session, 'key-chains')
   const [dialog, setDialog] = useState<'edit' | 'rotate'>()
 
-  if (keyChain.isPending) return <Loader role="status" aria-label="Loading the key chain" />
+  if (keyChain.isPending) return <Busy label="Loading the key chain" />
   if (keyChain.isError)
     return (
       <Alert color="red" title={`Key chain ${keyChainId}`} role="alert">

@@ -1,7 +1,8 @@
-import { Alert, Button, Code, Loader, Stack, Text, TextInput } from '@mantine/core'
+import { Alert, Button, Code, Stack, Text, TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { useSession } from '../auth/auth'
+import { Busy } from '../components/busy'
 import { downloadText } from '../components/download'
 import { PageTitle } from '../components/shell'
 import { describeError } from '../forms/problems'
@@ -35,7 +36,7 @@ export default function MetricsPage() {
       <Text c="dimmed" size="sm">
         Each process answers for itself: behind a load balancer this is one replica's view (docs/metrics.md).
       </Text>
-      {metrics.isPending && <Loader role="status" aria-label="Loading the metrics" />}
+      {metrics.isPending && <Busy label="Loading the metrics" />}
       {metrics.isError && (
         <Alert color="red" title="Could not load the metrics" role="alert">
           {describeError(metrics.error)}

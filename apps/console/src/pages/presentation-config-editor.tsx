@@ -10,7 +10,6 @@ import {
   Checkbox,
   Grid,
   Group,
-  Loader,
   NumberInput,
   Select,
   SimpleGrid,
@@ -23,6 +22,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate, useParams } from 'react-router'
 import { canRead, canWrite } from '../access'
 import { useSession } from '../auth/auth'
+import { Busy } from '../components/busy'
 import { FormAlert } from '../components/form-alert'
 import { JsonBlock } from '../components/json-block'
 import { useReferenceIds } from '../components/reference-ids'
@@ -85,7 +85,7 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
     },
   })
   if (canRead(session, 'credential-configs') && credentialConfigs.isPending)
-    return <Loader aria-label="Loading credential configurations" />
+    return <Busy label="Loading credential configurations" />
   return (
     <Stack>
       <PageTitle

@@ -1,19 +1,9 @@
 import { type RegistrarConfigInput, zRegistrarConfigInput } from '@credential-service/core-domain'
 import { ManagementApiError, type RegistrarConfig } from '@credential-service/sdk'
-import {
-  Alert,
-  Button,
-  Card,
-  Loader,
-  PasswordInput,
-  SimpleGrid,
-  Stack,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core'
+import { Alert, Button, Card, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { useSession } from '../auth/auth'
+import { Busy } from '../components/busy'
 import { ConfirmButton } from '../components/confirm-button'
 import { FieldTable } from '../components/field-table'
 import { FormAlert } from '../components/form-alert'
@@ -48,7 +38,7 @@ export default function RegistrarPage() {
   return (
     <Stack>
       <PageTitle title={`Registrar of ${tenantId}`} />
-      {connection.isPending && <Loader role="status" aria-label="Loading the registrar connection" />}
+      {connection.isPending && <Busy label="Loading the registrar connection" />}
       {connection.isError && (
         <Alert color="red" title="Could not load the registrar connection" role="alert">
           {describeError(connection.error)}

@@ -1,8 +1,9 @@
 import type { IssuanceSession, PresentationSession, Session } from '@credential-service/sdk'
-import { Alert, Loader, Stack, Table, Title } from '@mantine/core'
+import { Alert, Stack, Table, Title } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
 import { useNavigate, useParams } from 'react-router'
 import { useSession } from '../auth/auth'
+import { Busy } from '../components/busy'
 import { ConfirmButton } from '../components/confirm-button'
 import { PageTitle } from '../components/shell'
 import { StatusBadge, useLiveSession } from '../flows/live-session'
@@ -39,7 +40,7 @@ export default function SessionDetailPage() {
           />
         )}
       </PageTitle>
-      {live.isPending && <Loader aria-label="Loading the session" />}
+      {live.isPending && <Busy label="Loading the session" />}
       {live.isError && (
         <Alert color="red" title="Could not read the session" role="alert">
           {describeError(live.error)}

@@ -1,7 +1,8 @@
-import { Alert, Button, Container, Loader, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core'
+import { Alert, Button, Container, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { useMutation } from '@tanstack/react-query'
 import { useAuth } from '../auth/auth'
+import { Busy } from '../components/busy'
 import { FormAlert } from '../components/form-alert'
 import { describeError } from '../forms/problems'
 
@@ -18,7 +19,7 @@ export function SignInPage() {
         {describeError(configError)} Reload the page to try again.
       </Alert>
     ) : !config || completing ? (
-      <Loader role="status" aria-label={completing ? 'Signing in' : 'Loading'} />
+      <Busy label={completing ? 'Signing in' : 'Loading'} />
     ) : config.mode === 'oidc' ? (
       <ProviderSignIn />
     ) : (

@@ -1,11 +1,12 @@
 import { WEBHOOK_DELIVERY_STATUSES } from '@credential-service/core-domain'
 import type { WebhookDelivery } from '@credential-service/sdk'
-import { Alert, Anchor, Badge, Button, Loader, Modal, Select, Stack, Table, Text } from '@mantine/core'
+import { Alert, Anchor, Badge, Button, Modal, Select, Stack, Table, Text } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link, useParams } from 'react-router'
 import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
+import { Busy } from '../components/busy'
 import { useCollection } from '../components/collection-page'
 import { ConfirmButton } from '../components/confirm-button'
 import { PagerBar } from '../components/cursor-pages'
@@ -210,7 +211,7 @@ function DeliveryDetail({ endpointId, deliveryId }: { endpointId: string; delive
     queryKey: ['webhook-endpoints', tenantId, 'deliveries', endpointId, 'item', deliveryId],
     queryFn: () => api.getWebhookDeliveryOfTenant(tenantId, endpointId, deliveryId),
   })
-  if (delivery.isPending) return <Loader role="status" aria-label="Loading the delivery" />
+  if (delivery.isPending) return <Busy label="Loading the delivery" />
   if (delivery.isError)
     return <FormAlert title="Could not load the delivery" message={describeError(delivery.error)} />
   const d = delivery.data

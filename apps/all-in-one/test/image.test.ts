@@ -268,9 +268,13 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
   it('the default command serves /, /api/health, /healthz, /readyz and /console/, and stops on SIGTERM with 0', async () => {
     const port = await freePort()
     const { file, args, ...options } = run([], { PORT: String(port) })
-    const child: ChildProcess = spawn(file, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child: ChildProcess = spawn(file, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+    // Both streams: the log lines (stdout) say why a shutdown did not exit 0.
     let stderr = ''
     child.stderr?.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.stdout?.on('data', (chunk) => {
       stderr += chunk
     })
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
@@ -305,7 +309,7 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
     } finally {
       child.kill('SIGTERM')
     }
-    expect(await exited).toBe(0)
+    expect(await exited, stderr).toBe(0)
   }, 300_000)
 
   it('after it, upgrade:check finds the database and its secret in DATA_DIR: nothing blocks', () => {

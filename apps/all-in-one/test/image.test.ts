@@ -303,7 +303,11 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
       const html = await page.text()
       const script = /<script type="module"[^>]* src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1]
       expect(script, html).toBeDefined()
-      expect((await fetch(`${base}${script}`)).status).toBe(200)
+      const asset = await fetch(`${base}${script}`)
+      expect(asset.status).toBe(200)
+      // Read to the end: an unread body keeps the connection busy, and the server's close waits
+      // for it until its bound (exit 1), which is what a stalled client does in production.
+      expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(0)
       // All-in-one mode keeps its generated secrets and database in DATA_DIR, the writable folder.
       expect(readdirSync(dataDir()).sort()).toStrictEqual(['dev-secrets.json', 'pglite'])
     } finally {

@@ -1,6 +1,7 @@
 import { type KeyChainCreate, zKeyChainCreate } from '@credential-service/core-domain'
 import type { KeyChain } from '@credential-service/sdk'
 import { Button, Select, Stack, Textarea, TextInput } from '@mantine/core'
+import type { GetInputPropsReturnType } from '@mantine/form'
 import { FormAlert } from '../components/form-alert'
 import { optional, useApiForm } from '../forms/use-api-form'
 
@@ -57,23 +58,19 @@ export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
   return (
     <form onSubmit={onSubmit} noValidate autoComplete="off">
       <Stack>
-        <TextInput label="Id" description="Generated when empty." {...form.getInputProps('id')} />
-        <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
+        <IdAndDescription id={form.getInputProps('id')} description={form.getInputProps('description')} />
         <PemTextarea
           label="Private key"
           description="A private JWK (JSON) or a PEM (PKCS#8 or SEC1): P-256, P-384 or Ed25519. Stored encrypted; never shown again."
           required
           {...form.getInputProps('privateKey')}
         />
-        <PemTextarea
-          label="Certificate chain"
-          description={CHAIN_HINT}
-          {...form.getInputProps('certificateChain')}
+        <ChainAndSubmit
+          chain={form.getInputProps('certificateChain')}
+          error={form.errors['']}
+          pending={pending}
+          label="Import key chain"
         />
-        <FormAlert message={form.errors['']} />
-        <Button type="submit" loading={pending}>
-          Import key chain
-        </Button>
       </Stack>
     </form>
   )
@@ -104,8 +101,7 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
   return (
     <form onSubmit={onSubmit} noValidate>
       <Stack>
-        <TextInput label="Id" description="Generated when empty." {...form.getInputProps('id')} />
-        <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
+        <IdAndDescription id={form.getInputProps('id')} description={form.getInputProps('description')} />
         <Select
           label="Key provider"
           data={[
@@ -116,15 +112,12 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
           {...form.getInputProps('kmsProvider')}
         />
         <ExternalKeyIdInput {...form.getInputProps('externalKeyId')} />
-        <PemTextarea
-          label="Certificate chain"
-          description={CHAIN_HINT}
-          {...form.getInputProps('certificateChain')}
+        <ChainAndSubmit
+          chain={form.getInputProps('certificateChain')}
+          error={form.errors['']}
+          pending={pending}
+          label="Register key chain"
         />
-        <FormAlert message={form.errors['']} />
-        <Button type="submit" loading={pending}>
-          Register key chain
-        </Button>
       </Stack>
     </form>
   )
@@ -153,5 +146,35 @@ export function PemTextarea(props: React.ComponentProps<typeof Textarea>) {
       styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
       {...props}
     />
+  )
+}
+
+type InputProps = GetInputPropsReturnType
+
+/** The id (generated when empty) and description every source's form starts with. */
+function IdAndDescription({ id, description }: { id: InputProps; description: InputProps }) {
+  return (
+    <>
+      <TextInput label="Id" description="Generated when empty." {...id} />
+      <Textarea label="Description" autosize minRows={1} {...description} />
+    </>
+  )
+}
+
+/** The certificate chain, the problem that names no field, and the submit button they end with. */
+function ChainAndSubmit(props: {
+  chain: InputProps
+  error: React.ReactNode
+  pending: boolean
+  label: string
+}) {
+  return (
+    <>
+      <PemTextarea label="Certificate chain" description={CHAIN_HINT} {...props.chain} />
+      <FormAlert message={props.error} />
+      <Button type="submit" loading={props.pending}>
+        {props.label}
+      </Button>
+    </>
   )
 }

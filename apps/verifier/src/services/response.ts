@@ -278,10 +278,13 @@ async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requ
             verifyMdocPresentation({
               presentation,
               docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
-              clientId: row.clientId,
-              nonce: row.nonce,
-              responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
-              encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
+              transcript: {
+                kind: 'oid4vp',
+                clientId: row.clientId,
+                nonce: row.nonce,
+                responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+                encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
+              },
               ...trust,
             }),
           )

@@ -6,15 +6,28 @@ import type { StatusListEntry } from '../status-list-token'
 import { loadMdoc } from './context'
 import { msoStatusEntry } from './status'
 
+/**
+ * What the device signed over: the SessionTranscript of the channel the response came by. The
+ * request's encryption key, when the response was encrypted, enters the OpenID4VP handovers by
+ * its thumbprint.
+ */
+export type MdocTranscript =
+  /** OpenID4VP 1.0 B.2.6.1: redirect flows (`OpenID4VPHandover`). */
+  | { kind: 'oid4vp'; clientId: string; nonce: string; responseUri: string; encryptionJwk: JWK | undefined }
+  /** OpenID4VP 1.0 B.2.6.2: over the Digital Credentials API (`OpenID4VPDCAPIHandover`). */
+  | { kind: 'oid4vp-dc-api'; origin: string; nonce: string; encryptionJwk: JWK | undefined }
+  /** ISO/IEC 18013-7 Annex C (`dcapi` handover): the SessionTranscript's CBOR bytes, as built for decryption. */
+  | { kind: 'annex-c'; sessionTranscript: Uint8Array }
+
 export interface MdocCheck extends PresentationTrust {
-  presentation: string
+  /** base64url DeviceResponse (OpenID4VP), or its bytes (Annex C, decrypted). */
+  presentation: string | Uint8Array
   docType: string
-  clientId: string
-  nonce: string
-  responseUri: string
-  /** The request's encryption key when the response was encrypted (its thumbprint enters the transcript). */
-  encryptionJwk: JWK | undefined
+  transcript: MdocTranscript
 }
+
+const thumbprint = async (jwk: JWK | undefined) =>
+  jwk ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(jwk)) } : {}
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
@@ -23,9 +36,10 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/
  * refused before decoding when the CBOR guard finds what no mdoc needs (S-128): cbor-x decodes a
  * bignum in quadratic time, and decoding happens before any signature is checked.
  */
-function deviceResponseBytes(presentation: string): Uint8Array {
-  if (!BASE64URL.test(presentation)) throw new PresentationRejected('the presentation is not base64url')
-  const bytes = Buffer.from(presentation, 'base64url')
+function deviceResponseBytes(presentation: string | Uint8Array): Uint8Array {
+  if (typeof presentation === 'string' && !BASE64URL.test(presentation))
+    throw new PresentationRejected('the presentation is not base64url')
+  const bytes = typeof presentation === 'string' ? Buffer.from(presentation, 'base64url') : presentation
   const checked = checkCbor(bytes)
   if (!checked.ok)
     throw new PresentationRejected(`the mdoc presentation is refused before decoding: ${checked.reason}`)
@@ -35,8 +49,7 @@ function deviceResponseBytes(presentation: string): Uint8Array {
 /**
  * Verifies an mdoc `DeviceResponse` (OpenID4VP Appendix B.2, checklist V-29, V-30) with @owf/mdoc:
  * issuer signature and `x5chain` to a trust anchor, value digests, validity, and the device
- * signature over the OpenID4VP SessionTranscript built from this request's client id, nonce,
- * response URI and encryption key thumbprint; the MSO's status list entry, when it has one, must be
+ * signature over the SessionTranscript of the channel (`transcript`); the MSO's status list entry, when it has one, must be
  * VALID (checklist V-33). Returns the elements per namespace.
  */
 export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<string, unknown>> {
@@ -51,17 +64,28 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
   } catch {
     throw new PresentationRejected('the presentation is not an mdoc DeviceResponse')
   }
-  const sessionTranscript = await SessionTranscript.forOid4Vp(
-    {
-      clientId: check.clientId,
-      nonce: check.nonce,
-      responseUri: check.responseUri,
-      ...(check.encryptionJwk
-        ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(check.encryptionJwk)) }
-        : {}),
-    },
-    mdocContext,
-  )
+  const { transcript } = check
+  const sessionTranscript =
+    transcript.kind === 'annex-c'
+      ? SessionTranscript.decode(transcript.sessionTranscript)
+      : transcript.kind === 'oid4vp-dc-api'
+        ? await SessionTranscript.forOid4VpDcApi(
+            {
+              origin: transcript.origin,
+              nonce: transcript.nonce,
+              ...(await thumbprint(transcript.encryptionJwk)),
+            },
+            mdocContext,
+          )
+        : await SessionTranscript.forOid4Vp(
+            {
+              clientId: transcript.clientId,
+              nonce: transcript.nonce,
+              responseUri: transcript.responseUri,
+              ...(await thumbprint(transcript.encryptionJwk)),
+            },
+            mdocContext,
+          )
   const failed: string[] = []
   try {
     await Verifier.verifyDeviceResponse(

@@ -103,3 +103,54 @@ export async function resolveAndAnswer(
     body: await submitted.response.text(),
   }
 }
+
+/** One entry of a dc-api request's `requests`, and what the browser hands back (a DigitalCredential's fields). */
+export interface DcApiEntry {
+  protocol: string
+  data: Record<string, unknown>
+}
+
+/**
+ * The wallet's turn over the Digital Credentials API (OpenID4VP 1.0 Appendix A), as the browser
+ * would run it: the library resolves the request with the page's `origin` (checking
+ * `expected_origins` of a signed one unless `disableOriginValidation`, as a relaying phisher's wallet
+ * would not), the callback makes the `vp_token` for the resolved request and the effective client
+ * id (`origin:<origin>` when unsigned), and the answer is encrypted for `dc_api.jwt`.
+ */
+export async function answerOverDcApi(
+  entry: DcApiEntry,
+  origin: string,
+  vpToken: (request: Record<string, unknown>, effectiveClientId: string) => Promise<Record<string, string[]>>,
+  options: { disableOriginValidation?: boolean } = {},
+): Promise<DcApiEntry> {
+  const wallet = walletClient()
+  const resolved = await wallet.resolveOpenId4vpAuthorizationRequest({
+    authorizationRequestPayload: entry.data as never,
+    origin,
+    ...options,
+  })
+  const request = resolved.authorizationRequestPayload as Record<string, unknown>
+  const encrypted = request.response_mode === 'dc_api.jwt'
+  const response = await wallet.createOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: resolved.authorizationRequestPayload,
+    origin,
+    authorizationResponsePayload: { vp_token: await vpToken(request, resolved.client.effective) } as never,
+    ...(encrypted
+      ? {
+          jarm: {
+            encryption: { nonce: request.nonce as string },
+            serverMetadata: {
+              authorization_encryption_alg_values_supported: ['ECDH-ES'],
+              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+            } as never,
+          },
+        }
+      : {}),
+  })
+  return {
+    protocol: entry.protocol,
+    data: response.jarm
+      ? { response: response.jarm.responseJwt }
+      : (response.authorizationResponsePayload as Record<string, unknown>),
+  }
+}

@@ -212,7 +212,22 @@ export async function mdocDeviceResponse(options: {
   const handover = createHash('sha256')
     .update(cbor.encode([options.clientId, options.nonce, thumbprint, options.responseUri]))
     .digest()
-  const sessionTranscript = [null, null, ['OpenID4VPHandover', handover]]
+  return base64url.encode(
+    await signedDeviceResponse({
+      ...options,
+      sessionTranscript: [null, null, ['OpenID4VPHandover', handover]],
+    }),
+  )
+}
+
+/** The DeviceResponse (CBOR) of one document, device-signed over the given SessionTranscript. */
+export async function signedDeviceResponse(options: {
+  credential: string
+  holder: HolderKeys
+  docType: string
+  sessionTranscript: unknown[]
+}): Promise<Uint8Array> {
+  const { sessionTranscript } = options
   const deviceNameSpaces = new Tag(cbor.encode(new Map()), 24)
   const payload = cbor.encode(
     new Tag(cbor.encode(['DeviceAuthentication', sessionTranscript, options.docType, deviceNameSpaces]), 24),
@@ -234,5 +249,5 @@ export async function mdocDeviceResponse(options: {
       deviceAuth: { deviceSignature: [protectedHeader, new Map(), null, signature] },
     },
   }
-  return base64url.encode(cbor.encode({ version: '1.0', documents: [document], status: 0 }))
+  return cbor.encode({ version: '1.0', documents: [document], status: 0 })
 }

@@ -133,6 +133,8 @@ export type { MetricsText } from './contract/metrics'
 export { zMetricsText } from './contract/metrics'
 export type {
   ClientIdPrefix,
+  DcApiProtocol,
+  DcApiSettings,
   PresentationConfig,
   PresentationConfigData,
   PresentationConfigInput,
@@ -141,12 +143,16 @@ export type {
   PresentationSession,
 } from './contract/presentation-config'
 export {
+  DEFAULT_DC_API_PROTOCOLS,
   zClientIdPrefix,
+  zDcApiProtocol,
+  zDcApiSettings,
   zPresentationConfig,
   zPresentationConfigInput,
   zPresentationRequestCreate,
   zPresentationRequestCreated,
   zPresentationSession,
+  zWebOrigin,
 } from './contract/presentation-config'
 export type {
   AccessCertificate,
@@ -257,6 +263,8 @@ export type { AuthorizationRequestParamsOptions } from './protocol/authorization
 export {
   authorizationRequestByValue,
   authorizationRequestParams,
+  dcApiRequestParams,
+  dcApiResponseMode,
   RESPONSE_ENC_VALUES,
   VP_FORMATS_SUPPORTED,
 } from './protocol/authorization-request'
@@ -369,6 +377,7 @@ export {
   resolveClaims,
 } from './rules/claims-schema'
 export { checkCredentialConfig, valueMatches } from './rules/credential-config'
+export { checkDcApiSettings, dcApiProtocols, dcApiProtocolUnfit, originIssue } from './rules/dc-api'
 export { checkDcqlQuery } from './rules/dcql'
 export { isIpAddress, nonPublicRange } from './rules/ip-address'
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from './rules/json-depth'

@@ -1,6 +1,7 @@
 import {
   type CredentialConfigData,
   checkCredentialConfig,
+  checkDcApiSettings,
   checkDcqlQuery,
   checkRedirectUri,
   claimPath,
@@ -169,6 +170,7 @@ export async function presentationConfigIssues(
     ...(config.redirectUri === undefined
       ? []
       : checkRedirectUri(config.redirectUri, options.outbound, `${prefix}.redirectUri`)),
+    ...checkDcApiSettings(config, options.outbound, `${prefix}.dcApi`),
     ...missing,
     ...(missing.length ? [] : await verifierAttestationFieldIssues(db, tenantId, config, prefix, options)),
   ]

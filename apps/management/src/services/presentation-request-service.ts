@@ -3,20 +3,27 @@ import {
   authorizationRequestByValue,
   authorizationRequestParams,
   checkRedirectUri,
+  type DcApiProtocol,
+  dcApiProtocols,
+  dcApiRequestParams,
+  dcApiResponseMode,
   ForbiddenError,
   isOperator,
   newId,
   type OutboundUrlPolicy,
+  originIssue,
   type PresentationConfig,
   type PresentationRequestCreate,
   type PresentationRequestCreated,
   type PresentationSession,
   type Principal,
   RuleViolationError,
+  type ValidationIssue,
 } from '@credential-service/core-domain'
 import {
   type JwkCipher,
   type PresentationResult,
+  signRequestObject,
   verifierAttestationIssues,
   verifierClientId,
 } from '@credential-service/crypto'
@@ -126,6 +133,7 @@ export function createPresentationRequestService(
         const issues = checkRedirectUri(redirectUri, deps.outbound, path)
         if (issues.length) throw new RuleViolationError('the redirect URI is not allowed; see errors', issues)
       }
+      const dcApi = input.transport === 'dc-api' ? dcApiTransport(deps, config, input) : undefined
       // An override must name an endpoint of this tenant (checklist S-105); another tenant's id
       // reads as missing.
       if (
@@ -161,6 +169,8 @@ export function createPresentationRequestService(
         state,
         responseMode,
         redirectUri: redirectUri ?? null,
+        origin: dcApi?.origin ?? null,
+        dcApiProtocols: dcApi?.protocols ?? null,
         transactionData,
         webhookEndpointId: input.webhookEndpointId ?? config.webhookEndpointId ?? null,
         encryptionKey: deps.cipher.encrypt(
@@ -171,6 +181,12 @@ export function createPresentationRequestService(
         createdByClientId: actor.clientId,
         expiresAt,
       })
+      const encryptionJwk = {
+        ...(createPublicKey(privateKey).export({ format: 'jwk' }) as Record<string, unknown>),
+        kid: encryptionKid,
+        alg: 'ECDH-ES',
+        use: 'enc',
+      }
       const byValue = config.clientIdPrefix === 'redirect_uri'
       const requestUri = byValue ? null : `${deps.publicUrl}/verifiers/${tenantId}/requests/${requestId}`
       // OpenID4VP 1.0 §5.9.3 (V-07): a redirect_uri request cannot be signed, so it goes by value,
@@ -185,12 +201,7 @@ export function createPresentationRequestService(
               nonce,
               state,
               dcqlQuery: config.dcqlQuery,
-              encryptionJwk: {
-                ...(createPublicKey(privateKey).export({ format: 'jwk' }) as Record<string, unknown>),
-                kid: encryptionKid,
-                alg: 'ECDH-ES',
-                use: 'enc',
-              },
+              encryptionJwk,
               transactionData,
             }),
           )
@@ -202,10 +213,104 @@ export function createPresentationRequestService(
         requestUri,
         requestUriMethod: requestUri ? 'post' : null,
         authorizationRequestUri,
+        ...(dcApi
+          ? {
+              dcApi: {
+                requests: await dcApiRequests(deps, tenantId, config, {
+                  ...dcApi,
+                  clientId,
+                  responseMode: dcApiResponseMode(responseMode),
+                  nonce,
+                  encryptionJwk,
+                  transactionData,
+                  expiresAt,
+                }),
+                responseUri: `${deps.publicUrl}/verifiers/${tenantId}/dc-api/${requestId}`,
+              },
+            }
+          : {}),
         expiresAt: expiresAt.toISOString(),
       }
     },
   }
+}
+
+/**
+ * A `dc-api` request's origin and protocols (OpenID4VP 1.0 Appendix A, ISO/IEC 18013-7 Annex C):
+ * the origin must be one the configuration allows, and a same-device redirect has no place in it
+ * (the browser hands the answer back to the page).
+ */
+function dcApiTransport(
+  deps: PresentationRequestDeps,
+  config: PresentationConfig,
+  input: PresentationRequestCreate,
+): { origin: string; protocols: DcApiProtocol[] } {
+  const origin = input.origin as string
+  const issues: ValidationIssue[] = []
+  const originProblem = originIssue(origin, deps.outbound)
+  if (originProblem) issues.push({ path: 'body.origin', message: originProblem })
+  const allowed = config.dcApi?.origins
+  if (allowed && !allowed.includes(origin))
+    issues.push({
+      path: 'body.origin',
+      message: `'${origin}' is not among the configuration's dcApi.origins (${allowed.join(', ')})`,
+    })
+  if (input.redirectUri !== undefined)
+    issues.push({
+      path: 'body.redirectUri',
+      message: 'a dc-api request returns to the page that made it; a redirect URI has no use',
+    })
+  const protocols = dcApiProtocols(config)
+  if (protocols.length === 0)
+    issues.push({
+      path: 'body.presentationConfigId',
+      message: 'the configuration fits no Digital Credentials API protocol',
+    })
+  if (issues.length) throw new RuleViolationError('the dc-api request is not possible; see errors', issues)
+  return { origin, protocols }
+}
+
+/**
+ * The `requests` for `navigator.credentials.get`, one per protocol in the configuration's order:
+ * OpenID4VP unsigned (parameters as they are) and signed (a request object with `client_id` and
+ * `expected_origins`, A.3.2), and the Annex C DeviceRequest with this request's encryption key.
+ */
+async function dcApiRequests(
+  deps: PresentationRequestDeps,
+  tenantId: string,
+  config: PresentationConfig,
+  request: {
+    origin: string
+    protocols: DcApiProtocol[]
+    clientId: string
+    responseMode: 'dc_api' | 'dc_api.jwt'
+    nonce: string
+    encryptionJwk: Record<string, unknown>
+    transactionData: string[] | null
+    expiresAt: Date
+  },
+): Promise<{ protocol: DcApiProtocol; data: Record<string, unknown> }[]> {
+  const params = dcApiRequestParams({ ...request, dcqlQuery: config.dcqlQuery })
+  const requests: { protocol: DcApiProtocol; data: Record<string, unknown> }[] = []
+  for (const protocol of request.protocols) {
+    if (protocol === 'openid4vp-v1-unsigned') requests.push({ protocol, data: params })
+    if (protocol === 'openid4vp-v1-signed') {
+      const signer = await deps.keys.signer(tenantId, config.keyChainId)
+      const iat = Math.floor(deps.now().getTime() / 1000)
+      const claims = {
+        aud: 'https://self-issued.me/v2',
+        iat,
+        exp: Math.floor(request.expiresAt.getTime() / 1000),
+        client_id: request.clientId,
+        expected_origins: [request.origin],
+        ...params,
+      }
+      const attestation =
+        config.clientIdPrefix === 'verifier_attestation' ? config.verifierAttestation : undefined
+      requests.push({ protocol, data: { request: await signRequestObject(signer, claims, attestation) } })
+    }
+  }
+  return requests
 }
 
 /** The tenant's verifier identifier: what a Verifier Attestation's `sub` must be (OpenID4VP 1.0 §12). */

@@ -1,8 +1,10 @@
 import { ProtocolError, zTenantId } from '@credential-service/core-domain'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
+import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { handleDcApiResponse } from '../services/dc-api-response'
 import { requestObject, type VerifierDeps } from '../services/request-object'
 import { handleResponse } from '../services/response'
 
@@ -32,6 +34,35 @@ export function requestRoutes(deps: VerifierDeps, limits: WalletLimits): Fastify
           .header('cache-control', 'no-store')
           .send(await handleResponse(deps, req.params.tenant, req.params.requestId, req.body))
       },
+    )
+    // The page of a dc-api request posts the browser's answer here from its own origin. Any origin
+    // may (like direct_post, the endpoint is public and bound to the request by its id; the answer
+    // itself is bound to the page's origin), without credentials; errors carry the header too.
+    const dcApiCors: onRequestHookHandler = (_req, reply, done) => {
+      reply.header('access-control-allow-origin', '*')
+      done()
+    }
+    app.options('/verifiers/:tenant/dc-api/:requestId', { onRequest: dcApiCors }, (_req, reply) =>
+      reply
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type')
+        .header('access-control-max-age', '600')
+        .status(204)
+        .send(),
+    )
+    app.post(
+      '/verifiers/:tenant/dc-api/:requestId',
+      {
+        schema: {
+          params,
+          body: z.object({ protocol: z.string().max(200), data: z.record(z.string(), z.unknown()) }),
+        },
+        onRequest: [dcApiCors, walletLimit(app, limits, 'response')],
+      },
+      async (req, reply) =>
+        reply
+          .header('cache-control', 'no-store')
+          .send(await handleDcApiResponse(deps, req.params.tenant, req.params.requestId, req.body)),
     )
     app.get('/verifiers/:tenant/requests/:requestId', { schema: { params } }, async (req, reply) =>
       reply

@@ -7,7 +7,7 @@ import {
   VP_FORMATS_SUPPORTED,
 } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
-import { canonicalHash, isSelfSigned, publicPart, signJws } from '@credential-service/crypto'
+import { canonicalHash, publicPart, signRequestObject } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   type PresentationSessionRow,
@@ -30,15 +30,6 @@ export { RESPONSE_ENC_VALUES, VP_FORMATS_SUPPORTED }
 export function encryptionJwk(deps: VerifierDeps, row: PresentationSessionRow): JWK {
   const privateJwk = deps.keys.cipher.decrypt(row.encryptionKey, `presentation:${row.tenantId}/${row.id}`)
   return { ...publicPart(privateJwk), kid: row.encryptionKid, alg: 'ECDH-ES', use: 'enc' }
-}
-
-/**
- * The chain for `x5c` (base64 DER, leaf first) without a trailing self-signed certificate (HAIP:
- * no trust anchor): a self-signed leaf alone stays, a registrar-issued leaf keeps its intermediates.
- */
-export function requestX5c(chain: string[]): string[] {
-  if (chain.length < 2) return chain
-  return isSelfSigned(chain.at(-1) as string) ? chain.slice(0, -1) : chain
 }
 
 /**
@@ -102,16 +93,10 @@ async function requestObjectUntraced(
   }
   // verifier_attestation (§5.9.3, §12; V-08): the attestation in the JOSE header `jwt`, the
   // request signed by the key its cnf names (checked against the key chain at save and here).
-  if (row.clientId.startsWith('verifier_attestation:')) {
-    if (!config.verifierAttestation)
-      throw new ProtocolError('invalid_request', 'the configuration has no verifier attestation', {
-        status: 404,
-      })
-    return signJws(
-      signer,
-      { typ: 'oauth-authz-req+jwt', kid: signer.kid, jwt: config.verifierAttestation },
-      claims,
-    )
-  }
-  return signJws(signer, { typ: 'oauth-authz-req+jwt', kid: signer.kid, x5c: requestX5c(signer.x5c) }, claims)
+  const attested = row.clientId.startsWith('verifier_attestation:')
+  if (attested && !config.verifierAttestation)
+    throw new ProtocolError('invalid_request', 'the configuration has no verifier attestation', {
+      status: 404,
+    })
+  return signRequestObject(signer, claims, attested ? config.verifierAttestation : undefined)
 }

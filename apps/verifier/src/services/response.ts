@@ -11,6 +11,7 @@ import {
 import { inSpan, traced } from '@credential-service/core-domain/tracing'
 import {
   codeHash,
+  type MdocTranscript,
   PresentationRejected,
   selectClaims,
   verifyMdocPresentation,
@@ -28,8 +29,11 @@ import { trustAnchors } from './trust'
 
 type Form = Record<string, unknown>
 
-/** Reads the authorization response (OpenID4VP §8.2, §8.3): plain form fields or a JWE `response`. */
-async function responseParameters(
+/**
+ * Reads the authorization response (OpenID4VP §8.2, §8.3): plain form fields or a JWE `response`
+ * (also the data of an OpenID4VP answer over the DC API, A.2).
+ */
+export async function responseParameters(
   deps: VerifierDeps,
   row: PresentationSessionRow,
   form: Form,
@@ -199,16 +203,9 @@ async function endSession(
   return finished !== undefined
 }
 
-/**
- * The response endpoint (OpenID4VP §8.2): accepts one response per request, validates it and ends
- * the session verified or failed with the reason. Same-device requests get a `redirect_uri` with a
- * fresh `response_code` (§13.3).
- */
-export const handleResponse = traced('verifier response', handleResponseUntraced)
-
-async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requestId: string, form: Form) {
-  const sessions = createPresentationSessionRepository(deps.db, tenantId)
-  const row = await sessions.byRequestId(requestId)
+/** The pending session a response answers, or the refusal every response endpoint gives. */
+export async function openSession(deps: VerifierDeps, tenantId: string, requestId: string) {
+  const row = await createPresentationSessionRepository(deps.db, tenantId).byRequestId(requestId)
   const now = deps.now()
   if (row?.status !== 'pending' || row.expiresAt <= now) {
     throw new ProtocolError(
@@ -216,6 +213,11 @@ async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requ
       'no open request for this response (unknown, expired or already answered)',
     )
   }
+  return { row, now }
+}
+
+/** How a response ends its session as failed: `fail` records the reason, `refuse` also makes the wallet's error. */
+export function sessionEnding(deps: VerifierDeps, row: PresentationSessionRow, now: Date) {
   const fail = async (reason: string) => {
     const outcome = { status: 'failed', failureReason: reason } as const
     await finishSession(deps, row, outcome, outcome, now)
@@ -226,7 +228,117 @@ async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requ
     await fail(error.message)
     return new ProtocolError('invalid_request', error.toWallet ?? error.message, { cause: error })
   }
+  return { fail, refuse }
+}
 
+/** What a presentation must be bound to: the KB-JWT `aud` (SD-JWT VC) and the mdoc SessionTranscript. */
+export interface PresentationBinding {
+  audience: string
+  mdocTranscript: MdocTranscript
+}
+
+/** The configuration and the trust its presentations are checked against. */
+export async function verification(deps: VerifierDeps, row: PresentationSessionRow, now: Date) {
+  const config = await deps.tenants.presentationConfig(row.tenantId, row.presentationConfigId)
+  if (!config) return undefined
+  const trust = presentationTrust({
+    anchors: trustAnchors(await deps.keys.keyChains(row.tenantId), config),
+    acceptAnyIssuer: config.acceptAnyIssuer,
+    now,
+    outbound: deps.outbound,
+    statusLists: deps.statusLists,
+  })
+  return { config, trust }
+}
+type Verification = NonNullable<Awaited<ReturnType<typeof verification>>>
+
+/**
+ * Verifies every presentation of a `vp_token` (OpenID4VP §8.1: each a string, an SD-JWT or a
+ * base64url DeviceResponse) against the query and the binding; the claims per credential query id.
+ */
+export async function verifyVpToken(
+  { config, trust }: Verification,
+  row: PresentationSessionRow,
+  vpToken: Record<string, string[]>,
+  binding: PresentationBinding,
+): Promise<Record<string, Record<string, unknown>[]>> {
+  const result: Record<string, Record<string, unknown>[]> = {}
+  for (const [id, presentations] of Object.entries(vpToken)) {
+    const query = config.dcqlQuery.credentials.find((credential) => credential.id === id)
+    if (!query) throw new PresentationRejected(`vp_token has '${id}', which the query did not ask for`)
+    if (presentations.length > 1 && !query.multiple)
+      throw new PresentationRejected(
+        `vp_token.${id} has ${presentations.length} presentations; one was asked for`,
+      )
+    const claimsOf = (presentation: string) =>
+      query.format === 'mso_mdoc'
+        ? verifyStep('mso_mdoc', () =>
+            verifyMdocPresentation({
+              presentation,
+              docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
+              transcript: binding.mdocTranscript,
+              ...trust,
+            }),
+          )
+        : verifyStep('dc+sd-jwt', () =>
+            verifySdJwtPresentation({
+              presentation,
+              vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
+              nonce: row.nonce,
+              clientId: binding.audience,
+              transactionData: row.transactionData,
+              requireHolderBinding: query.require_cryptographic_holder_binding !== false,
+              ...trust,
+            }),
+          )
+    result[id] = []
+    for (const presentation of presentations) {
+      const claims = await claimsOf(presentation)
+      checkClaims(query, claims)
+      result[id].push(claims)
+    }
+  }
+  checkCredentialSets(config.dcqlQuery, new Set(Object.keys(result)))
+  return result
+}
+
+/**
+ * Ends the session verified with its claims (sealed at rest). With `responseCode`, the result is
+ * released only to the holder of the code (S-86: never to a webhook); false when another response
+ * ended the session first.
+ */
+export async function finishVerified(
+  deps: VerifierDeps,
+  row: PresentationSessionRow,
+  result: Record<string, Record<string, unknown>[]>,
+  now: Date,
+  responseCode?: string,
+): Promise<boolean> {
+  return finishSession(
+    deps,
+    row,
+    {
+      status: 'verified',
+      resultEncrypted: deps.keys.sessionData.sealResult(row.tenantId, row.id, result),
+      responseCodeHash: responseCode ? codeHash(responseCode) : null,
+    },
+    responseCode
+      ? { status: 'verified', responseCodeRequired: true }
+      : { status: 'verified', claims: result },
+    now,
+  )
+}
+
+/**
+ * The response endpoint (OpenID4VP §8.2): accepts one response per request, validates it and ends
+ * the session verified or failed with the reason. Same-device requests get a `redirect_uri` with a
+ * fresh `response_code` (§13.3).
+ */
+export const handleResponse = traced('verifier response', handleResponseUntraced)
+
+async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requestId: string, form: Form) {
+  const { row, now } = await openSession(deps, tenantId, requestId)
+  const { fail, refuse } = sessionEnding(deps, row, now)
   let params: Form
   try {
     params = await responseParameters(deps, row, form)
@@ -243,93 +355,39 @@ async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requ
   const response = parsed.data
   // A wallet error (§8.5) ends the session as failed; the wallet gets a normal answer.
   if (typeof response.error === 'string') {
-    await fail(
-      `wallet error: ${response.error}${response.error_description !== undefined ? ` (${response.error_description})` : ''}`,
-    )
+    await fail(walletError(response))
     return {}
   }
   if (response.state !== row.state)
     throw new ProtocolError('invalid_request', await fail('the state does not match this request'))
 
-  const config = await deps.tenants.presentationConfig(tenantId, row.presentationConfigId)
-  if (!config)
+  const checked = await verification(deps, row, now)
+  if (!checked)
     throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))
   try {
-    const trust = presentationTrust({
-      anchors: trustAnchors(await deps.keys.keyChains(tenantId), config),
-      acceptAnyIssuer: config.acceptAnyIssuer,
-      now,
-      outbound: deps.outbound,
-      statusLists: deps.statusLists,
-    })
-    const result: Record<string, Record<string, unknown>[]> = {}
-    for (const [id, presentations] of Object.entries(response.vp_token)) {
-      const query = config.dcqlQuery.credentials.find((credential) => credential.id === id)
-      if (!query) throw new PresentationRejected(`vp_token has '${id}', which the query did not ask for`)
-      if (presentations.length > 1 && !query.multiple)
-        throw new PresentationRejected(
-          `vp_token.${id} has ${presentations.length} presentations; one was asked for`,
-        )
-      result[id] = []
-      // OpenID4VP §8.1: each presentation is a string (an SD-JWT, a base64url DeviceResponse).
-      for (const presentation of presentations) {
-        if (query.format === 'mso_mdoc') {
-          const claims = await verifyStep('mso_mdoc', () =>
-            verifyMdocPresentation({
-              presentation,
-              docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
-              transcript: {
-                kind: 'oid4vp',
-                clientId: row.clientId,
-                nonce: row.nonce,
-                responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
-                encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
-              },
-              ...trust,
-            }),
-          )
-          checkClaims(query, claims)
-          result[id]?.push(claims)
-          continue
-        }
-        const claims = await verifyStep('dc+sd-jwt', () =>
-          verifySdJwtPresentation({
-            presentation,
-            vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
-            nonce: row.nonce,
-            clientId: row.clientId,
-            transactionData: row.transactionData,
-            requireHolderBinding: query.require_cryptographic_holder_binding !== false,
-            ...trust,
-          }),
-        )
-        checkClaims(query, claims)
-        result[id]?.push(claims)
-      }
-    }
-    checkCredentialSets(config.dcqlQuery, new Set(Object.keys(result)))
-    const responseCode = row.redirectUri ? randomBytes(32).toString('base64url') : undefined
-    // S-86: a same-device result goes only to the holder of the response code, never to a webhook.
-    const finished = await finishSession(
-      deps,
-      row,
-      {
-        status: 'verified',
-        resultEncrypted: deps.keys.sessionData.sealResult(tenantId, row.id, result),
-        responseCodeHash: responseCode ? codeHash(responseCode) : null,
+    const result = await verifyVpToken(checked, row, response.vp_token, {
+      audience: row.clientId,
+      mdocTranscript: {
+        kind: 'oid4vp',
+        clientId: row.clientId,
+        nonce: row.nonce,
+        responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+        encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
       },
-      responseCode
-        ? { status: 'verified', responseCodeRequired: true }
-        : { status: 'verified', claims: result },
-      now,
-    )
-    if (!finished) throw new ProtocolError('invalid_request', 'this request was answered already')
+    })
+    const responseCode = row.redirectUri ? randomBytes(32).toString('base64url') : undefined
+    if (!(await finishVerified(deps, row, result, now, responseCode)))
+      throw new ProtocolError('invalid_request', 'this request was answered already')
     return responseCode ? { redirect_uri: `${row.redirectUri}#response_code=${responseCode}` } : {}
   } catch (error) {
     if (!(error instanceof PresentationRejected)) throw error
     throw await refuse(error)
   }
 }
+
+/** A wallet's error response (§8.5) as the session's failure reason. */
+export const walletError = (response: { error: string; error_description?: string | undefined }) =>
+  `wallet error: ${response.error}${response.error_description !== undefined ? ` (${response.error_description})` : ''}`
 
 /** One presentation's verification by its format module, as a span of the response step. */
 function verifyStep<T>(format: 'mso_mdoc' | 'dc+sd-jwt', verify: () => Promise<T>): Promise<T> {

@@ -4,10 +4,10 @@ import {
   generateKeyPair,
   issuerNameRefusal,
   parseCertificate,
+  requestX5c,
 } from '@credential-service/crypto'
 import type { KeyChainRow } from '@credential-service/db-schema'
 import { describe, expect, it } from 'vitest'
-import { requestX5c } from './request-object'
 import { trustAnchors } from './trust'
 
 const config = { trustAnchors: [] } as unknown as PresentationConfig

@@ -8,6 +8,57 @@ import { zKeyChainId } from './key-chain'
 export const zClientIdPrefix = z.enum(['x509_san_dns', 'x509_hash', 'redirect_uri', 'verifier_attestation'])
 export type ClientIdPrefix = z.infer<typeof zClientIdPrefix>
 
+/**
+ * Protocols of the W3C Digital Credentials API a request can be offered in: OpenID4VP 1.0
+ * Appendix A (signed and unsigned requests) and ISO/IEC 18013-7 Annex C (`org-iso-mdoc`).
+ */
+export const zDcApiProtocol = z.enum(['openid4vp-v1-signed', 'openid4vp-v1-unsigned', 'org-iso-mdoc'])
+export type DcApiProtocol = z.infer<typeof zDcApiProtocol>
+export const DEFAULT_DC_API_PROTOCOLS: readonly DcApiProtocol[] = zDcApiProtocol.options
+
+/** A web origin as browsers serialise it: `scheme://host[:port]`, nothing after it. */
+export const zWebOrigin = z
+  .string()
+  .max(300)
+  .refine(
+    (value) => {
+      try {
+        const url = new URL(value)
+        return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value
+      } catch {
+        return false
+      }
+    },
+    { error: 'must be a web origin: scheme://host[:port], no path, no trailing slash' },
+  )
+
+export const zDcApiSettings = z
+  .object({
+    protocols: z
+      .array(zDcApiProtocol)
+      .min(1)
+      .max(3)
+      .refine((list) => new Set(list).size === list.length, { error: 'names a protocol twice' })
+      .optional()
+      .describe(
+        'The protocols a `dc-api` request offers the browser, in this order of preference. Default: `openid4vp-v1-signed` (not with `redirect_uri`), `openid4vp-v1-unsigned`, and `org-iso-mdoc` when the query asks for one mso_mdoc credential',
+      ),
+    origins: z
+      .array(zWebOrigin)
+      .min(1)
+      .max(20)
+      .optional()
+      .describe(
+        'The web origins whose pages may ask for this configuration over the Digital Credentials API (https; http only where OUTBOUND_ALLOW_HTTP is set). Without it, a request may name any origin',
+      ),
+  })
+  .strict()
+  .describe(
+    'Presentations over the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A, ISO/IEC 18013-7 Annex C)',
+  )
+  .meta({ id: 'DcApiSettings' })
+export type DcApiSettings = z.infer<typeof zDcApiSettings>
+
 export const zPresentationConfigInput = z
   .object({
     id: zConfigId,
@@ -51,6 +102,7 @@ export const zPresentationConfigInput = z
       .describe(
         'Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object',
       ),
+    dcApi: zDcApiSettings.optional(),
     trustAnchors: z
       .array(z.string().min(1).max(20_000))
       .max(50)
@@ -104,8 +156,25 @@ export const zPresentationRequestCreate = z
       .optional()
       .describe('Overrides the configuration; a webhook endpoint of the same tenant'),
     lifetimeSeconds: z.number().int().min(30).max(86_400).optional().describe('Overrides the configuration'),
+    transport: z
+      .enum(['uri', 'dc-api'])
+      .default('uri')
+      .describe(
+        '`uri`: an `openid4vp://` URI for a QR code or link. `dc-api`: also the `requests` a page of `origin` hands to `navigator.credentials.get` (W3C Digital Credentials API); the URI stays as the fallback for browsers without it',
+      ),
+    origin: zWebOrigin
+      .optional()
+      .describe(
+        'With `dc-api` (and only then): the origin of the page that calls the Digital Credentials API. The presentation must be bound to it (OpenID4VP 1.0 Appendix A.4, ISO/IEC 18013-7 Annex C); it must be one of the configuration’s `dcApi.origins` when it lists any',
+      ),
   })
   .strict()
+  .superRefine((value, context) => {
+    if (value.transport === 'dc-api' && value.origin === undefined)
+      context.addIssue({ code: 'custom', path: ['origin'], message: 'is required with transport dc-api' })
+    if (value.transport !== 'dc-api' && value.origin !== undefined)
+      context.addIssue({ code: 'custom', path: ['origin'], message: 'is only for transport dc-api' })
+  })
   .meta({ id: 'PresentationRequestCreate' })
 export type PresentationRequestCreate = z.output<typeof zPresentationRequestCreate>
 
@@ -125,6 +194,21 @@ export const zPresentationRequestCreated = z
       .describe(
         '`openid4vp://` URI for a QR code (cross-device) or a link (same-device). With the `redirect_uri` prefix it carries the whole unsigned request (OpenID4VP 1.0 §5.9.3)',
       ),
+    dcApi: z
+      .object({
+        requests: z
+          .array(z.object({ protocol: zDcApiProtocol, data: z.record(z.string(), z.unknown()) }))
+          .describe(
+            'Hand to `navigator.credentials.get({ mediation: "required", digital: { requests } })`, as they are, in this order',
+          ),
+        responseUri: z
+          .string()
+          .describe(
+            'Where the page posts the browser’s answer as JSON `{ protocol, data }` (the DigitalCredential’s fields); public, bound to this request, one answer per request',
+          ),
+      })
+      .optional()
+      .describe('Only with transport `dc-api`'),
     expiresAt: zTimestamp,
   })
   .meta({ id: 'PresentationRequestCreated' })

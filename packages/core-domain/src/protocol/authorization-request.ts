@@ -65,3 +65,36 @@ export function authorizationRequestByValue(params: ReturnType<typeof authorizat
     query.set(name, typeof value === 'string' ? value : JSON.stringify(value))
   return `openid4vp://?${query}`
 }
+
+/** The response mode over the Digital Credentials API that matches a redirect flow's (OpenID4VP 1.0 A.2). */
+export const dcApiResponseMode = (responseMode: string): 'dc_api' | 'dc_api.jwt' =>
+  responseMode === 'direct_post' ? 'dc_api' : 'dc_api.jwt'
+
+/**
+ * The request parameters of OpenID4VP over the Digital Credentials API (OpenID4VP 1.0 A.2, A.3,
+ * checklist V-31): no `state` and no `response_uri` (the browser returns the answer to the page,
+ * which is bound by the nonce and the origin), no `client_id` in an unsigned request (the wallet
+ * takes `origin:<origin>`); a signed one adds `client_id` and `expected_origins`.
+ */
+export function dcApiRequestParams(
+  options: Omit<AuthorizationRequestParamsOptions, 'clientId' | 'responseUri' | 'state' | 'responseMode'> & {
+    responseMode: 'dc_api' | 'dc_api.jwt'
+  },
+) {
+  return {
+    response_type: 'vp_token' as const,
+    response_mode: options.responseMode,
+    nonce: options.nonce,
+    dcql_query: options.dcqlQuery,
+    client_metadata: {
+      ...(options.responseMode === 'dc_api.jwt'
+        ? {
+            jwks: { keys: [options.encryptionJwk] },
+            encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,
+          }
+        : {}),
+      vp_formats_supported: VP_FORMATS_SUPPORTED,
+    },
+    ...(options.transactionData ? { transaction_data: options.transactionData } : {}),
+  }
+}

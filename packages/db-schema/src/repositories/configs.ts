@@ -168,6 +168,7 @@ export function toPresentationConfig(row: PresentationConfigRow): PresentationCo
     keyChainId: row.keyChainId,
     clientIdPrefix: row.clientIdPrefix as PresentationConfig['clientIdPrefix'],
     ...optional('verifierAttestation', row.verifierAttestation),
+    ...optional('dcApi', row.dcApi),
     ...optional('trustAnchors', row.trustAnchors),
     acceptAnyIssuer: row.acceptAnyIssuer,
     createdAt: iso(row.createdAt),
@@ -188,6 +189,7 @@ export function presentationConfigColumns(config: PresentationConfigData) {
     keyChainId: config.keyChainId,
     clientIdPrefix: config.clientIdPrefix,
     verifierAttestation: config.verifierAttestation ?? null,
+    dcApi: config.dcApi ?? null,
     trustAnchors: config.trustAnchors ?? null,
     acceptAnyIssuer: config.acceptAnyIssuer,
   }

@@ -14,6 +14,8 @@ const INSERT_COLUMNS = [
   'state',
   'responseMode',
   'redirectUri',
+  'origin',
+  'dcApiProtocols',
   'transactionData',
   'webhookEndpointId',
   'encryptionKey',

@@ -1,4 +1,9 @@
-import type { ClaimField, DcqlQuery, KeyAttestationPolicy } from '@credential-service/core-domain'
+import type {
+  ClaimField,
+  DcApiSettings,
+  DcqlQuery,
+  KeyAttestationPolicy,
+} from '@credential-service/core-domain'
 import {
   boolean,
   foreignKey,
@@ -117,6 +122,8 @@ export const presentationConfigs = pgTable(
     clientIdPrefix: text().notNull().default('x509_san_dns'),
     /** OpenID4VP 1.0 §12: the Verifier Attestation JWT for clientIdPrefix verifier_attestation. */
     verifierAttestation: text(),
+    /** Digital Credentials API settings (protocols in order, allowed origins). */
+    dcApi: jsonb().$type<DcApiSettings>(),
     trustAnchors: text().array(),
     acceptAnyIssuer: boolean().notNull().default(false),
   },

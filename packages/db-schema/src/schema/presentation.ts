@@ -38,6 +38,9 @@ export const presentationSessions = pgTable(
     state: text().notNull(),
     responseMode: text().notNull(),
     redirectUri: text(),
+    /** transport dc-api: the page's origin the presentation must be bound to, and the protocols offered. */
+    origin: text(),
+    dcApiProtocols: text().array(),
     transactionData: jsonb().$type<string[]>(),
     webhookEndpointId: text(),
     encryptionKey: text().notNull(),

@@ -1,0 +1,104 @@
+import {
+  type DcApiProtocol,
+  ProtocolError,
+  safeParseAuthorizationResponse,
+  zDcApiProtocol,
+} from '@credential-service/core-domain'
+import { traced } from '@credential-service/core-domain/tracing'
+import { PresentationRejected } from '@credential-service/crypto'
+import type { PresentationSessionRow } from '@credential-service/db-schema'
+import { encryptionJwk, type VerifierDeps } from './request-object'
+import {
+  finishVerified,
+  openSession,
+  type PresentationBinding,
+  responseParameters,
+  sessionEnding,
+  verification,
+  verifyVpToken,
+  walletError,
+} from './response'
+
+/** What the page posts: the DigitalCredential the browser returned (W3C Digital Credentials API). */
+export interface DcApiAnswer {
+  protocol: string
+  data: Record<string, unknown>
+}
+
+/**
+ * The answer of a `dc-api` request (OpenID4VP 1.0 Appendix A, checklist V-31, S-88): one per
+ * request, in a protocol the request offered, bound to the page's origin: an SD-JWT VC's KB-JWT
+ * `aud` is `origin:<origin>` for an unsigned request and the client id for a signed one (A.4); an
+ * mdoc's SessionTranscript is the `OpenID4VPDCAPIHandover` of the origin (B.2.6.2).
+ */
+export const handleDcApiResponse = traced('verifier dc-api response', handleDcApiResponseUntraced)
+
+async function handleDcApiResponseUntraced(
+  deps: VerifierDeps,
+  tenantId: string,
+  requestId: string,
+  answer: DcApiAnswer,
+) {
+  const { row, now } = await openSession(deps, tenantId, requestId)
+  const origin = row.origin
+  if (origin === null)
+    throw new ProtocolError('invalid_request', 'this request was not made for the Digital Credentials API')
+  const { fail, refuse } = sessionEnding(deps, row, now)
+  try {
+    const protocol = offeredProtocol(row, answer.protocol)
+    if (protocol === 'org-iso-mdoc') throw new PresentationRejected('org-iso-mdoc is not supported yet')
+    const params = await responseParameters(deps, row, answer.data)
+    const parsed = safeParseAuthorizationResponse(params)
+    if (!parsed.success) {
+      await fail(parsed.error.detail)
+      throw parsed.error
+    }
+    const response = parsed.data
+    if (typeof response.error === 'string') {
+      await fail(walletError(response))
+      return {}
+    }
+    const checked = await verification(deps, row, now)
+    if (!checked)
+      throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))
+    const result = await verifyVpToken(
+      checked,
+      row,
+      response.vp_token,
+      openid4vpBinding(deps, row, origin, protocol),
+    )
+    if (!(await finishVerified(deps, row, result, now)))
+      throw new ProtocolError('invalid_request', 'this request was answered already')
+    return {}
+  } catch (error) {
+    if (!(error instanceof PresentationRejected)) throw error
+    throw await refuse(error)
+  }
+}
+
+/** The answer's protocol, when the request offered it: an unsigned answer to a signed-only request is refused. */
+function offeredProtocol(row: PresentationSessionRow, protocol: string): DcApiProtocol {
+  const known = zDcApiProtocol.safeParse(protocol)
+  if (!known.success || !row.dcApiProtocols?.includes(known.data))
+    throw new PresentationRejected(
+      `the answer's protocol '${protocol.slice(0, 100)}' was not offered (${row.dcApiProtocols?.join(', ')})`,
+    )
+  return known.data
+}
+
+function openid4vpBinding(
+  deps: VerifierDeps,
+  row: PresentationSessionRow,
+  origin: string,
+  protocol: 'openid4vp-v1-signed' | 'openid4vp-v1-unsigned',
+): PresentationBinding {
+  return {
+    audience: protocol === 'openid4vp-v1-signed' ? row.clientId : `origin:${origin}`,
+    mdocTranscript: {
+      kind: 'oid4vp-dc-api',
+      origin,
+      nonce: row.nonce,
+      encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
+    },
+  }
+}

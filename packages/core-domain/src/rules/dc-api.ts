@@ -1,0 +1,64 @@
+import type { DcqlQuery } from '../contract/dcql'
+import {
+  type ClientIdPrefix,
+  type DcApiProtocol,
+  type DcApiSettings,
+  DEFAULT_DC_API_PROTOCOLS,
+} from '../contract/presentation-config'
+import type { ValidationIssue } from '../errors'
+import type { OutboundUrlPolicy } from './outbound-url'
+
+interface DcApiConfig {
+  clientIdPrefix: ClientIdPrefix
+  dcqlQuery: DcqlQuery
+  dcApi?: DcApiSettings | undefined
+}
+
+/**
+ * Why a configuration cannot be asked for in `protocol`, or undefined. A `redirect_uri` client
+ * cannot sign (OpenID4VP 1.0 §5.9.3) and is not allowed over the DC API at all (A.3); an Annex C
+ * DeviceRequest carries one mdoc document request, so the query must ask for one mso_mdoc credential.
+ */
+export function dcApiProtocolUnfit(protocol: DcApiProtocol, config: DcApiConfig): string | undefined {
+  if (protocol === 'openid4vp-v1-signed' && config.clientIdPrefix === 'redirect_uri')
+    return 'a redirect_uri client cannot sign requests (OpenID4VP 1.0 §5.9.3)'
+  if (protocol === 'org-iso-mdoc') {
+    const [first, ...rest] = config.dcqlQuery.credentials
+    if (first?.format !== 'mso_mdoc' || rest.length > 0)
+      return 'ISO/IEC 18013-7 Annex C asks for one mdoc: the query must hold exactly one mso_mdoc credential'
+  }
+  return undefined
+}
+
+/** The protocols a dc-api request of this configuration offers, in the tenant's order. */
+export function dcApiProtocols(config: DcApiConfig): DcApiProtocol[] {
+  if (config.dcApi?.protocols) return config.dcApi.protocols
+  return DEFAULT_DC_API_PROTOCOLS.filter((protocol) => dcApiProtocolUnfit(protocol, config) === undefined)
+}
+
+/** Save-time rules of `dcApi`: each listed protocol fits, origins are https (http only in development). */
+export function checkDcApiSettings(
+  config: DcApiConfig,
+  policy: Pick<OutboundUrlPolicy, 'allowHttp'>,
+  path: string,
+): ValidationIssue[] {
+  const issues: ValidationIssue[] = []
+  config.dcApi?.protocols?.forEach((protocol, index) => {
+    const unfit = dcApiProtocolUnfit(protocol, config)
+    if (unfit) issues.push({ path: `${path}.protocols.${index}`, message: `${protocol}: ${unfit}` })
+  })
+  config.dcApi?.origins?.forEach((origin, index) => {
+    const issue = originIssue(origin, policy)
+    if (issue) issues.push({ path: `${path}.origins.${index}`, message: issue })
+  })
+  return issues
+}
+
+/** A page origin must be https; http only where OUTBOUND_ALLOW_HTTP is set (a page on localhost). */
+export function originIssue(
+  origin: string,
+  policy: Pick<OutboundUrlPolicy, 'allowHttp'>,
+): string | undefined {
+  if (origin.startsWith('https://') || (policy.allowHttp && origin.startsWith('http://'))) return undefined
+  return `must use https${policy.allowHttp ? ' or http' : ''}`
+}

@@ -48,21 +48,24 @@ const isP256 = (jwk: JWK) => jwk.kty === 'EC' && jwk.crv === 'P-256' && !!jwk.x 
 function itemsOf(credential: CredentialQuery) {
   if (credential.format !== 'mso_mdoc' || !('doctype_value' in credential.meta))
     throw new Error(`credential query '${credential.id}' is not an mso_mdoc query with doctype_value`)
-  const refuse = (what: string) => {
-    throw new Error(`credential query '${credential.id}': ${what} cannot be expressed in an Annex C DeviceRequest`)
+  const refuse = (what: string): never => {
+    throw new Error(
+      `credential query '${credential.id}': ${what} cannot be expressed in an Annex C DeviceRequest`,
+    )
   }
   if (credential.claim_sets) refuse('claim_sets')
   if (credential.multiple) refuse('multiple')
   if (credential.trusted_authorities) refuse('trusted_authorities')
-  if (!credential.claims?.length) refuse('a query without claims')
   const namespaces: Record<string, Record<string, boolean>> = {}
-  for (const claim of credential.claims ?? []) {
+  const claims = credential.claims?.length ? credential.claims : refuse('a query without claims')
+  for (const claim of claims) {
     const [namespace, element] = claim.path
     if (claim.path.length !== 2 || typeof namespace !== 'string' || typeof element !== 'string')
-      refuse(`claim path ${JSON.stringify(claim.path)} (not [namespace, element])`)
+      return refuse(`claim path ${JSON.stringify(claim.path)} (not [namespace, element])`)
     if (claim.values) refuse('claim values')
-    const elements = (namespaces[namespace as string] ??= {})
-    elements[element as string] = (elements[element as string] ?? false) || claim.intent_to_retain === true
+    const elements = namespaces[namespace] ?? {}
+    elements[element] = elements[element] === true || claim.intent_to_retain === true
+    namespaces[namespace] = elements
   }
   return { docType: credential.meta.doctype_value, namespaces }
 }
@@ -88,7 +91,10 @@ export async function annexCRequest(options: AnnexCRequestOptions): Promise<Anne
       ['recipientPublicKey', jwkToCoseKey(options.recipientJwk)],
     ]),
   ])
-  return { deviceRequest: base64url.encode(deviceRequest.encode()), encryptionInfo: base64url.encode(encryptionInfo) }
+  return {
+    deviceRequest: base64url.encode(deviceRequest.encode()),
+    encryptionInfo: base64url.encode(encryptionInfo),
+  }
 }
 
 /**
@@ -110,7 +116,8 @@ async function encryptedResponse(response: string) {
   const bytes = Buffer.from(response, 'base64url')
   // Wallet bytes: the guard runs before any decoder (S-128).
   const checked = checkCbor(bytes)
-  if (!checked.ok) throw new PresentationRejected(`the Annex C response is refused before decoding: ${checked.reason}`)
+  if (!checked.ok)
+    throw new PresentationRejected(`the Annex C response is refused before decoding: ${checked.reason}`)
   const { mdoc } = await loadMdoc()
   let decoded: unknown
   try {
@@ -118,11 +125,14 @@ async function encryptedResponse(response: string) {
   } catch {
     throw new PresentationRejected('the Annex C response is not CBOR')
   }
-  const body = Array.isArray(decoded) && decoded.length === 2 && decoded[0] === 'dcapi' ? decoded[1] : undefined
+  const body =
+    Array.isArray(decoded) && decoded.length === 2 && decoded[0] === 'dcapi' ? decoded[1] : undefined
   const enc = body instanceof Map ? body.get('enc') : undefined
   const cipherText = body instanceof Map ? body.get('cipherText') : undefined
   if (!(enc instanceof Uint8Array) || !(cipherText instanceof Uint8Array))
-    throw new PresentationRejected('the Annex C response is not an EncryptedResponse ["dcapi", {enc, cipherText}]')
+    throw new PresentationRejected(
+      'the Annex C response is not an EncryptedResponse ["dcapi", {enc, cipherText}]',
+    )
   return { enc, cipherText }
 }
 
@@ -135,13 +145,22 @@ export async function openAnnexCResponse(
   options: OpenAnnexCResponseOptions,
 ): Promise<{ deviceResponse: Uint8Array; sessionTranscript: Uint8Array }> {
   const { recipientPrivateJwk: key } = options
-  if (!isP256(key) || typeof key.d !== 'string') throw new Error('the Annex C recipient key must be a private P-256 JWK')
+  if (!isP256(key) || typeof key.d !== 'string')
+    throw new Error('the Annex C recipient key must be a private P-256 JWK')
   const { enc, cipherText } = await encryptedResponse(options.response)
   const sessionTranscript = await annexCSessionTranscript(options.encryptionInfo, options.origin)
   const { Aes128Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } = await import('@hpke/core')
-  const suite = new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes128Gcm() })
+  const suite = new CipherSuite({
+    kem: new DhkemP256HkdfSha256(),
+    kdf: new HkdfSha256(),
+    aead: new Aes128Gcm(),
+  })
   // Only the key members: WebCrypto refuses a JWK whose `alg` or `use` names signing.
-  const recipientKey = await suite.kem.importKey('jwk', { kty: 'EC', crv: 'P-256', x: key.x, y: key.y, d: key.d }, false)
+  const recipientKey = await suite.kem.importKey(
+    'jwk',
+    { kty: 'EC', crv: 'P-256', x: key.x, y: key.y, d: key.d },
+    false,
+  )
   let plaintext: ArrayBuffer
   try {
     plaintext = await suite.open({ recipientKey, enc, info: sessionTranscript }, cipherText)

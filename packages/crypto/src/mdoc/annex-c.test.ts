@@ -335,6 +335,15 @@ describe('ISO/IEC 18013-7 Annex C (org-iso-mdoc over the Digital Credentials API
       base64url.encode(cbor.encode(['dcapi', new Map([['enc', 'x']])])),
       'not an EncryptedResponse',
     )
+    // An EncryptedResponse wrapped in tag 24 is not one.
+    const body = new Map([
+      ['enc', new Uint8Array(65)],
+      ['cipherText', new Uint8Array(32)],
+    ])
+    await refused(
+      base64url.encode(cbor.encode(new Tag(cbor.encode(['dcapi', body]), 24))),
+      'not an EncryptedResponse',
+    )
     await refused(
       base64url.encode(
         cbor.encode([

@@ -121,7 +121,8 @@ async function encryptedResponse(response: string) {
   const { mdoc } = await loadMdoc()
   let decoded: unknown
   try {
-    decoded = mdoc.cborDecode(bytes)
+    // Not unwrapped: a tag-24 wrapped EncryptedResponse is not one.
+    decoded = mdoc.cborDecode(bytes, { unwrapTopLevelDataItem: false })
   } catch {
     throw new PresentationRejected('the Annex C response is not CBOR')
   }

@@ -23,8 +23,25 @@ export type { KeyPairJwks } from './keys'
 export { generateKeyPair, importPrivateKey, publicPart, thumbprint } from './keys'
 export type { ManagementSigningKey, MasterKeyPurpose } from './master-secret'
 export { deriveKeyMaterial, deriveManagementSigningKey } from './master-secret'
-export type { IssueMdocOptions, MdocCheck, MdocTranscript, VerificationContext } from './mdoc'
-export { createMdocContext, issueMdoc, jwkToCoseKey, msoStatusEntry, verifyMdocPresentation } from './mdoc'
+export type {
+  AnnexCRequest,
+  AnnexCRequestOptions,
+  IssueMdocOptions,
+  MdocCheck,
+  MdocTranscript,
+  OpenAnnexCResponseOptions,
+  VerificationContext,
+} from './mdoc'
+export {
+  annexCRequest,
+  annexCSessionTranscript,
+  createMdocContext,
+  issueMdoc,
+  jwkToCoseKey,
+  msoStatusEntry,
+  openAnnexCResponse,
+  verifyMdocPresentation,
+} from './mdoc'
 export { isSelfSigned, parseCertificate, x5cEntry } from './parsed-certificates'
 export type { PathProfile, PathValidation, ValidatePathOptions } from './path-validation'
 export {

@@ -4,6 +4,7 @@ import { checkCbor } from '../cbor-guard'
 import { PresentationRejected, type PresentationTrust } from '../presentation'
 import type { StatusListEntry } from '../status-list-token'
 import { loadMdoc } from './context'
+import { annexCSessionTranscriptOf } from './dcapi-handover'
 import { msoStatusEntry } from './status'
 
 /**
@@ -54,10 +55,8 @@ function deviceResponseBytes(presentation: string | Uint8Array): Uint8Array {
  */
 export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<string, unknown>> {
   const bytes = deviceResponseBytes(check.presentation)
-  const {
-    mdoc: { DeviceResponse, SessionTranscript, Verifier },
-    context: mdocContext,
-  } = await loadMdoc()
+  const { mdoc, context: mdocContext } = await loadMdoc()
+  const { DeviceResponse, SessionTranscript, Verifier } = mdoc
   let response: DeviceResponse
   try {
     response = DeviceResponse.decode(bytes)
@@ -67,7 +66,7 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
   const { transcript } = check
   const sessionTranscript =
     transcript.kind === 'annex-c'
-      ? SessionTranscript.decode(transcript.sessionTranscript)
+      ? annexCSessionTranscriptOf(mdoc, transcript.sessionTranscript)
       : transcript.kind === 'oid4vp-dc-api'
         ? await SessionTranscript.forOid4VpDcApi(
             {

@@ -166,15 +166,7 @@ export async function presentOverHttp(options: {
 }): Promise<Response> {
   const requestObject = await (await fetch(options.requestUri)).text()
   const claims = zRequestObject.parse(decodeJwt(requestObject))
-  const holderSdJwt = new SDJwtVcInstance({
-    hasher: digest,
-    saltGenerator: generateSalt,
-    kbSigner: kbSigner(options.holder.privateKey),
-    kbSignAlg: 'ES256',
-  })
-  const vp = await holderSdJwt.present(options.credential, options.disclose, {
-    kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: claims.nonce, aud: claims.client_id } },
-  })
+  const vp = await presentSdJwt({ ...options, nonce: claims.nonce, aud: claims.client_id })
   return fetch(claims.response_uri, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -182,6 +174,25 @@ export async function presentOverHttp(options: {
       vp_token: JSON.stringify({ [options.credentialQueryId]: [vp] }),
       state: claims.state ?? '',
     }),
+  })
+}
+
+/** The holder's SD-JWT VC presentation of `disclose`, with a KB-JWT over `nonce` for `aud` (SD-JWT VC §4.3). */
+export async function presentSdJwt(options: {
+  credential: string
+  holder: HolderKeys
+  disclose: Record<string, boolean>
+  nonce: string
+  aud: string
+}): Promise<string> {
+  const holderSdJwt = new SDJwtVcInstance({
+    hasher: digest,
+    saltGenerator: generateSalt,
+    kbSigner: kbSigner(options.holder.privateKey),
+    kbSignAlg: 'ES256',
+  })
+  return holderSdJwt.present(options.credential, options.disclose, {
+    kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: options.nonce, aud: options.aud } },
   })
 }
 

@@ -377,7 +377,13 @@ export {
   resolveClaims,
 } from './rules/claims-schema'
 export { checkCredentialConfig, valueMatches } from './rules/credential-config'
-export { checkDcApiSettings, dcApiProtocols, dcApiProtocolUnfit, originIssue } from './rules/dc-api'
+export {
+  annexCUnfit,
+  checkDcApiSettings,
+  dcApiProtocols,
+  dcApiProtocolUnfit,
+  originIssue,
+} from './rules/dc-api'
 export { checkDcqlQuery } from './rules/dcql'
 export { isIpAddress, nonPublicRange } from './rules/ip-address'
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from './rules/json-depth'

@@ -21,6 +21,7 @@ import {
   type ValidationIssue,
 } from '@credential-service/core-domain'
 import {
+  annexCRequest,
   type JwkCipher,
   type PresentationResult,
   signRequestObject,
@@ -308,6 +309,16 @@ async function dcApiRequests(
       const attestation =
         config.clientIdPrefix === 'verifier_attestation' ? config.verifierAttestation : undefined
       requests.push({ protocol, data: { request: await signRequestObject(signer, claims, attestation) } })
+    }
+    if (protocol === 'org-iso-mdoc') {
+      // The request's own nonce and encryption key: HPKE's recipient is the key direct_post.jwt uses.
+      const { kid: _kid, alg: _alg, use: _use, ...recipientJwk } = request.encryptionJwk
+      const data = await annexCRequest({
+        credential: config.dcqlQuery.credentials[0] as PresentationConfig['dcqlQuery']['credentials'][number],
+        nonce: Buffer.from(request.nonce, 'base64url'),
+        recipientJwk,
+      })
+      requests.push({ protocol, data: { ...data } })
     }
   }
   return requests

@@ -5,10 +5,16 @@ import {
   zDcApiProtocol,
 } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
-import { PresentationRejected } from '@credential-service/crypto'
+import {
+  annexCRequest,
+  openAnnexCResponse,
+  PresentationRejected,
+  verifyMdocPresentation,
+} from '@credential-service/crypto'
 import type { PresentationSessionRow } from '@credential-service/db-schema'
 import { encryptionJwk, type VerifierDeps } from './request-object'
 import {
+  checkClaims,
   finishVerified,
   openSession,
   type PresentationBinding,
@@ -46,7 +52,12 @@ async function handleDcApiResponseUntraced(
   const { fail, refuse } = sessionEnding(deps, row, now)
   try {
     const protocol = offeredProtocol(row, answer.protocol)
-    if (protocol === 'org-iso-mdoc') throw new PresentationRejected('org-iso-mdoc is not supported yet')
+    if (protocol === 'org-iso-mdoc') {
+      const result = await verifyAnnexC(deps, row, origin, answer.data, now)
+      if (!(await finishVerified(deps, row, result, now)))
+        throw new ProtocolError('invalid_request', 'this request was answered already')
+      return {}
+    }
     const params = await responseParameters(deps, row, answer.data)
     const parsed = safeParseAuthorizationResponse(params)
     if (!parsed.success) {
@@ -84,6 +95,51 @@ function offeredProtocol(row: PresentationSessionRow, protocol: string): DcApiPr
       `the answer's protocol '${protocol.slice(0, 100)}' was not offered (${row.dcApiProtocols?.join(', ')})`,
     )
   return known.data
+}
+
+/**
+ * ISO/IEC 18013-7 Annex C: the HPKE-sealed DeviceResponse, opened with the request's key and the
+ * `dcapi` SessionTranscript of the page's origin, then verified over that transcript; the query's
+ * one mdoc credential (dcApiProtocolUnfit) gets the claims.
+ */
+async function verifyAnnexC(
+  deps: VerifierDeps,
+  row: PresentationSessionRow,
+  origin: string,
+  data: Record<string, unknown>,
+  now: Date,
+): Promise<Record<string, Record<string, unknown>[]>> {
+  if (typeof data.response !== 'string')
+    throw new PresentationRejected('an org-iso-mdoc answer holds its EncryptedResponse in data.response')
+  const checked = await verification(deps, row, now)
+  if (!checked) throw new PresentationRejected('the presentation configuration is gone')
+  const query = checked.config.dcqlQuery.credentials[0]
+  if (query?.format !== 'mso_mdoc' || checked.config.dcqlQuery.credentials.length !== 1)
+    throw new PresentationRejected('the configuration no longer asks for one mdoc')
+  const publicJwk = encryptionJwk(deps, row)
+  const { kid: _kid, alg: _alg, use: _use, ...recipientJwk } = publicJwk
+  const { encryptionInfo } = await annexCRequest({
+    credential: query,
+    nonce: Buffer.from(row.nonce, 'base64url'),
+    recipientJwk,
+  })
+  const opened = await openAnnexCResponse({
+    response: data.response,
+    encryptionInfo,
+    origin,
+    recipientPrivateJwk: deps.keys.cipher.decrypt(
+      row.encryptionKey,
+      `presentation:${row.tenantId}/${row.id}`,
+    ),
+  })
+  const claims = await verifyMdocPresentation({
+    presentation: opened.deviceResponse,
+    docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
+    transcript: { kind: 'annex-c', sessionTranscript: opened.sessionTranscript },
+    ...checked.trust,
+  })
+  checkClaims(query, claims)
+  return { [query.id]: [claims] }
 }
 
 function openid4vpBinding(

@@ -24,8 +24,31 @@ export function dcApiProtocolUnfit(protocol: DcApiProtocol, config: DcApiConfig)
     return 'a redirect_uri client cannot sign requests (OpenID4VP 1.0 §5.9.3)'
   if (protocol === 'org-iso-mdoc') {
     const [first, ...rest] = config.dcqlQuery.credentials
-    if (first?.format !== 'mso_mdoc' || rest.length > 0)
+    if (!first || rest.length > 0)
       return 'ISO/IEC 18013-7 Annex C asks for one mdoc: the query must hold exactly one mso_mdoc credential'
+    return annexCUnfit(first)
+  }
+  return undefined
+}
+
+/**
+ * Why a DCQL credential query has no Annex C ItemsRequest, or undefined. What an ItemsRequest
+ * cannot say is refused rather than dropped: value matching, alternatives (`claim_sets`), several
+ * documents, trusted authorities, paths other than [namespace, element], and a query without
+ * claims (an empty request asks for nothing).
+ */
+export function annexCUnfit(credential: DcqlQuery['credentials'][number]): string | undefined {
+  if (credential.format !== 'mso_mdoc' || !('doctype_value' in credential.meta))
+    return 'ISO/IEC 18013-7 Annex C asks for an mso_mdoc credential with doctype_value'
+  const cannot = (what: string) => `${what} cannot be expressed in an Annex C DeviceRequest`
+  if (credential.claim_sets) return cannot('claim_sets')
+  if (credential.multiple) return cannot('multiple')
+  if (credential.trusted_authorities) return cannot('trusted_authorities')
+  if (!credential.claims?.length) return cannot('a query without claims')
+  for (const claim of credential.claims) {
+    if (claim.path.length !== 2 || claim.path.some((part) => typeof part !== 'string'))
+      return cannot(`claim path ${JSON.stringify(claim.path)} (not [namespace, element])`)
+    if (claim.values) return cannot('claim values')
   }
   return undefined
 }

@@ -386,7 +386,7 @@ describe('ISO/IEC 18013-7 Annex C (org-iso-mdoc over the Digital Credentials API
     await refuse({ multiple: true }, 'multiple')
     await refuse({ claims: [{ path: [NS, 'age_over_18'], values: [true] }] }, 'claim values')
     await refuse({ claim_sets: [['a']] }, 'claim_sets')
-    await refuse({ format: 'dc+sd-jwt', meta: { vct_values: ['urn:x'] } }, 'not an mso_mdoc query')
+    await refuse({ format: 'dc+sd-jwt', meta: { vct_values: ['urn:x'] } }, 'asks for an mso_mdoc credential')
     await expect(
       annexCRequest({ credential: QUERY, nonce: randomBytes(15), recipientJwk: recipient.publicJwk }),
     ).rejects.toThrow('at least 16 bytes')

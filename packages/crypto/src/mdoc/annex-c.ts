@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { DcqlQuery } from '@credential-service/core-domain'
+import { annexCUnfit, type DcqlQuery } from '@credential-service/core-domain'
 import { base64url, type JWK } from 'jose'
 import { checkCbor } from '../cbor-guard'
 import { PresentationRejected } from '../presentation'
@@ -40,29 +40,14 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/
 
 const isP256 = (jwk: JWK) => jwk.kty === 'EC' && jwk.crv === 'P-256' && !!jwk.x && !!jwk.y
 
-/**
- * The ItemsRequest of a DCQL `mso_mdoc` query. What an ItemsRequest cannot say is refused rather
- * than dropped: value matching, alternatives (`claim_sets`), several documents, trusted authorities,
- * paths other than [namespace, element], and a query without claims (an empty request asks for nothing).
- */
+/** The ItemsRequest of a DCQL `mso_mdoc` query; one it cannot express is refused (annexCUnfit). */
 function itemsOf(credential: CredentialQuery) {
-  if (credential.format !== 'mso_mdoc' || !('doctype_value' in credential.meta))
-    throw new Error(`credential query '${credential.id}' is not an mso_mdoc query with doctype_value`)
-  const refuse = (what: string): never => {
-    throw new Error(
-      `credential query '${credential.id}': ${what} cannot be expressed in an Annex C DeviceRequest`,
-    )
-  }
-  if (credential.claim_sets) refuse('claim_sets')
-  if (credential.multiple) refuse('multiple')
-  if (credential.trusted_authorities) refuse('trusted_authorities')
+  const unfit = annexCUnfit(credential)
+  if (unfit || !('doctype_value' in credential.meta))
+    throw new Error(`credential query '${credential.id}': ${unfit}`)
   const namespaces: Record<string, Record<string, boolean>> = {}
-  const claims = credential.claims?.length ? credential.claims : refuse('a query without claims')
-  for (const claim of claims) {
-    const [namespace, element] = claim.path
-    if (claim.path.length !== 2 || typeof namespace !== 'string' || typeof element !== 'string')
-      return refuse(`claim path ${JSON.stringify(claim.path)} (not [namespace, element])`)
-    if (claim.values) refuse('claim values')
+  for (const claim of credential.claims ?? []) {
+    const [namespace, element] = claim.path as [string, string]
     const elements = namespaces[namespace] ?? {}
     elements[element] = elements[element] === true || claim.intent_to_retain === true
     namespaces[namespace] = elements

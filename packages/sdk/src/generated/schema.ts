@@ -2678,6 +2678,13 @@ export interface components {
         };
         /** @enum {string} */
         CredentialStatusValue: "valid" | "revoked" | "suspended";
+        /** @description Presentations over the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A, ISO/IEC 18013-7 Annex C) */
+        DcApiSettings: {
+            /** @description The protocols a `dc-api` request offers the browser, in this order of preference. Default: `openid4vp-v1-signed` (not with `redirect_uri`), `openid4vp-v1-unsigned`, and `org-iso-mdoc` when the query asks for one mso_mdoc credential */
+            protocols?: ("openid4vp-v1-signed" | "openid4vp-v1-unsigned" | "org-iso-mdoc")[];
+            /** @description The web origins whose pages may ask for this configuration over the Digital Credentials API (https; http only where OUTBOUND_ALLOW_HTTP is set). Without it, a request may name any origin */
+            origins?: string[];
+        };
         DcqlClaimQuery: {
             id?: string;
             path: (string | number | null)[];
@@ -3119,6 +3126,7 @@ export interface components {
             clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
+            dcApi?: components["schemas"]["DcApiSettings"];
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
             acceptAnyIssuer: boolean;
@@ -3169,6 +3177,7 @@ export interface components {
             clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
+            dcApi?: components["schemas"]["DcApiSettings"];
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
             /**
@@ -3222,6 +3231,14 @@ export interface components {
             webhookEndpointId?: string;
             /** @description Overrides the configuration */
             lifetimeSeconds?: number;
+            /**
+             * @description `uri`: an `openid4vp://` URI for a QR code or link. `dc-api`: also the `requests` a page of `origin` hands to `navigator.credentials.get` (W3C Digital Credentials API); the URI stays as the fallback for browsers without it
+             * @default uri
+             * @enum {string}
+             */
+            transport?: "uri" | "dc-api";
+            /** @description With `dc-api` (and only then): the origin of the page that calls the Digital Credentials API. The presentation must be bound to it (OpenID4VP 1.0 Appendix A.4, ISO/IEC 18013-7 Annex C); it must be one of the configuration’s `dcApi.origins` when it lists any */
+            origin?: string;
         };
         PresentationRequestCreated: {
             sessionId: string;
@@ -3233,6 +3250,19 @@ export interface components {
             requestUriMethod: "post" | null;
             /** @description `openid4vp://` URI for a QR code (cross-device) or a link (same-device). With the `redirect_uri` prefix it carries the whole unsigned request (OpenID4VP 1.0 §5.9.3) */
             authorizationRequestUri: string;
+            /** @description Only with transport `dc-api` */
+            dcApi?: {
+                /** @description Hand to `navigator.credentials.get({ mediation: "required", digital: { requests } })`, as they are, in this order */
+                requests: {
+                    /** @enum {string} */
+                    protocol: "openid4vp-v1-signed" | "openid4vp-v1-unsigned" | "org-iso-mdoc";
+                    data: {
+                        [key: string]: unknown;
+                    };
+                }[];
+                /** @description Where the page posts the browser’s answer as JSON `{ protocol, data }` (the DigitalCredential’s fields); public, bound to this request, one answer per request */
+                responseUri: string;
+            };
             /**
              * Format: date-time
              * @description RFC 3339 timestamp (UTC)

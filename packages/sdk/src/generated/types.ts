@@ -35,6 +35,8 @@ export type CredentialEncryption = components['schemas']['CredentialEncryption']
 export type CredentialFormat = components['schemas']['CredentialFormat']
 export type CredentialStatusChanged = components['schemas']['CredentialStatusChanged']
 export type CredentialStatusValue = components['schemas']['CredentialStatusValue']
+/** Presentations over the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A, ISO/IEC 18013-7 Annex C) */
+export type DcApiSettings = components['schemas']['DcApiSettings']
 export type DcqlClaimQuery = components['schemas']['DcqlClaimQuery']
 export type DcqlCredentialQuery = components['schemas']['DcqlCredentialQuery']
 export type DcqlCredentialSetQuery = components['schemas']['DcqlCredentialSetQuery']

@@ -341,4 +341,71 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
       })
     }
   })
+
+  describe("decentralized_identifier: the verifier's did:web (checklist V-07)", () => {
+    /**
+     * The wallet's DID resolution (did:web method §3.2, over PUBLIC_URL's scheme here: http in
+     * tests): the DID document at the path the DID names, the verification method the `kid` names.
+     */
+    const verifyWithDidWeb: VerifyRequestJwt = async (signer, { compact }) => {
+      if (signer.method !== 'did') return { verified: false }
+      const [did] = signer.didUrl.split('#') as [string]
+      const [, , host, ...path] = did.split(':')
+      const url = `${new URL(baseUrl).protocol}//${decodeURIComponent(host as string)}/${path.map(decodeURIComponent).join('/')}/did.json`
+      const document = (await (await fetch(url)).json()) as {
+        id: string
+        verificationMethod: { id: string; publicKeyJwk: JWK }[]
+      }
+      expect(document.id).toBe(did)
+      const method = document.verificationMethod.find((candidate) => candidate.id === signer.didUrl)
+      if (!method) return { verified: false }
+      await compactVerify(compact, await importJWK(method.publicKeyJwk, signer.alg))
+      return { verified: true, signerJwk: method.publicKeyJwk as never }
+    }
+
+    it("OpenID4VP 1.0 §5.9.3: the request object is signed by a key of the verifier's DID document (kid a DID URL, no x5c); the wallet resolves it and the SD-JWT VC presentation verifies", async () => {
+      const saved = await send('POST', '/api/presentations', {
+        id: 'did',
+        dcqlQuery: PID_QUERY,
+        keyChainId: 'keys',
+        clientIdPrefix: 'decentralized_identifier',
+      })
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201)
+      const created = (await send('POST', '/api/presentation-requests', { presentationConfigId: 'did' })).body
+      const port = new URL(baseUrl).port
+      expect(created.clientId).toBe(
+        `decentralized_identifier:did:web:localhost%3A${port}:verifiers:${verifierId.split('/').at(-1)}`,
+      )
+      const answer = await resolveAndAnswer(
+        created.authorizationRequestUri,
+        async (request) => ({
+          pid: [await presentPid(request.nonce as string, request.client_id as string)],
+        }),
+        verifyWithDidWeb,
+      )
+      expect(answer.resolved.client).toMatchObject({
+        prefix: 'decentralized_identifier',
+        effective: created.clientId,
+      })
+      expect(answer.status, answer.body).toBe(200)
+      expect(await session(created.sessionId)).toMatchObject({ status: 'verified' })
+
+      const fetched = (await send('POST', '/api/presentation-requests', { presentationConfigId: 'did' })).body
+      const header = decodeProtectedHeader(await (await fetch(fetched.requestUri)).text())
+      expect(header.kid).toMatch(
+        new RegExp(`^${created.clientId.slice('decentralized_identifier:'.length)}#`),
+      )
+      expect(header).not.toHaveProperty('x5c')
+    })
+
+    it('the DID document is served for existing tenants only (404 otherwise), as application/did+json', async () => {
+      const found = await fetch(`${verifierId}/did.json`)
+      expect(found.status).toBe(200)
+      expect(found.headers.get('content-type')).toMatch(/^application\/did\+json/)
+      const document = (await found.json()) as { verificationMethod: { publicKeyJwk: JWK }[] }
+      expect(document.verificationMethod.length).toBeGreaterThan(0)
+      for (const method of document.verificationMethod) expect(method.publicKeyJwk).not.toHaveProperty('d')
+      expect((await fetch(`${baseUrl}/verifiers/no-such-tenant/did.json`)).status).toBe(404)
+    })
+  })
 })

@@ -12,6 +12,7 @@ import {
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
+import { didDocumentRoutes } from './routes/did-document'
 import { requestRoutes } from './routes/requests'
 import { createStatusLists } from './services/status-list'
 
@@ -47,5 +48,6 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
     deps.metrics.observeRequests(app, 'verifier')
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(requestRoutes(deps, walletLimits(options.config)))
+    await app.register(didDocumentRoutes(deps))
   }
 }

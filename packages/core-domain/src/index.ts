@@ -268,6 +268,7 @@ export {
   RESPONSE_ENC_VALUES,
   VP_FORMATS_SUPPORTED,
 } from './protocol/authorization-request'
+export { didWebOf, verifierDid } from './protocol/did-web'
 export type { AuthorizationRequest } from './protocol/z-authorization-request'
 export {
   parseAuthorizationRequest,

@@ -1,3 +1,4 @@
+import { type ClientIdPrefix, verifierDid } from '@credential-service/core-domain'
 import { isSelfSigned } from './parsed-certificates'
 import { type Signer, signJws } from './signer'
 
@@ -10,16 +11,41 @@ export function requestX5c(chain: string[]): string[] {
   return isSelfSigned(chain.at(-1) as string) ? chain.slice(0, -1) : chain
 }
 
+/** How the wallet finds the request's key, by client identifier prefix (OpenID4VP 1.0 §5.9.3). */
+export type RequestKeyReference =
+  /** x509_san_dns, x509_hash: the key chain's certificates in `x5c`. */
+  | { kind: 'x5c' }
+  /** verifier_attestation (§12): the attestation in the `jwt` header; its cnf names the key. */
+  | { kind: 'attestation'; jwt: string }
+  /** decentralized_identifier: `kid` is a DID URL of the verifier's DID document. */
+  | { kind: 'did'; did: string }
+
 /**
- * A signed request object (JAR, RFC 9101; OpenID4VP 1.0 §5): `typ` oauth-authz-req+jwt, and either
- * the Verifier Attestation in the `jwt` header (§12, the `verifier_attestation` prefix) or the
- * key chain's certificates in `x5c` (the x509 prefixes).
+ * The key reference of a configuration's requests. A `verifier_attestation` configuration without
+ * its attestation cannot sign (the caller refuses it before).
  */
+export function requestKeyReference(
+  config: { clientIdPrefix: ClientIdPrefix; verifierAttestation?: string | undefined },
+  verifier: { publicUrl: string; tenantId: string },
+): RequestKeyReference {
+  if (config.clientIdPrefix === 'decentralized_identifier')
+    return { kind: 'did', did: verifierDid(verifier.publicUrl, verifier.tenantId) }
+  if (config.clientIdPrefix === 'verifier_attestation' && config.verifierAttestation)
+    return { kind: 'attestation', jwt: config.verifierAttestation }
+  return { kind: 'x5c' }
+}
+
+/** A signed request object (JAR, RFC 9101; OpenID4VP 1.0 §5): `typ` oauth-authz-req+jwt, the key referenced as the prefix asks. */
 export function signRequestObject(
   signer: Signer,
   claims: Record<string, unknown>,
-  verifierAttestation?: string,
+  key: RequestKeyReference,
 ): Promise<string> {
-  const header = verifierAttestation ? { jwt: verifierAttestation } : { x5c: requestX5c(signer.x5c) }
-  return signJws(signer, { typ: 'oauth-authz-req+jwt', kid: signer.kid, ...header }, claims)
+  const header =
+    key.kind === 'did'
+      ? { kid: `${key.did}#${signer.kid}` }
+      : key.kind === 'attestation'
+        ? { kid: signer.kid, jwt: key.jwt }
+        : { kid: signer.kid, x5c: requestX5c(signer.x5c) }
+  return signJws(signer, { typ: 'oauth-authz-req+jwt', ...header }, claims)
 }

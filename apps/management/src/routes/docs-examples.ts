@@ -448,6 +448,10 @@ requestExamples.add(zPresentationConfigInput, {
       redirectUri: 'https://shop.acme.example/checkout/age-verified',
       keyChainId: KEY_CHAIN,
       clientIdPrefix: 'x509_san_dns',
+      dcApi: {
+        protocols: ['openid4vp-v1-signed', 'org-iso-mdoc', 'openid4vp-v1-unsigned'],
+        origins: ['https://shop.acme.example'],
+      },
     },
   },
   redirectUriPrefix: {
@@ -549,6 +553,12 @@ requestExamples.add(zPresentationRequestCreate, {
   sameDeviceUnsigned: {
     summary: 'Same-device, unsigned (redirect_uri prefix): the whole request is in authorizationRequestUri',
     value: { presentationConfigId: 'badge-same-device' },
+  },
+  digitalCredentialsApi: {
+    summary: 'From the shop’s web page, through the browser (W3C Digital Credentials API)',
+    description:
+      'The answer’s `dcApi.requests` go to `navigator.credentials.get` on a page of `origin`; the page posts the browser’s answer to `dcApi.responseUri`. `authorizationRequestUri` stays the QR code fallback for browsers without the API. The origin must be one of the configuration’s `dcApi.origins` when it lists any.',
+    value: { presentationConfigId: AGE_CHECK, transport: 'dc-api', origin: 'https://shop.acme.example' },
   },
 })
 

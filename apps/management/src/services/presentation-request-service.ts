@@ -19,11 +19,13 @@ import {
   type Principal,
   RuleViolationError,
   type ValidationIssue,
+  verifierDid,
 } from '@credential-service/core-domain'
 import {
   annexCRequest,
   type JwkCipher,
   type PresentationResult,
+  requestKeyReference,
   signRequestObject,
   verifierAttestationIssues,
   verifierClientId,
@@ -306,9 +308,8 @@ async function dcApiRequests(
         expected_origins: [request.origin],
         ...params,
       }
-      const attestation =
-        config.clientIdPrefix === 'verifier_attestation' ? config.verifierAttestation : undefined
-      requests.push({ protocol, data: { request: await signRequestObject(signer, claims, attestation) } })
+      const key = requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId })
+      requests.push({ protocol, data: { request: await signRequestObject(signer, claims, key) } })
     }
     if (protocol === 'org-iso-mdoc') {
       // The request's own nonce and encryption key: HPKE's recipient is the key direct_post.jwt uses.
@@ -342,6 +343,9 @@ async function requestClientId(
   responseUri: string,
 ): Promise<string> {
   if (config.clientIdPrefix === 'redirect_uri') return `redirect_uri:${responseUri}`
+  // did:web of the verifier, whose DID document lists the tenant's key chain keys (did-document.ts).
+  if (config.clientIdPrefix === 'decentralized_identifier')
+    return `decentralized_identifier:${verifierDid(deps.publicUrl, tenantId)}`
   const chain = (await deps.keys.keyChains(tenantId)).find((row) => row.id === config.keyChainId)
   if (config.clientIdPrefix === 'verifier_attestation') {
     const sub = verifierIdentifierOf(deps.publicUrl, tenantId)

@@ -7,7 +7,7 @@ import {
   VP_FORMATS_SUPPORTED,
 } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
-import { canonicalHash, publicPart, signRequestObject } from '@credential-service/crypto'
+import { canonicalHash, publicPart, requestKeyReference, signRequestObject } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   type PresentationSessionRow,
@@ -98,5 +98,9 @@ async function requestObjectUntraced(
     throw new ProtocolError('invalid_request', 'the configuration has no verifier attestation', {
       status: 404,
     })
-  return signRequestObject(signer, claims, attested ? config.verifierAttestation : undefined)
+  return signRequestObject(
+    signer,
+    claims,
+    requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId }),
+  )
 }

@@ -5,7 +5,13 @@ import { zDcqlQuery } from './dcql'
 import { zKeyChainId } from './key-chain'
 
 /** The client identifier prefixes a presentation configuration may use (OpenID4VP 1.0 §5.9.3). */
-export const zClientIdPrefix = z.enum(['x509_san_dns', 'x509_hash', 'redirect_uri', 'verifier_attestation'])
+export const zClientIdPrefix = z.enum([
+  'x509_san_dns',
+  'x509_hash',
+  'redirect_uri',
+  'verifier_attestation',
+  'decentralized_identifier',
+])
 export type ClientIdPrefix = z.infer<typeof zClientIdPrefix>
 
 /**
@@ -91,7 +97,7 @@ export const zPresentationConfigInput = z
     clientIdPrefix: zClientIdPrefix
       .default('x509_san_dns')
       .describe(
-        'Client identifier prefix (OpenID4VP 1.0 §5.9.3). `x509_san_dns`: the SAN dNSName of the signing certificate; `x509_hash`: the SHA-256 hash of it; `redirect_uri`: unsigned requests passed by value, the client identifier is `redirect_uri:<response_uri>` (same-device flows; the wallet cannot authenticate the verifier); `verifier_attestation`: requests signed with the key chain key that `verifierAttestation` certifies, the client identifier is `verifier_attestation:<sub of the attestation>`',
+        "Client identifier prefix (OpenID4VP 1.0 §5.9.3). `x509_san_dns`: the SAN dNSName of the signing certificate; `x509_hash`: the SHA-256 hash of it; `redirect_uri`: unsigned requests passed by value, the client identifier is `redirect_uri:<response_uri>` (same-device flows; the wallet cannot authenticate the verifier); `verifier_attestation`: requests signed with the key chain key that `verifierAttestation` certifies, the client identifier is `verifier_attestation:<sub of the attestation>`; `decentralized_identifier`: the tenant verifier's did:web (`did:web:<host>:verifiers:<tenant>`, its DID document served at `{PUBLIC_URL}/verifiers/{tenant}/did.json` with the tenant's key chain keys), requests signed with `kid` = a verification method of it",
       ),
     verifierAttestation: z
       .string()

@@ -33,9 +33,9 @@ export function dcApiProtocolUnfit(protocol: DcApiProtocol, config: DcApiConfig)
 
 /**
  * Why a DCQL credential query has no Annex C ItemsRequest, or undefined. What an ItemsRequest
- * cannot say is refused rather than dropped: value matching, alternatives (`claim_sets`), several
- * documents, trusted authorities, paths other than [namespace, element], and a query without
- * claims (an empty request asks for nothing).
+ * cannot say is refused rather than dropped: alternatives (`claim_sets`), several documents,
+ * trusted authorities, paths other than [namespace, element], and a query without claims (an empty
+ * request asks for nothing). `values` are asked as the element and checked in the answer.
  */
 export function annexCUnfit(credential: DcqlQuery['credentials'][number]): string | undefined {
   if (credential.format !== 'mso_mdoc' || !('doctype_value' in credential.meta))
@@ -48,7 +48,6 @@ export function annexCUnfit(credential: DcqlQuery['credentials'][number]): strin
   for (const claim of credential.claims) {
     if (claim.path.length !== 2 || claim.path.some((part) => typeof part !== 'string'))
       return cannot(`claim path ${JSON.stringify(claim.path)} (not [namespace, element])`)
-    if (claim.values) return cannot('claim values')
   }
   return undefined
 }

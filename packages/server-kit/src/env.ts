@@ -202,7 +202,7 @@ export const zCommonEnv = z.object({
       'Where rate-limit counters live: `postgres` (the service database, shared by every process, first hits counted in batches within 100 ms; the default with DATABASE_URL) or `memory` (per process, so N replicas allow N times each limit; the default on the embedded database)',
     ),
   RATE_LIMIT_WALLET_PER_MINUTE: perMinute(300).describe(
-    'Requests per minute from one client IP to each wallet endpoint (issuer: token, nonce, attestation challenge, offer by reference, PAR, authorize, credential, deferred credential, notification; authorize/callback counts with authorize; verifier: response), then 429; 0 turns the limit off',
+    'Requests per minute from one client IP to each wallet endpoint (issuer: token, nonce, attestation challenge, offer by reference, PAR, authorize, credential, deferred credential, notification; authorize/callback counts with authorize; verifier: response, where the Digital Credentials API answer counts with direct_post), then 429; 0 turns the limit off',
   ),
   RATE_LIMIT_WALLET_TENANT_PER_MINUTE: perMinute(0).describe(
     'Requests per minute to each wallet endpoint of one tenant from all IPs together, then 429; 0 (default) sets no tenant limit',

@@ -309,6 +309,68 @@ describe.skipIf(skipWithoutChromium('configs.test.ts'))('configurations in the c
     await page.getByLabel('Description').fill('Over 18')
     await page.getByRole('button', { name: 'Save configuration' }).click()
     await page.getByRole('table').getByText('Over 18').waitFor()
+  })
+
+  it('Digital Credentials API: origins and protocols in order, problems on their inputs, kept when loaded again', async () => {
+    await page.getByRole('link', { name: 'age-check', exact: true }).click()
+    const section = page.getByRole('group', { name: 'Digital Credentials API' })
+    const origins = section.getByLabel('Allowed origins', { exact: true })
+    const protocols = section.getByLabel('Protocols', { exact: true })
+    expect(await liveJson('presentation-json')).not.toHaveProperty('dcApi')
+    for (const origin of ['https://shop.example', 'http://shop.example:8080']) {
+      await origins.fill(origin)
+      await origins.press('Enter')
+    }
+    // The selection order is the order of preference.
+    await protocols.click()
+    for (const protocol of ['org-iso-mdoc', 'openid4vp-v1-unsigned'])
+      await page.getByRole('option', { name: protocol, exact: true }).click()
+    await page.keyboard.press('Escape')
+    expect((await liveJson('presentation-json')).dcApi).toStrictEqual({
+      protocols: ['org-iso-mdoc', 'openid4vp-v1-unsigned'],
+      origins: ['https://shop.example', 'http://shop.example:8080'],
+    })
+    // The query asks for two credentials: no Annex C request fits it (checkDcApiSettings, in the page).
+    await page.getByRole('button', { name: 'Save configuration' }).click()
+    await section.getByText(/^org-iso-mdoc: ISO\/IEC 18013-7 Annex C asks for one mdoc/).waitFor()
+    // The input's frame, drawn as invalid, lies over it: the click is the frame's.
+    await protocols.click({ force: true })
+    for (const protocol of ['org-iso-mdoc', 'openid4vp-v1-signed'])
+      await page.getByRole('option', { name: protocol, exact: true }).click()
+    await page.keyboard.press('Escape')
+    // http origins are the service's to allow (OUTBOUND_ALLOW_HTTP): a 422 at body.dcApi.origins.1.
+    await page.getByRole('button', { name: 'Save configuration' }).click()
+    await section.getByText('http://shop.example:8080: must use https').waitFor()
+    expect(await origins.getAttribute('aria-invalid')).toBe('true')
+    expect(await protocols.getAttribute('aria-invalid')).not.toBe('true')
+    await expectAccessible(page, 'Digital Credentials API settings refused')
+    await origins.press('Backspace')
+    await origins.fill('https://shop.example:8443')
+    await origins.press('Enter')
+    await section.getByText('http://shop.example:8080: must use https').waitFor({ state: 'detached' })
+    await page.getByRole('button', { name: 'Save configuration' }).click()
+    await page.getByRole('heading', { name: `Presentation configurations of ${tenant}` }).waitFor()
+    const dcApi = {
+      protocols: ['openid4vp-v1-unsigned', 'openid4vp-v1-signed'],
+      origins: ['https://shop.example', 'https://shop.example:8443'],
+    }
+    expect((await api.getPresentationConfig('age-check')).dcApi).toStrictEqual(dcApi)
+
+    // Loaded again (a new page load and sign-in): the inputs show what the API holds.
+    await page.goto(run.url('/presentation-configs/age-check/edit'))
+    await signIn(page, admin.id, admin.secret)
+    await page.getByRole('heading', { name: 'Presentation configuration age-check' }).waitFor()
+    for (const origin of dcApi.origins) await section.getByText(origin, { exact: true }).waitFor()
+    for (const protocol of dcApi.protocols) await section.getByText(protocol, { exact: true }).waitFor()
+    expect((await liveJson('presentation-json')).dcApi).toStrictEqual(dcApi)
+    await expectAccessible(page, 'presentation configuration with Digital Credentials API settings')
+    // Saved without a change: the same dcApi goes back.
+    await page.getByRole('button', { name: 'Save configuration' }).click()
+    await page.getByRole('heading', { name: `Presentation configurations of ${tenant}` }).waitFor()
+    expect((await api.getPresentationConfig('age-check')).dcApi).toStrictEqual(dcApi)
+  })
+
+  it('deletes a presentation configuration after confirmation', async () => {
     await page.getByRole('button', { name: 'Delete' }).click()
     await page
       .getByRole('dialog', { name: 'Delete presentation configuration age-check?' })

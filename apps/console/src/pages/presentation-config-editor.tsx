@@ -1,6 +1,8 @@
 import {
+  checkDcApiSettings,
   checkDcqlQuery,
   type PresentationConfigInput,
+  zDcApiProtocol,
   zPresentationConfigInput,
 } from '@credential-service/core-domain'
 import type { PresentationConfig } from '@credential-service/sdk'
@@ -8,8 +10,10 @@ import {
   Autocomplete,
   Button,
   Checkbox,
+  Fieldset,
   Grid,
   Group,
+  MultiSelect,
   NumberInput,
   Select,
   SimpleGrid,
@@ -31,8 +35,10 @@ import { StoredItem } from '../components/stored-item'
 import { useApiForm } from '../forms/use-api-form'
 import { DcqlEditor } from '../presentation-configs/dcql-editor'
 import {
-  PRESENTATION_INPUTS,
+  dcApiOriginsError,
+  defaultDcApiProtocols,
   presentationBody,
+  presentationFields,
   presentationValues,
 } from '../presentation-configs/presentation-values'
 import { presentationConfigsApi } from './configs-api'
@@ -74,16 +80,25 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
   )
   const { form, onSubmit, pending } = useApiForm({
     initialValues: presentationValues(stored),
-    fields: PRESENTATION_INPUTS,
+    fields: presentationFields,
     schema: zPresentationConfigInput,
     toBody: presentationBody,
-    check: (body: PresentationConfigInput) => checkDcqlQuery(zPresentationConfigInput.parse(body).dcqlQuery),
+    check: (body: PresentationConfigInput) => {
+      const config = zPresentationConfigInput.parse(body)
+      // Whether http origins are allowed is the service's setting: the API answers for origins.
+      return [
+        ...checkDcqlQuery(config.dcqlQuery),
+        ...checkDcApiSettings(config, { allowHttp: true }, 'body.dcApi'),
+      ]
+    },
     submit: (body) => (stored ? presentations.replace(stored.id, body) : presentations.create(body)),
     onDone: () => {
       void queryClient.invalidateQueries({ queryKey: ['presentation-configs', tenantId] })
       navigate('/presentation-configs')
     },
   })
+  const origins = form.getInputProps('dcApi.origins')
+  const defaults = defaultDcApiProtocols(form.values)
   if (canRead(session, 'credential-configs') && credentialConfigs.isPending)
     return <Busy label="Loading credential configurations" />
   return (
@@ -196,6 +211,32 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
                 disabled={readOnly}
                 {...form.getInputProps('acceptAnyIssuer', { type: 'checkbox' })}
               />
+              <Fieldset legend="Digital Credentials API">
+                <Stack>
+                  <TagsInput
+                    label="Allowed origins"
+                    description="Web origins (scheme://host[:port]) whose pages may ask for this configuration with the W3C Digital Credentials API; Enter to add. None: any origin"
+                    readOnly={readOnly}
+                    {...origins}
+                    error={dcApiOriginsError(form.errors, form.values.dcApi.origins)}
+                    onChange={(value: string[]) => {
+                      // A problem of one origin goes with the list as it was.
+                      form.values.dcApi.origins.forEach((_, index) => {
+                        form.clearFieldError(`dcApi.origins.${index}`)
+                      })
+                      origins.onChange(value)
+                    }}
+                  />
+                  <MultiSelect
+                    label="Protocols"
+                    description={`Offered in the order they are chosen in. None: the default order${defaults ? ` (${defaults.join(', ') || 'none fits'})` : ''}`}
+                    placeholder={form.values.dcApi.protocols.length ? undefined : 'Default'}
+                    data={zDcApiProtocol.options}
+                    readOnly={readOnly}
+                    {...form.getInputProps('dcApi.protocols')}
+                  />
+                </Stack>
+              </Fieldset>
               <FormAlert message={form.errors['']} />
               <Group>
                 {!readOnly && (

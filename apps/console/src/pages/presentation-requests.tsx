@@ -67,6 +67,8 @@ export default function PresentationRequestsPage() {
     schema: zPresentationRequestCreate,
     toBody: (values): PresentationRequestCreate => ({
       presentationConfigId: values.presentationConfigId,
+      // The QR code and link: a Digital Credentials API request is made by the relying party's page.
+      transport: 'uri',
       ...(values.responseMode
         ? { responseMode: values.responseMode as PresentationRequestCreate['responseMode'] }
         : {}),

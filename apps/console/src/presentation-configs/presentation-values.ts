@@ -1,4 +1,9 @@
-import type { PresentationConfigInput } from '@credential-service/core-domain'
+import {
+  type DcApiProtocol,
+  dcApiProtocols,
+  type PresentationConfigInput,
+  zDcqlQuery,
+} from '@credential-service/core-domain'
 
 /** The presentation configuration editor's values: the body of POST /api/presentations as form inputs. */
 export type PresentationConfigValues = {
@@ -18,6 +23,13 @@ export type PresentationConfigValues = {
   /** PEM certificates, one after the other. */
   trustAnchors: string
   acceptAnyIssuer: boolean
+  /** The Digital Credentials API settings; empty lists are sent as no `dcApi` member. */
+  dcApi: {
+    /** Web origins, in order; none = any origin may ask. */
+    origins: string[]
+    /** The protocols offered, in order of preference (the selection order); none = the default order. */
+    protocols: DcApiProtocol[]
+  }
 }
 
 /** The form inputs an API issue path can name; DCQL problems land on the DCQL editor. */
@@ -35,7 +47,31 @@ export const PRESENTATION_INPUTS = [
   'verifierAttestation',
   'trustAnchors',
   'acceptAnyIssuer',
+  'dcApi.origins',
+  'dcApi.protocols',
 ] as const
+
+/**
+ * The field names of the values: the inputs and one per origin (`dcApi.origins.1`), so that a
+ * problem of one origin is told apart from one of the list (see `dcApiOriginsError`).
+ */
+export function presentationFields(values: PresentationConfigValues): string[] {
+  return [...PRESENTATION_INPUTS, ...values.dcApi.origins.map((_, index) => `dcApi.origins.${index}`)]
+}
+
+/** The error to show on the origins input: the list's own, else the first origin's, named. */
+export function dcApiOriginsError(
+  errors: Record<string, unknown>,
+  origins: readonly string[],
+): string | undefined {
+  const own = errors['dcApi.origins']
+  if (typeof own === 'string') return own
+  for (const [index, origin] of origins.entries()) {
+    const error = errors[`dcApi.origins.${index}`]
+    if (typeof error === 'string') return `${origin}: ${error}`
+  }
+  return undefined
+}
 
 const PEM = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g
 
@@ -73,11 +109,29 @@ export function presentationBody(values: PresentationConfigValues): Presentation
     verifierAttestation:
       values.clientIdPrefix === 'verifier_attestation' ? optional(values.verifierAttestation) : undefined,
     trustAnchors: anchors.length ? anchors : undefined,
+    dcApi: dcApiBody(values.dcApi),
     acceptAnyIssuer: values.acceptAnyIssuer,
   }
   return Object.fromEntries(
     Object.entries(body).filter(([, value]) => value !== undefined),
   ) as PresentationConfigInput
+}
+
+/** The protocols a configuration without `dcApi.protocols` offers; undefined while the query is no DCQL. */
+export function defaultDcApiProtocols(values: PresentationConfigValues): DcApiProtocol[] | undefined {
+  const query = zDcqlQuery.safeParse(parseJson(values.dcqlQuery))
+  if (!query.success) return undefined
+  return dcApiProtocols({ clientIdPrefix: values.clientIdPrefix, dcqlQuery: query.data })
+}
+
+/** `dcApi` as sent: origins trimmed, empty lists left out, nothing at all when both are empty. */
+function dcApiBody(dcApi: PresentationConfigValues['dcApi']): PresentationConfigInput['dcApi'] {
+  const origins = dcApi.origins.map((origin) => origin.trim())
+  if (origins.length === 0 && dcApi.protocols.length === 0) return undefined
+  return {
+    ...(dcApi.protocols.length ? { protocols: [...dcApi.protocols] } : {}),
+    ...(origins.length ? { origins } : {}),
+  }
 }
 
 export function presentationValues(config?: PresentationConfigInput): PresentationConfigValues {
@@ -95,5 +149,9 @@ export function presentationValues(config?: PresentationConfigInput): Presentati
     verifierAttestation: config?.verifierAttestation ?? '',
     trustAnchors: (config?.trustAnchors ?? []).join('\n'),
     acceptAnyIssuer: config?.acceptAnyIssuer ?? false,
+    dcApi: {
+      origins: [...(config?.dcApi?.origins ?? [])],
+      protocols: [...(config?.dcApi?.protocols ?? [])],
+    },
   }
 }

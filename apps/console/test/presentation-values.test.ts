@@ -1,0 +1,119 @@
+import { type PresentationConfigInput, zPresentationConfigInput } from '@credential-service/core-domain'
+import { ManagementApiError } from '@credential-service/sdk'
+import { describe, expect, it } from 'vitest'
+import { problemErrors, validateWith } from '../src/forms/problems'
+import {
+  dcApiOriginsError,
+  defaultDcApiProtocols,
+  presentationBody,
+  presentationFields,
+  presentationValues,
+} from '../src/presentation-configs/presentation-values'
+
+const mdl = {
+  id: 'mdl',
+  format: 'mso_mdoc' as const,
+  meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
+  claims: [{ path: ['org.iso.18013.5.1', 'age_over_18'] }],
+}
+const config: PresentationConfigInput = {
+  id: 'age',
+  dcqlQuery: { credentials: [mdl] },
+  lifetimeSeconds: 300,
+  responseMode: 'direct_post.jwt',
+  keyChainId: 'verifier',
+  clientIdPrefix: 'x509_san_dns',
+  acceptAnyIssuer: false,
+}
+
+/** A 422 of the management API with these `errors[]`. */
+const refusal = (errors: { path: string; message: string }[]) =>
+  new ManagementApiError('validation', {
+    method: 'PUT',
+    url: '/api/presentations/age',
+    status: 422,
+    problem: {
+      type: 'about:blank',
+      title: 'Invalid input',
+      status: 422,
+      code: 'invalid_input',
+      detail: 'The configuration is invalid',
+      errors,
+    },
+  })
+
+describe('presentation configuration values ⇄ JSON: the Digital Credentials API settings', () => {
+  it('a configuration without dcApi comes back without it; nothing entered sends nothing', () => {
+    const values = presentationValues(config)
+    expect(values.dcApi).toStrictEqual({ origins: [], protocols: [] })
+    expect(presentationBody(values)).toStrictEqual(config)
+    expect(presentationBody(values)).not.toHaveProperty('dcApi')
+    expect(presentationBody(presentationValues())).not.toHaveProperty('dcApi')
+  })
+
+  it('dcApi comes back unchanged: origins and protocols in their order', () => {
+    const withDcApi: PresentationConfigInput = {
+      ...config,
+      dcApi: {
+        protocols: ['org-iso-mdoc', 'openid4vp-v1-unsigned'],
+        origins: ['https://shop.example', 'http://localhost:8080'],
+      },
+    }
+    expect(presentationBody(presentationValues(withDcApi))).toStrictEqual(withDcApi)
+    const onlyOrigins = { ...config, dcApi: { origins: ['https://shop.example'] } }
+    expect(presentationBody(presentationValues(onlyOrigins))).toStrictEqual(onlyOrigins)
+    const onlyProtocols = { ...config, dcApi: { protocols: ['openid4vp-v1-signed' as const] } }
+    expect(presentationBody(presentationValues(onlyProtocols))).toStrictEqual(onlyProtocols)
+    // The values are copies: editing them leaves the loaded configuration as it was.
+    presentationValues(withDcApi).dcApi.origins.push('https://other.example')
+    expect(withDcApi.dcApi?.origins).toHaveLength(2)
+  })
+
+  it('emptied lists send no dcApi; origins are trimmed; no protocol = the default order', () => {
+    const values = presentationValues({ ...config, dcApi: { origins: ['https://shop.example'] } })
+    expect(presentationBody({ ...values, dcApi: { origins: [], protocols: [] } })).not.toHaveProperty('dcApi')
+    expect(
+      presentationBody({ ...values, dcApi: { origins: [' https://shop.example '], protocols: [] } }).dcApi,
+    ).toStrictEqual({ origins: ['https://shop.example'] })
+    expect(defaultDcApiProtocols(values)).toStrictEqual([
+      'openid4vp-v1-signed',
+      'openid4vp-v1-unsigned',
+      'org-iso-mdoc',
+    ])
+    expect(defaultDcApiProtocols({ ...values, clientIdPrefix: 'redirect_uri' })).toStrictEqual([
+      'openid4vp-v1-unsigned',
+      'org-iso-mdoc',
+    ])
+    expect(defaultDcApiProtocols({ ...values, dcqlQuery: '{' })).toBeUndefined()
+  })
+
+  it('problems of dcApi land on its inputs, an origin named by its entry', () => {
+    const values = presentationValues({
+      ...config,
+      dcApi: { origins: ['https://shop.example', 'http://shop.example'], protocols: ['org-iso-mdoc'] },
+    })
+    const errors = problemErrors(
+      refusal([
+        { path: 'body.dcApi.origins.1', message: 'must use https' },
+        { path: 'body.dcApi.protocols.0', message: 'org-iso-mdoc: does not fit' },
+      ]),
+      presentationFields(values),
+    )
+    expect(errors).toStrictEqual({
+      'dcApi.origins.1': 'must use https',
+      'dcApi.protocols': 'org-iso-mdoc: does not fit',
+    })
+    expect(dcApiOriginsError(errors, values.dcApi.origins)).toBe('http://shop.example: must use https')
+    // The schema's own problems, before anything is sent.
+    const browser = validateWith(
+      zPresentationConfigInput,
+      presentationBody({ ...values, dcApi: { origins: ['https://shop.example/path'], protocols: [] } }),
+      presentationFields(values),
+    )
+    expect(dcApiOriginsError(browser, ['https://shop.example/path'])).toMatch(
+      /^https:\/\/shop\.example\/path: must be a web origin/,
+    )
+    expect(dcApiOriginsError({ 'dcApi.origins': 'too many' }, [])).toBe('too many')
+    expect(dcApiOriginsError({}, values.dcApi.origins)).toBeUndefined()
+  })
+})

@@ -146,6 +146,7 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
                     { value: 'x509_hash', label: 'x509_hash (certificate hash)' },
                     { value: 'redirect_uri', label: 'redirect_uri (unsigned, same-device)' },
                     { value: 'verifier_attestation', label: 'verifier_attestation (attested key)' },
+                    { value: 'decentralized_identifier', label: 'decentralized_identifier (did:web)' },
                   ]}
                   allowDeselect={false}
                   readOnly={readOnly}

@@ -3123,7 +3123,7 @@ export interface components {
             /** @description Key chain that signs request objects */
             keyChainId: string;
             /** @enum {string} */
-            clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation";
+            clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];
@@ -3170,11 +3170,11 @@ export interface components {
             /** @description Key chain that signs request objects */
             keyChainId: string;
             /**
-             * @description Client identifier prefix (OpenID4VP 1.0 §5.9.3). `x509_san_dns`: the SAN dNSName of the signing certificate; `x509_hash`: the SHA-256 hash of it; `redirect_uri`: unsigned requests passed by value, the client identifier is `redirect_uri:<response_uri>` (same-device flows; the wallet cannot authenticate the verifier); `verifier_attestation`: requests signed with the key chain key that `verifierAttestation` certifies, the client identifier is `verifier_attestation:<sub of the attestation>`
+             * @description Client identifier prefix (OpenID4VP 1.0 §5.9.3). `x509_san_dns`: the SAN dNSName of the signing certificate; `x509_hash`: the SHA-256 hash of it; `redirect_uri`: unsigned requests passed by value, the client identifier is `redirect_uri:<response_uri>` (same-device flows; the wallet cannot authenticate the verifier); `verifier_attestation`: requests signed with the key chain key that `verifierAttestation` certifies, the client identifier is `verifier_attestation:<sub of the attestation>`; `decentralized_identifier`: the tenant verifier's did:web (`did:web:<host>:verifiers:<tenant>`, its DID document served at `{PUBLIC_URL}/verifiers/{tenant}/did.json` with the tenant's key chain keys), requests signed with `kid` = a verification method of it
              * @default x509_san_dns
              * @enum {string}
              */
-            clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation";
+            clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];

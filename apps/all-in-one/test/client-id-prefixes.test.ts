@@ -239,6 +239,28 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
   })
 
   describe('verifier_attestation (checklist V-08)', () => {
+    /**
+     * The wallet's check (§5.9.3): the attestation is signed by an issuer it trusts, typed, not
+     * expired, issued to the client identifier; the request is signed by the attestation's cnf key.
+     */
+    const attestationVerifier =
+      (checks: string[]): VerifyRequestJwt =>
+      async (_signer, { compact, header, payload }) => {
+        const attestationJwt = (header as { jwt?: string }).jwt as string
+        const { payload: claims, protectedHeader } = await jwtVerify(
+          attestationJwt,
+          await importJWK(attester.publicJwk, 'ES256'),
+          { typ: 'verifier-attestation+jwt', issuer: 'https://attestations.test.example' },
+        )
+        const clientId = (payload as { client_id: string }).client_id
+        expect(clientId).toBe(`verifier_attestation:${claims.sub}`)
+        expect(protectedHeader.typ).toBe('verifier-attestation+jwt')
+        const cnf = (claims.cnf as { jwk: JWK }).jwk
+        await compactVerify(compact, await importJWK(cnf, 'ES256'))
+        checks.push('attestation', 'signature')
+        return { verified: true, signerJwk: cnf as never }
+      }
+
     it('OpenID4VP 1.0 §5.9.3, §12, V-08: the request object carries the attestation in the JOSE header jwt, is signed by its cnf key, and the SD-JWT VC presentation verifies', async () => {
       const jwt = await attestation()
       const saved = await send('POST', '/api/presentations', {
@@ -255,24 +277,8 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
         .body
       expect(created.clientId).toBe(`verifier_attestation:${verifierId}`)
 
-      // The wallet's check (§5.9.3): the attestation is signed by an issuer it trusts, typed, not
-      // expired, issued to the client identifier; the request is signed by the attestation's cnf key.
       const checks: string[] = []
-      const verifyWithAttestation: VerifyRequestJwt = async (_signer, { compact, header, payload }) => {
-        const attestationJwt = (header as { jwt?: string }).jwt as string
-        const { payload: claims, protectedHeader } = await jwtVerify(
-          attestationJwt,
-          await importJWK(attester.publicJwk, 'ES256'),
-          { typ: 'verifier-attestation+jwt', issuer: 'https://attestations.test.example' },
-        )
-        const clientId = (payload as { client_id: string }).client_id
-        expect(clientId).toBe(`verifier_attestation:${claims.sub}`)
-        expect(protectedHeader.typ).toBe('verifier-attestation+jwt')
-        const cnf = (claims.cnf as { jwk: JWK }).jwk
-        await compactVerify(compact, await importJWK(cnf, 'ES256'))
-        checks.push('attestation', 'signature')
-        return { verified: true, signerJwk: cnf as never }
-      }
+      const verifyWithAttestation = attestationVerifier(checks)
       const answer = await resolveAndAnswer(
         created.authorizationRequestUri,
         async (request) => ({
@@ -303,6 +309,60 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
       })
       await compactVerify(requestObject, await importJWK(requestKey.publicJwk, 'ES256'))
       expect(decodeJwt(requestObject).client_id).toBe(`verifier_attestation:${verifierId}`)
+    })
+
+    it('OpenID4VP 1.0 §5.9.3, §12, B.2.6.1, V-08, V-30: an mso_mdoc DeviceResponse whose handover names the verifier_attestation client_id verifies', async () => {
+      const saved = await send('POST', '/api/presentations', {
+        id: 'attested-mdl',
+        dcqlQuery: {
+          credentials: [
+            {
+              id: 'mdl',
+              format: 'mso_mdoc',
+              meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
+              claims: [{ path: ['org.iso.18013.5.1', 'family_name'] }],
+            },
+          ],
+        },
+        responseMode: 'direct_post.jwt',
+        keyChainId: 'attested',
+        clientIdPrefix: 'verifier_attestation',
+        verifierAttestation: await attestation(),
+      })
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201)
+      const issued = await issueOverHttp({
+        apiBase: baseUrl,
+        auth,
+        configurationId: 'mdl',
+        claims: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } },
+      })
+      const created = (
+        await send('POST', '/api/presentation-requests', { presentationConfigId: 'attested-mdl' })
+      ).body
+      const checks: string[] = []
+      const answer = await resolveAndAnswer(
+        created.authorizationRequestUri,
+        async (request) => ({
+          mdl: [
+            await mdocDeviceResponse({
+              credential: issued.credential,
+              holder: issued.holder,
+              docType: 'org.iso.18013.5.1.mDL',
+              clientId: request.client_id as string,
+              nonce: request.nonce as string,
+              responseUri: request.response_uri as string,
+              encryptionJwk: (request.client_metadata as { jwks: { keys: JWK[] } }).jwks.keys[0],
+            }),
+          ],
+        }),
+        attestationVerifier(checks),
+      )
+      expect(checks).toStrictEqual(['attestation', 'signature'])
+      expect(answer.status, answer.body).toBe(200)
+      expect(await session(created.sessionId)).toMatchObject({
+        status: 'verified',
+        claims: { mdl: [{ 'org.iso.18013.5.1': { family_name: 'Mustermann' } }] },
+      })
     })
 
     const refusals: [string, () => Promise<Record<string, unknown>>][] = [

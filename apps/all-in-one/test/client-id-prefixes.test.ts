@@ -1,5 +1,4 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
@@ -14,8 +13,7 @@ import {
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from './free-port'
-import { startAllInOneWorld } from './harness'
+import { apiClient, listenAllInOneWorld } from './harness'
 import { resolveAndAnswer, type VerifyRequestJwt } from './oid4vp-wallet'
 import { issueOverHttp, kbSigner, mdocDeviceResponse } from './wallet'
 
@@ -27,6 +25,16 @@ const PID_QUERY = {
   ],
 }
 const HOUR = 3600
+const MDL_QUERY = {
+  credentials: [
+    {
+      id: 'mdl',
+      format: 'mso_mdoc',
+      meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
+      claims: [{ path: ['org.iso.18013.5.1', 'family_name'] }],
+    },
+  ],
+}
 
 /** A P-256 key pair as JWKs: the request signing key of a key chain, or an attestation issuer's. */
 function keyPair() {
@@ -44,15 +52,10 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
   let verifierId: string
   const requestKey = keyPair()
   const attester = keyPair()
-  const send = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...auth },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
-    return { status: response.status, body: (await response.json()) as any }
-  }
+  const send = apiClient(
+    () => baseUrl,
+    () => auth,
+  )
   const session = async (id: string) => (await send('GET', `/api/sessions/${id}`)).body
 
   /** A Verifier Attestation JWT (OpenID4VP 1.0 §12) signed by the test's attestation issuer. */
@@ -68,17 +71,10 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
       .sign(await importJWK(attester.privateJwk, 'ES256'))
 
   beforeAll(async () => {
-    const port = await freePort()
-    baseUrl = `http://localhost:${port}`
     // The `verifier-interop` world (test/worlds/verifier-interop): tenant a issues `pid` and `mdl`.
-    const started = await startAllInOneWorld(
-      testDatabases().at(-1) as TestDatabase,
-      'verifier-interop',
-      baseUrl,
-      { OUTBOUND_ALLOW_HTTP: 'true' },
-    )
+    const started = await listenAllInOneWorld('verifier-interop', { OUTBOUND_ALLOW_HTTP: 'true' })
     app = started.app
-    await app.listen({ host: '::', port })
+    baseUrl = started.baseUrl
     auth = started.tenants.a.auth
     verifierId = started.tenants.a.verifier
     // A key chain whose key the test knows: the attestation's cnf names its public half.
@@ -92,6 +88,15 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
   afterAll(async () => {
     await app.close()
   })
+
+  /** An mDL with a family name for a fresh holder key, over HTTP (OpenID4VCI pre-authorized). */
+  const issueMdl = () =>
+    issueOverHttp({
+      apiBase: baseUrl,
+      auth,
+      configurationId: 'mdl',
+      claims: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } },
+    })
 
   /** The holder's SD-JWT VC presentation with a KB-JWT for `aud` (OpenID4VP B.3.6). */
   const presentPid = async (nonce: string, aud: string) => {
@@ -178,16 +183,7 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
     it('OpenID4VP 1.0 B.2.6.1, V-30: an mso_mdoc DeviceResponse whose handover names the redirect_uri client_id verifies; one naming another client_id does not (S-80)', async () => {
       const saved = await send('POST', '/api/presentations', {
         id: 'unsigned-mdl',
-        dcqlQuery: {
-          credentials: [
-            {
-              id: 'mdl',
-              format: 'mso_mdoc',
-              meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
-              claims: [{ path: ['org.iso.18013.5.1', 'family_name'] }],
-            },
-          ],
-        },
+        dcqlQuery: MDL_QUERY,
         responseMode: 'direct_post',
         keyChainId: 'keys',
         clientIdPrefix: 'redirect_uri',
@@ -197,12 +193,7 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
         [(id: string) => id, 'verified'],
         [(id: string) => `${id}x`, 'failed'],
       ] as const) {
-        const issued = await issueOverHttp({
-          apiBase: baseUrl,
-          auth,
-          configurationId: 'mdl',
-          claims: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } },
-        })
+        const issued = await issueMdl()
         const created = (
           await send('POST', '/api/presentation-requests', { presentationConfigId: 'unsigned-mdl' })
         ).body
@@ -314,28 +305,14 @@ describe('OpenID4VP 1.0 §5.9.3 client identifier prefixes redirect_uri and veri
     it('OpenID4VP 1.0 §5.9.3, §12, B.2.6.1, V-08, V-30: an mso_mdoc DeviceResponse whose handover names the verifier_attestation client_id verifies', async () => {
       const saved = await send('POST', '/api/presentations', {
         id: 'attested-mdl',
-        dcqlQuery: {
-          credentials: [
-            {
-              id: 'mdl',
-              format: 'mso_mdoc',
-              meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
-              claims: [{ path: ['org.iso.18013.5.1', 'family_name'] }],
-            },
-          ],
-        },
+        dcqlQuery: MDL_QUERY,
         responseMode: 'direct_post.jwt',
         keyChainId: 'attested',
         clientIdPrefix: 'verifier_attestation',
         verifierAttestation: await attestation(),
       })
       expect(saved.status, JSON.stringify(saved.body)).toBe(201)
-      const issued = await issueOverHttp({
-        apiBase: baseUrl,
-        auth,
-        configurationId: 'mdl',
-        claims: { 'org.iso.18013.5.1': { family_name: 'Mustermann' } },
-      })
+      const issued = await issueMdl()
       const created = (
         await send('POST', '/api/presentation-requests', { presentationConfigId: 'attested-mdl' })
       ).body

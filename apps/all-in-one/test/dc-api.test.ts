@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { Aes128Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from '@hpke/core'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { DeviceRequest } from '@owf/mdoc'
@@ -7,8 +6,7 @@ import { Encoder } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
 import { base64url, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from './free-port'
-import { startAllInOneWorld } from './harness'
+import { apiClient, listenAllInOneWorld } from './harness'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
 import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
@@ -42,15 +40,10 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
   let baseUrl: string
   let auth: Record<string, string>
   let verifierId: string
-  const send = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...auth },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
-    return { status: response.status, body: (await response.json()) as any }
-  }
+  const send = apiClient(
+    () => baseUrl,
+    () => auth,
+  )
   const session = async (id: string) => (await send('GET', `/api/sessions/${id}`)).body
   const request = async (presentationConfigId: string, origin = ORIGIN): Promise<Created> => {
     const created = await send('POST', '/api/presentation-requests', {
@@ -100,17 +93,10 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
   }
 
   beforeAll(async () => {
-    const port = await freePort()
-    baseUrl = `http://localhost:${port}`
     // The `verifier-interop` world (test/worlds/verifier-interop): tenant a issues `pid` and `mdl`.
-    const started = await startAllInOneWorld(
-      testDatabases().at(-1) as TestDatabase,
-      'verifier-interop',
-      baseUrl,
-      { OUTBOUND_ALLOW_HTTP: 'true' },
-    )
+    const started = await listenAllInOneWorld('verifier-interop', { OUTBOUND_ALLOW_HTTP: 'true' })
     app = started.app
-    await app.listen({ host: '::', port })
+    baseUrl = started.baseUrl
     auth = started.tenants.a.auth
     verifierId = started.tenants.a.verifier
     for (const responseMode of ['direct_post', 'direct_post.jwt']) {

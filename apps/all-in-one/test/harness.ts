@@ -2,12 +2,13 @@ import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type WebhookEvent, zWebhookEvent } from '@credential-service/core-domain'
 import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
-import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
+import { TEST_MASTER_SECRET, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { parseManagementConfig } from '@credential-service/management'
 import { bearer, copyWorld, signIn } from '@credential-service/management/testing'
 import { createServer, httpLimits } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { composeApps } from '../src/compose'
+import { freePort } from './free-port'
 
 export interface AllInOne {
   app: FastifyInstance
@@ -93,6 +94,34 @@ export async function startAllInOneWorld(
     ...started,
     root: await bearer(started.app, started.rootClientId, started.rootSecret),
     tenants: await signIn(started.app, world, publicUrl),
+  }
+}
+
+/**
+ * A world's all-in-one listening on a free port of localhost (IPv4 and IPv6), PUBLIC_URL that
+ * address, on the last test database: for suites whose wallets talk real HTTP to it.
+ */
+export async function listenAllInOneWorld(name: string, env: Record<string, string> = {}) {
+  const port = await freePort()
+  const baseUrl = `http://localhost:${port}`
+  const started = await startAllInOneWorld(testDatabases().at(-1) as TestDatabase, name, baseUrl, env)
+  await started.app.listen({ host: '::', port })
+  return { ...started, baseUrl }
+}
+
+/**
+ * A JSON client of `/api` with a client's Authorization header: status and the parsed answer. Both
+ * are read at each call (suites learn them in beforeAll).
+ */
+export function apiClient(baseUrl: () => string, auth: () => Record<string, string>) {
+  return async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${baseUrl()}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...auth() },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    // biome-ignore lint/suspicious/noExplicitAny: suites read loosely typed JSON answers
+    return { status: response.status, body: (await response.json()) as any }
   }
 }
 

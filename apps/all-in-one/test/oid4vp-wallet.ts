@@ -56,6 +56,17 @@ export function walletClient(verifyJwt: VerifyRequestJwt = verifyWithX5c) {
   })
 }
 
+/** The wallet's JARM settings for an encrypted answer (`direct_post.jwt`, `dc_api.jwt`): ECDH-ES to the request's key. */
+const encryptedFor = (request: Record<string, unknown>) => ({
+  jarm: {
+    encryption: { nonce: request.nonce as string },
+    serverMetadata: {
+      authorization_encryption_alg_values_supported: ['ECDH-ES'],
+      authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+    } as never,
+  },
+})
+
 /**
  * The wallet's whole turn: resolve the authorization request URI (by value or by reference), answer
  * with the `vp_token` the callback makes from the resolved request (encrypted for
@@ -78,17 +89,7 @@ export async function resolveAndAnswer(
   const response = await wallet.createOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: resolved.authorizationRequestPayload as never,
     authorizationResponsePayload: { vp_token: await vpToken(request) } as never,
-    ...(encrypted
-      ? {
-          jarm: {
-            encryption: { nonce: request.nonce as string },
-            serverMetadata: {
-              authorization_encryption_alg_values_supported: ['ECDH-ES'],
-              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-            } as never,
-          },
-        }
-      : {}),
+    ...(encrypted ? encryptedFor(request) : {}),
   })
   const submitted = await wallet.submitOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: resolved.authorizationRequestPayload as never,
@@ -135,17 +136,7 @@ export async function answerOverDcApi(
     authorizationRequestPayload: resolved.authorizationRequestPayload,
     origin,
     authorizationResponsePayload: { vp_token: await vpToken(request, resolved.client.effective) } as never,
-    ...(encrypted
-      ? {
-          jarm: {
-            encryption: { nonce: request.nonce as string },
-            serverMetadata: {
-              authorization_encryption_alg_values_supported: ['ECDH-ES'],
-              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-            } as never,
-          },
-        }
-      : {}),
+    ...(encrypted ? encryptedFor(request) : {}),
   })
   return {
     protocol: entry.protocol,

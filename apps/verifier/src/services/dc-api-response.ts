@@ -1,9 +1,4 @@
-import {
-  type DcApiProtocol,
-  ProtocolError,
-  safeParseAuthorizationResponse,
-  zDcApiProtocol,
-} from '@credential-service/core-domain'
+import { type DcApiProtocol, ProtocolError, zDcApiProtocol } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
 import {
   annexCRequest,
@@ -18,11 +13,10 @@ import {
   finishVerified,
   openSession,
   type PresentationBinding,
-  responseParameters,
+  readAuthorizationResponse,
   sessionEnding,
   verification,
   verifyVpToken,
-  walletError,
 } from './response'
 
 /** What the page posts: the DigitalCredential the browser returned (W3C Digital Credentials API). */
@@ -58,17 +52,8 @@ async function handleDcApiResponseUntraced(
         throw new ProtocolError('invalid_request', 'this request was answered already')
       return {}
     }
-    const params = await responseParameters(deps, row, answer.data)
-    const parsed = safeParseAuthorizationResponse(params)
-    if (!parsed.success) {
-      await fail(parsed.error.detail)
-      throw parsed.error
-    }
-    const response = parsed.data
-    if (typeof response.error === 'string') {
-      await fail(walletError(response))
-      return {}
-    }
+    const response = await readAuthorizationResponse(deps, row, answer.data, fail)
+    if (!response) return {}
     const checked = await verification(deps, row, now)
     if (!checked)
       throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))

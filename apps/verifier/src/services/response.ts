@@ -7,6 +7,7 @@ import {
   ProtocolError,
   safeParseAuthorizationResponse,
   safeParseEncryptedAuthorizationResponse,
+  type VpTokenResponse,
 } from '@credential-service/core-domain'
 import { inSpan, traced } from '@credential-service/core-domain/tracing'
 import {
@@ -33,7 +34,7 @@ type Form = Record<string, unknown>
  * Reads the authorization response (OpenID4VP §8.2, §8.3): plain form fields or a JWE `response`
  * (also the data of an OpenID4VP answer over the DC API, A.2).
  */
-export async function responseParameters(
+async function responseParameters(
   deps: VerifierDeps,
   row: PresentationSessionRow,
   form: Form,
@@ -339,25 +340,14 @@ export const handleResponse = traced('verifier response', handleResponseUntraced
 async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requestId: string, form: Form) {
   const { row, now } = await openSession(deps, tenantId, requestId)
   const { fail, refuse } = sessionEnding(deps, row, now)
-  let params: Form
+  let response: VpTokenResponse | undefined
   try {
-    params = await responseParameters(deps, row, form)
+    response = await readAuthorizationResponse(deps, row, form, fail)
   } catch (error) {
     if (!(error instanceof PresentationRejected)) throw error
     throw await refuse(error)
   }
-  // The response's schema (core-domain), once: a malformed one fails the session with the reason.
-  const parsed = safeParseAuthorizationResponse(params)
-  if (!parsed.success) {
-    await fail(parsed.error.detail)
-    throw parsed.error
-  }
-  const response = parsed.data
-  // A wallet error (§8.5) ends the session as failed; the wallet gets a normal answer.
-  if (typeof response.error === 'string') {
-    await fail(walletError(response))
-    return {}
-  }
+  if (!response) return {}
   if (response.state !== row.state)
     throw new ProtocolError('invalid_request', await fail('the state does not match this request'))
 
@@ -386,8 +376,33 @@ async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requ
 }
 
 /** A wallet's error response (§8.5) as the session's failure reason. */
-export const walletError = (response: { error: string; error_description?: string | undefined }) =>
+const walletError = (response: { error: string; error_description?: string | undefined }) =>
   `wallet error: ${response.error}${response.error_description !== undefined ? ` (${response.error_description})` : ''}`
+
+/**
+ * The authorization response of a form or a DC API answer, read (decrypted when the mode asks) and
+ * parsed once (core-domain): a malformed one fails the session with the reason and throws its
+ * error; a wallet error (§8.5) fails the session and gives undefined, since the wallet gets a normal
+ * answer. A PresentationRejected from decryption is the caller's to refuse.
+ */
+export async function readAuthorizationResponse(
+  deps: VerifierDeps,
+  row: PresentationSessionRow,
+  form: Form,
+  fail: (reason: string) => Promise<string>,
+): Promise<VpTokenResponse | undefined> {
+  const parsed = safeParseAuthorizationResponse(await responseParameters(deps, row, form))
+  if (!parsed.success) {
+    await fail(parsed.error.detail)
+    throw parsed.error
+  }
+  const response = parsed.data
+  if (typeof response.error === 'string') {
+    await fail(walletError(response))
+    return undefined
+  }
+  return response as VpTokenResponse
+}
 
 /** One presentation's verification by its format module, as a span of the response step. */
 function verifyStep<T>(format: 'mso_mdoc' | 'dc+sd-jwt', verify: () => Promise<T>): Promise<T> {

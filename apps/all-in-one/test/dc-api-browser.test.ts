@@ -123,7 +123,17 @@ describe.skipIf(skip)(
             claims: { given_name: 'Erika' },
           })
           const nonce = request.nonce as string
-          return { pid: [await presentSdJwt({ credential, holder, disclose: { given_name: true }, nonce, aud: audience })] }
+          return {
+            pid: [
+              await presentSdJwt({
+                credential,
+                holder,
+                disclose: { given_name: true },
+                nonce,
+                aud: audience,
+              }),
+            ],
+          }
         })
       })
       if (init) await page.addInitScript(init)
@@ -184,7 +194,7 @@ describe.skipIf(skip)(
     it('Chromium exposes DigitalCredential (with userAgentAllowsProtocol, true for each of our protocols) and navigator.credentials.get on the service’s origin, a secure context', async () => {
       const page = await openPage(origin)
       const seen = await page.evaluate(() => {
-        const { DigitalCredential, isSecureContext, navigator } = (globalThis as unknown as PageGlobals)
+        const { DigitalCredential, isSecureContext, navigator } = globalThis as unknown as PageGlobals
         return {
           isSecureContext,
           DigitalCredential: typeof DigitalCredential,
@@ -222,7 +232,10 @@ describe.skipIf(skip)(
       const [first] = dcApi.requests as [sdk.DcApiRequest['requests'][number]]
       const malformed: [unknown, RegExp][] = [
         [[{ protocol: first.protocol }], /'data' property .* Required member is undefined/],
-        [[{ protocol: first.protocol, data: JSON.stringify(first.data) }], /'data' property .* convert value to 'object'/],
+        [
+          [{ protocol: first.protocol, data: JSON.stringify(first.data) }],
+          /'data' property .* convert value to 'object'/,
+        ],
         [[], /no well-formed allowed protocol requests/],
       ]
       for (const [requests, message] of malformed) {
@@ -244,7 +257,7 @@ describe.skipIf(skip)(
                 signal: AbortSignal.timeout(1_000),
                 // The QR code's stand-in: the URI as the page's text.
                 fallback: () => {
-                  (globalThis as unknown as PageGlobals).document.body.textContent = uri
+                  ;(globalThis as unknown as PageGlobals).document.body.textContent = uri
                 },
               })
               return { outcome, text: (globalThis as unknown as PageGlobals).document.body.textContent }
@@ -268,7 +281,7 @@ describe.skipIf(skip)(
 
     /** A page whose navigator.credentials.get is the Node wallet (exposed as walletAnswer). */
     const withWallet = () => {
-      const page = (globalThis as unknown as PageGlobals)
+      const page = globalThis as unknown as PageGlobals
       page.navigator.credentials.get = async (options) => {
         const { requests } = (options as { digital: { requests: DcApiEntry[] } }).digital
         const answer = await page.walletAnswer(requests, page.location.origin)
@@ -279,7 +292,10 @@ describe.skipIf(skip)(
     const presentFrom = (page: Page, dcApi: sdk.DcApiRequest) =>
       page.evaluate(async (dcApi) => {
         try {
-          return await (globalThis as unknown as PageGlobals).sdk.presentWithDigitalCredentials({ dcApi, fallback: () => undefined })
+          return await (globalThis as unknown as PageGlobals).sdk.presentWithDigitalCredentials({
+            dcApi,
+            fallback: () => undefined,
+          })
         } catch (error) {
           const { name, status, error: code } = error as sdk.DcApiResponseError
           return { name, status, code }

@@ -54,10 +54,14 @@ interface BrowserGlobals {
   navigator?: { credentials?: Partial<CredentialsContainer> }
 }
 
-function browserApi(): { DigitalCredential: DigitalCredentialGlobal; credentials: CredentialsContainer } | null {
+function browserApi(): {
+  DigitalCredential: DigitalCredentialGlobal
+  credentials: CredentialsContainer
+} | null {
   const page = globalThis as BrowserGlobals
   const credentials = page.navigator?.credentials
-  if (page.window === undefined || !page.DigitalCredential || typeof credentials?.get !== 'function') return null
+  if (page.window === undefined || !page.DigitalCredential || typeof credentials?.get !== 'function')
+    return null
   return { DigitalCredential: page.DigitalCredential, credentials: credentials as CredentialsContainer }
 }
 

@@ -15,7 +15,10 @@ const dcApi: DcApiRequest = {
 }
 
 /** navigator.credentials is the browser's: these stand in for it, as a page would see them. */
-function browser(get: (options: Record<string, unknown>) => Promise<unknown>, allows?: (p: string) => boolean) {
+function browser(
+  get: (options: Record<string, unknown>) => Promise<unknown>,
+  allows?: (p: string) => boolean,
+) {
   const calls: Record<string, unknown>[] = []
   vi.stubGlobal('window', {})
   vi.stubGlobal('DigitalCredential', allows ? { userAgentAllowsProtocol: allows } : {})
@@ -90,9 +93,12 @@ describe('presentWithDigitalCredentials (W3C Digital Credentials API)', () => {
     )
     const { fetch } = endpoint()
     await presentWithDigitalCredentials({ dcApi, fallback: vi.fn(), fetch })
-    expect((calls[0]?.digital as { requests: unknown }).requests).toStrictEqual([dcApi.requests[0]])
+    expect(calls[0]).toMatchObject({ digital: { requests: [dcApi.requests[0]] } })
 
-    browser(async () => null, () => false)
+    browser(
+      async () => null,
+      () => false,
+    )
     const fallback = vi.fn()
     await expect(presentWithDigitalCredentials({ dcApi, fallback, fetch })).resolves.toStrictEqual({
       kind: 'fallback',
@@ -133,9 +139,11 @@ describe('presentWithDigitalCredentials (W3C Digital Credentials API)', () => {
   it('a refused answer rejects with a DcApiResponseError carrying the OAuth error; a non-JSON failure with http_<status>', async () => {
     browser(async () => ({ protocol: 'openid4vp-v1-unsigned', data: { vp_token: {} } }))
     const refused = endpoint(400, JSON.stringify({ error: 'invalid_request', error_description: 'aud' }))
-    const error = await presentWithDigitalCredentials({ dcApi, fallback: vi.fn(), fetch: refused.fetch }).catch(
-      (e: unknown) => e,
-    )
+    const error = await presentWithDigitalCredentials({
+      dcApi,
+      fallback: vi.fn(),
+      fetch: refused.fetch,
+    }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(DcApiResponseError)
     expect(error).toMatchObject({ status: 400, error: 'invalid_request', errorDescription: 'aud' })
     const broken = endpoint(502, '<html>Bad gateway</html>')

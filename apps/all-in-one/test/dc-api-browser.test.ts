@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHROMIUM, skipWithoutChromium } from '../../console/test/browser'
+import { type DcApiCreated, MDL_QUERY, managementCaller, PID_QUERY, VCT } from './dc-api-fixtures'
 import { freePort } from './free-port'
 import { startAllInOneWorld } from './harness'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
@@ -13,19 +14,6 @@ import { issueOverHttp, presentSdJwt } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
 const skip = skipWithoutChromium('dc-api-browser.test.ts')
-const VCT = 'urn:eudi:pid:1'
-const MDL = 'org.iso.18013.5.1.mDL'
-const NS = 'org.iso.18013.5.1'
-const PID_QUERY = {
-  credentials: [
-    { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }] },
-  ],
-}
-const MDL_QUERY = {
-  credentials: [
-    { id: 'mdl', format: 'mso_mdoc', meta: { doctype_value: MDL }, claims: [{ path: [NS, 'family_name'] }] },
-  ],
-}
 /** Long enough for Chromium to have refused a request it could not read (that takes milliseconds). */
 const PENDING_MS = 1_500
 
@@ -74,27 +62,10 @@ describe.skipIf(skip)(
     /** Where the Node wallet binds its answer: the page's origin, or a phisher's. */
     let walletOrigin: (pageOrigin: string) => string = (pageOrigin) => pageOrigin
 
-    const send = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${origin}${path}`, {
-        method,
-        headers: { 'content-type': 'application/json', ...auth },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      })
-      // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
-      return { status: response.status, body: (await response.json()) as any }
-    }
-    const createRequest = async (
-      presentationConfigId: string,
-      pageOrigin: string,
-    ): Promise<sdk.PresentationRequestCreated & { dcApi: sdk.DcApiRequest }> => {
-      const created = await send('POST', '/api/presentation-requests', {
-        presentationConfigId,
-        transport: 'dc-api',
-        origin: pageOrigin,
-      })
-      expect(created.status, JSON.stringify(created.body)).toBe(201)
-      return created.body
-    }
+    const { send, dcApiRequest: createRequest } = managementCaller(
+      () => origin,
+      () => auth,
+    )
 
     /** A page at `pageOrigin`/rp: the relying party's page, the SDK bundled into it. */
     async function openPage(pageOrigin: string, init?: () => void) {
@@ -229,7 +200,7 @@ describe.skipIf(skip)(
         expect(outcome.name, `${outcome.message} for ${requests.map((r) => r.protocol)}`).toBe('TimeoutError')
         expect(outcome.ms).toBeGreaterThanOrEqual(PENDING_MS - 50)
       }
-      const [first] = dcApi.requests as [sdk.DcApiRequest['requests'][number]]
+      const [first] = dcApi.requests as [DcApiEntry]
       const malformed: [unknown, RegExp][] = [
         [[{ protocol: first.protocol }], /'data' property .* Required member is undefined/],
         [
@@ -289,7 +260,7 @@ describe.skipIf(skip)(
         return { type: 'digital', protocol: answer.protocol, data: answer.data }
       }
     }
-    const presentFrom = (page: Page, dcApi: sdk.DcApiRequest) =>
+    const presentFrom = (page: Page, dcApi: DcApiCreated['dcApi']) =>
       page.evaluate(async (dcApi) => {
         try {
           return await (globalThis as unknown as PageGlobals).sdk.presentWithDigitalCredentials({

@@ -1,4 +1,3 @@
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import type * as sdk from '@credential-service/sdk'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { build } from 'esbuild'
@@ -6,9 +5,14 @@ import type { FastifyInstance } from 'fastify'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHROMIUM, skipWithoutChromium } from '../../console/test/browser'
-import { type DcApiCreated, MDL_QUERY, managementCaller, PID_QUERY, VCT } from './dc-api-fixtures'
-import { freePort } from './free-port'
-import { startAllInOneWorld } from './harness'
+import {
+  type DcApiCreated,
+  MDL_QUERY,
+  managementCaller,
+  PID_QUERY,
+  startDcApiWorld,
+  VCT,
+} from './dc-api-fixtures'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
 import { issueOverHttp, presentSdJwt } from './wallet'
 
@@ -113,17 +117,9 @@ describe.skipIf(skip)(
     }
 
     beforeAll(async () => {
-      const port = await freePort()
-      origin = `http://localhost:${port}`
-      otherOrigin = `http://127.0.0.1:${port}`
-      const started = await startAllInOneWorld(
-        testDatabases().at(-1) as TestDatabase,
-        'verifier-interop',
-        origin,
-        { OUTBOUND_ALLOW_HTTP: 'true' },
-      )
-      app = started.app
-      await app.listen({ host: '::', port })
+      const started = await startDcApiWorld()
+      ;({ app, baseUrl: origin } = started)
+      otherOrigin = `http://127.0.0.1:${started.port}`
       auth = started.tenants.a.auth
       for (const [id, dcqlQuery] of [
         ['dc-pid', PID_QUERY],

@@ -1,5 +1,8 @@
+import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import type { DcApiRequest } from '@credential-service/sdk'
 import { expect } from 'vitest'
+import { freePort } from './free-port'
+import { startAllInOneWorld } from './harness'
 
 // What the Digital Credentials API suites ask for: tenant a of the `verifier-interop` world issues both.
 export const VCT = 'urn:eudi:pid:1'
@@ -45,4 +48,23 @@ export function managementCaller(baseUrl: () => string, auth: () => Record<strin
     return created.body
   }
   return { send, dcApiRequest }
+}
+
+/**
+ * The `verifier-interop` world (test/worlds/verifier-interop; tenant a issues `pid` and `mdl`)
+ * listening at `http://localhost:<port>`, with plain http allowed (origins, webhooks).
+ */
+export async function startDcApiWorld() {
+  const port = await freePort()
+  const baseUrl = `http://localhost:${port}`
+  const started = await startAllInOneWorld(
+    testDatabases().at(-1) as TestDatabase,
+    'verifier-interop',
+    baseUrl,
+    {
+      OUTBOUND_ALLOW_HTTP: 'true',
+    },
+  )
+  await started.app.listen({ host: '::', port })
+  return { ...started, port, baseUrl }
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { Aes128Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from '@hpke/core'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { DeviceRequest } from '@owf/mdoc'
@@ -7,9 +6,16 @@ import { Encoder } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
 import { base64url, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DcApiCreated, MDL, MDL_QUERY, managementCaller, NS, PID_QUERY, VCT } from './dc-api-fixtures'
-import { freePort } from './free-port'
-import { startAllInOneWorld } from './harness'
+import {
+  type DcApiCreated,
+  MDL,
+  MDL_QUERY,
+  managementCaller,
+  NS,
+  PID_QUERY,
+  startDcApiWorld,
+  VCT,
+} from './dc-api-fixtures'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
 import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
@@ -70,17 +76,8 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
   }
 
   beforeAll(async () => {
-    const port = await freePort()
-    baseUrl = `http://localhost:${port}`
-    // The `verifier-interop` world (test/worlds/verifier-interop): tenant a issues `pid` and `mdl`.
-    const started = await startAllInOneWorld(
-      testDatabases().at(-1) as TestDatabase,
-      'verifier-interop',
-      baseUrl,
-      { OUTBOUND_ALLOW_HTTP: 'true' },
-    )
-    app = started.app
-    await app.listen({ host: '::', port })
+    const started = await startDcApiWorld()
+    ;({ app, baseUrl } = started)
     auth = started.tenants.a.auth
     verifierId = started.tenants.a.verifier
     for (const responseMode of ['direct_post', 'direct_post.jwt']) {

@@ -32,7 +32,10 @@ interface PageGlobals {
   walletAnswer(requests: DcApiEntry[], origin: string): Promise<DcApiEntry>
 }
 
-/** The outcome of one navigator.credentials.get in the page: the error's name and message, and how soon. */
+/**
+ * The outcome of one navigator.credentials.get in the page: the error's name and message, and how
+ * soon. Playwright evaluates with a user gesture: without one Chromium answers NotAllowedError.
+ */
 function getInPage(page: Page, requests: unknown, timeoutMs = PENDING_MS) {
   return page.evaluate(
     async ({ requests, timeoutMs }) => {

@@ -6,54 +6,37 @@ import { Encoder } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
 import { base64url, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { apiClient, listenAllInOneWorld } from './harness'
+import {
+  type DcApiCreated,
+  MDL,
+  MDL_QUERY,
+  managementCaller,
+  NS,
+  PID_QUERY,
+  startDcApiWorld,
+  VCT,
+} from './dc-api-fixtures'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
 import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
-const VCT = 'urn:eudi:pid:1'
-const MDL = 'org.iso.18013.5.1.mDL'
-const NS = 'org.iso.18013.5.1'
 const ORIGIN = 'https://rp.example'
-const PID_QUERY = {
-  credentials: [
-    { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }] },
-  ],
-}
-const MDL_QUERY = {
-  credentials: [
-    { id: 'mdl', format: 'mso_mdoc', meta: { doctype_value: MDL }, claims: [{ path: [NS, 'family_name'] }] },
-  ],
-}
 // CBOR as ISO 18013-5 uses it: byte strings as such, maps as maps.
 const cbor = new Encoder({ useRecords: false, tagUint8Array: false, mapsAsObjects: false })
 const hpke = new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes128Gcm() })
-
-interface Created {
-  sessionId: string
-  authorizationRequestUri: string
-  dcApi: { requests: DcApiEntry[]; responseUri: string }
-}
 
 describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 18013-7 Annex C, with independent wallets (@openid4vc/openid4vp, @owf/mdoc + cbor-x, @hpke/core)', () => {
   let app: FastifyInstance
   let baseUrl: string
   let auth: Record<string, string>
   let verifierId: string
-  const send = apiClient(
+  const { send, dcApiRequest } = managementCaller(
     () => baseUrl,
     () => auth,
   )
   const session = async (id: string) => (await send('GET', `/api/sessions/${id}`)).body
-  const request = async (presentationConfigId: string, origin = ORIGIN): Promise<Created> => {
-    const created = await send('POST', '/api/presentation-requests', {
-      presentationConfigId,
-      transport: 'dc-api',
-      origin,
-    })
-    expect(created.status, JSON.stringify(created.body)).toBe(201)
-    return created.body
-  }
+  const request = (presentationConfigId: string, origin = ORIGIN) =>
+    dcApiRequest(presentationConfigId, origin)
   /** What the page does with the browser's answer: post it, as JSON, to the request's responseUri. */
   const post = async (responseUri: string, answer: DcApiEntry) => {
     const response = await fetch(responseUri, {
@@ -68,7 +51,7 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
       cors: response.headers.get('access-control-allow-origin'),
     }
   }
-  const entry = (created: Created, protocol: string) => {
+  const entry = (created: DcApiCreated, protocol: string) => {
     const found = created.dcApi.requests.find((candidate) => candidate.protocol === protocol)
     if (!found) throw new Error(`no ${protocol} request in ${JSON.stringify(created.dcApi.requests)}`)
     return found
@@ -93,10 +76,8 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
   }
 
   beforeAll(async () => {
-    // The `verifier-interop` world (test/worlds/verifier-interop): tenant a issues `pid` and `mdl`.
-    const started = await listenAllInOneWorld('verifier-interop', { OUTBOUND_ALLOW_HTTP: 'true' })
-    app = started.app
-    baseUrl = started.baseUrl
+    const started = await startDcApiWorld()
+    ;({ app, baseUrl } = started)
     auth = started.tenants.a.auth
     verifierId = started.tenants.a.verifier
     for (const responseMode of ['direct_post', 'direct_post.jwt']) {
@@ -445,11 +426,12 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
     for (const [name, make] of [
       [
         'tampered HPKE ciphertext',
-        (created: Created) => annexCAnswer(entry(created, 'org-iso-mdoc').data, ORIGIN, true),
+        (created: DcApiCreated) => annexCAnswer(entry(created, 'org-iso-mdoc').data, ORIGIN, true),
       ],
       [
         'sealed for another origin (wrong dcapi SessionTranscript)',
-        (created: Created) => annexCAnswer(entry(created, 'org-iso-mdoc').data, 'https://phisher.example'),
+        (created: DcApiCreated) =>
+          annexCAnswer(entry(created, 'org-iso-mdoc').data, 'https://phisher.example'),
       ],
     ] as const)
       it(`ISO/IEC 18013-7 Annex C, S-88: ${name} is refused and fails the session`, async () => {

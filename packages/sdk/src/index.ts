@@ -5,6 +5,13 @@ export type {
   ManagementClientOptions,
 } from './client.js'
 export { createManagementClient } from './client.js'
+export type {
+  DcApiFallbackReason,
+  DcApiOutcome,
+  DcApiRequest,
+  PresentWithDigitalCredentialsOptions,
+} from './dc-api.js'
+export { DcApiResponseError, digitalCredentialsSupported, presentWithDigitalCredentials } from './dc-api.js'
 export type { ManagementApiErrorInit } from './errors.js'
 export { ManagementApiError } from './errors.js'
 export type { ServerSentEvent } from './events.js'

@@ -80,4 +80,10 @@ export {
 } from './status-list-token'
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
+export {
+  anchorAuthorityKeyId,
+  anchorAuthorityKeyIds,
+  type TrustedAuthoritiesQuery,
+  trustedAuthoritiesRefusal,
+} from './trusted-authorities'
 export { checkChain } from './x5c-chain'

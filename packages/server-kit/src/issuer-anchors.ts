@@ -56,7 +56,9 @@ export async function requestDcqlQuery(
   return {
     ...config.dcqlQuery,
     credentials: config.dcqlQuery.credentials.map((credential) =>
-      credential.trusted_authorities ? credential : { ...credential, trusted_authorities: [{ type: 'aki', values }] },
+      credential.trusted_authorities
+        ? credential
+        : { ...credential, trusted_authorities: [{ type: 'aki', values }] },
     ),
   }
 }

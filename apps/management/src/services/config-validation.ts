@@ -9,7 +9,11 @@ import {
   type PresentationConfigData,
   type ValidationIssue,
 } from '@credential-service/core-domain'
-import { anchorAuthorityKeyIds, parseCertificate, verifierAttestationIssues } from '@credential-service/crypto'
+import {
+  anchorAuthorityKeyIds,
+  parseCertificate,
+  verifierAttestationIssues,
+} from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
   createCredentialConfigRepository,

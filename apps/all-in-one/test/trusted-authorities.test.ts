@@ -83,12 +83,11 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
   let dsB: TestCertificate
   let akiA: string
   let akiB: string
-  // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
   const api = async (
     method: string,
     path: string,
     body?: unknown,
-  ): Promise<{ status: number; json: any }> => {
+  ): Promise<{ status: number; json: Loose }> => {
     const response = await fetch(`${baseUrl}${path}`, {
       method,
       headers: { 'content-type': 'application/json', ...auth },

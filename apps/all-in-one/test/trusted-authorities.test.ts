@@ -93,7 +93,7 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
       headers: { 'content-type': 'application/json', ...auth },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
-    return { status: response.status, json: await response.json() }
+    return { status: response.status, json: (await response.json()) as Loose }
   }
 
   beforeAll(async () => {

@@ -51,6 +51,10 @@ export interface CertificateFacts {
   unknownCritical: string[]
   /** The signature algorithm, e.g. `ECDSA SHA-256`, and whether it is allowed. */
   signatureAlgorithm: { name: string; allowed: boolean }
+  /** subjectKeyIdentifier (RFC 5280 §4.2.1.2), base64url; undefined without the extension. */
+  subjectKeyId: string | undefined
+  /** The keyIdentifier of authorityKeyIdentifier (RFC 5280 §4.2.1.1), base64url, as DCQL `aki` names it. */
+  authorityKeyId: string | undefined
 }
 
 const factsOf = new WeakMap<object, CertificateFacts>()
@@ -70,6 +74,8 @@ export async function certificateFacts(certificate: { raw: Uint8Array }): Promis
   const eku = parsed.getExtension(x509.ExtendedKeyUsageExtension)
   const san = parsed.getExtension(x509.SubjectAlternativeNameExtension)
   const constraints = parsed.getExtension(OID.nameConstraints)
+  const ski = parsed.getExtension(x509.SubjectKeyIdentifierExtension)
+  const aki = parsed.getExtension(x509.AuthorityKeyIdentifierExtension)
   const names = san?.names.items ?? []
   const facts: CertificateFacts = {
     ca: basic?.ca ?? false,
@@ -89,10 +95,14 @@ export async function certificateFacts(certificate: { raw: Uint8Array }): Promis
       .filter((extension) => extension.critical && !UNDERSTOOD.has(extension.type))
       .map((extension) => extension.type),
     signatureAlgorithm: signatureAlgorithmOf(parsed),
+    subjectKeyId: ski ? hexToBase64url(ski.keyId) : undefined,
+    authorityKeyId: aki?.keyId ? hexToBase64url(aki.keyId) : undefined,
   }
   factsOf.set(certificate, facts)
   return facts
 }
+
+const hexToBase64url = (hex: string) => Buffer.from(hex, 'hex').toString('base64url')
 
 const rdnsOf = (name: X509.Name) => name.toJSON().map((rdn) => JSON.stringify(rdn))
 

@@ -78,6 +78,12 @@ export {
   statusAt,
   statusInList,
 } from './status-list-token'
+export {
+  anchorAuthorityKeyId,
+  anchorAuthorityKeyIds,
+  type TrustedAuthoritiesQuery,
+  trustedAuthoritiesRefusal,
+} from './trusted-authorities'
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'

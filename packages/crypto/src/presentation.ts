@@ -1,5 +1,6 @@
 import type { X509Certificate } from 'node:crypto'
 import type { StatusListEntry } from './status-list-token'
+import type { TrustedAuthoritiesQuery } from './trusted-authorities'
 
 /**
  * A presentation that fails a check: the reason ends up on the session, which only the tenant
@@ -29,4 +30,13 @@ export interface PresentationTrust {
    * PresentationRejected otherwise, an undetermined status included.
    */
   requireValidStatus: (entry: StatusListEntry) => Promise<void>
+}
+
+/** What a credential query adds to the trust of its presentations. */
+export interface QueryTrust {
+  /**
+   * The query's `trusted_authorities` (OpenID4VP 1.0 §6.1.1): the issuer chain must also name
+   * one of these authorities, besides chaining to an anchor.
+   */
+  trustedAuthorities?: TrustedAuthoritiesQuery[] | undefined
 }

@@ -9,7 +9,11 @@ import {
   type PresentationConfigData,
   type ValidationIssue,
 } from '@credential-service/core-domain'
-import { parseCertificate, verifierAttestationIssues } from '@credential-service/crypto'
+import {
+  anchorAuthorityKeyIds,
+  parseCertificate,
+  verifierAttestationIssues,
+} from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
   createCredentialConfigRepository,
@@ -19,6 +23,7 @@ import {
   type Database,
   type Executor,
 } from '@credential-service/db-schema'
+import { issuerTrustAnchors } from '@credential-service/server-kit'
 import { selfSignedChainIssues } from './self-signed-chain'
 
 /** What a configuration may reference: ids that exist in the same tenant. */
@@ -173,7 +178,44 @@ export async function presentationConfigIssues(
     ...checkDcApiSettings(config, options.outbound, `${prefix}.dcApi`),
     ...missing,
     ...(missing.length ? [] : await verifierAttestationFieldIssues(db, tenantId, config, prefix, options)),
+    ...(await trustedAuthorityIssues(db, tenantId, config, prefix, options.tx ?? db)),
   ]
+}
+
+/**
+ * OpenID4VP 1.0 §6.1.1.1: an `aki` Trusted Authorities Query must name an issuer this
+ * configuration trusts (a value anchorAuthorityKeyIds gives for its trust anchors and the tenant's
+ * key chains): a credential under any other authority could never verify. `from-anchors` names
+ * the anchors, which acceptAnyIssuer does without.
+ */
+async function trustedAuthorityIssues(
+  db: Database,
+  tenantId: string,
+  config: PresentationConfigData,
+  prefix: string,
+  tx: Executor,
+): Promise<ValidationIssue[]> {
+  const issues: ValidationIssue[] = []
+  if (config.trustedAuthorities && config.acceptAnyIssuer)
+    issues.push({
+      path: `${prefix}.trustedAuthorities`,
+      message: 'acceptAnyIssuer trusts every issuer: there are no trust anchors to name',
+    })
+  const queries = config.dcqlQuery.credentials.map((credential) => credential.trusted_authorities ?? [])
+  if (!queries.some((authorities) => authorities.some((authority) => authority.type === 'aki'))) return issues
+  const keyChains = await createKeyChainRepository(db, tenantId).all(tx)
+  const known = new Set(await anchorAuthorityKeyIds(issuerTrustAnchors(keyChains, config)))
+  queries.forEach((authorities, c) => {
+    authorities.forEach((authority, t) => {
+      const unknown = authority.type === 'aki' ? authority.values.filter((value) => !known.has(value)) : []
+      if (unknown.length)
+        issues.push({
+          path: `${prefix}.dcqlQuery.credentials.${c}.trusted_authorities.${t}`,
+          message: `aki ${unknown.join(', ')} names none of this configuration's issuer trust anchors (trustAnchors and the tenant's key chains): no credential under it could verify`,
+        })
+    })
+  })
+  return issues
 }
 
 /**

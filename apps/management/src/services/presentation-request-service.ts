@@ -37,7 +37,12 @@ import {
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
 
-import type { FlowMetrics, KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import {
+  type FlowMetrics,
+  type KeyRuntime,
+  requestDcqlQuery,
+  type TenantCache,
+} from '@credential-service/server-kit'
 import { rememberSessionKind } from './session-kinds'
 
 export interface PresentationRequestDeps {
@@ -203,7 +208,7 @@ export function createPresentationRequestService(
               responseUri,
               nonce,
               state,
-              dcqlQuery: config.dcqlQuery,
+              dcqlQuery: await requestDcqlQuery(await deps.keys.keyChains(tenantId), config),
               encryptionJwk,
               transactionData,
             }),
@@ -293,7 +298,10 @@ async function dcApiRequests(
     expiresAt: Date
   },
 ): Promise<{ protocol: DcApiProtocol; data: Record<string, unknown> }[]> {
-  const params = dcApiRequestParams({ ...request, dcqlQuery: config.dcqlQuery })
+  const params = dcApiRequestParams({
+    ...request,
+    dcqlQuery: await requestDcqlQuery(await deps.keys.keyChains(tenantId), config),
+  })
   const requests: { protocol: DcApiProtocol; data: Record<string, unknown> }[] = []
   for (const protocol of request.protocols) {
     if (protocol === 'openid4vp-v1-unsigned') requests.push({ protocol, data: params })

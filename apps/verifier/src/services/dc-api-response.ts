@@ -121,6 +121,7 @@ async function verifyAnnexC(
     presentation: opened.deviceResponse,
     docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
     transcript: { kind: 'annex-c', sessionTranscript: opened.sessionTranscript },
+    trustedAuthorities: query.trusted_authorities,
     ...checked.trust,
   })
   checkClaims(query, claims)

@@ -13,7 +13,7 @@ import {
   type PresentationSessionRow,
   type RegistrationCertificateRow,
 } from '@credential-service/db-schema'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import { type ProtocolDeps, requestDcqlQuery } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
 import type { StatusLists } from './status-list'
 
@@ -84,7 +84,7 @@ async function requestObjectUntraced(
       responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
       nonce: row.nonce,
       state: row.state,
-      dcqlQuery: config.dcqlQuery,
+      dcqlQuery: await requestDcqlQuery(await deps.keys.keyChains(tenantId), config),
       encryptionJwk: encryptionJwk(deps, row) as Record<string, unknown>,
       transactionData: row.transactionData,
     }),

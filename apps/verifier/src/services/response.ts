@@ -278,6 +278,7 @@ export async function verifyVpToken(
               presentation,
               docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
               transcript: binding.mdocTranscript,
+              trustedAuthorities: query.trusted_authorities,
               ...trust,
             }),
           )
@@ -289,6 +290,7 @@ export async function verifyVpToken(
               clientId: binding.audience,
               transactionData: row.transactionData,
               requireHolderBinding: query.require_cryptographic_holder_binding !== false,
+              trustedAuthorities: query.trusted_authorities,
               ...trust,
             }),
           )

@@ -42,9 +42,30 @@ describe('issuer trust anchors (HAIP 6.1.1, V-32)', () => {
     const { ca, leaf } = await registrarChain()
     const anchors = trustAnchors([row('registrar', [leaf, ca])], config)
     expect(anchors.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
-    // A chain the user provided keeps its last certificate as the anchor, as before.
+  })
+
+  it('a chain the user provided adds its own leaf only, never its CA (which certifies others too)', async () => {
+    const { ca, leaf } = await registrarChain()
     const provided = trustAnchors([row('provided', [leaf, ca])], config)
-    expect(provided.map((a) => a.raw.toString('base64'))).toStrictEqual([der(ca)])
+    expect(provided.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
+    const rotated = {
+      ...row('self-signed', []),
+      previousCertificates: [leaf, ca],
+      previousCertificateMode: 'provided',
+    } as KeyChainRow
+    expect(trustAnchors([rotated], config).map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
+  })
+
+  it('a generated chain keeps its root, or its self-signed leaf, as the anchor', async () => {
+    const { ca, leaf } = await registrarChain()
+    const internal = { ...row('internal-ca', [leaf]), rootCertificate: ca } as KeyChainRow
+    expect(trustAnchors([internal], config).map((a) => a.raw.toString('base64'))).toStrictEqual([
+      der(ca),
+      der(leaf),
+    ])
+    expect(
+      trustAnchors([row('self-signed', [ca])], config).map((a) => a.raw.toString('base64')),
+    ).toStrictEqual([der(ca)])
   })
 
   it('a rotated-out registrar chain (grace period) adds its leaf only too', async () => {

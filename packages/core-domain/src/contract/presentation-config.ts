@@ -114,6 +114,12 @@ export const zPresentationConfigInput = z
       .max(50)
       .optional()
       .describe('PEM certificates credential issuers must chain to, besides the tenant’s own key chains'),
+    trustedAuthorities: z
+      .enum(['from-anchors'])
+      .optional()
+      .describe(
+        "`from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors` and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`",
+      ),
     acceptAnyIssuer: z
       .boolean()
       .default(false)

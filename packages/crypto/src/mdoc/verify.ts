@@ -1,8 +1,10 @@
 import type { DeviceResponse } from '@owf/mdoc'
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose'
 import { checkCbor } from '../cbor-guard'
-import { PresentationRejected, type PresentationTrust } from '../presentation'
+import { parseCertificate } from '../parsed-certificates'
+import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
 import type { StatusListEntry } from '../status-list-token'
+import { trustedAuthoritiesRefusal } from '../trusted-authorities'
 import { loadMdoc } from './context'
 import { annexCSessionTranscriptOf } from './dcapi-handover'
 import { msoStatusEntry } from './status'
@@ -20,7 +22,7 @@ export type MdocTranscript =
   /** ISO/IEC 18013-7 Annex C (`dcapi` handover): the SessionTranscript's CBOR bytes, as built for decryption. */
   | { kind: 'annex-c'; sessionTranscript: Uint8Array }
 
-export interface MdocCheck extends PresentationTrust {
+export interface MdocCheck extends PresentationTrust, QueryTrust {
   /** base64url DeviceResponse (OpenID4VP), or its bytes (Annex C, decrypted). */
   presentation: string | Uint8Array
   docType: string
@@ -109,6 +111,11 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
     throw new PresentationRejected('the DeviceResponse must hold exactly one document')
   if (document.docType !== check.docType)
     throw new PresentationRejected(`docType '${document.docType}' was not requested`)
+  const chain = document.issuerSigned.issuerAuth.certificateChain.map((der) =>
+    parseCertificate(Buffer.from(der).toString('base64')),
+  )
+  const authorityProblem = await trustedAuthoritiesRefusal(chain, check.trustedAuthorities, 'x5chain')
+  if (authorityProblem) throw new PresentationRejected(authorityProblem)
   let entry: StatusListEntry | undefined
   try {
     entry = await msoStatusEntry(document.issuerSigned.issuerAuth.payload ?? new Uint8Array())

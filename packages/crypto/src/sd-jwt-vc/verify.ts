@@ -4,7 +4,8 @@ import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { issuerNameRefusal } from '../issuer-san'
 import { parseCertificate } from '../parsed-certificates'
-import { PresentationRejected, type PresentationTrust } from '../presentation'
+import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
+import { trustedAuthoritiesRefusal } from '../trusted-authorities'
 import { checkChain } from '../x5c-chain'
 import { checkDisclosures } from './disclosures'
 import { loadSdJwtLibraries } from './libraries'
@@ -20,7 +21,7 @@ function verifyWithoutStatus(vc: typeof SDJwtVcInstance): SDJwtVcInstance['verif
   return Object.getPrototypeOf(vc.prototype).verify
 }
 
-export interface SdJwtCheck extends PresentationTrust {
+export interface SdJwtCheck extends PresentationTrust, QueryTrust {
   presentation: string
   vctValues: string[]
   nonce: string
@@ -75,12 +76,15 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
       ? undefined
       : await checkChain(header.x5c, check.anchors, check.now)
   if (chainProblem) throw new PresentationRejected(chainProblem)
-  let leaf: X509Certificate
+  let chain: X509Certificate[]
   try {
-    leaf = parseCertificate(String((header.x5c as string[])[0]))
+    chain = (header.x5c as string[]).map((der) => parseCertificate(String(der)))
   } catch {
     throw new PresentationRejected('the x5c chain is not made of X.509 certificates')
   }
+  const leaf = chain[0] as X509Certificate
+  const authorityProblem = await trustedAuthoritiesRefusal(chain, check.trustedAuthorities)
+  if (authorityProblem) throw new PresentationRejected(authorityProblem)
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
   const [{ digest }, { SDJwtVcInstance }] = await loadSdJwtLibraries()

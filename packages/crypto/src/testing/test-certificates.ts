@@ -67,6 +67,21 @@ export async function issueTestCertificate(options: TestCertificateOptions): Pro
     ),
     await x509.SubjectKeyIdentifierExtension.create(publicKey, false, webcrypto),
   ]
+  // RFC 5280 §4.2.1.1: issued certificates name their issuer's key, as real CAs do (DCQL `aki`).
+  if (options.issuer)
+    extensions.push(
+      await x509.AuthorityKeyIdentifierExtension.create(
+        await webcrypto.subtle.importKey(
+          'jwk',
+          publicPart(options.issuer.keys.publicJwk) as webcrypto.JsonWebKey,
+          algorithm,
+          true,
+          ['verify'],
+        ),
+        false,
+        webcrypto,
+      ),
+    )
   if (usages !== 'none')
     extensions.push(
       new x509.KeyUsagesExtension(

@@ -170,6 +170,7 @@ export function toPresentationConfig(row: PresentationConfigRow): PresentationCo
     ...optional('verifierAttestation', row.verifierAttestation),
     ...optional('dcApi', row.dcApi),
     ...optional('trustAnchors', row.trustAnchors),
+    ...optional('trustedAuthorities', row.trustedAuthorities as PresentationConfig['trustedAuthorities']),
     acceptAnyIssuer: row.acceptAnyIssuer,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
@@ -191,6 +192,7 @@ export function presentationConfigColumns(config: PresentationConfigData) {
     verifierAttestation: config.verifierAttestation ?? null,
     dcApi: config.dcApi ?? null,
     trustAnchors: config.trustAnchors ?? null,
+    trustedAuthorities: config.trustedAuthorities ?? null,
     acceptAnyIssuer: config.acceptAnyIssuer,
   }
 }

@@ -68,8 +68,8 @@ export function createKeyChainRepository(db: Database, tenantId: string) {
     },
 
     /** All rows, for publishing the tenant's JWKS. A real promise: callers cache it. */
-    async all(): Promise<KeyChainRow[]> {
-      return await db
+    async all(tx: Executor = db): Promise<KeyChainRow[]> {
+      return await tx
         .select()
         .from(keyChains)
         .where(eq(keyChains.tenantId, tenantId))

@@ -125,6 +125,8 @@ export const presentationConfigs = pgTable(
     /** Digital Credentials API settings (protocols in order, allowed origins). */
     dcApi: jsonb().$type<DcApiSettings>(),
     trustAnchors: text().array(),
+    /** `from-anchors`: requests name the trust anchors as DCQL `trusted_authorities` (OpenID4VP 1.0 §6.1.1). */
+    trustedAuthorities: text(),
     acceptAnyIssuer: boolean().notNull().default(false),
   },
   (t) => [

@@ -3129,6 +3129,11 @@ export interface components {
             dcApi?: components["schemas"]["DcApiSettings"];
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
+            /**
+             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors` and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
+             * @enum {string}
+             */
+            trustedAuthorities?: "from-anchors";
             acceptAnyIssuer: boolean;
             /**
              * Format: date-time
@@ -3180,6 +3185,11 @@ export interface components {
             dcApi?: components["schemas"]["DcApiSettings"];
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
+            /**
+             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors` and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
+             * @enum {string}
+             */
+            trustedAuthorities?: "from-anchors";
             /**
              * @description Development only: accept credentials whose issuer chains to no trust anchor, and SD-JWT VCs whose iss is not a SAN of the x5c leaf (the signature is still checked)
              * @default false

@@ -1,0 +1,1 @@
+ALTER TABLE "presentation_configs" ADD COLUMN "trusted_authorities" text;

@@ -1,5 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import { X509Certificate } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { msoStatusEntry } from '@credential-service/crypto'
 import { createStatusListRepository, STATUS_INVALID } from '@credential-service/db-schema'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
@@ -378,13 +378,17 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
       served.splice(0).filter(({ accept }) => accept?.startsWith('application/statuslist+cwt'))
     served.splice(0)
     expect(await verifyMdoc(issued)).toMatchObject({ status: 'verified', failureReason: null })
-    expect(readByVerifier()).toStrictEqual([{ accept: expect.any(String), type: 'application/statuslist+cwt' }])
+    expect(readByVerifier()).toStrictEqual([
+      { accept: expect.any(String), type: 'application/statuslist+cwt' },
+    ])
     await post(`/api/sessions/${issued.sessionId}/status`, { status: 'revoked' })
     expect(await verifyMdoc(issued)).toMatchObject({
       status: 'failed',
       failureReason: 'the credential is revoked (INVALID)',
     })
-    expect(readByVerifier()).toStrictEqual([{ accept: expect.any(String), type: 'application/statuslist+cwt' }])
+    expect(readByVerifier()).toStrictEqual([
+      { accept: expect.any(String), type: 'application/statuslist+cwt' },
+    ])
   })
 
   it('F-34: 50 parallel allocations never hand out one index twice; a full list makes way for the next', async () => {

@@ -54,7 +54,13 @@ export async function signStatusListCwt(options: SignStatusListCwtOptions): Prom
     [IAT, seconds(options.issuedAt)],
     [EXP, seconds(options.expiresAt)],
     [TTL, options.ttlSeconds],
-    [STATUS_LIST, new Map<string, unknown>([['bits', options.bits], ['lst', options.lst]])],
+    [
+      STATUS_LIST,
+      new Map<string, unknown>([
+        ['bits', options.bits],
+        ['lst', options.lst],
+      ]),
+    ],
   ])
   const sign1 = await mdoc.Sign1.create(
     {
@@ -99,8 +105,7 @@ const VERIFY_ALGS = new Map<number, { alg: 'ES256' | 'ES384' | 'EdDSA'; key: str
   [-19, { alg: 'EdDSA', key: 'ed25519' }],
 ])
 
-const field = (map: unknown, key: number | string): unknown =>
-  map instanceof Map ? map.get(key) : undefined
+const field = (map: unknown, key: number | string): unknown => (map instanceof Map ? map.get(key) : undefined)
 
 /**
  * Decodes a Status List Token in CWT form (TSL §5.2, §8.3) fetched from anyone: the bytes pass the

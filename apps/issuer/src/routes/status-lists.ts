@@ -26,7 +26,8 @@ export function statusListRoutes(deps: ProtocolDeps): FastifyPluginAsyncZod {
       if (!form)
         return reply.status(406).send({
           error: 'not_acceptable',
-          error_description: 'the status list is served as application/statuslist+jwt or application/statuslist+cwt',
+          error_description:
+            'the status list is served as application/statuslist+jwt or application/statuslist+cwt',
         })
       const known = Boolean(await deps.tenants.tenant(tenant))
       const found = !known

@@ -131,7 +131,10 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
   }
   if (response.status < 200 || response.status >= 300)
     throw unchecked(`the status list could not be fetched: HTTP ${response.status}`)
-  const contentType = String(response.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
+  const contentType = String(response.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase()
   const token = contentType === STATUS_LIST_CWT_TYPE ? await openCwt(response.body) : openJwt(response.body)
   const { payload } = token
   if (payload.sub !== uri) throw unchecked('the status list token is for another URI')
@@ -218,7 +221,8 @@ async function openCwt(body: Buffer): Promise<OpenedToken> {
     if (!(error instanceof StatusListError)) throw error
     throw unchecked(`the status list ${error.message}`)
   }
-  if (cwt.typ !== STATUS_LIST_CWT_TYPE) throw unchecked(`the status list token typ is not ${STATUS_LIST_CWT_TYPE}`)
+  if (cwt.typ !== STATUS_LIST_CWT_TYPE)
+    throw unchecked(`the status list token typ is not ${STATUS_LIST_CWT_TYPE}`)
   return {
     form: 'cwt',
     x5c: cwt.x5c,

@@ -56,7 +56,8 @@ async function listIssuer() {
     x5c: [new X509Certificate(leafPem).raw.toString('base64')],
     sign: async (data) => signWithKeyObject(key, 'ES256', data),
   }
-  const lists: Record<string, { token: string | Uint8Array; type: string; headers: Record<string, string> }> = {}
+  const lists: Record<string, { token: string | Uint8Array; type: string; headers: Record<string, string> }> =
+    {}
   const requests: Record<string, number> = {}
   /** The Accept header of the last request per path. */
   const accepts: Record<string, string | undefined> = {}
@@ -393,7 +394,9 @@ describe('Status List Tokens in CWT form (TSL §5.2, §8.3, V-33)', () => {
     expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
       'the credential is revoked (INVALID)',
     )
-    expect(await reasonOf(requireValidEntry({ uri, idx: 1 }, check, 'mdoc'))).toBe('the credential is suspended')
+    expect(await reasonOf(requireValidEntry({ uri, idx: 1 }, check, 'mdoc'))).toBe(
+      'the credential is suspended',
+    )
   })
 
   it('TSL §8.3: a CWT whose COSE signature was tampered with is refused', async () => {

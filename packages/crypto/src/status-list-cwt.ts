@@ -2,7 +2,7 @@ import { type KeyObject, verify } from 'node:crypto'
 import { checkCbor } from './cbor-guard'
 import { loadCbor } from './mdoc/cbor'
 import { loadMdoc } from './mdoc/context'
-import { COSE_ALG } from './mdoc/issue'
+import { COSE_ALG, jwkToCoseKey } from './mdoc/issue'
 import { hashFor, type Signer } from './signer'
 import { inflateStatusList, type StatusList, StatusListError } from './status-list-token'
 
@@ -66,8 +66,8 @@ export async function signStatusListCwt(options: SignStatusListCwtOptions): Prom
     {
       protectedHeaders,
       payload: cbor.encode(claims),
-      // Only named for the library: the Signer signs, whatever key this describes.
-      signingKey: mdoc.CoseKey.fromJwk(signer.publicJwk as Record<string, unknown>),
+      // Only named for the library: the Signer signs. (CoseKey.fromJwk refuses P-384 JWKs.)
+      signingKey: mdoc.CoseKey.fromEncodedStructure(jwkToCoseKey(signer.publicJwk)),
     },
     {
       cose: {

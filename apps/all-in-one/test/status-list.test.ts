@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { msoStatusEntry } from '@credential-service/crypto'
 import { createStatusListRepository, STATUS_INVALID } from '@credential-service/db-schema'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
@@ -27,6 +28,7 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
   let rootAuth: Record<string, string>
   let tenant: string
   let other: string
+  const served: { accept: string | undefined; type: string }[] = []
 
   const call = async (method: string, path: string, body: unknown, headers: Record<string, string>) => {
     const response = await fetch(`${baseUrl}${path}`, {
@@ -66,6 +68,17 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     app = started.app
     database = started.database
     await app.listen({ host: '127.0.0.1', port })
+    // What the list endpoint answered, and to which Accept: which form our verifier read.
+    // Fastify hands its headers to writeHead, so that is where the content type shows.
+    app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (!req.url?.includes('/status-lists/')) return
+      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse
+      res.writeHead = ((...args: unknown[]) => {
+        const headers = args.find((arg) => typeof arg === 'object') as Record<string, unknown> | undefined
+        served.push({ accept: req.headers.accept, type: String(headers?.['content-type']) })
+        return writeHead(...args)
+      }) as typeof res.writeHead
+    })
     rootAuth = started.root
     tenant = started.tenants.a.id
     other = started.tenants.b.id
@@ -352,6 +365,30 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
       status: 'failed',
       failureReason: 'the credential is revoked (INVALID)',
     })
+  })
+
+  it('TSL §5.2, §8.1, V-33: our verifier reads an mdoc’s list in its CWT form; revoked by session, the mdoc is refused through it', async () => {
+    const issued = await issueOverHttp({
+      apiBase: baseUrl,
+      auth,
+      configurationId: 'mdl',
+      claims: { [NS]: { family_name: 'Gabler' } },
+    })
+    const readByVerifier = () =>
+      served.splice(0).filter(({ accept }) => accept?.startsWith('application/statuslist+cwt'))
+    served.splice(0)
+    expect(await verifyMdoc(issued)).toMatchObject({ status: 'verified', failureReason: null })
+    expect(readByVerifier()).toStrictEqual([
+      { accept: expect.any(String), type: 'application/statuslist+cwt' },
+    ])
+    await post(`/api/sessions/${issued.sessionId}/status`, { status: 'revoked' })
+    expect(await verifyMdoc(issued)).toMatchObject({
+      status: 'failed',
+      failureReason: 'the credential is revoked (INVALID)',
+    })
+    expect(readByVerifier()).toStrictEqual([
+      { accept: expect.any(String), type: 'application/statuslist+cwt' },
+    ])
   })
 
   it('F-34: 50 parallel allocations never hand out one index twice; a full list makes way for the next', async () => {

@@ -69,8 +69,11 @@ export type { OfferClaims, PresentationResult, SessionDataCipher } from './sessi
 export { createSessionDataCipher } from './session-data-cipher'
 export type { Signer, SigningAlgorithm } from './signer'
 export { algorithmForJwk, hashFor, SIGNING_ALGORITHMS, signJws } from './signer'
+export type { SignStatusListCwtOptions, StatusListCwt } from './status-list-cwt'
+export { decodeStatusListCwt, STATUS_LIST_CWT_TYPE, signStatusListCwt } from './status-list-cwt'
 export type { SignStatusListTokenOptions, StatusList, StatusListEntry } from './status-list-token'
 export {
+  inflateStatusList,
   MAX_STATUS_LIST_BYTES,
   readStatusList,
   StatusListError,

@@ -27,9 +27,10 @@ export interface PresentationTrust {
   now: Date
   /**
    * Resolves when the entry's status is VALID (TSL §8.3, checklist V-33); rejects with
-   * PresentationRejected otherwise, an undetermined status included.
+   * PresentationRejected otherwise, an undetermined status included. `referencedBy` says which
+   * format names the entry: an mdoc's list is asked for as CWT first (ISO 18013-5 2nd ed.).
    */
-  requireValidStatus: (entry: StatusListEntry) => Promise<void>
+  requireValidStatus: (entry: StatusListEntry, referencedBy?: 'mdoc' | 'sd-jwt') => Promise<void>
 }
 
 /** What a credential query adds to the trust of its presentations. */

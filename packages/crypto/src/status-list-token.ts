@@ -88,15 +88,20 @@ export function readStatusList(token: string): StatusList {
   }
   const list = claims.status_list as { bits?: unknown; lst?: unknown } | undefined
   if (typeof list !== 'object' || list === null) throw new StatusListError('has no status_list claim')
-  const { bits, lst } = list
+  const lst = typeof list.lst === 'string' ? Buffer.from(list.lst, 'base64url') : new Uint8Array()
+  return inflateStatusList(list.bits, lst)
+}
+
+/**
+ * `bits` and the compressed `lst` of a status list, JWT or CWT form alike (TSL §4.2, §4.3),
+ * inflated with node:zlib up to MAX_STATUS_LIST_BYTES; anything else throws StatusListError.
+ */
+export function inflateStatusList(bits: unknown, lst: Uint8Array): StatusList {
   if (typeof bits !== 'number' || !BITS.includes(bits))
     throw new StatusListError('has bits other than 1, 2, 4 or 8')
-  if (typeof lst !== 'string' || lst.length === 0) throw new StatusListError('has no lst')
+  if (lst.length === 0) throw new StatusListError('has no lst')
   try {
-    return {
-      bits,
-      bytes: inflateSync(Buffer.from(lst, 'base64url'), { maxOutputLength: MAX_STATUS_LIST_BYTES }),
-    }
+    return { bits, bytes: inflateSync(lst, { maxOutputLength: MAX_STATUS_LIST_BYTES }) }
   } catch (error) {
     throw new StatusListError(
       (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE'

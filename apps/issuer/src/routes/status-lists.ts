@@ -5,30 +5,44 @@ import { z } from 'zod'
 import { perTenant } from '../services/per-tenant'
 import { createStatusListService, STATUS_LIST_TTL_SECONDS } from '../services/status-lists'
 import { tenantScope } from '../tenant-scope'
+import { matchesEtag, negotiateStatusListForm } from './status-list-accept'
 
 const params = z.object({ tenant: zTenantId, id: z.string().max(100) })
 
 /**
  * `{issuer}/status-lists/{id}` (draft-ietf-oauth-status-list §8.1, checklist F-32): the signed
- * Status List Token, `application/statuslist+jwt`, cacheable for its `ttl`, with an ETag for
- * conditional requests and CORS open (browser-based verifiers fetch it too).
+ * Status List Token, `application/statuslist+jwt` or, on `Accept`, the same list as
+ * `application/statuslist+cwt` (§5.2; what ISO 18013-5 relying parties ask for), cacheable for its
+ * `ttl`, with an ETag per form for conditional requests and CORS open (browser-based verifiers
+ * fetch it too). An `Accept` that takes neither form is 406.
  */
 export function statusListRoutes(deps: ProtocolDeps): FastifyPluginAsyncZod {
   const service = perTenant((tenant) => createStatusListService(tenantScope(deps, tenant)))
   return async (app) => {
     app.get('/issuers/:tenant/status-lists/:id', { schema: { params } }, async (req, reply) => {
       const { tenant, id } = req.params
-      const found = (await deps.tenants.tenant(tenant)) ? await service(tenant).token(id) : undefined
+      const form = negotiateStatusListForm(req.headers.accept)
+      reply.header('vary', 'Accept')
+      if (!form)
+        return reply.status(406).send({
+          error: 'not_acceptable',
+          error_description:
+            'the status list is served as application/statuslist+jwt or application/statuslist+cwt',
+        })
+      const known = Boolean(await deps.tenants.tenant(tenant))
+      const found = !known
+        ? undefined
+        : form === 'application/statuslist+cwt'
+          ? await service(tenant).cwt(id)
+          : await service(tenant).token(id)
       if (!found) throw new NotFoundError('status list', id)
       reply
         .header('cache-control', `public, max-age=${STATUS_LIST_TTL_SECONDS}`)
         .header('etag', found.etag)
         .header('last-modified', found.signedAt.toUTCString())
         .header('access-control-allow-origin', '*')
-      const ifNoneMatch = req.headers['if-none-match']
-      if (ifNoneMatch?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === found.etag))
-        return reply.status(304).send()
-      return reply.type('application/statuslist+jwt').send(found.token)
+      if (matchesEtag(req.headers['if-none-match'], found.etag)) return reply.status(304).send()
+      return reply.type(form).send(typeof found.token === 'string' ? found.token : Buffer.from(found.token))
     })
   }
 }

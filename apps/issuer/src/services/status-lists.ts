@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto'
-import { signStatusListToken } from '@credential-service/crypto'
+import { signStatusListCwt, signStatusListToken } from '@credential-service/crypto'
 import {
   createStatusListRepository,
   type Database,
   type StatusListShape,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
+import { decodeJwt } from 'jose'
 import type { TenantScope } from '../tenant-scope'
 
 /**
@@ -27,6 +28,23 @@ export interface StatusListToken {
   signedAt: Date
 }
 
+/** The same list as CWT (TSL §5.2), with its own ETag. */
+export interface StatusListCwtToken {
+  token: Uint8Array
+  etag: string
+  signedAt: Date
+}
+
+/**
+ * The CWT form of a list is made from its stored JWT: the same claims and compressed bytes, one
+ * signature more (no packing or compressing). It is kept per process, for the JWT it was made
+ * from, so it needs no storage of its own; ECDSA signatures differ from pod to pod, so its ETag
+ * is weak (RFC 9110 §8.8.1) and names the JWT it was made from: the same list, not the same bytes.
+ */
+const cwtByDatabase = new WeakMap<object, Map<string, { jwt: string; cwt: Promise<StatusListCwtToken> }>>()
+/** Most CWT forms kept per process; the oldest made goes first. */
+const MAX_CWT_FORMS = 1000
+
 /**
  * Signing a list costs about 150–300 ms of CPU (2^17 entries packed and compressed), so a signed
  * token is kept with the list and signed again only when a status changed or it is an hour old.
@@ -46,6 +64,12 @@ export function createStatusListService(scope: TenantScope<ProtocolDeps>) {
     signingByDatabase.set(deps.db, signing)
   }
   const inFlight = signing
+  let cwtForms = cwtByDatabase.get(deps.db)
+  if (!cwtForms) {
+    cwtForms = new Map()
+    cwtByDatabase.set(deps.db, cwtForms)
+  }
+  const madeCwts = cwtForms
   const etagOf = (token: string) => `"${createHash('sha256').update(token).digest('base64url').slice(0, 27)}"`
 
   async function sign(listId: string): Promise<StatusListToken | undefined> {
@@ -76,6 +100,40 @@ export function createStatusListService(scope: TenantScope<ProtocolDeps>) {
     return { token, etag: etagOf(token), signedAt: now }
   }
 
+  /** The list's current signed token; undefined for a list this tenant does not have. */
+  async function token(listId: string): Promise<StatusListToken | undefined> {
+    const key = `${tenantId}/${listId}`
+    let pending = inFlight.get(key)
+    if (!pending) {
+      pending = sign(listId).finally(() => inFlight.delete(key))
+      inFlight.set(key, pending)
+    }
+    return pending
+  }
+
+  /** The CWT form of a signed JWT list: its claims and `lst` bytes, signed with the list's key chain. */
+  async function cwtOf(listId: string, jwt: StatusListToken): Promise<StatusListCwtToken> {
+    const list = await lists.get(listId)
+    if (!list) throw new Error(`status list ${listId} vanished`)
+    const claims = decodeJwt(jwt.token) as {
+      sub: string
+      iat: number
+      exp: number
+      ttl: number
+      status_list: { bits: number; lst: string }
+    }
+    const token = await signStatusListCwt({
+      signer: await deps.keys.signer(tenantId, list.keyChainId),
+      uri: claims.sub,
+      bits: claims.status_list.bits,
+      lst: Buffer.from(claims.status_list.lst, 'base64url'),
+      issuedAt: new Date(claims.iat * 1000),
+      expiresAt: new Date(claims.exp * 1000),
+      ttlSeconds: claims.ttl,
+    })
+    return { token, etag: `W/"cwt-${jwt.etag.slice(1)}`, signedAt: jwt.signedAt }
+  }
+
   return {
     uriOf,
 
@@ -99,15 +157,23 @@ export function createStatusListService(scope: TenantScope<ProtocolDeps>) {
       return allocated.map(({ listId, idx }) => ({ idx, uri: uriOf(listId) }))
     },
 
-    /** The list's current signed token; undefined for a list this tenant does not have. */
-    async token(listId: string): Promise<StatusListToken | undefined> {
+    token,
+
+    /** The list's current token in CWT form (TSL §5.2); undefined for a list this tenant does not have. */
+    async cwt(listId: string): Promise<StatusListCwtToken | undefined> {
+      const jwt = await token(listId)
+      if (!jwt) return undefined
       const key = `${tenantId}/${listId}`
-      let pending = inFlight.get(key)
-      if (!pending) {
-        pending = sign(listId).finally(() => inFlight.delete(key))
-        inFlight.set(key, pending)
+      let made = madeCwts.get(key)
+      if (made?.jwt !== jwt.token) {
+        const cwt = cwtOf(listId, jwt)
+        made = { jwt: jwt.token, cwt }
+        madeCwts.delete(key)
+        madeCwts.set(key, made)
+        cwt.catch(() => madeCwts.get(key)?.cwt === cwt && madeCwts.delete(key))
+        if (madeCwts.size > MAX_CWT_FORMS) madeCwts.delete(madeCwts.keys().next().value as string)
       }
-      return pending
+      return made.cwt
     },
   }
 }

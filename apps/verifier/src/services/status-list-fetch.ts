@@ -1,8 +1,10 @@
-import { X509Certificate } from 'node:crypto'
+import { type KeyObject, X509Certificate } from 'node:crypto'
 import { UpstreamError } from '@credential-service/core-domain'
 import {
+  decodeStatusListCwt,
   PresentationRejected,
   readStatusList,
+  STATUS_LIST_CWT_TYPE,
   type StatusList,
   StatusListError,
 } from '@credential-service/crypto'
@@ -20,8 +22,13 @@ const STATUS_LIST_TIMEOUT_MS = 5000
 export const STATUS_UNCHECKED = 'the credential status could not be checked'
 export const unchecked = (reason: string) => new PresentationRejected(reason, STATUS_UNCHECKED)
 
+/** The two forms of a Status List Token (TSL §5.1, §5.2). */
+export type StatusListForm = 'jwt' | 'cwt'
+
 /** A Status List Token whose form and signature were checked, with how long it may be used. */
 export interface FetchedList extends CachedValue {
+  /** The form it came in: a revalidation asks for the same one, so that its ETag applies. */
+  form: StatusListForm
   x5c: unknown
   list: StatusList
   etag: string | undefined
@@ -44,6 +51,18 @@ export interface FetchOptions {
   maxSeconds: number
   /** A still valid copy to revalidate with If-None-Match (TSL §8.2): a 304 keeps it. */
   previous?: FetchedList | undefined
+  /** The form asked for first; the other one is accepted too. JWT unless said otherwise. */
+  prefer?: StatusListForm | undefined
+}
+
+/**
+ * `Accept` of a list request (TSL §8.1): both forms, the preferred one first. Either answer is
+ * read by its Content-Type; one that names neither is read as JWT, as servers that send
+ * `application/jwt` or no type at all were before.
+ */
+const ACCEPT: Record<StatusListForm, string> = {
+  jwt: `application/statuslist+jwt, ${STATUS_LIST_CWT_TYPE};q=0.9`,
+  cwt: `${STATUS_LIST_CWT_TYPE}, application/statuslist+jwt;q=0.9`,
 }
 
 type Headers = Record<string, string | string[] | undefined>
@@ -92,7 +111,7 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
         name: 'the status list',
         purpose: 'status-list',
         headers: {
-          accept: 'application/statuslist+jwt',
+          accept: ACCEPT[previous?.form ?? options.prefer ?? 'jwt'],
           ...(previous?.etag ? { 'if-none-match': previous.etag } : {}),
         },
         timeoutMs: STATUS_LIST_TIMEOUT_MS,
@@ -112,30 +131,28 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
   }
   if (response.status < 200 || response.status >= 300)
     throw unchecked(`the status list could not be fetched: HTTP ${response.status}`)
-  const token = response.body.toString('utf8')
-  let header: ReturnType<typeof decodeProtectedHeader>
-  let payload: ReturnType<typeof decodeJwt>
-  try {
-    header = decodeProtectedHeader(token)
-    payload = decodeJwt(token)
-  } catch {
-    throw unchecked('the status list is not a JWT')
-  }
-  if (header.typ !== 'statuslist+jwt') throw unchecked('the status list token typ is not statuslist+jwt')
+  const contentType = String(response.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase()
+  const token = contentType === STATUS_LIST_CWT_TYPE ? await openCwt(response.body) : openJwt(response.body)
+  const { payload } = token
   if (payload.sub !== uri) throw unchecked('the status list token is for another URI')
   if (typeof payload.exp === 'number' && payload.exp * 1000 <= now)
     throw unchecked('the status list token has expired')
   let chain: X509Certificate[]
   try {
-    chain = (header.x5c ?? []).map((der) => new X509Certificate(Buffer.from(String(der), 'base64')))
-    // The status list token is signed by the leaf of its `x5c`.
-    await compactVerify(token, (chain[0] as X509Certificate).publicKey)
+    chain = (Array.isArray(token.x5c) ? token.x5c : []).map(
+      (der) => new X509Certificate(Buffer.from(String(der), 'base64')),
+    )
+    // The status list token is signed by the leaf of its `x5c` (`x5chain` in a CWT).
+    await token.verify((chain[0] as X509Certificate).publicKey)
   } catch {
     throw unchecked('the status list signature does not verify')
   }
   let list: StatusList
   try {
-    list = readStatusList(token)
+    list = token.list()
   } catch (error) {
     if (!(error instanceof StatusListError)) throw error
     throw unchecked(`the status list ${error.message}`)
@@ -148,7 +165,8 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
   const etag = response.headers.etag
   const headers = response.headers as Headers
   return {
-    x5c: header.x5c,
+    form: token.form,
+    x5c: token.x5c,
     list,
     etag: typeof etag === 'string' ? etag : undefined,
     ttl,
@@ -157,6 +175,61 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
     noStore: noStore(headers),
     trusted: new Set(),
     // What stays in memory: the inflated list and the chain.
-    bytes: list.bytes.length + String(header.x5c).length,
+    bytes: list.bytes.length + String(token.x5c).length,
+  }
+}
+
+/** A token of either form, decoded; its signature and list are read only through verify and list. */
+interface OpenedToken {
+  form: StatusListForm
+  x5c: unknown
+  payload: { sub?: unknown; exp?: unknown; ttl?: unknown }
+  /** Throws unless the signature verifies with `key`. */
+  verify(key: KeyObject): Promise<void>
+  list(): StatusList
+}
+
+/** A Status List Token in JWT form (TSL §5.1): `typ` statuslist+jwt. */
+function openJwt(body: Buffer): OpenedToken {
+  const token = body.toString('utf8')
+  let header: ReturnType<typeof decodeProtectedHeader>
+  let payload: ReturnType<typeof decodeJwt>
+  try {
+    header = decodeProtectedHeader(token)
+    payload = decodeJwt(token)
+  } catch {
+    throw unchecked('the status list is not a JWT')
+  }
+  if (header.typ !== 'statuslist+jwt') throw unchecked('the status list token typ is not statuslist+jwt')
+  return {
+    form: 'jwt',
+    x5c: header.x5c,
+    payload,
+    verify: async (key) => {
+      await compactVerify(token, key)
+    },
+    list: () => readStatusList(token),
+  }
+}
+
+/** A Status List Token in CWT form (TSL §5.2): a COSE_Sign1 with `typ` application/statuslist+cwt. */
+async function openCwt(body: Buffer): Promise<OpenedToken> {
+  let cwt: Awaited<ReturnType<typeof decodeStatusListCwt>>
+  try {
+    cwt = await decodeStatusListCwt(body)
+  } catch (error) {
+    if (!(error instanceof StatusListError)) throw error
+    throw unchecked(`the status list ${error.message}`)
+  }
+  if (cwt.typ !== STATUS_LIST_CWT_TYPE)
+    throw unchecked(`the status list token typ is not ${STATUS_LIST_CWT_TYPE}`)
+  return {
+    form: 'cwt',
+    x5c: cwt.x5c,
+    payload: cwt,
+    verify: async (key) => {
+      if (!cwt.verify(key)) throw new Error('the COSE signature does not verify')
+    },
+    list: () => cwt.list(),
   }
 }

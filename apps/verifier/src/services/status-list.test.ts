@@ -9,6 +9,7 @@ import {
   type PresentationRejected,
   type Signer,
   signJws,
+  signStatusListCwt,
   signWithKeyObject,
 } from '@credential-service/crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -22,6 +23,8 @@ interface Served {
   /** Seconds from now; 600 unless set. */
   exp?: number
   headers?: Record<string, string>
+  /** The token's `sub`; the URI it is served at unless set. */
+  sub?: string
 }
 
 /**
@@ -53,13 +56,17 @@ async function listIssuer() {
     x5c: [new X509Certificate(leafPem).raw.toString('base64')],
     sign: async (data) => signWithKeyObject(key, 'ES256', data),
   }
-  const lists: Record<string, { token: string; headers: Record<string, string> }> = {}
+  const lists: Record<string, { token: string | Uint8Array; type: string; headers: Record<string, string> }> =
+    {}
   const requests: Record<string, number> = {}
+  /** The Accept header of the last request per path. */
+  const accepts: Record<string, string | undefined> = {}
   const notModified: Record<string, number> = {}
   const state = { down: false }
   const server = createServer((req, res) => {
     const path = String(req.url)
     requests[path] = (requests[path] ?? 0) + 1
+    accepts[path] = req.headers.accept
     if (state.down) return res.destroy()
     const served = lists[path]
     const etag = served?.headers.etag
@@ -68,7 +75,7 @@ async function listIssuer() {
       return res.writeHead(304, served.headers).end()
     }
     res
-      .writeHead(200, { 'content-type': 'application/statuslist+jwt', ...served?.headers })
+      .writeHead(200, { 'content-type': served?.type ?? 'application/statuslist+jwt', ...served?.headers })
       .end(served?.token ?? '')
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -77,6 +84,7 @@ async function listIssuer() {
     anchor: new X509Certificate(caPem),
     server,
     requests,
+    accepts,
     notModified,
     state,
     /** Serves a list of these bytes at `path`; its URI. */
@@ -97,7 +105,25 @@ async function listIssuer() {
           status_list: { bits: options.bits ?? 1, lst },
         },
       )
-      lists[path] = { token, headers: options.headers ?? {} }
+      lists[path] = { token, type: 'application/statuslist+jwt', headers: options.headers ?? {} }
+      return uri
+    },
+    /** Serves the list in CWT form (TSL §5.2) at `path`, its signature broken if `tamper`; its URI. */
+    async serveCwt(path: string, bytes: Uint8Array, options: Served & { tamper?: boolean } = {}) {
+      const uri = `${base}${path}`
+      const now = start - (start % 1000)
+      const token = await signStatusListCwt({
+        signer,
+        uri: options.sub ?? uri,
+        bits: options.bits ?? 1,
+        lst: deflateSync(bytes),
+        issuedAt: new Date(now),
+        expiresAt: new Date(now + (options.exp ?? 600) * 1000),
+        ttlSeconds: options.ttl ?? 300,
+      })
+      // The signature is the last byte string of the COSE_Sign1: its last byte changes.
+      if (options.tamper) token[token.length - 1] = (token[token.length - 1] as number) ^ 1
+      lists[path] = { token, type: 'application/statuslist+cwt', headers: options.headers ?? {} }
       return uri
     },
   }
@@ -332,5 +358,87 @@ describe('the status list cache (TSL §8.2, V-33)', () => {
     )
     expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 2)))).toBe('VALID')
     expect(issuer.requests['/trust']).toBe(1)
+  })
+})
+
+describe('Status List Tokens in CWT form (TSL §5.2, §8.3, V-33)', () => {
+  let issuer: Awaited<ReturnType<typeof listIssuer>>
+  let stranger: Awaited<ReturnType<typeof listIssuer>>
+  let check: StatusCheck
+  beforeAll(async () => {
+    issuer = await listIssuer()
+    stranger = await listIssuer()
+    check = {
+      anchors: [issuer.anchor],
+      acceptAnyIssuer: false,
+      outbound,
+      now: new Date(),
+      statusLists: cache({ maxSeconds: 0 }),
+    }
+  })
+  afterAll(async () => {
+    for (const { server } of [issuer, stranger]) await new Promise((resolve) => server.close(resolve))
+  })
+
+  it('TSL §8.1: an mdoc entry asks for the CWT first, any other entry for the JWT; either answer is read', async () => {
+    const uri = await issuer.serveCwt('/cwt-accept', Uint8Array.of(0))
+    await requireValidEntry({ uri, idx: 0 }, check, 'mdoc')
+    expect(issuer.accepts['/cwt-accept']).toBe('application/statuslist+cwt, application/statuslist+jwt;q=0.9')
+    await requireValidEntry({ uri, idx: 0 }, check)
+    expect(issuer.accepts['/cwt-accept']).toBe('application/statuslist+jwt, application/statuslist+cwt;q=0.9')
+  })
+
+  it('TSL §5.2, §4.1: VALID passes, INVALID and SUSPENDED are refused', async () => {
+    const uri = await issuer.serveCwt('/cwt-two-bits', Uint8Array.of(0xc9, 0x44, 0xf9), { bits: 2 })
+    expect(await reasonOf(requireValidEntry({ uri, idx: 2 }, check, 'mdoc'))).toBe('VALID')
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+      'the credential is revoked (INVALID)',
+    )
+    expect(await reasonOf(requireValidEntry({ uri, idx: 1 }, check, 'mdoc'))).toBe(
+      'the credential is suspended',
+    )
+  })
+
+  it('TSL §8.3: a CWT whose COSE signature was tampered with is refused', async () => {
+    const uri = await issuer.serveCwt('/cwt-tampered', Uint8Array.of(0), { tamper: true })
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+      'the status list signature does not verify',
+    )
+    expect(await toWalletOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(STATUS_UNCHECKED)
+  })
+
+  it('TSL §5.2, §8.3: a CWT whose sub is another URI is refused', async () => {
+    const uri = await issuer.serveCwt('/cwt-sub', Uint8Array.of(0), { sub: 'https://elsewhere.example/list' })
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+      'the status list token is for another URI',
+    )
+  })
+
+  it('TSL §5.2, §8.3: a CWT past its exp is refused', async () => {
+    const uri = await issuer.serveCwt('/cwt-expired', Uint8Array.of(0), { exp: -60 })
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+      'the status list token has expired',
+    )
+  })
+
+  it('TSL §8.3, S-127: a CWT signed outside the trust anchors (its x5chain) is refused', async () => {
+    const uri = await stranger.serveCwt('/cwt-stranger', Uint8Array.of(0))
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+      'status list: the issuer does not chain to a trust anchor of this tenant',
+    )
+  })
+
+  it('TSL §8.2: the ttl of a CWT bounds the cache, and its ETag revalidates with the CWT Accept', async () => {
+    const lists = cache()
+    const uri = await issuer.serveCwt('/cwt-cached', Uint8Array.of(0), { ttl: 10, headers: { etag: '"c1"' } })
+    const at0 = { ...check, statusLists: lists, now: at(0) }
+    await requireValidEntry({ uri, idx: 0 }, at0, 'mdoc')
+    await requireValidEntry({ uri, idx: 0 }, { ...at0, now: at(9) })
+    expect(issuer.requests['/cwt-cached']).toBe(1)
+    // An SD-JWT entry on the same list revalidates the CWT copy, so asks for the CWT first too.
+    await requireValidEntry({ uri, idx: 0 }, { ...at0, now: at(11) })
+    expect(issuer.requests['/cwt-cached']).toBe(2)
+    expect(issuer.notModified['/cwt-cached']).toBe(1)
+    expect(issuer.accepts['/cwt-cached']).toMatch(/^application\/statuslist\+cwt,/)
   })
 })

@@ -9,7 +9,7 @@ import {
 } from '@credential-service/crypto'
 import type { OutboundPolicy } from '@credential-service/server-kit'
 import { createStatusListCache, type StatusListCache, type StatusListCacheOptions } from './status-list-cache'
-import { type FetchedList, fetchStatusList, unchecked } from './status-list-fetch'
+import { type FetchedList, fetchStatusList, type StatusListForm, unchecked } from './status-list-fetch'
 
 export type StatusLists = StatusListCache<FetchedList>
 export const createStatusLists = (options: StatusListCacheOptions): StatusLists =>
@@ -31,7 +31,7 @@ const STATUS_NAMES: Record<number, string> = { 1: 'revoked (INVALID)', 2: 'suspe
  * while it is still valid), one fetch for concurrent callers. A list that cannot be fetched again
  * is dropped: it is never used past its freshness (fail closed).
  */
-async function currentList(uri: string, check: StatusCheck): Promise<FetchedList> {
+async function currentList(uri: string, check: StatusCheck, prefer: StatusListForm): Promise<FetchedList> {
   const { statusLists } = check
   const now = check.now.getTime()
   const cached = statusLists.get(uri)
@@ -44,6 +44,7 @@ async function currentList(uri: string, check: StatusCheck): Promise<FetchedList
         now: check.now,
         maxSeconds: statusLists.maxSeconds,
         previous: cached && cached.validUntil > now ? cached : undefined,
+        prefer,
       })
       if (!list.noStore && (list.freshUntil > now || list.etag)) statusLists.set(uri, list)
       else statusLists.delete(uri)
@@ -88,8 +89,14 @@ function requireValid(status: number): void {
  * from the size-capped list (checklist S-124). Every failure rejects the presentation: an
  * undetermined status is never VALID.
  */
-export async function requireValidEntry(entry: StatusListEntry, check: StatusCheck): Promise<void> {
-  const list = await currentList(entry.uri, check)
+export async function requireValidEntry(
+  entry: StatusListEntry,
+  check: StatusCheck,
+  referencedBy?: 'mdoc' | 'sd-jwt',
+): Promise<void> {
+  // One list, two forms: mdocs ask for the CWT first (ISO 18013-5 2nd ed. relying parties read
+  // CBOR), everything else for the JWT. The cache holds the list whichever form brought it.
+  const list = await currentList(entry.uri, check, referencedBy === 'mdoc' ? 'cwt' : 'jwt')
   await requireTrusted(list, check)
   let status: number
   try {
@@ -108,5 +115,10 @@ export async function requireValidEntry(entry: StatusListEntry, check: StatusChe
  */
 export function presentationTrust(check: StatusCheck): PresentationTrust {
   const { anchors, acceptAnyIssuer, now } = check
-  return { anchors, acceptAnyIssuer, now, requireValidStatus: (entry) => requireValidEntry(entry, check) }
+  return {
+    anchors,
+    acceptAnyIssuer,
+    now,
+    requireValidStatus: (entry, referencedBy) => requireValidEntry(entry, check, referencedBy),
+  }
 }

@@ -5,7 +5,7 @@ import type { Signer, SigningAlgorithm } from '../signer'
 import { loadCbor } from './cbor'
 
 /** COSE algorithm ids (RFC 9053). */
-const COSE_ALG: Record<SigningAlgorithm, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
+export const COSE_ALG: Record<SigningAlgorithm, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
 const COSE_CRV: Record<string, number> = { 'P-256': 1, 'P-384': 2, Ed25519: 6 }
 
 /** A public JWK as COSE_Key (RFC 9052 §7, RFC 9053 §7.1). */

@@ -122,7 +122,7 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
   } catch {
     throw new PresentationRejected('the MSO status is not a status_list {idx, uri}')
   }
-  if (entry) await check.requireValidStatus(entry)
+  if (entry) await check.requireValidStatus(entry, 'mdoc')
   const claims: Record<string, unknown> = {}
   for (const namespace of document.issuerSigned.issuerNamespaces.issuerNamespaces.keys()) {
     claims[namespace] = document.issuerSigned.getPrettyClaims(namespace)

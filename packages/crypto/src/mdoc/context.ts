@@ -1,7 +1,9 @@
 import { createHash, createPublicKey, verify, X509Certificate } from 'node:crypto'
 import type { CoseKey as CoseKeyClass, MdocContext } from '@owf/mdoc'
+import type { JWK } from 'jose'
 import { parseCertificate } from '../parsed-certificates'
 import { MDOC_ISSUER_PROFILE, validatePath } from '../path-validation'
+import { jwkCurveOf, jwkToCoseKey } from './issue'
 
 /**
  * The crypto callbacks @owf/mdoc delegates to, from node:crypto: the library parses the mdoc and
@@ -32,8 +34,10 @@ export function createMdocContext(CoseKey: typeof CoseKeyClass): VerificationCon
           throw new Error('not used by verification')
         },
         verify: ({ key, sign1 }) => {
-          const publicKey = createPublicKey({ key: key.jwk as never, format: 'jwk' })
-          const hash = key.jwk.crv === 'P-384' ? 'sha384' : key.jwk.crv === 'Ed25519' ? null : 'sha256'
+          // The curve from its COSE id: @owf/mdoc 0.6.0's `key.jwk` names P-384 'p-384', which node refuses.
+          const jwk = { ...key.jwk, crv: jwkCurveOf(key.curve) }
+          const publicKey = createPublicKey({ key: jwk as never, format: 'jwk' })
+          const hash = jwk.crv === 'P-384' ? 'sha384' : jwk.crv === 'Ed25519' ? null : 'sha256'
           return verify(
             hash,
             sign1.toBeSigned,
@@ -57,9 +61,10 @@ export function createMdocContext(CoseKey: typeof CoseKeyClass): VerificationCon
           .split('\n')
           .filter((line) => line.startsWith(`${field}=`))
           .map((line) => line.slice(field.length + 1)),
+      // Our own COSE_Key map: @owf/mdoc 0.6.0's `CoseKey.fromJwk` refuses P-384 (it maps 'p-384').
       getPublicKey: ({ certificate }) =>
-        CoseKey.fromJwk(
-          new X509Certificate(certificate).publicKey.export({ format: 'jwk' }) as Record<string, unknown>,
+        CoseKey.fromEncodedStructure(
+          jwkToCoseKey(new X509Certificate(certificate).publicKey.export({ format: 'jwk' }) as JWK),
         ),
       // The shared path validation, with the Document Signer profile (ISO 18013-5 B.1.4, S-132).
       verifyCertificateChain: async ({ trustedCertificates, x5chain, now }) => {

@@ -8,6 +8,10 @@ import { loadCbor } from './cbor'
 export const COSE_ALG: Record<SigningAlgorithm, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
 const COSE_CRV: Record<string, number> = { 'P-256': 1, 'P-384': 2, Ed25519: 6 }
 
+/** The JWK `crv` of a COSE curve id (RFC 9053 §7.1), undefined for curves we do not use. */
+export const jwkCurveOf = (coseCurve: unknown) =>
+  Object.keys(COSE_CRV).find((name) => COSE_CRV[name] === coseCurve)
+
 /** A public JWK as COSE_Key (RFC 9052 §7, RFC 9053 §7.1). */
 export function jwkToCoseKey(jwk: JWK): Map<number, unknown> {
   const crv = COSE_CRV[String(jwk.crv)]

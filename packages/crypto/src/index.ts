@@ -42,6 +42,8 @@ export {
   openAnnexCResponse,
   verifyMdocPresentation,
 } from './mdoc'
+export type { TrustedListContent } from './etsi-trusted-list'
+export { readTrustedList, TrustedListError } from './etsi-trusted-list'
 export { isSelfSigned, parseCertificate, x5cEntry } from './parsed-certificates'
 export type { PathProfile, PathValidation, ValidatePathOptions } from './path-validation'
 export {

@@ -30,6 +30,16 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
+export type { TrustListFetchResult, TrustListRepository } from './repositories/trust-lists'
+export {
+  claimDueTrustLists,
+  createTrustListRepository,
+  recordTrustListFetch,
+  toTrustList,
+  trustListColumns,
+  trustListFacts,
+  trustListState,
+} from './repositories/trust-lists'
 export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
 export {
   createCredentialEncryptionKeyRepository,
@@ -127,6 +137,7 @@ export type {
   RegistrarConfigRow,
   RegistrationCertificateRow,
   StatusListRow,
+  TrustListRow,
   WebhookDeliveryRow,
   WebhookEndpointRow,
 } from './schema'

@@ -114,6 +114,13 @@ export const zPresentationConfigInput = z
       .max(50)
       .optional()
       .describe('PEM certificates credential issuers must chain to, besides the tenant’s own key chains'),
+    trustListIds: z
+      .array(zConfigId)
+      .max(20)
+      .optional()
+      .describe(
+        'Trust lists (`/api/trust-lists`) whose current certificates credential issuers may also chain to; an unknown id is a 422 naming it, and a named list cannot be deleted',
+      ),
     acceptAnyIssuer: z
       .boolean()
       .default(false)

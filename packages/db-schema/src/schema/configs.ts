@@ -125,6 +125,8 @@ export const presentationConfigs = pgTable(
     /** Digital Credentials API settings (protocols in order, allowed origins). */
     dcApi: jsonb().$type<DcApiSettings>(),
     trustAnchors: text().array(),
+    /** Trust list ids; checked at save and at a list's delete under row locks (no array FKs). */
+    trustListIds: text().array(),
     acceptAnyIssuer: boolean().notNull().default(false),
   },
   (t) => [

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto'
+import { loadXmlCrypto, loadXmlDom, type XmlNode } from './xml-modules'
 
 /** ETSI TS 119 612 namespace of the trusted list elements. */
 const TSL_NS = 'http://uri.etsi.org/02231/v2#'
@@ -21,7 +22,7 @@ export interface TrustedListContent {
 
 export class TrustedListError extends Error {}
 
-type XmlElement = import('@xmldom/xmldom').Element
+type XmlElement = XmlNode
 
 function children(parent: XmlElement, name: string, ns = TSL_NS): XmlElement[] {
   const found: XmlElement[] = []
@@ -39,12 +40,16 @@ const text = (element: XmlElement | undefined) => element?.textContent?.trim() ?
 function date(value: string, what: string): Date | null {
   if (!value) return null
   const parsed = new Date(value)
-  if (Number.isNaN(parsed.getTime())) throw new TrustedListError(`${what} is not a date: ${value.slice(0, 40)}`)
+  if (Number.isNaN(parsed.getTime()))
+    throw new TrustedListError(`${what} is not a date: ${value.slice(0, 40)}`)
   return parsed
 }
 
 const pemOf = (base64: string) =>
-  `-----BEGIN CERTIFICATE-----\n${base64.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`
+  `-----BEGIN CERTIFICATE-----\n${base64
+    .replace(/\s+/g, '')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`
 
 /**
  * Verifies the enveloped XML signature of an ETSI TS 119 612 trusted list against the allowed
@@ -58,7 +63,7 @@ export async function readTrustedList(
   signerCertificates: string[],
   serviceTypes?: string[],
 ): Promise<TrustedListContent> {
-  const [{ DOMParser }, { SignedXml }] = await Promise.all([import('@xmldom/xmldom'), import('xml-crypto')])
+  const [{ DOMParser }, { SignedXml }] = await Promise.all([loadXmlDom(), loadXmlCrypto()])
   const parse = (source: string) => {
     const errors: string[] = []
     const doc = new DOMParser({
@@ -68,7 +73,7 @@ export async function readTrustedList(
     return doc
   }
   const doc = parse(xml)
-  const root = doc.documentElement as unknown as XmlElement
+  const root = doc.documentElement as XmlElement
   if (root.localName !== 'TrustServiceStatusList' || root.namespaceURI !== TSL_NS)
     throw new TrustedListError('not an ETSI TS 119 612 TrustServiceStatusList')
   const signature = child(root, 'Signature', DSIG_NS)
@@ -77,7 +82,7 @@ export async function readTrustedList(
   let signed: string | undefined
   for (const pem of signerCertificates) {
     const verifier = new SignedXml({ publicCert: pem, getCertFromKeyInfo: () => null })
-    verifier.loadSignature(signature as never)
+    verifier.loadSignature(signature)
     let valid = false
     try {
       valid = verifier.checkSignature(xml)
@@ -97,7 +102,9 @@ export async function readTrustedList(
     )
   }
 
-  const list = parse(signed).documentElement as unknown as XmlElement
+  const list = parse(signed).documentElement as XmlElement
+  if (list.localName !== 'TrustServiceStatusList' || list.namespaceURI !== TSL_NS)
+    throw new TrustedListError('the signature does not cover the TrustServiceStatusList')
   const scheme = child(list, 'SchemeInformation')
   const listIssuedAt = date(text(child(scheme, 'ListIssueDateTime')), 'ListIssueDateTime')
   const nextUpdate = date(text(child(child(scheme, 'NextUpdate'), 'dateTime')), 'NextUpdate')
@@ -106,6 +113,7 @@ export async function readTrustedList(
   for (const provider of children(child(list, 'TrustServiceProviderList') ?? list, 'TrustServiceProvider')) {
     for (const service of children(child(provider, 'TSPServices') ?? provider, 'TSPService')) {
       const info = child(service, 'ServiceInformation')
+      if (!info) continue
       if (wanted && !wanted.has(text(child(info, 'ServiceTypeIdentifier')))) continue
       if (!GRANTED_STATUSES.has(text(child(info, 'ServiceStatus')))) continue
       for (const identity of children(child(info, 'ServiceDigitalIdentity') ?? info, 'DigitalId')) {

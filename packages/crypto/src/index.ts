@@ -12,6 +12,8 @@ export {
 export type { ClaimsPath } from './claims-path'
 export { selectClaims } from './claims-path'
 export { verifierClientId } from './client-id'
+export type { TrustedListContent } from './etsi-trusted-list'
+export { readTrustedList, TrustedListError } from './etsi-trusted-list'
 export { subresourceIntegrity } from './integrity'
 export { certificateNamesIssuer, issuerNameRefusal } from './issuer-san'
 export { DecryptionError } from './json-cipher'
@@ -42,8 +44,6 @@ export {
   openAnnexCResponse,
   verifyMdocPresentation,
 } from './mdoc'
-export type { TrustedListContent } from './etsi-trusted-list'
-export { readTrustedList, TrustedListError } from './etsi-trusted-list'
 export { isSelfSigned, parseCertificate, x5cEntry } from './parsed-certificates'
 export type { PathProfile, PathValidation, ValidatePathOptions } from './path-validation'
 export {

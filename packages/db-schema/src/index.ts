@@ -30,16 +30,6 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
-export type { TrustListFetchResult, TrustListRepository } from './repositories/trust-lists'
-export {
-  claimDueTrustLists,
-  createTrustListRepository,
-  recordTrustListFetch,
-  toTrustList,
-  trustListColumns,
-  trustListFacts,
-  trustListState,
-} from './repositories/trust-lists'
 export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
 export {
   createCredentialEncryptionKeyRepository,
@@ -110,6 +100,16 @@ export {
 } from './repositories/status-lists'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
+export type { TrustListFetchResult, TrustListRepository } from './repositories/trust-lists'
+export {
+  claimDueTrustLists,
+  createTrustListRepository,
+  recordTrustListFetch,
+  toTrustList,
+  trustListColumns,
+  trustListFacts,
+  trustListState,
+} from './repositories/trust-lists'
 export { createJtiRepository, purgeExpiredJtis } from './repositories/used-jtis'
 export type {
   DeliveryResult,

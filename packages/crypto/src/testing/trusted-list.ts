@@ -1,5 +1,6 @@
 import { createPrivateKey, webcrypto } from 'node:crypto'
 import { loadX509 } from '../certificate-facts'
+import { loadXmlCrypto } from '../xml-modules'
 
 /** A scheme operator's signing key and certificate (RSA: xml-crypto signs RSA). */
 export interface TestListSigner {
@@ -22,7 +23,10 @@ export async function createTestListSigner(subject = 'CN=Test Scheme Operator'):
     modulusLength: 2048,
     publicExponent: new Uint8Array([1, 0, 1]),
   }
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
+  const keys = (await webcrypto.subtle.generateKey(algorithm, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair
   const certificate = await x509.X509CertificateGenerator.createSelfSigned(
     {
       serialNumber: '01',
@@ -60,7 +64,10 @@ export function buildTrustedList(options: {
 <tsl:ServiceTypeIdentifier>${service.type}</tsl:ServiceTypeIdentifier>
 <tsl:ServiceName><tsl:Name xml:lang="en">Test service</tsl:Name></tsl:ServiceName>
 <tsl:ServiceDigitalIdentity>${service.certificates
-        .map((pem) => `<tsl:DigitalId><tsl:X509Certificate>${base64Of(pem)}</tsl:X509Certificate></tsl:DigitalId>`)
+        .map(
+          (pem) =>
+            `<tsl:DigitalId><tsl:X509Certificate>${base64Of(pem)}</tsl:X509Certificate></tsl:DigitalId>`,
+        )
         .join('')}</tsl:ServiceDigitalIdentity>
 <tsl:ServiceStatus>${service.status ?? 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted'}</tsl:ServiceStatus>
 <tsl:StatusStartingTime>${options.issued.toISOString()}</tsl:StatusStartingTime>
@@ -87,7 +94,7 @@ export function buildTrustedList(options: {
 
 /** Signs a list as a scheme operator does: an enveloped signature over the whole list (xml-crypto). */
 export async function signTrustedList(xml: string, signer: TestListSigner): Promise<string> {
-  const { SignedXml } = await import('xml-crypto')
+  const { SignedXml } = await loadXmlCrypto()
   const signed = new SignedXml({
     privateKey: signer.privateKeyPem,
     publicCert: signer.certificatePem,

@@ -110,7 +110,10 @@ export function createTrustListRepository(db: Database, tenantId: string) {
         .select({ id: presentationConfigs.id })
         .from(presentationConfigs)
         .where(
-          and(eq(presentationConfigs.tenantId, tenantId), arrayContains(presentationConfigs.trustListIds, [id])),
+          and(
+            eq(presentationConfigs.tenantId, tenantId),
+            arrayContains(presentationConfigs.trustListIds, [id]),
+          ),
         )
       return users.map((user) => user.id)
     },

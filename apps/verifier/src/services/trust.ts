@@ -5,9 +5,15 @@ import type { KeyChainRow } from '@credential-service/db-schema'
 
 /**
  * The certificates a tenant trusts for credential issuers (HAIP 6.1.1, checklist V-32): the
- * configuration's trust anchors and the tenant's own key chains (roots and self-signed leaves).
+ * configuration's trust anchors, its trust lists' certificates and the tenant's own key chains
+ * (roots and self-signed leaves).
  */
-export function trustAnchors(keyChains: KeyChainRow[], config: PresentationConfig): X509Certificate[] {
+export function trustAnchors(
+  keyChains: KeyChainRow[],
+  config: PresentationConfig,
+  /** The current certificates of the configuration's trust lists (trust-lists.ts). */
+  listCertificates: string[] = [],
+): X509Certificate[] {
   // A registrar's access CA vouches for who the relying party is, not for credential issuers:
   // of a registrar-issued chain only its own leaf is trusted, never the registrar's CAs.
   const anchorOf = (chain: string[], mode: string | null) =>
@@ -17,7 +23,7 @@ export function trustAnchors(keyChains: KeyChainRow[], config: PresentationConfi
     ...anchorOf(row.activeCertificates, row.certificateMode),
     ...anchorOf(row.previousCertificates ?? [], row.previousCertificateMode),
   ])
-  return [...(config.trustAnchors ?? []), ...own].flatMap((pem) => {
+  return [...(config.trustAnchors ?? []), ...listCertificates, ...own].flatMap((pem) => {
     try {
       return [parseCertificate(pem)]
     } catch {

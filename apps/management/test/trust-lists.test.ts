@@ -90,7 +90,7 @@ describe.each(testDatabases())('trust lists on $name', (testDatabase) => {
     client: TestClient,
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
-    payload?: unknown,
+    payload?: object,
   ) => h.app.inject({ method, url, headers: client.auth, ...(payload === undefined ? {} : { payload }) })
   const signedList = (nextUpdate: Date, issued = new Date()) =>
     signTrustedList(

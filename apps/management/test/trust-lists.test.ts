@@ -2,9 +2,11 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createCertificate, generateKeyPair } from '@credential-service/crypto'
 import {
+  buildListOfTrustedEntities,
   buildTrustedList,
   createTestListSigner,
   issueTestCertificate,
+  signListOfTrustedEntities,
   signTrustedList,
   type TestListSigner,
 } from '@credential-service/crypto/testing'
@@ -291,6 +293,47 @@ describe.each(testDatabases())('trust lists on $name', (testDatabase) => {
     expect(refused.lastError).toMatch(/does not verify/)
     const only = (await api(admin, 'GET', `/api/trust-lists/${filtered}`)).json().status
     expect(only).toMatchObject({ state: 'current', certificateCount: 1 })
+  })
+
+  it('fetches a signed ETSI TS 119 602 list of trusted entities (JSON, compact JWS); a changed source starts over', async () => {
+    const PID_ISSUANCE = 'http://uri.etsi.org/19602/SvcType/PID/Issuance'
+    const payload = buildListOfTrustedEntities({
+      issued: new Date(),
+      nextUpdate: new Date(Date.now() + HOUR),
+      services: [
+        { type: PID_ISSUANCE, certificates: [pidCa] },
+        { type: 'http://uri.etsi.org/19602/SvcType/PID/Revocation', certificates: [qcCa] },
+      ],
+    })
+    lists.state.body = await signListOfTrustedEntities(payload, signer)
+    const id = random('tl')
+    const lote = {
+      id,
+      source: {
+        type: 'lote',
+        url: `${lists.url}/${id}.jwt`,
+        signerCertificates: [signer.certificatePem],
+        serviceTypes: [PID_ISSUANCE],
+      },
+    }
+    expect((await api(admin, 'POST', '/api/trust-lists', lote)).statusCode).toBe(201)
+    await refresh()
+    const fetched = (await api(admin, 'GET', `/api/trust-lists/${id}`)).json().status
+    expect(fetched).toMatchObject({ state: 'current', certificateCount: 1, lastError: null })
+
+    // Signed by another operator: refused, the held content stays.
+    lists.state.body = await signListOfTrustedEntities(payload, otherSigner)
+    await refresh(new Date(Date.now() + HOUR + 1000))
+    const refused = (await api(admin, 'GET', `/api/trust-lists/${id}`)).json().status
+    expect(refused).toMatchObject({ state: 'current', certificateCount: 1 })
+    expect(refused.lastError).toMatch(/does not verify/)
+
+    // Another signer set is another list: nothing held until it is fetched.
+    const replaced = await api(admin, 'PUT', `/api/trust-lists/${id}`, {
+      ...lote,
+      source: { ...lote.source, signerCertificates: [otherSigner.certificatePem] },
+    })
+    expect(replaced.json().status).toMatchObject({ state: 'pending', certificateCount: 0, lastError: null })
   })
 
   it('fetches a list once per interval however often the job runs', async () => {

@@ -12,6 +12,7 @@ export {
 export type { ClaimsPath } from './claims-path'
 export { selectClaims } from './claims-path'
 export { verifierClientId } from './client-id'
+export { readListOfTrustedEntities } from './etsi-lote'
 export type { TrustedListContent } from './etsi-trusted-list'
 export { readTrustedList, TrustedListError } from './etsi-trusted-list'
 export { subresourceIntegrity } from './integrity'

@@ -1,4 +1,4 @@
-import { readTrustedList } from '@credential-service/crypto'
+import { readListOfTrustedEntities, readTrustedList } from '@credential-service/crypto'
 import {
   claimDueTrustLists,
   type Database,
@@ -23,9 +23,9 @@ export interface TrustListRefreshDeps {
   now?: () => Date
 }
 
-/** Fetches and checks one ETSI TS 119 612 list; throws with the reason it is refused. */
+/** Fetches and checks one list (TS 119 612 XML or TS 119 602 JWS); throws with the reason it is refused. */
 async function fetchList(row: TrustListRow, outbound: OutboundPolicy): Promise<TrustListFetchResult> {
-  if (row.source.type !== 'etsi-tl') throw new Error('not a fetched list')
+  if (row.source.type === 'pem') throw new Error('not a fetched list')
   const response = await outboundFetch(
     row.source.url,
     { name: `trust list '${row.id}'`, purpose: 'trust-list', timeoutMs: FETCH_TIMEOUT_MS },
@@ -33,7 +33,8 @@ async function fetchList(row: TrustListRow, outbound: OutboundPolicy): Promise<T
   )
   if (response.status !== 200)
     throw new Error(`trust list '${row.id}': the list server answered ${response.status}`)
-  const content = await readTrustedList(
+  const read = row.source.type === 'lote' ? readListOfTrustedEntities : readTrustedList
+  const content = await read(
     response.body.toString('utf8'),
     row.source.signerCertificates,
     row.source.serviceTypes,

@@ -16,43 +16,57 @@ const zPemSource = z
   .strict()
   .describe('Certificates given here, in PEM')
 
+/** What a fetched list's source names: where it is, who signs it, which services count, how often. */
+const fetched = (what: string) => ({
+  url: z
+    .string()
+    .url()
+    .max(2000)
+    .describe(
+      `Where the ${what} is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)`,
+    ),
+  signerCertificates: z
+    .array(zPem)
+    .min(1)
+    .max(20)
+    .describe(
+      'PEM certificates allowed to sign the list (the scheme operator’s); a list whose signature none of them verifies is refused',
+    ),
+  serviceTypes: z
+    .array(z.string().url().max(500))
+    .max(50)
+    .optional()
+    .describe(
+      'Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC, http://uri.etsi.org/19602/SvcType/PID/Issuance); absent: every service',
+    ),
+  refreshSeconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 86_400)
+    .default(3600)
+    .describe('How often the list is fetched again (one fetch per interval across all processes)'),
+})
+
 const zEtsiTlSource = z
+  .object({ type: z.literal('etsi-tl'), ...fetched('ETSI TS 119 612 trusted list (XML)') })
+  .strict()
+  .describe(
+    'An ETSI TS 119 612 trusted list (XML with an enveloped XML signature), fetched and checked by the service',
+  )
+
+const zLoteSource = z
   .object({
-    type: z.literal('etsi-tl'),
-    url: z
-      .string()
-      .url()
-      .max(2000)
-      .describe(
-        'Where the ETSI TS 119 612 trusted list (XML) is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)',
-      ),
-    signerCertificates: z
-      .array(zPem)
-      .min(1)
-      .max(20)
-      .describe(
-        'PEM certificates allowed to sign the list (the scheme operator’s); a list whose enveloped XML signature none of them verifies is refused',
-      ),
-    serviceTypes: z
-      .array(z.string().url().max(500))
-      .max(50)
-      .optional()
-      .describe(
-        'Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC); absent: every service',
-      ),
-    refreshSeconds: z
-      .number()
-      .int()
-      .min(60)
-      .max(7 * 86_400)
-      .default(3600)
-      .describe('How often the list is fetched again (one fetch per interval across all processes)'),
+    type: z.literal('lote'),
+    ...fetched('ETSI TS 119 602 list of trusted entities (JSON, signed as a compact JWS)'),
   })
   .strict()
-  .describe('An ETSI TS 119 612 trusted list, fetched and signature-checked by the service')
+  .describe(
+    'An ETSI TS 119 602 List of Trusted Entities in its JSON form, signed as a compact JWS (JAdES), fetched and checked by the service',
+  )
 
 export const zTrustListSource = z
-  .discriminatedUnion('type', [zPemSource, zEtsiTlSource])
+  .discriminatedUnion('type', [zPemSource, zEtsiTlSource, zLoteSource])
   .describe('Where the trusted certificates come from')
 export type TrustListSource = z.output<typeof zTrustListSource>
 

@@ -7,4 +7,10 @@ export { issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'
 export { generateTestKey } from './test-keys'
 export type { TestListService, TestListSigner } from './trusted-list'
-export { buildTrustedList, createTestListSigner, signTrustedList } from './trusted-list'
+export {
+  buildListOfTrustedEntities,
+  buildTrustedList,
+  createTestListSigner,
+  signListOfTrustedEntities,
+  signTrustedList,
+} from './trusted-list'

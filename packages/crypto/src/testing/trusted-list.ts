@@ -116,3 +116,47 @@ export async function signTrustedList(xml: string, signer: TestListSigner): Prom
   })
   return signed.getSignedXml()
 }
+
+/** A minimal TS 119 602 List of Trusted Entities (JSON form): one entity with the given services. */
+export function buildListOfTrustedEntities(options: {
+  issued: Date
+  nextUpdate: Date
+  services: TestListService[]
+}) {
+  return {
+    LoTE: {
+      ListAndSchemeInformation: {
+        LoTEVersionIdentifier: 1,
+        LoTESequenceNumber: 1,
+        LoTEType: 'http://uri.etsi.org/19602/LoTEType/EUPIDProvidersList',
+        SchemeOperatorName: [{ lang: 'en', value: 'Test Scheme Operator' }],
+        SchemeTerritory: 'EU',
+        ListIssueDateTime: options.issued.toISOString(),
+        NextUpdate: options.nextUpdate.toISOString(),
+      },
+      TrustedEntitiesList: [
+        {
+          TrustedEntityInformation: { TEName: [{ lang: 'en', value: 'Test PID Provider' }] },
+          TrustedEntityServices: options.services.map((service) => ({
+            ServiceInformation: {
+              ServiceName: [{ lang: 'en', value: 'Test service' }],
+              ServiceTypeIdentifier: service.type,
+              ...(service.status ? { ServiceStatus: service.status } : {}),
+              ServiceDigitalIdentity: {
+                X509Certificates: service.certificates.map((pem) => ({ val: base64Of(pem) })),
+              },
+            },
+          })),
+        },
+      ],
+    },
+  }
+}
+
+/** Signs a list of trusted entities as a compact JWS with the operator's key (RS256). */
+export async function signListOfTrustedEntities(payload: object, signer: TestListSigner): Promise<string> {
+  const { CompactSign } = await import('jose')
+  return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', x5c: [base64Of(signer.certificatePem)] })
+    .sign(createPrivateKey(signer.privateKeyPem))
+}

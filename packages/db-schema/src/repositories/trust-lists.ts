@@ -1,4 +1,4 @@
-import type { TrustList, TrustListData } from '@credential-service/core-domain'
+import type { TrustList, TrustListData, TrustListSource } from '@credential-service/core-domain'
 import { and, arrayContains, asc, eq, inArray, lte, sql } from 'drizzle-orm'
 import { announceTenantChange } from '../changes'
 import type { Database, Executor } from '../database'
@@ -56,12 +56,16 @@ export function trustListColumns(input: TrustListData, previous: TrustListRow | 
       nextRefreshAt: null,
     }
   }
-  const same =
-    previous?.source.type === 'etsi-tl' &&
-    previous.source.url === input.source.url &&
-    JSON.stringify(previous.source.signerCertificates) === JSON.stringify(input.source.signerCertificates) &&
-    JSON.stringify(previous.source.serviceTypes ?? null) === JSON.stringify(input.source.serviceTypes ?? null)
-  if (same && previous) return { ...common, source: input.source }
+  // What was fetched stays only while the same list is read the same way (refreshSeconds may change).
+  const sameList = (source: TrustListSource) =>
+    JSON.stringify([
+      source.type,
+      'url' in source ? source.url : null,
+      'signerCertificates' in source ? source.signerCertificates : null,
+      'serviceTypes' in source ? (source.serviceTypes ?? null) : null,
+    ])
+  if (previous && sameList(previous.source) === sameList(input.source))
+    return { ...common, source: input.source }
   return {
     ...common,
     source: input.source,

@@ -12,7 +12,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAllInOneWorld } from './harness'
+import { bearer, startAllInOneWorld } from './harness'
 import { kbSigner } from './wallet'
 
 // biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
@@ -29,6 +29,7 @@ const PID_PROVIDER = 'http://uri.etsi.org/Svc/Svctype/Provider/PID'
 describe.each(testDatabases())('trust lists in presentations on $name', (testDatabase) => {
   let app: FastifyInstance
   let rp: string
+  let root: Record<string, string>
   let issuer: string
   const auth: Record<string, Record<string, string>> = {}
   let signer: TestListSigner
@@ -55,6 +56,7 @@ describe.each(testDatabases())('trust lists in presentations on $name', (testDat
     app = started.app
     await app.ready()
     rp = started.tenants.a.id
+    root = started.root
     issuer = started.tenants.b.id
     auth[rp] = started.tenants.a.auth
     auth[issuer] = started.tenants.b.auth
@@ -217,6 +219,21 @@ describe.each(testDatabases())('trust lists in presentations on $name', (testDat
     expect(refused.status).toBe('failed')
     const verified = await presentTo('with-list', issued)
     expect(verified, JSON.stringify(verified)).toMatchObject({ status: 'verified', failureReason: null })
+    // A tenant-bound scraper sees its tenant's series only, which are the ones asked about here.
+    const created = await post(`/api/tenants/${rp}/clients`, { roles: ['metrics:read'] }, root)
+    expect(created.statusCode, created.body).toBe(201)
+    const scraper = created.json()
+    const metrics = await app.inject({
+      url: '/api/metrics',
+      headers: await bearer(app, scraper.clientId, scraper.clientSecret),
+    })
+    expect(metrics.statusCode, metrics.body).toBe(200)
+    expect(metrics.body).toMatch(
+      new RegExp(`credential_service_trust_list_refreshes_total\\{tenant="${rp}",outcome="ok"\\} [1-9]`),
+    )
+    expect(metrics.body).toMatch(
+      new RegExp(`credential_service_trust_list_age_seconds\\{tenant="${rp}",list="pid-providers"\\} \\d`),
+    )
 
     // The list server goes away; past NextUpdate + grace the list contributes nothing.
     served.body = undefined

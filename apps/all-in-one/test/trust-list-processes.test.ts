@@ -8,7 +8,13 @@ import {
   signTrustedList,
 } from '@credential-service/crypto/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientToken, type ServiceProcess, startDeployment } from './processes'
+import {
+  clientToken,
+  type FreshDatabase,
+  freshDatabase,
+  type ServiceProcess,
+  startDeployment,
+} from './processes'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
 
@@ -26,6 +32,7 @@ describe.runIf(databaseUrl)('a trust list fetched once per interval across proce
   let body = ''
   let listUrl: string
   let api: (method: string, path: string, payload?: unknown) => Promise<Response>
+  let database: FreshDatabase | undefined
 
   beforeAll(async () => {
     server = createServer((_req, res) => {
@@ -34,8 +41,10 @@ describe.runIf(databaseUrl)('a trust list fetched once per interval across proce
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     listUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${tenant}.xml`
+    // A database of its own: the processes' job claims the due lists of every tenant it can see.
+    database = await freshDatabase()
     processes.push(
-      ...(await startDeployment(databaseUrl as string, root, ['management', 'verifier', 'issuer'], {
+      ...(await startDeployment(database.url, root, ['management', 'verifier', 'issuer'], {
         OUTBOUND_ALLOW_HTTP: 'true',
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
         TRUST_LIST_REFRESH_CHECK_SECONDS: '1',
@@ -58,6 +67,7 @@ describe.runIf(databaseUrl)('a trust list fetched once per interval across proce
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()))
     await new Promise((resolve) => server?.close(resolve))
+    await database?.drop()
   })
 
   it('three processes checking every second fetch a list with refreshSeconds 60 once', async () => {

@@ -42,7 +42,8 @@ async function startListServer() {
   return { state, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
 }
 
-describe.each(testDatabases())('trust lists on $name', (testDatabase) => {
+// Their own databases: the refresh job claims the due lists of every tenant it can see.
+describe.each(testDatabases({ alone: true, ownPostgres: true }))('trust lists on $name', (testDatabase) => {
   let h: Harness
   let admin: TestClient
   let adminB: TestClient

@@ -12,6 +12,7 @@ import {
   rateLimitStore,
   registerRateLimits,
   scheduleJob,
+  scheduleTrustListRefresh,
   walletLimits,
   zCommonEnv,
 } from '@credential-service/server-kit'
@@ -54,6 +55,8 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
       ),
     }
     deps.metrics.observeRequests(app, 'issuer')
+    // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).
+    scheduleTrustListRefresh(app, options.config.TRUST_LIST_REFRESH_CHECK_SECONDS, deps)
     const purgeEvery = options.noncePurgeSeconds ?? 60
     // Every issuer pod purges; the batched deletes do not conflict.
     if (purgeEvery > 0) {

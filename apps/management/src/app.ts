@@ -5,6 +5,7 @@ import {
   type DatabaseKind,
   type DatabaseStats,
   findClientCredentials,
+  trustListFacts,
 } from '@credential-service/db-schema'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import {
@@ -24,6 +25,7 @@ import {
   registerRoleGuard,
   type SecuredRoute,
   scheduleJob,
+  scheduleTrustListRefresh,
   type TenantCache,
   tenantBoundVerifier,
   type WebhookOutbox,
@@ -262,6 +264,14 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
           app.log.info(done, 'session retention applied')
       })
     }
+    // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).
+    scheduleTrustListRefresh(app, config.TRUST_LIST_REFRESH_CHECK_SECONDS, {
+      db: database.db,
+      outbound: outboundPolicy(config),
+      metrics,
+      now,
+    })
+    metrics.watchTrustLists(() => trustListFacts(database.db))
     if (config.KEY_ROTATION_CHECK_SECONDS > 0) {
       scheduleJob(app, 'key rotation job', config.KEY_ROTATION_CHECK_SECONDS, async () => {
         const rotated = await rotateDueKeyChains(keyDeps)

@@ -7,6 +7,7 @@ import {
   protocolDeps,
   rateLimitStore,
   registerRateLimits,
+  scheduleTrustListRefresh,
   walletLimits,
   zCommonEnv,
 } from '@credential-service/server-kit'
@@ -46,6 +47,8 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
       ).get,
     }
     deps.metrics.observeRequests(app, 'verifier')
+    // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).
+    scheduleTrustListRefresh(app, config.TRUST_LIST_REFRESH_CHECK_SECONDS, deps)
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(requestRoutes(deps, walletLimits(options.config)))
     await app.register(didDocumentRoutes(deps))

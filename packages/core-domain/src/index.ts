@@ -222,6 +222,19 @@ export {
   zTokenRequest,
   zTokenResponse,
 } from './contract/token'
+export type {
+  TrustList,
+  TrustListData,
+  TrustListInput,
+  TrustListSource,
+} from './contract/trust-list'
+export {
+  TRUST_LIST_STATES,
+  zTrustList,
+  zTrustListInput,
+  zTrustListSource,
+  zTrustListStatus,
+} from './contract/trust-list'
 export type { WalletProvider, WalletProviderData, WalletProviderInput } from './contract/wallet-provider'
 export { zWalletProvider, zWalletProviderInput } from './contract/wallet-provider'
 export type {

@@ -100,6 +100,16 @@ export {
 } from './repositories/status-lists'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
+export type { TrustListFetchResult, TrustListRepository } from './repositories/trust-lists'
+export {
+  claimDueTrustLists,
+  createTrustListRepository,
+  recordTrustListFetch,
+  toTrustList,
+  trustListColumns,
+  trustListFacts,
+  trustListState,
+} from './repositories/trust-lists'
 export { createJtiRepository, purgeExpiredJtis } from './repositories/used-jtis'
 export type {
   DeliveryResult,
@@ -127,6 +137,7 @@ export type {
   RegistrarConfigRow,
   RegistrationCertificateRow,
   StatusListRow,
+  TrustListRow,
   WebhookDeliveryRow,
   WebhookEndpointRow,
 } from './schema'

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto'
 import type { SQL } from 'drizzle-orm'
+import postgres from 'postgres'
 import { createDatabase, type DatabaseHandle } from './client'
 import type { Database } from './database'
 
@@ -17,12 +19,47 @@ export interface TestDatabase {
  * and the files of a worker one embedded database. `alone`: an embedded database of the caller's
  * own, empty and closed by `close()`, for a suite that takes the database away under an app.
  */
-export function testDatabases(options: { alone?: boolean } = {}): TestDatabase[] {
+export function testDatabases(options: { alone?: boolean; ownPostgres?: boolean } = {}): TestDatabase[] {
   const url = process.env.TEST_DATABASE_URL
   return [
     { name: 'pglite', open: options.alone ? open({}) : openEmbedded },
-    ...(url ? [postgresTestDatabase(url)] : []),
+    ...(url ? [options.ownPostgres ? ownPostgresTestDatabase(url) : postgresTestDatabase(url)] : []),
   ]
+}
+
+/**
+ * `ownPostgres`: a new PostgreSQL database next to TEST_DATABASE_URL's, dropped by `close()`, for
+ * a suite whose background jobs act on every tenant's rows (the trust list refresh): on the shared
+ * database, suites running at once would take each other's rows.
+ */
+function ownPostgresTestDatabase(baseUrl: string): TestDatabase {
+  return {
+    name: 'postgres',
+    async open() {
+      const name = `cs_own_${randomBytes(6).toString('hex')}`
+      const admin = postgres(baseUrl, { max: 1, onnotice: () => {} })
+      try {
+        await admin.unsafe(`create database ${name}`)
+      } finally {
+        await admin.end()
+      }
+      const url = new URL(baseUrl)
+      url.pathname = `/${name}`
+      const handle = await open({ url: url.href })()
+      return {
+        ...handle,
+        async close() {
+          await handle.close()
+          const sql = postgres(baseUrl, { max: 1, onnotice: () => {} })
+          try {
+            await sql.unsafe(`drop database if exists ${name} with (force)`)
+          } finally {
+            await sql.end()
+          }
+        },
+      }
+    },
+  }
 }
 
 let embedded: Promise<DatabaseHandle> | undefined

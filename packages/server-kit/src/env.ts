@@ -154,6 +154,15 @@ export const zCommonEnv = z.object({
     .describe(
       'How often each issuer and verifier process looks for due webhook deliveries in the outbox (new events and due retries are also sent at once)',
     ),
+  TRUST_LIST_REFRESH_CHECK_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(60)
+    .describe(
+      'How often each issuer, verifier and management process looks for fetched trust lists (ETSI TS 119 612) whose refresh is due; each list is fetched by one process per refreshSeconds',
+    ),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

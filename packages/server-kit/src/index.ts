@@ -74,6 +74,8 @@ export type { TenantCache, TenantCacheOptions, TenantSnapshot } from './tenant-c
 export { createTenantCache } from './tenant-cache'
 export { createTenantMemo, type TenantMemoOptions } from './tenant-memo'
 export { tenantMount } from './tenant-mount'
+export type { TrustListRefreshDeps } from './trust-list-refresh'
+export { refreshDueTrustLists, scheduleTrustListRefresh } from './trust-list-refresh'
 export { SERVICE_VERSION } from './version'
 export type { OutboundLog, SendOptions, SendResult } from './webhook-delivery'
 export { sendWebhook } from './webhook-delivery'

@@ -25,13 +25,16 @@ export function keyChainAnchors(row: KeyChainRow): string[] {
 
 /**
  * The certificates a tenant trusts for credential issuers (HAIP 6.1.1, checklist V-32): the
- * configuration's trust anchors and the tenant's own key chains (keyChainAnchors).
+ * configuration's trust anchors, its trust lists' current certificates (the verifier's
+ * trust-lists.ts) and the tenant's own key chains (keyChainAnchors).
  */
 export function issuerTrustAnchors(
   keyChains: KeyChainRow[],
   config: Pick<PresentationConfig, 'trustAnchors'>,
+  listCertificates: string[] = [],
 ): X509Certificate[] {
-  return [...(config.trustAnchors ?? []), ...keyChains.flatMap(keyChainAnchors)].flatMap((pem) => {
+  const pems = [...(config.trustAnchors ?? []), ...listCertificates, ...keyChains.flatMap(keyChainAnchors)]
+  return pems.flatMap((pem) => {
     try {
       return [parseCertificate(pem)]
     } catch {

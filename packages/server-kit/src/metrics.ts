@@ -23,6 +23,11 @@ export interface FlowMetrics {
   webhookDelivery(tenantId: string): (outcome: 'delivered' | 'retrying' | 'failed') => void
 }
 
+/** Each trust list's tenant, id and when its held content was issued, read on every scrape. */
+export type TrustListReader = () => Promise<
+  Array<{ tenantId: string; id: string; listIssuedAt: Date | null }>
+>
+
 /** Counts of the durable webhook outbox, read on every scrape. */
 export type WebhookOutboxReader = () => Promise<{ pending: number; failed: number }>
 
@@ -44,6 +49,10 @@ export interface Metrics extends FlowMetrics {
   observeRequests(app: FastifyInstance, name: AppName): void
   /** Reports the durable webhook outbox (pending and failed deliveries) from `read` on each scrape. */
   watchWebhookOutbox(read: WebhookOutboxReader): void
+  /** A fetch of a tenant's trust list ended (refresh job). */
+  trustListRefreshed(tenantId: string, outcome: 'ok' | 'failed'): void
+  /** Reports each fetched trust list's age (now − ListIssueDateTime of the content held) on each scrape. */
+  watchTrustLists(read: TrustListReader): void
   /**
    * The exposition text. With `tenantId` (a tenant-bound caller) only that tenant's series:
    * tenants never see each other's ids or traffic, nor the process-wide metrics.
@@ -156,6 +165,30 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   })
 
+  const trustListRefreshes = new Counter({
+    name: `${PREFIX}trust_list_refreshes_total`,
+    help: 'Trust list fetches by the refresh job, by tenant and outcome (ok; failed: the last good content is kept)',
+    labelNames: ['tenant', 'outcome'] as const,
+    registers,
+  })
+  let trustLists: TrustListReader | undefined
+  const trustListAge = new Gauge({
+    name: `${PREFIX}trust_list_age_seconds`,
+    help: 'Age of the trust list content held (now minus its ListIssueDateTime), by tenant and list',
+    labelNames: ['tenant', 'list'] as const,
+    registers: [],
+    async collect() {
+      this.reset()
+      const now = Date.now()
+      for (const list of await (trustLists as TrustListReader)()) {
+        if (!list.listIssuedAt) continue
+        const tenant = tenantLabel(list.tenantId, true)
+        if (tenant === OTHER_TENANT) continue
+        this.set({ tenant, list: list.id }, (now - list.listIssuedAt.getTime()) / 1000)
+      }
+    },
+  })
+
   return {
     registry,
     observeRequests(app, name) {
@@ -201,6 +234,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     watchWebhookOutbox(read) {
       if (!outbox) registry.registerMetric(outboxGauge)
       outbox = read
+    },
+    trustListRefreshed: (tenantId, outcome) =>
+      trustListRefreshes.inc({ tenant: tenantLabel(tenantId, true), outcome }),
+    watchTrustLists(read) {
+      if (!trustLists) registry.registerMetric(trustListAge)
+      trustLists = read
     },
     async render(tenantId) {
       const text = await registry.metrics()

@@ -35,6 +35,7 @@ export type OutboundPurpose =
   | 'status-list'
   | 'login-provider'
   | 'registrar'
+  | 'trust-list'
 
 export interface OutboundRequest {
   /** What is called, for error details: `attribute provider 'hr'`, `the status list`. */

@@ -4,7 +4,9 @@ import {
   createCredentialConfigRepository,
   createPresentationConfigRepository,
   createTenantRepository,
+  createTrustListRepository,
   type Database,
+  type TrustListRow,
 } from '@credential-service/db-schema'
 import { createTenantMemo } from './tenant-memo'
 
@@ -16,6 +18,8 @@ export interface TenantSnapshot {
   presentationConfigs: PresentationConfig[]
   /** The tenant's clients without secrets (allowed configuration lists). */
   clients: Client[]
+  /** Trust lists with their held content (a refresh announces a change, so this follows it). */
+  trustLists: TrustListRow[]
 }
 
 export interface TenantCacheOptions {
@@ -29,11 +33,12 @@ export interface TenantCacheOptions {
 export function createTenantCache(options: TenantCacheOptions) {
   const { db } = options
   const snapshots = createTenantMemo(async (tenantId): Promise<TenantSnapshot> => {
-    const [found, credentialConfigs, presentationConfigs, clients] = await Promise.all([
+    const [found, credentialConfigs, presentationConfigs, clients, trustLists] = await Promise.all([
       createTenantRepository(db).getWithGeneration(tenantId),
       createCredentialConfigRepository(db, tenantId).all(),
       createPresentationConfigRepository(db, tenantId).all(),
       createClientRepository(db, tenantId).all(),
+      createTrustListRepository(db, tenantId).rows(),
     ])
     return {
       tenant: found?.tenant,
@@ -41,6 +46,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       credentialConfigs,
       presentationConfigs,
       clients,
+      trustLists,
     }
   })
 
@@ -57,6 +63,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       snapshots.find(tenantId, (s) => s.credentialConfigs.find((config) => config.id === id)),
     presentationConfig: (tenantId: string, id: string) =>
       snapshots.find(tenantId, (s) => s.presentationConfigs.find((config) => config.id === id)),
+    trustLists: async (tenantId: string) => (await snapshots.get(tenantId)).trustLists,
     client: (tenantId: string, clientId: string) =>
       snapshots.find(tenantId, (s) => s.clients.find((client) => client.clientId === clientId)),
   }

@@ -11,6 +11,8 @@ import {
   zLoginProviderInput,
   zPresentationConfig,
   zPresentationConfigInput,
+  zTrustList,
+  zTrustListInput,
   zWalletProvider,
   zWalletProviderInput,
   zWebhookEndpoint,
@@ -29,6 +31,7 @@ import {
   createWalletProviderService,
   createWebhookEndpointService,
 } from '../services/config-service'
+import { createTrustListService } from '../services/trust-list-service'
 import { configCollectionRoutes } from './config-collection'
 
 const LOGIN_PROVIDERS = [
@@ -41,6 +44,12 @@ const WALLET_PROVIDERS = [
   "Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.",
   '`trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.',
   'Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.',
+].join('\n\n')
+
+const TRUST_LISTS = [
+  'Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.',
+  '`source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).',
+  'Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.',
 ].join('\n\n')
 
 /** Answer header of a create that named no key chain: the tenant default key chain it got. */
@@ -151,6 +160,29 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           output: zWalletProvider,
           saved: zWalletProvider,
           service: (tenantId, req) => createWalletProviderService(deps, tenantId, req.principal),
+        },
+        mount,
+      ),
+    )
+    await app.register(
+      configCollectionRoutes(
+        {
+          collection: 'trust-lists',
+          itemKey: 'trustListId',
+          name: 'TrustList',
+          label: 'trust list',
+          tag: 'trust-lists',
+          deleteSummary:
+            'Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`',
+          description: TRUST_LISTS,
+          roles: {
+            read: ['presentation:config', 'issuance:config'],
+            write: ['presentation:config', 'issuance:config'],
+          },
+          input: zTrustListInput,
+          output: zTrustList,
+          saved: zTrustList,
+          service: (tenantId, req) => createTrustListService(deps, tenantId, req.principal),
         },
         mount,
       ),

@@ -23,6 +23,7 @@ import {
   zTenantCreate,
   zTenantUpdate,
   zTokenRequest,
+  zTrustListInput,
   zWalletProviderInput,
   zWebhookEndpointInput,
 } from '@credential-service/core-domain'
@@ -287,6 +288,33 @@ requestExamples.add(zWalletProviderInput, {
       name: 'Example Wallet',
       description: 'Wallet and key attestations of the Example Wallet app',
       trustAnchors: [EXAMPLE_WALLET_PROVIDER_ROOT],
+    },
+  },
+})
+
+requestExamples.add(zTrustListInput, {
+  pem: {
+    summary: 'Trust the issuers that chain to certificates given here',
+    value: {
+      id: 'partner-issuers',
+      description: 'Issuing CAs of our partners',
+      source: { type: 'pem', certificates: [EXAMPLE_WALLET_PROVIDER_ROOT] },
+    },
+  },
+  etsiTrustedList: {
+    summary: 'Trust the PID providers of an ETSI TS 119 612 trusted list',
+    description:
+      'Fetched hourly under the outbound policy; its XML signature must verify with a signer certificate. Past NextUpdate plus one day without a good fetch it contributes nothing.',
+    value: {
+      id: 'eu-pid-providers',
+      source: {
+        type: 'etsi-tl',
+        url: 'https://trusted-lists.example.eu/pid-providers.xml',
+        signerCertificates: [EXAMPLE_WALLET_PROVIDER_ROOT],
+        serviceTypes: ['http://uri.etsi.org/Svc/Svctype/Provider/PID'],
+        refreshSeconds: 3600,
+      },
+      graceSeconds: 86_400,
     },
   },
 })

@@ -55,7 +55,7 @@ export interface ConfigServiceDeps {
 
 type ResourceType = AuditEntry['resourceType']
 
-function refuse(issues: ValidationIssue[], what: string): void {
+export function refuse(issues: ValidationIssue[], what: string): void {
   if (issues.length)
     throw new RuleViolationError(`the ${what} breaks ${issues.length} rule(s); see errors`, issues)
 }
@@ -64,7 +64,7 @@ function refuse(issues: ValidationIssue[], what: string): void {
  * CRUD shared by the tenant's configuration collections: existence of the tenant, 409 on a taken
  * id, 404 on a missing one, 409 when a referenced row is deleted, an audit entry per change.
  */
-function collection<T>(
+export function collection<T>(
   deps: ConfigServiceDeps,
   tenantId: string,
   actor: Principal,
@@ -131,7 +131,7 @@ function validatedCrud<T, D extends { id: string }>(
 }
 
 /** The five operations of a collection route over `base`, with `save` for create and replace. */
-function crud<T, D extends { id: string }, S>(
+export function crud<T, D extends { id: string }, S>(
   base: ReturnType<typeof collection<T>>,
   save: (input: D, mode: 'create' | 'replace') => Promise<S>,
 ) {

@@ -19,6 +19,7 @@ import {
   createCredentialConfigRepository,
   createKeyChainRepository,
   createLoginProviderRepository,
+  createTrustListRepository,
   createWebhookEndpointRepository,
   type Database,
   type Executor,
@@ -58,6 +59,26 @@ async function missingReferences(
     createLoginProviderRepository(db, tenantId).row(id, tx),
   )
   return issues
+}
+
+/**
+ * Named trust lists that the tenant lacks, each by its index. The ones found stay locked (FOR
+ * SHARE) until the saving transaction ends, so none can be deleted between check and commit.
+ */
+async function missingTrustLists(
+  db: Database,
+  tenantId: string,
+  ids: string[] | undefined,
+  prefix: string,
+  tx: Executor,
+): Promise<ValidationIssue[]> {
+  if (!ids?.length) return []
+  const found = await createTrustListRepository(db, tenantId).lockExisting(ids, tx)
+  return ids.flatMap((id, index) =>
+    found.has(id)
+      ? []
+      : [{ path: `${prefix}.trustListIds.${index}`, message: `no trust list '${id}' in this tenant` }],
+  )
 }
 
 /** The countryName (C=) of a distinguished name as node:crypto prints it, one RDN a line. */
@@ -177,6 +198,7 @@ export async function presentationConfigIssues(
       : checkRedirectUri(config.redirectUri, options.outbound, `${prefix}.redirectUri`)),
     ...checkDcApiSettings(config, options.outbound, `${prefix}.dcApi`),
     ...missing,
+    ...(await missingTrustLists(db, tenantId, config.trustListIds, prefix, options.tx ?? db)),
     ...(missing.length ? [] : await verifierAttestationFieldIssues(db, tenantId, config, prefix, options)),
     ...(await trustedAuthorityIssues(db, tenantId, config, prefix, options.tx ?? db)),
   ]

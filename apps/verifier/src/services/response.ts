@@ -27,6 +27,7 @@ import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose
 import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
 import { presentationTrust } from './status-list'
 import { trustAnchors } from './trust'
+import { trustListCertificates } from './trust-lists'
 
 type Form = Record<string, unknown>
 
@@ -242,14 +243,15 @@ export interface PresentationBinding {
 export async function verification(deps: VerifierDeps, row: PresentationSessionRow, now: Date) {
   const config = await deps.tenants.presentationConfig(row.tenantId, row.presentationConfigId)
   if (!config) return undefined
+  const lists = trustListCertificates(await deps.tenants.trustLists(row.tenantId), config.trustListIds, now)
   const trust = presentationTrust({
-    anchors: trustAnchors(await deps.keys.keyChains(row.tenantId), config),
+    anchors: trustAnchors(await deps.keys.keyChains(row.tenantId), config, lists.certificates),
     acceptAnyIssuer: config.acceptAnyIssuer,
     now,
     outbound: deps.outbound,
     statusLists: deps.statusLists,
   })
-  return { config, trust }
+  return { config, trust, unusableTrustLists: lists.unusable }
 }
 type Verification = NonNullable<Awaited<ReturnType<typeof verification>>>
 
@@ -258,6 +260,24 @@ type Verification = NonNullable<Awaited<ReturnType<typeof verification>>>
  * base64url DeviceResponse) against the query and the binding; the claims per credential query id.
  */
 export async function verifyVpToken(
+  checked: Verification,
+  row: PresentationSessionRow,
+  vpToken: Record<string, string[]>,
+  binding: PresentationBinding,
+): Promise<Record<string, Record<string, unknown>[]>> {
+  try {
+    return await verifyEach(checked, row, vpToken, binding)
+  } catch (error) {
+    // A refusal while a named trust list is failing closed says so: the likely cause is the list.
+    if (!(error instanceof PresentationRejected) || !checked.unusableTrustLists.length) throw error
+    throw new PresentationRejected(
+      `${error.message}; trust list(s) ${checked.unusableTrustLists.join(', ')} contribute no certificates (fail closed)`,
+      error.toWallet,
+    )
+  }
+}
+
+async function verifyEach(
   { config, trust }: Verification,
   row: PresentationSessionRow,
   vpToken: Record<string, string[]>,

@@ -15,6 +15,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'login-provider',
   'webhook-endpoint',
   'wallet-provider',
+  'trust-list',
   'registrar-config',
   'registration-certificate',
   'session',

@@ -120,6 +120,13 @@ export const zPresentationConfigInput = z
       .describe(
         "`from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors` and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`",
       ),
+    trustListIds: z
+      .array(zConfigId)
+      .max(20)
+      .optional()
+      .describe(
+        'Trust lists (`/api/trust-lists`) whose current certificates credential issuers may also chain to; an unknown id is a 422 naming it, and a named list cannot be deleted',
+      ),
     acceptAnyIssuer: z
       .boolean()
       .default(false)

@@ -35,7 +35,7 @@ type OwnedTable = PgTable & { tenantId: PgColumn; id: PgColumn }
  * List/get/upsert/delete of one tenant-owned configuration table; every statement filters on the
  * tenant, so another tenant's row reads as not found.
  */
-function owned<Row extends { id: string }, T>(
+export function owned<Row extends { id: string }, T>(
   db: Database,
   table: OwnedTable,
   tenantId: string,
@@ -171,6 +171,7 @@ export function toPresentationConfig(row: PresentationConfigRow): PresentationCo
     ...optional('dcApi', row.dcApi),
     ...optional('trustAnchors', row.trustAnchors),
     ...optional('trustedAuthorities', row.trustedAuthorities as PresentationConfig['trustedAuthorities']),
+    ...optional('trustListIds', row.trustListIds),
     acceptAnyIssuer: row.acceptAnyIssuer,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
@@ -193,6 +194,7 @@ export function presentationConfigColumns(config: PresentationConfigData) {
     dcApi: config.dcApi ?? null,
     trustAnchors: config.trustAnchors ?? null,
     trustedAuthorities: config.trustedAuthorities ?? null,
+    trustListIds: config.trustListIds?.length ? config.trustListIds : null,
     acceptAnyIssuer: config.acceptAnyIssuer,
   }
 }

@@ -127,6 +127,8 @@ export const presentationConfigs = pgTable(
     trustAnchors: text().array(),
     /** `from-anchors`: requests name the trust anchors as DCQL `trusted_authorities` (OpenID4VP 1.0 §6.1.1). */
     trustedAuthorities: text(),
+    /** Trust list ids; checked at save and at a list's delete under row locks (no array FKs). */
+    trustListIds: text().array(),
     acceptAnyIssuer: boolean().notNull().default(false),
   },
   (t) => [

@@ -61,6 +61,9 @@ import type {
   TenantUpdate,
   TokenRequest,
   TokenResponse,
+  TrustList,
+  TrustListDefinition,
+  TrustListPage,
   WalletProvider,
   WalletProviderDefinition,
   WalletProviderPage,
@@ -269,6 +272,30 @@ export interface ManagementOperations {
    */
   createTenant(body: TenantCreate, options?: CallOptions): Promise<Tenant>
   /**
+   * Create a trust list
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  createTrustList(body: TrustListDefinition, options?: CallOptions): Promise<TrustList>
+  /**
+   * Create a trust list
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  createTrustListOfTenant(tenantId: string, body: TrustListDefinition, options?: CallOptions): Promise<TrustList>
+  /**
    * Create a wallet provider
    *
    * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
@@ -434,6 +461,30 @@ export interface ManagementOperations {
    * Roles (any of): `tenant:manage`.
    */
   deleteTenant(tenantId: string, options?: CallOptions): Promise<void>
+  /**
+   * Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  deleteTrustList(trustListId: string, options?: CallOptions): Promise<void>
+  /**
+   * Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  deleteTrustListOfTenant(tenantId: string, trustListId: string, options?: CallOptions): Promise<void>
   /**
    * Delete a wallet provider; never refused: its attestations stop being trusted at once
    *
@@ -643,6 +694,30 @@ export interface ManagementOperations {
   /** Authorization server metadata (RFC 8414) of the built-in token server */
   getTokenServerMetadata(options?: CallOptions): Promise<AuthorizationServerMetadata>
   /**
+   * Get a trust list
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  getTrustList(trustListId: string, options?: CallOptions): Promise<TrustList>
+  /**
+   * Get a trust list
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  getTrustListOfTenant(tenantId: string, trustListId: string, options?: CallOptions): Promise<TrustList>
+  /**
    * Get a wallet provider
    *
    * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
@@ -845,6 +920,30 @@ export interface ManagementOperations {
    */
   listTenants(query?: operations['listTenants']['parameters']['query'], options?: CallOptions): Promise<TenantPage>
   /**
+   * List trust lists
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  listTrustLists(query?: operations['listTrustLists']['parameters']['query'], options?: CallOptions): Promise<TrustListPage>
+  /**
+   * List trust lists
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  listTrustListsOfTenant(tenantId: string, query?: operations['listTrustListsOfTenant']['parameters']['query'], options?: CallOptions): Promise<TrustListPage>
+  /**
    * List wallet providers
    *
    * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
@@ -1012,6 +1111,30 @@ export interface ManagementOperations {
    * Roles (any of): `presentation:config`.
    */
   replacePresentationConfigOfTenant(tenantId: string, presentationConfigId: string, body: PresentationConfigDefinition, options?: CallOptions): Promise<PresentationConfig>
+  /**
+   * Replace a trust list (the path id wins over the body id)
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  replaceTrustList(trustListId: string, body: TrustListDefinition, options?: CallOptions): Promise<TrustList>
+  /**
+   * Replace a trust list (the path id wins over the body id)
+   *
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+   *
+   * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+   *
+   * Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+   *
+   * Roles (any of): `presentation:config`, `issuance:config`.
+   */
+  replaceTrustListOfTenant(tenantId: string, trustListId: string, body: TrustListDefinition, options?: CallOptions): Promise<TrustList>
   /**
    * Replace a wallet provider (the path id wins over the body id)
    *
@@ -1265,6 +1388,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   createPresentationRequest: { method: 'POST', path: '/api/presentation-requests', pathParams: [], body: 'required', query: false, auth: true },
   createPresentationRequestOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/presentation-requests', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createTenant: { method: 'POST', path: '/api/tenants', pathParams: [], body: 'required', query: false, auth: true },
+  createTrustList: { method: 'POST', path: '/api/trust-lists', pathParams: [], body: 'required', query: false, auth: true },
+  createTrustListOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/trust-lists', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createWalletProvider: { method: 'POST', path: '/api/wallet-providers', pathParams: [], body: 'required', query: false, auth: true },
   createWalletProviderOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/wallet-providers', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createWebhookEndpoint: { method: 'POST', path: '/api/webhook-endpoints', pathParams: [], body: 'required', query: false, auth: true },
@@ -1286,6 +1411,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   deleteSession: { method: 'DELETE', path: '/api/sessions/{id}', pathParams: ['id'], body: 'none', query: false, auth: true },
   deleteSessionOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/sessions/{id}', pathParams: ['tenantId', 'id'], body: 'none', query: false, auth: true },
   deleteTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
+  deleteTrustList: { method: 'DELETE', path: '/api/trust-lists/{trustListId}', pathParams: ['trustListId'], body: 'none', query: false, auth: true },
+  deleteTrustListOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/trust-lists/{trustListId}', pathParams: ['tenantId', 'trustListId'], body: 'none', query: false, auth: true },
   deleteWalletProvider: { method: 'DELETE', path: '/api/wallet-providers/{walletProviderId}', pathParams: ['walletProviderId'], body: 'none', query: false, auth: true },
   deleteWalletProviderOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/wallet-providers/{walletProviderId}', pathParams: ['tenantId', 'walletProviderId'], body: 'none', query: false, auth: true },
   deleteWebhookEndpoint: { method: 'DELETE', path: '/api/webhook-endpoints/{webhookEndpointId}', pathParams: ['webhookEndpointId'], body: 'none', query: false, auth: true },
@@ -1315,6 +1442,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getTenant: { method: 'GET', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   getTokenJwks: { method: 'GET', path: '/api/oauth2/jwks', pathParams: [], body: 'none', query: false, auth: false },
   getTokenServerMetadata: { method: 'GET', path: '/api/.well-known/oauth-authorization-server', pathParams: [], body: 'none', query: false, auth: false },
+  getTrustList: { method: 'GET', path: '/api/trust-lists/{trustListId}', pathParams: ['trustListId'], body: 'none', query: false, auth: true },
+  getTrustListOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/trust-lists/{trustListId}', pathParams: ['tenantId', 'trustListId'], body: 'none', query: false, auth: true },
   getWalletProvider: { method: 'GET', path: '/api/wallet-providers/{walletProviderId}', pathParams: ['walletProviderId'], body: 'none', query: false, auth: true },
   getWalletProviderOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/wallet-providers/{walletProviderId}', pathParams: ['tenantId', 'walletProviderId'], body: 'none', query: false, auth: true },
   getWebhookDelivery: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries/{deliveryId}', pathParams: ['webhookEndpointId', 'deliveryId'], body: 'none', query: false, auth: true },
@@ -1340,6 +1469,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   listStatusLists: { method: 'GET', path: '/api/status-lists', pathParams: [], body: 'none', query: true, auth: true },
   listStatusListsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/status-lists', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listTenants: { method: 'GET', path: '/api/tenants', pathParams: [], body: 'none', query: true, auth: true },
+  listTrustLists: { method: 'GET', path: '/api/trust-lists', pathParams: [], body: 'none', query: true, auth: true },
+  listTrustListsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/trust-lists', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listWalletProviders: { method: 'GET', path: '/api/wallet-providers', pathParams: [], body: 'none', query: true, auth: true },
   listWalletProvidersOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/wallet-providers', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listWebhookDeliveries: { method: 'GET', path: '/api/webhook-endpoints/{webhookEndpointId}/deliveries', pathParams: ['webhookEndpointId'], body: 'none', query: true, auth: true },
@@ -1360,6 +1491,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   replaceLoginProviderOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/login-providers/{loginProviderId}', pathParams: ['tenantId', 'loginProviderId'], body: 'required', query: false, auth: true },
   replacePresentationConfig: { method: 'PUT', path: '/api/presentations/{presentationConfigId}', pathParams: ['presentationConfigId'], body: 'required', query: false, auth: true },
   replacePresentationConfigOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/presentations/{presentationConfigId}', pathParams: ['tenantId', 'presentationConfigId'], body: 'required', query: false, auth: true },
+  replaceTrustList: { method: 'PUT', path: '/api/trust-lists/{trustListId}', pathParams: ['trustListId'], body: 'required', query: false, auth: true },
+  replaceTrustListOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/trust-lists/{trustListId}', pathParams: ['tenantId', 'trustListId'], body: 'required', query: false, auth: true },
   replaceWalletProvider: { method: 'PUT', path: '/api/wallet-providers/{walletProviderId}', pathParams: ['walletProviderId'], body: 'required', query: false, auth: true },
   replaceWalletProviderOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/wallet-providers/{walletProviderId}', pathParams: ['tenantId', 'walletProviderId'], body: 'required', query: false, auth: true },
   replaceWebhookEndpoint: { method: 'PUT', path: '/api/webhook-endpoints/{webhookEndpointId}', pathParams: ['webhookEndpointId'], body: 'required', query: false, auth: true },

@@ -806,6 +806,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/trust-lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List trust lists
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        get: operations["listTrustListsOfTenant"];
+        put?: never;
+        /**
+         * Create a trust list
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        post: operations["createTrustListOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/trust-lists/{trustListId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a trust list
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        get: operations["getTrustListOfTenant"];
+        /**
+         * Replace a trust list (the path id wins over the body id)
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        put: operations["replaceTrustListOfTenant"];
+        post?: never;
+        /**
+         * Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        delete: operations["deleteTrustListOfTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -1213,6 +1295,88 @@ export interface paths {
          *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteWalletProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/trust-lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List trust lists
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        get: operations["listTrustLists"];
+        put?: never;
+        /**
+         * Create a trust list
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        post: operations["createTrustList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/trust-lists/{trustListId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a trust list
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        get: operations["getTrustList"];
+        /**
+         * Replace a trust list (the path id wins over the body id)
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        put: operations["replaceTrustList"];
+        post?: never;
+        /**
+         * Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         *
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *
+         *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
+         *
+         *     Roles (any of): `presentation:config`, `issuance:config`.
+         */
+        delete: operations["deleteTrustList"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2399,7 +2563,7 @@ export interface components {
             /** @enum {string} */
             action: "create" | "update" | "delete" | "rotate-secret" | "replay";
             /** @enum {string} */
-            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
             resourceId: string;
             /** @description Names of the changed fields, for updates that record them */
             fields: string[];
@@ -3134,6 +3298,8 @@ export interface components {
              * @enum {string}
              */
             trustedAuthorities?: "from-anchors";
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates credential issuers may also chain to; an unknown id is a 422 naming it, and a named list cannot be deleted */
+            trustListIds?: string[];
             acceptAnyIssuer: boolean;
             /**
              * Format: date-time
@@ -3190,6 +3356,8 @@ export interface components {
              * @enum {string}
              */
             trustedAuthorities?: "from-anchors";
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates credential issuers may also chain to; an unknown id is a 422 naming it, and a named list cannot be deleted */
+            trustListIds?: string[];
             /**
              * @description Development only: accept credentials whose issuer chains to no trust anchor, and SD-JWT VCs whose iss is not a SAN of the x5c leaf (the signature is still checked)
              * @default false
@@ -3717,6 +3885,146 @@ export interface components {
             expires_in: number;
             /** @description Granted roles, space-separated */
             scope: string;
+        };
+        /** @description A trust list and what the service holds of it */
+        TrustList: {
+            /** @description Trust list id */
+            id: string;
+            description: string | null;
+            /** @description Where the trusted certificates come from */
+            source: {
+                /** @constant */
+                type: "pem";
+                /** @description PEM X.509 certificates to trust (a certificate that does not parse is a 422 naming it) */
+                certificates: string[];
+            } | {
+                /** @constant */
+                type: "etsi-tl";
+                /**
+                 * Format: uri
+                 * @description Where the ETSI TS 119 612 trusted list (XML) is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)
+                 */
+                url: string;
+                /** @description PEM certificates allowed to sign the list (the scheme operator’s); a list whose signature none of them verifies is refused */
+                signerCertificates: string[];
+                /** @description Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC, http://uri.etsi.org/19602/SvcType/PID/Issuance); absent: every service */
+                serviceTypes?: string[];
+                /**
+                 * @description How often the list is fetched again (one fetch per interval across all processes)
+                 * @default 3600
+                 */
+                refreshSeconds: number;
+            } | {
+                /** @constant */
+                type: "lote";
+                /**
+                 * Format: uri
+                 * @description Where the ETSI TS 119 602 list of trusted entities (JSON, signed as a compact JWS) is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)
+                 */
+                url: string;
+                /** @description PEM certificates allowed to sign the list (the scheme operator’s); a list whose signature none of them verifies is refused */
+                signerCertificates: string[];
+                /** @description Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC, http://uri.etsi.org/19602/SvcType/PID/Issuance); absent: every service */
+                serviceTypes?: string[];
+                /**
+                 * @description How often the list is fetched again (one fetch per interval across all processes)
+                 * @default 3600
+                 */
+                refreshSeconds: number;
+            };
+            /**
+             * @description How long past the list’s NextUpdate its last good content is still used; after that the list contributes no certificates (fail closed) until a refresh succeeds
+             * @default 86400
+             */
+            graceSeconds: number;
+            /** @description What the service holds of the list */
+            status: {
+                /**
+                 * @description current: its certificates are used; pending: not fetched successfully yet; expired: past nextUpdate + graceSeconds, contributes nothing
+                 * @enum {string}
+                 */
+                state: "current" | "pending" | "expired";
+                /** @description How many certificates the list contributes when current */
+                certificateCount: number;
+                /** @description ListIssueDateTime of the last good list */
+                listIssuedAt: string | null;
+                /** @description NextUpdate of the last good list */
+                nextUpdate: string | null;
+                /** @description When the last good list was fetched */
+                fetchedAt: string | null;
+                /** @description When the list is fetched next */
+                nextRefreshAt: string | null;
+                /** @description Why the last fetch failed; null after a good one */
+                lastError: string | null;
+                lastErrorAt: string | null;
+            };
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+        };
+        /** @description A trust list, as sent to create or replace one */
+        TrustListDefinition: {
+            /** @description Trust list id */
+            id: string;
+            description?: string;
+            /** @description Where the trusted certificates come from */
+            source: {
+                /** @constant */
+                type: "pem";
+                /** @description PEM X.509 certificates to trust (a certificate that does not parse is a 422 naming it) */
+                certificates: string[];
+            } | {
+                /** @constant */
+                type: "etsi-tl";
+                /**
+                 * Format: uri
+                 * @description Where the ETSI TS 119 612 trusted list (XML) is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)
+                 */
+                url: string;
+                /** @description PEM certificates allowed to sign the list (the scheme operator’s); a list whose signature none of them verifies is refused */
+                signerCertificates: string[];
+                /** @description Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC, http://uri.etsi.org/19602/SvcType/PID/Issuance); absent: every service */
+                serviceTypes?: string[];
+                /**
+                 * @description How often the list is fetched again (one fetch per interval across all processes)
+                 * @default 3600
+                 */
+                refreshSeconds?: number;
+            } | {
+                /** @constant */
+                type: "lote";
+                /**
+                 * Format: uri
+                 * @description Where the ETSI TS 119 602 list of trusted entities (JSON, signed as a compact JWS) is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)
+                 */
+                url: string;
+                /** @description PEM certificates allowed to sign the list (the scheme operator’s); a list whose signature none of them verifies is refused */
+                signerCertificates: string[];
+                /** @description Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC, http://uri.etsi.org/19602/SvcType/PID/Issuance); absent: every service */
+                serviceTypes?: string[];
+                /**
+                 * @description How often the list is fetched again (one fetch per interval across all processes)
+                 * @default 3600
+                 */
+                refreshSeconds?: number;
+            };
+            /**
+             * @description How long past the list’s NextUpdate its last good content is still used; after that the list contributes no certificates (fail closed) until a refresh succeeds
+             * @default 86400
+             */
+            graceSeconds?: number;
+        };
+        TrustListPage: {
+            items: components["schemas"]["TrustList"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
         };
         /** @description The registrar's entry for the submitted document */
         Ts11RegistrarEntry: {
@@ -5529,6 +5837,135 @@ export interface operations {
             };
         };
     };
+    listTrustListsOfTenant: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustListPage"];
+                };
+            };
+        };
+    };
+    createTrustListOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrustListDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustList"];
+                };
+            };
+        };
+    };
+    getTrustListOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                trustListId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustList"];
+                };
+            };
+        };
+    };
+    replaceTrustListOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                trustListId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrustListDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustList"];
+                };
+            };
+        };
+    };
+    deleteTrustListOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                trustListId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listWebhookEndpointsOfTenant: {
         parameters: {
             query?: {
@@ -6251,6 +6688,123 @@ export interface operations {
             header?: never;
             path: {
                 walletProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listTrustLists: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustListPage"];
+                };
+            };
+        };
+    };
+    createTrustList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrustListDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustList"];
+                };
+            };
+        };
+    };
+    getTrustList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                trustListId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustList"];
+                };
+            };
+        };
+    };
+    replaceTrustList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                trustListId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrustListDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustList"];
+                };
+            };
+        };
+    };
+    deleteTrustList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                trustListId: string;
             };
             cookie?: never;
         };
@@ -7557,7 +8111,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -7591,7 +8145,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

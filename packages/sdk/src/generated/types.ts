@@ -138,6 +138,11 @@ export type TenantPage = components['schemas']['TenantPage']
 export type TenantUpdate = components['schemas']['TenantUpdate']
 export type TokenRequest = components['schemas']['TokenRequest']
 export type TokenResponse = components['schemas']['TokenResponse']
+/** A trust list and what the service holds of it */
+export type TrustList = components['schemas']['TrustList']
+/** A trust list, as sent to create or replace one */
+export type TrustListDefinition = components['schemas']['TrustListDefinition']
+export type TrustListPage = components['schemas']['TrustListPage']
 /** The registrar's entry for the submitted document */
 export type Ts11RegistrarEntry = components['schemas']['Ts11RegistrarEntry']
 /** TS11 schema metadata, the peer product’s (EUDIPLO) `config` (experimental) */

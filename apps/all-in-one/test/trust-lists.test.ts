@@ -1,0 +1,256 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import {
+  buildTrustedList,
+  createTestListSigner,
+  signTrustedList,
+  type TestListSigner,
+} from '@credential-service/crypto/testing'
+import { testDatabases } from '@credential-service/db-schema/testing'
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import type { FastifyInstance } from 'fastify'
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bearer, startAllInOneWorld } from './harness'
+import { kbSigner } from './wallet'
+
+// biome-ignore lint/suspicious/noExplicitAny: request object claims are read loosely in tests
+type Loose = Record<string, any>
+
+const PUBLIC_URL = 'https://credentials.example.com'
+const VCT = 'urn:eudi:pid:1'
+const PID_PROVIDER = 'http://uri.etsi.org/Svc/Svctype/Provider/PID'
+
+/**
+ * End to end: tenant B issues a PID; tenant A trusts B's issuing root only through an ETSI TS 119
+ * 612 list that the refresh job of the running service fetches from a local list server.
+ */
+// Their own databases: the refresh job claims the due lists of every tenant it can see.
+describe.each(testDatabases({ alone: true, ownPostgres: true }))(
+  'trust lists in presentations on $name',
+  (testDatabase) => {
+    let app: FastifyInstance
+    let rp: string
+    let root: Record<string, string>
+    let issuer: string
+    const auth: Record<string, Record<string, string>> = {}
+    let signer: TestListSigner
+    const served = { body: undefined as string | undefined }
+    let server: Server
+    let listUrl: string
+
+    const post = (url: string, payload: unknown, headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url, headers, payload: payload as object })
+
+    beforeAll(async () => {
+      server = createServer((_req, res) => {
+        if (served.body === undefined) return res.writeHead(503).end()
+        res.writeHead(200, { 'content-type': 'application/xml' }).end(served.body)
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      listUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tl.xml`
+      signer = await createTestListSigner()
+      const started = await startAllInOneWorld(testDatabase, 'presentation-flow', PUBLIC_URL, {
+        OUTBOUND_ALLOW_HTTP: 'true',
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+        TRUST_LIST_REFRESH_CHECK_SECONDS: '1',
+      })
+      app = started.app
+      await app.ready()
+      rp = started.tenants.a.id
+      root = started.root
+      issuer = started.tenants.b.id
+      auth[rp] = started.tenants.a.auth
+      auth[issuer] = started.tenants.b.auth
+    }, 120_000)
+    afterAll(async () => {
+      await app?.close()
+      await new Promise((resolve) => server?.close(resolve))
+    })
+
+    async function issue(tenant: string) {
+      const offer = (
+        await post(
+          '/api/offers',
+          {
+            credentialConfigurationIds: ['pid'],
+            claims: { pid: { given_name: 'Erika', age_over_18: true } },
+            byReference: false,
+          },
+          auth[tenant] as Record<string, string>,
+        )
+      ).json()
+      const code =
+        offer.credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+          'pre-authorized_code'
+        ]
+      const accessToken = (
+        await app.inject({
+          method: 'POST',
+          url: `/issuers/${tenant}/token`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({
+            grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+            'pre-authorized_code': code,
+          }).toString(),
+        })
+      ).json().access_token
+      const nonce = (await app.inject({ method: 'POST', url: `/issuers/${tenant}/nonce` })).json().c_nonce
+      const holder = await generateKeyPair('ES256')
+      const proof = await new SignJWT({ nonce })
+        .setProtectedHeader({
+          alg: 'ES256',
+          typ: 'openid4vci-proof+jwt',
+          jwk: await exportJWK(holder.publicKey),
+        })
+        .setAudience(`${PUBLIC_URL}/issuers/${tenant}`)
+        .setIssuedAt()
+        .sign(holder.privateKey)
+      const response = await post(
+        `/issuers/${tenant}/credential`,
+        { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
+        { authorization: `Bearer ${accessToken}` },
+      )
+      return { credential: response.json().credentials[0].credential as string, holder }
+    }
+
+    /** Asks for the PID with `configId` at the RP and answers with the credential; the session after. */
+    async function presentTo(configId: string, issued: Awaited<ReturnType<typeof issue>>) {
+      const created = (
+        await post(
+          '/api/presentation-requests',
+          { presentationConfigId: configId },
+          auth[rp] as Record<string, string>,
+        )
+      ).json()
+      const claims = decodeJwt(
+        (await app.inject({ url: new URL(created.requestUri).pathname })).body,
+      ) as Loose
+      const vp = await new SDJwtVcInstance({
+        hasher: digest,
+        saltGenerator: generateSalt,
+        kbSigner: kbSigner(issued.holder.privateKey),
+        kbSignAlg: 'ES256',
+      }).present(
+        issued.credential,
+        { age_over_18: true },
+        {
+          kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: claims.nonce, aud: claims.client_id } },
+        },
+      )
+      await app.inject({
+        method: 'POST',
+        url: new URL(created.requestUri).pathname.replace('/requests/', '/responses/'),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          vp_token: JSON.stringify({ pid: [vp] }),
+          state: claims.state,
+        }).toString(),
+      })
+      return (
+        await app.inject({
+          url: `/api/sessions/${created.sessionId}`,
+          headers: auth[rp] as Record<string, string>,
+        })
+      ).json()
+    }
+
+    it('verifies a credential whose issuer chains to a certificate of a named list, and refuses it once the list fails closed', async () => {
+      const issuerRoot = (
+        await app.inject({ url: '/api/key-chains/keys', headers: auth[issuer] as Record<string, string> })
+      ).json().rootCertificate as string
+      expect(issuerRoot).toContain('BEGIN CERTIFICATE')
+      const nextUpdate = new Date(Date.now() + 8000)
+      served.body = await signTrustedList(
+        buildTrustedList({
+          issued: new Date(),
+          nextUpdate,
+          services: [{ type: PID_PROVIDER, certificates: [issuerRoot] }],
+        }),
+        signer,
+      )
+      const list = await post(
+        '/api/trust-lists',
+        {
+          id: 'pid-providers',
+          source: {
+            type: 'etsi-tl',
+            url: listUrl,
+            signerCertificates: [signer.certificatePem],
+            serviceTypes: [PID_PROVIDER],
+          },
+          graceSeconds: 0,
+        },
+        auth[rp] as Record<string, string>,
+      )
+      expect(list.statusCode, list.body).toBe(201)
+      const plain = {
+        keyChainId: 'keys',
+        responseMode: 'direct_post',
+        dcqlQuery: {
+          credentials: [
+            {
+              id: 'pid',
+              format: 'dc+sd-jwt',
+              meta: { vct_values: [VCT] },
+              claims: [{ path: ['age_over_18'] }],
+            },
+          ],
+        },
+      }
+      for (const [id, extra] of [
+        ['without-list', {}],
+        ['with-list', { trustListIds: ['pid-providers'] }],
+      ] as const) {
+        const saved = await post(
+          '/api/presentations',
+          { id, ...plain, ...extra },
+          auth[rp] as Record<string, string>,
+        )
+        expect(saved.statusCode, saved.body).toBe(201)
+      }
+      // The service's own refresh job fetches the list (every second here).
+      for (let i = 0; i < 50; i += 1) {
+        const status = (
+          await app.inject({
+            url: '/api/trust-lists/pid-providers',
+            headers: auth[rp] as Record<string, string>,
+          })
+        ).json().status
+        if (status.state === 'current') break
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      const issued = await issue(issuer)
+      const refused = await presentTo('without-list', issued)
+      expect(refused.status).toBe('failed')
+      const verified = await presentTo('with-list', issued)
+      expect(verified, JSON.stringify(verified)).toMatchObject({ status: 'verified', failureReason: null })
+      // A tenant-bound scraper sees its tenant's series only, which are the ones asked about here.
+      const created = await post(`/api/tenants/${rp}/clients`, { roles: ['metrics:read'] }, root)
+      expect(created.statusCode, created.body).toBe(201)
+      const scraper = created.json()
+      const metrics = await app.inject({
+        url: '/api/metrics',
+        headers: await bearer(app, scraper.clientId, scraper.clientSecret),
+      })
+      expect(metrics.statusCode, metrics.body).toBe(200)
+      expect(metrics.body).toMatch(
+        new RegExp(`credential_service_trust_list_refreshes_total\\{tenant="${rp}",outcome="ok"\\} [1-9]`),
+      )
+      expect(metrics.body).toMatch(
+        new RegExp(`credential_service_trust_list_age_seconds\\{tenant="${rp}",list="pid-providers"\\} \\d`),
+      )
+
+      // The list server goes away; past NextUpdate + grace the list contributes nothing.
+      served.body = undefined
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, nextUpdate.getTime() - Date.now() + 300)),
+      )
+      const closed = await presentTo('with-list', issued)
+      expect(closed.status).toBe('failed')
+      expect(closed.failureReason).toContain("trust list(s) 'pid-providers' (past NextUpdate + grace)")
+      expect(closed.failureReason).toContain('fail closed')
+    }, 60_000)
+  },
+)

@@ -1,0 +1,79 @@
+import {
+  ConflictError,
+  checkOutboundUrl,
+  NotFoundError,
+  type Principal,
+  type TrustList,
+  type TrustListData,
+  type ValidationIssue,
+} from '@credential-service/core-domain'
+import { parseCertificate } from '@credential-service/crypto'
+import {
+  createTrustListRepository,
+  recordAudit,
+  type TrustListRow,
+  trustListColumns,
+} from '@credential-service/db-schema'
+import { type ConfigServiceDeps, collection, crud, refuse } from './config-service'
+
+/** PEM certificates that do not parse, each named by its index under `path`. */
+function pemIssues(pems: string[], path: string): ValidationIssue[] {
+  return pems.flatMap((pem, index) => {
+    try {
+      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM')
+      parseCertificate(pem)
+      return []
+    } catch {
+      return [{ path: `${path}.${index}`, message: 'not a valid PEM X.509 certificate' }]
+    }
+  })
+}
+
+export function trustListIssues(
+  input: TrustListData,
+  deps: Pick<ConfigServiceDeps, 'outbound'>,
+): ValidationIssue[] {
+  const source = input.source
+  if (source.type === 'pem') return pemIssues(source.certificates, 'body.source.certificates')
+  return [
+    ...checkOutboundUrl(source.url, deps.outbound, 'body.source.url'),
+    ...pemIssues(source.signerCertificates, 'body.source.signerCertificates'),
+  ]
+}
+
+/**
+ * Trust lists: certificates given in PEM, or an ETSI TS 119 612 list the refresh job fetches.
+ * Deleting one that a presentation configuration names is refused (409).
+ */
+export function createTrustListService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
+  const repo = createTrustListRepository(deps.db, tenantId)
+  const base = collection<TrustList>(deps, tenantId, actor, 'trust-list', repo)
+  const save = (input: TrustListData, mode: 'create' | 'replace') => {
+    refuse(trustListIssues(input, deps), 'trust list')
+    return base.save(input.id, mode, async (tx) => {
+      const previous = (await repo.row(input.id, tx)) as TrustListRow | undefined
+      return trustListColumns(input, previous, new Date())
+    })
+  }
+  return {
+    ...crud(base, save),
+    async delete(id: string): Promise<void> {
+      await deps.db.transaction(async (tx) => {
+        const users = await repo.lockForDelete(id, tx)
+        if (users === undefined) throw new NotFoundError('trust list', id)
+        if (users.length)
+          throw new ConflictError(
+            `trust list '${id}' is named by presentation configuration(s) ${users.map((u) => `'${u}'`).join(', ')}; remove it from their trustListIds first`,
+          )
+        await repo.delete(id, tx)
+        await recordAudit(tx, {
+          tenantId,
+          actorClientId: actor.clientId,
+          action: 'delete',
+          resourceType: 'trust-list',
+          resourceId: id,
+        })
+      })
+    },
+  }
+}

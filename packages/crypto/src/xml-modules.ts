@@ -1,0 +1,65 @@
+/**
+ * xml-crypto and @xmldom/xmldom, loaded on first use and typed here with the little the service
+ * uses: their own typings pull in the DOM lib (`/// <reference lib="dom">`), which would change
+ * global types (Crypto, BufferSource) for every package compiled with them.
+ */
+
+export interface XmlNode {
+  nodeType: number
+  localName: string | null
+  namespaceURI: string | null
+  textContent: string | null
+  firstChild: XmlNode | null
+  nextSibling: XmlNode | null
+}
+
+export interface XmlDocument {
+  documentElement: XmlNode | null
+}
+
+interface DomParserModule {
+  DOMParser: new (options: {
+    errorHandler: { error: (message: string) => void; fatalError: (message: string) => void }
+  }) => { parseFromString(source: string, mimeType: string): XmlDocument }
+}
+
+export interface XmlReference {
+  uri?: string
+  transforms: readonly string[]
+  signedReference?: string
+}
+
+export interface SignedXmlOptions {
+  publicCert?: string
+  privateKey?: string
+  getCertFromKeyInfo?: () => string | null
+  signatureAlgorithm?: string
+  canonicalizationAlgorithm?: string
+}
+
+export interface SignedXmlInstance {
+  loadSignature(signature: XmlNode): void
+  checkSignature(xml: string): boolean
+  getReferences(): XmlReference[]
+  addReference(reference: {
+    xpath: string
+    uri: string
+    isEmptyUri: boolean
+    transforms: string[]
+    digestAlgorithm: string
+  }): void
+  computeSignature(xml: string, options: { location: { reference: string; action: 'append' } }): void
+  getSignedXml(): string
+}
+
+interface XmlCryptoModule {
+  SignedXml: new (options: SignedXmlOptions) => SignedXmlInstance
+}
+
+// Names in variables: the compiler then does not read the packages' typings (see above). The
+// bundle keeps npm packages external anyway, so they load from the app's node_modules either way.
+const XMLDOM = '@xmldom/xmldom'
+const XML_CRYPTO = 'xml-crypto'
+
+export const loadXmlDom = (): Promise<DomParserModule> => import(XMLDOM)
+export const loadXmlCrypto = (): Promise<XmlCryptoModule> => import(XML_CRYPTO)

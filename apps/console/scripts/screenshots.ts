@@ -33,6 +33,7 @@ export const SCREENSHOT_PAGES: Record<PageKey, string> = {
   'attribute-providers': 'attribute-providers.png',
   'login-providers': 'login-providers.png',
   'wallet-providers': 'wallet-providers.png',
+  'trust-lists': 'trust-lists.png',
   'webhook-endpoints': 'webhook-endpoints.png',
   registrar: 'registrar.png',
   'schema-metadata': 'schema-metadata.png',

@@ -91,6 +91,14 @@ export const PAGES = {
     write: ['issuance:config'],
     tenantScoped: true,
   },
+  // Certificates issuers may chain to, named by presentation configurations: either configuration role.
+  'trust-lists': {
+    path: '/trust-lists',
+    label: 'Trust lists',
+    read: ['presentation:config', 'issuance:config'],
+    write: ['presentation:config', 'issuance:config'],
+    tenantScoped: true,
+  },
   // Endpoints, their deliveries and replays: either configuration role.
   'webhook-endpoints': {
     path: '/webhook-endpoints',

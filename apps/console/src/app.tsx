@@ -28,6 +28,7 @@ const OPERATIONS_ROUTES = [
   },
   { path: 'login-providers', ...lazyPage('login-providers', () => import('./pages/login-providers')) },
   { path: 'wallet-providers', ...lazyPage('wallet-providers', () => import('./pages/wallet-providers')) },
+  { path: 'trust-lists', ...lazyPage('trust-lists', () => import('./pages/trust-lists')) },
   {
     path: 'webhook-endpoints',
     ...lazyPage('webhook-endpoints', () => import('./pages/webhook-endpoints')),

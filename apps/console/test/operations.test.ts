@@ -18,7 +18,7 @@ import {
  * The console's operations pages in Chromium (issue 22): attribute, login and wallet providers,
  * webhook endpoints with their deliveries and replays (a receiver in this file, a delivery made by
  * the test wallet's presentation), the registrar against the repository's registrar stand-in,
- * schema-metadata signing, audit events and metrics. One server, one browser, one page: each case
+ * schema-metadata signing, audit events, metrics and trust lists. One server, one browser, one page: each case
  * goes on from where the one before left off.
  */
 const skip = skipWithoutChromium('operations.test.ts')
@@ -164,6 +164,7 @@ describe.skipIf(skip)(
         'Attribute providers',
         'Login providers',
         'Wallet providers',
+        'Trust lists',
         'Webhook endpoints',
         'Registrar',
         'Schema metadata',
@@ -485,6 +486,71 @@ describe.skipIf(skip)(
       expect(text.split('\n').every((line) => line.includes(`tenant="${tenant}"`))).toBe(true)
       expect(text).not.toBe('')
       await expectAccessible('metrics page')
+    })
+
+    it('trust list: a PEM list created, listed as current, named by a presentation configuration, kept when loaded again', async () => {
+      await navigation().getByRole('link', { name: 'Trust lists' }).click()
+      await page.getByRole('heading', { name: `Trust lists of ${tenant}` }).waitFor()
+      await expectAccessible('trust lists page')
+      await page.getByRole('button', { name: 'Create trust list' }).click()
+      const form = dialog('Create trust list')
+      await form.getByRole('textbox', { name: /^Id/ }).fill('roots')
+      // A fetched list asks for where it is and who signs it.
+      await form.getByText('ETSI trusted list (TS 119 612)', { exact: true }).click()
+      await form.getByLabel(/^URL/).waitFor()
+      await form.getByLabel(/^Signer certificates/).waitFor()
+      await form.getByLabel('Refresh (seconds)').waitFor()
+      await expectAccessible('create trust list dialog (ETSI trusted list)')
+      await form.getByText('PEM certificates', { exact: true }).click()
+      await form.getByLabel(/^Certificates/).fill(rootCertificate)
+      await expectAccessible('create trust list dialog')
+      await form.getByRole('button', { name: 'Create' }).click()
+      await form.waitFor({ state: 'detached' })
+      await expect.poll(() => rows('Trust lists').nth(1).textContent()).toMatch(/^rootspemcurrent1/)
+      expect((await api.getTrustList('roots')).status).toMatchObject({
+        state: 'current',
+        certificateCount: 1,
+      })
+
+      // Named by a presentation configuration in its editor.
+      await navigation().getByRole('link', { name: 'Presentation configurations' }).click()
+      await page.getByRole('link', { name: 'ask', exact: true }).click()
+      await page.getByRole('heading', { name: 'Presentation configuration ask' }).waitFor()
+      const editor = page.getByRole('form', { name: 'Presentation configuration' })
+      await editor.getByLabel('Trust lists', { exact: true }).click()
+      await page.getByRole('option', { name: 'roots', exact: true }).click()
+      await page.keyboard.press('Escape')
+      await editor.getByLabel(/^Send trusted_authorities from the anchors/).check()
+      await editor.getByRole('button', { name: 'Save configuration' }).click()
+      await page.getByRole('heading', { name: `Presentation configurations of ${tenant}` }).waitFor()
+      expect(await api.getPresentationConfig('ask')).toMatchObject({
+        trustListIds: ['roots'],
+        trustedAuthorities: 'from-anchors',
+      })
+
+      // Loaded again (a new page load and sign-in): selected; saved without a change, kept.
+      await page.goto(harness.url('/presentation-configs/ask/edit'))
+      await signIn(page, admin.id, admin.secret)
+      await page.getByRole('heading', { name: 'Presentation configuration ask' }).waitFor()
+      await editor.getByText('roots', { exact: true }).waitFor()
+      expect(await editor.getByLabel(/^Send trusted_authorities from the anchors/).isChecked()).toBe(true)
+      await expectAccessible('presentation configuration with a trust list')
+      await editor.getByRole('button', { name: 'Save configuration' }).click()
+      await page.getByRole('heading', { name: `Presentation configurations of ${tenant}` }).waitFor()
+      expect(await api.getPresentationConfig('ask')).toMatchObject({
+        trustListIds: ['roots'],
+        trustedAuthorities: 'from-anchors',
+      })
+
+      // Named, it cannot be deleted: the 409's message in the dialog.
+      await navigation().getByRole('link', { name: 'Trust lists' }).click()
+      await page.getByRole('button', { name: 'Delete roots' }).click()
+      const confirm = dialog('Delete trust list roots?')
+      await confirm.getByRole('button', { name: 'Delete' }).click()
+      await expect.poll(() => confirm.getByRole('alert').textContent()).toMatch(/ask/)
+      await expectAccessible('trust list delete refused')
+      await confirm.getByRole('button', { name: 'Cancel' }).click()
+      expect((await api.getTrustList('roots')).id).toBe('roots')
     })
 
     it('issue 22: no page broke the Content-Security-Policy', () => {

@@ -117,3 +117,71 @@ describe('presentation configuration values ⇄ JSON: the Digital Credentials AP
     expect(dcApiOriginsError({}, values.dcApi.origins)).toBeUndefined()
   })
 })
+
+describe('presentation configuration values ⇄ JSON: trust lists and trusted_authorities', () => {
+  it('a configuration without them comes back without them; nothing chosen sends nothing', () => {
+    const values = presentationValues(config)
+    expect(values.trustListIds).toStrictEqual([])
+    expect(values.trustedAuthorities).toBe(false)
+    const body = presentationBody(values)
+    expect(body).toStrictEqual(config)
+    expect(body).not.toHaveProperty('trustListIds')
+    expect(body).not.toHaveProperty('trustedAuthorities')
+    expect(presentationBody(presentationValues())).not.toHaveProperty('trustListIds')
+    expect(presentationBody(presentationValues())).not.toHaveProperty('trustedAuthorities')
+  })
+
+  it('trustListIds (in their order) and trustedAuthorities come back unchanged', () => {
+    const withLists: PresentationConfigInput = {
+      ...config,
+      trustListIds: ['eu-pid', 'acme-roots'],
+      trustedAuthorities: 'from-anchors',
+    }
+    const values = presentationValues(withLists)
+    expect(values.trustListIds).toStrictEqual(['eu-pid', 'acme-roots'])
+    expect(values.trustedAuthorities).toBe(true)
+    expect(presentationBody(values)).toStrictEqual(withLists)
+    expect(presentationBody(presentationValues({ ...config, trustListIds: ['eu-pid'] }))).toStrictEqual({
+      ...config,
+      trustListIds: ['eu-pid'],
+    })
+    expect(
+      presentationBody(presentationValues({ ...config, trustedAuthorities: 'from-anchors' })),
+    ).toStrictEqual({ ...config, trustedAuthorities: 'from-anchors' })
+    // The values are copies: editing them leaves the loaded configuration as it was.
+    values.trustListIds.push('other')
+    expect(withLists.trustListIds).toHaveLength(2)
+  })
+
+  it('emptied or unchecked, they are sent as nothing', () => {
+    const values = presentationValues({
+      ...config,
+      trustListIds: ['eu-pid'],
+      trustedAuthorities: 'from-anchors',
+    })
+    const body = presentationBody({ ...values, trustListIds: [], trustedAuthorities: false })
+    expect(body).toStrictEqual(config)
+  })
+
+  it('problems land on their inputs: a trust list named by its entry lands on the list', () => {
+    const values = presentationValues({ ...config, trustListIds: ['eu-pid', 'gone'] })
+    const errors = problemErrors(
+      refusal([
+        { path: 'body.trustListIds.1', message: 'unknown trust list gone' },
+        { path: 'body.trustedAuthorities', message: 'not with acceptAnyIssuer' },
+      ]),
+      presentationFields(values),
+    )
+    expect(errors).toStrictEqual({
+      trustListIds: 'unknown trust list gone',
+      trustedAuthorities: 'not with acceptAnyIssuer',
+    })
+    // The schema's own problems, before anything is sent.
+    const browser = validateWith(
+      zPresentationConfigInput,
+      presentationBody({ ...values, trustListIds: ['not an id!'] }),
+      presentationFields(values),
+    )
+    expect(Object.keys(browser)).toStrictEqual(['trustListIds'])
+  })
+})

@@ -34,7 +34,8 @@ export function Shell() {
           </Group>
         </Group>
       </AppShell.Header>
-      <AppShell.Navbar p="xs" component="nav" aria-label="Console pages">
+      {/* Scrolls when its links are taller than the window (every page's link at 800 px). */}
+      <AppShell.Navbar p="xs" component="nav" aria-label="Console pages" style={{ overflowY: 'auto' }}>
         <Stack gap={2}>
           {PAGE_KEYS.filter((page) => canRead(session, page)).map((page) => (
             <NavLink

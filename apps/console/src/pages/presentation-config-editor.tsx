@@ -78,6 +78,11 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
     (query) => session.api.listKeyChainsOfTenant(tenantId, query),
     canRead(session, 'key-chains'),
   )
+  const trustLists = useReferenceIds(
+    ['trust-lists', tenantId],
+    (query) => session.api.listTrustListsOfTenant(tenantId, query),
+    canRead(session, 'trust-lists'),
+  )
   const { form, onSubmit, pending } = useApiForm({
     initialValues: presentationValues(stored),
     fields: presentationFields,
@@ -206,6 +211,22 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
                 styles={{ input: { fontFamily: 'monospace' } }}
                 readOnly={readOnly}
                 {...form.getInputProps('trustAnchors')}
+              />
+              <MultiSelect
+                label="Trust lists"
+                description="The tenant's trust lists whose current certificates issuers may also chain to"
+                placeholder={form.values.trustListIds.length ? undefined : 'None'}
+                // The stored ids stay choosable when the list cannot be read or is longer than a page.
+                data={[...new Set([...trustLists, ...form.values.trustListIds])]}
+                searchable
+                readOnly={readOnly}
+                {...form.getInputProps('trustListIds')}
+              />
+              <Checkbox
+                label="Send trusted_authorities from the anchors"
+                description="Requests name the trust anchors' key identifiers (trusted_authorities of type aki), so wallets offer only credentials of trusted issuers"
+                disabled={readOnly}
+                {...form.getInputProps('trustedAuthorities', { type: 'checkbox' })}
               />
               <Checkbox
                 label="Accept any issuer (development only)"

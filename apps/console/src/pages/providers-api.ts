@@ -2,6 +2,7 @@ import type {
   AttributeProviderDefinition,
   LoginProviderDefinition,
   ManagementClient,
+  TrustListDefinition,
   WalletProviderDefinition,
   WebhookEndpointDefinition,
 } from '@credential-service/sdk'
@@ -47,5 +48,15 @@ export function webhookEndpointsApi(api: ManagementClient, tenantId: string) {
     replace: (id: string, body: WebhookEndpointDefinition) =>
       api.replaceWebhookEndpointOfTenant(tenantId, id, body),
     remove: (id: string) => api.deleteWebhookEndpointOfTenant(tenantId, id),
+  }
+}
+
+/** The trust list routes of the active tenant (`/api/tenants/{tenantId}/trust-lists`). */
+export function trustListsApi(api: ManagementClient, tenantId: string) {
+  return {
+    list: (query: { limit: number; cursor?: string }) => api.listTrustListsOfTenant(tenantId, query),
+    create: (body: TrustListDefinition) => api.createTrustListOfTenant(tenantId, body),
+    replace: (id: string, body: TrustListDefinition) => api.replaceTrustListOfTenant(tenantId, id, body),
+    remove: (id: string) => api.deleteTrustListOfTenant(tenantId, id),
   }
 }

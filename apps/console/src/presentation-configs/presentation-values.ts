@@ -23,6 +23,10 @@ export type PresentationConfigValues = {
   /** PEM certificates, one after the other. */
   trustAnchors: string
   acceptAnyIssuer: boolean
+  /** The tenant's trust lists (`/api/trust-lists`) issuers may also chain to; none = no `trustListIds`. */
+  trustListIds: string[]
+  /** `trustedAuthorities: 'from-anchors'`: requests name the anchors in `trusted_authorities`. */
+  trustedAuthorities: boolean
   /** The Digital Credentials API settings; empty lists are sent as no `dcApi` member. */
   dcApi: {
     /** Web origins, in order; none = any origin may ask. */
@@ -47,6 +51,8 @@ export const PRESENTATION_INPUTS = [
   'verifierAttestation',
   'trustAnchors',
   'acceptAnyIssuer',
+  'trustListIds',
+  'trustedAuthorities',
   'dcApi.origins',
   'dcApi.protocols',
 ] as const
@@ -109,6 +115,8 @@ export function presentationBody(values: PresentationConfigValues): Presentation
     verifierAttestation:
       values.clientIdPrefix === 'verifier_attestation' ? optional(values.verifierAttestation) : undefined,
     trustAnchors: anchors.length ? anchors : undefined,
+    trustListIds: values.trustListIds.length ? [...values.trustListIds] : undefined,
+    trustedAuthorities: values.trustedAuthorities ? ('from-anchors' as const) : undefined,
     dcApi: dcApiBody(values.dcApi),
     acceptAnyIssuer: values.acceptAnyIssuer,
   }
@@ -149,6 +157,8 @@ export function presentationValues(config?: PresentationConfigInput): Presentati
     verifierAttestation: config?.verifierAttestation ?? '',
     trustAnchors: (config?.trustAnchors ?? []).join('\n'),
     acceptAnyIssuer: config?.acceptAnyIssuer ?? false,
+    trustListIds: [...(config?.trustListIds ?? [])],
+    trustedAuthorities: config?.trustedAuthorities === 'from-anchors',
     dcApi: {
       origins: [...(config?.dcApi?.origins ?? [])],
       protocols: [...(config?.dcApi?.protocols ?? [])],

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { anchorAuthorityKeyId, parseCertificate } from '@credential-service/crypto'
 import {
   buildTrustedList,
   createTestListSigner,
@@ -251,6 +252,93 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
       expect(closed.status).toBe('failed')
       expect(closed.failureReason).toContain("trust list(s) 'pid-providers' (past NextUpdate + grace)")
       expect(closed.failureReason).toContain('fail closed')
+    }, 60_000)
+
+    it('OpenID4VP 1.0 §6.1.1: from-anchors names the list by URL (etsi_tl) and its certificates by key identifier (aki); an etsi_tl query accepts an issuer on the list and refuses a trusted issuer off it', async () => {
+      const issuerRoot = (
+        await app.inject({ url: '/api/key-chains/keys', headers: auth[issuer] as Record<string, string> })
+      ).json().rootCertificate as string
+      served.body = await signTrustedList(
+        buildTrustedList({
+          issued: new Date(),
+          nextUpdate: new Date(Date.now() + 3_600_000),
+          services: [{ type: PID_PROVIDER, certificates: [issuerRoot] }],
+        }),
+        signer,
+      )
+      const etsiUrl = listUrl.replace('/tl.xml', '/etsi-pids.xml')
+      const list = await post(
+        '/api/trust-lists',
+        {
+          id: 'etsi-pids',
+          source: { type: 'etsi-tl', url: etsiUrl, signerCertificates: [signer.certificatePem] },
+        },
+        auth[rp] as Record<string, string>,
+      )
+      expect(list.statusCode, list.body).toBe(201)
+      for (let i = 0; i < 50; i += 1) {
+        const status = (
+          await app.inject({ url: '/api/trust-lists/etsi-pids', headers: auth[rp] as Record<string, string> })
+        ).json().status
+        if (status.state === 'current') break
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      const query = (trusted?: unknown) => ({
+        credentials: [
+          {
+            id: 'pid',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: [VCT] },
+            claims: [{ path: ['age_over_18'] }],
+            ...(trusted ? { trusted_authorities: trusted } : {}),
+          },
+        ],
+      })
+      const listAki = (await anchorAuthorityKeyId(parseCertificate(issuerRoot))) as string
+      for (const [id, extra] of [
+        ['etsi-query', { dcqlQuery: query([{ type: 'etsi_tl', values: [etsiUrl] }]) }],
+        // §6.1.1.1: the list's certificates are issuer trust anchors an aki value may name.
+        ['list-aki', { dcqlQuery: query([{ type: 'aki', values: [listAki] }]) }],
+        ['from-lists', { dcqlQuery: query(), trustedAuthorities: 'from-anchors' }],
+      ] as const) {
+        const saved = await post(
+          '/api/presentations',
+          { id, keyChainId: 'keys', responseMode: 'direct_post', trustListIds: ['etsi-pids'], ...extra },
+          auth[rp] as Record<string, string>,
+        )
+        expect(saved.statusCode, saved.body).toBe(201)
+      }
+
+      const created = (
+        await post(
+          '/api/presentation-requests',
+          { presentationConfigId: 'from-lists' },
+          auth[rp] as Record<string, string>,
+        )
+      ).json()
+      const claims = decodeJwt(
+        (await app.inject({ url: new URL(created.requestUri).pathname })).body,
+      ) as Loose
+      const filled = claims.dcql_query.credentials[0].trusted_authorities as {
+        type: string
+        values: string[]
+      }[]
+      expect(filled.find((authority) => authority.type === 'etsi_tl')).toEqual({
+        type: 'etsi_tl',
+        values: [etsiUrl],
+      })
+      expect(filled.find((authority) => authority.type === 'aki')?.values).toContain(listAki)
+
+      const onList = await presentTo('etsi-query', await issue(issuer))
+      expect(onList, JSON.stringify(onList)).toMatchObject({ status: 'verified', failureReason: null })
+      // The relying party's own key chain is an issuer trust anchor, but not on the list.
+      const offList = await presentTo('etsi-query', await issue(rp))
+      expect(offList.status).toBe('failed')
+      expect(offList.failureReason).toContain(
+        `matches none of the query's trusted_authorities (OpenID4VP 1.0 §6.1.1): the issuer does not chain to a current certificate of the trusted list ${etsiUrl}`,
+      )
+      const akiOnList = await presentTo('list-aki', await issue(issuer))
+      expect(akiOnList, JSON.stringify(akiOnList)).toMatchObject({ status: 'verified' })
     }, 60_000)
   },
 )

@@ -288,7 +288,7 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
     })
   })
 
-  it('V-10: aki values naming no trust anchor, types the verifier cannot check, and from-anchors with acceptAnyIssuer are 422 at save', async () => {
+  it("V-10, OpenID4VP 1.0 §6.1.1: aki values naming no trust anchor, an etsi_tl URL naming none of the configuration's lists, types the verifier cannot check, and from-anchors with acceptAnyIssuer are 422 at save", async () => {
     const other = await issueTestCertificate({ subject: 'CN=Unknown CA', ca: true })
     const stranger = akiOf(other.pem)
     const unknown = await createConfig(
@@ -304,9 +304,10 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
     expect(unknown.json.errors).toStrictEqual([
       {
         path: 'body.dcqlQuery.credentials.0.trusted_authorities.1',
-        message: `aki ${stranger} names none of this configuration's issuer trust anchors (trustAnchors and the tenant's key chains): no credential under it could verify`,
+        message: `aki ${stranger} names none of this configuration's issuer trust anchors (trustAnchors, its trust lists' certificates and the tenant's key chains): no credential under it could verify`,
       },
     ])
+    // §6.1.1.2: an etsi_tl value must be the URL of one of the configuration's ETSI trusted lists.
     const etsi = await createConfig(
       'etsi',
       mdocQuery({ trusted_authorities: [{ type: 'etsi_tl', values: ['https://lotl.example.com/tl.xml'] }] }),
@@ -314,8 +315,21 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
     expect(etsi.status).toBe(422)
     expect(etsi.json.errors).toStrictEqual([
       {
+        path: 'body.dcqlQuery.credentials.0.trusted_authorities.0.values.0',
+        message:
+          "etsi_tl https://lotl.example.com/tl.xml is the URL of none of this configuration's trust lists (trustListIds) of source type etsi-tl: no credential under it could verify",
+      },
+    ])
+    const federation = await createConfig(
+      'federation',
+      mdocQuery({ trusted_authorities: [{ type: 'openid_federation', values: ['https://ta.example.com'] }] }),
+    )
+    expect(federation.status).toBe(422)
+    expect(federation.json.errors).toStrictEqual([
+      {
         path: 'body.dcqlQuery.credentials.0.trusted_authorities.0.type',
-        message: "'etsi_tl' cannot be checked by this verifier; only 'aki' (OpenID4VP 1.0 §6.1.1.1)",
+        message:
+          "'openid_federation' cannot be checked by this verifier; only 'aki' and 'etsi_tl' (OpenID4VP 1.0 §6.1.1.1, §6.1.1.2)",
       },
     ])
     const any = await createConfig('any', sdJwtQuery(), {

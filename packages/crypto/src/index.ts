@@ -88,6 +88,8 @@ export {
   anchorAuthorityKeyId,
   anchorAuthorityKeyIds,
   type TrustedAuthoritiesQuery,
+  type TrustedListAnchors,
+  type TrustedLists,
   trustedAuthoritiesRefusal,
 } from './trusted-authorities'
 export type { VerifierAttestationExpectations } from './verifier-attestation'

@@ -1,6 +1,6 @@
 import type { X509Certificate } from 'node:crypto'
 import type { StatusListEntry } from './status-list-token'
-import type { TrustedAuthoritiesQuery } from './trusted-authorities'
+import type { TrustedAuthoritiesQuery, TrustedListAnchors } from './trusted-authorities'
 
 /**
  * A presentation that fails a check: the reason ends up on the session, which only the tenant
@@ -25,6 +25,11 @@ export interface PresentationTrust {
   /** The configuration's explicit allowance of any issuer: no chain to an anchor, no name check. */
   acceptAnyIssuer: boolean
   now: Date
+  /**
+   * The configuration's ETSI trusted lists by URL, which an `etsi_tl` Trusted Authorities Query
+   * names (OpenID4VP 1.0 §6.1.1.2); absent: no query can match one.
+   */
+  trustedLists?: ReadonlyMap<string, TrustedListAnchors> | undefined
   /**
    * Resolves when the entry's status is VALID (TSL §8.3, checklist V-33); rejects with
    * PresentationRejected otherwise, an undetermined status included. `referencedBy` says which

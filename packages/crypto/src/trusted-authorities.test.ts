@@ -50,4 +50,33 @@ describe('DCQL aki matching (OpenID4VP 1.0 §6.1.1.1, V-10)', async () => {
       await anchorAuthorityKeyIds([root.certificate, other.certificate, root.certificate]),
     ).toStrictEqual([keyIdOf(root.certificate), keyIdOf(other.certificate)])
   })
+
+  it('OpenID4VP 1.0 §6.1.1.2 etsi_tl: a chain that validates to a current certificate of the named list matches; another, or a list failing closed, does not', async () => {
+    const url = 'https://tl.example.com/tl.xml'
+    const now = new Date()
+    const etsi = [{ type: 'etsi_tl', values: [url] }]
+    const lists = (anchors: X509Certificate[], unusable?: string) => ({
+      byUrl: new Map([[url, { anchors, unusable }]]),
+      now,
+    })
+    const full = [leaf.certificate, intermediate.certificate]
+    expect(await trustedAuthoritiesRefusal(full, etsi, 'x5c', lists([root.certificate]))).toBeUndefined()
+    expect(await trustedAuthoritiesRefusal(full, etsi, 'x5c', lists([other.certificate]))).toBe(
+      `the x5c chain matches none of the query's trusted_authorities (OpenID4VP 1.0 §6.1.1): the issuer does not chain to a current certificate of the trusted list ${url}`,
+    )
+    expect(
+      await trustedAuthoritiesRefusal(full, etsi, 'x5c', lists([], "'pids' past NextUpdate + grace")),
+    ).toContain(
+      `the trusted list ${url} is 'pids' past NextUpdate + grace and contributes no certificates (fail closed)`,
+    )
+    expect(await trustedAuthoritiesRefusal(full, etsi)).toContain(
+      `etsi_tl ${url} is not a trusted list of this configuration`,
+    )
+    // Any one authority is enough: the aki of another root, or the list.
+    const both = [...aki([keyIdOf(other.certificate)]), ...etsi]
+    expect(await trustedAuthoritiesRefusal(full, both, 'x5c', lists([root.certificate]))).toBeUndefined()
+    expect(
+      await trustedAuthoritiesRefusal([otherLeaf.certificate], both, 'x5c', lists([root.certificate])),
+    ).toBeUndefined()
+  })
 })

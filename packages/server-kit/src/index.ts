@@ -19,7 +19,14 @@ export { BEARER_REALM, oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHand
 export type { HttpLimits } from './http-limits'
 export { DEFAULT_HTTP_LIMITS, httpLimits } from './http-limits'
 export { findUnstorable } from './input-guard'
-export { issuerTrustAnchors, keyChainAnchors, requestDcqlQuery } from './issuer-anchors'
+export {
+  type EtsiTrustedList,
+  etsiTrustedLists,
+  issuerTrustAnchors,
+  keyChainAnchors,
+  requestDcqlQuery,
+  trustListCertificates,
+} from './issuer-anchors'
 export type { KeyRuntime, KeyRuntimeOptions, PublishedJwk } from './key-runtime'
 export { createKeyRuntime, verifyMasterSecret } from './key-runtime'
 export type { IssuedToken, ManagementTokenOptions, ManagementTokens } from './management-token'

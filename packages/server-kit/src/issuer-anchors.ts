@@ -1,7 +1,8 @@
 import type { X509Certificate } from 'node:crypto'
 import type { DcqlQuery, PresentationConfig } from '@credential-service/core-domain'
 import { anchorAuthorityKeyIds, parseCertificate } from '@credential-service/crypto'
-import type { KeyChainRow } from '@credential-service/db-schema'
+import type { KeyChainRow, TrustListRow } from '@credential-service/db-schema'
+import { trustListState } from '@credential-service/db-schema'
 
 /** Chains the service generated: it holds every key in them, so their root is the tenant's own. */
 const GENERATED = new Set(['self-signed', 'internal-ca'])
@@ -44,24 +45,90 @@ export function issuerTrustAnchors(
 }
 
 /**
+ * The certificates a presentation configuration's trust lists contribute at `now`, and the lists
+ * that contribute nothing because they are past NextUpdate + grace or never fetched (fail closed).
+ */
+export function trustListCertificates(lists: TrustListRow[], ids: string[] | undefined, now: Date) {
+  const certificates: string[] = []
+  const unusable: string[] = []
+  for (const id of ids ?? []) {
+    const list = lists.find((row) => row.id === id)
+    if (!list) continue
+    const state = trustListState(list, now)
+    if (state === 'current') certificates.push(...list.certificates)
+    else unusable.push(`'${id}' (${unusableReason(state)})`)
+  }
+  return { certificates, unusable }
+}
+
+const unusableReason = (state: 'pending' | 'expired') =>
+  state === 'expired' ? 'past NextUpdate + grace' : 'not fetched yet'
+
+/** A configuration's trust list an `etsi_tl` Trusted Authorities Query can name (OpenID4VP 1.0 §6.1.1.2). */
+export interface EtsiTrustedList {
+  id: string
+  url: string
+  /** Its current certificates (PEM); empty when `unusable`. */
+  certificates: string[]
+  /** Why it contributes no certificates at `now` (fail closed). */
+  unusable?: string
+}
+
+/**
+ * The configuration's trust lists that `etsi_tl` names: those of source type `etsi-tl` (ETSI TS
+ * 119 612, what OpenID4VP 1.0 §6.1.1.2 means by a Trusted List), by their URL, as they stand at
+ * `now`. A LoTE (TS 119 602) contributes its certificates as anchors but has no `etsi_tl` name.
+ */
+export function etsiTrustedLists(
+  lists: TrustListRow[],
+  ids: string[] | undefined,
+  now: Date,
+): EtsiTrustedList[] {
+  return (ids ?? []).flatMap((id) => {
+    const list = lists.find((row) => row.id === id)
+    if (list?.source.type !== 'etsi-tl') return []
+    const state = trustListState(list, now)
+    return [
+      state === 'current'
+        ? { id, url: list.source.url, certificates: list.certificates }
+        : { id, url: list.source.url, certificates: [], unusable: `'${id}' ${unusableReason(state)}` },
+    ]
+  })
+}
+
+/**
  * The DCQL query a request carries: the configuration's, with `trustedAuthorities: from-anchors`
- * an `aki` Trusted Authorities Query (OpenID4VP 1.0 §6.1.1.1) naming the issuer trust anchors
- * added to every credential query that has none of its own, so wallets offer only credentials
- * from issuers this verifier trusts. The anchors still decide trust when the answer comes.
+ * Trusted Authorities Queries added to every credential query that has none of its own, so
+ * wallets offer only credentials from issuers this verifier trusts (OpenID4VP 1.0 §6.1.1): `aki`
+ * (§6.1.1.1) naming the issuer trust anchors (the configuration's, its trust lists' current
+ * certificates, the tenant's key chains) and `etsi_tl` (§6.1.1.2) naming the URLs of its current
+ * ETSI TS 119 612 lists. The anchors still decide trust when the answer comes.
  */
 export async function requestDcqlQuery(
   keyChains: KeyChainRow[],
-  config: Pick<PresentationConfig, 'dcqlQuery' | 'trustAnchors' | 'trustedAuthorities'>,
+  config: Pick<PresentationConfig, 'dcqlQuery' | 'trustAnchors' | 'trustListIds' | 'trustedAuthorities'>,
+  trustLists: TrustListRow[],
+  now: Date,
 ): Promise<DcqlQuery> {
   if (config.trustedAuthorities !== 'from-anchors') return config.dcqlQuery
-  const values = await anchorAuthorityKeyIds(issuerTrustAnchors(keyChains, config))
-  if (values.length === 0) return config.dcqlQuery
+  const listCertificates = trustListCertificates(trustLists, config.trustListIds, now).certificates
+  const values = await anchorAuthorityKeyIds(issuerTrustAnchors(keyChains, config, listCertificates))
+  const urls = [
+    ...new Set(
+      etsiTrustedLists(trustLists, config.trustListIds, now)
+        .filter((list) => !list.unusable)
+        .map((list) => list.url),
+    ),
+  ]
+  const authorities = [
+    ...(values.length ? [{ type: 'aki' as const, values }] : []),
+    ...(urls.length ? [{ type: 'etsi_tl' as const, values: urls }] : []),
+  ]
+  if (authorities.length === 0) return config.dcqlQuery
   return {
     ...config.dcqlQuery,
     credentials: config.dcqlQuery.credentials.map((credential) =>
-      credential.trusted_authorities
-        ? credential
-        : { ...credential, trusted_authorities: [{ type: 'aki', values }] },
+      credential.trusted_authorities ? credential : { ...credential, trusted_authorities: authorities },
     ),
   }
 }

@@ -205,10 +205,11 @@ export async function presentationConfigIssues(
 }
 
 /**
- * OpenID4VP 1.0 §6.1.1.1: an `aki` Trusted Authorities Query must name an issuer this
- * configuration trusts (a value anchorAuthorityKeyIds gives for its trust anchors and the tenant's
- * key chains): a credential under any other authority could never verify. `from-anchors` names
- * the anchors, which acceptAnyIssuer does without.
+ * OpenID4VP 1.0 §6.1.1: a Trusted Authorities Query must name what this configuration trusts, or
+ * no credential under it could verify. `aki` (§6.1.1.1): a value anchorAuthorityKeyIds gives for
+ * its issuer trust anchors (trustAnchors, the certificates its trust lists hold, the tenant's key
+ * chains). `etsi_tl` (§6.1.1.2): the URL of one of its `trustListIds` lists of source type
+ * `etsi-tl` (ETSI TS 119 612). `from-anchors` names the anchors, which acceptAnyIssuer does without.
  */
 async function trustedAuthorityIssues(
   db: Database,
@@ -224,16 +225,40 @@ async function trustedAuthorityIssues(
       message: 'acceptAnyIssuer trusts every issuer: there are no trust anchors to name',
     })
   const queries = config.dcqlQuery.credentials.map((credential) => credential.trusted_authorities ?? [])
-  if (!queries.some((authorities) => authorities.some((authority) => authority.type === 'aki'))) return issues
-  const keyChains = await createKeyChainRepository(db, tenantId).all(tx)
-  const known = new Set(await anchorAuthorityKeyIds(issuerTrustAnchors(keyChains, config)))
+  const types = new Set(queries.flatMap((authorities) => authorities.map((authority) => authority.type)))
+  if (!types.has('aki') && !types.has('etsi_tl')) return issues
+  const named = new Set(config.trustListIds ?? [])
+  // Every certificate a named list holds, whatever its state: a list past NextUpdate may come back.
+  const lists = (await createTrustListRepository(db, tenantId).rows(tx)).filter((row) => named.has(row.id))
+  const keyChains = types.has('aki') ? await createKeyChainRepository(db, tenantId).all(tx) : []
+  const known = new Set(
+    types.has('aki')
+      ? await anchorAuthorityKeyIds(
+          issuerTrustAnchors(
+            keyChains,
+            config,
+            lists.flatMap((list) => list.certificates),
+          ),
+        )
+      : [],
+  )
+  const urls = new Set(lists.flatMap((list) => (list.source.type === 'etsi-tl' ? [list.source.url] : [])))
   queries.forEach((authorities, c) => {
     authorities.forEach((authority, t) => {
+      const at = `${prefix}.dcqlQuery.credentials.${c}.trusted_authorities.${t}`
+      if (authority.type === 'etsi_tl')
+        authority.values.forEach((value, v) => {
+          if (!urls.has(value))
+            issues.push({
+              path: `${at}.values.${v}`,
+              message: `etsi_tl ${value} is the URL of none of this configuration's trust lists (trustListIds) of source type etsi-tl: no credential under it could verify`,
+            })
+        })
       const unknown = authority.type === 'aki' ? authority.values.filter((value) => !known.has(value)) : []
       if (unknown.length)
         issues.push({
-          path: `${prefix}.dcqlQuery.credentials.${c}.trusted_authorities.${t}`,
-          message: `aki ${unknown.join(', ')} names none of this configuration's issuer trust anchors (trustAnchors and the tenant's key chains): no credential under it could verify`,
+          path: at,
+          message: `aki ${unknown.join(', ')} names none of this configuration's issuer trust anchors (trustAnchors, its trust lists' certificates and the tenant's key chains): no credential under it could verify`,
         })
     })
   })

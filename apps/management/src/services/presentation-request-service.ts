@@ -208,7 +208,12 @@ export function createPresentationRequestService(
               responseUri,
               nonce,
               state,
-              dcqlQuery: await requestDcqlQuery(await deps.keys.keyChains(tenantId), config),
+              dcqlQuery: await requestDcqlQuery(
+                await deps.keys.keyChains(tenantId),
+                config,
+                await deps.tenants.trustLists(tenantId),
+                deps.now(),
+              ),
               encryptionJwk,
               transactionData,
             }),
@@ -300,7 +305,12 @@ async function dcApiRequests(
 ): Promise<{ protocol: DcApiProtocol; data: Record<string, unknown> }[]> {
   const params = dcApiRequestParams({
     ...request,
-    dcqlQuery: await requestDcqlQuery(await deps.keys.keyChains(tenantId), config),
+    dcqlQuery: await requestDcqlQuery(
+      await deps.keys.keyChains(tenantId),
+      config,
+      await deps.tenants.trustLists(tenantId),
+      deps.now(),
+    ),
   })
   const requests: { protocol: DcApiProtocol; data: Record<string, unknown> }[] = []
   for (const protocol of request.protocols) {

@@ -84,7 +84,12 @@ async function requestObjectUntraced(
       responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
       nonce: row.nonce,
       state: row.state,
-      dcqlQuery: await requestDcqlQuery(await deps.keys.keyChains(tenantId), config),
+      dcqlQuery: await requestDcqlQuery(
+        await deps.keys.keyChains(tenantId),
+        config,
+        await deps.tenants.trustLists(tenantId),
+        deps.now(),
+      ),
       encryptionJwk: encryptionJwk(deps, row) as Record<string, unknown>,
       transactionData: row.transactionData,
     }),

@@ -3,6 +3,7 @@ import {
   type DcqlQuery,
   exceedsJsonDepth,
   MAX_JSON_DEPTH,
+  type PresentationConfig,
   type PresentationResultEventBody,
   ProtocolError,
   safeParseAuthorizationResponse,
@@ -15,19 +16,21 @@ import {
   type MdocTranscript,
   PresentationRejected,
   selectClaims,
+  type TrustedListAnchors,
   verifyMdocPresentation,
   verifySdJwtPresentation,
 } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   type PresentationSessionRow,
+  type TrustListRow,
 } from '@credential-service/db-schema'
 import { findUnstorable } from '@credential-service/server-kit'
 import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
 import { encryptionJwk, RESPONSE_ENC_VALUES, type VerifierDeps } from './request-object'
 import { presentationTrust } from './status-list'
 import { trustAnchors } from './trust'
-import { trustListCertificates } from './trust-lists'
+import { etsiTrustedLists, trustListCertificates } from './trust-lists'
 
 type Form = Record<string, unknown>
 
@@ -243,7 +246,8 @@ export interface PresentationBinding {
 export async function verification(deps: VerifierDeps, row: PresentationSessionRow, now: Date) {
   const config = await deps.tenants.presentationConfig(row.tenantId, row.presentationConfigId)
   if (!config) return undefined
-  const lists = trustListCertificates(await deps.tenants.trustLists(row.tenantId), config.trustListIds, now)
+  const rows = await deps.tenants.trustLists(row.tenantId)
+  const lists = trustListCertificates(rows, config.trustListIds, now)
   const trust = presentationTrust({
     anchors: trustAnchors(await deps.keys.keyChains(row.tenantId), config, lists.certificates),
     acceptAnyIssuer: config.acceptAnyIssuer,
@@ -251,8 +255,32 @@ export async function verification(deps: VerifierDeps, row: PresentationSessionR
     outbound: deps.outbound,
     statusLists: deps.statusLists,
   })
-  return { config, trust, unusableTrustLists: lists.unusable }
+  return {
+    config,
+    trust: { ...trust, trustedLists: trustedListAnchors(rows, config, now) },
+    unusableTrustLists: lists.unusable,
+  }
 }
+/**
+ * The configuration's ETSI trusted lists by URL, for `etsi_tl` queries (OpenID4VP 1.0 §6.1.1.2):
+ * each list's current certificates as the anchors a matching chain validates to, or why it has none.
+ */
+function trustedListAnchors(
+  rows: TrustListRow[],
+  config: Pick<PresentationConfig, 'trustListIds'>,
+  now: Date,
+): Map<string, TrustedListAnchors> {
+  const byUrl = new Map<string, TrustedListAnchors>()
+  for (const list of etsiTrustedLists(rows, config.trustListIds, now)) {
+    const anchors = trustAnchors([], { trustAnchors: [] }, list.certificates)
+    const held = byUrl.get(list.url)
+    // Two lists at one URL: the current one's certificates count.
+    if (held && !held.unusable) held.anchors.push(...anchors)
+    else byUrl.set(list.url, { anchors, unusable: list.unusable })
+  }
+  return byUrl
+}
+
 type Verification = NonNullable<Awaited<ReturnType<typeof verification>>>
 
 /**

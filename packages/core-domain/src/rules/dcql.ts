@@ -41,20 +41,25 @@ export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): Val
         add(`${claimAt}.id`, 'every claim needs an id when claim_sets is used')
       }
     })
-    // OpenID4VP 1.0 §6.1.1: this verifier checks `aki` only; a query it cannot check is refused
-    // rather than sent to wallets and then ignored.
+    // OpenID4VP 1.0 §6.1.1: this verifier checks `aki` and `etsi_tl`; a query it cannot check
+    // (openid_federation, any other type) is refused rather than sent to wallets and then ignored.
     credential.trusted_authorities?.forEach((authority, t) => {
       const authorityAt = `${at}.trusted_authorities.${t}`
-      if (authority.type !== 'aki')
-        add(
-          `${authorityAt}.type`,
-          `'${authority.type}' cannot be checked by this verifier; only 'aki' (OpenID4VP 1.0 §6.1.1.1)`,
-        )
-      else
+      if (authority.type === 'aki')
         authority.values.forEach((value, v) => {
           if (!/^[A-Za-z0-9_-]+$/.test(value))
             add(`${authorityAt}.values.${v}`, 'a key identifier, base64url without padding')
         })
+      else if (authority.type === 'etsi_tl')
+        authority.values.forEach((value, v) => {
+          if (!URL.canParse(value))
+            add(`${authorityAt}.values.${v}`, 'the URL of an ETSI trusted list (OpenID4VP 1.0 §6.1.1.2)')
+        })
+      else
+        add(
+          `${authorityAt}.type`,
+          `'${authority.type}' cannot be checked by this verifier; only 'aki' and 'etsi_tl' (OpenID4VP 1.0 §6.1.1.1, §6.1.1.2)`,
+        )
     })
     if (credential.claim_sets && !credential.claims) add(`${at}.claim_sets`, 'claim_sets needs claims')
     for (const [s, set] of (credential.claim_sets ?? []).entries()) {

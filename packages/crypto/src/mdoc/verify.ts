@@ -114,7 +114,10 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
   const chain = document.issuerSigned.issuerAuth.certificateChain.map((der) =>
     parseCertificate(Buffer.from(der).toString('base64')),
   )
-  const authorityProblem = await trustedAuthoritiesRefusal(chain, check.trustedAuthorities, 'x5chain')
+  const authorityProblem = await trustedAuthoritiesRefusal(chain, check.trustedAuthorities, 'x5chain', {
+    byUrl: check.trustedLists ?? new Map(),
+    now: check.now,
+  })
   if (authorityProblem) throw new PresentationRejected(authorityProblem)
   let entry: StatusListEntry | undefined
   try {

@@ -83,7 +83,10 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
     throw new PresentationRejected('the x5c chain is not made of X.509 certificates')
   }
   const leaf = chain[0] as X509Certificate
-  const authorityProblem = await trustedAuthoritiesRefusal(chain, check.trustedAuthorities)
+  const authorityProblem = await trustedAuthoritiesRefusal(chain, check.trustedAuthorities, 'x5c', {
+    byUrl: check.trustedLists ?? new Map(),
+    now: check.now,
+  })
   if (authorityProblem) throw new PresentationRejected(authorityProblem)
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined

@@ -3294,7 +3294,7 @@ export interface components {
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
             /**
-             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors` and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
+             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors`, the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
              * @enum {string}
              */
             trustedAuthorities?: "from-anchors";
@@ -3352,7 +3352,7 @@ export interface components {
             /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
             trustAnchors?: string[];
             /**
-             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors` and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
+             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors`, the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
              * @enum {string}
              */
             trustedAuthorities?: "from-anchors";

@@ -74,6 +74,7 @@ export type { TenantCache, TenantCacheOptions, TenantSnapshot } from './tenant-c
 export { createTenantCache } from './tenant-cache'
 export { createTenantMemo, type TenantMemoOptions } from './tenant-memo'
 export { tenantMount } from './tenant-mount'
+export { trustListCertificates } from './trust-list-certificates'
 export type { TrustListRefreshDeps } from './trust-list-refresh'
 export { refreshDueTrustLists, scheduleTrustListRefresh } from './trust-list-refresh'
 export { SERVICE_VERSION } from './version'

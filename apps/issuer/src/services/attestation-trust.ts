@@ -6,7 +6,7 @@ import {
   validatePath,
 } from '@credential-service/crypto'
 import { createWalletProviderRepository } from '@credential-service/db-schema'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import { type ProtocolDeps, trustListCertificates } from '@credential-service/server-kit'
 import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose'
 import type { TenantScope } from '../tenant-scope'
 
@@ -24,7 +24,7 @@ export interface AttestedJwt {
   walletProviderId: string
 }
 
-/** A wallet provider's id and its trust anchors (PEM), as stored. */
+/** A wallet provider's id and its trust anchors (PEM): its own and its trust lists' current ones. */
 export interface TrustedProvider {
   id: string
   trustAnchors: string[]
@@ -33,12 +33,13 @@ export interface TrustedProvider {
 /**
  * Verifies a JWT signed by a wallet provider's attester (wallet attestation, ABCA §5.1; key
  * attestation, OpenID4VCI Appendix D.1): `typ`, an allowed alg, an `x5c` chain to one of the
- * tenant's wallet providers (see trustedProviderOf) and the signature of the leaf. Throws an
+ * tenant's wallet providers (see trustedProviderOf; a provider's anchors are its `trustAnchors` and
+ * the current certificates of its `trustListIds`) and the signature of the leaf. Throws an
  * AttestationError naming the failure; the caller maps it to its protocol error. Other errors
  * (the database) pass through.
  */
 export async function verifyAttestedJwt(
-  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now'>>,
+  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now' | 'tenants'>>,
   jwt: string,
   typ: string,
 ): Promise<AttestedJwt> {
@@ -63,8 +64,19 @@ export async function verifyAttestedJwt(
     }
   })
   const now = deps.now()
-  const providers = await createWalletProviderRepository(deps.db, tenantId).all()
-  const walletProviderId = await trustedProviderOf(chain, providers, now)
+  const providers = await providerAnchors(scope, now)
+  let walletProviderId: string
+  try {
+    walletProviderId = await trustedProviderOf(chain, providers, now)
+  } catch (error) {
+    // A refusal while a provider's trust list is failing closed says so: the likely cause is the list.
+    const unusable = providers.flatMap((provider) => provider.unusableTrustLists)
+    if (!(error instanceof AttestationError) || !unusable.length) throw error
+    throw new AttestationError(
+      `${error.message}; trust list(s) ${[...new Set(unusable)].join(', ')} contribute no certificates (fail closed)`,
+      { cause: error },
+    )
+  }
   try {
     const leaf = chain[0] as X509Certificate
     const { payload } = await jwtVerify(jwt, leaf.publicKey, { typ, algorithms: ACCEPTED, currentDate: now })
@@ -75,6 +87,30 @@ export async function verifyAttestedJwt(
       { cause },
     )
   }
+}
+
+/**
+ * The tenant's wallet providers with their anchors at `now`: `trustAnchors` and the current
+ * certificates of the trust lists they name (from the tenant cache, which follows list refreshes);
+ * a list past NextUpdate + grace or not fetched yet contributes nothing and is named.
+ */
+async function providerAnchors(
+  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'tenants'>>,
+  now: Date,
+): Promise<(TrustedProvider & { unusableTrustLists: string[] })[]> {
+  const { deps, tenantId } = scope
+  const providers = await createWalletProviderRepository(deps.db, tenantId).all()
+  const lists = providers.some((provider) => provider.trustListIds?.length)
+    ? await deps.tenants.trustLists(tenantId)
+    : []
+  return providers.map((provider) => {
+    const fromLists = trustListCertificates(lists, provider.trustListIds, now)
+    return {
+      id: provider.id,
+      trustAnchors: [...provider.trustAnchors, ...fromLists.certificates],
+      unusableTrustLists: fromLists.unusable,
+    }
+  })
 }
 
 /**

@@ -1,19 +1,2 @@
-import type { TrustListRow } from '@credential-service/db-schema'
-import { trustListState } from '@credential-service/db-schema'
-
-/**
- * The certificates a presentation configuration's trust lists contribute at `now`, and the lists
- * that contribute nothing because they are past NextUpdate + grace or never fetched (fail closed).
- */
-export function trustListCertificates(lists: TrustListRow[], ids: string[] | undefined, now: Date) {
-  const certificates: string[] = []
-  const unusable: string[] = []
-  for (const id of ids ?? []) {
-    const list = lists.find((row) => row.id === id)
-    if (!list) continue
-    const state = trustListState(list, now)
-    if (state === 'current') certificates.push(...list.certificates)
-    else unusable.push(`'${id}' (${state === 'expired' ? 'past NextUpdate + grace' : 'not fetched yet'})`)
-  }
-  return { certificates, unusable }
-}
+// Shared with the issuer (wallet providers' trust lists): see server-kit.
+export { trustListCertificates } from '@credential-service/server-kit'

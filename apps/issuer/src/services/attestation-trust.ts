@@ -1,11 +1,12 @@
 import type { X509Certificate } from 'node:crypto'
+import type { WalletProvider } from '@credential-service/core-domain'
 import {
   ATTESTATION_PROFILE,
   MAX_CHAIN_LENGTH,
   parseCertificate,
   validatePath,
 } from '@credential-service/crypto'
-import { createWalletProviderRepository } from '@credential-service/db-schema'
+import { createWalletProviderRepository, type TrustListRow } from '@credential-service/db-schema'
 import { type ProtocolDeps, trustListCertificates } from '@credential-service/server-kit'
 import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose'
 import type { TenantScope } from '../tenant-scope'
@@ -28,6 +29,8 @@ export interface AttestedJwt {
 export interface TrustedProvider {
   id: string
   trustAnchors: string[]
+  /** Its trust lists that contribute nothing now (fail closed), as trustListCertificates names them. */
+  unusableTrustLists?: string[]
 }
 
 /**
@@ -64,19 +67,11 @@ export async function verifyAttestedJwt(
     }
   })
   const now = deps.now()
-  const providers = await providerAnchors(scope, now)
-  let walletProviderId: string
-  try {
-    walletProviderId = await trustedProviderOf(chain, providers, now)
-  } catch (error) {
-    // A refusal while a provider's trust list is failing closed says so: the likely cause is the list.
-    const unusable = providers.flatMap((provider) => provider.unusableTrustLists)
-    if (!(error instanceof AttestationError) || !unusable.length) throw error
-    throw new AttestationError(
-      `${error.message}; trust list(s) ${[...new Set(unusable)].join(', ')} contribute no certificates (fail closed)`,
-      { cause: error },
-    )
-  }
+  const providers = await createWalletProviderRepository(deps.db, tenantId).all()
+  const lists = providers.some((provider) => provider.trustListIds?.length)
+    ? await deps.tenants.trustLists(tenantId)
+    : []
+  const walletProviderId = await trustedProviderOf(chain, walletProviderTrust(providers, lists, now), now)
   try {
     const leaf = chain[0] as X509Certificate
     const { payload } = await jwtVerify(jwt, leaf.publicKey, { typ, algorithms: ACCEPTED, currentDate: now })
@@ -91,18 +86,14 @@ export async function verifyAttestedJwt(
 
 /**
  * The tenant's wallet providers with their anchors at `now`: `trustAnchors` and the current
- * certificates of the trust lists they name (from the tenant cache, which follows list refreshes);
- * a list past NextUpdate + grace or not fetched yet contributes nothing and is named.
+ * certificates of the trust lists they name (read from the tenant cache, which follows list
+ * changes and refreshes); a list past NextUpdate + grace or not fetched yet contributes nothing.
  */
-async function providerAnchors(
-  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'tenants'>>,
+export function walletProviderTrust(
+  providers: Pick<WalletProvider, 'id' | 'trustAnchors' | 'trustListIds'>[],
+  lists: TrustListRow[],
   now: Date,
-): Promise<(TrustedProvider & { unusableTrustLists: string[] })[]> {
-  const { deps, tenantId } = scope
-  const providers = await createWalletProviderRepository(deps.db, tenantId).all()
-  const lists = providers.some((provider) => provider.trustListIds?.length)
-    ? await deps.tenants.trustLists(tenantId)
-    : []
+): TrustedProvider[] {
   return providers.map((provider) => {
     const fromLists = trustListCertificates(lists, provider.trustListIds, now)
     return {
@@ -136,9 +127,15 @@ export async function trustedProviderOf(
     const found = anchors.find(({ anchor }) => anchor === validation.anchor)
     if (found) return found.id
   }
-  throw new AttestationError(
+  const reason =
     validation.valid || validation.untrusted
       ? 'x5c does not chain to a trusted wallet provider'
-      : validation.reason,
+      : validation.reason
+  // A refusal while a provider's trust list is failing closed says so: the likely cause is the list.
+  const unusable = [...new Set(providers.flatMap((provider) => provider.unusableTrustLists ?? []))]
+  throw new AttestationError(
+    unusable.length
+      ? `${reason}; trust list(s) ${unusable.join(', ')} contribute no certificates (fail closed)`
+      : reason,
   )
 }

@@ -107,12 +107,18 @@ describe('config:migrate (spec §9.2 mapping)', () => {
     ] as const) {
       const path = join(dir, tenant, folder)
       mkdirSync(path, { recursive: true })
-      writeFileSync(join(path, folder === 'trust-lists' ? 'wallets.json' : 'listed.json'), JSON.stringify(body))
+      writeFileSync(
+        join(path, folder === 'trust-lists' ? 'wallets.json' : 'listed.json'),
+        JSON.stringify(body),
+      )
     }
     const out = join(temp(), 'v5')
     const result = migrateConfigDir(dir, out)
     expect(result.written).toEqual(
-      expect.arrayContaining([`${tenant}/trust-lists/wallets.json`, `${tenant}/wallet-providers/listed.json`]),
+      expect.arrayContaining([
+        `${tenant}/trust-lists/wallets.json`,
+        `${tenant}/wallet-providers/listed.json`,
+      ]),
     )
     expect(read(join(out, tenant, 'trust-lists', 'wallets.json'))).toStrictEqual(list)
     expect(read(join(out, tenant, 'wallet-providers', 'listed.json'))).toStrictEqual(provider)

@@ -368,5 +368,47 @@ describe.each(testDatabases())(
       })
       expect(atA.statusCode, atA.body).toBe(200)
     })
+
+    it('trust lists: tenant B trusts A’s wallet provider through a PEM trust list its provider names, and no longer once the provider drops it', async () => {
+      const api = (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+        app.inject({ method, url, headers: adminB, ...(payload ? { payload } : {}) })
+      const list = await api('POST', '/api/trust-lists', {
+        id: 'wallets',
+        source: { type: 'pem', certificates: [trusted.rootPem] },
+      })
+      expect(list.statusCode, list.body).toBe(201)
+      const provider = await api('POST', '/api/wallet-providers', {
+        id: 'listed',
+        name: 'Listed',
+        trustListIds: ['wallets'],
+      })
+      expect(provider.statusCode, provider.body).toBe(201)
+      const holder = await keyPair()
+      const attested = async () =>
+        credential(
+          await accessToken('attested', tenantB),
+          { attestation: [await keyAttestation([holder], { nonce: await cNonce(tenantB) })] },
+          'attested',
+          tenantB,
+        )
+      const accepted = await attested()
+      expect(accepted.statusCode, accepted.body).toBe(200)
+      expect((await api('DELETE', '/api/trust-lists/wallets')).statusCode, 'named by the provider').toBe(409)
+
+      const dropped = await api('PUT', '/api/wallet-providers/listed', {
+        id: 'listed',
+        name: 'Listed',
+        trustAnchors: [(await attester('Someone else')).rootPem],
+      })
+      expect(dropped.statusCode, dropped.body).toBe(200)
+      const refused = await attested()
+      expect(refused.statusCode).toBe(400)
+      expect(refused.json()).toStrictEqual({
+        error: 'invalid_proof',
+        error_description: 'the key attestation is refused: x5c does not chain to a trusted wallet provider',
+      })
+      expect((await api('DELETE', '/api/wallet-providers/listed')).statusCode).toBe(204)
+      expect((await api('DELETE', '/api/trust-lists/wallets')).statusCode).toBe(204)
+    })
   },
 )

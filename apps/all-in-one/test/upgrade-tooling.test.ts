@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import {
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -94,6 +95,33 @@ describe('config:migrate (spec §9.2 mapping)', () => {
         ),
       ]),
     )
+  })
+
+  it('trust-lists/ and wallet-providers/ of a folder pass through unchanged', () => {
+    const { dir, tenant } = legacyCopy()
+    const list = { source: { type: 'pem', certificates: ['${WALLET_ROOT}'] } }
+    const provider = { name: 'Listed', trustListIds: ['wallets'] }
+    for (const [folder, body] of [
+      ['trust-lists', list],
+      ['wallet-providers', provider],
+    ] as const) {
+      const path = join(dir, tenant, folder)
+      mkdirSync(path, { recursive: true })
+      writeFileSync(
+        join(path, folder === 'trust-lists' ? 'wallets.json' : 'listed.json'),
+        JSON.stringify(body),
+      )
+    }
+    const out = join(temp(), 'v5')
+    const result = migrateConfigDir(dir, out)
+    expect(result.written).toEqual(
+      expect.arrayContaining([
+        `${tenant}/trust-lists/wallets.json`,
+        `${tenant}/wallet-providers/listed.json`,
+      ]),
+    )
+    expect(read(join(out, tenant, 'trust-lists', 'wallets.json'))).toStrictEqual(list)
+    expect(read(join(out, tenant, 'wallet-providers', 'listed.json'))).toStrictEqual(provider)
   })
 
   it('the SD-JWT mapping: defaults equal the v1 claims, disclosable as the frame said, metadata as display/mandatory', () => {

@@ -76,6 +76,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
             attributeProviders: 1,
             webhookEndpoints: 1,
             loginProviders: 0,
+            trustLists: 0,
             walletProviders: 0,
             credentials: 2,
             presentations: 1,
@@ -129,6 +130,89 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
         message: 'not a valid PEM X.509 certificate',
       },
     ])
+  })
+
+  it('trust-lists/ are imported before the presentations and wallet providers that name them; a bad or unknown list is an issue naming file and path', async () => {
+    const keys = await generateKeyPair('ES256')
+    const anchor = await createCertificate({
+      subjectPublicJwk: keys.publicJwk,
+      subject: 'CN=Listed Root',
+      issuerPrivateJwk: keys.privateJwk,
+      validityDays: 30,
+      ca: true,
+    })
+    const dcqlQuery = {
+      credentials: [{ id: 'x', format: 'dc+sd-jwt', meta: { vct_values: ['urn:example:x'] } }],
+    }
+    const tenant = random('tl')
+    const files = {
+      [`${tenant}/key-chains/k.json`]: keyChain,
+      [`${tenant}/trust-lists/issuers.json`]: { source: { type: 'pem', certificates: [anchor] } },
+      [`${tenant}/presentations/pid.json`]: { keyChainId: 'k', dcqlQuery, trustListIds: ['issuers'] },
+      [`${tenant}/wallet-providers/w.json`]: { name: 'Listed wallets', trustListIds: ['issuers'] },
+    }
+    const report = await run(tree(files))
+    expect(report.tenants[0]?.issues).toStrictEqual([])
+    expect(report.tenants[0]?.counts).toMatchObject({ trustLists: 1, presentations: 1, walletProviders: 1 })
+    const admin = await h.createClient(tenant, ['presentation:config', 'issuance:config'])
+    const get = async (url: string) => (await h.app.inject({ url, headers: admin.auth })).json()
+    expect(await get('/api/trust-lists/issuers')).toMatchObject({
+      id: 'issuers',
+      source: { type: 'pem', certificates: [anchor] },
+      status: { state: 'current', certificateCount: 1 },
+    })
+    expect((await get('/api/presentations/pid')).trustListIds).toStrictEqual(['issuers'])
+    expect(await get('/api/wallet-providers/w')).toMatchObject({
+      trustAnchors: [],
+      trustListIds: ['issuers'],
+    })
+    // Idempotent: a second run brings the list to the file's state again.
+    expect((await run(tree(files))).ok).toBe(true)
+
+    const bad = random('tl')
+    const rejected = await run(
+      tree({
+        [`${bad}/key-chains/k.json`]: keyChain,
+        [`${bad}/trust-lists/broken.json`]: { source: { type: 'pem', certificates: ['nope'] } },
+        [`${bad}/trust-lists/remote.json`]: {
+          source: { type: 'etsi-tl', url: 'https://10.0.0.1/tl.xml', signerCertificates: [anchor] },
+        },
+        [`${bad}/presentations/pid.json`]: { keyChainId: 'k', dcqlQuery, trustListIds: ['missing'] },
+        [`${bad}/wallet-providers/w.json`]: { name: 'W', trustListIds: ['missing'] },
+      }),
+    )
+    expect(rejected.tenants[0]?.status).toBe('rejected')
+    expect(rejected.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${bad}/trust-lists/broken.json`,
+        path: 'source.certificates.0',
+        message: 'not a valid PEM X.509 certificate',
+      },
+      { file: `${bad}/trust-lists/remote.json`, path: 'source.url', message: expect.any(String) },
+    ])
+    expect(await tenantExists(bad)).toBe(false)
+    // With valid lists, references to a list neither in the folder nor stored are issues too.
+    const unknown = random('tl')
+    const missing = await run(
+      tree({
+        [`${unknown}/key-chains/k.json`]: keyChain,
+        [`${unknown}/presentations/pid.json`]: { keyChainId: 'k', dcqlQuery, trustListIds: ['missing'] },
+        [`${unknown}/wallet-providers/w.json`]: { name: 'W', trustListIds: ['missing'] },
+      }),
+    )
+    expect(missing.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${unknown}/wallet-providers/w.json`,
+        path: 'trustListIds.0',
+        message: "no trust list 'missing' in this tenant",
+      },
+      {
+        file: `${unknown}/presentations/pid.json`,
+        path: 'trustListIds.0',
+        message: "no trust list 'missing' in this tenant",
+      },
+    ])
+    expect(await tenantExists(unknown)).toBe(false)
   })
 
   it('is idempotent: a second run changes no keys and creates nothing twice', async () => {

@@ -99,6 +99,59 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
     expect(deleted.statusCode).toBe(204)
   })
 
+  describe('trust lists', () => {
+    const list = (id: string) =>
+      create(admin, { id, source: { type: 'pem', certificates: [anchor] } }, '/api/trust-lists')
+
+    it('a provider may be trusted only through trust lists: unknown ids are 422, a named list cannot be deleted (409)', async () => {
+      const listId = random('tl')
+      expect((await list(listId)).statusCode).toBe(201)
+      const id = random('wp')
+      const unknown = await create(admin, { id, name: 'Listed', trustListIds: [listId, 'missing'] })
+      expect(unknown.statusCode).toBe(422)
+      expect(unknown.json().errors).toStrictEqual([
+        { path: 'body.trustListIds.1', message: "no trust list 'missing' in this tenant" },
+      ])
+      const created = await create(admin, { id, name: 'Listed', trustListIds: [listId] })
+      expect(created.statusCode, created.body).toBe(201)
+      expect(created.json()).toMatchObject({ trustAnchors: [], trustListIds: [listId] })
+      const refused = await h.app.inject({
+        method: 'DELETE',
+        url: `/api/trust-lists/${listId}`,
+        headers: admin.auth,
+      })
+      expect(refused.statusCode).toBe(409)
+      expect(refused.json().detail).toBe(
+        `trust list '${listId}' is named by wallet provider(s) '${id}'; remove it from their trustListIds first`,
+      )
+      // Without the list (and with an anchor instead) the list is free to go.
+      const replaced = await h.app.inject({
+        method: 'PUT',
+        url: `/api/wallet-providers/${id}`,
+        headers: admin.auth,
+        payload: { id, name: 'Listed', trustAnchors: [anchor] },
+      })
+      expect(replaced.statusCode, replaced.body).toBe(200)
+      expect(replaced.json().trustListIds).toBeUndefined()
+      const deleted = await h.app.inject({
+        method: 'DELETE',
+        url: `/api/trust-lists/${listId}`,
+        headers: admin.auth,
+      })
+      expect(deleted.statusCode).toBe(204)
+    })
+
+    it('another tenant’s list cannot be named', async () => {
+      const listId = random('tl')
+      expect((await list(listId)).statusCode).toBe(201)
+      const response = await create(adminB, { id: random('wp'), name: 'B', trustListIds: [listId] })
+      expect(response.statusCode).toBe(422)
+      expect(response.json().errors).toStrictEqual([
+        { path: 'body.trustListIds.0', message: `no trust list '${listId}' in this tenant` },
+      ])
+    })
+  })
+
   describe('error', () => {
     it('RFC 9457: a trust anchor that is not a PEM certificate is a 422 naming it', async () => {
       const response = await create(admin, {
@@ -116,9 +169,17 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
       })
     })
 
-    it('a body without trust anchors is a 400', async () => {
-      const response = await create(admin, { id: random('wp'), name: 'Empty', trustAnchors: [] })
-      expect(response.statusCode).toBe(400)
+    it('a provider with neither trust anchors nor trust lists is a 422', async () => {
+      for (const body of [{ trustAnchors: [] }, {}]) {
+        const response = await create(admin, { id: random('wp'), name: 'Empty', ...body })
+        expect(response.statusCode).toBe(422)
+        expect(response.json().errors).toStrictEqual([
+          {
+            path: 'body.trustAnchors',
+            message: 'a wallet provider needs a trust anchor, or a trust list in trustListIds',
+          },
+        ])
+      }
     })
   })
 

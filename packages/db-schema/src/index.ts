@@ -100,7 +100,7 @@ export {
 } from './repositories/status-lists'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
-export type { TrustListFetchResult, TrustListRepository } from './repositories/trust-lists'
+export type { TrustListFetchResult, TrustListRepository, TrustListUsers } from './repositories/trust-lists'
 export {
   claimDueTrustLists,
   createTrustListRepository,

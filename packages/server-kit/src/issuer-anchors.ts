@@ -45,8 +45,9 @@ export function issuerTrustAnchors(
 }
 
 /**
- * The certificates a presentation configuration's trust lists contribute at `now`, and the lists
- * that contribute nothing because they are past NextUpdate + grace or never fetched (fail closed).
+ * The certificates the trust lists named by `ids` (a presentation configuration's or a wallet
+ * provider's) contribute at `now`, and the lists that contribute nothing because they are past
+ * NextUpdate + grace or never fetched (fail closed).
  */
 export function trustListCertificates(lists: TrustListRow[], ids: string[] | undefined, now: Date) {
   const certificates: string[] = []

@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto'
 import { createCertificate, generateKeyPair } from '@credential-service/crypto'
+import type { TrustListRow } from '@credential-service/db-schema'
 import { describe, expect, it } from 'vitest'
-import { trustedProviderOf } from './attestation-trust'
+import { trustedProviderOf, walletProviderTrust } from './attestation-trust'
 
 const NOW = new Date('2026-03-01T00:00:00Z')
 const DAY = 86_400_000
@@ -131,6 +132,61 @@ describe('attestation x5c path validation (RFC 5280 §6.1; HAIP §4.5.1; ABCA §
     const caLeaf = await issue('CN=CA as leaf', { issuer: root, ca: true })
     await expect(trustedProviderOf(chainOf(caLeaf), trust(root), NOW)).rejects.toThrow(
       'the x5c leaf may not sign (keyUsage without digitalSignature)',
+    )
+  })
+})
+
+describe('wallet providers trusted through trust lists (docs/trust-lists.md)', async () => {
+  const root = await issue('CN=Listed Root', { ca: true, pathLength: 1 })
+  const leaf = await issue('CN=Listed Attester', { issuer: root })
+  /** A fetched list holding `root`, whose NextUpdate is `nextUpdate` (grace 0). */
+  const fetched = (id: string, nextUpdate: Date): TrustListRow => ({
+    tenantId: 't',
+    id,
+    description: null,
+    source: {
+      type: 'etsi-tl',
+      url: 'https://lists.example/tl.xml',
+      signerCertificates: [],
+      refreshSeconds: 3600,
+    },
+    graceSeconds: 0,
+    certificates: [root.pem],
+    listIssuedAt: new Date(NOW.getTime() - DAY),
+    nextUpdate,
+    fetchedAt: new Date(NOW.getTime() - DAY),
+    lastError: null,
+    lastErrorAt: null,
+    nextRefreshAt: NOW,
+    createdAt: NOW,
+    updatedAt: NOW,
+  })
+  const providers = [
+    { id: 'other', trustAnchors: [] },
+    { id: 'listed', trustAnchors: [], trustListIds: ['wallets'] },
+  ]
+
+  it('a current list’s certificates are the provider’s anchors, next to its trustAnchors', async () => {
+    const lists = [fetched('wallets', new Date(NOW.getTime() + DAY))]
+    const trust = walletProviderTrust(providers, lists, NOW)
+    expect(trust[1]).toStrictEqual({ id: 'listed', trustAnchors: [root.pem], unusableTrustLists: [] })
+    expect(await trustedProviderOf(chainOf(leaf), trust, NOW)).toBe('listed')
+  })
+
+  it('fail closed: a list past NextUpdate + grace contributes nothing, and the refusal names it', async () => {
+    const lists = [fetched('wallets', new Date(NOW.getTime() - 1000))]
+    const trust = walletProviderTrust(providers, lists, NOW)
+    expect(trust[1]?.trustAnchors).toStrictEqual([])
+    await expect(trustedProviderOf(chainOf(leaf), trust, NOW)).rejects.toThrow(
+      "x5c does not chain to a trusted wallet provider; trust list(s) 'wallets' (past NextUpdate + grace) contribute no certificates (fail closed)",
+    )
+  })
+
+  it('a provider no longer naming the list does not trust its certificates', async () => {
+    const lists = [fetched('wallets', new Date(NOW.getTime() + DAY))]
+    const trust = walletProviderTrust([{ id: 'listed', trustAnchors: [] }], lists, NOW)
+    await expect(trustedProviderOf(chainOf(leaf), trust, NOW)).rejects.toThrow(
+      'x5c does not chain to a trusted wallet provider',
     )
   })
 })

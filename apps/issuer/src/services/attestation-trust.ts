@@ -1,12 +1,13 @@
 import type { X509Certificate } from 'node:crypto'
+import type { WalletProvider } from '@credential-service/core-domain'
 import {
   ATTESTATION_PROFILE,
   MAX_CHAIN_LENGTH,
   parseCertificate,
   validatePath,
 } from '@credential-service/crypto'
-import { createWalletProviderRepository } from '@credential-service/db-schema'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import { createWalletProviderRepository, type TrustListRow } from '@credential-service/db-schema'
+import { type ProtocolDeps, trustListCertificates } from '@credential-service/server-kit'
 import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose'
 import type { TenantScope } from '../tenant-scope'
 
@@ -24,21 +25,24 @@ export interface AttestedJwt {
   walletProviderId: string
 }
 
-/** A wallet provider's id and its trust anchors (PEM), as stored. */
+/** A wallet provider's id and its trust anchors (PEM): its own and its trust lists' current ones. */
 export interface TrustedProvider {
   id: string
   trustAnchors: string[]
+  /** Its trust lists that contribute nothing now (fail closed), as trustListCertificates names them. */
+  unusableTrustLists?: string[]
 }
 
 /**
  * Verifies a JWT signed by a wallet provider's attester (wallet attestation, ABCA §5.1; key
  * attestation, OpenID4VCI Appendix D.1): `typ`, an allowed alg, an `x5c` chain to one of the
- * tenant's wallet providers (see trustedProviderOf) and the signature of the leaf. Throws an
+ * tenant's wallet providers (see trustedProviderOf; a provider's anchors are its `trustAnchors` and
+ * the current certificates of its `trustListIds`) and the signature of the leaf. Throws an
  * AttestationError naming the failure; the caller maps it to its protocol error. Other errors
  * (the database) pass through.
  */
 export async function verifyAttestedJwt(
-  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now'>>,
+  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now' | 'tenants'>>,
   jwt: string,
   typ: string,
 ): Promise<AttestedJwt> {
@@ -64,7 +68,10 @@ export async function verifyAttestedJwt(
   })
   const now = deps.now()
   const providers = await createWalletProviderRepository(deps.db, tenantId).all()
-  const walletProviderId = await trustedProviderOf(chain, providers, now)
+  const lists = providers.some((provider) => provider.trustListIds?.length)
+    ? await deps.tenants.trustLists(tenantId)
+    : []
+  const walletProviderId = await trustedProviderOf(chain, walletProviderTrust(providers, lists, now), now)
   try {
     const leaf = chain[0] as X509Certificate
     const { payload } = await jwtVerify(jwt, leaf.publicKey, { typ, algorithms: ACCEPTED, currentDate: now })
@@ -75,6 +82,26 @@ export async function verifyAttestedJwt(
       { cause },
     )
   }
+}
+
+/**
+ * The tenant's wallet providers with their anchors at `now`: `trustAnchors` and the current
+ * certificates of the trust lists they name (read from the tenant cache, which follows list
+ * changes and refreshes); a list past NextUpdate + grace or not fetched yet contributes nothing.
+ */
+export function walletProviderTrust(
+  providers: Pick<WalletProvider, 'id' | 'trustAnchors' | 'trustListIds'>[],
+  lists: TrustListRow[],
+  now: Date,
+): TrustedProvider[] {
+  return providers.map((provider) => {
+    const fromLists = trustListCertificates(lists, provider.trustListIds, now)
+    return {
+      id: provider.id,
+      trustAnchors: [...provider.trustAnchors, ...fromLists.certificates],
+      unusableTrustLists: fromLists.unusable,
+    }
+  })
 }
 
 /**
@@ -100,9 +127,15 @@ export async function trustedProviderOf(
     const found = anchors.find(({ anchor }) => anchor === validation.anchor)
     if (found) return found.id
   }
-  throw new AttestationError(
+  const reason =
     validation.valid || validation.untrusted
       ? 'x5c does not chain to a trusted wallet provider'
-      : validation.reason,
+      : validation.reason
+  // A refusal while a provider's trust list is failing closed says so: the likely cause is the list.
+  const unusable = [...new Set(providers.flatMap((provider) => provider.unusableTrustLists ?? []))]
+  throw new AttestationError(
+    unusable.length
+      ? `${reason}; trust list(s) ${unusable.join(', ')} contribute no certificates (fail closed)`
+      : reason,
   )
 }

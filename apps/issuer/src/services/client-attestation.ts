@@ -30,7 +30,7 @@ const invalidClient = (description: string, cause?: unknown) =>
  */
 export async function authenticateWalletClient(
   scope: TenantScope<
-    Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl'> & { attestationChallenges: ServerNonces }
+    Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl' | 'tenants'> & { attestationChallenges: ServerNonces }
   >,
   request: { headers: IncomingHttpHeaders; clientId?: string | undefined },
 ): Promise<WalletClient | undefined> {

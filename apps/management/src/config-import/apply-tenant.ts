@@ -8,6 +8,7 @@ import {
   createLoginProviderRepository,
   createPresentationConfigRepository,
   createTenantRepository,
+  createTrustListRepository,
   createWalletProviderRepository,
   createWebhookEndpointRepository,
   credentialConfigColumns,
@@ -16,6 +17,8 @@ import {
   lockTenant,
   presentationConfigColumns,
   recordAudit,
+  type TrustListRow,
+  trustListColumns,
 } from '@credential-service/db-schema'
 import {
   type ConfigServiceDeps,
@@ -23,7 +26,11 @@ import {
   loginProviderColumns,
   walletProviderColumns,
 } from '../services/config-service'
-import { credentialConfigIssues, presentationConfigIssues } from '../services/config-validation'
+import {
+  credentialConfigIssues,
+  missingTrustLists,
+  presentationConfigIssues,
+} from '../services/config-validation'
 import { ensureDefaultKeyChain } from '../services/default-key-chain'
 import { type KeyChainServiceDeps, keyChainColumns } from '../services/key-chain-service'
 import type { ImportIssue } from './read-config-dir'
@@ -47,6 +54,7 @@ export interface AppliedCounts {
   attributeProviders: number
   webhookEndpoints: number
   loginProviders: number
+  trustLists: number
   walletProviders: number
   credentials: number
   presentations: number
@@ -119,8 +127,20 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       rejected.push(...issues.map((issue) => ({ file, ...issue })))
       if (!issues.length) await loginProviders.upsert(columns, tx)
     }
+    // Trust lists before what names them: wallet providers and presentation configurations.
+    const trustLists = createTrustListRepository(db, tenantId)
+    for (const { data } of plan.trustLists) {
+      const previous = (await trustLists.row(data.id, tx)) as TrustListRow | undefined
+      await trustLists.upsert(trustListColumns(data, previous, now), tx)
+    }
     const walletProviders = createWalletProviderRepository(db, tenantId)
-    for (const { data } of plan.walletProviders) await walletProviders.upsert(walletProviderColumns(data), tx)
+    for (const { file, data } of plan.walletProviders) {
+      const issues = await missingTrustLists(db, tenantId, data.trustListIds, '', tx)
+      rejected.push(
+        ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
+      )
+      if (!issues.length) await walletProviders.upsert(walletProviderColumns(data), tx)
+    }
 
     if (plan.settings?.defaultKeyChainId !== undefined) {
       const id = plan.settings.defaultKeyChainId
@@ -174,6 +194,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       attributeProviders: plan.attributeProviders.length,
       webhookEndpoints: plan.webhookEndpoints.length,
       loginProviders: plan.loginProviders.length,
+      trustLists: plan.trustLists.length,
       walletProviders: plan.walletProviders.length,
       credentials: plan.credentials.length,
       presentations: plan.presentations.length,
@@ -242,6 +263,7 @@ function countFiles(plan: TenantPlan) {
     plan.attributeProviders.length +
     plan.webhookEndpoints.length +
     plan.loginProviders.length +
+    plan.trustLists.length +
     plan.walletProviders.length +
     plan.credentials.length +
     plan.presentations.length +

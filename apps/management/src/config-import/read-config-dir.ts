@@ -14,6 +14,7 @@ export const RESOURCE_KINDS = [
   'attribute-providers',
   'webhook-endpoints',
   'login-providers',
+  'trust-lists',
   'wallet-providers',
   'credentials',
   'presentations',

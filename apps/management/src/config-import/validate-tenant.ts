@@ -14,6 +14,7 @@ import {
   type OutboundUrlPolicy,
   type PresentationConfigData,
   type TenantUpdate,
+  type TrustListData,
   type ValidationIssue,
   type WalletProviderData,
   type WebhookEndpointData,
@@ -25,11 +26,13 @@ import {
   zPresentationConfigInput,
   zTenantId,
   zTenantUpdate,
+  zTrustListInput,
   zWalletProviderInput,
   zWebhookEndpointInput,
 } from '@credential-service/core-domain'
 import type { z } from 'zod'
 import { walletProviderIssues } from '../services/config-service'
+import { trustListIssues } from '../services/trust-list-service'
 import type { ConfigFile, ImportIssue, TenantFolder } from './read-config-dir'
 
 /** A parsed resource and the file it came from (for the report). */
@@ -46,6 +49,7 @@ export interface TenantPlan {
   attributeProviders: Planned<AttributeProviderData>[]
   loginProviders: Planned<LoginProviderData>[]
   webhookEndpoints: Planned<WebhookEndpointData>[]
+  trustLists: Planned<TrustListData>[]
   walletProviders: Planned<WalletProviderData>[]
   credentials: Planned<CredentialConfigBody>[]
   presentations: Planned<PresentationConfigData>[]
@@ -99,7 +103,7 @@ const located = (file: string, list: ValidationIssue[]): ImportIssue[] =>
 /**
  * Checks every file of a tenant folder without touching the database: shapes, removed 4.x/3.x
  * fields (named with their replacement), configuration and DCQL rules, URL policy (endpoint URLs,
- * redirect URIs), and references to ids that the folder itself defines (references to existing
+ * redirect URIs, trust list URLs), trust list and wallet provider certificates, and references to ids that the folder itself defines (references to existing
  * rows are checked on apply).
  */
 export function validateTenantFolder(
@@ -121,6 +125,7 @@ export function validateTenantFolder(
     attributeProviders: [],
     loginProviders: [],
     webhookEndpoints: [],
+    trustLists: [],
     walletProviders: [],
     credentials: [],
     presentations: [],
@@ -153,6 +158,13 @@ export function validateTenantFolder(
     const urlIssues = checkOutboundUrl(parsed.issuer, outbound, 'issuer')
     issues.push(...urlIssues.map((issue) => ({ file: file.file, ...issue })))
     if (!urlIssues.length) plan.loginProviders.push({ file: file.file, data: parsed })
+  }
+  for (const file of folder.files['trust-lists']) {
+    const parsed = parse(zTrustListInput, file, issues)
+    if (!parsed) continue
+    const listIssues = located(file.file, trustListIssues(parsed, { outbound }))
+    issues.push(...listIssues)
+    if (!listIssues.length) plan.trustLists.push({ file: file.file, data: parsed })
   }
   for (const file of folder.files['wallet-providers']) {
     const parsed = parse(zWalletProviderInput, file, issues)

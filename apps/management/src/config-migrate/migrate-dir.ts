@@ -109,6 +109,8 @@ export function migrateConfigDir(input: string, output: string): MigrationResult
       'key-chains',
       'attribute-providers',
       'webhook-endpoints',
+      'trust-lists',
+      'wallet-providers',
       'presentations',
       'clients',
     ]) {

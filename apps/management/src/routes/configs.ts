@@ -41,13 +41,14 @@ const LOGIN_PROVIDERS = [
 ].join('\n\n')
 
 const WALLET_PROVIDERS = [
-  "Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.",
-  '`trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.',
+  "Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.",
+  '`trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.',
+  '`trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.',
   'Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.',
 ].join('\n\n')
 
 const TRUST_LISTS = [
-  'Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.',
+  'Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.',
   '`source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).',
   'Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.',
 ].join('\n\n')
@@ -173,7 +174,7 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           label: 'trust list',
           tag: 'trust-lists',
           deleteSummary:
-            'Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`',
+            'Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`',
           description: TRUST_LISTS,
           roles: {
             read: ['presentation:config', 'issuance:config'],

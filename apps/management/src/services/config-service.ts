@@ -41,7 +41,7 @@ import {
   presentationConfigColumns,
   recordAudit,
 } from '@credential-service/db-schema'
-import { credentialConfigIssues, presentationConfigIssues } from './config-validation'
+import { credentialConfigIssues, missingTrustLists, presentationConfigIssues } from './config-validation'
 import { ensureDefaultKeyChain } from './default-key-chain'
 import type { KeyChainServiceDeps } from './key-chain-service'
 
@@ -351,7 +351,8 @@ export function loginProviderColumns(
 
 /**
  * Trusted wallet providers (wallet and key attestations chain to their anchors): every anchor must
- * parse as an X.509 certificate, else 422 naming it.
+ * parse as an X.509 certificate, else 422 naming it; the trust lists named must exist (locked FOR
+ * SHARE until the save commits, so none is deleted meanwhile).
  */
 export function createWalletProviderService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
   const base = collection<WalletProvider>(
@@ -361,13 +362,22 @@ export function createWalletProviderService(deps: ConfigServiceDeps, tenantId: s
     'wallet-provider',
     createWalletProviderRepository(deps.db, tenantId),
   )
-  return validatedCrud(base, async (input: WalletProviderData) => {
-    refuse(walletProviderIssues(input), 'wallet provider')
+  return validatedCrud(base, async (input: WalletProviderData, tx) => {
+    refuse(
+      [
+        ...walletProviderIssues(input),
+        ...(await missingTrustLists(deps.db, tenantId, input.trustListIds, 'body', tx)),
+      ],
+      'wallet provider',
+    )
     return walletProviderColumns(input)
   })
 }
 
-/** Trust anchors that are not PEM X.509 certificates, each named by its index. */
+/**
+ * Trust anchors that are not PEM X.509 certificates, each named by its index; a provider with
+ * neither anchors nor trust lists could never be trusted.
+ */
 export function walletProviderIssues(input: WalletProviderData): ValidationIssue[] {
   const issues: ValidationIssue[] = []
   input.trustAnchors.forEach((pem, index) => {
@@ -378,6 +388,11 @@ export function walletProviderIssues(input: WalletProviderData): ValidationIssue
       issues.push({ path: `body.trustAnchors.${index}`, message: 'not a valid PEM X.509 certificate' })
     }
   })
+  if (!input.trustAnchors.length && !input.trustListIds?.length)
+    issues.push({
+      path: 'body.trustAnchors',
+      message: 'a wallet provider needs a trust anchor, or a trust list in trustListIds',
+    })
   return issues
 }
 
@@ -386,4 +401,5 @@ export const walletProviderColumns = (input: WalletProviderData) => ({
   name: input.name,
   description: input.description ?? null,
   trustAnchors: input.trustAnchors,
+  trustListIds: input.trustListIds?.length ? input.trustListIds : null,
 })

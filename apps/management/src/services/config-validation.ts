@@ -65,7 +65,7 @@ async function missingReferences(
  * Named trust lists that the tenant lacks, each by its index. The ones found stay locked (FOR
  * SHARE) until the saving transaction ends, so none can be deleted between check and commit.
  */
-async function missingTrustLists(
+export async function missingTrustLists(
   db: Database,
   tenantId: string,
   ids: string[] | undefined,

@@ -43,7 +43,7 @@ export function trustListIssues(
 
 /**
  * Trust lists: certificates given in PEM, or an ETSI TS 119 612 list the refresh job fetches.
- * Deleting one that a presentation configuration names is refused (409).
+ * Deleting one that a presentation configuration or a wallet provider names is refused (409).
  */
 export function createTrustListService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
   const repo = createTrustListRepository(deps.db, tenantId)
@@ -61,9 +61,16 @@ export function createTrustListService(deps: ConfigServiceDeps, tenantId: string
       await deps.db.transaction(async (tx) => {
         const users = await repo.lockForDelete(id, tx)
         if (users === undefined) throw new NotFoundError('trust list', id)
-        if (users.length)
+        const names = (ids: string[]) => ids.map((user) => `'${user}'`).join(', ')
+        const named = [
+          users.presentationConfigs.length
+            ? `presentation configuration(s) ${names(users.presentationConfigs)}`
+            : undefined,
+          users.walletProviders.length ? `wallet provider(s) ${names(users.walletProviders)}` : undefined,
+        ].filter((part) => part !== undefined)
+        if (named.length)
           throw new ConflictError(
-            `trust list '${id}' is named by presentation configuration(s) ${users.map((u) => `'${u}'`).join(', ')}; remove it from their trustListIds first`,
+            `trust list '${id}' is named by ${named.join(' and ')}; remove it from their trustListIds first`,
           )
         await repo.delete(id, tx)
         await recordAudit(tx, {

@@ -4,7 +4,8 @@ import { zConfigId } from './credential-config'
 
 /**
  * A wallet provider the tenant trusts (OAuth 2.0 Attestation-Based Client Authentication, HAIP
- * §4.4.1; OpenID4VCI Appendix D): wallet and key attestations must chain to one of its anchors.
+ * §4.4.1; OpenID4VCI Appendix D): wallet and key attestations must chain to one of its anchors,
+ * given in PEM or by the trust lists it names.
  */
 export const zWalletProviderInput = z
   .object({
@@ -13,10 +14,17 @@ export const zWalletProviderInput = z
     description: z.string().max(2000).optional(),
     trustAnchors: z
       .array(z.string().min(1).max(20_000))
-      .min(1)
       .max(20)
+      .default([])
       .describe(
-        'PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c',
+        'PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c. May be empty when `trustListIds` names a list; a provider with neither is a 422',
+      ),
+    trustListIds: z
+      .array(zConfigId)
+      .max(20)
+      .optional()
+      .describe(
+        'Trust lists (`/api/trust-lists`) whose current certificates wallet and key attestations may also chain to, besides `trustAnchors`; a list past NextUpdate + grace or not fetched yet contributes nothing (fail closed). An unknown id is a 422 naming it, and a named list cannot be deleted',
       ),
   })
   .strict()

@@ -283,6 +283,7 @@ export function toWalletProvider(row: WalletProviderRow): WalletProvider {
     name: row.name,
     description: row.description,
     trustAnchors: row.trustAnchors,
+    ...optional('trustListIds', row.trustListIds),
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   }

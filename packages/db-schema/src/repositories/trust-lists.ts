@@ -2,7 +2,7 @@ import type { TrustList, TrustListData, TrustListSource } from '@credential-serv
 import { and, arrayContains, asc, eq, inArray, lte, sql } from 'drizzle-orm'
 import { announceTenantChange } from '../changes'
 import type { Database, Executor } from '../database'
-import { presentationConfigs, type TrustListRow, trustLists } from '../schema'
+import { presentationConfigs, type TrustListRow, trustLists, walletProviders } from '../schema'
 import { owned } from './configs'
 
 const iso = (date: Date | null) => date?.toISOString() ?? null
@@ -79,6 +79,12 @@ export function trustListColumns(input: TrustListData, previous: TrustListRow | 
   }
 }
 
+/** What names a trust list in its `trustListIds`, by id. */
+export interface TrustListUsers {
+  presentationConfigs: string[]
+  walletProviders: string[]
+}
+
 export function createTrustListRepository(db: Database, tenantId: string) {
   return {
     ...owned<TrustListRow, TrustList>(db, trustLists as never, tenantId, (row) => toTrustList(row)),
@@ -101,25 +107,36 @@ export function createTrustListRepository(db: Database, tenantId: string) {
     },
     /**
      * Locks the list (FOR UPDATE: waits for saves holding it FOR SHARE) and names the presentation
-     * configurations that reference it; undefined when the list does not exist.
+     * configurations and wallet providers that reference it; undefined when the list does not exist.
      */
-    async lockForDelete(id: string, tx: Executor): Promise<string[] | undefined> {
+    async lockForDelete(id: string, tx: Executor): Promise<TrustListUsers | undefined> {
       const [row] = await tx
         .select({ id: trustLists.id })
         .from(trustLists)
         .where(and(eq(trustLists.tenantId, tenantId), eq(trustLists.id, id)))
         .for('update')
       if (!row) return undefined
-      const users = await tx
-        .select({ id: presentationConfigs.id })
-        .from(presentationConfigs)
-        .where(
-          and(
-            eq(presentationConfigs.tenantId, tenantId),
-            arrayContains(presentationConfigs.trustListIds, [id]),
+      const [configs, providers] = await Promise.all([
+        tx
+          .select({ id: presentationConfigs.id })
+          .from(presentationConfigs)
+          .where(
+            and(
+              eq(presentationConfigs.tenantId, tenantId),
+              arrayContains(presentationConfigs.trustListIds, [id]),
+            ),
           ),
-        )
-      return users.map((user) => user.id)
+        tx
+          .select({ id: walletProviders.id })
+          .from(walletProviders)
+          .where(
+            and(eq(walletProviders.tenantId, tenantId), arrayContains(walletProviders.trustListIds, [id])),
+          ),
+      ])
+      return {
+        presentationConfigs: configs.map((user) => user.id),
+        walletProviders: providers.map((user) => user.id),
+      }
     },
   }
 }

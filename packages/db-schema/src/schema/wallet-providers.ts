@@ -12,6 +12,8 @@ export const walletProviders = pgTable(
     name: text().notNull(),
     description: text(),
     trustAnchors: text().array().notNull(),
+    /** Trust list ids; checked at save and at a list's delete under row locks (no array FKs). */
+    trustListIds: text().array(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },

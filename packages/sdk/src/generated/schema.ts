@@ -733,9 +733,11 @@ export interface paths {
         };
         /**
          * List wallet providers
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -745,9 +747,11 @@ export interface paths {
         put?: never;
         /**
          * Create a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -769,9 +773,11 @@ export interface paths {
         };
         /**
          * Get a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -780,9 +786,11 @@ export interface paths {
         get: operations["getWalletProviderOfTenant"];
         /**
          * Replace a wallet provider (the path id wins over the body id)
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -792,9 +800,11 @@ export interface paths {
         post?: never;
         /**
          * Delete a wallet provider; never refused: its attestations stop being trusted at once
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -815,7 +825,7 @@ export interface paths {
         };
         /**
          * List trust lists
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -827,7 +837,7 @@ export interface paths {
         put?: never;
         /**
          * Create a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -851,7 +861,7 @@ export interface paths {
         };
         /**
          * Get a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -862,7 +872,7 @@ export interface paths {
         get: operations["getTrustListOfTenant"];
         /**
          * Replace a trust list (the path id wins over the body id)
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -873,8 +883,8 @@ export interface paths {
         put: operations["replaceTrustListOfTenant"];
         post?: never;
         /**
-         * Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -1227,9 +1237,11 @@ export interface paths {
         };
         /**
          * List wallet providers
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1239,9 +1251,11 @@ export interface paths {
         put?: never;
         /**
          * Create a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1263,9 +1277,11 @@ export interface paths {
         };
         /**
          * Get a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1274,9 +1290,11 @@ export interface paths {
         get: operations["getWalletProvider"];
         /**
          * Replace a wallet provider (the path id wins over the body id)
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1286,9 +1304,11 @@ export interface paths {
         post?: never;
         /**
          * Delete a wallet provider; never refused: its attestations stop being trusted at once
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
          *
-         *     `trustAnchors` are PEM X.509 certificates (1 to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself.
+         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1309,7 +1329,7 @@ export interface paths {
         };
         /**
          * List trust lists
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -1321,7 +1341,7 @@ export interface paths {
         put?: never;
         /**
          * Create a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -1345,7 +1365,7 @@ export interface paths {
         };
         /**
          * Get a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -1356,7 +1376,7 @@ export interface paths {
         get: operations["getTrustList"];
         /**
          * Replace a trust list (the path id wins over the body id)
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -1367,8 +1387,8 @@ export interface paths {
         put: operations["replaceTrustList"];
         post?: never;
         /**
-         * Delete a trust list; refused (409) while a presentation configuration names it in `trustListIds`
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains). See docs/trust-lists.md.
+         * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
          *
@@ -4189,8 +4209,13 @@ export interface components {
             /** @description Display name of the wallet provider */
             name: string;
             description: string | null;
-            /** @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c */
+            /**
+             * @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c. May be empty when `trustListIds` names a list; a provider with neither is a 422
+             * @default []
+             */
             trustAnchors: string[];
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates wallet and key attestations may also chain to, besides `trustAnchors`; a list past NextUpdate + grace or not fetched yet contributes nothing (fail closed). An unknown id is a 422 naming it, and a named list cannot be deleted */
+            trustListIds?: string[];
             /**
              * Format: date-time
              * @description RFC 3339 timestamp (UTC)
@@ -4209,8 +4234,13 @@ export interface components {
             /** @description Display name of the wallet provider */
             name: string;
             description?: string;
-            /** @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c */
-            trustAnchors: string[];
+            /**
+             * @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c. May be empty when `trustListIds` names a list; a provider with neither is a 422
+             * @default []
+             */
+            trustAnchors?: string[];
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates wallet and key attestations may also chain to, besides `trustAnchors`; a list past NextUpdate + grace or not fetched yet contributes nothing (fail closed). An unknown id is a 422 naming it, and a named list cannot be deleted */
+            trustListIds?: string[];
         };
         WalletProviderPage: {
             items: components["schemas"]["WalletProvider"][];

@@ -1,0 +1,1 @@
+ALTER TABLE "wallet_providers" ADD COLUMN "trust_list_ids" text[];

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto'
 import { compactVerify } from 'jose'
-import { type TrustedListContent, TrustedListError } from './etsi-trusted-list'
+import { listDate, pemOf, type TrustedListContent, TrustedListError } from './etsi-trusted-list'
 
 // biome-ignore lint/suspicious/noExplicitAny: the list's JSON is read field by field, defensively
 type Loose = any
@@ -8,21 +8,11 @@ type Loose = any
 const list = (value: unknown): Loose[] => (Array.isArray(value) ? value : [])
 
 /** A date of the list: an ISO string, or `{ dateTime }` as the XML form nests it. */
-function date(value: Loose, what: string): Date | null {
-  const text =
-    typeof value === 'string' ? value : typeof value?.dateTime === 'string' ? value.dateTime : undefined
-  if (text === undefined) return null
-  const parsed = new Date(text)
-  if (Number.isNaN(parsed.getTime()))
-    throw new TrustedListError(`${what} is not a date: ${text.slice(0, 40)}`)
-  return parsed
-}
-
-const pemOf = (base64: string) =>
-  `-----BEGIN CERTIFICATE-----\n${base64
-    .replace(/\s+/g, '')
-    .replace(/(.{64})/g, '$1\n')
-    .replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`
+const date = (value: Loose, what: string): Date | null =>
+  listDate(
+    typeof value === 'string' ? value : typeof value?.dateTime === 'string' ? value.dateTime : '',
+    what,
+  )
 
 /**
  * Verifies an ETSI TS 119 602 List of Trusted Entities in its JSON form, signed as a compact JWS

@@ -37,7 +37,8 @@ const child = (parent: XmlElement | undefined, name: string, ns = TSL_NS) =>
   parent ? children(parent, name, ns)[0] : undefined
 const text = (element: XmlElement | undefined) => element?.textContent?.trim() ?? ''
 
-function date(value: string, what: string): Date | null {
+/** A date of a list (ISO 8601 text; empty: none), or the refusal naming what it is. */
+export function listDate(value: string, what: string): Date | null {
   if (!value) return null
   const parsed = new Date(value)
   if (Number.isNaN(parsed.getTime()))
@@ -45,7 +46,8 @@ function date(value: string, what: string): Date | null {
   return parsed
 }
 
-const pemOf = (base64: string) =>
+/** The PEM of a base64 DER certificate as the lists carry it (any whitespace inside). */
+export const pemOf = (base64: string) =>
   `-----BEGIN CERTIFICATE-----\n${base64
     .replace(/\s+/g, '')
     .replace(/(.{64})/g, '$1\n')
@@ -106,8 +108,8 @@ export async function readTrustedList(
   if (list.localName !== 'TrustServiceStatusList' || list.namespaceURI !== TSL_NS)
     throw new TrustedListError('the signature does not cover the TrustServiceStatusList')
   const scheme = child(list, 'SchemeInformation')
-  const listIssuedAt = date(text(child(scheme, 'ListIssueDateTime')), 'ListIssueDateTime')
-  const nextUpdate = date(text(child(child(scheme, 'NextUpdate'), 'dateTime')), 'NextUpdate')
+  const listIssuedAt = listDate(text(child(scheme, 'ListIssueDateTime')), 'ListIssueDateTime')
+  const nextUpdate = listDate(text(child(child(scheme, 'NextUpdate'), 'dateTime')), 'NextUpdate')
   const wanted = serviceTypes?.length ? new Set(serviceTypes) : undefined
   const certificates = new Set<string>()
   for (const provider of children(child(list, 'TrustServiceProviderList') ?? list, 'TrustServiceProvider')) {

@@ -53,4 +53,51 @@ describe('ETSI TS 119 612 trusted lists', async () => {
     await expect(readTrustedList(xml, [signer.certificatePem])).rejects.toThrow(/not signed/)
     await expect(readTrustedList('<a/>', [signer.certificatePem])).rejects.toThrow(/TrustServiceStatusList/)
   })
+
+  describe('ECDSA signatures (TS 119 612 §5.7, XMLDSig 1.1 §6.4.3)', async () => {
+    const p256 = await createTestListSigner('CN=P-256 Scheme Operator', 'P-256')
+    const p384 = await createTestListSigner('CN=P-384 Scheme Operator', 'P-384')
+    const otherEc = await createTestListSigner('CN=Other P-256 Operator', 'P-256')
+    const signedP256 = await signTrustedList(xml, p256)
+    const signedP384 = await signTrustedList(xml, p384)
+
+    it('TS 119 612 §5.7 / XMLDSig 1.1 §6.4.3: reads a list signed with ECDSA P-256 (ecdsa-sha256)', async () => {
+      expect(signedP256).toContain('http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256')
+      const content = await readTrustedList(signedP256, [signer.certificatePem, p256.certificatePem])
+      expect(content.nextUpdate).toEqual(nextUpdate)
+      expect(subjects(content.certificates).sort()).toEqual(['CN=PID Provider', 'CN=QC CA'])
+    })
+
+    it('TS 119 612 §5.7 / XMLDSig 1.1 §6.4.3: reads a list signed with ECDSA P-384 (ecdsa-sha384)', async () => {
+      expect(signedP384).toContain('http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha384')
+      const content = await readTrustedList(signedP384, [p384.certificatePem], [PID])
+      expect(content.listIssuedAt).toEqual(issued)
+      expect(subjects(content.certificates)).toEqual(['CN=PID Provider'])
+    })
+
+    it('TS 119 612 §5.7 / XMLDSig 1.1 §6.4.3: refuses an ECDSA-signed list changed after signing', async () => {
+      for (const list of [signedP256, signedP384]) {
+        const tampered = list.replace(nextUpdate.toISOString(), '2030-01-01T00:00:00.000Z')
+        expect(tampered).not.toBe(list)
+        await expect(readTrustedList(tampered, [p256.certificatePem, p384.certificatePem])).rejects.toThrow(
+          /does not verify/,
+        )
+      }
+    })
+
+    it('TS 119 612 §5.7 / XMLDSig 1.1 §6.4.3: refuses an ECDSA signature made by another key', async () => {
+      await expect(
+        readTrustedList(signedP256, [otherEc.certificatePem, p384.certificatePem]),
+      ).rejects.toThrow(/does not verify/)
+      // An RSA signer certificate never verifies an ECDSA signature method.
+      await expect(readTrustedList(signedP256, [signer.certificatePem])).rejects.toThrow(/does not verify/)
+    })
+
+    it('TS 119 612 §5.7 / XMLDSig 1.1 §6.4.3: still reads RSA-signed lists (rsa-sha256)', async () => {
+      expect(signed).toContain('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256')
+      const content = await readTrustedList(signed, [p256.certificatePem, signer.certificatePem])
+      expect(subjects(content.certificates).sort()).toEqual(['CN=PID Provider', 'CN=QC CA'])
+      await expect(readTrustedList(signed, [p256.certificatePem])).rejects.toThrow(/does not verify/)
+    })
+  })
 })

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto'
+import { registerEcdsa } from './xml-ecdsa'
 import { loadXmlCrypto, loadXmlDom, type XmlNode } from './xml-modules'
 
 /** ETSI TS 119 612 namespace of the trusted list elements. */
@@ -55,7 +56,8 @@ export const pemOf = (base64: string) =>
 
 /**
  * Verifies the enveloped XML signature of an ETSI TS 119 612 trusted list against the allowed
- * signer certificates (xml-crypto: XMLDSig core validation, RSA signatures) and reads what was
+ * signer certificates (xml-crypto: XMLDSig core validation; RSA signatures, and the ECDSA ones of
+ * XMLDSig 1.1 §6.4.3 that TS 119 612 §5.7 lists are signed with too, see xml-ecdsa) and reads what was
  * signed: ListIssueDateTime, NextUpdate and the X.509 certificates of the services whose type is
  * one of `serviceTypes` (all when absent) and whose current status is granted. Only the signed
  * bytes (xml-crypto's signed references) are read, so content outside the signature is ignored.
@@ -83,7 +85,7 @@ export async function readTrustedList(
 
   let signed: string | undefined
   for (const pem of signerCertificates) {
-    const verifier = new SignedXml({ publicCert: pem, getCertFromKeyInfo: () => null })
+    const verifier = registerEcdsa(new SignedXml({ publicCert: pem, getCertFromKeyInfo: () => null }))
     verifier.loadSignature(signature)
     let valid = false
     try {

@@ -4,6 +4,8 @@
  * global types (Crypto, BufferSource) for every package compiled with them.
  */
 
+import type { KeyLike } from 'node:crypto'
+
 export interface XmlNode {
   nodeType: number
   localName: string | null
@@ -37,7 +39,22 @@ export interface SignedXmlOptions {
   canonicalizationAlgorithm?: string
 }
 
+/** A signature method as xml-crypto calls it (synchronous forms). */
+export interface XmlSignatureAlgorithm {
+  getAlgorithmName(): string
+  verifySignature(material: string, key: KeyLike, signatureValue: string): boolean
+  getSignature(signedInfo: string, privateKey: KeyLike): string
+}
+
+export interface XmlHashAlgorithm {
+  getAlgorithmName(): string
+  getHash(xml: string): string
+}
+
 export interface SignedXmlInstance {
+  /** The signature methods by URI; more can be registered (xml-crypto "Customizing Algorithms"). */
+  SignatureAlgorithms: Record<string, new () => XmlSignatureAlgorithm>
+  HashAlgorithms: Record<string, new () => XmlHashAlgorithm>
   loadSignature(signature: XmlNode): void
   checkSignature(xml: string): boolean
   getReferences(): XmlReference[]

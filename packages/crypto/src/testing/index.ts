@@ -6,7 +6,7 @@ export type { TestCertificate, TestCertificateOptions, TestSubtree } from './tes
 export { issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'
 export { generateTestKey } from './test-keys'
-export type { TestListService, TestListSigner } from './trusted-list'
+export type { TestListKeyType, TestListService, TestListSigner } from './trusted-list'
 export {
   buildListOfTrustedEntities,
   buildTrustedList,

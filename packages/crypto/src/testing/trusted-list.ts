@@ -1,11 +1,39 @@
 import { createPrivateKey, webcrypto } from 'node:crypto'
 import { loadX509 } from '../certificate-facts'
+import { ECDSA_SHA256, ECDSA_SHA384, registerEcdsa, SHA384_DIGEST } from '../xml-ecdsa'
 import { loadXmlCrypto } from '../xml-modules'
 
-/** A scheme operator's signing key and certificate (RSA: xml-crypto signs RSA). */
+/** The key types a test scheme operator signs with (TS 119 612 §5.7: RSA or ECDSA). */
+export type TestListKeyType = 'RSA' | 'P-256' | 'P-384'
+
+/** A scheme operator's signing key and certificate. */
 export interface TestListSigner {
   privateKeyPem: string
   certificatePem: string
+  /** Absent: RSA. */
+  keyType?: TestListKeyType
+}
+
+const KEY_ALGORITHMS = {
+  RSA: {
+    name: 'RSASSA-PKCS1-v1_5',
+    hash: 'SHA-256',
+    modulusLength: 2048,
+    publicExponent: new Uint8Array([1, 0, 1]),
+  },
+  'P-256': { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' },
+  'P-384': { name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-384' },
+}
+
+/** The XMLDSig signature method, digest and JWS alg of each key type. */
+const SIGNING = {
+  RSA: {
+    signature: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    digest: 'http://www.w3.org/2001/04/xmlenc#sha256',
+    jws: 'RS256',
+  },
+  'P-256': { signature: ECDSA_SHA256, digest: 'http://www.w3.org/2001/04/xmlenc#sha256', jws: 'ES256' },
+  'P-384': { signature: ECDSA_SHA384, digest: SHA384_DIGEST, jws: 'ES384' },
 }
 
 export interface TestListService {
@@ -15,14 +43,12 @@ export interface TestListService {
   certificates: string[]
 }
 
-export async function createTestListSigner(subject = 'CN=Test Scheme Operator'): Promise<TestListSigner> {
+export async function createTestListSigner(
+  subject = 'CN=Test Scheme Operator',
+  keyType: TestListKeyType = 'RSA',
+): Promise<TestListSigner> {
   const x509 = await loadX509()
-  const algorithm = {
-    name: 'RSASSA-PKCS1-v1_5',
-    hash: 'SHA-256',
-    modulusLength: 2048,
-    publicExponent: new Uint8Array([1, 0, 1]),
-  }
+  const algorithm = KEY_ALGORITHMS[keyType]
   const keys = (await webcrypto.subtle.generateKey(algorithm, true, [
     'sign',
     'verify',
@@ -44,6 +70,7 @@ export async function createTestListSigner(subject = 'CN=Test Scheme Operator'):
       .export({ format: 'pem', type: 'pkcs8' })
       .toString(),
     certificatePem: certificate.toString('pem'),
+    keyType,
   }
 }
 
@@ -92,15 +119,21 @@ export function buildTrustedList(options: {
 </tsl:TrustServiceStatusList>`
 }
 
-/** Signs a list as a scheme operator does: an enveloped signature over the whole list (xml-crypto). */
+/**
+ * Signs a list as a scheme operator does: an enveloped signature over the whole list (xml-crypto,
+ * rsa-sha256 or, for an EC signer, ecdsa-sha256 / ecdsa-sha384 of XMLDSig 1.1 §6.4.3).
+ */
 export async function signTrustedList(xml: string, signer: TestListSigner): Promise<string> {
   const { SignedXml } = await loadXmlCrypto()
-  const signed = new SignedXml({
-    privateKey: signer.privateKeyPem,
-    publicCert: signer.certificatePem,
-    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
-    canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
-  })
+  const { signature, digest } = SIGNING[signer.keyType ?? 'RSA']
+  const signed = registerEcdsa(
+    new SignedXml({
+      privateKey: signer.privateKeyPem,
+      publicCert: signer.certificatePem,
+      signatureAlgorithm: signature,
+      canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
+    }),
+  )
   signed.addReference({
     xpath: "/*[local-name(.)='TrustServiceStatusList']",
     uri: '',
@@ -109,7 +142,7 @@ export async function signTrustedList(xml: string, signer: TestListSigner): Prom
       'http://www.w3.org/2000/09/xmldsig#enveloped-signature',
       'http://www.w3.org/2001/10/xml-exc-c14n#',
     ],
-    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+    digestAlgorithm: digest,
   })
   signed.computeSignature(xml, {
     location: { reference: "/*[local-name(.)='TrustServiceStatusList']", action: 'append' },
@@ -153,10 +186,14 @@ export function buildListOfTrustedEntities(options: {
   }
 }
 
-/** Signs a list of trusted entities as a compact JWS with the operator's key (RS256). */
+/** Signs a list of trusted entities as a compact JWS with the operator's key (RS256, ES256 or ES384). */
 export async function signListOfTrustedEntities(payload: object, signer: TestListSigner): Promise<string> {
   const { CompactSign } = await import('jose')
   return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', x5c: [base64Of(signer.certificatePem)] })
+    .setProtectedHeader({
+      alg: SIGNING[signer.keyType ?? 'RSA'].jws,
+      typ: 'JWT',
+      x5c: [base64Of(signer.certificatePem)],
+    })
     .sign(createPrivateKey(signer.privateKeyPem))
 }

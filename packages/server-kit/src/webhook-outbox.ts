@@ -71,6 +71,8 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   let scheduled = false
   let running: Promise<void> | undefined
   let again = false
+  /** Kicks of one change's deliveries, awaited on close like a run. */
+  const targeted = new Set<Promise<void>>()
   const timers = new Set<NodeJS.Timeout>()
   let log = options.log
 
@@ -96,10 +98,21 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
 
   /**
    * Drains every due row, in batches, in the background; a kick during a run makes the run look
-   * once more. Resolves when the run ends; never rejects (failures are logged).
+   * once more. Resolves when the run ends; never rejects (failures are logged). With `ids` (the
+   * deliveries a change just stored) only those rows are claimed: the rows of other changes are
+   * left to their own kicks, the poll and the retry timers.
    */
-  function kick(): Promise<void> {
+  function kick(ids?: string[]): Promise<void> {
     if (closed) return Promise.resolve()
+    if (ids) {
+      const drained = drainBatch(ids).then(
+        () => undefined,
+        (error: unknown) => log?.error({ err: error }, 'webhook outbox drain failed'),
+      )
+      targeted.add(drained)
+      void drained.finally(() => targeted.delete(drained))
+      return drained
+    }
     if (running) {
       again = true
       return running
@@ -119,12 +132,13 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     return running
   }
 
-  async function drainBatch(): Promise<number> {
+  async function drainBatch(ids?: string[]): Promise<number> {
     const now = options.now()
     const rows = await claimDueWebhookDeliveries(options.db, {
       now,
       leaseUntil: new Date(now.getTime() + leaseMs),
       limit: BATCH,
+      ...(ids ? { ids } : {}),
     })
     await Promise.all(rows.map((row) => deliver(row).catch((error) => unrecorded(row, error))))
     return rows.length
@@ -214,7 +228,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     closed = true
     for (const timer of timers) clearTimeout(timer)
     timers.clear()
-    await running
+    await Promise.all([running, ...targeted])
   }
 
   return {

@@ -155,9 +155,9 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
           : undefined
         if (!deliveryId)
           await notifications.delivered(row.id, { status: 'none', attempts: 0, lastError: null }, tx)
-        return deliveryId !== undefined
+        return deliveryId
       })
-      if (stored) void deps.outbox.kick()
+      if (stored) void deps.outbox.kick([stored])
     },
 
     /**

@@ -204,7 +204,7 @@ async function endSession(
     })
     return { deliveryId }
   })
-  if (finished?.deliveryId) void deps.outbox.kick()
+  if (finished?.deliveryId) void deps.outbox.kick([finished.deliveryId])
   return finished !== undefined
 }
 

@@ -73,12 +73,18 @@ export async function enqueueWebhookDelivery(tx: Executor, input: NewWebhookDeli
  */
 export function claimDueWebhookDeliveries(
   db: Executor,
-  options: { now: Date; leaseUntil: Date; limit: number },
+  options: { now: Date; leaseUntil: Date; limit: number; ids?: string[] },
 ): Promise<WebhookDeliveryRow[]> {
   const due = db
     .select({ tenantId: t.tenantId, id: t.id })
     .from(t)
-    .where(and(inArray(t.status, ['pending', 'delivering']), lte(t.nextAttemptAt, options.now)))
+    .where(
+      and(
+        inArray(t.status, ['pending', 'delivering']),
+        lte(t.nextAttemptAt, options.now),
+        options.ids ? inArray(t.id, options.ids) : undefined,
+      ),
+    )
     .orderBy(asc(t.nextAttemptAt))
     .limit(options.limit)
     .for('update', { skipLocked: true })

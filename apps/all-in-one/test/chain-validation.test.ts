@@ -9,7 +9,11 @@ import {
   signJws,
   signWithKeyObject,
 } from '@credential-service/crypto'
-import { issueTestCertificate, type TestCertificate } from '@credential-service/crypto/testing'
+import {
+  certificateSigner,
+  issueTestCertificate,
+  type TestCertificate,
+} from '@credential-service/crypto/testing'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { StatusList } from '@sd-jwt/jwt-status-list'
@@ -27,16 +31,6 @@ const ISSUER = 'https://external.example.com'
 const VCT = 'urn:external:1'
 const DOCTYPE = 'org.iso.18013.5.1.mDL'
 const NS = 'org.iso.18013.5.1'
-
-/** A Signer over a test certificate's key, sending `chain` as x5c. */
-const signerOf = (leaf: TestCertificate, chain: TestCertificate[]): Signer => ({
-  alg: 'ES256',
-  kid: leaf.keys.kid,
-  publicJwk: leaf.keys.publicJwk,
-  x5c: chain.map(({ der }) => der),
-  sign: async (data) =>
-    signWithKeyObject(createPrivateKey({ key: leaf.keys.privateJwk as never, format: 'jwk' }), 'ES256', data),
-})
 
 describe.each(testDatabases())(
   'issuer chains through the verifier (RFC 5280 §6.1, S-127, S-131, S-132) on $name',
@@ -216,31 +210,33 @@ describe.each(testDatabases())(
     }
 
     it('RFC 5280 §6.1: root → intermediate CA (pathLenConstraint 0) → leaf verifies, SD-JWT VC and mdoc', async () => {
-      expect(await presentSdJwt(signerOf(leaf, [leaf, intermediate]))).toMatchObject({
+      expect(await presentSdJwt(certificateSigner(leaf, [leaf, intermediate]))).toMatchObject({
         status: 'verified',
         failureReason: null,
       })
-      expect(await presentMdoc(signerOf(documentSigner, [documentSigner, intermediate]))).toMatchObject({
+      expect(
+        await presentMdoc(certificateSigner(documentSigner, [documentSigner, intermediate])),
+      ).toMatchObject({
         status: 'verified',
         failureReason: null,
       })
     })
 
     it('S-127, RFC 5280 §4.2.1.9: an SD-JWT VC signed by a leaf that an ordinary leaf issued is refused', async () => {
-      expect(await presentSdJwt(signerOf(evil, [evil, ordinary]))).toMatchObject({
+      expect(await presentSdJwt(certificateSigner(evil, [evil, ordinary]))).toMatchObject({
         status: 'failed',
         failureReason: 'x5c certificate 1 is not a CA (basicConstraints cA)',
       })
     })
 
     it('S-127, RFC 5280 §4.2.1.9: an mdoc whose x5chain leaf an ordinary leaf issued is refused', async () => {
-      const session = await presentMdoc(signerOf(evil, [evil, ordinary]))
+      const session = await presentMdoc(certificateSigner(evil, [evil, ordinary]))
       expect(session.status).toBe('failed')
       expect(session.failureReason).toContain('x5chain certificate 1 is not a CA (basicConstraints cA)')
     })
 
     it('S-132, ISO 18013-5 Annex B.1.4: an mdoc signed without the document signer EKU is refused', async () => {
-      const session = await presentMdoc(signerOf(leaf, [leaf, intermediate]))
+      const session = await presentMdoc(certificateSigner(leaf, [leaf, intermediate]))
       expect(session.status).toBe('failed')
       expect(session.failureReason).toContain(
         `the x5chain leaf lacks the extended key usage ${MDL_DOCUMENT_SIGNER_EKU}`,
@@ -251,7 +247,7 @@ describe.each(testDatabases())(
       const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/status/evil`
       const now = Math.floor(Date.now() / 1000)
       lists['/status/evil'] = await signJws(
-        signerOf(evil, [evil, ordinary]),
+        certificateSigner(evil, [evil, ordinary]),
         { typ: 'statuslist+jwt', x5c: [evil.der, ordinary.der] },
         {
           sub: uri,
@@ -260,14 +256,16 @@ describe.each(testDatabases())(
           status_list: { bits: 1, lst: new StatusList([0, 0], 1).compressStatusList() },
         },
       )
-      expect(await presentSdJwt(signerOf(leaf, [leaf, intermediate]), { statusUri: uri })).toMatchObject({
+      expect(
+        await presentSdJwt(certificateSigner(leaf, [leaf, intermediate]), { statusUri: uri }),
+      ).toMatchObject({
         status: 'failed',
         failureReason: 'status list: x5c certificate 1 is not a CA (basicConstraints cA)',
       })
     })
 
     it('S-131, SD-JWT VC §3.5: an iss that is no SAN of the x5c leaf is refused, unless acceptAnyIssuer', async () => {
-      const signer = signerOf(leaf, [leaf, intermediate])
+      const signer = certificateSigner(leaf, [leaf, intermediate])
       expect(await presentSdJwt(signer, { iss: 'https://other.example.org' })).toMatchObject({
         status: 'failed',
         failureReason:

@@ -6,7 +6,11 @@ import {
   type Signer,
   signWithKeyObject,
 } from '@credential-service/crypto'
-import { issueTestCertificate, type TestCertificate } from '@credential-service/crypto/testing'
+import {
+  certificateSigner,
+  issueTestCertificate,
+  type TestCertificate,
+} from '@credential-service/crypto/testing'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
@@ -27,16 +31,6 @@ const ISSUER = 'https://issuer.example.com'
 const VCT = 'urn:example:age:1'
 const DOCTYPE = 'org.iso.18013.5.1.mDL'
 const NS = 'org.iso.18013.5.1'
-
-/** A Signer over a test certificate's key, sending `chain` as x5c / x5chain. */
-const signerOf = (leaf: TestCertificate, chain: TestCertificate[]): Signer => ({
-  alg: 'ES256',
-  kid: leaf.keys.kid,
-  publicJwk: leaf.keys.publicJwk,
-  x5c: chain.map(({ der }) => der),
-  sign: async (data) =>
-    signWithKeyObject(createPrivateKey({ key: leaf.keys.privateJwk as never, format: 'jwk' }), 'ES256', data),
-})
 
 /**
  * The `aki` of what a P-256 CA issues, computed apart from the code under test: RFC 5280 §4.2.1.2
@@ -200,28 +194,28 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
         .status,
     ).toBe(201)
     const sd = await present('sd-a', async (request) => ({
-      age: [await sdJwtVp(signerOf(leafA, [leafA]), request)],
+      age: [await sdJwtVp(certificateSigner(leafA, [leafA]), request)],
     }))
     expect(sd.request.dcql_query.credentials[0].trusted_authorities).toStrictEqual([
       { type: 'aki', values: [akiA] },
     ])
     expect(sd.session).toMatchObject({ status: 'verified', failureReason: null })
     const mdoc = await present('mdoc-a', async (request) => ({
-      mdl: [await mdocVp(signerOf(dsA, [dsA]), request)],
+      mdl: [await mdocVp(certificateSigner(dsA, [dsA]), request)],
     }))
     expect(mdoc.session).toMatchObject({ status: 'verified', failureReason: null })
   })
 
   it('§6.1.1.1: a trusted issuer under another authority is refused, SD-JWT VC and mdoc', async () => {
     const sd = await present('sd-a', async (request) => ({
-      age: [await sdJwtVp(signerOf(leafB, [leafB]), request)],
+      age: [await sdJwtVp(certificateSigner(leafB, [leafB]), request)],
     }))
     expect(sd.session).toMatchObject({
       status: 'failed',
       failureReason: `no certificate of the x5c chain has an authority key identifier the query's trusted_authorities name (aki ${akiA})`,
     })
     const mdoc = await present('mdoc-a', async (request) => ({
-      mdl: [await mdocVp(signerOf(dsB, [dsB]), request)],
+      mdl: [await mdocVp(certificateSigner(dsB, [dsB]), request)],
     }))
     expect(mdoc.session.status).toBe('failed')
     expect(mdoc.session.failureReason).toContain(
@@ -230,7 +224,7 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
     // The same credentials pass the anchors alone: the query's authorities made the difference.
     expect((await createConfig('sd-any', sdJwtQuery())).status).toBe(201)
     const plain = await present('sd-any', async (request) => ({
-      age: [await sdJwtVp(signerOf(leafB, [leafB]), request)],
+      age: [await sdJwtVp(certificateSigner(leafB, [leafB]), request)],
     }))
     expect(plain.session.status).toBe('verified')
   })
@@ -242,7 +236,7 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
     const keys = (await api('GET', '/api/key-chains/keys')).json
     const ownRoot = akiOf(keys.rootCertificate)
     const { request, session } = await present('filled', async (request) => ({
-      age: [await sdJwtVp(signerOf(leafB, [leafB]), request)],
+      age: [await sdJwtVp(certificateSigner(leafB, [leafB]), request)],
     }))
     expect(request.dcql_query.credentials[0].trusted_authorities).toStrictEqual([
       { type: 'aki', values: [akiA, akiB, ownRoot] },
@@ -276,11 +270,11 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
       ).status,
     ).toBe(201)
     const mine = await present('own', async (request) => ({
-      age: [await sdJwtVp(signerOf(own, [own, publicRoot]), request)],
+      age: [await sdJwtVp(certificateSigner(own, [own, publicRoot]), request)],
     }))
     expect(mine.session).toMatchObject({ status: 'verified', failureReason: null })
     const theirs = await present('own', async (request) => ({
-      age: [await sdJwtVp(signerOf(customer, [customer, publicRoot]), request)],
+      age: [await sdJwtVp(certificateSigner(customer, [customer, publicRoot]), request)],
     }))
     expect(theirs.session).toMatchObject({
       status: 'failed',

@@ -3,7 +3,7 @@
 export { startFakeKms } from './fake-kms'
 export { startFakeVault } from './fake-vault'
 export type { TestCertificate, TestCertificateOptions, TestSubtree } from './test-certificates'
-export { issueTestCertificate, nameConstraintsDer } from './test-certificates'
+export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'
 export { generateTestKey } from './test-keys'
 export type { TestListKeyType, TestListService, TestListSigner } from './trusted-list'

@@ -1,6 +1,8 @@
-import { webcrypto, X509Certificate } from 'node:crypto'
+import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto'
 import { loadX509 } from '../certificate-facts'
+import { signWithKeyObject } from '../key-chain-signer'
 import { generateKeyPair, type KeyPairJwks, publicPart } from '../keys'
+import type { Signer } from '../signer'
 
 /** A certificate made by issueTestCertificate, with its keys. */
 export interface TestCertificate {
@@ -147,3 +149,13 @@ export async function nameConstraintsDer(
       : []
   return tlv(0x30, Uint8Array.from([...subtrees(0xa0, permitted), ...subtrees(0xa1, excluded)]))
 }
+
+/** A Signer (ES256) over a test certificate's key, sending `chain` as x5c / x5chain. */
+export const certificateSigner = (leaf: TestCertificate, chain: TestCertificate[]): Signer => ({
+  alg: 'ES256',
+  kid: leaf.keys.kid,
+  publicJwk: leaf.keys.publicJwk,
+  x5c: chain.map(({ der }) => der),
+  sign: async (data) =>
+    signWithKeyObject(createPrivateKey({ key: leaf.keys.privateJwk as never, format: 'jwk' }), 'ES256', data),
+})

@@ -200,14 +200,15 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
         [`${unknown}/wallet-providers/w.json`]: { name: 'W', trustListIds: ['missing'] },
       }),
     )
+    // Issues come by file, whatever the order of application.
     expect(missing.tenants[0]?.issues).toStrictEqual([
       {
-        file: `${unknown}/wallet-providers/w.json`,
+        file: `${unknown}/presentations/pid.json`,
         path: 'trustListIds.0',
         message: "no trust list 'missing' in this tenant",
       },
       {
-        file: `${unknown}/presentations/pid.json`,
+        file: `${unknown}/wallet-providers/w.json`,
         path: 'trustListIds.0',
         message: "no trust list 'missing' in this tenant",
       },

@@ -58,8 +58,10 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
     expect(created.json()).toStrictEqual({
       id,
       description: null,
+      kind: 'openid',
       issuer: 'https://login.example.com/realms/holders',
       clientId: 'issuer',
+      presentationConfigId: null,
       scopes: ['profile'],
       hasClientSecret: true,
       createdAt: expect.any(String),

@@ -39,6 +39,7 @@ export type {
   FieldDisplay,
   FieldType,
   KeyAttestationPolicy,
+  LoginClaimSource,
 } from './contract/credential-config'
 export {
   zClaimField,
@@ -51,6 +52,7 @@ export {
   zFieldType,
   zIssuerMetadataConfig,
   zKeyAttestationPolicy,
+  zLoginClaimSource,
 } from './contract/credential-config'
 export type {
   CredentialStatusChanged,
@@ -127,8 +129,13 @@ export {
   zRotationPolicy,
   zSigningAlgorithm,
 } from './contract/key-chain'
-export type { LoginProvider, LoginProviderData, LoginProviderInput } from './contract/login-provider'
-export { zLoginProvider, zLoginProviderInput } from './contract/login-provider'
+export type {
+  LoginProvider,
+  LoginProviderData,
+  LoginProviderInput,
+  LoginProviderKind,
+} from './contract/login-provider'
+export { LOGIN_PROVIDER_KINDS, zLoginProvider, zLoginProviderInput } from './contract/login-provider'
 export type { MetricsText } from './contract/metrics'
 export { zMetricsText } from './contract/metrics'
 export type {
@@ -403,6 +410,14 @@ export { isIpAddress, nonPublicRange } from './rules/ip-address'
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from './rules/json-depth'
 export type { OutboundUrlPolicy } from './rules/outbound-url'
 export { checkOutboundUrl, isAllowedHost, normalizeHost } from './rules/outbound-url'
+export {
+  type KnownCredentialType,
+  mapPresentedClaims,
+  type PresentedPath,
+  presentedClaimIssues,
+  presentedPath,
+  queriesDisclosing,
+} from './rules/presented-claims'
 export { checkRedirectUri } from './rules/redirect-uri'
 export { findRemovedCredentialFields, findRemovedKeyChainFields } from './rules/removed-fields'
 export { SD_JWT_STRUCTURE_NAMES, sdJwtStructureIssues } from './rules/sd-jwt-names'

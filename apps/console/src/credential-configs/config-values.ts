@@ -66,6 +66,23 @@ const TEXT_TYPES: readonly FieldType[] = ['string', 'date', 'date-time']
 
 const optional = (value: string): string | undefined => (value.trim() === '' ? undefined : value.trim())
 
+/**
+ * A login claim as typed: a JSON array is a presentation's claims path (kept as is, nulls and
+ * indexes too), anything else a claim name or dotted path.
+ */
+export function loginClaimSource(text: string): string | (string | number | null)[] {
+  const trimmed = text.trim()
+  if (trimmed.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(trimmed)
+      if (Array.isArray(parsed)) return parsed as (string | number | null)[]
+    } catch {
+      // Not JSON: sent as typed, and the API names the problem.
+    }
+  }
+  return trimmed
+}
+
 /** A claim path as the editor shows it: dotted, unless a segment could not survive the split. */
 export function pathText(path: readonly string[]): string {
   return path.some((part) => part === '' || part.includes('.') || part.startsWith('['))
@@ -183,7 +200,7 @@ export function configBody(values: CredentialConfigValues): CredentialConfigInpu
       ? {
           loginProviderId: userAuthentication.loginProviderId.trim(),
           claims: claims.length
-            ? Object.fromEntries(claims.map((row) => [row.field.trim(), row.claim.trim()]))
+            ? Object.fromEntries(claims.map((row) => [row.field.trim(), loginClaimSource(row.claim)]))
             : undefined,
         }
       : undefined,
@@ -237,9 +254,9 @@ export function configValues(config?: CredentialConfigInput): CredentialConfigVa
     userAuthentication: {
       enabled: config?.userAuthentication !== undefined,
       loginProviderId: config?.userAuthentication?.loginProviderId ?? '',
-      claims: Object.entries(config?.userAuthentication?.claims ?? {}).map(([field, claim]) => ({
+      claims: Object.entries(config?.userAuthentication?.claims ?? {}).map(([field, source]) => ({
         field,
-        claim,
+        claim: typeof source === 'string' ? source : JSON.stringify(source),
       })),
     },
     keyAttestation: {

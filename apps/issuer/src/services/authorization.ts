@@ -21,7 +21,7 @@ import type { WalletClient } from './client-attestation'
 import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
 import { loginClaims } from './login-claims'
 import { checkRequested, loginProviderOf, pushedRequestOf } from './pushed-request'
-import { finishLogin, type LoginSecrets, startLogin } from './upstream-login'
+import { finishLogin, isOpenIdProvider, type LoginSecrets, startLogin } from './upstream-login'
 
 /** PAR §2.2: short-lived; long enough for the wallet to open the browser. */
 export const REQUEST_URI_SECONDS = 60
@@ -114,6 +114,7 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
   ): Promise<AuthorizationStep> {
     const provider = await loginProviders.row(providerId)
     if (!provider) return refused(row, 'the login provider of this credential is gone')
+    if (!isOpenIdProvider(provider)) return refused(row, 'presentation login is not available here yet')
     const state = handle()
     const value = browser ?? newLoginBrowser()
     try {
@@ -225,7 +226,8 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
       const providerId = row.loginProviderId
       try {
         const provider = await loginProviders.row(providerId)
-        if (!provider) return denied(row, 'the login provider of this credential is gone')
+        if (!provider || !isOpenIdProvider(provider))
+          return denied(row, 'the login provider of this credential is gone')
         const user = await finishLogin(
           provider,
           { code: query.code, iss: query.iss, redirectUri: callbackUrl, secrets },

@@ -38,7 +38,8 @@ export function mapLoginClaims(config: CredentialConfig, user: AuthenticatedUser
   for (const field of config.fields) {
     const path = claimPath(field)
     const source = mapping[path.join('.')]
-    if (source !== undefined && user.claims[source] !== undefined) setAt(claims, path, user.claims[source])
+    if (typeof source === 'string' && user.claims[source] !== undefined)
+      setAt(claims, path, user.claims[source])
   }
   return claims
 }

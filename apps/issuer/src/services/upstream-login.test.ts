@@ -2,10 +2,9 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { UpstreamError } from '@credential-service/core-domain'
 import { createJwkCipher } from '@credential-service/crypto'
-import type { LoginProviderRow } from '@credential-service/db-schema'
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { finishLogin, type LoginSecrets, startLogin } from './upstream-login'
+import { finishLogin, type LoginSecrets, type OpenIdLoginProvider, startLogin } from './upstream-login'
 
 // The upstream provider is a small local OpenID provider whose ID tokens each test writes.
 const CLIENT_ID = 'issuer-login'
@@ -20,7 +19,7 @@ const deps = {
 describe('upstream login: ID token and authorization response checks (OIDC Core §3.1.3.7, RFC 9207)', () => {
   let server: Server
   let issuer: string
-  let provider: LoginProviderRow
+  let provider: OpenIdLoginProvider
   let keys: Awaited<ReturnType<typeof generateKeyPair>>
   /** What the token endpoint answers as `id_token`. */
   let idToken = ''
@@ -82,6 +81,8 @@ describe('upstream login: ID token and authorization response checks (OIDC Core 
       tenantId: 't',
       id: 'idp',
       description: null,
+      kind: 'openid',
+      presentationConfigId: null,
       issuer,
       clientId: CLIENT_ID,
       clientSecretEncrypted: null,

@@ -19,6 +19,12 @@ export interface LoginDeps {
   now: () => Date
 }
 
+/** A login provider of kind `openid`: an upstream OpenID provider (the row's CHECK holds these set). */
+export type OpenIdLoginProvider = LoginProviderRow & { kind: 'openid'; issuer: string; clientId: string }
+
+export const isOpenIdProvider = (row: LoginProviderRow): row is OpenIdLoginProvider =>
+  row.kind === 'openid' && row.issuer !== null && row.clientId !== null
+
 /** What the upstream provider said about the user. */
 export interface AuthenticatedUser {
   issuer: string
@@ -90,7 +96,7 @@ async function getJson(
 }
 
 /** OpenID Connect Discovery 1.0 §4: the document's issuer must be the configured one exactly. */
-async function discover(provider: LoginProviderRow, deps: LoginDeps): Promise<ProviderMetadata> {
+async function discover(provider: OpenIdLoginProvider, deps: LoginDeps): Promise<ProviderMetadata> {
   const name = `login provider '${provider.id}'`
   const url = `${provider.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
   const metadata = await getJson(url, name, deps)
@@ -102,7 +108,7 @@ async function discover(provider: LoginProviderRow, deps: LoginDeps): Promise<Pr
 
 /** The authorization request to the upstream provider: code flow with PKCE (S256), nonce and state. */
 export async function startLogin(
-  provider: LoginProviderRow,
+  provider: OpenIdLoginProvider,
   options: { redirectUri: string; state: string },
   deps: LoginDeps,
 ): Promise<{ url: string; secrets: LoginSecrets }> {
@@ -147,7 +153,7 @@ function checkResponseIssuer(metadata: ProviderMetadata, iss: string | undefined
  * authorization response's `iss` parameter.
  */
 export async function finishLogin(
-  provider: LoginProviderRow,
+  provider: OpenIdLoginProvider,
   options: { code: string; iss?: string | undefined; redirectUri: string; secrets: LoginSecrets },
   deps: LoginDeps,
 ): Promise<AuthenticatedUser> {

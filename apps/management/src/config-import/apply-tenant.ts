@@ -28,6 +28,7 @@ import {
 } from '../services/config-service'
 import {
   credentialConfigIssues,
+  loginProviderIssues,
   missingTrustLists,
   presentationConfigIssues,
 } from '../services/config-validation'
@@ -120,13 +121,6 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     }
 
     const rejected: ImportIssue[] = []
-    const loginProviders = createLoginProviderRepository(db, tenantId)
-    for (const { file, data } of plan.loginProviders) {
-      const previous = await loginProviders.row(data.id, tx)
-      const { columns, issues } = loginProviderColumns(deps.configs, tenantId, data, previous, '')
-      rejected.push(...issues.map((issue) => ({ file, ...issue })))
-      if (!issues.length) await loginProviders.upsert(columns, tx)
-    }
     // Trust lists before what names them: wallet providers and presentation configurations.
     const trustLists = createTrustListRepository(db, tenantId)
     for (const { data } of plan.trustLists) {
@@ -151,6 +145,35 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
           message: `no key chain '${id}' in this tenant (nor in key-chains/)`,
         })
     }
+    // Presentation configurations before the login providers that name them, those before credentials.
+    // Credentials in this import are checked against their provider when they are applied.
+    const importedIds = new Set(plan.credentials.map((c) => c.data.id))
+    const presentations = createPresentationConfigRepository(db, tenantId)
+    for (const { file, data } of plan.presentations) {
+      const issues = await presentationConfigIssues(db, tenantId, data, {
+        tx,
+        prefix: '',
+        outbound: deps.configs.outbound,
+        verifier: deps.keyChains,
+      })
+      rejected.push(
+        ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
+      )
+      if (!issues.length) await presentations.upsert(presentationConfigColumns(data), tx)
+    }
+    const loginProviders = createLoginProviderRepository(db, tenantId)
+    for (const { file, data } of plan.loginProviders) {
+      const previous = await loginProviders.row(data.id, tx)
+      const { columns, issues } = loginProviderColumns(deps.configs, tenantId, data, previous, '')
+      issues.push(
+        ...(await loginProviderIssues(db, tenantId, data, '', tx, importedIds)).map((issue) => ({
+          ...issue,
+          path: issue.path.replace(/^\./, ''),
+        })),
+      )
+      rejected.push(...issues.map((issue) => ({ file, ...issue })))
+      if (!issues.length) await loginProviders.upsert(columns, tx)
+    }
     const credentials = createCredentialConfigRepository(db, tenantId)
     for (const { file, data: body } of plan.credentials) {
       // Like the API: a file without keyChainId keeps the stored one, else gets the default.
@@ -165,20 +188,9 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       )
       if (!issues.length) await credentials.upsert(credentialConfigColumns(data), tx)
     }
-    const presentations = createPresentationConfigRepository(db, tenantId)
-    for (const { file, data } of plan.presentations) {
-      const issues = await presentationConfigIssues(db, tenantId, data, {
-        tx,
-        prefix: '',
-        outbound: deps.configs.outbound,
-        verifier: deps.keyChains,
-      })
-      rejected.push(
-        ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
-      )
-      if (!issues.length) await presentations.upsert(presentationConfigColumns(data), tx)
-    }
     rejected.push(...(await applyClients(deps, db, tx, plan)))
+    // By file, whatever order they were applied in (dependencies decide that).
+    rejected.sort((a, b) => a.file.localeCompare(b.file))
     if (rejected.length) throw new ImportRejected(rejected)
 
     await recordAudit(tx, {

@@ -155,7 +155,7 @@ export function validateTenantFolder(
   for (const file of folder.files['login-providers']) {
     const parsed = parse(zLoginProviderInput, file, issues)
     if (!parsed) continue
-    const urlIssues = checkOutboundUrl(parsed.issuer, outbound, 'issuer')
+    const urlIssues = parsed.issuer ? checkOutboundUrl(parsed.issuer, outbound, 'issuer') : []
     issues.push(...urlIssues.map((issue) => ({ file: file.file, ...issue })))
     if (!urlIssues.length) plan.loginProviders.push({ file: file.file, data: parsed })
   }

@@ -41,7 +41,12 @@ import {
   presentationConfigColumns,
   recordAudit,
 } from '@credential-service/db-schema'
-import { credentialConfigIssues, missingTrustLists, presentationConfigIssues } from './config-validation'
+import {
+  credentialConfigIssues,
+  loginProviderIssues,
+  missingTrustLists,
+  presentationConfigIssues,
+} from './config-validation'
 import { ensureDefaultKeyChain } from './default-key-chain'
 import type { KeyChainServiceDeps } from './key-chain-service'
 
@@ -301,7 +306,8 @@ export function createLoginProviderService(deps: ConfigServiceDeps, tenantId: st
   const repo = createLoginProviderRepository(deps.db, tenantId)
   const base = collection<LoginProvider>(deps, tenantId, actor, 'login-provider', repo)
   return validatedCrud(base, async (input: LoginProviderData, tx) => {
-    refuse(checkOutboundUrl(input.issuer, deps.outbound, 'body.issuer'), 'login provider')
+    if (input.issuer) refuse(checkOutboundUrl(input.issuer, deps.outbound, 'body.issuer'), 'login provider')
+    refuse(await loginProviderIssues(deps.db, tenantId, input, 'body', tx), 'login provider')
     const previous = await repo.row(input.id, tx)
     const { columns, issues } = loginProviderColumns(deps, tenantId, input, previous, 'body.')
     refuse(issues, 'login provider')
@@ -319,7 +325,9 @@ export function loginProviderColumns(
   deps: Pick<ConfigServiceDeps, 'cipher'>,
   tenantId: string,
   input: LoginProviderData,
-  previous: { issuer: string; clientId: string; clientSecretEncrypted: string | null } | undefined,
+  previous:
+    | { issuer: string | null; clientId: string | null; clientSecretEncrypted: string | null }
+    | undefined,
   pathPrefix: string,
 ): { columns: Record<string, unknown>; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = []
@@ -341,9 +349,11 @@ export function loginProviderColumns(
     columns: {
       id: input.id,
       description: input.description ?? null,
-      issuer: input.issuer,
-      clientId: input.clientId,
+      kind: input.kind,
+      issuer: input.issuer ?? null,
+      clientId: input.clientId ?? null,
       scopes: input.scopes,
+      presentationConfigId: input.presentationConfigId ?? null,
       clientSecretEncrypted,
     },
   }

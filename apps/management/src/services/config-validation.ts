@@ -1,12 +1,15 @@
 import {
+  type CredentialConfig,
   type CredentialConfigData,
   checkCredentialConfig,
   checkDcApiSettings,
   checkDcqlQuery,
   checkRedirectUri,
   claimPath,
+  type LoginProviderData,
   type OutboundUrlPolicy,
   type PresentationConfigData,
+  presentedClaimIssues,
   type ValidationIssue,
 } from '@credential-service/core-domain'
 import {
@@ -19,6 +22,7 @@ import {
   createCredentialConfigRepository,
   createKeyChainRepository,
   createLoginProviderRepository,
+  createPresentationConfigRepository,
   createTrustListRepository,
   createWebhookEndpointRepository,
   type Database,
@@ -153,6 +157,11 @@ export async function credentialConfigIssues(
         path: `${prefix}.userAuthentication.claims.${key}`,
         message: 'not a field path of this configuration',
       })
+  const providerId = config.userAuthentication?.loginProviderId
+  const provider = providerId
+    ? await createLoginProviderRepository(db, tenantId).row(providerId, tx)
+    : undefined
+  if (provider) issues.push(...(await loginClaimIssues(db, tenantId, config, provider, prefix, tx)))
   issues.push(...(await mdocCertificateIssues(db, tenantId, config, prefix, tx)))
   const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, tx)
   if (chain) issues.push(...selfSignedChainIssues(chain, config, prefix))
@@ -295,4 +304,75 @@ async function verifierAttestationFieldIssues(
     now: options.verifier.now(),
   })
   return problems.map((message) => ({ path, message }))
+}
+
+/**
+ * A login mapping against its provider: an OpenID provider's claims have names; a presentation's
+ * paths must be asked for by its configuration's DCQL query and fit the fields (presentedClaimIssues).
+ */
+async function loginClaimIssues(
+  db: Database,
+  tenantId: string,
+  config: Pick<CredentialConfig, 'fields' | 'userAuthentication' | 'id'>,
+  provider: { kind: string; presentationConfigId: string | null },
+  prefix: string,
+  tx: Executor,
+): Promise<ValidationIssue[]> {
+  const mapping = config.userAuthentication?.claims ?? {}
+  if (provider.kind !== 'presentation')
+    return Object.entries(mapping)
+      .filter(([, source]) => typeof source !== 'string')
+      .map(([key]) => ({
+        path: `${prefix}.userAuthentication.claims.${key}`,
+        message: 'an OpenID login provider names its claims by name: a string',
+      }))
+  const presentation = provider.presentationConfigId
+    ? await createPresentationConfigRepository(db, tenantId).get(provider.presentationConfigId, tx)
+    : undefined
+  if (!presentation) return []
+  const known = (await createCredentialConfigRepository(db, tenantId).all(tx)).map((c) => ({
+    vct: c.config.vct,
+    docType: c.config.docType,
+    fields: c.fields,
+  }))
+  return presentedClaimIssues(mapping, config.fields, presentation, known, prefix)
+}
+
+/**
+ * A login provider's references: a `presentation` one names a presentation configuration of the
+ * tenant; every credential configuration logging in with it must still map claims it can fill.
+ */
+export async function loginProviderIssues(
+  db: Database,
+  tenantId: string,
+  input: LoginProviderData,
+  prefix: string,
+  tx: Executor = db,
+  replacedCredentialIds: ReadonlySet<string> = new Set(),
+): Promise<ValidationIssue[]> {
+  const issues: ValidationIssue[] = []
+  if (input.presentationConfigId !== undefined) {
+    const found = await createPresentationConfigRepository(db, tenantId).get(input.presentationConfigId, tx)
+    if (!found) {
+      issues.push({
+        path: `${prefix}.presentationConfigId`,
+        message: `no presentation configuration '${input.presentationConfigId}' in this tenant`,
+      })
+      return issues
+    }
+  }
+  const provider = { kind: input.kind, presentationConfigId: input.presentationConfigId ?? null }
+  for (const config of await createCredentialConfigRepository(db, tenantId).all(tx)) {
+    if (config.userAuthentication?.loginProviderId !== input.id || replacedCredentialIds.has(config.id))
+      continue
+    const found = await loginClaimIssues(db, tenantId, config, provider, `credential '${config.id}'`, tx)
+    issues.push(
+      ...found.map((issue) => ({
+        ...issue,
+        path: `${prefix}.kind`,
+        message: `${issue.path}: ${issue.message}`,
+      })),
+    )
+  }
+  return issues
 }

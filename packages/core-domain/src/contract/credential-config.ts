@@ -90,6 +90,16 @@ export const zIssuerMetadataConfig = z
   .strict()
   .meta({ id: 'IssuerMetadataCredentialConfig' })
 
+/** What fills a field at login: a claim name (OpenID provider) or a claims path (presentation). */
+export const zLoginClaimSource = z.union([
+  z.string().min(1).max(200),
+  z
+    .array(z.union([z.string().min(1).max(200), z.number().int().min(0), z.null()]))
+    .min(1)
+    .max(20),
+])
+export type LoginClaimSource = z.infer<typeof zLoginClaimSource>
+
 /** Key attestation policy of a configuration (OpenID4VCI 1.0 Appendix D, §12.2.4 `key_attestations_required`). */
 export const zKeyAttestationPolicy = z
   .object({
@@ -168,16 +178,16 @@ export const zCredentialConfigInput = z
       .object({
         loginProviderId: zConfigId.describe('The login provider that authenticates the holder'),
         claims: z
-          .record(z.string().min(1).max(500), z.string().min(1).max(200))
+          .record(z.string().min(1).max(500), zLoginClaimSource)
           .optional()
           .describe(
-            "Field path joined by '.' (e.g. `address.locality`) → ID token or userinfo claim name that fills it",
+            "Field path joined by '.' (e.g. `address.locality`) → what fills it. An `openid` provider: the ID token or userinfo claim name. A `presentation` provider: the claim's path in the presented credential, as a DCQL claims path (OpenID4VP 1.0 §7, e.g. `[\"family_name\"]` for SD-JWT VC, `[\"eu.europa.ec.eudi.pid.1\", \"family_name\"]` for mdoc) or a string joined by '.'; it must be a claim the presentation configuration's DCQL query asks for, and of the field's type when the tenant issues that credential type itself (422 otherwise)",
           ),
       })
       .strict()
       .optional()
       .describe(
-        'Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user. Offers for such a configuration use grant `authorization_code` and carry no claims for it',
+        'Authorization code flow (OpenID4VCI §5): the holder logs in at this provider (an upstream OpenID provider, or a presentation of another credential for a provider of kind `presentation`); its claims fill the fields, and the attribute provider (when set) is then asked with the user and the presented claims. Offers for such a configuration use grant `authorization_code` and carry no claims for it',
       ),
     refreshTokens: z.boolean().default(false).describe(DESCRIBE.refreshTokens),
     dpop: z.enum(['optional', 'required']).default('optional').describe(DESCRIBE.dpop),

@@ -220,8 +220,10 @@ export function toLoginProvider(row: LoginProviderRow): LoginProvider {
   return {
     id: row.id,
     description: row.description,
+    kind: row.kind === 'presentation' ? 'presentation' : 'openid',
     issuer: row.issuer,
     clientId: row.clientId,
+    presentationConfigId: row.presentationConfigId,
     scopes: row.scopes,
     hasClientSecret: row.clientSecretEncrypted !== null,
     createdAt: iso(row.createdAt),

@@ -3,6 +3,7 @@ import type {
   DcApiSettings,
   DcqlQuery,
   KeyAttestationPolicy,
+  LoginClaimSource,
 } from '@credential-service/core-domain'
 import {
   boolean,
@@ -75,8 +76,8 @@ export const credentialConfigs = pgTable(
     batchSize: integer().notNull(),
     /** Authorization code flow: who logs the holder in (null: no holder login) ... */
     loginProviderId: text(),
-    /** ... and which ID token claim fills which field (field path joined by '.'). */
-    loginClaims: jsonb().$type<Record<string, string>>(),
+    /** ... and what fills which field (field path joined by '.'): a claim name, or a claims path of a presentation. */
+    loginClaims: jsonb().$type<Record<string, LoginClaimSource>>(),
     refreshTokens: boolean().notNull().default(false),
     dpop: text().notNull().default('optional'),
     walletAttestation: text().notNull().default('optional'),

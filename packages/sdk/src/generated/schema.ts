@@ -2739,13 +2739,13 @@ export interface components {
             statusManagement: boolean;
             /** @description Credentials per request at most (one per proof key). The issuer metadata advertises one `batch_credential_issuance.batch_size` for the whole tenant (OpenID4VCI 1.0 §12.2.4): the smallest `batchSize` of its key-bound configurations, and none when that is 1 */
             batchSize: number;
-            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user. Offers for such a configuration use grant `authorization_code` and carry no claims for it */
+            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider (an upstream OpenID provider, or a presentation of another credential for a provider of kind `presentation`); its claims fill the fields, and the attribute provider (when set) is then asked with the user and the presented claims. Offers for such a configuration use grant `authorization_code` and carry no claims for it */
             userAuthentication?: {
                 /** @description The login provider that authenticates the holder */
                 loginProviderId: string;
-                /** @description Field path joined by '.' (e.g. `address.locality`) → ID token or userinfo claim name that fills it */
+                /** @description Field path joined by '.' (e.g. `address.locality`) → what fills it. An `openid` provider: the ID token or userinfo claim name. A `presentation` provider: the claim's path in the presented credential, as a DCQL claims path (OpenID4VP 1.0 §7, e.g. `["family_name"]` for SD-JWT VC, `["eu.europa.ec.eudi.pid.1", "family_name"]` for mdoc) or a string joined by '.'; it must be a claim the presentation configuration's DCQL query asks for, and of the field's type when the tenant issues that credential type itself (422 otherwise) */
                 claims?: {
-                    [key: string]: string;
+                    [key: string]: string | (string | number | null)[];
                 };
             };
             /** @description Hand out rotated one-time refresh tokens with the access token, in the authorization code and the pre-authorized code flow (a wallet then keeps polling a deferred credential beyond its 300 s access token) */
@@ -2810,13 +2810,13 @@ export interface components {
              * @default 1
              */
             batchSize?: number;
-            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider; its claims fill the fields, and the attribute provider (when set) is then asked with the user. Offers for such a configuration use grant `authorization_code` and carry no claims for it */
+            /** @description Authorization code flow (OpenID4VCI §5): the holder logs in at this provider (an upstream OpenID provider, or a presentation of another credential for a provider of kind `presentation`); its claims fill the fields, and the attribute provider (when set) is then asked with the user and the presented claims. Offers for such a configuration use grant `authorization_code` and carry no claims for it */
             userAuthentication?: {
                 /** @description The login provider that authenticates the holder */
                 loginProviderId: string;
-                /** @description Field path joined by '.' (e.g. `address.locality`) → ID token or userinfo claim name that fills it */
+                /** @description Field path joined by '.' (e.g. `address.locality`) → what fills it. An `openid` provider: the ID token or userinfo claim name. A `presentation` provider: the claim's path in the presented credential, as a DCQL claims path (OpenID4VP 1.0 §7, e.g. `["family_name"]` for SD-JWT VC, `["eu.europa.ec.eudi.pid.1", "family_name"]` for mdoc) or a string joined by '.'; it must be a claim the presentation configuration's DCQL query asks for, and of the field's type when the tenant issues that credential type itself (422 otherwise) */
                 claims?: {
-                    [key: string]: string;
+                    [key: string]: string | (string | number | null)[];
                 };
             };
             /**
@@ -3190,14 +3190,17 @@ export interface components {
         LoginProvider: {
             id: string;
             description: string | null;
-            /**
-             * Format: uri
-             * @description Issuer identifier of the OpenID provider; its discovery document is read from `<issuer>/.well-known/openid-configuration`
-             */
-            issuer: string;
-            /** @description Our client id at the provider */
-            clientId: string;
+            /** @description Issuer identifier of the OpenID provider; its discovery document is read from `<issuer>/.well-known/openid-configuration`. Required for `kind: openid`, absent for `presentation` */
+            issuer: string | null;
+            clientId: string | null;
             scopes: string[];
+            /** @description Kind `presentation`: the presentation configuration whose DCQL query the holder answers (its trust decides which issuers count); required for that kind, absent otherwise. Deleting that configuration is refused (409) while this provider names it */
+            presentationConfigId: string | null;
+            /**
+             * @description `openid` (default): an upstream OpenID provider the browser is sent to. `presentation`: the holder presents a credential (e.g. a PID) as the presentation configuration `presentationConfigId` asks; in the browser `/authorize` shows the OpenID4VP request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present inline
+             * @enum {string}
+             */
+            kind: "openid" | "presentation";
             /** @description Whether a client secret is stored (it is never returned) */
             hasClientSecret: boolean;
             /**
@@ -3217,19 +3220,27 @@ export interface components {
             description?: string;
             /**
              * Format: uri
-             * @description Issuer identifier of the OpenID provider; its discovery document is read from `<issuer>/.well-known/openid-configuration`
+             * @description Issuer identifier of the OpenID provider; its discovery document is read from `<issuer>/.well-known/openid-configuration`. Required for `kind: openid`, absent for `presentation`
              */
-            issuer: string;
-            /** @description Our client id at the provider */
-            clientId: string;
+            issuer?: string;
+            /** @description Our client id at the provider (`kind: openid`) */
+            clientId?: string;
             /**
-             * @description Scopes asked for at login; `openid` is always added
+             * @description Scopes asked for at login (`kind: openid`); `openid` is always added
              * @default [
              *       "openid"
              *     ]
              */
             scopes?: string[];
-            /** @description Client secret (client_secret_basic); stored encrypted, never returned. `null`: a public client (a stored secret is removed). Absent on create: a public client; absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422 */
+            /** @description Kind `presentation`: the presentation configuration whose DCQL query the holder answers (its trust decides which issuers count); required for that kind, absent otherwise. Deleting that configuration is refused (409) while this provider names it */
+            presentationConfigId?: string;
+            /**
+             * @description `openid` (default): an upstream OpenID provider the browser is sent to. `presentation`: the holder presents a credential (e.g. a PID) as the presentation configuration `presentationConfigId` asks; in the browser `/authorize` shows the OpenID4VP request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present inline
+             * @default openid
+             * @enum {string}
+             */
+            kind?: "openid" | "presentation";
+            /** @description Client secret (client_secret_basic, `kind: openid`); stored encrypted, never returned. `null`: a public client (a stored secret is removed). Absent on create: a public client; absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422 */
             clientSecret?: string | null;
         };
         LoginProviderPage: {

@@ -15,7 +15,7 @@ import {
   signJws,
   verifySdJwtPresentation,
 } from '@credential-service/crypto'
-import { createStatusLists, presentationTrust } from '@credential-service/verifier'
+import { createStatusLists, presentationTrust } from '@credential-service/server-kit'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import {

@@ -67,7 +67,7 @@ describe.each(testDatabases())(
         OUTBOUND_ALLOW_HTTP: 'true',
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
         // A change of status is refused at the next presentation, not after the list's ttl: no
-        // cache (apps/verifier/src/services/status-list.test.ts tests it).
+        // cache (packages/server-kit/src/presentation/status-list.test.ts tests it).
         STATUS_LIST_CACHE_MAX_SECONDS: '0',
         TRUSTED_WALLET_ANCHOR: trusted.rootPem,
         CHAINED_WALLET_ANCHOR: (await attester('Chained Wallet', { intermediate: true })).rootPem,

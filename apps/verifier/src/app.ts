@@ -1,5 +1,6 @@
 import { createRegistrarRepository } from '@credential-service/db-schema'
 import {
+  createStatusLists,
   createTenantMemo,
   oauthErrorHandler,
   type ProtocolAppOptions,
@@ -15,10 +16,6 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { didDocumentRoutes } from './routes/did-document'
 import { requestRoutes } from './routes/requests'
-import { createStatusLists } from './services/status-list'
-
-// The bench's ceiling probe verifies presentations exactly as the response endpoint does.
-export { createStatusLists, presentationTrust } from './services/status-list'
 
 export const zVerifierEnv = zCommonEnv
 export type VerifierConfig = Readonly<z.output<typeof zVerifierEnv>>

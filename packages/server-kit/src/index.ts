@@ -52,6 +52,52 @@ export type { OutboundPolicy, OutboundRequest, OutboundResponse, ResolveHost } f
 export { outboundFetch } from './outbound-fetch'
 export type { OutboundEndpoint } from './outbound-http'
 export { authHeaders } from './outbound-http'
+export type {
+  DcApiTransport,
+  PresentationRequestDeps,
+  PresentationSessionCreate,
+  PresentationSessionCreated,
+} from './presentation/create-request'
+export {
+  createPresentationSession,
+  dcApiRequests,
+  dcApiTransport,
+  requestClientId,
+  verifierIdentifierOf,
+} from './presentation/create-request'
+export { encryptionJwk, type PresentationDeps } from './presentation/deps'
+export {
+  encryptedResponseMode,
+  parseWalletJson,
+  readAuthorizationResponse,
+  responseParameters,
+} from './presentation/response-read'
+export {
+  finishSession,
+  finishVerified,
+  openSession,
+  type ResultFields,
+  type SessionOutcome,
+  sessionEnding,
+} from './presentation/session-end'
+export {
+  createStatusLists,
+  presentationTrust,
+  requireValidEntry,
+  type StatusCheck,
+  type StatusLists,
+} from './presentation/status-list'
+export type { StatusListCache, StatusListCacheOptions } from './presentation/status-list-cache'
+export {
+  checkClaims,
+  checkCredentialSets,
+  type PresentationBinding,
+  trustedListAnchors,
+  type Verification,
+  verification,
+  verifyStep,
+  verifyVpToken,
+} from './presentation/verify'
 export type { ProblemCode } from './problem'
 export { PROBLEM_STATUSES, PROBLEM_TYPE_BASE, problem, problemKind } from './problem'
 export type { ProtocolAppOptions, ProtocolDeps } from './protocol-app'

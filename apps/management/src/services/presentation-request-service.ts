@@ -1,61 +1,23 @@
-import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto'
 import {
-  authorizationRequestByValue,
-  authorizationRequestParams,
   checkRedirectUri,
-  type DcApiProtocol,
-  dcApiProtocols,
-  dcApiRequestParams,
-  dcApiResponseMode,
   ForbiddenError,
   isOperator,
-  newId,
-  type OutboundUrlPolicy,
-  originIssue,
-  type PresentationConfig,
   type PresentationRequestCreate,
   type PresentationRequestCreated,
   type PresentationSession,
   type Principal,
   RuleViolationError,
-  type ValidationIssue,
-  verifierDid,
 } from '@credential-service/core-domain'
+import type { PresentationResult } from '@credential-service/crypto'
+import { createWebhookEndpointRepository, type PresentationSessionRow } from '@credential-service/db-schema'
 import {
-  annexCRequest,
-  type JwkCipher,
-  type PresentationResult,
-  requestKeyReference,
-  signRequestObject,
-  verifierAttestationIssues,
-  verifierClientId,
-} from '@credential-service/crypto'
-import {
-  createPresentationSessionRepository,
-  createWebhookEndpointRepository,
-  type Database,
-  type PresentationSessionRow,
-} from '@credential-service/db-schema'
-
-import {
-  type FlowMetrics,
-  type KeyRuntime,
-  requestDcqlQuery,
-  type TenantCache,
+  createPresentationSession,
+  dcApiTransport,
+  type PresentationRequestDeps,
 } from '@credential-service/server-kit'
 import { rememberSessionKind } from './session-kinds'
 
-export interface PresentationRequestDeps {
-  db: Database
-  cipher: JwkCipher
-  keys: KeyRuntime
-  tenants: TenantCache
-  publicUrl: string
-  metrics: FlowMetrics
-  now: () => Date
-  /** OUTBOUND_ALLOW_HTTP decides whether an http redirect URI is accepted. */
-  outbound: OutboundUrlPolicy
-}
+export type { PresentationRequestDeps }
 
 /**
  * The session as the API shows it. `claims` are the decrypted result for single-session reads
@@ -102,8 +64,6 @@ export function createPresentationRequestService(
   tenantId: string,
   actor: Principal,
 ) {
-  const sessions = createPresentationSessionRepository(deps.db, tenantId)
-
   return {
     async create(input: PresentationRequestCreate): Promise<PresentationRequestCreated> {
       const config = await deps.tenants.presentationConfig(tenantId, input.presentationConfigId)
@@ -151,237 +111,26 @@ export function createPresentationRequestService(
         const message = `no webhookEndpoint '${input.webhookEndpointId}' in this tenant`
         throw new RuleViolationError(message, [{ path: 'body.webhookEndpointId', message }])
       }
-      const requestId = randomBytes(24).toString('base64url')
-      const responseUri = `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`
-      const clientId = await requestClientId(deps, tenantId, config, responseUri)
-
-      // A fresh ECDH-ES key per request (HAIP 5): a response can only be read by its own request.
-      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      const id = newId('ses')
-      const now = deps.now()
-      const expiresAt = new Date(now.getTime() + (input.lifetimeSeconds ?? config.lifetimeSeconds) * 1000)
-      const nonce = randomBytes(32).toString('base64url')
-      const state = randomBytes(32).toString('base64url')
-      const responseMode = input.responseMode ?? config.responseMode
-      const transactionData =
-        input.transactionData?.map((entry) => Buffer.from(JSON.stringify(entry)).toString('base64url')) ??
-        null
-      const encryptionKid = randomBytes(12).toString('base64url')
-      await sessions.insert({
-        id,
-        requestId,
-        status: 'pending',
-        presentationConfigId: config.id,
-        clientId,
-        nonce,
-        state,
-        responseMode,
-        redirectUri: redirectUri ?? null,
-        origin: dcApi?.origin ?? null,
-        dcApiProtocols: dcApi?.protocols ?? null,
-        transactionData,
+      const created = await createPresentationSession(deps, tenantId, {
+        config,
+        responseMode: input.responseMode ?? config.responseMode,
+        lifetimeSeconds: input.lifetimeSeconds ?? config.lifetimeSeconds,
+        redirectUri,
+        dcApi,
+        transactionData: input.transactionData,
         webhookEndpointId: input.webhookEndpointId ?? config.webhookEndpointId ?? null,
-        encryptionKey: deps.cipher.encrypt(
-          privateKey.export({ format: 'jwk' }) as Record<string, unknown>,
-          `presentation:${tenantId}/${id}`,
-        ),
-        encryptionKid,
         createdByClientId: actor.clientId,
-        expiresAt,
       })
-      const encryptionJwk = {
-        ...(createPublicKey(privateKey).export({ format: 'jwk' }) as Record<string, unknown>),
-        kid: encryptionKid,
-        alg: 'ECDH-ES',
-        use: 'enc',
-      }
-      const byValue = config.clientIdPrefix === 'redirect_uri'
-      const requestUri = byValue ? null : `${deps.publicUrl}/verifiers/${tenantId}/requests/${requestId}`
-      // OpenID4VP 1.0 §5.9.3 (V-07): a redirect_uri request cannot be signed, so it goes by value,
-      // every parameter in the URI; the others are signed request objects by reference (HAIP 5).
-      const authorizationRequestUri = requestUri
-        ? `openid4vp://?${new URLSearchParams({ client_id: clientId, request_uri: requestUri, request_uri_method: 'post' })}`
-        : authorizationRequestByValue(
-            authorizationRequestParams({
-              clientId,
-              responseMode,
-              responseUri,
-              nonce,
-              state,
-              dcqlQuery: await requestDcqlQuery(
-                await deps.keys.keyChains(tenantId),
-                config,
-                await deps.tenants.trustLists(tenantId),
-                deps.now(),
-              ),
-              encryptionJwk,
-              transactionData,
-            }),
-          )
-      deps.metrics.presentationRequested(tenantId)
-      rememberSessionKind(tenantId, id, 'presentation')
+      rememberSessionKind(tenantId, created.id, 'presentation')
       return {
-        sessionId: id,
-        clientId,
-        requestUri,
-        requestUriMethod: requestUri ? 'post' : null,
-        authorizationRequestUri,
-        ...(dcApi
-          ? {
-              dcApi: {
-                requests: await dcApiRequests(deps, tenantId, config, {
-                  ...dcApi,
-                  clientId,
-                  responseMode: dcApiResponseMode(responseMode),
-                  nonce,
-                  encryptionJwk,
-                  transactionData,
-                  expiresAt,
-                }),
-                responseUri: `${deps.publicUrl}/verifiers/${tenantId}/dc-api/${requestId}`,
-              },
-            }
-          : {}),
-        expiresAt: expiresAt.toISOString(),
+        sessionId: created.id,
+        clientId: created.clientId,
+        requestUri: created.requestUri,
+        requestUriMethod: created.requestUri ? 'post' : null,
+        authorizationRequestUri: created.authorizationRequestUri,
+        ...(created.dcApi ? { dcApi: created.dcApi } : {}),
+        expiresAt: created.expiresAt.toISOString(),
       }
     },
   }
-}
-
-/**
- * A `dc-api` request's origin and protocols (OpenID4VP 1.0 Appendix A, ISO/IEC 18013-7 Annex C):
- * the origin must be one the configuration allows, and a same-device redirect has no place in it
- * (the browser hands the answer back to the page).
- */
-function dcApiTransport(
-  deps: PresentationRequestDeps,
-  config: PresentationConfig,
-  input: PresentationRequestCreate,
-): { origin: string; protocols: DcApiProtocol[] } {
-  const origin = input.origin as string
-  const issues: ValidationIssue[] = []
-  const originProblem = originIssue(origin, deps.outbound)
-  if (originProblem) issues.push({ path: 'body.origin', message: originProblem })
-  const allowed = config.dcApi?.origins
-  if (allowed && !allowed.includes(origin))
-    issues.push({
-      path: 'body.origin',
-      message: `'${origin}' is not among the configuration's dcApi.origins (${allowed.join(', ')})`,
-    })
-  if (input.redirectUri !== undefined)
-    issues.push({
-      path: 'body.redirectUri',
-      message: 'a dc-api request returns to the page that made it; a redirect URI has no use',
-    })
-  const protocols = dcApiProtocols(config)
-  if (protocols.length === 0)
-    issues.push({
-      path: 'body.presentationConfigId',
-      message: 'the configuration fits no Digital Credentials API protocol',
-    })
-  if (issues.length) throw new RuleViolationError('the dc-api request is not possible; see errors', issues)
-  return { origin, protocols }
-}
-
-/**
- * The `requests` for `navigator.credentials.get`, one per protocol in the configuration's order:
- * OpenID4VP unsigned (parameters as they are) and signed (a request object with `client_id` and
- * `expected_origins`, A.3.2), and the Annex C DeviceRequest with this request's encryption key.
- */
-async function dcApiRequests(
-  deps: PresentationRequestDeps,
-  tenantId: string,
-  config: PresentationConfig,
-  request: {
-    origin: string
-    protocols: DcApiProtocol[]
-    clientId: string
-    responseMode: 'dc_api' | 'dc_api.jwt'
-    nonce: string
-    encryptionJwk: Record<string, unknown>
-    transactionData: string[] | null
-    expiresAt: Date
-  },
-): Promise<{ protocol: DcApiProtocol; data: Record<string, unknown> }[]> {
-  const params = dcApiRequestParams({
-    ...request,
-    dcqlQuery: await requestDcqlQuery(
-      await deps.keys.keyChains(tenantId),
-      config,
-      await deps.tenants.trustLists(tenantId),
-      deps.now(),
-    ),
-  })
-  const requests: { protocol: DcApiProtocol; data: Record<string, unknown> }[] = []
-  for (const protocol of request.protocols) {
-    if (protocol === 'openid4vp-v1-unsigned') requests.push({ protocol, data: params })
-    if (protocol === 'openid4vp-v1-signed') {
-      const signer = await deps.keys.signer(tenantId, config.keyChainId)
-      const iat = Math.floor(deps.now().getTime() / 1000)
-      const claims = {
-        aud: 'https://self-issued.me/v2',
-        iat,
-        exp: Math.floor(request.expiresAt.getTime() / 1000),
-        client_id: request.clientId,
-        expected_origins: [request.origin],
-        ...params,
-      }
-      const key = requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId })
-      requests.push({ protocol, data: { request: await signRequestObject(signer, claims, key) } })
-    }
-    if (protocol === 'org-iso-mdoc') {
-      // The request's own nonce and encryption key: HPKE's recipient is the key direct_post.jwt uses.
-      const { kid: _kid, alg: _alg, use: _use, ...recipientJwk } = request.encryptionJwk
-      const data = await annexCRequest({
-        credential: config.dcqlQuery.credentials[0] as PresentationConfig['dcqlQuery']['credentials'][number],
-        nonce: Buffer.from(request.nonce, 'base64url'),
-        recipientJwk,
-      })
-      requests.push({ protocol, data: { ...data } })
-    }
-  }
-  return requests
-}
-
-/** The tenant's verifier identifier: what a Verifier Attestation's `sub` must be (OpenID4VP 1.0 §12). */
-export const verifierIdentifierOf = (publicUrl: string, tenantId: string) =>
-  `${publicUrl}/verifiers/${tenantId}`
-
-/**
- * The full client identifier of a new request (OpenID4VP 1.0 §5.9.3): from the signing
- * certificate for the x509 prefixes, the response URI for `redirect_uri` (with direct_post the
- * client id must equal it), the attestation's `sub` for `verifier_attestation`, whose attestation is
- * checked again here: a key chain rotated or an attestation expired since the save would make every
- * wallet refuse the request.
- */
-async function requestClientId(
-  deps: PresentationRequestDeps,
-  tenantId: string,
-  config: PresentationConfig,
-  responseUri: string,
-): Promise<string> {
-  if (config.clientIdPrefix === 'redirect_uri') return `redirect_uri:${responseUri}`
-  // did:web of the verifier, whose DID document lists the tenant's key chain keys (did-document.ts).
-  if (config.clientIdPrefix === 'decentralized_identifier')
-    return `decentralized_identifier:${verifierDid(deps.publicUrl, tenantId)}`
-  const chain = (await deps.keys.keyChains(tenantId)).find((row) => row.id === config.keyChainId)
-  if (config.clientIdPrefix === 'verifier_attestation') {
-    const sub = verifierIdentifierOf(deps.publicUrl, tenantId)
-    const problems = chain
-      ? await verifierAttestationIssues(config.verifierAttestation, {
-          sub,
-          publicJwk: chain.activePublicJwk,
-          now: deps.now(),
-        })
-      : [`key chain '${config.keyChainId}' is gone`]
-    if (problems.length) {
-      const message = `the configuration's verifier attestation cannot be used: ${problems.join('; ')}`
-      throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
-    }
-    return `verifier_attestation:${sub}`
-  }
-  const leaf = chain?.activeCertificates[0]
-  if (!leaf)
-    throw new RuleViolationError(`key chain '${config.keyChainId}' has no certificate to sign requests with`)
-  return verifierClientId(config.clientIdPrefix, leaf)
 }

@@ -7,9 +7,9 @@ import {
   verifyMdocPresentation,
 } from '@credential-service/crypto'
 import type { PresentationSessionRow } from '@credential-service/db-schema'
-import { encryptionJwk, type VerifierDeps } from './request-object'
 import {
   checkClaims,
+  encryptionJwk,
   finishVerified,
   openSession,
   type PresentationBinding,
@@ -17,7 +17,8 @@ import {
   sessionEnding,
   verification,
   verifyVpToken,
-} from './response'
+} from '@credential-service/server-kit'
+import type { VerifierDeps } from './request-object'
 
 /** What the page posts: the DigitalCredential the browser returned (W3C Digital Credentials API). */
 export interface DcApiAnswer {

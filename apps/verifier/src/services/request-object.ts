@@ -7,30 +7,19 @@ import {
   VP_FORMATS_SUPPORTED,
 } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
-import { canonicalHash, publicPart, requestKeyReference, signRequestObject } from '@credential-service/crypto'
+import { canonicalHash, requestKeyReference, signRequestObject } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
-  type PresentationSessionRow,
   type RegistrationCertificateRow,
 } from '@credential-service/db-schema'
-import { type ProtocolDeps, requestDcqlQuery } from '@credential-service/server-kit'
-import type { JWK } from 'jose'
-import type { StatusLists } from './status-list'
+import { encryptionJwk, type PresentationDeps, requestDcqlQuery } from '@credential-service/server-kit'
 
-export interface VerifierDeps extends ProtocolDeps {
-  /** The process's cache of status lists (one per verifier app). */
-  statusLists: StatusLists
+export interface VerifierDeps extends PresentationDeps {
   /** A tenant's registration certificates by presentation configuration, read once per change. */
   registrationCertificates: (tenantId: string) => Promise<Map<string, RegistrationCertificateRow>>
 }
 
 export { RESPONSE_ENC_VALUES, VP_FORMATS_SUPPORTED }
-
-/** The public half of a request's response encryption key, as published in `client_metadata`. */
-export function encryptionJwk(deps: VerifierDeps, row: PresentationSessionRow): JWK {
-  const privateJwk = deps.keys.cipher.decrypt(row.encryptionKey, `presentation:${row.tenantId}/${row.id}`)
-  return { ...publicPart(privateJwk), kid: row.encryptionKid, alg: 'ECDH-ES', use: 'enc' }
-}
 
 /**
  * `verifier_info` (OpenID4VP 1.0 §5.1): the registration certificate the registrar issued for

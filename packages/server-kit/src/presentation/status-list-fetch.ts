@@ -8,8 +8,8 @@ import {
   type StatusList,
   StatusListError,
 } from '@credential-service/crypto'
-import { type OutboundPolicy, outboundFetch } from '@credential-service/server-kit'
 import { compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
+import { type OutboundPolicy, outboundFetch } from '../outbound-fetch'
 import type { CachedValue } from './status-list-cache'
 
 const STATUS_LIST_TIMEOUT_MS = 5000

@@ -7,7 +7,7 @@ import {
   StatusListError,
   statusAt,
 } from '@credential-service/crypto'
-import type { OutboundPolicy } from '@credential-service/server-kit'
+import type { OutboundPolicy } from '../outbound-fetch'
 import { createStatusListCache, type StatusListCache, type StatusListCacheOptions } from './status-list-cache'
 import { type FetchedList, fetchStatusList, type StatusListForm, unchecked } from './status-list-fetch'
 

@@ -8,7 +8,7 @@ import {
 } from '@credential-service/crypto'
 import type { KeyChainRow } from '@credential-service/db-schema'
 import { describe, expect, it } from 'vitest'
-import { trustAnchors } from './trust'
+import { issuerTrustAnchors as trustAnchors } from './issuer-anchors'
 
 const config = { trustAnchors: [] } as unknown as PresentationConfig
 const der = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')

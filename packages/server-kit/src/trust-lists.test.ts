@@ -1,6 +1,6 @@
 import type { TrustListRow } from '@credential-service/db-schema'
 import { describe, expect, it } from 'vitest'
-import { trustListCertificates } from './trust-lists'
+import { trustListCertificates } from './issuer-anchors'
 
 const now = new Date('2026-06-01T12:00:00Z')
 const at = (offsetSeconds: number) => new Date(now.getTime() + offsetSeconds * 1000)

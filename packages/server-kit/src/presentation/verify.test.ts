@@ -1,6 +1,6 @@
 import type { DcqlQuery } from '@credential-service/core-domain'
 import { describe, expect, it } from 'vitest'
-import { checkClaims } from './response'
+import { checkClaims } from './verify'
 
 type CredentialQuery = DcqlQuery['credentials'][number]
 

@@ -1,0 +1,127 @@
+import type { PresentationResultEventBody } from '@credential-service/core-domain'
+import { ProtocolError } from '@credential-service/core-domain'
+import { codeHash, type PresentationRejected } from '@credential-service/crypto'
+import {
+  createPresentationSessionRepository,
+  type PresentationSessionRow,
+} from '@credential-service/db-schema'
+import type { PresentationDeps } from './deps'
+
+export type SessionOutcome = Parameters<ReturnType<typeof createPresentationSessionRepository>['finish']>[1]
+
+type SessionFields = 'type' | 'tenantId' | 'sessionId' | 'presentationConfigId'
+/** What a `presentation.result` body says about the outcome: its fields after the session's. */
+export type ResultFields = PresentationResultEventBody extends infer E
+  ? E extends unknown
+    ? Omit<E, SessionFields>
+    : never
+  : never
+
+/**
+ * Ends the pending session with its outcome and, in the same transaction, stores the webhook event
+ * (`event`) in the outbox when the session has an endpoint subscribed to `presentation.result`.
+ * With the tenant's `drop-after-delivery` retention, claims the webhook receives leave the session
+ * (and the outbox) once delivered. False when another response ended the session first.
+ */
+export async function finishSession(
+  deps: PresentationDeps,
+  row: PresentationSessionRow,
+  outcome: SessionOutcome,
+  event: ResultFields,
+  now: Date,
+): Promise<boolean> {
+  const ended = await endSession(deps, row, outcome, event, now)
+  if (ended) deps.metrics.presentationFinished(row.tenantId, outcome.status)
+  return ended
+}
+
+async function endSession(
+  deps: PresentationDeps,
+  row: PresentationSessionRow,
+  outcome: SessionOutcome,
+  event: ResultFields,
+  now: Date,
+): Promise<boolean> {
+  const sessions = createPresentationSessionRepository(deps.db, row.tenantId)
+  const endpointId = row.webhookEndpointId
+  if (!endpointId) return (await sessions.finish(row.id, outcome, now)) !== undefined
+  // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
+  const tenant = await deps.tenants.tenant(row.tenantId)
+  // The outbox adds `deliveryId`; the field order is the body's (its bytes are signed as stored).
+  const body: PresentationResultEventBody = {
+    type: 'presentation.result',
+    tenantId: row.tenantId,
+    sessionId: row.id,
+    presentationConfigId: row.presentationConfigId,
+    ...event,
+  }
+  const finished = await deps.db.transaction(async (tx) => {
+    if (!(await sessions.finish(row.id, outcome, now, tx))) return undefined
+    const deliveryId = await deps.outbox.enqueue(tx, {
+      tenantId: row.tenantId,
+      endpointId,
+      type: body.type,
+      sessionId: row.id,
+      dropSessionResult: tenant?.presentationRetention === 'drop-after-delivery' && 'claims' in event,
+      body,
+    })
+    return { deliveryId }
+  })
+  if (finished?.deliveryId) void deps.outbox.kick([finished.deliveryId])
+  return finished !== undefined
+}
+
+/** The pending session a response answers, or the refusal every response endpoint gives. */
+export async function openSession(deps: PresentationDeps, tenantId: string, requestId: string) {
+  const row = await createPresentationSessionRepository(deps.db, tenantId).byRequestId(requestId)
+  const now = deps.now()
+  if (row?.status !== 'pending' || row.expiresAt <= now) {
+    throw new ProtocolError(
+      'invalid_request',
+      'no open request for this response (unknown, expired or already answered)',
+    )
+  }
+  return { row, now }
+}
+
+/** How a response ends its session as failed: `fail` records the reason, `refuse` also makes the wallet's error. */
+export function sessionEnding(deps: PresentationDeps, row: PresentationSessionRow, now: Date) {
+  const fail = async (reason: string) => {
+    const outcome = { status: 'failed', failureReason: reason } as const
+    await finishSession(deps, row, outcome, outcome, now)
+    return reason
+  }
+  /** Fails the session with the whole reason; the wallet may be told less (and the log has it all). */
+  const refuse = async (error: PresentationRejected) => {
+    await fail(error.message)
+    return new ProtocolError('invalid_request', error.toWallet ?? error.message, { cause: error })
+  }
+  return { fail, refuse }
+}
+
+/**
+ * Ends the session verified with its claims (sealed at rest). With `responseCode`, the result is
+ * released only to the holder of the code (S-86: never to a webhook); false when another response
+ * ended the session first.
+ */
+export async function finishVerified(
+  deps: PresentationDeps,
+  row: PresentationSessionRow,
+  result: Record<string, Record<string, unknown>[]>,
+  now: Date,
+  responseCode?: string,
+): Promise<boolean> {
+  return finishSession(
+    deps,
+    row,
+    {
+      status: 'verified',
+      resultEncrypted: deps.keys.sessionData.sealResult(row.tenantId, row.id, result),
+      responseCodeHash: responseCode ? codeHash(responseCode) : null,
+    },
+    responseCode
+      ? { status: 'verified', responseCodeRequired: true }
+      : { status: 'verified', claims: result },
+    now,
+  )
+}

@@ -9,6 +9,11 @@ export interface AttributeRequest {
   credentialConfigurationId: string
   /** The holder who logged in (authorization code flow): upstream issuer, subject and claims. */
   user?: { issuer: string; sub: string; claims: Record<string, unknown> }
+  /**
+   * The credential the holder presented to log in (presentation during issuance): the
+   * presentation configuration and the verified claims per DCQL credential query id.
+   */
+  presentation?: { presentationConfigId: string; credentials: Record<string, Record<string, unknown>[]> }
 }
 
 /**

@@ -19,7 +19,7 @@ import { offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
 import type { TenantScope } from '../tenant-scope'
 import type { WalletClient } from './client-attestation'
 import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
-import { loginClaims } from './login-claims'
+import { type HolderLogin, loginClaims } from './login-claims'
 import { checkRequested, loginProviderOf, pushedRequestOf } from './pushed-request'
 import { finishLogin, isOpenIdProvider, type LoginSecrets, startLogin } from './upstream-login'
 
@@ -94,16 +94,7 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
     sessionId: string,
     loginClaimsEncrypted?: string,
   ): Promise<AuthorizationStep> {
-    const code = handle()
-    const expiresAt = new Date(deps.now().getTime() + CODE_SECONDS * 1000)
-    const issued = await requests.issueCode(row.id, row.status, {
-      codeHash: codeHash(code),
-      sessionId,
-      expiresAt,
-      ...(loginClaimsEncrypted ? { loginClaimsEncrypted } : {}),
-    })
-    if (!issued) throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
-    return toWallet(row, { code })
+    return toWallet(row, { code: await newCode(row, sessionId, loginClaimsEncrypted) })
   }
 
   /** Sends the browser to the upstream login, bound to it by the login cookie. */
@@ -133,6 +124,7 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
   }
 
   return {
+    completeLogin,
     /** Pushed authorization request endpoint (RFC 9126 §2). */
     async push(request: ParRequest, sender: PushSender = {}) {
       const configs = await deps.tenants.credentialConfigs(tenantId)
@@ -222,7 +214,6 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
       }
       if (query.error || !query.code) return denied(row, 'the holder did not log in')
       const secrets = deps.keys.cipher.decrypt<LoginSecrets>(row.loginSecretsEncrypted, secretsAad(row.id))
-      const configs = await configsOf(row.credentialConfigurationIds)
       const providerId = row.loginProviderId
       try {
         const provider = await loginProviders.row(providerId)
@@ -233,26 +224,54 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
           { code: query.code, iss: query.iss, redirectUri: callbackUrl, secrets },
           loginDeps,
         )
-        const sessionId = row.sessionId ?? newId('ses')
-        const claims = await loginClaims(scope, { sessionId, configs, user })
-        if (!claims.ok) return denied(row, claims.reason)
-        if (!row.sessionId) {
-          await startSession(
-            row,
-            sessionId,
-            configs.map((c) => c.id),
-            claims.claims,
-          )
-          return issueCode(row, sessionId)
-        }
-        const sealed = await withOfferClaims(sessionId, claims.claims)
-        if (!sealed) return denied(row, 'the offer is no longer open')
-        return issueCode(row, sessionId, sealed)
+        const outcome = await completeLogin(row, { kind: 'openid', user })
+        return 'code' in outcome ? toWallet(row, outcome) : denied(row, outcome.denied)
       } catch (error) {
         deps.log.warn({ tenantId, loginProviderId: providerId, err: error }, 'holder login failed')
         return denied(row, error instanceof DomainError ? error.detail : 'the login failed')
       }
     },
+  }
+
+  /** A fresh authorization code for a request whose holder is known, bound to its session. */
+  async function newCode(row: AuthorizationRequestRow, sessionId: string, loginClaimsEncrypted?: string) {
+    const code = handle()
+    const expiresAt = new Date(deps.now().getTime() + CODE_SECONDS * 1000)
+    const issued = await requests.issueCode(row.id, row.status, {
+      codeHash: codeHash(code),
+      sessionId,
+      expiresAt,
+      ...(loginClaimsEncrypted ? { loginClaimsEncrypted } : {}),
+    })
+    if (!issued) throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
+    return code
+  }
+
+  /**
+   * The holder logged in (upstream or by a presentation): their claims fill the requested
+   * configurations, kept sealed with the request (an offer's) or in a new session (a
+   * wallet-initiated flow), and the request gets its code. A refusal names why.
+   */
+  async function completeLogin(
+    row: AuthorizationRequestRow,
+    login: HolderLogin,
+  ): Promise<{ code: string } | { denied: string }> {
+    const configs = await configsOf(row.credentialConfigurationIds)
+    const sessionId = row.sessionId ?? newId('ses')
+    const claims = await loginClaims(scope, { sessionId, configs, login })
+    if (!claims.ok) return { denied: claims.reason }
+    if (!row.sessionId) {
+      await startSession(
+        row,
+        sessionId,
+        configs.map((c) => c.id),
+        claims.claims,
+      )
+      return { code: await newCode(row, sessionId) }
+    }
+    const sealed = await withOfferClaims(sessionId, claims.claims)
+    if (!sealed) return { denied: 'the offer is no longer open' }
+    return { code: await newCode(row, sessionId, sealed) }
   }
 
   /**

@@ -1,4 +1,10 @@
-import { type CredentialConfig, claimPath, resolveClaims } from '@credential-service/core-domain'
+import {
+  type CredentialConfig,
+  claimPath,
+  mapPresentedClaims,
+  resolveClaims,
+} from '@credential-service/core-domain'
+import { selectClaims } from '@credential-service/crypto'
 import { createAttributeProviderRepository } from '@credential-service/db-schema'
 import { fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
 import type { TenantScope } from '../tenant-scope'
@@ -31,9 +37,24 @@ export function mergeClaims(base: Claims, over: Claims): Claims {
   return out
 }
 
-/** `userAuthentication.claims`: field path joined by '.' → the login claim that fills it. */
-export function mapLoginClaims(config: CredentialConfig, user: AuthenticatedUser): Claims {
+/**
+ * Who logged in: a user of an upstream OpenID provider, or the holder of a presented credential
+ * (claims per DCQL credential query id, verified).
+ */
+export type HolderLogin =
+  | { kind: 'openid'; user: AuthenticatedUser }
+  | {
+      kind: 'presentation'
+      presentationConfigId: string
+      presented: Record<string, Record<string, unknown>[]>
+    }
+
+/** `userAuthentication.claims`: field path joined by '.' → the login claim (or presented path) that fills it. */
+export function mapLoginClaims(config: CredentialConfig, login: HolderLogin): Claims {
   const mapping = config.userAuthentication?.claims ?? {}
+  if (login.kind === 'presentation')
+    return mapPresentedClaims(config.fields, mapping, login.presented, selectClaims)
+  const { user } = login
   const claims: Claims = {}
   for (const field of config.fields) {
     const path = claimPath(field)
@@ -55,14 +76,14 @@ export type LoginClaimsResult =
  */
 export async function loginClaims(
   scope: TenantScope<ProtocolDeps>,
-  options: { sessionId: string; configs: CredentialConfig[]; user: AuthenticatedUser },
+  options: { sessionId: string; configs: CredentialConfig[]; login: HolderLogin },
 ): Promise<LoginClaimsResult> {
   const { deps, tenantId } = scope
   const out: Record<string, Record<string, unknown>> = {}
   const providers = createAttributeProviderRepository(deps.db, tenantId)
   for (const config of options.configs) {
     if (!config.userAuthentication) continue
-    let claims = mapLoginClaims(config, options.user)
+    let claims = mapLoginClaims(config, options.login)
     const provider = config.attributeProviderId ? await providers.row(config.attributeProviderId) : undefined
     if (provider) {
       const answer = await fetchAttributes(
@@ -71,11 +92,7 @@ export async function loginClaims(
           tenantId,
           sessionId: options.sessionId,
           credentialConfigurationId: config.id,
-          user: {
-            issuer: options.user.issuer,
-            sub: options.user.sub,
-            claims: userClaims(options.user.claims),
-          },
+          ...holderOf(options.login),
         },
         { cipher: deps.keys.cipher, outbound: deps.outbound },
       )
@@ -97,4 +114,14 @@ export async function loginClaims(
     out[config.id] = resolved.claims
   }
   return { ok: true, claims: out }
+}
+
+/** What an attribute provider is told of the holder: the upstream user, or the presented credential. */
+function holderOf(login: HolderLogin) {
+  if (login.kind === 'presentation')
+    return {
+      presentation: { presentationConfigId: login.presentationConfigId, credentials: login.presented },
+    }
+  const { user } = login
+  return { user: { issuer: user.issuer, sub: user.sub, claims: userClaims(user.claims) } }
 }

@@ -26,7 +26,7 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
 
   beforeAll(async () => {
     h = await createHarness(testDatabase)
-    admin = await h.createClient(h.tenantA, ['issuance:config', 'key:manage'])
+    admin = await h.createClient(h.tenantA, ['issuance:config', 'key:manage', 'presentation:config'])
     keyChainId = (
       await h.app.inject({
         method: 'POST',
@@ -187,6 +187,192 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
     expect(
       (await h.app.inject({ url: `/api/login-providers/${internalId}`, headers: admin.auth })).statusCode,
     ).toBe(404)
+  })
+
+  describe('issue 26: kind presentation (presentation during issuance)', () => {
+    const PID_VCT = 'urn:eudi:pid:1'
+    /** A presentation configuration asking for a PID's family_name and birthdate. */
+    async function pidPresentation() {
+      const id = random('pid')
+      const response = await send('POST', '/api/presentations', {
+        id,
+        keyChainId,
+        dcqlQuery: {
+          credentials: [
+            {
+              id: 'pid',
+              format: 'dc+sd-jwt',
+              meta: { vct_values: [PID_VCT] },
+              claims: [{ path: ['family_name'] }, { path: ['birthdate'] }, { path: ['address'] }],
+            },
+          ],
+        },
+      })
+      expect(response.statusCode).toBe(201)
+      return id
+    }
+    const badge = (id: string, loginProviderId: string, claims: Record<string, unknown>) => ({
+      id,
+      config: { format: 'dc+sd-jwt', vct: `urn:example:${id}` },
+      keyChainId,
+      fields: [
+        { path: ['family_name'], type: 'string', mandatory: true },
+        { path: ['born'], type: 'date' },
+        { path: ['locality'], type: 'string' },
+      ],
+      userAuthentication: { loginProviderId, claims },
+    })
+
+    it('happy: a provider names a presentation configuration; a credential maps presented claims paths (string or array) to its fields', async () => {
+      const pid = await pidPresentation()
+      const lp = random('lp')
+      const created = await send('POST', '/api/login-providers', {
+        id: lp,
+        kind: 'presentation',
+        presentationConfigId: pid,
+      })
+      expect(created.statusCode).toBe(201)
+      expect(created.json()).toStrictEqual({
+        id: lp,
+        kind: 'presentation',
+        description: null,
+        issuer: null,
+        clientId: null,
+        presentationConfigId: pid,
+        scopes: ['openid'],
+        hasClientSecret: false,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      })
+      const id = random('badge')
+      const claims = { family_name: ['family_name'], born: 'birthdate', locality: ['address', 'locality'] }
+      const credential = await send('POST', '/api/credentials', badge(id, lp, claims))
+      expect(credential.statusCode).toBe(201)
+      expect(credential.json().userAuthentication).toStrictEqual({ loginProviderId: lp, claims })
+      // Named by a provider, the presentation configuration cannot be deleted.
+      const deleted = await h.app.inject({
+        method: 'DELETE',
+        url: `/api/presentations/${pid}`,
+        headers: admin.auth,
+      })
+      expect(deleted.statusCode).toBe(409)
+    })
+
+    it('error: kind fields are checked (400 naming each, like every schema error); an unknown presentation configuration is a 422', async () => {
+      const mixed = await send('POST', '/api/login-providers', {
+        ...provider(random('lp')),
+        kind: 'presentation',
+      })
+      expect(mixed.statusCode).toBe(400)
+      expect(
+        mixed
+          .json()
+          .errors.map((e: { path: string }) => e.path)
+          .sort(),
+      ).toStrictEqual(['body.clientId', 'body.issuer', 'body.presentationConfigId'].sort())
+      const openidWithout = await send('POST', '/api/login-providers', { id: random('lp') })
+      expect(openidWithout.statusCode).toBe(400)
+      expect(
+        openidWithout
+          .json()
+          .errors.map((e: { path: string }) => e.path)
+          .sort(),
+      ).toStrictEqual(['body.clientId', 'body.issuer'])
+      const unknown = await send('POST', '/api/login-providers', {
+        id: random('lp'),
+        kind: 'presentation',
+        presentationConfigId: 'nope',
+      })
+      expect(unknown.statusCode).toBe(422)
+      expect(unknown.json().errors).toStrictEqual([
+        { path: 'body.presentationConfigId', message: expect.stringContaining("'nope'") },
+      ])
+    })
+
+    it('issue 26 / OpenID4VP 1.0 §6.3: a mapped path the DCQL query does not ask for, or of another type than the field where the tenant issues the PID itself, is a 422 naming the mapping', async () => {
+      const pid = await pidPresentation()
+      const lp = random('lp')
+      await send('POST', '/api/login-providers', { id: lp, kind: 'presentation', presentationConfigId: pid })
+      const notAsked = await send(
+        'POST',
+        '/api/credentials',
+        badge(random('badge'), lp, { family_name: ['given_name'] }),
+      )
+      expect(notAsked.statusCode).toBe(422)
+      expect(notAsked.json().errors).toStrictEqual([
+        {
+          path: 'body.userAuthentication.claims.family_name',
+          message: expect.stringContaining(`presentation configuration '${pid}'`),
+        },
+      ])
+      // The tenant issues the PID too: its fields say what a presented PID holds.
+      const issued = await send('POST', '/api/credentials', {
+        id: random('pidcfg'),
+        config: { format: 'dc+sd-jwt', vct: PID_VCT, scope: random('pidscope') },
+        keyChainId,
+        fields: [
+          { path: ['family_name'], type: 'string', mandatory: true },
+          { path: ['birthdate'], type: 'date' },
+        ],
+      })
+      expect(issued.statusCode).toBe(201)
+      const wrongType = await send(
+        'POST',
+        '/api/credentials',
+        badge(random('badge'), lp, { locality: 'birthdate', born: 'birthdate' }),
+      )
+      expect(wrongType.statusCode).toBe(422)
+      expect(wrongType.json().errors).toStrictEqual([
+        {
+          path: 'body.userAuthentication.claims.locality',
+          message: 'the presented claim is of type date, the field of type string',
+        },
+      ])
+      const noSuchClaim = await send(
+        'POST',
+        '/api/credentials',
+        badge(random('badge'), lp, { locality: ['address', 'locality'] }),
+      )
+      expect(noSuchClaim.statusCode).toBe(422)
+      expect(noSuchClaim.json().errors[0].message).toBe(
+        'the presented credential type has no claim at ["address","locality"]',
+      )
+    })
+
+    it('error: an OpenID provider takes claim names, not paths; switching a provider to a kind its credentials cannot use is a 422', async () => {
+      const idp = random('idp')
+      await send('POST', '/api/login-providers', provider(idp))
+      const paths = await send(
+        'POST',
+        '/api/credentials',
+        staff(random('s'), keyChainId, idp, { given_name: ['given_name'] } as never),
+      )
+      expect(paths.statusCode).toBe(422)
+      expect(paths.json().errors).toStrictEqual([
+        {
+          path: 'body.userAuthentication.claims.given_name',
+          message: 'an OpenID login provider names its claims by name: a string',
+        },
+      ])
+      const staffId = random('s')
+      expect(
+        (
+          await send(
+            'POST',
+            '/api/credentials',
+            staff(staffId, keyChainId, idp, { given_name: 'given_name' }),
+          )
+        ).statusCode,
+      ).toBe(201)
+      const pid = await pidPresentation()
+      const switched = await send('PUT', `/api/login-providers/${idp}`, {
+        id: idp,
+        kind: 'presentation',
+        presentationConfigId: pid,
+      })
+      expect(switched.statusCode).toBe(422)
+      expect(switched.json().errors[0].message).toContain(`credential '${staffId}'`)
+    })
   })
 
   it('S-100, S-105: another tenant cannot read, replace, delete or reference a login provider (404 / 422); it stays unchanged', async () => {

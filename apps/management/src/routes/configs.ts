@@ -35,7 +35,7 @@ import { createTrustListService } from '../services/trust-list-service'
 import { configCollectionRoutes } from './config-collection'
 
 const LOGIN_PROVIDERS = [
-  'OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.',
+  'What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.',
   '`issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.',
   '`clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).',
 ].join('\n\n')

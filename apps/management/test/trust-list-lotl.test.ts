@@ -162,7 +162,7 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
       expect(lists.hits.get(`/${prefix}/de.pdf`)).toBeUndefined()
     })
 
-    it('ETSI TS 119 612 §5.3.13: a pointed list signed by a key not in its pointer, or unreachable, fails the whole refresh naming its territory and URL; the last good content is kept', async () => {
+    it('ETSI TS 119 612 §5.3.13: a pointed list signed by a key not in its pointer, unreachable, or of another territory fails the whole refresh naming its territory and URL; the last good content is kept', async () => {
       const prefix = random('bad')
       lists.bodies.set(`/${prefix}/de.xml`, await national('DE', deCa, deSigner))
       lists.bodies.set(`/${prefix}/at.xml`, await national('AT', atCa, atSigner))
@@ -183,6 +183,14 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
       const gone = await status(id)
       expect(gone.lastError).toContain('trusted list of AT: the list server answered 404')
       expect(gone).toMatchObject({ certificateCount: 2, fetchedAt: good.fetchedAt })
+
+      // AT's key signing a list of another territory: the pointer vouches for AT's list only.
+      lists.bodies.set(`/${prefix}/at.xml`, await national('DE', atCa, atSigner))
+      await refresh(new Date(Date.now() + 3 * 61_000))
+      const elsewhere = await status(id)
+      expect(elsewhere.lastError).toContain(`territory AT at ${lists.url}/${prefix}/at.xml`)
+      expect(elsewhere.lastError).toContain('its SchemeTerritory is DE')
+      expect(elsewhere).toMatchObject({ certificateCount: 2, fetchedAt: good.fetchedAt })
     })
 
     it('ETSI TS 119 612 §5.3.13, §5.7: a tampered list of lists, or a pointed list whose XAdES CertDigest names another certificate, is refused', async () => {

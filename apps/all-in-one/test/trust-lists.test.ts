@@ -4,10 +4,13 @@ import { anchorAuthorityKeyId, parseCertificate } from '@credential-service/cryp
 import {
   buildTrustedList,
   createTestListSigner,
+  issueTestCertificate,
   signTrustedList,
   type TestListSigner,
 } from '@credential-service/crypto/testing'
+import type { Database } from '@credential-service/db-schema'
 import { testDatabases } from '@credential-service/db-schema/testing'
+import { refreshDueTrustLists } from '@credential-service/server-kit'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
@@ -38,6 +41,9 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
     const auth: Record<string, Record<string, string>> = {}
     let signer: TestListSigner
     const served = { body: undefined as string | undefined }
+    /** Bodies of particular paths (a list of lists and the lists it points to); others get `served`. */
+    const servedAt = new Map<string, string>()
+    let db: Database
     let server: Server
     let listUrl: string
 
@@ -45,9 +51,10 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
       app.inject({ method: 'POST', url, headers, payload: payload as object })
 
     beforeAll(async () => {
-      server = createServer((_req, res) => {
-        if (served.body === undefined) return res.writeHead(503).end()
-        res.writeHead(200, { 'content-type': 'application/xml' }).end(served.body)
+      server = createServer((req, res) => {
+        const body = servedAt.get(req.url ?? '') ?? served.body
+        if (body === undefined) return res.writeHead(503).end()
+        res.writeHead(200, { 'content-type': 'application/xml' }).end(body)
       })
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       listUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tl.xml`
@@ -58,6 +65,7 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
         TRUST_LIST_REFRESH_CHECK_SECONDS: '1',
       })
       app = started.app
+      db = started.database.db
       await app.ready()
       rp = started.tenants.a.id
       root = started.root
@@ -339,6 +347,131 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
       )
       const akiOnList = await presentTo('list-aki', await issue(issuer))
       expect(akiOnList, JSON.stringify(akiOnList)).toMatchObject({ status: 'verified' })
+    }, 60_000)
+
+    it('issue 25, ETSI TS 119 612 §5.3.13: a configuration naming an etsi-lotl list accepts a credential whose issuer CA is on a pointed national list (etsi_tl naming the LOTL URL, from-anchors filling it), and refuses it once the national list no longer lists it', async () => {
+      const issuerRoot = (
+        await app.inject({ url: '/api/key-chains/keys', headers: auth[issuer] as Record<string, string> })
+      ).json().rootCertificate as string
+      const lotlSigner = await createTestListSigner('CN=LOTL Operator')
+      const deSigner = await createTestListSigner('CN=DE Scheme Operator', 'P-256')
+      const atSigner = await createTestListSigner('CN=AT Scheme Operator')
+      const atCa = (await issueTestCertificate({ subject: 'CN=AT PID CA', ca: true })).pem
+      const national = (territory: string, certificates: string[], signer: TestListSigner) =>
+        signTrustedList(
+          buildTrustedList({
+            issued: new Date(),
+            nextUpdate: new Date(Date.now() + 3_600_000),
+            territory,
+            services: [{ type: PID_PROVIDER, certificates }],
+          }),
+          signer,
+        )
+      const origin = new URL(listUrl).origin
+      servedAt.set('/eu/de.xml', await national('DE', [issuerRoot], deSigner))
+      servedAt.set('/eu/at.xml', await national('AT', [atCa], atSigner))
+      servedAt.set(
+        '/eu/lotl.xml',
+        await signTrustedList(
+          buildTrustedList({
+            issued: new Date(),
+            nextUpdate: new Date(Date.now() + 3_600_000),
+            pointers: [
+              { location: `${origin}/eu/de.xml`, territory: 'DE', certificates: [deSigner.certificatePem] },
+              { location: `${origin}/eu/at.xml`, territory: 'AT', certificates: [atSigner.certificatePem] },
+            ],
+          }),
+          lotlSigner,
+        ),
+      )
+      const lotlUrl = `${origin}/eu/lotl.xml`
+      const list = await post(
+        '/api/trust-lists',
+        {
+          id: 'eu-lotl',
+          source: {
+            type: 'etsi-lotl',
+            url: lotlUrl,
+            signerCertificates: [lotlSigner.certificatePem],
+            serviceTypes: [PID_PROVIDER],
+            refreshSeconds: 60,
+          },
+          graceSeconds: 0,
+        },
+        auth[rp] as Record<string, string>,
+      )
+      expect(list.statusCode, list.body).toBe(201)
+      const query = (trusted?: unknown) => ({
+        credentials: [
+          {
+            id: 'pid',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: [VCT] },
+            claims: [{ path: ['age_over_18'] }],
+            ...(trusted ? { trusted_authorities: trusted } : {}),
+          },
+        ],
+      })
+      for (const [id, extra] of [
+        ['lotl-query', { dcqlQuery: query([{ type: 'etsi_tl', values: [lotlUrl] }]) }],
+        ['lotl-anchors', { dcqlQuery: query(), trustedAuthorities: 'from-anchors' }],
+      ] as const) {
+        const saved = await post(
+          '/api/presentations',
+          { id, keyChainId: 'keys', responseMode: 'direct_post', trustListIds: ['eu-lotl'], ...extra },
+          auth[rp] as Record<string, string>,
+        )
+        expect(saved.statusCode, saved.body).toBe(201)
+      }
+      let status: Loose = {}
+      for (let i = 0; i < 50; i += 1) {
+        status = (
+          await app.inject({ url: '/api/trust-lists/eu-lotl', headers: auth[rp] as Record<string, string> })
+        ).json().status
+        if (status.state === 'current') break
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      expect(status).toMatchObject({ state: 'current', certificateCount: 2, lastError: null })
+
+      const created = (
+        await post(
+          '/api/presentation-requests',
+          { presentationConfigId: 'lotl-anchors' },
+          auth[rp] as Record<string, string>,
+        )
+      ).json()
+      const claims = decodeJwt(
+        (await app.inject({ url: new URL(created.requestUri).pathname })).body,
+      ) as Loose
+      expect(
+        (claims.dcql_query.credentials[0].trusted_authorities as Loose[]).find(
+          (authority) => authority.type === 'etsi_tl',
+        ),
+      ).toEqual({ type: 'etsi_tl', values: [lotlUrl] })
+
+      const onList = await presentTo('lotl-query', await issue(issuer))
+      expect(onList, JSON.stringify(onList)).toMatchObject({ status: 'verified', failureReason: null })
+
+      // DE's list no longer lists the issuer's CA; the next refresh (a process one interval later) reads it.
+      servedAt.set('/eu/de.xml', await national('DE', [atCa], deSigner))
+      await refreshDueTrustLists({
+        db,
+        outbound: { allowHttp: true, allowedHosts: ['127.0.0.1'], maxResponseBytes: 1024 * 1024 },
+        now: () => new Date(Date.now() + 61_000),
+      })
+      const after = (
+        await app.inject({ url: '/api/trust-lists/eu-lotl', headers: auth[rp] as Record<string, string> })
+      ).json().status
+      expect(after).toMatchObject({ state: 'current', certificateCount: 1, lastError: null })
+      let offList: Loose = {}
+      for (let i = 0; i < 10; i += 1) {
+        offList = await presentTo('lotl-query', await issue(issuer))
+        if (offList.status === 'failed') break
+        await new Promise((resolve) => setTimeout(resolve, 300))
+      }
+      expect(offList.status).toBe('failed')
+      // The list's certificates are the issuer anchors too: the anchor check refuses it first.
+      expect(offList.failureReason).toContain('the issuer does not chain to a trust anchor of this tenant')
     }, 60_000)
   },
 )

@@ -311,7 +311,7 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
       {
         path: 'body.dcqlQuery.credentials.0.trusted_authorities.0.values.0',
         message:
-          "etsi_tl https://lotl.example.com/tl.xml is the URL of none of this configuration's trust lists (trustListIds) of source type etsi-tl: no credential under it could verify",
+          "etsi_tl https://lotl.example.com/tl.xml is the URL of none of this configuration's trust lists (trustListIds) of source type etsi-tl or etsi-lotl: no credential under it could verify",
       },
     ])
     const federation = await createConfig(

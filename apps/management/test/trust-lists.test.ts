@@ -231,7 +231,8 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))('trust lists on
 
   it('fetches a signed ETSI TS 119 612 list, keeps it through failed fetches, and fails closed past NextUpdate + grace', async () => {
     const start = Date.now()
-    const nextUpdate = new Date(start + 3000)
+    // Long enough for the first fetch to land before it under a loaded test run.
+    const nextUpdate = new Date(start + 6000)
     lists.state.body = await signedList(nextUpdate)
     const id = random('tl')
     const created = await api(admin, 'POST', '/api/trust-lists', etsi(id, { refreshSeconds: 60 }))

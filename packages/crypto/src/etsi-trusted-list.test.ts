@@ -100,4 +100,49 @@ describe('ETSI TS 119 612 trusted lists', async () => {
       await expect(readTrustedList(signed, [p256.certificatePem])).rejects.toThrow(/does not verify/)
     })
   })
+  describe('issue 25: XAdES signed properties (ETSI EN 319 132-1, TS 119 612 §5.7)', () => {
+    it('TS 119 612 §5.7 / EN 319 132-1: reads a list whose SignedProperties, referenced by Id with the SignedProperties Type, name the signer certificate (SHA-256, SHA-1, SHA-384, SHA-512 CertDigest)', async () => {
+      expect(signed).toContain('Type="http://uri.etsi.org/01903#SignedProperties"')
+      expect(signed).toContain('URI="#xades-signed-properties"')
+      for (const digest of ['sha1', 'sha384', 'sha512'] as const) {
+        const list = await signTrustedList(xml, signer, { xades: { digest } })
+        const content = await readTrustedList(list, [signer.certificatePem])
+        expect(subjects(content.certificates).sort()).toEqual(['CN=PID Provider', 'CN=QC CA'])
+      }
+    })
+
+    it('TS 119 612 §5.7 / EN 319 132-1: refuses a list whose signature has no SignedProperties reference', async () => {
+      const bare = await signTrustedList(xml, signer, { xades: false })
+      await expect(readTrustedList(bare, [signer.certificatePem])).rejects.toThrow(
+        /has no XAdES signed properties \(no SignedInfo Reference of Type http:\/\/uri.etsi.org\/01903#SignedProperties\)/,
+      )
+    })
+
+    it('TS 119 612 §5.7 / EN 319 132-1: refuses a list whose SigningCertificateV2 CertDigest is of another certificate', async () => {
+      const list = await signTrustedList(xml, signer, { xades: { certificatePem: other.certificatePem } })
+      await expect(readTrustedList(list, [signer.certificatePem, other.certificatePem])).rejects.toThrow(
+        /no SigningCertificateV2 CertDigest matches the certificate that verified the signature/,
+      )
+    })
+
+    it('TS 119 612 §5.7 / EN 319 132-1: refuses a SigningTime in the future, allows a few minutes of clock skew', async () => {
+      const ahead = await signTrustedList(xml, signer, {
+        xades: { signingTime: new Date(Date.now() + 3_600_000) },
+      })
+      await expect(readTrustedList(ahead, [signer.certificatePem])).rejects.toThrow(
+        /SigningTime .* is in the future/,
+      )
+      const skewed = await signTrustedList(xml, signer, {
+        xades: { signingTime: new Date(Date.now() + 60_000) },
+      })
+      await expect(readTrustedList(skewed, [signer.certificatePem])).resolves.toMatchObject({ nextUpdate })
+    })
+
+    it('TS 119 612 §5.7 / EN 319 132-1: the SignedProperties digest is checked (a SigningTime changed after signing does not verify)', async () => {
+      const time = /<xades:SigningTime>([^<]+)</.exec(signed)?.[1] as string
+      const tampered = signed.replace(time, '2020-01-01T00:00:00.000Z')
+      expect(tampered).not.toBe(signed)
+      await expect(readTrustedList(tampered, [signer.certificatePem])).rejects.toThrow(/does not verify/)
+    })
+  })
 })

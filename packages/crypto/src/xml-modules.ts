@@ -13,6 +13,8 @@ export interface XmlNode {
   textContent: string | null
   firstChild: XmlNode | null
   nextSibling: XmlNode | null
+  /** Elements only. */
+  getAttribute(name: string): string | null
 }
 
 export interface XmlDocument {
@@ -37,6 +39,8 @@ export interface SignedXmlOptions {
   getCertFromKeyInfo?: () => string | null
   signatureAlgorithm?: string
   canonicalizationAlgorithm?: string
+  /** ds:Object elements the signer adds (e.g. XAdES QualifyingProperties). */
+  objects?: { content: string; attributes?: Record<string, string> }[]
 }
 
 /** A signature method as xml-crypto calls it (synchronous forms). */
@@ -64,8 +68,12 @@ export interface SignedXmlInstance {
     isEmptyUri: boolean
     transforms: string[]
     digestAlgorithm: string
+    type?: string
   }): void
-  computeSignature(xml: string, options: { location: { reference: string; action: 'append' } }): void
+  computeSignature(
+    xml: string,
+    options: { location: { reference: string; action: 'append' }; attrs?: Record<string, string> },
+  ): void
   getSignedXml(): string
 }
 

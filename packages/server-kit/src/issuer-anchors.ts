@@ -76,9 +76,10 @@ export interface EtsiTrustedList {
 }
 
 /**
- * The configuration's trust lists that `etsi_tl` names: those of source type `etsi-tl` (ETSI TS
- * 119 612, what OpenID4VP 1.0 §6.1.1.2 means by a Trusted List), by their URL, as they stand at
- * `now`. A LoTE (TS 119 602) contributes its certificates as anchors but has no `etsi_tl` name.
+ * The configuration's trust lists that `etsi_tl` names: those of source type `etsi-tl` or
+ * `etsi-lotl` (ETSI TS 119 612 lists, what OpenID4VP 1.0 §6.1.1.2 means by a Trusted List; a list
+ * of lists stands for the lists it points to), by their URL, as they stand at `now`. A LoTE (TS
+ * 119 602) contributes its certificates as anchors but has no `etsi_tl` name.
  */
 export function etsiTrustedLists(
   lists: TrustListRow[],
@@ -87,7 +88,7 @@ export function etsiTrustedLists(
 ): EtsiTrustedList[] {
   return (ids ?? []).flatMap((id) => {
     const list = lists.find((row) => row.id === id)
-    if (list?.source.type !== 'etsi-tl') return []
+    if (list?.source.type !== 'etsi-tl' && list?.source.type !== 'etsi-lotl') return []
     const state = trustListState(list, now)
     return [
       state === 'current'

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Metrics } from './metrics'
 import { type OutboundPolicy, outboundFetch } from './outbound-fetch'
 import { scheduleJob } from './runtime-policies'
+import { readLotlSource } from './trust-list-lotl'
 
 /** A list server gets this long to answer; a slow one fails the fetch, the last good content stays. */
 const FETCH_TIMEOUT_MS = 15_000
@@ -23,22 +24,40 @@ export interface TrustListRefreshDeps {
   now?: () => Date
 }
 
-/** Fetches and checks one list (TS 119 612 XML or TS 119 602 JWS); throws with the reason it is refused. */
-async function fetchList(row: TrustListRow, outbound: OutboundPolicy): Promise<TrustListFetchResult> {
-  if (row.source.type === 'pem') throw new Error('not a fetched list')
+/** Fetches one list's text under the outbound policy; throws with the reason it cannot. */
+async function fetchText(url: string, name: string, outbound: OutboundPolicy): Promise<string> {
   const response = await outboundFetch(
-    row.source.url,
-    { name: `trust list '${row.id}'`, purpose: 'trust-list', timeoutMs: FETCH_TIMEOUT_MS },
+    url,
+    { name, purpose: 'trust-list', timeoutMs: FETCH_TIMEOUT_MS },
     outbound,
   )
-  if (response.status !== 200)
-    throw new Error(`trust list '${row.id}': the list server answered ${response.status}`)
-  const read = row.source.type === 'lote' ? readListOfTrustedEntities : readTrustedList
-  const content = await read(
-    response.body.toString('utf8'),
-    row.source.signerCertificates,
-    row.source.serviceTypes,
-  )
+  if (response.status !== 200) throw new Error(`${name}: the list server answered ${response.status}`)
+  return response.body.toString('utf8')
+}
+
+/**
+ * Fetches and checks one list (TS 119 612 XML, a TS 119 612 list of lists with the lists it
+ * points to, or TS 119 602 JWS); throws with the reason it is refused.
+ */
+async function fetchList(
+  row: TrustListRow,
+  outbound: OutboundPolicy,
+  now: Date,
+): Promise<TrustListFetchResult> {
+  const source = row.source
+  if (source.type === 'pem') throw new Error('not a fetched list')
+  const name = `trust list '${row.id}'`
+  let content: TrustListFetchResult
+  if (source.type === 'etsi-lotl') {
+    content = await readLotlSource(source, (url, what) => fetchText(url, `${name}: ${what}`, outbound), now)
+  } else {
+    const text = await fetchText(source.url, name, outbound)
+    const { certificates, listIssuedAt, nextUpdate } =
+      source.type === 'lote'
+        ? await readListOfTrustedEntities(text, source.signerCertificates, source.serviceTypes)
+        : await readTrustedList(text, source.signerCertificates, source.serviceTypes, now)
+    content = { certificates, listIssuedAt, nextUpdate }
+  }
   // TS 119 612 §5.3.15: a list without NextUpdate is closed; nothing in it is to be trusted any more.
   if (!content.nextUpdate) throw new Error('the list has no NextUpdate (a closed list)')
   // An older list than the one held (a replayed one) would bring back what was withdrawn since.
@@ -59,7 +78,7 @@ export async function refreshDueTrustLists(deps: TrustListRefreshDeps): Promise<
     claimed.map(async (row) => {
       let result: { ok: TrustListFetchResult } | { error: string }
       try {
-        result = { ok: await fetchList(row, deps.outbound) }
+        result = { ok: await fetchList(row, deps.outbound, now()) }
       } catch (error) {
         result = { error: error instanceof Error ? error.message : String(error) }
       }

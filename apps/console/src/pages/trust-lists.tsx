@@ -23,6 +23,7 @@ type SourceType = TrustListDefinition['source']['type']
 const SOURCE_TYPES: { value: SourceType; label: string }[] = [
   { value: 'pem', label: 'PEM certificates' },
   { value: 'etsi-tl', label: 'ETSI trusted list (TS 119 612)' },
+  { value: 'etsi-lotl', label: 'ETSI list of trusted lists (LOTL)' },
   { value: 'lote', label: 'List of trusted entities (TS 119 602)' },
 ]
 
@@ -100,6 +101,7 @@ function trustListValues(stored: TrustList | undefined) {
       signerCertificates: (fetched?.signerCertificates ?? []).join('\n'),
       serviceTypes: [...(fetched?.serviceTypes ?? [])],
       refreshSeconds: (fetched?.refreshSeconds ?? 3600) as number | string,
+      territories: [...(source?.type === 'etsi-lotl' ? (source.territories ?? []) : [])],
     },
   }
 }
@@ -121,6 +123,9 @@ function trustListBody(values: TrustListValues): TrustListDefinition {
             signerCertificates: splitPems(source.signerCertificates),
             serviceTypes: source.serviceTypes.length ? [...source.serviceTypes] : undefined,
             refreshSeconds: Number(source.refreshSeconds),
+            ...(source.type === 'etsi-lotl' && source.territories.length
+              ? { territories: source.territories.map((territory) => territory.trim().toUpperCase()) }
+              : {}),
           },
   }
 }
@@ -138,6 +143,7 @@ function TrustListForm({ stored, submit, onSaved }: ItemFormProps<TrustList, Tru
       'source.signerCertificates',
       'source.serviceTypes',
       'source.refreshSeconds',
+      'source.territories',
     ],
     schema: zTrustListInput,
     toBody: trustListBody,
@@ -178,14 +184,20 @@ function TrustListForm({ stored, submit, onSaved }: ItemFormProps<TrustList, Tru
               description={
                 type === 'etsi-tl'
                   ? 'Where the trusted list (XML) is fetched'
-                  : 'Where the signed list (JWS) is fetched'
+                  : type === 'etsi-lotl'
+                    ? 'Where the list of trusted lists (XML) is fetched; the lists it points to are fetched too'
+                    : 'Where the signed list (JWS) is fetched'
               }
               required
               {...form.getInputProps('source.url')}
             />
             <Textarea
               label="Signer certificates"
-              description="PEM certificates allowed to sign the list (the scheme operator's)"
+              description={
+                type === 'etsi-lotl'
+                  ? 'PEM certificates allowed to sign the list of lists (the pointed lists are checked with the certificates their pointers name)'
+                  : "PEM certificates allowed to sign the list (the scheme operator's)"
+              }
               required
               autosize
               minRows={3}
@@ -198,6 +210,13 @@ function TrustListForm({ stored, submit, onSaved }: ItemFormProps<TrustList, Tru
               description="Keep only services of these ServiceTypeIdentifier URIs; Enter to add. None: every service"
               {...form.getInputProps('source.serviceTypes')}
             />
+            {type === 'etsi-lotl' ? (
+              <TagsInput
+                label="Territories"
+                description="Follow only the lists of these SchemeTerritory codes (e.g. DE, AT); Enter to add. None: every list pointed to"
+                {...form.getInputProps('source.territories')}
+              />
+            ) : null}
             <NumberInput
               label="Refresh (seconds)"
               description="How often the list is fetched again"

@@ -218,7 +218,7 @@ export async function presentationConfigIssues(
  * no credential under it could verify. `aki` (§6.1.1.1): a value anchorAuthorityKeyIds gives for
  * its issuer trust anchors (trustAnchors, the certificates its trust lists hold, the tenant's key
  * chains). `etsi_tl` (§6.1.1.2): the URL of one of its `trustListIds` lists of source type
- * `etsi-tl` (ETSI TS 119 612). `from-anchors` names the anchors, which acceptAnyIssuer does without.
+ * `etsi-tl` or `etsi-lotl` (ETSI TS 119 612). `from-anchors` names the anchors, which acceptAnyIssuer does without.
  */
 async function trustedAuthorityIssues(
   db: Database,
@@ -251,7 +251,11 @@ async function trustedAuthorityIssues(
         )
       : [],
   )
-  const urls = new Set(lists.flatMap((list) => (list.source.type === 'etsi-tl' ? [list.source.url] : [])))
+  const urls = new Set(
+    lists.flatMap((list) =>
+      list.source.type === 'etsi-tl' || list.source.type === 'etsi-lotl' ? [list.source.url] : [],
+    ),
+  )
   queries.forEach((authorities, c) => {
     authorities.forEach((authority, t) => {
       const at = `${prefix}.dcqlQuery.credentials.${c}.trusted_authorities.${t}`
@@ -260,7 +264,7 @@ async function trustedAuthorityIssues(
           if (!urls.has(value))
             issues.push({
               path: `${at}.values.${v}`,
-              message: `etsi_tl ${value} is the URL of none of this configuration's trust lists (trustListIds) of source type etsi-tl: no credential under it could verify`,
+              message: `etsi_tl ${value} is the URL of none of this configuration's trust lists (trustListIds) of source type etsi-tl or etsi-lotl: no credential under it could verify`,
             })
         })
       const unknown = authority.type === 'aki' ? authority.values.filter((value) => !known.has(value)) : []

@@ -52,7 +52,30 @@ const zEtsiTlSource = z
   .object({ type: z.literal('etsi-tl'), ...fetched('ETSI TS 119 612 trusted list (XML)') })
   .strict()
   .describe(
-    'An ETSI TS 119 612 trusted list (XML with an enveloped XML signature), fetched and checked by the service',
+    'An ETSI TS 119 612 trusted list (XML with an enveloped XML signature carrying XAdES signed properties that name the signer certificate), fetched and checked by the service',
+  )
+
+const zEtsiLotlSource = z
+  .object({
+    type: z.literal('etsi-lotl'),
+    ...fetched('ETSI TS 119 612 list of trusted lists (LOTL, XML)'),
+    territories: z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Z]{2}$/)
+          .describe('A SchemeTerritory code, e.g. DE'),
+      )
+      .min(1)
+      .max(50)
+      .optional()
+      .describe(
+        'Follow only the pointers to the lists of these SchemeTerritory codes (e.g. DE, AT); absent: every territory the list points to',
+      ),
+  })
+  .strict()
+  .describe(
+    'An ETSI TS 119 612 list of trusted lists (LOTL, e.g. the EU one): its signature must verify with one of signerCertificates; every pointer (§5.3.13 PointersToOtherTSL) to an XML trusted list is followed, each pointed list fetched under the outbound policy and checked with the certificates its pointer names, and the certificates of their services (serviceTypes) are used. One pointed list that cannot be fetched or checked fails the whole refresh (the last good content is kept); nextUpdate is the earliest of all the lists read',
   )
 
 const zLoteSource = z
@@ -66,7 +89,7 @@ const zLoteSource = z
   )
 
 export const zTrustListSource = z
-  .discriminatedUnion('type', [zPemSource, zEtsiTlSource, zLoteSource])
+  .discriminatedUnion('type', [zPemSource, zEtsiTlSource, zEtsiLotlSource, zLoteSource])
   .describe('Where the trusted certificates come from')
 export type TrustListSource = z.output<typeof zTrustListSource>
 

@@ -6,7 +6,13 @@ export type { TestCertificate, TestCertificateOptions, TestSubtree } from './tes
 export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'
 export { generateTestKey } from './test-keys'
-export type { TestListKeyType, TestListService, TestListSigner } from './trusted-list'
+export type {
+  TestListKeyType,
+  TestListPointer,
+  TestListService,
+  TestListSigner,
+  TestXades,
+} from './trusted-list'
 export {
   buildListOfTrustedEntities,
   buildTrustedList,

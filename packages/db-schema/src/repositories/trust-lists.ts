@@ -63,6 +63,7 @@ export function trustListColumns(input: TrustListData, previous: TrustListRow | 
       'url' in source ? source.url : null,
       'signerCertificates' in source ? source.signerCertificates : null,
       'serviceTypes' in source ? (source.serviceTypes ?? null) : null,
+      'territories' in source ? (source.territories ?? null) : null,
     ])
   if (previous && sameList(previous.source) === sameList(input.source))
     return { ...common, source: input.source }

@@ -827,7 +827,7 @@ export interface paths {
          * List trust lists
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -839,7 +839,7 @@ export interface paths {
          * Create a trust list
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -863,7 +863,7 @@ export interface paths {
          * Get a trust list
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -874,7 +874,7 @@ export interface paths {
          * Replace a trust list (the path id wins over the body id)
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -886,7 +886,7 @@ export interface paths {
          * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -1331,7 +1331,7 @@ export interface paths {
          * List trust lists
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -1343,7 +1343,7 @@ export interface paths {
          * Create a trust list
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -1367,7 +1367,7 @@ export interface paths {
          * Get a trust list
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -1378,7 +1378,7 @@ export interface paths {
          * Replace a trust list (the path id wins over the body id)
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -1390,7 +1390,7 @@ export interface paths {
          * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
          * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
          *
-         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS).
+         *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
          *     Fail closed: once the time is past the held list’s NextUpdate plus `graceSeconds` without a good fetch, the list contributes no certificates (`status.state: "expired"`) and the verifier’s failure reason names it.
          *
@@ -3947,6 +3947,25 @@ export interface components {
                 refreshSeconds: number;
             } | {
                 /** @constant */
+                type: "etsi-lotl";
+                /**
+                 * Format: uri
+                 * @description Where the ETSI TS 119 612 list of trusted lists (LOTL, XML) is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)
+                 */
+                url: string;
+                /** @description PEM certificates allowed to sign the list (the scheme operator’s); a list whose signature none of them verifies is refused */
+                signerCertificates: string[];
+                /** @description Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC, http://uri.etsi.org/19602/SvcType/PID/Issuance); absent: every service */
+                serviceTypes?: string[];
+                /**
+                 * @description How often the list is fetched again (one fetch per interval across all processes)
+                 * @default 3600
+                 */
+                refreshSeconds: number;
+                /** @description Follow only the pointers to the lists of these SchemeTerritory codes (e.g. DE, AT); absent: every territory the list points to */
+                territories?: string[];
+            } | {
+                /** @constant */
                 type: "lote";
                 /**
                  * Format: uri
@@ -4028,6 +4047,25 @@ export interface components {
                  * @default 3600
                  */
                 refreshSeconds?: number;
+            } | {
+                /** @constant */
+                type: "etsi-lotl";
+                /**
+                 * Format: uri
+                 * @description Where the ETSI TS 119 612 list of trusted lists (LOTL, XML) is fetched; follows the outbound policy (https, no internal address unless OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOWED_HOSTS)
+                 */
+                url: string;
+                /** @description PEM certificates allowed to sign the list (the scheme operator’s); a list whose signature none of them verifies is refused */
+                signerCertificates: string[];
+                /** @description Keep only services whose ServiceTypeIdentifier is one of these URIs (e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC, http://uri.etsi.org/19602/SvcType/PID/Issuance); absent: every service */
+                serviceTypes?: string[];
+                /**
+                 * @description How often the list is fetched again (one fetch per interval across all processes)
+                 * @default 3600
+                 */
+                refreshSeconds?: number;
+                /** @description Follow only the pointers to the lists of these SchemeTerritory codes (e.g. DE, AT); absent: every territory the list points to */
+                territories?: string[];
             } | {
                 /** @constant */
                 type: "lote";

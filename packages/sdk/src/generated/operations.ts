@@ -196,7 +196,7 @@ export interface ManagementOperations {
   /**
    * Create a login provider
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -208,7 +208,7 @@ export interface ManagementOperations {
   /**
    * Create a login provider
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -394,7 +394,7 @@ export interface ManagementOperations {
   /**
    * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -406,7 +406,7 @@ export interface ManagementOperations {
   /**
    * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -602,7 +602,7 @@ export interface ManagementOperations {
   /**
    * Get a login provider
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -614,7 +614,7 @@ export interface ManagementOperations {
   /**
    * Get a login provider
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -856,7 +856,7 @@ export interface ManagementOperations {
   /**
    * List login providers
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -868,7 +868,7 @@ export interface ManagementOperations {
   /**
    * List login providers
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -1094,7 +1094,7 @@ export interface ManagementOperations {
   /**
    * Replace a login provider (the path id wins over the body id)
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *
@@ -1106,7 +1106,7 @@ export interface ManagementOperations {
   /**
    * Replace a login provider (the path id wins over the body id)
    *
-   * OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+   * What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
    *
    * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
    *

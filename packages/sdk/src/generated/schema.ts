@@ -651,7 +651,7 @@ export interface paths {
         };
         /**
          * List login providers
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -663,7 +663,7 @@ export interface paths {
         put?: never;
         /**
          * Create a login provider
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -687,7 +687,7 @@ export interface paths {
         };
         /**
          * Get a login provider
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -698,7 +698,7 @@ export interface paths {
         get: operations["getLoginProviderOfTenant"];
         /**
          * Replace a login provider (the path id wins over the body id)
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -710,7 +710,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -1155,7 +1155,7 @@ export interface paths {
         };
         /**
          * List login providers
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -1167,7 +1167,7 @@ export interface paths {
         put?: never;
         /**
          * Create a login provider
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -1191,7 +1191,7 @@ export interface paths {
         };
         /**
          * Get a login provider
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -1202,7 +1202,7 @@ export interface paths {
         get: operations["getLoginProvider"];
         /**
          * Replace a login provider (the path id wins over the body id)
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *
@@ -1214,7 +1214,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a login provider; refused (409) while a credential configuration names it in `userAuthentication`
-         * @description OpenID providers that log holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider.
+         * @description What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge`.
          *
          *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.
          *

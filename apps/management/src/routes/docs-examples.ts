@@ -260,6 +260,17 @@ requestExamples.add(zLoginProviderInput, {
       scopes: ['openid', 'profile'],
     },
   },
+  presentation: {
+    summary: 'The holder shows a PID before issuance (presentation during issuance)',
+    description:
+      'The presentation configuration `pid-check` asks for the PID claims that credential configurations naming this provider map into their fields (`userAuthentication.claims`, e.g. `{"family_name": ["family_name"]}`).',
+    value: {
+      id: 'pid-login',
+      kind: 'presentation',
+      description: 'Log in by presenting the national PID',
+      presentationConfigId: 'pid-check',
+    },
+  },
 })
 
 /** A self-signed P-256 CA certificate made for this example (CN=Example Wallet Provider Root CA). */
@@ -315,6 +326,21 @@ requestExamples.add(zTrustListInput, {
         refreshSeconds: 3600,
       },
       graceSeconds: 86_400,
+    },
+  },
+  etsiListOfTrustedLists: {
+    summary: 'Trust qualified CAs of two member states through the EU list of trusted lists',
+    description:
+      'The LOTL is checked with its signer certificates, then each national list it points to with the certificates of its pointer; any list failing fails the refresh.',
+    value: {
+      id: 'eu-qualified-cas',
+      source: {
+        type: 'etsi-lotl',
+        url: 'https://trusted-lists.example.eu/lotl.xml',
+        signerCertificates: [EXAMPLE_WALLET_PROVIDER_ROOT],
+        territories: ['DE', 'AT'],
+        serviceTypes: ['http://uri.etsi.org/TrstSvc/Svctype/CA/QC'],
+      },
     },
   },
 })

@@ -230,7 +230,7 @@ describe.skipIf(skip)(
       await expect(api.getAttributeProvider('crm')).rejects.toMatchObject({ status: 404 })
     })
 
-    it('login and wallet providers: created; a trust anchor that does not parse is named by its index', async () => {
+    it('login and wallet providers: created; issue 25: a wallet provider names trust lists, none is a 422 on the field', async () => {
       await navigation().getByRole('link', { name: 'Login providers' }).click()
       await page.getByRole('heading', { name: `Login providers of ${tenant}` }).waitFor()
       await expectAccessible('login providers page')
@@ -265,10 +265,14 @@ describe.skipIf(skip)(
       await expectAccessible('wallet provider refused')
       await wallet.getByLabel(/^Trust lists/).click()
       await page.getByRole('option', { name: 'wallet-roots', exact: true }).click()
+      await wallet.getByLabel(/^Name/).click()
       await wallet.getByRole('button', { name: 'Create' }).click()
       await wallet.waitFor({ state: 'detached' })
       await expect.poll(() => rows('Wallet providers').nth(1).textContent()).toContain('Test wallets')
       expect((await api.getWalletProvider('wallets')).trustListIds).toStrictEqual(['wallet-roots'])
+      // The trust list case below starts from a tenant without lists.
+      await api.deleteWalletProvider('wallets')
+      await api.deleteTrustList('wallet-roots')
     })
 
     it('webhook endpoint: created and edited; a presentation result delivered, failed, replayed until delivered', async () => {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { x5cEntry } from '@credential-service/crypto'
+import { anchorsTrustListId } from '@credential-service/db-schema'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { type CallbackContext, clientAuthenticationNone, setGlobalConfig } from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
@@ -409,6 +410,37 @@ describe.each(testDatabases())(
       })
       expect((await api('DELETE', '/api/wallet-providers/listed')).statusCode).toBe(204)
       expect((await api('DELETE', '/api/trust-lists/wallets')).statusCode).toBe(204)
+    })
+
+    it('issue 25: a wallet provider given only trustAnchors gets the pem list anchors-<hash>; its attestations are accepted; the list is an ordinary one', async () => {
+      const api = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
+        app.inject({ method, url, headers: adminB, ...(payload ? { payload } : {}) })
+      const listId = anchorsTrustListId([trusted.rootPem])
+      const provider = await api('POST', '/api/wallet-providers', {
+        id: 'shorthand',
+        name: 'Shorthand',
+        trustAnchors: [trusted.rootPem],
+      })
+      expect(provider.statusCode, provider.body).toBe(201)
+      expect(provider.json()).toMatchObject({ trustListIds: [listId] })
+      expect(provider.json().trustAnchors).toBeUndefined()
+      expect((await api('GET', `/api/trust-lists/${listId}`)).json()).toMatchObject({
+        source: { type: 'pem', certificates: [trusted.rootPem.trim()] },
+        status: { state: 'current', certificateCount: 1 },
+      })
+      const holder = await keyPair()
+      const accepted = await credential(
+        await accessToken('attested', tenantB),
+        { attestation: [await keyAttestation([holder], { nonce: await cNonce(tenantB) })] },
+        'attested',
+        tenantB,
+      )
+      expect(accepted.statusCode, accepted.body).toBe(200)
+      expect((await api('DELETE', `/api/trust-lists/${listId}`)).statusCode, 'named by the provider').toBe(
+        409,
+      )
+      expect((await api('DELETE', '/api/wallet-providers/shorthand')).statusCode).toBe(204)
+      expect((await api('DELETE', `/api/trust-lists/${listId}`)).statusCode).toBe(204)
     })
   },
 )

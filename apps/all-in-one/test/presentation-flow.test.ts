@@ -1,6 +1,8 @@
 import { createHash, createHmac, createPrivateKey, X509Certificate } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import {
   createCertificate,
@@ -11,11 +13,14 @@ import {
   signJws,
   signWithKeyObject,
 } from '@credential-service/crypto'
+import { anchorsTrustListId, tenantChanged } from '@credential-service/db-schema'
+import { type DatabaseHandle, migrationsFolder } from '@credential-service/db-schema/client'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { DEFAULT_HTTP_LIMITS } from '@credential-service/server-kit'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { StatusList } from '@sd-jwt/jwt-status-list'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import {
   base64url,
@@ -39,6 +44,7 @@ const PUBLIC_URL = 'https://credentials.example.com'
 const VCT = 'urn:eudi:pid:1'
 const DOCTYPE = 'org.iso.18013.5.1.mDL'
 const NS = 'org.iso.18013.5.1'
+const MIGRATION_0026 = '0026_pem_anchors_to_trust_lists'
 
 describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $name', (testDatabase) => {
   let app: FastifyInstance
@@ -48,6 +54,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
   const tenants: Record<string, Record<string, string>> = {}
   let rp: string
   let foreign: string
+  let database: DatabaseHandle
 
   const post = (url: string, payload: unknown, headers: Record<string, string>) =>
     app.inject({ method: 'POST', url, headers, payload: payload as object })
@@ -67,6 +74,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       () => new Date(Date.now() + clockOffset),
     )
     app = started.app
+    database = started.database
     await app.ready()
     root = started.root
     rp = started.tenants.a.id
@@ -727,6 +735,23 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
       const valid = await outcome(1)
       expect(valid.failureReason).toBeNull()
       expect(valid).toMatchObject({ status: 'verified' })
+      // Issue 25: the CA given as trustAnchors is the pem list anchors-<hash>; a configuration the
+      // previous version stored (the CA only in trust_anchors, no list) verifies after migration 0026.
+      const listId = anchorsTrustListId([caPem])
+      const stored = (await app.inject({ url: '/api/presentations/external', headers: auth })).json()
+      expect(stored).toMatchObject({ trustListIds: [listId] })
+      expect(stored.trustAnchors).toBeUndefined()
+      const { db } = database
+      await db.execute(
+        sql`update presentation_configs set trust_anchors = array[${caPem}]::text[], trust_list_ids = null where tenant_id = ${rp} and id = 'external'`,
+      )
+      await db.execute(sql`delete from trust_lists where tenant_id = ${rp} and id = ${listId}`)
+      await db.execute(sql.raw(readFileSync(join(migrationsFolder(), `${MIGRATION_0026}.sql`), 'utf8')))
+      tenantChanged(rp)
+      expect((await app.inject({ url: '/api/presentations/external', headers: auth })).json()).toMatchObject({
+        trustListIds: [listId],
+      })
+      expect(await outcome(1)).toMatchObject({ status: 'verified', failureReason: null })
       expect(await outcome(3)).toMatchObject({
         status: 'failed',
         failureReason: 'the credential is revoked (INVALID)',

@@ -230,7 +230,7 @@ describe.skipIf(skip)(
       await expect(api.getAttributeProvider('crm')).rejects.toMatchObject({ status: 404 })
     })
 
-    it('login and wallet providers: created; a trust anchor that does not parse is named by its index', async () => {
+    it('login and wallet providers: created; issue 25: a wallet provider names trust lists, none is a 422 on the field', async () => {
       await navigation().getByRole('link', { name: 'Login providers' }).click()
       await page.getByRole('heading', { name: `Login providers of ${tenant}` }).waitFor()
       await expectAccessible('login providers page')
@@ -251,24 +251,28 @@ describe.skipIf(skip)(
 
       await navigation().getByRole('link', { name: 'Wallet providers' }).click()
       await page.getByRole('heading', { name: `Wallet providers of ${tenant}` }).waitFor()
+      // Issue 25: a provider names trust lists (its PEM anchors are a pem list).
+      await api.createTrustList({
+        id: 'wallet-roots',
+        source: { type: 'pem', certificates: [rootCertificate] },
+      })
       await page.getByRole('button', { name: 'Create wallet provider' }).click()
       const wallet = dialog('Create wallet provider')
       await wallet.getByRole('textbox', { name: /^Id/ }).fill('wallets')
       await wallet.getByLabel(/^Name/).fill('Test wallets')
-      await wallet.getByLabel(/^Trust anchor 1/).fill(rootCertificate)
-      await wallet.getByRole('button', { name: 'Add trust anchor' }).click()
-      await wallet
-        .getByLabel(/^Trust anchor 2/)
-        .fill('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----')
       await wallet.getByRole('button', { name: 'Create' }).click()
-      await expect.poll(() => fieldError(wallet.getByLabel(/^Trust anchor 2/))).not.toBe('')
-      expect(await fieldError(wallet.getByLabel(/^Trust anchor 1/))).toBe('')
+      await expect.poll(() => fieldError(wallet.getByLabel(/^Trust lists/))).not.toBe('')
       await expectAccessible('wallet provider refused')
-      await wallet.getByRole('button', { name: 'Remove trust anchor 2' }).click()
+      await wallet.getByLabel(/^Trust lists/).click()
+      await page.getByRole('option', { name: 'wallet-roots', exact: true }).click()
+      await wallet.getByLabel(/^Name/).click()
       await wallet.getByRole('button', { name: 'Create' }).click()
       await wallet.waitFor({ state: 'detached' })
       await expect.poll(() => rows('Wallet providers').nth(1).textContent()).toContain('Test wallets')
-      expect((await api.getWalletProvider('wallets')).trustAnchors).toHaveLength(1)
+      expect((await api.getWalletProvider('wallets')).trustListIds).toStrictEqual(['wallet-roots'])
+      // The trust list case below starts from a tenant without lists.
+      await api.deleteWalletProvider('wallets')
+      await api.deleteTrustList('wallet-roots')
     })
 
     it('webhook endpoint: created and edited; a presentation result delivered, failed, replayed until delivered', async () => {

@@ -1,12 +1,16 @@
-import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { createCertificate, generateKeyPair } from '@credential-service/crypto'
-import { createCredentialConfigRepository, createTenantRepository } from '@credential-service/db-schema'
+import {
+  anchorsTrustListId,
+  createCredentialConfigRepository,
+  createTenantRepository,
+} from '@credential-service/db-schema'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { importConfigDir, importDeps } from '../src/app'
+import { importConfigDir, importDeps, migrateConfigDir } from '../src/app'
 import { createHarness, type Harness, random } from './harness'
 
 const EXAMPLE = new URL('../../../docker/config', import.meta.url).pathname
@@ -118,7 +122,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(report.tenants[0]?.counts?.walletProviders).toBe(1)
     const admin = await h.createClient(good, ['issuance:config'])
     const read = await h.app.inject({ url: '/api/wallet-providers/acme', headers: admin.auth })
-    expect(read.json()).toMatchObject({ id: 'acme', trustAnchors: [anchor] })
+    expect(read.json()).toMatchObject({ id: 'acme', trustListIds: [anchorsTrustListId([anchor])] })
     const bad = random('wp')
     const broken = tree({
       [`${bad}/wallet-providers/x.json`]: { id: 'x', name: 'X', trustAnchors: ['nope'] },
@@ -162,10 +166,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
       status: { state: 'current', certificateCount: 1 },
     })
     expect((await get('/api/presentations/pid')).trustListIds).toStrictEqual(['issuers'])
-    expect(await get('/api/wallet-providers/w')).toMatchObject({
-      trustAnchors: [],
-      trustListIds: ['issuers'],
-    })
+    expect(await get('/api/wallet-providers/w')).toMatchObject({ trustListIds: ['issuers'] })
     // Idempotent: a second run brings the list to the file's state again.
     expect((await run(tree(files))).ok).toBe(true)
 
@@ -735,4 +736,98 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
       }
     },
   )
+
+  describe('issue 25: trustAnchors in config files become pem trust lists', () => {
+    const dcqlQuery = {
+      credentials: [{ id: 'x', format: 'dc+sd-jwt', meta: { vct_values: ['urn:example:x'] } }],
+    }
+    const root = async (subject: string) => {
+      const keys = await generateKeyPair('ES256')
+      return createCertificate({
+        subjectPublicJwk: keys.publicJwk,
+        subject,
+        issuerPrivateJwk: keys.privateJwk,
+        validityDays: 30,
+        ca: true,
+      })
+    }
+    const folder = async (tenant: string) => {
+      const [one, two, wallets] = [await root('CN=One'), await root('CN=Two'), await root('CN=Wallets')]
+      return {
+        ids: { issuers: anchorsTrustListId([one, two]), wallets: anchorsTrustListId([wallets]) },
+        files: {
+          [`${tenant}/key-chains/k.json`]: keyChain,
+          [`${tenant}/presentations/a.json`]: { keyChainId: 'k', dcqlQuery, trustAnchors: [one, two] },
+          // The same set in another order and with a trailing newline: the same list.
+          [`${tenant}/presentations/b.json`]: { keyChainId: 'k', dcqlQuery, trustAnchors: [`${two}\n`, one] },
+          [`${tenant}/wallet-providers/w.json`]: { name: 'W', trustAnchors: [wallets] },
+        } as Record<string, unknown>,
+      }
+    }
+    const state = async (tenant: string) => {
+      const admin = await h.createClient(tenant, ['presentation:config', 'issuance:config'])
+      const get = async (url: string) => (await h.app.inject({ url, headers: admin.auth })).json()
+      const lists = (await get('/api/trust-lists')).items as { id: string; source: unknown }[]
+      return {
+        lists: lists.map((list) => ({ id: list.id, source: list.source })),
+        a: (await get('/api/presentations/a')).trustListIds,
+        b: (await get('/api/presentations/b')).trustListIds,
+        w: (await get('/api/wallet-providers/w')).trustListIds,
+        anchors: [await get('/api/presentations/a'), await get('/api/wallet-providers/w')].map(
+          (body) => body.trustAnchors,
+        ),
+      }
+    }
+
+    it('import: one list per set, named in trustListIds, never returned as trustAnchors; a second run changes nothing', async () => {
+      const tenant = random('anchors')
+      const { ids, files } = await folder(tenant)
+      const report = await run(tree(files))
+      expect(report.tenants[0]?.issues).toStrictEqual([])
+      const imported = await state(tenant)
+      expect(imported).toMatchObject({
+        a: [ids.issuers],
+        b: [ids.issuers],
+        w: [ids.wallets],
+        anchors: [undefined, undefined],
+      })
+      expect(imported.lists.map((list) => list.id).sort()).toStrictEqual([ids.issuers, ids.wallets].sort())
+      expect((await run(tree(files))).ok).toBe(true)
+      expect(await state(tenant)).toStrictEqual(imported)
+    })
+
+    it('config:migrate writes trust-lists/anchors-<hash>.json and trustListIds; twice changes nothing; its import equals the direct one', async () => {
+      const tenant = random('anchors')
+      const { ids, files } = await folder(tenant)
+      const source = tree(files)
+      const out = join(tree({}), 'v1')
+      const result = migrateConfigDir(source, out)
+      expect(result.written).toContain(`${tenant}/trust-lists/${ids.issuers}.json`)
+      expect(result.changes).toContain(
+        `${tenant}/presentations/b.json: trustAnchors → trust-lists/${ids.issuers}.json, named in trustListIds`,
+      )
+      const read = (path: string) => JSON.parse(readFileSync(join(out, tenant, path), 'utf8'))
+      expect(read('presentations/a.json')).toStrictEqual({
+        keyChainId: 'k',
+        dcqlQuery,
+        trustListIds: [ids.issuers],
+      })
+      expect(read(`trust-lists/${ids.wallets}.json`)).toMatchObject({
+        id: ids.wallets,
+        source: { type: 'pem' },
+      })
+      const again = join(tree({}), 'v2')
+      const second = migrateConfigDir(out, again)
+      expect(second.changes).toStrictEqual([])
+      expect(second.written.sort()).toStrictEqual(result.written.sort())
+      for (const file of result.written)
+        expect(readFileSync(join(again, file), 'utf8')).toBe(readFileSync(join(out, file), 'utf8'))
+      expect((await run(out)).tenants[0]?.issues).toStrictEqual([])
+      const migrated = await state(tenant)
+      expect(migrated).toMatchObject({ a: [ids.issuers], b: [ids.issuers], w: [ids.wallets] })
+      // The original folder (anchors) imports onto it without a change.
+      expect((await run(source)).ok).toBe(true)
+      expect(await state(tenant)).toStrictEqual(migrated)
+    })
+  })
 })

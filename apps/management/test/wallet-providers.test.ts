@@ -1,4 +1,5 @@
 import { createCertificate, generateKeyPair } from '@credential-service/crypto'
+import { anchorsTrustListId } from '@credential-service/db-schema'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -38,7 +39,7 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
         id,
         name: 'Wallet GmbH',
         description: null,
-        trustAnchors: [anchor],
+        trustListIds: [anchorsTrustListId([anchor])],
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       })
@@ -114,7 +115,8 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
       ])
       const created = await create(admin, { id, name: 'Listed', trustListIds: [listId] })
       expect(created.statusCode, created.body).toBe(201)
-      expect(created.json()).toMatchObject({ trustAnchors: [], trustListIds: [listId] })
+      expect(created.json()).toMatchObject({ trustListIds: [listId] })
+      expect(created.json().trustAnchors).toBeUndefined()
       const refused = await h.app.inject({
         method: 'DELETE',
         url: `/api/trust-lists/${listId}`,
@@ -132,7 +134,7 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
         payload: { id, name: 'Listed', trustAnchors: [anchor] },
       })
       expect(replaced.statusCode, replaced.body).toBe(200)
-      expect(replaced.json().trustListIds).toBeUndefined()
+      expect(replaced.json().trustListIds).toStrictEqual([anchorsTrustListId([anchor])])
       const deleted = await h.app.inject({
         method: 'DELETE',
         url: `/api/trust-lists/${listId}`,
@@ -169,14 +171,15 @@ describe.each(testDatabases())('wallet providers on $name', (testDatabase) => {
       })
     })
 
-    it('a provider with neither trust anchors nor trust lists is a 422', async () => {
-      for (const body of [{ trustAnchors: [] }, {}]) {
+    it('issue 25: a provider with neither trustListIds nor trustAnchors is a 422', async () => {
+      for (const body of [{ trustAnchors: [] }, {}, { trustListIds: [] }]) {
         const response = await create(admin, { id: random('wp'), name: 'Empty', ...body })
         expect(response.statusCode).toBe(422)
         expect(response.json().errors).toStrictEqual([
           {
-            path: 'body.trustAnchors',
-            message: 'a wallet provider needs a trust anchor, or a trust list in trustListIds',
+            path: 'body.trustListIds',
+            message:
+              'a wallet provider needs a trust list in trustListIds (or trustAnchors, converted into one)',
           },
         ])
       }

@@ -1,3 +1,9 @@
+export {
+  ANCHORS_TRUST_LIST_DESCRIPTION,
+  ANCHORS_TRUST_LIST_GRACE_SECONDS,
+  anchorsTrustListCertificates,
+  anchorsTrustListId,
+} from './anchor-lists'
 export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
 export { QueryDeadlineError } from './query-deadline-error'

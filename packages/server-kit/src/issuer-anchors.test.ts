@@ -1,4 +1,3 @@
-import type { PresentationConfig } from '@credential-service/core-domain'
 import {
   createCertificate,
   generateKeyPair,
@@ -10,7 +9,6 @@ import type { KeyChainRow } from '@credential-service/db-schema'
 import { describe, expect, it } from 'vitest'
 import { issuerTrustAnchors as trustAnchors } from './issuer-anchors'
 
-const config = { trustAnchors: [] } as unknown as PresentationConfig
 const der = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '')
 
 async function registrarChain() {
@@ -40,32 +38,29 @@ const row = (certificateMode: string, activeCertificates: string[]) =>
 describe('issuer trust anchors (HAIP 6.1.1, V-32)', () => {
   it('a registrar-issued chain adds its own leaf only, never the registrar’s CA', async () => {
     const { ca, leaf } = await registrarChain()
-    const anchors = trustAnchors([row('registrar', [leaf, ca])], config)
+    const anchors = trustAnchors([row('registrar', [leaf, ca])])
     expect(anchors.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
   })
 
   it('a chain the user provided adds its own leaf only, never its CA (which certifies others too)', async () => {
     const { ca, leaf } = await registrarChain()
-    const provided = trustAnchors([row('provided', [leaf, ca])], config)
+    const provided = trustAnchors([row('provided', [leaf, ca])])
     expect(provided.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
     const rotated = {
       ...row('self-signed', []),
       previousCertificates: [leaf, ca],
       previousCertificateMode: 'provided',
     } as KeyChainRow
-    expect(trustAnchors([rotated], config).map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
+    expect(trustAnchors([rotated]).map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
   })
 
   it('a generated chain keeps its root, or its self-signed leaf, as the anchor', async () => {
     const { ca, leaf } = await registrarChain()
     const internal = { ...row('internal-ca', [leaf]), rootCertificate: ca } as KeyChainRow
-    expect(trustAnchors([internal], config).map((a) => a.raw.toString('base64'))).toStrictEqual([
+    expect(trustAnchors([internal]).map((a) => a.raw.toString('base64'))).toStrictEqual([der(ca), der(leaf)])
+    expect(trustAnchors([row('self-signed', [ca])]).map((a) => a.raw.toString('base64'))).toStrictEqual([
       der(ca),
-      der(leaf),
     ])
-    expect(
-      trustAnchors([row('self-signed', [ca])], config).map((a) => a.raw.toString('base64')),
-    ).toStrictEqual([der(ca)])
   })
 
   it('a rotated-out registrar chain (grace period) adds its leaf only too', async () => {
@@ -75,7 +70,7 @@ describe('issuer trust anchors (HAIP 6.1.1, V-32)', () => {
       previousCertificates: [leaf, ca],
       previousCertificateMode: 'registrar',
     } as KeyChainRow
-    const anchors = trustAnchors([rotated], config)
+    const anchors = trustAnchors([rotated])
     expect(anchors.map((a) => a.raw.toString('base64'))).toStrictEqual([der(leaf)])
   })
 })

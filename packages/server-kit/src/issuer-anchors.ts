@@ -26,15 +26,14 @@ export function keyChainAnchors(row: KeyChainRow): string[] {
 
 /**
  * The certificates a tenant trusts for credential issuers (HAIP 6.1.1, checklist V-32): the
- * configuration's trust anchors, its trust lists' current certificates (the verifier's
- * trust-lists.ts) and the tenant's own key chains (keyChainAnchors).
+ * current certificates of the configuration's trust lists (trustListCertificates) and the
+ * tenant's own key chains (keyChainAnchors). Issue 25: PEM anchors are trust lists now.
  */
 export function issuerTrustAnchors(
   keyChains: KeyChainRow[],
-  config: Pick<PresentationConfig, 'trustAnchors'>,
   listCertificates: string[] = [],
 ): X509Certificate[] {
-  const pems = [...(config.trustAnchors ?? []), ...listCertificates, ...keyChains.flatMap(keyChainAnchors)]
+  const pems = [...listCertificates, ...keyChains.flatMap(keyChainAnchors)]
   return pems.flatMap((pem) => {
     try {
       return [parseCertificate(pem)]
@@ -102,19 +101,19 @@ export function etsiTrustedLists(
  * The DCQL query a request carries: the configuration's, with `trustedAuthorities: from-anchors`
  * Trusted Authorities Queries added to every credential query that has none of its own, so
  * wallets offer only credentials from issuers this verifier trusts (OpenID4VP 1.0 §6.1.1): `aki`
- * (§6.1.1.1) naming the issuer trust anchors (the configuration's, its trust lists' current
- * certificates, the tenant's key chains) and `etsi_tl` (§6.1.1.2) naming the URLs of its current
+ * (§6.1.1.1) naming the issuer trust anchors (its trust lists' current certificates, the tenant's
+ * key chains) and `etsi_tl` (§6.1.1.2) naming the URLs of its current
  * ETSI TS 119 612 lists. The anchors still decide trust when the answer comes.
  */
 export async function requestDcqlQuery(
   keyChains: KeyChainRow[],
-  config: Pick<PresentationConfig, 'dcqlQuery' | 'trustAnchors' | 'trustListIds' | 'trustedAuthorities'>,
+  config: Pick<PresentationConfig, 'dcqlQuery' | 'trustListIds' | 'trustedAuthorities'>,
   trustLists: TrustListRow[],
   now: Date,
 ): Promise<DcqlQuery> {
   if (config.trustedAuthorities !== 'from-anchors') return config.dcqlQuery
   const listCertificates = trustListCertificates(trustLists, config.trustListIds, now).certificates
-  const values = await anchorAuthorityKeyIds(issuerTrustAnchors(keyChains, config, listCertificates))
+  const values = await anchorAuthorityKeyIds(issuerTrustAnchors(keyChains, listCertificates))
   const urls = [
     ...new Set(
       etsiTrustedLists(trustLists, config.trustListIds, now)

@@ -202,19 +202,9 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
                 readOnly={readOnly}
                 {...form.getInputProps('transactionDataTypes')}
               />
-              <Textarea
-                label="Trust anchors"
-                description="PEM certificates issuers must chain to, besides the tenant's own key chains"
-                autosize
-                minRows={2}
-                maxRows={12}
-                styles={{ input: { fontFamily: 'monospace' } }}
-                readOnly={readOnly}
-                {...form.getInputProps('trustAnchors')}
-              />
               <MultiSelect
                 label="Trust lists"
-                description="The tenant's trust lists whose current certificates issuers may also chain to"
+                description="The tenant's trust lists whose current certificates issuers may chain to, besides the tenant's own key chains (PEM certificates: a pem list)"
                 placeholder={form.values.trustListIds.length ? undefined : 'None'}
                 // The stored ids stay choosable when the list cannot be read or is longer than a page.
                 data={[...new Set([...trustLists, ...form.values.trustListIds])]}

@@ -1,13 +1,15 @@
 import { type WalletProviderInput, zWalletProviderInput } from '@credential-service/core-domain'
 import type { WalletProvider } from '@credential-service/sdk'
-import { Button, Group, Stack, Text, Textarea, TextInput } from '@mantine/core'
+import { Button, MultiSelect, Stack, Text, Textarea, TextInput } from '@mantine/core'
+import { canRead } from '../access'
 import { useSession } from '../auth/auth'
 import { CollectionPage, type ItemFormProps } from '../components/collection-page'
 import { FormAlert } from '../components/form-alert'
+import { useReferenceIds } from '../components/reference-ids'
 import { optional, useApiForm } from '../forms/use-api-form'
 import { walletProvidersApi } from './providers-api'
 
-/** Wallet providers the tenant's issuer trusts: attestations must chain to their trust anchors. */
+/** Wallet providers the tenant's issuer trusts: attestations must chain to their trust lists' certificates. */
 export default function WalletProvidersPage() {
   const session = useSession()
   const api = walletProvidersApi(session.api, session.activeTenant ?? '')
@@ -18,12 +20,13 @@ export default function WalletProvidersPage() {
       api={api}
       intro={
         <Text c="dimmed" size="sm">
-          Wallet and key attestations are trusted when their x5c chains to a trust anchor of one of these.
+          Wallet and key attestations are trusted when their x5c chains to a certificate of one of these
+          providers' trust lists.
         </Text>
       }
       columns={[
         { header: 'Name', cell: (provider) => provider.name },
-        { header: 'Trust anchors', cell: (provider) => provider.trustAnchors.length },
+        { header: 'Trust lists', cell: (provider) => (provider.trustListIds ?? []).join(', ') },
         { header: 'Updated', cell: (provider) => new Date(provider.updatedAt).toLocaleString() },
       ]}
       deleteMessage="Its attestations stop being trusted at once: configurations that require wallet or key attestations refuse its wallets."
@@ -39,27 +42,28 @@ export default function WalletProvidersPage() {
 }
 
 function WalletProviderForm({ stored, submit, onSaved }: ItemFormProps<WalletProvider, WalletProviderInput>) {
+  const session = useSession()
+  const tenantId = session.activeTenant ?? ''
+  const trustLists = useReferenceIds(
+    ['trust-lists', tenantId],
+    (query) => session.api.listTrustListsOfTenant(tenantId, query),
+    canRead(session, 'trust-lists'),
+  )
+  // Issue 25: trust comes from trust lists only (PEM anchors are a pem list on the Trust lists page).
   const { form, onSubmit, pending } = useApiForm({
     initialValues: {
       id: stored?.id ?? '',
       name: stored?.name ?? '',
       description: stored?.description ?? '',
-      trustAnchors: stored?.trustAnchors ?? [''],
+      trustListIds: [...(stored?.trustListIds ?? [])],
     },
-    // One input per anchor: a certificate that does not parse is named by its index.
-    fields: (values) => [
-      'id',
-      'name',
-      'description',
-      'trustAnchors',
-      ...values.trustAnchors.map((_, index) => `trustAnchors.${index}`),
-    ],
+    fields: () => ['id', 'name', 'description', 'trustListIds'],
     schema: zWalletProviderInput,
     toBody: (values): WalletProviderInput => ({
       id: values.id.trim(),
       name: values.name.trim(),
       description: optional(values.description),
-      trustAnchors: values.trustAnchors.map((pem) => pem.trim()),
+      trustListIds: [...values.trustListIds],
     }),
     submit,
     onDone: onSaved,
@@ -70,42 +74,16 @@ function WalletProviderForm({ stored, submit, onSaved }: ItemFormProps<WalletPro
         <TextInput label="Id" required disabled={stored !== undefined} {...form.getInputProps('id')} />
         <TextInput label="Name" required {...form.getInputProps('name')} />
         <Textarea label="Description" autosize minRows={2} {...form.getInputProps('description')} />
-        {form.values.trustAnchors.map((_, index) => (
-          <Stack key={index} gap={4}>
-            <Textarea
-              label={`Trust anchor ${index + 1}`}
-              description="PEM certificate (-----BEGIN CERTIFICATE-----…)"
-              required
-              autosize
-              minRows={3}
-              maxRows={10}
-              styles={{ input: { fontFamily: 'monospace' } }}
-              {...form.getInputProps(`trustAnchors.${index}`)}
-            />
-            {form.values.trustAnchors.length > 1 && (
-              <Group justify="flex-end">
-                <Button
-                  variant="subtle"
-                  color="red"
-                  size="xs"
-                  onClick={() => form.removeListItem('trustAnchors', index)}
-                >
-                  Remove trust anchor {index + 1}
-                </Button>
-              </Group>
-            )}
-          </Stack>
-        ))}
-        <FormAlert message={form.errors.trustAnchors} title="Trust anchors" />
-        <Group>
-          <Button
-            variant="default"
-            disabled={form.values.trustAnchors.length >= 20}
-            onClick={() => form.insertListItem('trustAnchors', '')}
-          >
-            Add trust anchor
-          </Button>
-        </Group>
+        <MultiSelect
+          label="Trust lists"
+          description="The tenant's trust lists whose current certificates attestations must chain to (a PEM list holds certificates given here)"
+          required
+          placeholder={form.values.trustListIds.length ? undefined : 'None'}
+          // The stored ids stay choosable when the list cannot be read or is longer than a page.
+          data={[...new Set([...trustLists, ...form.values.trustListIds])]}
+          searchable
+          {...form.getInputProps('trustListIds')}
+        />
         <FormAlert message={form.errors['']} />
         <Button type="submit" loading={pending}>
           {stored ? 'Save' : 'Create'}

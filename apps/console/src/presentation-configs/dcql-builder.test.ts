@@ -124,7 +124,7 @@ describe('DCQL checked as typed', () => {
 })
 
 describe('presentation configuration values ⇄ JSON', () => {
-  it('a configuration comes back whole; PEMs are split', () => {
+  it('a configuration comes back whole (issue 25: trust lists, no trustAnchors); PEMs are split', () => {
     const pem = (n: number) => `-----BEGIN CERTIFICATE-----\nMII${n}\n-----END CERTIFICATE-----`
     const config = {
       id: 'age',
@@ -136,7 +136,7 @@ describe('presentation configuration values ⇄ JSON', () => {
       responseMode: 'direct_post' as const,
       keyChainId: 'verifier',
       clientIdPrefix: 'x509_hash' as const,
-      trustAnchors: [pem(1), pem(2)],
+      trustListIds: ['roots'],
       acceptAnyIssuer: false,
     }
     expect(presentationBody(presentationValues(config))).toStrictEqual(config)

@@ -20,8 +20,6 @@ export type PresentationConfigValues = {
   clientIdPrefix: NonNullable<PresentationConfigInput['clientIdPrefix']>
   /** The Verifier Attestation JWT, for clientIdPrefix verifier_attestation only. */
   verifierAttestation: string
-  /** PEM certificates, one after the other. */
-  trustAnchors: string
   acceptAnyIssuer: boolean
   /** The tenant's trust lists (`/api/trust-lists`) issuers may also chain to; none = no `trustListIds`. */
   trustListIds: string[]
@@ -49,7 +47,6 @@ export const PRESENTATION_INPUTS = [
   'keyChainId',
   'clientIdPrefix',
   'verifierAttestation',
-  'trustAnchors',
   'acceptAnyIssuer',
   'trustListIds',
   'trustedAuthorities',
@@ -100,7 +97,6 @@ function parseJson(text: string): unknown {
 }
 
 export function presentationBody(values: PresentationConfigValues): PresentationConfigInput {
-  const anchors = splitPems(values.trustAnchors)
   const body = {
     id: values.id.trim(),
     description: optional(values.description),
@@ -114,7 +110,6 @@ export function presentationBody(values: PresentationConfigValues): Presentation
     clientIdPrefix: values.clientIdPrefix,
     verifierAttestation:
       values.clientIdPrefix === 'verifier_attestation' ? optional(values.verifierAttestation) : undefined,
-    trustAnchors: anchors.length ? anchors : undefined,
     trustListIds: values.trustListIds.length ? [...values.trustListIds] : undefined,
     trustedAuthorities: values.trustedAuthorities ? ('from-anchors' as const) : undefined,
     dcApi: dcApiBody(values.dcApi),
@@ -155,7 +150,6 @@ export function presentationValues(config?: PresentationConfigInput): Presentati
     keyChainId: config?.keyChainId ?? '',
     clientIdPrefix: config?.clientIdPrefix ?? 'x509_san_dns',
     verifierAttestation: config?.verifierAttestation ?? '',
-    trustAnchors: (config?.trustAnchors ?? []).join('\n'),
     acceptAnyIssuer: config?.acceptAnyIssuer ?? false,
     trustListIds: [...(config?.trustListIds ?? [])],
     trustedAuthorities: config?.trustedAuthorities === 'from-anchors',

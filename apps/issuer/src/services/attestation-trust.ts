@@ -25,7 +25,7 @@ export interface AttestedJwt {
   walletProviderId: string
 }
 
-/** A wallet provider's id and its trust anchors (PEM): its own and its trust lists' current ones. */
+/** A wallet provider's id and its trust anchors (PEM): its trust lists' current certificates. */
 export interface TrustedProvider {
   id: string
   trustAnchors: string[]
@@ -36,8 +36,8 @@ export interface TrustedProvider {
 /**
  * Verifies a JWT signed by a wallet provider's attester (wallet attestation, ABCA §5.1; key
  * attestation, OpenID4VCI Appendix D.1): `typ`, an allowed alg, an `x5c` chain to one of the
- * tenant's wallet providers (see trustedProviderOf; a provider's anchors are its `trustAnchors` and
- * the current certificates of its `trustListIds`) and the signature of the leaf. Throws an
+ * tenant's wallet providers (see trustedProviderOf; a provider's anchors are the current
+ * certificates of its `trustListIds`) and the signature of the leaf. Throws an
  * AttestationError naming the failure; the caller maps it to its protocol error. Other errors
  * (the database) pass through.
  */
@@ -85,12 +85,12 @@ export async function verifyAttestedJwt(
 }
 
 /**
- * The tenant's wallet providers with their anchors at `now`: `trustAnchors` and the current
- * certificates of the trust lists they name (read from the tenant cache, which follows list
+ * The tenant's wallet providers with their anchors at `now`: the current certificates of the
+ * trust lists they name (read from the tenant cache, which follows list
  * changes and refreshes); a list past NextUpdate + grace or not fetched yet contributes nothing.
  */
 export function walletProviderTrust(
-  providers: Pick<WalletProvider, 'id' | 'trustAnchors' | 'trustListIds'>[],
+  providers: Pick<WalletProvider, 'id' | 'trustListIds'>[],
   lists: TrustListRow[],
   now: Date,
 ): TrustedProvider[] {
@@ -98,7 +98,7 @@ export function walletProviderTrust(
     const fromLists = trustListCertificates(lists, provider.trustListIds, now)
     return {
       id: provider.id,
-      trustAnchors: [...provider.trustAnchors, ...fromLists.certificates],
+      trustAnchors: fromLists.certificates,
       unusableTrustLists: fromLists.unusable,
     }
   })

@@ -1,4 +1,4 @@
-import type { Principal } from '@credential-service/core-domain'
+import type { PresentationConfigData, Principal } from '@credential-service/core-domain'
 import { hashSecret, isLegacySecretHash, type SecretVerifier } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
@@ -20,6 +20,7 @@ import {
   type TrustListRow,
   trustListColumns,
 } from '@credential-service/db-schema'
+import { convertTrustAnchors } from '../services/anchor-lists'
 import {
   type ConfigServiceDeps,
   endpointColumns,
@@ -129,11 +130,15 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     }
     const walletProviders = createWalletProviderRepository(db, tenantId)
     for (const { file, data } of plan.walletProviders) {
-      const issues = await missingTrustLists(db, tenantId, data.trustListIds, '', tx)
+      const converted = await convertTrustAnchors(db, tenantId, IMPORTER.clientId, data, '', tx)
+      const issues = [
+        ...converted.issues,
+        ...(await missingTrustLists(db, tenantId, converted.data.trustListIds, '', tx)),
+      ]
       rejected.push(
         ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
       )
-      if (!issues.length) await walletProviders.upsert(walletProviderColumns(data), tx)
+      if (!issues.length) await walletProviders.upsert(walletProviderColumns(converted.data), tx)
     }
 
     if (plan.settings?.defaultKeyChainId !== undefined) {
@@ -149,13 +154,18 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     // Credentials in this import are checked against their provider when they are applied.
     const importedIds = new Set(plan.credentials.map((c) => c.data.id))
     const presentations = createPresentationConfigRepository(db, tenantId)
-    for (const { file, data } of plan.presentations) {
-      const issues = await presentationConfigIssues(db, tenantId, data, {
-        tx,
-        prefix: '',
-        outbound: deps.configs.outbound,
-        verifier: deps.keyChains,
-      })
+    for (const { file, data: body } of plan.presentations) {
+      // Issue 25: deprecated trustAnchors become a pem trust list, as through the API.
+      const converted = await convertTrustAnchors(db, tenantId, IMPORTER.clientId, body, '', tx)
+      const data: PresentationConfigData = converted.data
+      const issues = converted.issues.length
+        ? converted.issues
+        : await presentationConfigIssues(db, tenantId, data, {
+            tx,
+            prefix: '',
+            outbound: deps.configs.outbound,
+            verifier: deps.keyChains,
+          })
       rejected.push(
         ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
       )

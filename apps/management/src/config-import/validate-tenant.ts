@@ -31,6 +31,7 @@ import {
   zWebhookEndpointInput,
 } from '@credential-service/core-domain'
 import type { z } from 'zod'
+import { pemIssues } from '../services/anchor-lists'
 import { walletProviderIssues } from '../services/config-service'
 import { trustListIssues } from '../services/trust-list-service'
 import type { ConfigFile, ImportIssue, TenantFolder } from './read-config-dir'
@@ -191,6 +192,7 @@ export function validateTenantFolder(
     if (!parsed) continue
     const ruleIssues = located(file.file, [
       ...checkDcqlQuery(parsed.dcqlQuery, 'dcqlQuery'),
+      ...pemIssues(parsed.trustAnchors ?? [], 'trustAnchors'),
       ...(parsed.redirectUri === undefined
         ? []
         : checkRedirectUri(parsed.redirectUri, outbound, 'redirectUri')),

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { findRemovedCredentialFields } from '@credential-service/core-domain'
+import { convertAnchors } from './convert-anchors'
 import { convertCredential } from './convert-credential'
 import { convertPeerTenant, isPeerTenantFolder, type PeerTenantConversion } from './convert-peer-tenant'
 import { jsonFiles, readJson as readJsonFile } from './json-files'
@@ -30,7 +31,7 @@ function certificatesOf(cert: Json): string[] {
  * `config:migrate <dir> --out <newdir>`: writes a 5.0 configuration folder converted from a 4.x one
  * (version 1 credential files), a 3.x one (`keys/` + `certs/`), or the peer product's (EUDIPLO:
  * `info.json`, `issuance/credentials/`, `presentation/`; see convert-peer-tenant.ts), tenant by
- * tenant. The input folder is only read.
+ * tenant; PEM `trustAnchors` become pem trust lists (convert-anchors.ts). The input folder is only read.
  */
 export function migrateConfigDir(input: string, output: string): MigrationResult {
   const from = resolve(input)
@@ -115,14 +116,26 @@ export function migrateConfigDir(input: string, output: string): MigrationResult
       'clients',
     ]) {
       for (const file of jsonFiles(join(src, kind))) {
-        const body = readJson(join(src, kind, file))
+        let body = readJson(join(src, kind, file))
         if (kind === 'presentations' && typeof body.keyId === 'string' && body.keyChainId === undefined) {
           const { keyId, ...rest } = body
-          write(join(dst, kind, file), { ...rest, keyChainId: keyId })
+          body = { ...rest, keyChainId: keyId }
           result.changes.push(`${tenant}/${kind}/${file}: keyId → keyChainId`)
-        } else {
-          write(join(dst, kind, file), body)
         }
+        if (kind === 'presentations' || kind === 'wallet-providers') {
+          const converted = convertAnchors(body)
+          body = converted.body
+          const list = converted.list
+          // Trust lists are written before: a list of the same set (or of an earlier run) is kept.
+          if (list) {
+            const path = join(dst, 'trust-lists', `${list.id}.json`)
+            if (!existsSync(path)) write(path, list.body)
+            result.changes.push(
+              `${tenant}/${kind}/${file}: trustAnchors → trust-lists/${list.id}.json, named in trustListIds`,
+            )
+          }
+        }
+        write(join(dst, kind, file), body)
       }
     }
 

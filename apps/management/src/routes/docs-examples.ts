@@ -298,7 +298,7 @@ requestExamples.add(zWalletProviderInput, {
       id: 'example-wallet',
       name: 'Example Wallet',
       description: 'Wallet and key attestations of the Example Wallet app',
-      trustAnchors: [EXAMPLE_WALLET_PROVIDER_ROOT],
+      trustListIds: ['example-wallet-roots'],
     },
   },
 })

@@ -23,7 +23,7 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointData,
 } from '@credential-service/core-domain'
-import { generateSecret, type JwkCipher, parseCertificate } from '@credential-service/crypto'
+import { generateSecret, type JwkCipher } from '@credential-service/crypto'
 import {
   type AuditEntry,
   createAttributeProviderRepository,
@@ -41,6 +41,7 @@ import {
   presentationConfigColumns,
   recordAudit,
 } from '@credential-service/db-schema'
+import { convertTrustAnchors, pemIssues } from './anchor-lists'
 import {
   credentialConfigIssues,
   loginProviderIssues,
@@ -189,15 +190,20 @@ export function createPresentationConfigService(deps: ConfigServiceDeps, tenantI
     createPresentationConfigRepository(deps.db, tenantId),
   )
   return validatedCrud(base, async (input: PresentationConfigData, tx) => {
+    const what = 'presentation configuration'
+    refuse(pemIssues(input.trustAnchors ?? [], 'body.trustAnchors'), what)
+    const converted = await convertTrustAnchors(deps.db, tenantId, actor.clientId, input, 'body', tx)
+    refuse(converted.issues, what)
+    const data: PresentationConfigData = converted.data
     refuse(
-      await presentationConfigIssues(deps.db, tenantId, input, {
+      await presentationConfigIssues(deps.db, tenantId, data, {
         tx,
         outbound: deps.outbound,
         verifier: deps.keyChains,
       }),
-      'presentation configuration',
+      what,
     )
-    return presentationConfigColumns(input)
+    return presentationConfigColumns(data)
   })
 }
 
@@ -360,9 +366,9 @@ export function loginProviderColumns(
 }
 
 /**
- * Trusted wallet providers (wallet and key attestations chain to their anchors): every anchor must
- * parse as an X.509 certificate, else 422 naming it; the trust lists named must exist (locked FOR
- * SHARE until the save commits, so none is deleted meanwhile).
+ * Trusted wallet providers (wallet and key attestations chain to their trust lists): deprecated
+ * `trustAnchors` become a pem trust list first (convertTrustAnchors); the trust lists named must
+ * exist (locked FOR SHARE until the save commits, so none is deleted meanwhile).
  */
 export function createWalletProviderService(deps: ConfigServiceDeps, tenantId: string, actor: Principal) {
   const base = collection<WalletProvider>(
@@ -373,14 +379,16 @@ export function createWalletProviderService(deps: ConfigServiceDeps, tenantId: s
     createWalletProviderRepository(deps.db, tenantId),
   )
   return validatedCrud(base, async (input: WalletProviderData, tx) => {
+    refuse(walletProviderIssues(input), 'wallet provider')
+    const converted = await convertTrustAnchors(deps.db, tenantId, actor.clientId, input, 'body', tx)
     refuse(
       [
-        ...walletProviderIssues(input),
-        ...(await missingTrustLists(deps.db, tenantId, input.trustListIds, 'body', tx)),
+        ...converted.issues,
+        ...(await missingTrustLists(deps.db, tenantId, converted.data.trustListIds, 'body', tx)),
       ],
       'wallet provider',
     )
-    return walletProviderColumns(input)
+    return walletProviderColumns(converted.data)
   })
 }
 
@@ -389,27 +397,20 @@ export function createWalletProviderService(deps: ConfigServiceDeps, tenantId: s
  * neither anchors nor trust lists could never be trusted.
  */
 export function walletProviderIssues(input: WalletProviderData): ValidationIssue[] {
-  const issues: ValidationIssue[] = []
-  input.trustAnchors.forEach((pem, index) => {
-    try {
-      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM')
-      parseCertificate(pem)
-    } catch {
-      issues.push({ path: `body.trustAnchors.${index}`, message: 'not a valid PEM X.509 certificate' })
-    }
-  })
-  if (!input.trustAnchors.length && !input.trustListIds?.length)
+  const issues = pemIssues(input.trustAnchors ?? [], 'body.trustAnchors')
+  if (!input.trustAnchors?.length && !input.trustListIds?.length)
     issues.push({
-      path: 'body.trustAnchors',
-      message: 'a wallet provider needs a trust anchor, or a trust list in trustListIds',
+      path: 'body.trustListIds',
+      message: 'a wallet provider needs a trust list in trustListIds (or trustAnchors, converted into one)',
     })
   return issues
 }
 
-export const walletProviderColumns = (input: WalletProviderData) => ({
+/** Columns of a provider whose anchors were converted (the column is kept empty until dropped). */
+export const walletProviderColumns = (input: Omit<WalletProviderData, 'trustAnchors'>) => ({
   id: input.id,
   name: input.name,
   description: input.description ?? null,
-  trustAnchors: input.trustAnchors,
+  trustAnchors: [],
   trustListIds: input.trustListIds?.length ? input.trustListIds : null,
 })

@@ -216,9 +216,9 @@ export async function presentationConfigIssues(
 /**
  * OpenID4VP 1.0 §6.1.1: a Trusted Authorities Query must name what this configuration trusts, or
  * no credential under it could verify. `aki` (§6.1.1.1): a value anchorAuthorityKeyIds gives for
- * its issuer trust anchors (trustAnchors, the certificates its trust lists hold, the tenant's key
- * chains). `etsi_tl` (§6.1.1.2): the URL of one of its `trustListIds` lists of source type
- * `etsi-tl` or `etsi-lotl` (ETSI TS 119 612). `from-anchors` names the anchors, which acceptAnyIssuer does without.
+ * its issuer trust anchors (the certificates its trust lists hold, the tenant's key chains).
+ * `etsi_tl` (§6.1.1.2): the URL of one of its `trustListIds` lists of source type `etsi-tl` or
+ * `etsi-lotl` (ETSI TS 119 612). `from-anchors` names the anchors, which acceptAnyIssuer does without.
  */
 async function trustedAuthorityIssues(
   db: Database,
@@ -245,7 +245,6 @@ async function trustedAuthorityIssues(
       ? await anchorAuthorityKeyIds(
           issuerTrustAnchors(
             keyChains,
-            config,
             lists.flatMap((list) => list.certificates),
           ),
         )
@@ -271,7 +270,7 @@ async function trustedAuthorityIssues(
       if (unknown.length)
         issues.push({
           path: at,
-          message: `aki ${unknown.join(', ')} names none of this configuration's issuer trust anchors (trustAnchors, its trust lists' certificates and the tenant's key chains): no credential under it could verify`,
+          message: `aki ${unknown.join(', ')} names none of this configuration's issuer trust anchors (its trust lists' certificates and the tenant's key chains): no credential under it could verify`,
         })
     })
   })

@@ -7,27 +7,14 @@ import {
   type TrustListData,
   type ValidationIssue,
 } from '@credential-service/core-domain'
-import { parseCertificate } from '@credential-service/crypto'
 import {
   createTrustListRepository,
   recordAudit,
   type TrustListRow,
   trustListColumns,
 } from '@credential-service/db-schema'
+import { pemIssues } from './anchor-lists'
 import { type ConfigServiceDeps, collection, crud, refuse } from './config-service'
-
-/** PEM certificates that do not parse, each named by its index under `path`. */
-function pemIssues(pems: string[], path: string): ValidationIssue[] {
-  return pems.flatMap((pem, index) => {
-    try {
-      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM')
-      parseCertificate(pem)
-      return []
-    } catch {
-      return [{ path: `${path}.${index}`, message: 'not a valid PEM X.509 certificate' }]
-    }
-  })
-}
 
 export function trustListIssues(
   input: TrustListData,

@@ -113,19 +113,21 @@ export const zPresentationConfigInput = z
       .array(z.string().min(1).max(20_000))
       .max(50)
       .optional()
-      .describe('PEM certificates credential issuers must chain to, besides the tenant’s own key chains'),
+      .describe(
+        'Deprecated (dropped in the next interface version): PEM certificates converted at save into a `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` named in `trustListIds` (one list per set in the tenant; a certificate that does not parse is a 422). Never returned: name trust lists in `trustListIds` instead',
+      ),
     trustedAuthorities: z
       .enum(['from-anchors'])
       .optional()
       .describe(
-        "`from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors`, the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`",
+        "`from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`",
       ),
     trustListIds: z
       .array(zConfigId)
       .max(20)
       .optional()
       .describe(
-        'Trust lists (`/api/trust-lists`) whose current certificates credential issuers may also chain to; an unknown id is a 422 naming it, and a named list cannot be deleted',
+        'Trust lists (`/api/trust-lists`) whose current certificates credential issuers may chain to, besides the tenant’s own key chains; an unknown id is a 422 naming it, and a named list cannot be deleted',
       ),
     acceptAnyIssuer: z
       .boolean()
@@ -141,6 +143,7 @@ export type PresentationConfigInput = z.input<typeof zPresentationConfigInput>
 export type PresentationConfigData = z.output<typeof zPresentationConfigInput>
 
 export const zPresentationConfig = zPresentationConfigInput
+  .omit({ trustAnchors: true })
   .extend({
     lifetimeSeconds: z.number().int(),
     responseMode: z.enum(['direct_post', 'direct_post.jwt']),

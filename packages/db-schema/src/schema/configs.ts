@@ -125,6 +125,7 @@ export const presentationConfigs = pgTable(
     verifierAttestation: text(),
     /** Digital Credentials API settings (protocols in order, allowed origins). */
     dcApi: jsonb().$type<DcApiSettings>(),
+    /** Deprecated (issue 25): emptied by migration 0026 and at every save; dropped in a later version. */
     trustAnchors: text().array(),
     /** `from-anchors`: requests name the trust anchors as DCQL `trusted_authorities` (OpenID4VP 1.0 §6.1.1). */
     trustedAuthorities: text(),

@@ -1,7 +1,7 @@
 import { index, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
 import { tenants } from './tenants'
 
-/** Wallet providers a tenant trusts: wallet and key attestations chain to their anchors (PEM). */
+/** Wallet providers a tenant trusts: wallet and key attestations chain to their trust lists' certificates. */
 export const walletProviders = pgTable(
   'wallet_providers',
   {
@@ -11,6 +11,7 @@ export const walletProviders = pgTable(
     id: text().notNull(),
     name: text().notNull(),
     description: text(),
+    /** Deprecated (issue 25): emptied by migration 0026 and at every save; dropped in a later version. */
     trustAnchors: text().array().notNull(),
     /** Trust list ids; checked at save and at a list's delete under row locks (no array FKs). */
     trustListIds: text().array(),

@@ -274,7 +274,7 @@ export interface ManagementOperations {
   /**
    * Create a trust list
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -286,7 +286,7 @@ export interface ManagementOperations {
   /**
    * Create a trust list
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -298,11 +298,11 @@ export interface ManagementOperations {
   /**
    * Create a wallet provider
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -312,11 +312,11 @@ export interface ManagementOperations {
   /**
    * Create a wallet provider
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -468,7 +468,7 @@ export interface ManagementOperations {
   /**
    * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -480,7 +480,7 @@ export interface ManagementOperations {
   /**
    * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -492,11 +492,11 @@ export interface ManagementOperations {
   /**
    * Delete a wallet provider; never refused: its attestations stop being trusted at once
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -506,11 +506,11 @@ export interface ManagementOperations {
   /**
    * Delete a wallet provider; never refused: its attestations stop being trusted at once
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -704,7 +704,7 @@ export interface ManagementOperations {
   /**
    * Get a trust list
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -716,7 +716,7 @@ export interface ManagementOperations {
   /**
    * Get a trust list
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -728,11 +728,11 @@ export interface ManagementOperations {
   /**
    * Get a wallet provider
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -742,11 +742,11 @@ export interface ManagementOperations {
   /**
    * Get a wallet provider
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -934,7 +934,7 @@ export interface ManagementOperations {
   /**
    * List trust lists
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -946,7 +946,7 @@ export interface ManagementOperations {
   /**
    * List trust lists
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -958,11 +958,11 @@ export interface ManagementOperations {
   /**
    * List wallet providers
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -972,11 +972,11 @@ export interface ManagementOperations {
   /**
    * List wallet providers
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -1130,7 +1130,7 @@ export interface ManagementOperations {
   /**
    * Replace a trust list (the path id wins over the body id)
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -1142,7 +1142,7 @@ export interface ManagementOperations {
   /**
    * Replace a trust list (the path id wins over the body id)
    *
-   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+   * Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
    *
    * `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
    *
@@ -1154,11 +1154,11 @@ export interface ManagementOperations {
   /**
    * Replace a wallet provider (the path id wins over the body id)
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *
@@ -1168,11 +1168,11 @@ export interface ManagementOperations {
   /**
    * Replace a wallet provider (the path id wins over the body id)
    *
-   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+   * Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
    *
-   * `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
    *
-   * `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+   * Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
    *
    * Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
    *

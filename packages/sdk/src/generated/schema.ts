@@ -733,11 +733,11 @@ export interface paths {
         };
         /**
          * List wallet providers
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -747,11 +747,11 @@ export interface paths {
         put?: never;
         /**
          * Create a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -773,11 +773,11 @@ export interface paths {
         };
         /**
          * Get a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -786,11 +786,11 @@ export interface paths {
         get: operations["getWalletProviderOfTenant"];
         /**
          * Replace a wallet provider (the path id wins over the body id)
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -800,11 +800,11 @@ export interface paths {
         post?: never;
         /**
          * Delete a wallet provider; never refused: its attestations stop being trusted at once
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -825,7 +825,7 @@ export interface paths {
         };
         /**
          * List trust lists
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -837,7 +837,7 @@ export interface paths {
         put?: never;
         /**
          * Create a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -861,7 +861,7 @@ export interface paths {
         };
         /**
          * Get a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -872,7 +872,7 @@ export interface paths {
         get: operations["getTrustListOfTenant"];
         /**
          * Replace a trust list (the path id wins over the body id)
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -884,7 +884,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -1237,11 +1237,11 @@ export interface paths {
         };
         /**
          * List wallet providers
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1251,11 +1251,11 @@ export interface paths {
         put?: never;
         /**
          * Create a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1277,11 +1277,11 @@ export interface paths {
         };
         /**
          * Get a wallet provider
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1290,11 +1290,11 @@ export interface paths {
         get: operations["getWalletProvider"];
         /**
          * Replace a wallet provider (the path id wins over the body id)
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1304,11 +1304,11 @@ export interface paths {
         post?: never;
         /**
          * Delete a wallet provider; never refused: its attestations stop being trusted at once
-         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to one of the `trustAnchors` or to a current certificate of a trust list named in `trustListIds`.
+         * @description Wallet providers whose wallet attestations (`attest_jwt_client_auth`, HAIP §4.4.1) and key attestations (OpenID4VCI Appendix D) the tenant's issuer trusts: an attestation is trusted when its `x5c` chains to a current certificate of a trust list named in `trustListIds` (the anchor itself must not be in the `x5c`).
          *
-         *     `trustAnchors` are PEM X.509 certificates (up to 20); one that does not parse is a 422 naming `body.trustAnchors.<index>`. The `x5c` of an attestation must not include the anchor itself. `trustAnchors` may be empty (or left out) when `trustListIds` names a list; a provider with neither is a 422.
+         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so. A provider with neither `trustListIds` nor `trustAnchors` is a 422 naming `body.trustListIds`.
          *
-         *     `trustListIds` names trust lists (`/api/trust-lists`) of the tenant: an unknown id is a 422 naming `body.trustListIds.<index>`, and a named list cannot be deleted (409). A list past NextUpdate + grace, or not fetched yet, contributes no certificates (fail closed), and the refusal of an attestation says so.
+         *     Deprecated: `trustAnchors` (PEM X.509 certificates, up to 20; one that does not parse is a 422 naming `body.trustAnchors.<index>`) is converted at save, in the same transaction, into the `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` (created once per set in the tenant, an ordinary list) and its id added to `trustListIds`. Responses carry no `trustAnchors`.
          *
          *     Deleting a wallet provider is never refused: its attestations stop being trusted, so configurations with `walletAttestation: "required"` or `keyAttestation.required` refuse its wallets.
          *
@@ -1329,7 +1329,7 @@ export interface paths {
         };
         /**
          * List trust lists
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -1341,7 +1341,7 @@ export interface paths {
         put?: never;
         /**
          * Create a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -1365,7 +1365,7 @@ export interface paths {
         };
         /**
          * Get a trust list
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -1376,7 +1376,7 @@ export interface paths {
         get: operations["getTrustList"];
         /**
          * Replace a trust list (the path id wins over the body id)
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -1388,7 +1388,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a trust list; refused (409) while a presentation configuration or a wallet provider names it in `trustListIds`
-         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides their `trustAnchors` and the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds` (besides their `trustAnchors`). See docs/trust-lists.md.
+         * @description Certificates that credential issuers may chain to, named by presentation configurations in `trustListIds` (besides the tenant’s own key chains), and that wallet and key attestations may chain to, named by wallet providers in `trustListIds`. The deprecated `trustAnchors` of both are saved as `pem` lists `anchors-<hash>`, which are ordinary lists here. See docs/trust-lists.md.
          *
          *     `source.type: "pem"`: the certificates given. `source.type: "etsi-tl"`: an ETSI TS 119 612 trusted list (XML) at `url`, fetched under the outbound policy by a background job every `refreshSeconds` (one fetch per list and interval across all processes; the first soon after saving). Its enveloped XML signature must verify with one of `signerCertificates`, and the certificates of its services whose `ServiceTypeIdentifier` is in `serviceTypes` (all when absent) and whose status is granted are used. A failed fetch keeps the last good content and sets `status.lastError`. `source.type: "lote"` is the same for an ETSI TS 119 602 List of Trusted Entities (JSON signed as a compact JWS). `source.type: "etsi-lotl"`: an ETSI TS 119 612 list of trusted lists (e.g. the EU LOTL) signed by one of `signerCertificates`; each XML list it points to (of `territories` when given) is fetched too and checked with the certificates its pointer names, and any that fails fails the whole refresh. TS 119 612 lists and lists of lists must carry XAdES signed properties naming the signer certificate.
          *
@@ -3322,14 +3322,12 @@ export interface components {
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];
-            /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
-            trustAnchors?: string[];
             /**
-             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors`, the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
+             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
              * @enum {string}
              */
             trustedAuthorities?: "from-anchors";
-            /** @description Trust lists (`/api/trust-lists`) whose current certificates credential issuers may also chain to; an unknown id is a 422 naming it, and a named list cannot be deleted */
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates credential issuers may chain to, besides the tenant’s own key chains; an unknown id is a 422 naming it, and a named list cannot be deleted */
             trustListIds?: string[];
             acceptAnyIssuer: boolean;
             /**
@@ -3380,14 +3378,14 @@ export interface components {
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];
-            /** @description PEM certificates credential issuers must chain to, besides the tenant’s own key chains */
+            /** @description Deprecated (dropped in the next interface version): PEM certificates converted at save into a `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` named in `trustListIds` (one list per set in the tenant; a certificate that does not parse is a 422). Never returned: name trust lists in `trustListIds` instead */
             trustAnchors?: string[];
             /**
-             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (`trustAnchors`, the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
+             * @description `from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`
              * @enum {string}
              */
             trustedAuthorities?: "from-anchors";
-            /** @description Trust lists (`/api/trust-lists`) whose current certificates credential issuers may also chain to; an unknown id is a 422 naming it, and a named list cannot be deleted */
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates credential issuers may chain to, besides the tenant’s own key chains; an unknown id is a 422 naming it, and a named list cannot be deleted */
             trustListIds?: string[];
             /**
              * @description Development only: accept credentials whose issuer chains to no trust anchor, and SD-JWT VCs whose iss is not a SAN of the x5c leaf (the signature is still checked)
@@ -4258,12 +4256,7 @@ export interface components {
             /** @description Display name of the wallet provider */
             name: string;
             description: string | null;
-            /**
-             * @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c. May be empty when `trustListIds` names a list; a provider with neither is a 422
-             * @default []
-             */
-            trustAnchors: string[];
-            /** @description Trust lists (`/api/trust-lists`) whose current certificates wallet and key attestations may also chain to, besides `trustAnchors`; a list past NextUpdate + grace or not fetched yet contributes nothing (fail closed). An unknown id is a 422 naming it, and a named list cannot be deleted */
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates wallet and key attestations may chain to (the anchor itself must not be in the x5c); a list past NextUpdate + grace or not fetched yet contributes nothing (fail closed). An unknown id is a 422 naming it, and a named list cannot be deleted */
             trustListIds?: string[];
             /**
              * Format: date-time
@@ -4283,12 +4276,9 @@ export interface components {
             /** @description Display name of the wallet provider */
             name: string;
             description?: string;
-            /**
-             * @description PEM certificates that wallet and key attestations must chain to (a certificate that does not parse is a 422); the anchor itself must not be in the x5c. May be empty when `trustListIds` names a list; a provider with neither is a 422
-             * @default []
-             */
+            /** @description Deprecated (dropped in the next interface version): PEM certificates converted at save into a `pem` trust list `anchors-<12 hex of SHA-256 of the trimmed, sorted PEMs>` named in `trustListIds` (one list per set in the tenant; a certificate that does not parse is a 422). Never returned: name trust lists in `trustListIds` instead. A provider with neither `trustAnchors` nor `trustListIds` is a 422 */
             trustAnchors?: string[];
-            /** @description Trust lists (`/api/trust-lists`) whose current certificates wallet and key attestations may also chain to, besides `trustAnchors`; a list past NextUpdate + grace or not fetched yet contributes nothing (fail closed). An unknown id is a 422 naming it, and a named list cannot be deleted */
+            /** @description Trust lists (`/api/trust-lists`) whose current certificates wallet and key attestations may chain to (the anchor itself must not be in the x5c); a list past NextUpdate + grace or not fetched yet contributes nothing (fail closed). An unknown id is a 422 naming it, and a named list cannot be deleted */
             trustListIds?: string[];
         };
         WalletProviderPage: {

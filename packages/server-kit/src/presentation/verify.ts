@@ -79,7 +79,7 @@ export async function verification(deps: PresentationDeps, row: PresentationSess
   const rows = await deps.tenants.trustLists(row.tenantId)
   const lists = trustListCertificates(rows, config.trustListIds, now)
   const trust = presentationTrust({
-    anchors: trustAnchors(await deps.keys.keyChains(row.tenantId), config, lists.certificates),
+    anchors: trustAnchors(await deps.keys.keyChains(row.tenantId), lists.certificates),
     acceptAnyIssuer: config.acceptAnyIssuer,
     now,
     outbound: deps.outbound,
@@ -102,7 +102,7 @@ export function trustedListAnchors(
 ): Map<string, TrustedListAnchors> {
   const byUrl = new Map<string, TrustedListAnchors>()
   for (const list of etsiTrustedLists(rows, config.trustListIds, now)) {
-    const anchors = trustAnchors([], { trustAnchors: [] }, list.certificates)
+    const anchors = trustAnchors([], list.certificates)
     const held = byUrl.get(list.url)
     // Two lists at one URL: the current one's certificates count.
     if (held && !held.unusable) held.anchors.push(...anchors)

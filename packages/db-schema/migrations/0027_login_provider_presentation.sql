@@ -1,0 +1,6 @@
+ALTER TABLE "login_providers" ALTER COLUMN "issuer" DROP NOT NULL;--> statement-breakpoint
+ALTER TABLE "login_providers" ALTER COLUMN "client_id" DROP NOT NULL;--> statement-breakpoint
+ALTER TABLE "login_providers" ADD COLUMN "kind" text DEFAULT 'openid' NOT NULL;--> statement-breakpoint
+ALTER TABLE "login_providers" ADD COLUMN "presentation_config_id" text;--> statement-breakpoint
+ALTER TABLE "login_providers" ADD CONSTRAINT "login_providers_presentation_config_fk" FOREIGN KEY ("tenant_id","presentation_config_id") REFERENCES "public"."presentation_configs"("tenant_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "login_providers" ADD CONSTRAINT "login_providers_kind_check" CHECK (("login_providers"."kind" = 'openid' and "login_providers"."issuer" is not null and "login_providers"."client_id" is not null and "login_providers"."presentation_config_id" is null) or ("login_providers"."kind" = 'presentation' and "login_providers"."presentation_config_id" is not null));

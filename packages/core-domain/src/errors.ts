@@ -173,6 +173,8 @@ export type ProtocolErrorCode =
   | 'use_attestation_challenge'
   | 'access_denied'
   | 'unsupported_response_type'
+  /** OpenID4VCI 1.1 Interactive Authorization: no supported interaction type fits. */
+  | 'missing_interaction_type'
   | 'server_error'
 
 export class ProtocolError extends DomainError {

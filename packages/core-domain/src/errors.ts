@@ -175,6 +175,8 @@ export type ProtocolErrorCode =
   | 'unsupported_response_type'
   /** OpenID4VCI 1.1 Interactive Authorization: no supported interaction type fits. */
   | 'missing_interaction_type'
+  /** FiPA §5.2.2.1: the auth_session is invalid, expired, used or otherwise unusable. */
+  | 'invalid_session'
   | 'server_error'
 
 export class ProtocolError extends DomainError {

@@ -46,6 +46,8 @@ export const IA_ERRORS = {
   insufficientAuthorization: 'insufficient_authorization',
   /** 400: none of the wallet's interaction types will do. */
   missingInteractionType: 'missing_interaction_type',
+  /** 400 (FiPA §5.2.2.1): the auth_session is unknown, expired or used. */
+  invalidSession: 'invalid_session',
 } as const
 
 /**

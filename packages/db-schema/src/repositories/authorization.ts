@@ -302,6 +302,14 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       return row
     },
 
+    async byId(id: string): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(t)
+        .where(and(mine, eq(t.id, id)))
+      return row
+    },
+
     async byCodeHash(codeHash: string): Promise<AuthorizationRequestRow | undefined> {
       const [row] = await db
         .select()

@@ -1,17 +1,29 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import { Decoder, type Tag } from 'cbor-x'
+import { Decoder, Encoder, type Tag } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
-import { CompactEncrypt, decodeJwt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
+import {
+  base64url,
+  CompactEncrypt,
+  calculateJwkThumbprint,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  SignJWT,
+} from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listenAllInOneWorld } from './harness'
-import { issueOverHttp, presentSdJwt } from './wallet'
+import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
 const NS = 'org.iso.18013.5.1'
 const PRESENTATION = 'urn:openid:dcp:ia:openid4vp_presentation'
 const WEB = 'urn:openid:dcp:ia:auth_via_web'
 const cbor = new Decoder({ useRecords: false, mapsAsObjects: false })
+// CBOR as ISO 18013-5 uses it: byte strings as such.
+const cborEncoder = new Encoder({ useRecords: false, tagUint8Array: false, mapsAsObjects: false })
 // biome-ignore lint/suspicious/noExplicitAny: protocol answers are read loosely in tests
 type Loose = Record<string, any>
 type Keys = Awaited<ReturnType<typeof generateKeyPair>>
@@ -120,16 +132,20 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       authSession?: string
       disclose?: Record<string, boolean>
       dpop?: Keys
+      /** Another presentation than the SD-JWT VC one (an mdoc). */
+      vpToken?: (request: Loose) => Promise<string>
     } = {},
   ) => {
     const request = requestOf(body)
-    const vp = await presentSdJwt({
-      credential: pid.credential,
-      holder: pid.holder,
-      disclose: options.disclose ?? { family_name: true, given_name: true },
-      nonce: request.nonce,
-      aud: options.aud ?? `ia:${new URL(ace).origin}`,
-    })
+    const vp = options.vpToken
+      ? await options.vpToken(request)
+      : await presentSdJwt({
+          credential: pid.credential,
+          holder: pid.holder,
+          disclose: options.disclose ?? { family_name: true, given_name: true },
+          nonce: request.nonce,
+          aud: options.aud ?? `ia:${new URL(ace).origin}`,
+        })
     let response: Record<string, unknown> = { vp_token: { pid: [vp] } }
     if (request.response_mode === 'ia_post.jwt') {
       const jwk = request.client_metadata.jwks.keys[0] as JWK
@@ -148,8 +164,13 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     )
   }
 
-  /** The code at /token (no redirect_uri: the Initial Request had none), then the mDL. */
-  const redeem = async (code: string, verifier: string, configuration = 'mdl') => {
+  /** The code at /token (no redirect_uri: the Initial Request had none), then the credential (the mDL's elements by default). */
+  const redeem = async (
+    code: string,
+    verifier: string,
+    configuration = 'mdl',
+    read: (credential: string) => Record<string, unknown> = elementsOf,
+  ) => {
     const token = await postForm(`${issuer}/token`, {
       grant_type: 'authorization_code',
       code,
@@ -181,8 +202,18 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     })
     const issued = (await credential.json()) as Loose
     expect(credential.status, JSON.stringify(issued)).toBe(200)
-    return elementsOf(issued.credentials[0].credential)
+    return read(issued.credentials[0].credential)
   }
+
+  /** The disclosed claims of an SD-JWT VC (its disclosures [salt, name, value]). */
+  const disclosedOf = (sdJwt: string) =>
+    Object.fromEntries(
+      sdJwt
+        .split('~')
+        .slice(1)
+        .filter(Boolean)
+        .map((d) => JSON.parse(Buffer.from(d, 'base64url').toString()).slice(1) as [string, unknown]),
+    )
 
   /** The elements of an mdoc IssuerSigned (base64url CBOR) in namespace `NS`. */
   const elementsOf = (issuerSigned: string) => {
@@ -241,6 +272,50 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-enc')).toMatchObject({
       family_name: 'Jansen',
     })
+  })
+
+  it('§"Interactive Authorization Binding" (mso_mdoc): an mdoc PID signed over the OpenID4VCIIAEHandover SessionTranscript (ia_post.jwt: with the key thumbprint) → an SD-JWT VC badge from its elements', async () => {
+    const PID_NS = 'eu.europa.ec.eudi.pid.1'
+    const pid = await issueOverHttp({
+      apiBase: baseUrl,
+      auth,
+      configurationId: 'pid-mdoc',
+      claims: { [PID_NS]: { family_name: 'Musterfrau', given_name: 'Erika' } },
+    })
+    const first = await initial({ configuration: 'badge' })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    const deviceResponse = async (request: Loose, endpoint = ace) => {
+      const jwk = request.client_metadata.jwks.keys[0] as JWK
+      const info = cborEncoder.encode([
+        endpoint,
+        request.nonce,
+        base64url.decode(await calculateJwkThumbprint(jwk)),
+      ])
+      const handover = createHash('sha256').update(info).digest()
+      return base64url.encode(
+        await signedDeviceResponse({
+          credential: pid.credential,
+          holder: pid.holder,
+          docType: PID_NS,
+          sessionTranscript: [null, null, ['OpenID4VCIIAEHandover', handover]],
+        }),
+      )
+    }
+    const answered = await present(first.body, pid, { vpToken: (request) => deviceResponse(request) })
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    expect(
+      await redeem(answered.body.authorization_code, first.verifier, 'badge', disclosedOf),
+    ).toMatchObject({
+      family_name: 'Musterfrau',
+      given_name: 'Erika',
+    })
+    // Signed over another endpoint (a forwarded request): the device signature does not verify.
+    const forwarded = await initial({ configuration: 'badge' })
+    const refused = await present(forwarded.body, pid, {
+      vpToken: (request) => deviceResponse(request, 'https://attacker.example/authorize-challenge'),
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe('access_denied')
   })
 
   it('refused: a PID from an issuer the presentation configuration does not trust (access_denied)', async () => {

@@ -385,7 +385,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     expect(own.status, JSON.stringify(own.body)).toBe(200)
   })
 
-  it('§"Authorization Challenge Error Response": no interaction type the server can use → 400 missing_interaction_type; a missing interaction_types_supported → invalid_request', async () => {
+  it('§"Authorization Challenge Error Response": no interaction type the server can use → 400 missing_interaction_type; without interaction_types_supported (a FiPA-only client) → FiPA §5.2.2.1.1 redirect_to_web', async () => {
     const unusable = await initial({ types: ['urn:example:ia:smart_card'] })
     expect(unusable.status).toBe(400)
     expect(unusable.body.error).toBe('missing_interaction_type')
@@ -399,7 +399,8 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       scope: 'mdl',
     })
     expect(missing.status).toBe(400)
-    expect(missing.body.error).toBe('invalid_request')
+    expect(missing.body.error).toBe('redirect_to_web')
+    expect(missing.body).not.toHaveProperty('request_uri')
   })
 
   it('§"Authorization via Web": a wallet without openid4vp_presentation gets the pushed request_uri (with expires_in), usable once at /authorize', async () => {

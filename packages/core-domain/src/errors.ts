@@ -177,6 +177,8 @@ export type ProtocolErrorCode =
   | 'missing_interaction_type'
   /** FiPA §5.2.2.1: the auth_session is invalid, expired, used or otherwise unusable. */
   | 'invalid_session'
+  /** FiPA §5.2.2.1.1: continue with a normal authorization code flow in a browser. */
+  | 'redirect_to_web'
   | 'server_error'
 
 export class ProtocolError extends DomainError {

@@ -48,6 +48,12 @@ export const IA_ERRORS = {
   missingInteractionType: 'missing_interaction_type',
   /** 400 (FiPA §5.2.2.1): the auth_session is unknown, expired or used. */
   invalidSession: 'invalid_session',
+  /**
+   * 400 (FiPA §5.2.2.1.1): a first-party client that does not speak this profile (no
+   * `interaction_types_supported`) falls back to the whole authorization code flow in a browser
+   * (PAR, /authorize), as wallets built on FiPA alone (oid4vc-ts 0.4) do.
+   */
+  redirectToWeb: 'redirect_to_web',
 } as const
 
 /**
@@ -155,6 +161,11 @@ export const isIntermediateRequest = (body: Record<string, unknown>) =>
   body[IA_PARAMETERS.authSession] !== undefined
 
 export function parseIaInitialRequest(body: Record<string, unknown>): IaInitialRequest {
+  if (body[IA_PARAMETERS.interactionTypesSupported] === undefined)
+    throw new ProtocolError(
+      IA_ERRORS.redirectToWeb,
+      'interaction_types_supported is absent: use the authorization code flow (PAR and the authorization endpoint)',
+    )
   const parsed = zIaInitialRequest.safeParse(body)
   if (parsed.success) return parsed.data
   throw requestProblem(parsed.error, 'malformed authorization challenge request')

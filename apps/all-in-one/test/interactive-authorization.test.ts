@@ -221,7 +221,10 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     const items = (decoded.get('nameSpaces') as Map<string, Tag[]>).get(NS) ?? []
     return Object.fromEntries(
       items.map((item) => {
-        const element = cbor.decode(item.value as Uint8Array) as Map<string, unknown>
+        // IssuerSignedItemBytes: tag 24 around the item's CBOR. Once @owf/mdoc is loaded in this
+        // process (the server verifies an mdoc), cbor-x's global tag 24 gives its DataItem (`buffer`).
+        const tagged = item as unknown as { value?: Uint8Array; buffer?: Uint8Array }
+        const element = cbor.decode((tagged.value ?? tagged.buffer) as Uint8Array) as Map<string, unknown>
         return [element.get('elementIdentifier'), element.get('elementValue')]
       }),
     )
@@ -316,6 +319,26 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     })
     expect(refused.status).toBe(400)
     expect(refused.body.error).toBe('access_denied')
+  })
+
+  it('§"Require Presentation" (OpenID4VP 1.0 A.2): a redirect_uri client cannot sign, so the request is unsigned (no client_id, no expected_origins); the binding is the same', async () => {
+    const pid = await issuePid({ given_name: 'Ola', family_name: 'Nordmann' })
+    const first = await initial({ configuration: 'mdl-unsigned' })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    const request = first.body.openid4vp_request
+    expect(request).not.toHaveProperty('request')
+    expect(request).toMatchObject({
+      response_type: 'vp_token',
+      response_mode: 'ia_post',
+      nonce: expect.any(String),
+    })
+    for (const absent of ['client_id', 'expected_origins', 'response_uri', 'state'])
+      expect(request).not.toHaveProperty(absent)
+    const answered = await present(first.body, pid)
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-unsigned')).toMatchObject({
+      family_name: 'Nordmann',
+    })
   })
 
   it('refused: a PID from an issuer the presentation configuration does not trust (access_denied)', async () => {

@@ -9,6 +9,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { CompactEncrypt, decodeJwt, generateKeyPair, importJWK, type JWK } from 'jose'
 import { issueOverHttp, kbSigner } from '../test/wallet'
 import { CODE_FLOW_CONFIG, createCodeFlow } from './code-flow'
+import { createInteractiveFlow, setUpInteractive } from './interactive-flow'
 import { fromOwnAddress } from './wallet-address'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
@@ -107,6 +108,8 @@ export async function setUpTenant(
       { path: ['age_over_18'], type: 'boolean', namespace: 'org.iso.18013.5.1' },
     ],
   })
+  // Issue 26: presentation during issuance over Interactive Authorization.
+  if (codeFlow) await setUpInteractive(post)
   await post('/api/presentations', {
     id: 'age',
     keyChainId: 'keys',
@@ -194,7 +197,14 @@ export async function createFlows(
     'issuance (SD-JWT VC)': async () => void (await sdJwt()),
     'issuance (mdoc)': async () => void (await mdoc()),
     ...(codeFlow
-      ? { 'issuance, authorization code (PAR + PKCE + DPoP)': await createCodeFlow(base, tenant, auth) }
+      ? {
+          'issuance, authorization code (PAR + PKCE + DPoP)': await createCodeFlow(base, tenant, auth),
+          'issuance, interactive authorization (PID presented → mdoc)': await createInteractiveFlow(
+            base,
+            tenant,
+            auth,
+          ),
+        }
       : {}),
     'presentation (direct_post.jwt)': presentationOf(await sdJwt()),
     'issuance with status list (SD-JWT VC)': async () => void (await sdJwtWithStatus()),

@@ -5,6 +5,7 @@ import {
   purgeExpiredNonces,
 } from '@credential-service/db-schema'
 import {
+  createStatusLists,
   oauthErrorHandler,
   type ProtocolAppOptions,
   parseEnv,
@@ -53,6 +54,12 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
         deriveKeyMaterial(options.config.MASTER_SECRET, 'attestation-challenge'),
         base.now,
       ),
+      // Presentations during issuance are verified here too (Interactive Authorization).
+      statusLists: createStatusLists({
+        maxSeconds: options.config.STATUS_LIST_CACHE_MAX_SECONDS,
+        maxEntries: options.config.STATUS_LIST_CACHE_MAX_ENTRIES,
+        maxBytes: options.config.STATUS_LIST_CACHE_MAX_BYTES,
+      }),
     }
     deps.metrics.observeRequests(app, 'issuer')
     // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).

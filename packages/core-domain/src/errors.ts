@@ -173,6 +173,12 @@ export type ProtocolErrorCode =
   | 'use_attestation_challenge'
   | 'access_denied'
   | 'unsupported_response_type'
+  /** OpenID4VCI 1.1 Interactive Authorization: no supported interaction type fits. */
+  | 'missing_interaction_type'
+  /** FiPA §5.2.2.1: the auth_session is invalid, expired, used or otherwise unusable. */
+  | 'invalid_session'
+  /** FiPA §5.2.2.1.1: continue with a normal authorization code flow in a browser. */
+  | 'redirect_to_web'
   | 'server_error'
 
 export class ProtocolError extends DomainError {

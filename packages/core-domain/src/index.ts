@@ -289,6 +289,36 @@ export {
   VP_FORMATS_SUPPORTED,
 } from './protocol/authorization-request'
 export { didWebOf, verifierDid } from './protocol/did-web'
+export type {
+  IaInitialRequest,
+  IaPresentationRequest,
+  IaResponseMode,
+  InteractionType,
+} from './protocol/interactive-authorization'
+export {
+  authorizationCodeResponse,
+  chooseInteraction,
+  IA_AUDIENCE_PREFIX,
+  IA_DRAFT,
+  IA_ENDPOINT_PATH,
+  IA_ERRORS,
+  IA_MDOC_HANDOVER,
+  IA_METADATA_PARAMETER,
+  IA_PARAMETERS,
+  IA_RESPONSE_MODES,
+  INTERACTION_TYPES,
+  iaAudience,
+  iaOrigin,
+  iaResponseMode,
+  isIntermediateRequest,
+  missingInteractionType,
+  parseIaInitialRequest,
+  parseIaPresentationRequest,
+  presentationRequired,
+  webRequired,
+  zIaInitialRequest,
+  zIaPresentationRequest,
+} from './protocol/interactive-authorization'
 export type { AuthorizationRequest } from './protocol/z-authorization-request'
 export {
   parseAuthorizationRequest,

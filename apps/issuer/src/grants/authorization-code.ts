@@ -27,14 +27,19 @@ export async function authorizationCodeGrant(
   const hash = codeHash(code)
   // Before the code is spent, as for a pre-authorized code: a refused wallet retries with it, and
   // the session does not read token_issued for a token never issued.
-  await requireSenderConstraints(
-    context,
-    async () => (await requests.byCodeHash(hash))?.credentialConfigurationIds ?? [],
-  )
+  let known: Awaited<ReturnType<typeof requests.byCodeHash>> | null = null
+  const knownRow = async () => {
+    known ??= (await requests.byCodeHash(hash)) ?? null
+    return known
+  }
+  await requireSenderConstraints(context, async () => (await knownRow())?.credentialConfigurationIds ?? [])
   // RFC 6749 §4.1.3: client_id is required only of a client that does not authenticate; an
   // attested wallet is identified by its attestation's sub (oid4vc-ts sends no client_id then).
   const clientId = request.client_id ?? context.walletClient?.clientId
-  if (!redirectUri) throw new ProtocolError('invalid_request', 'redirect_uri is required')
+  // RFC 6749 §4.1.3: redirect_uri is required when the authorization request had one; an
+  // Interactive Authorization request (OpenID4VCI 1.1, FiPA -03) may have none (stored as '').
+  if (!redirectUri && (await knownRow())?.redirectUri !== '')
+    throw new ProtocolError('invalid_request', 'redirect_uri is required')
   if (!clientId) throw new ProtocolError('invalid_request', 'client_id is required')
   if (!codeVerifier) throw new ProtocolError('invalid_request', 'code_verifier is required (PKCE)')
   const now = context.deps.now()
@@ -48,7 +53,7 @@ export async function authorizationCodeGrant(
   // RFC 6749 §4.1.3 and RFC 7636 §4.6: the code is bound to the client, the redirect_uri and
   // the PKCE challenge; a failed check uses the code up, so it cannot be retried.
   if (row.clientId !== clientId) throw invalidGrant('the authorization code was issued to another client')
-  if (row.redirectUri !== redirectUri)
+  if (row.redirectUri !== (redirectUri ?? ''))
     throw invalidGrant('redirect_uri differs from the authorization request')
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(codeVerifier) || !same(codeHash(codeVerifier), row.codeChallenge))
     throw invalidGrant('the PKCE code_verifier does not match the code_challenge')

@@ -1,4 +1,12 @@
-import { ProtocolError, parseAuthorizationRequest, parseParRequest } from '@credential-service/core-domain'
+import {
+  IA_ENDPOINT_PATH,
+  isIntermediateRequest,
+  ProtocolError,
+  parseAuthorizationRequest,
+  parseIaInitialRequest,
+  parseIaPresentationRequest,
+  parseParRequest,
+} from '@credential-service/core-domain'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -6,6 +14,7 @@ import { z } from 'zod'
 import { createAuthorizationService } from '../services/authorization'
 import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
+import { createInteractiveAuthorizationService } from '../services/interactive-authorization'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
 import { perTenantScope } from '../tenant-scope'
@@ -31,6 +40,7 @@ const formOnly: onRequestHookHandler = async (req) => {
 export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const scopes = perTenantScope(deps)
   const service = perTenant((tenant) => createAuthorizationService(scopes(tenant)))
+  const interactive = perTenant((tenant) => createInteractiveAuthorizationService(scopes(tenant)))
 
   return async (app) => {
     app.post(
@@ -66,6 +76,43 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
           walletClient,
         })
         return reply.status(201).header('cache-control', 'no-store').send(pushed)
+      },
+    )
+
+    // OpenID4VCI 1.1 §"Interactive Authorization" (FiPA -03 §5): the Authorization Challenge
+    // Endpoint. Initial and Intermediate Requests are forms, authenticated as at PAR (DPoP, wallet
+    // attestation); every answer is JSON with Cache-Control: no-store.
+    app.post(
+      `/issuers/:tenant/${IA_ENDPOINT_PATH}`,
+      {
+        schema: { params: tenantParams, body: anyBody },
+        onRequest: [
+          walletLimit(app, limits, 'par'),
+          dpopNonceHeader(deps),
+          attestationChallengeHeader(deps),
+          formOnly,
+        ],
+      },
+      async (req, reply) => {
+        const tenant = req.params.tenant
+        await requireTenant(deps, tenant)
+        reply.header('cache-control', 'no-store')
+        const dpop = await verifyDpop(scopes(tenant), {
+          headers: req.headers,
+          method: req.method,
+          url: `${deps.publicUrl}/issuers/${tenant}/${IA_ENDPOINT_PATH}`,
+          at: 'token',
+        })
+        const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
+        const walletClient = await authenticateWalletClient(scopes(tenant), {
+          headers: req.headers,
+          clientId,
+        })
+        const sender = { dpopJkt: dpop?.jkt, walletClient }
+        const answer = isIntermediateRequest(req.body)
+          ? await interactive(tenant).presented(parseIaPresentationRequest(req.body), sender)
+          : await interactive(tenant).initial(parseIaInitialRequest(req.body), sender)
+        return reply.status(answer.status).send(answer.body)
       },
     )
 

@@ -127,45 +127,12 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
     completeLogin,
     /** Pushed authorization request endpoint (RFC 9126 §2). */
     async push(request: ParRequest, sender: PushSender = {}) {
-      const configs = await deps.tenants.credentialConfigs(tenantId)
-      const pushed = pushedRequestOf(request, configs)
-      const { dpopJkt, walletClient } = sender
-      if (dpopJkt && pushed.dpopJkt && dpopJkt !== pushed.dpopJkt)
-        throw new ProtocolError('invalid_dpop_proof', 'dpop_jkt does not match the DPoP proof key')
-      const now = deps.now()
-      // I-25, S-39: an unknown or forged issuer_state grants nothing and is ignored.
-      const offer = pushed.issuerState
-        ? await sessionByIssuerState(deps.db, tenantId, codeHash(pushed.issuerState), now)
-        : undefined
-      let requested = [...new Set([...pushed.detailConfigurationIds, ...pushed.scopeConfigurationIds])]
-      if (offer) {
-        requested = requested.length
-          ? requested.filter((id) => offer.credentialConfigurationIds.includes(id))
-          : offer.credentialConfigurationIds
-      }
-      if (requested.length === 0)
-        throw new ProtocolError('invalid_scope', 'no credential configuration of this issuer was requested')
-      checkRequested(
-        configs.filter((c) => requested.includes(c.id)),
-        { offered: offer !== undefined, attested: walletClient !== undefined },
-      )
-      const requestUri = handle()
-      await requests.insert({
-        id: newId('par'),
-        requestUriHash: codeHash(requestUri),
-        clientId: pushed.clientId,
-        redirectUri: pushed.redirectUri,
-        codeChallenge: pushed.codeChallenge,
-        state: pushed.state ?? null,
-        credentialConfigurationIds: requested,
-        detailConfigurationIds: pushed.detailConfigurationIds.filter((id) => requested.includes(id)),
-        sessionId: offer?.id ?? null,
-        dpopJkt: dpopJkt ?? pushed.dpopJkt ?? null,
-        attestedClientId: walletClient?.clientId ?? null,
-        expiresAt: new Date(now.getTime() + REQUEST_URI_SECONDS * 1000),
-      })
+      const { requestUri } = await pushRow(request, sender)
       return { request_uri: `${REQUEST_URI_PREFIX}${requestUri}`, expires_in: REQUEST_URI_SECONDS }
     },
+    pushRow,
+    /** A code for a request that needs no holder login (an offer's claims stand for the holder). */
+    codeWithoutLogin: (row: AuthorizationRequestRow, sessionId: string) => newCode(row, sessionId),
 
     /**
      * Authorization endpoint (RFC 6749 §4.1.1 via PAR §4), with a parsed `client_id` + pushed
@@ -231,6 +198,52 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
         return denied(row, error instanceof DomainError ? error.detail : 'the login failed')
       }
     },
+  }
+
+  /**
+   * Stores a pushed request (PAR, or the parameters of an Authorization Challenge Request): its row
+   * id, the request_uri handle (without its prefix) and the configurations requested.
+   */
+  async function pushRow(request: ParRequest, sender: PushSender = {}) {
+    const configs = await deps.tenants.credentialConfigs(tenantId)
+    const pushed = pushedRequestOf(request, configs)
+    const { dpopJkt, walletClient } = sender
+    if (dpopJkt && pushed.dpopJkt && dpopJkt !== pushed.dpopJkt)
+      throw new ProtocolError('invalid_dpop_proof', 'dpop_jkt does not match the DPoP proof key')
+    const now = deps.now()
+    // I-25, S-39: an unknown or forged issuer_state grants nothing and is ignored.
+    const offer = pushed.issuerState
+      ? await sessionByIssuerState(deps.db, tenantId, codeHash(pushed.issuerState), now)
+      : undefined
+    let requested = [...new Set([...pushed.detailConfigurationIds, ...pushed.scopeConfigurationIds])]
+    if (offer) {
+      requested = requested.length
+        ? requested.filter((id) => offer.credentialConfigurationIds.includes(id))
+        : offer.credentialConfigurationIds
+    }
+    if (requested.length === 0)
+      throw new ProtocolError('invalid_scope', 'no credential configuration of this issuer was requested')
+    checkRequested(
+      configs.filter((c) => requested.includes(c.id)),
+      { offered: offer !== undefined, attested: walletClient !== undefined },
+    )
+    const requestUri = handle()
+    const id = newId('par')
+    await requests.insert({
+      id,
+      requestUriHash: codeHash(requestUri),
+      clientId: pushed.clientId,
+      redirectUri: pushed.redirectUri,
+      codeChallenge: pushed.codeChallenge,
+      state: pushed.state ?? null,
+      credentialConfigurationIds: requested,
+      detailConfigurationIds: pushed.detailConfigurationIds.filter((id) => requested.includes(id)),
+      sessionId: offer?.id ?? null,
+      dpopJkt: dpopJkt ?? pushed.dpopJkt ?? null,
+      attestedClientId: walletClient?.clientId ?? null,
+      expiresAt: new Date(now.getTime() + REQUEST_URI_SECONDS * 1000),
+    })
+    return { id, requestUri, requested: configs.filter((c) => requested.includes(c.id)) }
   }
 
   /** A fresh authorization code for a request whose holder is known, bound to its session. */

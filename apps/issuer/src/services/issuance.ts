@@ -15,7 +15,7 @@ import {
   createNotificationRepository,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import type { ProtocolDeps, StatusLists } from '@credential-service/server-kit'
 import {
   type AccessGrant,
   invalidToken,
@@ -33,6 +33,8 @@ import type { ServerNonces } from './server-nonces'
 export const NONCE_SECONDS = 300
 
 export type IssuanceDeps = ProtocolDeps & {
+  /** The process's status list cache, for presentations during issuance. */
+  statusLists: StatusLists
   dpop: DpopSettings
   /** Challenges for wallet attestation PoPs (ABCA `challenge_endpoint`). */
   attestationChallenges: ServerNonces

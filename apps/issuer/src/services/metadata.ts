@@ -5,6 +5,8 @@ import {
   type CredentialIssuerMetadata,
   claimPath,
   type FieldDisplay,
+  IA_ENDPOINT_PATH,
+  IA_METADATA_PARAMETER,
 } from '@credential-service/core-domain'
 import { ATTESTATION_ALGORITHMS } from './attestation-trust'
 import { encryptionMetadata, type PublishedEncryptionKey } from './credential-encryption'
@@ -143,6 +145,8 @@ export function authorizationServerMetadata(
     token_endpoint: `${issuer}/token`,
     pushed_authorization_request_endpoint: `${issuer}/par`,
     require_pushed_authorization_requests: true,
+    // OpenID4VCI 1.1 §"Interactive Authorization" (FiPA -03 §4.1).
+    [IA_METADATA_PARAMETER]: `${issuer}/${IA_ENDPOINT_PATH}`,
     // ABCA (-10) §8: fresh challenges for wallet attestation PoPs.
     challenge_endpoint: `${issuer}/challenge`,
     jwks_uri: `${issuer}/jwks`,

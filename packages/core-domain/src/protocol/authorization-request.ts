@@ -78,7 +78,8 @@ export const dcApiResponseMode = (responseMode: string): 'dc_api' | 'dc_api.jwt'
  */
 export function dcApiRequestParams(
   options: Omit<AuthorizationRequestParamsOptions, 'clientId' | 'responseUri' | 'state' | 'responseMode'> & {
-    responseMode: 'dc_api' | 'dc_api.jwt'
+    /** DC API modes (A.2), or Interactive Authorization's `ia_post` / `ia_post.jwt` (OpenID4VCI 1.1). */
+    responseMode: 'dc_api' | 'dc_api.jwt' | 'ia_post' | 'ia_post.jwt'
   },
 ) {
   return {
@@ -87,7 +88,7 @@ export function dcApiRequestParams(
     nonce: options.nonce,
     dcql_query: options.dcqlQuery,
     client_metadata: {
-      ...(options.responseMode === 'dc_api.jwt'
+      ...(options.responseMode.endsWith('.jwt')
         ? {
             jwks: { keys: [options.encryptionJwk] },
             encrypted_response_enc_values_supported: RESPONSE_ENC_VALUES,

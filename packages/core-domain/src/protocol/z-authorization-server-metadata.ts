@@ -17,6 +17,8 @@ export const zAuthorizationServerMetadata = z
     jwks_uri: z.url().optional(),
     pushed_authorization_request_endpoint: z.url().optional(),
     require_pushed_authorization_requests: z.boolean().optional(),
+    /** OpenID4VCI 1.1 Interactive Authorization (FiPA -03 §4.1). */
+    authorization_challenge_endpoint: z.url().optional(),
     challenge_endpoint: z.url().optional(),
     grant_types_supported: zStrings.optional(),
     'pre-authorized_grant_anonymous_access_supported': z.boolean().optional(),

@@ -75,7 +75,7 @@ const zAuthorizationDetails = zJsonText(
 )
 
 /** RFC 9126 §2.1: each parameter once (a repeated form parameter parses as an array). */
-const zFormParameters = z.record(z.string(), z.unknown()).superRefine((body, context) => {
+export const zFormParameters = z.record(z.string(), z.unknown()).superRefine((body, context) => {
   for (const [key, value] of Object.entries(body))
     if (Array.isArray(value))
       context.addIssue({ code: 'custom', message: `${key} must not be repeated`, path: [key] })
@@ -84,6 +84,33 @@ const zFormParameters = z.record(z.string(), z.unknown()).superRefine((body, con
 /** Marks an issue with the protocol error code it stands for, when that is not invalid_request. */
 const withCode = (error: ProtocolErrorCode) => ({ params: { error } })
 
+/** The parameters of a pushed request, in the order the endpoint has always checked them. */
+export const PAR_PARAMETERS = {
+  request_uri: z.never({ error: 'request_uri must not be pushed (RFC 9126 §2.1)' }).optional(),
+  request: z.never({ error: 'request objects are not supported; push the parameters' }).optional(),
+  response_type: zRequired('response_type is required').refine((type) => type === 'code', {
+    error: 'only response_type=code is supported',
+    ...withCode('unsupported_response_type'),
+  }),
+  client_id: zRequired('client_id is required'),
+  redirect_uri: zRequired('redirect_uri is required').superRefine((uri, context) => {
+    const problem = walletRedirectUriProblem(uri)
+    if (problem) context.addIssue({ code: 'custom', message: problem })
+  }),
+  code_challenge: zRequired('code_challenge is required (PKCE, RFC 7636)'),
+  code_challenge_method: z.literal('S256', { error: 'code_challenge_method must be S256' }),
+  scope: zParam,
+  state: zParam,
+  issuer_state: zParam,
+  dpop_jkt: zParam,
+  authorization_details: zAuthorizationDetails.optional(),
+}
+
+/** An S256 challenge is the base64url SHA-256 of the verifier: 43 characters. */
+export const isS256Challenge = (request: { code_challenge: string }) =>
+  /^[A-Za-z0-9_-]{43}$/.test(request.code_challenge)
+export const S256_PROBLEM = { error: 'code_challenge is not an S256 challenge', path: ['code_challenge'] }
+
 /**
  * A pushed authorization request (RFC 9126 §2.1, OpenID4VCI 1.0 §5.1; checklist I-31, I-34 to
  * I-37): no `request_uri` or `request` inside, `response_type=code` only, PKCE with S256, a
@@ -91,44 +118,20 @@ const withCode = (error: ProtocolErrorCode) => ({ params: { error } })
  * in the order the endpoint has always checked them.
  */
 export const zParRequest = zFormParameters.pipe(
-  z
-    .object({
-      request_uri: z.never({ error: 'request_uri must not be pushed (RFC 9126 §2.1)' }).optional(),
-      request: z.never({ error: 'request objects are not supported; push the parameters' }).optional(),
-      response_type: zRequired('response_type is required').refine((type) => type === 'code', {
-        error: 'only response_type=code is supported',
-        ...withCode('unsupported_response_type'),
-      }),
-      client_id: zRequired('client_id is required'),
-      redirect_uri: zRequired('redirect_uri is required').superRefine((uri, context) => {
-        const problem = walletRedirectUriProblem(uri)
-        if (problem) context.addIssue({ code: 'custom', message: problem })
-      }),
-      code_challenge: zRequired('code_challenge is required (PKCE, RFC 7636)'),
-      code_challenge_method: z.literal('S256', { error: 'code_challenge_method must be S256' }),
-      scope: zParam,
-      state: zParam,
-      issuer_state: zParam,
-      dpop_jkt: zParam,
-      authorization_details: zAuthorizationDetails.optional(),
-    })
-    .loose()
-    // After the parameters above: an S256 challenge is the base64url SHA-256 of the verifier.
-    .refine((request) => /^[A-Za-z0-9_-]{43}$/.test(request.code_challenge), {
-      error: 'code_challenge is not an S256 challenge',
-      path: ['code_challenge'],
-    }),
+  z.object(PAR_PARAMETERS).loose().refine(isS256Challenge, S256_PROBLEM),
 )
+
+/** The first issue of a failed parse as the OAuth error it stands for (invalid_request by default). */
+export function requestProblem(error: z.ZodError, fallback: string): ProtocolError {
+  const issue = leadingIssue(error)
+  const code = issue?.code === 'custom' ? (issue.params?.error as ProtocolErrorCode | undefined) : undefined
+  return new ProtocolError(code ?? 'invalid_request', issue?.message ?? fallback)
+}
 export type ParRequest = z.infer<typeof zParRequest>
 
 /** The request, or the RFC 6749 §4.1.2.1 error (as JSON, RFC 9126 §2.3) naming the first problem. */
 export function parseParRequest(body: Record<string, unknown>): ParRequest {
   const parsed = zParRequest.safeParse(body)
   if (parsed.success) return parsed.data
-  const issue = leadingIssue(parsed.error)
-  const code = issue?.code === 'custom' ? (issue.params?.error as ProtocolErrorCode | undefined) : undefined
-  throw new ProtocolError(
-    code ?? 'invalid_request',
-    issue?.message ?? 'malformed pushed authorization request',
-  )
+  throw requestProblem(parsed.error, 'malformed pushed authorization request')
 }

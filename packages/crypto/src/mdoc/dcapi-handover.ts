@@ -25,16 +25,24 @@ export function annexCSessionTranscriptOf(mdoc: Mdoc, bytes: Uint8Array): Sessio
     !isBytes(handover[1])
   )
     throw new Error('not an ISO/IEC 18013-7 Annex C SessionTranscript')
-  const hash = new Uint8Array(handover[1])
-  // The library's abstract Handover, which it does not export.
-  const Base = Object.getPrototypeOf(mdoc.QrHandover) as new (structure: Uint8Array) => Handover
-  class DcapiHandover extends Base {
-    override get encodedStructure() {
-      return ['dcapi', hash]
-    }
-  }
-  const transcript = mdoc.SessionTranscript.create({ handover: new DcapiHandover(hash) })
+  const transcript = namedHandoverTranscript(mdoc, 'dcapi', new Uint8Array(handover[1]))
   if (!Buffer.from(transcript.encode()).equals(bytes))
     throw new Error('the Annex C SessionTranscript does not re-encode to its bytes')
   return transcript
+}
+
+/**
+ * A SessionTranscript [null, null, [name, hash]] of a handover @owf/mdoc does not know (Annex C's
+ * `dcapi`, OpenID4VCI 1.1's `OpenID4VCIIAEHandover`): a subclass of its abstract Handover that
+ * encodes as [name, hash], so the library rebuilds DeviceAuthentication over it.
+ */
+export function namedHandoverTranscript(mdoc: Mdoc, name: string, hash: Uint8Array): SessionTranscript {
+  // The library's abstract Handover, which it does not export.
+  const Base = Object.getPrototypeOf(mdoc.QrHandover) as new (structure: Uint8Array) => Handover
+  class NamedHandover extends Base {
+    override get encodedStructure() {
+      return [name, hash]
+    }
+  }
+  return mdoc.SessionTranscript.create({ handover: new NamedHandover(hash) })
 }

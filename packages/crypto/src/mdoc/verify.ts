@@ -7,6 +7,7 @@ import type { StatusListEntry } from '../status-list-token'
 import { trustedAuthoritiesRefusal } from '../trusted-authorities'
 import { loadMdoc } from './context'
 import { annexCSessionTranscriptOf } from './dcapi-handover'
+import { iaeSessionTranscript } from './iae-handover'
 import { msoStatusEntry } from './status'
 
 /**
@@ -21,6 +22,8 @@ export type MdocTranscript =
   | { kind: 'oid4vp-dc-api'; origin: string; nonce: string; encryptionJwk: JWK | undefined }
   /** ISO/IEC 18013-7 Annex C (`dcapi` handover): the SessionTranscript's CBOR bytes, as built for decryption. */
   | { kind: 'annex-c'; sessionTranscript: Uint8Array }
+  /** OpenID4VCI 1.1 Interactive Authorization (`OpenID4VCIIAEHandover`): the challenge endpoint's URL. */
+  | { kind: 'oid4vci-iae'; endpoint: string; nonce: string; encryptionJwk: JWK | undefined }
 
 export interface MdocCheck extends PresentationTrust, QueryTrust {
   /** base64url DeviceResponse (OpenID4VP), or its bytes (Annex C, decrypted). */
@@ -69,24 +72,26 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
   const sessionTranscript =
     transcript.kind === 'annex-c'
       ? annexCSessionTranscriptOf(mdoc, transcript.sessionTranscript)
-      : transcript.kind === 'oid4vp-dc-api'
-        ? await SessionTranscript.forOid4VpDcApi(
-            {
-              origin: transcript.origin,
-              nonce: transcript.nonce,
-              ...(await thumbprint(transcript.encryptionJwk)),
-            },
-            mdocContext,
-          )
-        : await SessionTranscript.forOid4Vp(
-            {
-              clientId: transcript.clientId,
-              nonce: transcript.nonce,
-              responseUri: transcript.responseUri,
-              ...(await thumbprint(transcript.encryptionJwk)),
-            },
-            mdocContext,
-          )
+      : transcript.kind === 'oid4vci-iae'
+        ? await iaeSessionTranscript(mdoc, transcript)
+        : transcript.kind === 'oid4vp-dc-api'
+          ? await SessionTranscript.forOid4VpDcApi(
+              {
+                origin: transcript.origin,
+                nonce: transcript.nonce,
+                ...(await thumbprint(transcript.encryptionJwk)),
+              },
+              mdocContext,
+            )
+          : await SessionTranscript.forOid4Vp(
+              {
+                clientId: transcript.clientId,
+                nonce: transcript.nonce,
+                responseUri: transcript.responseUri,
+                ...(await thumbprint(transcript.encryptionJwk)),
+              },
+              mdocContext,
+            )
   const failed: string[] = []
   try {
     await Verifier.verifyDeviceResponse(

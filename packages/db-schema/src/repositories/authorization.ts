@@ -211,6 +211,47 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       return row
     },
 
+    /**
+     * OpenID4VCI 1.1 Interactive Authorization: the pushed request now waits for its interaction,
+     * reachable by the `auth_session` (hashed) until `expiresAt`.
+     */
+    startInteraction(
+      id: string,
+      interaction: {
+        authSessionHash: string
+        interactionType: 'presentation' | 'web'
+        presentationSessionId: string | null
+        expiresAt: Date
+      },
+    ) {
+      return step(and(eq(t.id, id), eq(t.status, 'pushed')), interaction)
+    },
+
+    /** The request an `auth_session` names while it waits, without taking it (sender checks first). */
+    async byAuthSession(authSessionHash: string, at: Date): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(t)
+        .where(and(mine, eq(t.authSessionHash, authSessionHash), eq(t.status, 'pushed'), gt(t.expiresAt, at)))
+      return row
+    },
+
+    /**
+     * Takes a presentation interaction's `auth_session` (single use): one conditional update, so of
+     * two follow-ups with the same auth_session, in any process, exactly one gets the row.
+     */
+    takeAuthSession(authSessionHash: string, at: Date) {
+      return step(
+        and(
+          eq(t.authSessionHash, authSessionHash),
+          eq(t.interactionType, 'presentation'),
+          eq(t.status, 'pushed'),
+          gt(t.expiresAt, at),
+        ),
+        { status: 'authorizing' },
+      )
+    },
+
     fail(id: string) {
       return step(eq(t.id, id), {
         status: 'failed',
@@ -258,6 +299,14 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
         .select()
         .from(t)
         .where(and(mine, or(eq(t.refreshTokenHash, hash), eq(t.previousRefreshTokenHash, hash))))
+      return row
+    },
+
+    async byId(id: string): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(t)
+        .where(and(mine, eq(t.id, id)))
       return row
     },
 

@@ -107,6 +107,14 @@ export const authorizationRequests = pgTable(
      * session's claims only when this request's code redeems the session.
      */
     loginClaimsEncrypted: text(),
+    /**
+     * Interactive Authorization (OpenID4VCI 1.1): the `auth_session` handed out with the interaction
+     * (hashed), single use; the interaction required (`presentation` | `web`) and, for a presentation,
+     * the presentation session whose nonce and key the answer is bound to.
+     */
+    authSessionHash: text(),
+    interactionType: text(),
+    presentationSessionId: text(),
     codeHash: text(),
     refreshTokenHash: text(),
     /** The refresh token the current one replaced: presented again, it revokes the grant (BCP 4.14.2). */
@@ -124,6 +132,7 @@ export const authorizationRequests = pgTable(
     uniqueIndex('authorization_requests_request_uri').on(t.tenantId, t.requestUriHash),
     uniqueIndex('authorization_requests_login_state').on(t.tenantId, t.loginStateHash),
     uniqueIndex('authorization_requests_code').on(t.tenantId, t.codeHash),
+    uniqueIndex('authorization_requests_auth_session').on(t.tenantId, t.authSessionHash),
     uniqueIndex('authorization_requests_refresh').on(t.tenantId, t.refreshTokenHash),
     uniqueIndex('authorization_requests_previous_refresh').on(t.tenantId, t.previousRefreshTokenHash),
     index('authorization_requests_expiry').on(t.expiresAt),

@@ -191,6 +191,8 @@ export interface components {
             pushed_authorization_request_endpoint?: string;
             require_pushed_authorization_requests?: boolean;
             /** Format: uri */
+            authorization_challenge_endpoint?: string;
+            /** Format: uri */
             challenge_endpoint?: string;
             grant_types_supported?: string[];
             "pre-authorized_grant_anonymous_access_supported"?: boolean;

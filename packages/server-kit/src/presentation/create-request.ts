@@ -239,7 +239,7 @@ export async function dcApiRequests(
     origin: string
     protocols: DcApiProtocol[]
     clientId: string
-    responseMode: 'dc_api' | 'dc_api.jwt'
+    responseMode: 'dc_api' | 'dc_api.jwt' | 'ia_post' | 'ia_post.jwt'
     nonce: string
     encryptionJwk: Record<string, unknown>
     transactionData: string[] | null

@@ -1,0 +1,464 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { setGlobalConfig } from '@openid4vc/oauth2'
+import { Decoder, Encoder, type Tag } from 'cbor-x'
+import type { FastifyInstance } from 'fastify'
+import {
+  base64url,
+  CompactEncrypt,
+  calculateJwkThumbprint,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  SignJWT,
+} from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { listenAllInOneWorld } from './harness'
+import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
+
+setGlobalConfig({ allowInsecureUrls: true })
+const NS = 'org.iso.18013.5.1'
+const PRESENTATION = 'urn:openid:dcp:ia:openid4vp_presentation'
+const WEB = 'urn:openid:dcp:ia:auth_via_web'
+const cbor = new Decoder({ useRecords: false, mapsAsObjects: false })
+// CBOR as ISO 18013-5 uses it: byte strings as such.
+const cborEncoder = new Encoder({ useRecords: false, tagUint8Array: false, mapsAsObjects: false })
+// biome-ignore lint/suspicious/noExplicitAny: protocol answers are read loosely in tests
+type Loose = Record<string, any>
+type Keys = Awaited<ReturnType<typeof generateKeyPair>>
+
+/**
+ * Issue 26, part 1: presentation during issuance over Interactive Authorization (OpenID4VCI 1.1
+ * working copy 2d9fd4a, profiling OAuth 2.0 for First-Party Applications -03). The wallet is built
+ * by hand here: the @openid4vc libraries installed (0.4.6) do not implement this draft.
+ */
+describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Authorization", FiPA -03 §5), a hand-built wallet', () => {
+  let app: FastifyInstance
+  let baseUrl: string
+  let issuer: string
+  let ace: string
+  let auth: Record<string, string>
+  let authB: Record<string, string>
+
+  beforeAll(async () => {
+    const started = await listenAllInOneWorld('interactive-authorization', { OUTBOUND_ALLOW_HTTP: 'true' })
+    ;({ app, baseUrl } = started)
+    auth = started.tenants.a.auth
+    authB = started.tenants.b.auth
+    issuer = `${baseUrl}/issuers/${started.tenants.a.id}`
+    ace = `${issuer}/authorize-challenge`
+  })
+  afterAll(async () => {
+    await app.close()
+  })
+
+  const issuePid = (
+    claims: Record<string, unknown> = { given_name: 'Erika', family_name: 'Mustermann' },
+    from = auth,
+  ) => issueOverHttp({ apiBase: baseUrl, auth: from, configurationId: 'pid', claims })
+
+  const dpopProof = async (keys: Keys, url: string, extra: Record<string, unknown> = {}) =>
+    new SignJWT({ htm: 'POST', htu: url, jti: randomBytes(12).toString('base64url'), ...extra })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(keys.publicKey) })
+      .setIssuedAt()
+      .sign(keys.privateKey)
+
+  /** A form POST, with a DPoP proof of `dpop` (retried once with the server's DPoP-Nonce when asked). */
+  const postForm = async (
+    url: string,
+    form: Record<string, string>,
+    dpop?: Keys,
+    headers: Record<string, string> = {},
+  ) => {
+    let nonce: string | undefined
+    for (;;) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(dpop ? { dpop: await dpopProof(dpop, url, nonce ? { nonce, ...headers } : headers) } : {}),
+        },
+        body: new URLSearchParams(form),
+      })
+      const body = (await response.json()) as Loose
+      const next = response.headers.get('dpop-nonce')
+      if (dpop && body.error === 'use_dpop_nonce' && next && !nonce) {
+        nonce = next
+        continue
+      }
+      return { status: response.status, body, headers: response.headers }
+    }
+  }
+
+  const pkce = () => {
+    const verifier = randomBytes(32).toString('base64url')
+    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
+  }
+
+  /** §"Initial Request": the PAR parameters and interaction_types_supported. */
+  const initial = async (
+    options: { types?: string[]; configuration?: string; dpop?: Keys; redirectUri?: string } = {},
+  ) => {
+    const { verifier, challenge } = pkce()
+    const answer = await postForm(
+      ace,
+      {
+        response_type: 'code',
+        client_id: 'wallet-1',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        authorization_details: JSON.stringify([
+          { type: 'openid_credential', credential_configuration_id: options.configuration ?? 'mdl' },
+        ]),
+        interaction_types_supported: (options.types ?? [PRESENTATION, WEB]).join(','),
+        ...(options.redirectUri ? { redirect_uri: options.redirectUri } : {}),
+      },
+      options.dpop,
+    )
+    return { ...answer, verifier }
+  }
+
+  /** The OpenID4VP request of a 401: a signed request object's claims, or the unsigned parameters. */
+  const requestOf = (body: Loose): Loose =>
+    body.openid4vp_request.request ? decodeJwt(body.openid4vp_request.request) : body.openid4vp_request
+
+  /** §"Require Presentation" answered: the SD-JWT VC with its KB-JWT for `aud`, as `openid4vp_response`. */
+  const present = async (
+    body: Loose,
+    pid: Awaited<ReturnType<typeof issuePid>>,
+    options: {
+      aud?: string
+      authSession?: string
+      disclose?: Record<string, boolean>
+      dpop?: Keys
+      /** Another presentation than the SD-JWT VC one (an mdoc). */
+      vpToken?: (request: Loose) => Promise<string>
+    } = {},
+  ) => {
+    const request = requestOf(body)
+    const vp = options.vpToken
+      ? await options.vpToken(request)
+      : await presentSdJwt({
+          credential: pid.credential,
+          holder: pid.holder,
+          disclose: options.disclose ?? { family_name: true, given_name: true },
+          nonce: request.nonce,
+          aud: options.aud ?? `ia:${new URL(ace).origin}`,
+        })
+    let response: Record<string, unknown> = { vp_token: { pid: [vp] } }
+    if (request.response_mode === 'ia_post.jwt') {
+      const jwk = request.client_metadata.jwks.keys[0] as JWK
+      const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(response)))
+        .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid as string })
+        .encrypt(await importJWK(jwk, 'ECDH-ES'))
+      response = { response: jwe }
+    }
+    return postForm(
+      ace,
+      {
+        auth_session: options.authSession ?? body.auth_session,
+        openid4vp_response: JSON.stringify(response),
+      },
+      options.dpop,
+    )
+  }
+
+  /** The code at /token (no redirect_uri: the Initial Request had none), then the credential (the mDL's elements by default). */
+  const redeem = async (
+    code: string,
+    verifier: string,
+    configuration = 'mdl',
+    read: (credential: string) => Record<string, unknown> = elementsOf,
+  ) => {
+    const token = await postForm(`${issuer}/token`, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: 'wallet-1',
+    })
+    expect(token.status, JSON.stringify(token.body)).toBe(200)
+    const { c_nonce } = (await (await fetch(`${issuer}/nonce`, { method: 'POST' })).json()) as Loose
+    const holder = await generateKeyPair('ES256')
+    const proof = await new SignJWT({ nonce: c_nonce })
+      .setProtectedHeader({
+        alg: 'ES256',
+        typ: 'openid4vci-proof+jwt',
+        jwk: await exportJWK(holder.publicKey),
+      })
+      .setAudience(issuer)
+      .setIssuedAt()
+      .sign(holder.privateKey)
+    const identifier = token.body.authorization_details?.[0]?.credential_identifiers?.[0]
+    const credential = await fetch(`${issuer}/credential`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token.body.access_token}` },
+      body: JSON.stringify({
+        ...(identifier
+          ? { credential_identifier: identifier }
+          : { credential_configuration_id: configuration }),
+        proofs: { jwt: [proof] },
+      }),
+    })
+    const issued = (await credential.json()) as Loose
+    expect(credential.status, JSON.stringify(issued)).toBe(200)
+    return read(issued.credentials[0].credential)
+  }
+
+  /** The disclosed claims of an SD-JWT VC (its disclosures [salt, name, value]). */
+  const disclosedOf = (sdJwt: string) =>
+    Object.fromEntries(
+      sdJwt
+        .split('~')
+        .slice(1)
+        .filter(Boolean)
+        .map((d) => JSON.parse(Buffer.from(d, 'base64url').toString()).slice(1) as [string, unknown]),
+    )
+
+  /** The elements of an mdoc IssuerSigned (base64url CBOR) in namespace `NS`. */
+  const elementsOf = (issuerSigned: string) => {
+    const decoded = cbor.decode(Buffer.from(issuerSigned, 'base64url')) as Map<string, unknown>
+    const items = (decoded.get('nameSpaces') as Map<string, Tag[]>).get(NS) ?? []
+    return Object.fromEntries(
+      items.map((item) => {
+        // IssuerSignedItemBytes: tag 24 around the item's CBOR. Once @owf/mdoc is loaded in this
+        // process (the server verifies an mdoc), cbor-x's global tag 24 gives its DataItem (`buffer`).
+        const tagged = item as unknown as { value?: Uint8Array; buffer?: Uint8Array }
+        const element = cbor.decode((tagged.value ?? tagged.buffer) as Uint8Array) as Map<string, unknown>
+        return [element.get('elementIdentifier'), element.get('elementValue')]
+      }),
+    )
+  }
+
+  it('FiPA §4.1: the authorization server metadata names the authorization_challenge_endpoint', async () => {
+    const metadata = (await (
+      await fetch(`${baseUrl}/.well-known/oauth-authorization-server${new URL(issuer).pathname}`)
+    ).json()) as Loose
+    expect(metadata.authorization_challenge_endpoint).toBe(ace)
+  })
+
+  it('§"Require Presentation", §"Interactive Authorization Binding" (dc+sd-jwt), FiPA §5.2.1: a PID (SD-JWT VC) presented over IA → an mDL with family_name and given_name from the PID', async () => {
+    const pid = await issuePid()
+    const first = await initial()
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    expect(first.headers.get('cache-control')).toContain('no-store')
+    expect(first.body).toMatchObject({
+      error: 'insufficient_authorization',
+      interaction_type_required: PRESENTATION,
+      auth_session: expect.any(String),
+    })
+    const request = requestOf(first.body)
+    // Signed (x509 client id prefix): expected_origins is the endpoint's derived origin only.
+    expect(request).toMatchObject({
+      response_type: 'vp_token',
+      response_mode: 'ia_post',
+      expected_origins: [new URL(ace).origin],
+      dcql_query: { credentials: [{ id: 'pid', format: 'dc+sd-jwt' }] },
+    })
+    expect(request).not.toHaveProperty('response_uri')
+    const answered = await present(first.body, pid)
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    expect(Object.keys(answered.body)).toStrictEqual(['authorization_code'])
+    expect(await redeem(answered.body.authorization_code, first.verifier)).toStrictEqual({
+      family_name: 'Mustermann',
+      given_name: 'Erika',
+    })
+  })
+
+  it('§"Require Presentation": ia_post.jwt, the response encrypted to the request key (OpenID4VP 1.0 §8.3)', async () => {
+    const pid = await issuePid({ given_name: 'Jan', family_name: 'Jansen' })
+    const first = await initial({ configuration: 'mdl-enc' })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    expect(requestOf(first.body).response_mode).toBe('ia_post.jwt')
+    const answered = await present(first.body, pid)
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-enc')).toMatchObject({
+      family_name: 'Jansen',
+    })
+  })
+
+  it('§"Interactive Authorization Binding" (mso_mdoc): an mdoc PID signed over the OpenID4VCIIAEHandover SessionTranscript (ia_post.jwt: with the key thumbprint) → an SD-JWT VC badge from its elements', async () => {
+    const PID_NS = 'eu.europa.ec.eudi.pid.1'
+    const pid = await issueOverHttp({
+      apiBase: baseUrl,
+      auth,
+      configurationId: 'pid-mdoc',
+      claims: { [PID_NS]: { family_name: 'Musterfrau', given_name: 'Erika' } },
+    })
+    const first = await initial({ configuration: 'badge' })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    const deviceResponse = async (request: Loose, endpoint = ace) => {
+      const jwk = request.client_metadata.jwks.keys[0] as JWK
+      const info = cborEncoder.encode([
+        endpoint,
+        request.nonce,
+        base64url.decode(await calculateJwkThumbprint(jwk)),
+      ])
+      const handover = createHash('sha256').update(info).digest()
+      return base64url.encode(
+        await signedDeviceResponse({
+          credential: pid.credential,
+          holder: pid.holder,
+          docType: PID_NS,
+          sessionTranscript: [null, null, ['OpenID4VCIIAEHandover', handover]],
+        }),
+      )
+    }
+    const answered = await present(first.body, pid, { vpToken: (request) => deviceResponse(request) })
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    expect(
+      await redeem(answered.body.authorization_code, first.verifier, 'badge', disclosedOf),
+    ).toMatchObject({
+      family_name: 'Musterfrau',
+      given_name: 'Erika',
+    })
+    // Signed over another endpoint (a forwarded request): the device signature does not verify.
+    const forwarded = await initial({ configuration: 'badge' })
+    const refused = await present(forwarded.body, pid, {
+      vpToken: (request) => deviceResponse(request, 'https://attacker.example/authorize-challenge'),
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe('access_denied')
+  })
+
+  it('§"Require Presentation" (OpenID4VP 1.0 A.2): a redirect_uri client cannot sign, so the request is unsigned (no client_id, no expected_origins); the binding is the same', async () => {
+    const pid = await issuePid({ given_name: 'Ola', family_name: 'Nordmann' })
+    const first = await initial({ configuration: 'mdl-unsigned' })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    const request = first.body.openid4vp_request
+    expect(request).not.toHaveProperty('request')
+    expect(request).toMatchObject({
+      response_type: 'vp_token',
+      response_mode: 'ia_post',
+      nonce: expect.any(String),
+    })
+    for (const absent of ['client_id', 'expected_origins', 'response_uri', 'state'])
+      expect(request).not.toHaveProperty(absent)
+    const answered = await present(first.body, pid)
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-unsigned')).toMatchObject({
+      family_name: 'Nordmann',
+    })
+  })
+
+  it('refused: a PID from an issuer the presentation configuration does not trust (access_denied)', async () => {
+    const pid = await issuePid(undefined, authB)
+    const first = await initial()
+    const answered = await present(first.body, pid)
+    expect(answered.status).toBe(400)
+    expect(answered.body.error).toBe('access_denied')
+  })
+
+  it('§"Preventing Session Fixation Attacks", FiPA §5.2.2.1: a replayed presentation (the same auth_session again) is refused with invalid_session', async () => {
+    const pid = await issuePid()
+    const first = await initial()
+    expect((await present(first.body, pid)).status).toBe(200)
+    const again = await present(first.body, pid)
+    expect(again.status).toBe(400)
+    expect(again.body.error).toBe('invalid_session')
+  })
+
+  it('§"Preventing Session Fixation Attacks": a presentation made for another auth_session (its nonce) is refused, and that auth_session is used up', async () => {
+    const pid = await issuePid()
+    const mine = await initial()
+    const other = await initial()
+    const answered = await present(mine.body, pid, { authSession: other.body.auth_session })
+    expect(answered.status).toBe(400)
+    expect(answered.body.error).toBe('access_denied')
+    expect(answered.body.error_description).toMatch(/nonce/i)
+    expect((await present(other.body, pid)).body.error).toBe('invalid_session')
+  })
+
+  it('refused: a mapped claim not disclosed (family_name withheld) fails the presentation', async () => {
+    const pid = await issuePid()
+    const first = await initial()
+    const answered = await present(first.body, pid, { disclose: { given_name: true } })
+    expect(answered.status).toBe(400)
+    expect(answered.body.error).toBe('access_denied')
+  })
+
+  it('refused: a PID without the mapped claim at all (none issued) cannot be presented for the mDL', async () => {
+    const pid = await issuePid({ given_name: 'Erika' })
+    const first = await initial()
+    const answered = await present(first.body, pid, { disclose: { given_name: true, family_name: true } })
+    expect(answered.status).toBe(400)
+    expect(answered.body.error).toBe('access_denied')
+  })
+
+  it('§"Preventing Forwarding": a KB-JWT aud of the plain origin (no ia: prefix, a forwarded request) is refused', async () => {
+    const pid = await issuePid()
+    const first = await initial()
+    const answered = await present(first.body, pid, { aud: new URL(ace).origin })
+    expect(answered.status).toBe(400)
+    expect(answered.body.error).toBe('access_denied')
+  })
+
+  it('§"Preventing Session Fixation Attacks": the follow-up must carry the Initial Request’s DPoP key; another key is refused and the auth_session stays usable by its owner', async () => {
+    const pid = await issuePid()
+    const owner = await generateKeyPair('ES256')
+    const first = await initial({ dpop: owner })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    const stranger = await generateKeyPair('ES256')
+    const stolen = await present(first.body, pid, { dpop: stranger })
+    expect(stolen.status).toBe(400)
+    expect(stolen.body.error).toBe('invalid_dpop_proof')
+    const none = await present(first.body, pid)
+    expect(none.body.error).toBe('invalid_dpop_proof')
+    const own = await present(first.body, pid, { dpop: owner })
+    expect(own.status, JSON.stringify(own.body)).toBe(200)
+  })
+
+  it('§"Authorization Challenge Error Response": no interaction type the server can use → 400 missing_interaction_type; without interaction_types_supported (a FiPA-only client) → FiPA §5.2.2.1.1 redirect_to_web', async () => {
+    const unusable = await initial({ types: ['urn:example:ia:smart_card'] })
+    expect(unusable.status).toBe(400)
+    expect(unusable.body.error).toBe('missing_interaction_type')
+    expect(unusable.headers.get('cache-control')).toContain('no-store')
+    const { challenge } = pkce()
+    const missing = await postForm(ace, {
+      response_type: 'code',
+      client_id: 'wallet-1',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: 'mdl',
+    })
+    expect(missing.status).toBe(400)
+    expect(missing.body.error).toBe('redirect_to_web')
+    expect(missing.body).not.toHaveProperty('request_uri')
+  })
+
+  it('§"Authorization via Web": a wallet without openid4vp_presentation gets the pushed request_uri (with expires_in), usable once at /authorize', async () => {
+    const first = await initial({ types: [WEB], redirectUri: 'https://wallet.example/cb' })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    expect(first.body).toMatchObject({
+      error: 'insufficient_authorization',
+      interaction_type_required: WEB,
+      auth_session: expect.any(String),
+      request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:/),
+      expires_in: expect.any(Number),
+    })
+    const authorize = () =>
+      fetch(
+        `${issuer}/authorize?${new URLSearchParams({ client_id: 'wallet-1', request_uri: first.body.request_uri })}`,
+        { redirect: 'manual' },
+      )
+    const once = await authorize()
+    const twice = await authorize()
+    // The first use reaches the request (whatever the login page then does); the second does not.
+    expect(once.status === 303 ? '' : await once.text()).not.toMatch(/request_uri is unknown/)
+    expect(twice.status).toBe(400)
+    expect(((await twice.json()) as Loose).error_description).toMatch(/request_uri is unknown, expired, used/)
+    // The auth_session of a web interaction is not answered by a presentation.
+    const pid = await issuePid()
+    const presented = await postForm(ace, {
+      auth_session: first.body.auth_session,
+      openid4vp_response: JSON.stringify({ vp_token: { pid: [pid.credential] } }),
+    })
+    expect(presented.status).toBe(400)
+  })
+
+  it('§"Authorization via Web" needs a redirect_uri: without one, a web-only wallet is refused (invalid_request)', async () => {
+    const first = await initial({ types: [WEB] })
+    expect(first.status).toBe(400)
+    expect(first.body.error).toBe('invalid_request')
+  })
+})

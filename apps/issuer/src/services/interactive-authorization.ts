@@ -1,0 +1,268 @@
+import { randomBytes } from 'node:crypto'
+import {
+  authorizationCodeResponse,
+  chooseInteraction,
+  dcApiProtocolUnfit,
+  IA_ENDPOINT_PATH,
+  IA_ERRORS,
+  type IaInitialRequest,
+  type IaPresentationRequest,
+  iaAudience,
+  iaOrigin,
+  iaResponseMode,
+  missingInteractionType,
+  ProtocolError,
+  presentationRequired,
+  REQUEST_URI_PREFIX,
+  webRequired,
+} from '@credential-service/core-domain'
+import { codeHash, PresentationRejected } from '@credential-service/crypto'
+import {
+  type AuthorizationRequestRow,
+  createAuthorizationRequestRepository,
+  createLoginProviderRepository,
+  createPresentationSessionRepository,
+  type PresentationSessionRow,
+} from '@credential-service/db-schema'
+import {
+  createPresentationSession,
+  dcApiRequests,
+  encryptedResponseMode,
+  encryptionJwk,
+  finishSession,
+  type PresentationBinding,
+  type PresentationDeps,
+  readAuthorizationResponse,
+  sessionEnding,
+  verification,
+  verifyVpToken,
+} from '@credential-service/server-kit'
+import type { TenantScope } from '../tenant-scope'
+import { createAuthorizationService, type PushSender } from './authorization'
+import { loginProviderOf } from './pushed-request'
+
+/**
+ * How long the wallet has to present (the request row and the presentation session end together):
+ * longer than a request_uri's minute, since the holder consents in the wallet.
+ */
+export const INTERACTION_SECONDS = 300
+
+const handle = () => randomBytes(32).toString('base64url')
+
+/** An answer of the Authorization Challenge Endpoint: its HTTP status and JSON body. */
+export interface ChallengeAnswer {
+  status: 200 | 401
+  body: Record<string, unknown>
+}
+
+const invalidSession = (description: string) =>
+  new ProtocolError(IA_ERRORS.invalidSession as 'invalid_session', description)
+
+/**
+ * The Authorization Challenge Endpoint of one tenant: OpenID4VCI 1.1 (working copy 2d9fd4a)
+ * §"Interactive Authorization", a profile of OAuth 2.0 for First-Party Applications -03 §5. The
+ * wire details are core-domain's (protocol/interactive-authorization.ts). The Initial Request is
+ * stored as a pushed request (the same checks as PAR); a presentation provider's login is asked for
+ * inline (an OpenID4VP request in the DC API form, answered to this endpoint), any other on the web
+ * (the pushed request's request_uri at /authorize).
+ */
+export function createInteractiveAuthorizationService(scope: TenantScope<PresentationDeps>) {
+  const { deps, tenantId } = scope
+  const endpoint = `${scope.issuerUrl}/${IA_ENDPOINT_PATH}`
+  const authorization = createAuthorizationService(scope)
+  const requests = createAuthorizationRequestRepository(deps.db, tenantId)
+  const loginProviders = createLoginProviderRepository(deps.db, tenantId)
+  const presentations = createPresentationSessionRepository(deps.db, tenantId)
+
+  /** §"Initial Request": the pushed request, then the interaction the wallet supports. */
+  async function initial(request: IaInitialRequest, sender: PushSender): Promise<ChallengeAnswer> {
+    const { interaction_types_supported: supported, ...parameters } = request
+    // No redirect_uri: none is bound to the code, and /token takes none (RFC 6749 §4.1.3).
+    const pushed = await authorization.pushRow(
+      { ...parameters, redirect_uri: parameters.redirect_uri ?? '' },
+      sender,
+    )
+    const row = await requests.byId(pushed.id)
+    if (!row) throw new ProtocolError('server_error', 'the pushed request is gone')
+    const providerId = loginProviderOf(pushed.requested)
+    if (!providerId) {
+      // An offer's own claims stand for the holder: authorized as it is (FiPA §5.2.1).
+      if (!row.sessionId) throw new ProtocolError('access_denied', 'no holder login is configured')
+      return {
+        status: 200,
+        body: authorizationCodeResponse(await authorization.codeWithoutLogin(row, row.sessionId)),
+      }
+    }
+    const provider = await loginProviders.row(providerId)
+    if (!provider) {
+      await requests.fail(row.id)
+      throw new ProtocolError('access_denied', 'the login provider of this credential is gone')
+    }
+    const login = provider.kind === 'presentation' ? 'presentation' : 'openid'
+    const interaction = chooseInteraction(login, supported)
+    if (!interaction || (interaction === 'web' && !row.redirectUri)) {
+      await requests.fail(row.id)
+      if (interaction === 'web')
+        throw new ProtocolError('invalid_request', 'redirect_uri is required to continue on the web')
+      throw missingInteractionType(login === 'presentation' ? ['presentation', 'web'] : ['web'])
+    }
+    const authSession = handle()
+    if (interaction === 'web') {
+      await requests.startInteraction(row.id, {
+        authSessionHash: codeHash(authSession),
+        interactionType: 'web',
+        presentationSessionId: null,
+        expiresAt: row.expiresAt,
+      })
+      const expiresIn = Math.max(0, Math.round((row.expiresAt.getTime() - deps.now().getTime()) / 1000))
+      return {
+        status: 401,
+        body: webRequired(authSession, `${REQUEST_URI_PREFIX}${pushed.requestUri}`, expiresIn),
+      }
+    }
+    const openid4vpRequest = await presentationRequest(
+      row,
+      provider.presentationConfigId as string,
+      authSession,
+    )
+    return { status: 401, body: presentationRequired(authSession, openid4vpRequest) }
+  }
+
+  /**
+   * §"Require Presentation": a presentation session of the provider's configuration whose answer
+   * comes here, and its request in the DC API form (OpenID4VP 1.0 A.2/A.3): signed (a request object
+   * with `expected_origins` = [this endpoint's origin]) when the configuration's client id prefix
+   * can sign, else unsigned; `ia_post` or `ia_post.jwt` after the configuration's response mode.
+   */
+  async function presentationRequest(
+    row: AuthorizationRequestRow,
+    presentationConfigId: string,
+    authSession: string,
+  ): Promise<Record<string, unknown>> {
+    const config = await deps.tenants.presentationConfig(tenantId, presentationConfigId)
+    if (!config) {
+      await requests.fail(row.id)
+      throw new ProtocolError('access_denied', 'the presentation configuration of this login is gone')
+    }
+    const created = await createPresentationSession(deps, tenantId, {
+      config,
+      responseMode: config.responseMode,
+      lifetimeSeconds: INTERACTION_SECONDS,
+      webhookEndpointId: null,
+      createdByClientId: `wallet:${row.clientId}`.slice(0, 200),
+      responseUri: () => endpoint,
+    })
+    const session = await presentations.get(created.id)
+    if (!session) throw new ProtocolError('server_error', 'the presentation session is gone')
+    const signed = dcApiProtocolUnfit('openid4vp-v1-signed', config) === undefined
+    const [entry] = await dcApiRequests(deps, tenantId, config, {
+      origin: iaOrigin(endpoint),
+      protocols: [signed ? 'openid4vp-v1-signed' : 'openid4vp-v1-unsigned'],
+      clientId: created.clientId,
+      responseMode: iaResponseMode(config.responseMode),
+      nonce: session.nonce,
+      encryptionJwk: encryptionJwk(deps, session),
+      transactionData: null,
+      expiresAt: session.expiresAt,
+    })
+    // The auth_session is tied to this session's nonce (§"Preventing Session Fixation Attacks").
+    const started = await requests.startInteraction(row.id, {
+      authSessionHash: codeHash(authSession),
+      interactionType: 'presentation',
+      presentationSessionId: session.id,
+      expiresAt: session.expiresAt,
+    })
+    if (!started || !entry) throw new ProtocolError('invalid_request', 'this request is no longer pending')
+    return entry.data
+  }
+
+  /**
+   * §"Require Presentation" answered (an Intermediate Request): the auth_session, taken once, from
+   * the sender of the Initial Request (same DPoP key and attested client, when those were used), and
+   * the OpenID4VP response bound to this endpoint (§"Interactive Authorization Binding"). The
+   * presented claims log the holder in (completeLogin) and the code is the answer (FiPA §5.2.1).
+   */
+  async function presented(request: IaPresentationRequest, sender: PushSender): Promise<ChallengeAnswer> {
+    const hash = codeHash(request.auth_session)
+    const now = deps.now()
+    const waiting = await requests.byAuthSession(hash, now)
+    if (!waiting) throw invalidSession('auth_session is unknown, expired or used')
+    if (waiting.interactionType !== 'presentation')
+      throw new ProtocolError('invalid_request', 'this auth_session continues in the browser (request_uri)')
+    // §"Preventing Session Fixation Attacks" / "Preventing Forwarding": the follow-up comes from the
+    // wallet that started the request; a mismatch leaves the auth_session to its owner.
+    if (waiting.dpopJkt && sender.dpopJkt !== waiting.dpopJkt)
+      throw new ProtocolError('invalid_dpop_proof', 'the Initial Request was bound to another DPoP key')
+    if (waiting.attestedClientId && sender.walletClient?.clientId !== waiting.attestedClientId)
+      throw new ProtocolError('invalid_client', 'the Initial Request was made by another attested client', {
+        status: 401,
+      })
+    const row = await requests.takeAuthSession(hash, now)
+    if (!row) throw invalidSession('auth_session is unknown, expired or used')
+    const session = row.presentationSessionId ? await presentations.get(row.presentationSessionId) : undefined
+    if (session?.status !== 'pending' || session.expiresAt <= now) {
+      await requests.fail(row.id)
+      throw invalidSession('the presentation of this auth_session is no longer open')
+    }
+    try {
+      return await verified(row, session, request.openid4vp_response, now)
+    } catch (error) {
+      await requests.fail(row.id)
+      const { refuse, fail } = sessionEnding(deps, session, now)
+      if (error instanceof PresentationRejected) {
+        const refused = await refuse(error)
+        throw new ProtocolError('access_denied', refused.detail, { cause: error })
+      }
+      // A malformed response failed the session already; anything else fails it here.
+      if ((await presentations.get(session.id))?.status === 'pending')
+        await fail(error instanceof Error ? error.message : 'the presentation failed')
+      throw error
+    }
+  }
+
+  async function verified(
+    row: AuthorizationRequestRow,
+    session: PresentationSessionRow,
+    form: Record<string, unknown>,
+    now: Date,
+  ): Promise<ChallengeAnswer> {
+    const { fail } = sessionEnding(deps, session, now)
+    const response = await readAuthorizationResponse(deps, session, form, fail)
+    if (!response)
+      throw new ProtocolError('access_denied', 'the wallet answered the presentation with an error')
+    const checked = await verification(deps, session, now)
+    if (!checked) throw new PresentationRejected('the presentation configuration is gone')
+    const presentedClaims = await verifyVpToken(checked, session, response.vp_token, binding(session))
+    // The issuer's own session: no webhook, and the presented claims are not kept in it.
+    if (
+      !(await finishSession(deps, session, { status: 'verified' }, { status: 'verified', claims: {} }, now))
+    )
+      throw invalidSession('this presentation was answered already')
+    const outcome = await authorization.completeLogin(row, {
+      kind: 'presentation',
+      presentationConfigId: session.presentationConfigId,
+      presented: presentedClaims,
+    })
+    if ('denied' in outcome) throw new ProtocolError('access_denied', outcome.denied)
+    return { status: 200, body: authorizationCodeResponse(outcome.code) }
+  }
+
+  /**
+   * §"Interactive Authorization Binding": an SD-JWT VC's KB-JWT `aud` is `ia:` + this endpoint's
+   * origin; an mdoc signs the `OpenID4VCIIAEHandover` SessionTranscript of this endpoint's URL, the
+   * nonce and (ia_post.jwt) the thumbprint of the response encryption key.
+   */
+  function binding(session: PresentationSessionRow): PresentationBinding {
+    return {
+      audience: iaAudience(endpoint),
+      mdocTranscript: {
+        kind: 'oid4vci-iae',
+        endpoint,
+        nonce: session.nonce,
+        encryptionJwk: encryptedResponseMode(session.responseMode) ? encryptionJwk(deps, session) : undefined,
+      },
+    }
+  }
+
+  return { endpoint, initial, presented }
+}

@@ -103,6 +103,13 @@ export const authorizationRequests = pgTable(
     /** Hash of the cookie set in the browser sent to the login: the callback must come from it. */
     loginBrowserHash: text(),
     /**
+     * Presentation login (a provider of kind `presentation`): the cross-device presentation session
+     * (shown as a QR code, completed when the browser's page sees it verified) and the same-device
+     * one (completed only when the browser with the login cookie returns with its response code).
+     */
+    presentationSessionId: text(),
+    sameDevicePresentationSessionId: text(),
+    /**
      * The offer session's claims with this login's claims, sealed for the session: they replace the
      * session's claims only when this request's code redeems the session.
      */

@@ -28,7 +28,7 @@ import type { TenantScope } from '../tenant-scope'
 import type { WalletClient } from './client-attestation'
 import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
 import { type HolderLogin, loginClaims } from './login-claims'
-import { type PresentationPage, presentationPage, returnPage } from './presentation-page'
+import { type PresentationPage, returnPage } from './presentation-page'
 import { checkRequested, loginProviderOf, pushedRequestOf } from './pushed-request'
 import { finishLogin, isOpenIdProvider, type LoginSecrets, startLogin } from './upstream-login'
 

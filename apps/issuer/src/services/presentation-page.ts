@@ -19,7 +19,7 @@ export interface HtmlAnswer {
   headers: Record<string, string>
 }
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
@@ -63,7 +63,7 @@ function page(
   data: Record<string, string>,
 ): HtmlAnswer {
   const attributes = Object.entries(data)
-    .map(([name, value]) => ` data-${name}="${escape(value)}"`)
+    .map(([name, value]) => ` data-${name}="${escapeHtml(value)}"`)
     .join('')
   const html = `<!doctype html>
 <html lang="en">
@@ -71,7 +71,7 @@ function page(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
 <body>
@@ -107,7 +107,7 @@ export async function presentationPage(data: PresentationPage): Promise<HtmlAnsw
   const svg = (
     await QRCode.toString(data.crossDeviceUri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
   ).replace('<svg ', '<svg class="qr" role="img" aria-labelledby="qr-label" focusable="false" ')
-  const body = `<h1>${escape(data.title)}</h1>
+  const body = `<h1>${escapeHtml(data.title)}</h1>
 <p>To receive your credential, present a credential from your wallet.</p>
 <section aria-labelledby="other-device">
 <h2 id="other-device">Wallet on another device</h2>
@@ -116,7 +116,7 @@ ${svg}
 </section>
 <section aria-labelledby="this-device">
 <h2 id="this-device">Wallet on this device</h2>
-<p><a class="button" id="same-device" href="${escape(data.sameDeviceUri)}">Open wallet on this device</a></p>
+<p><a class="button" id="same-device" href="${escapeHtml(data.sameDeviceUri)}">Open wallet on this device</a></p>
 </section>
 <p id="status" role="status" aria-live="polite">Waiting for your wallet…</p>`
   return page(nonce, data.title, body, POLL, { status: data.statusUrl })
@@ -144,7 +144,7 @@ else{out.textContent='This login cannot be finished here: '+(a.error_description
   return page(
     nonce,
     title,
-    `<h1>${escape(title)}</h1>\n<p id="status" role="status" aria-live="polite">Finishing your login…</p>`,
+    `<h1>${escapeHtml(title)}</h1>\n<p id="status" role="status" aria-live="polite">Finishing your login…</p>`,
     script,
     { complete: completeUrl, request: requestId },
   )

@@ -53,7 +53,7 @@ function pageHeaders(nonce: string): Record<string, string> {
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
 h1{font-size:1.4rem}.qr{width:18rem;max-width:100%;height:auto;display:block;margin:1rem 0;border:1px solid #ccc}
 .button{display:inline-block;padding:.7rem 1.2rem;background:#1f4ea1;color:#fff;border-radius:.3rem;text-decoration:none}
-.button:focus{outline:3px solid #f5a623;outline-offset:2px}[role=status]{margin-top:1.5rem;min-height:1.5rem}`
+.button:focus{outline:3px solid #f5a623;outline-offset:2px}code{word-break:break-all}[role=status]{margin-top:1.5rem;min-height:1.5rem}`
 
 function page(
   nonce: string,
@@ -113,6 +113,11 @@ export async function presentationPage(data: PresentationPage): Promise<HtmlAnsw
 <h2 id="other-device">Wallet on another device</h2>
 <p id="qr-label">Scan this QR code with your wallet app.</p>
 ${svg}
+<details>
+<summary>Cannot scan the code?</summary>
+<p>Copy this request into your wallet:</p>
+<p><code id="cross-device-request">${escapeHtml(data.crossDeviceUri)}</code></p>
+</details>
 </section>
 <section aria-labelledby="this-device">
 <h2 id="this-device">Wallet on this device</h2>

@@ -1,42 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { randomBytes } from 'node:crypto'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import type { FastifyInstance } from 'fastify'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from './free-port'
-import { bearer, startAllInOne } from './harness'
-import { resolveAndAnswer } from './oid4vp-wallet'
-import { issue, setUpTenant, VCT } from './session-fixtures'
-import { kbSigner } from './wallet'
+import { b64, REDIRECT, readPage, startPresentationLogin } from './presentation-login-fixtures'
 
 setGlobalConfig({ allowInsecureUrls: true })
 
-const REDIRECT = 'https://wallet.example/cb'
 // biome-ignore lint/suspicious/noExplicitAny: tests read loosely typed JSON answers
 type Json = any
-type Issued = Awaited<ReturnType<typeof issue>>
-
-const b64 = (bytes: Buffer) => bytes.toString('base64url')
-const unescapeHtml = (text: string) =>
-  text
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-
-/** The page's two requests and status URL, as a wallet (or a test) reads them from the HTML. */
-export function readPage(html: string) {
-  const pick = (pattern: RegExp) => unescapeHtml((pattern.exec(html) as RegExpExecArray)[1] as string)
-  return {
-    sameDevice: pick(/id="same-device" href="([^"]+)"/),
-    crossDevice: pick(/<code id="cross-device-request">([^<]+)<\/code>/),
-    status: pick(/data-status="([^"]+)"/),
-  }
-}
 
 /**
  * Issue 26 (presentation during issuance), the browser fallback: a credential whose login provider
@@ -44,118 +14,24 @@ export function readPage(html: string) {
  * (OpenID4VP 1.0 cross-device and same-device, §13.3 response code, §14.2 session fixation).
  */
 describe('issue 26: presentation login in the authorization code flow (browser page)', () => {
-  let app: FastifyInstance
-  let baseUrl: string
-  let auth: Record<string, string>
-  let tenant: string
-  let pid: Issued
-  let untrustedPid: Issued
-  const issuer = () => `${baseUrl}/issuers/${tenant}`
+  let world: Awaited<ReturnType<typeof startPresentationLogin>>
+  const issuer = () => world.issuer
 
   beforeAll(async () => {
-    const port = await freePort()
-    baseUrl = `http://127.0.0.1:${port}`
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {
-      OUTBOUND_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    })
-    app = started.app
-    await app.listen({ host: '127.0.0.1', port })
-    const root = await bearer(app, started.rootClientId, started.rootSecret)
-    tenant = `plogin-${randomBytes(4).toString('hex')}`
-    const roles = [
-      'key:manage',
-      'issuance:config',
-      'issuance:offer',
-      'presentation:config',
-      'presentation:request',
-    ]
-    ;({ auth } = await setUpTenant(app, root, tenant, roles))
-    const other = await setUpTenant(app, root, `${tenant}-x`, roles)
-    const post = async (url: string, payload: object) => {
-      const response = await app.inject({ method: 'POST', url, headers: auth, payload })
-      expect(response.statusCode, response.body).toBe(201)
-    }
-    await post('/api/presentations', {
-      id: 'pid-login',
-      keyChainId: 'keys',
-      responseMode: 'direct_post',
-      dcqlQuery: {
-        credentials: [
-          { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }] },
-        ],
-      },
-    })
-    await post('/api/login-providers', {
-      id: 'pid-login',
-      kind: 'presentation',
-      presentationConfigId: 'pid-login',
-    })
-    await post('/api/credentials', {
-      id: 'badge',
-      config: { format: 'dc+sd-jwt', vct: 'urn:example:badge' },
-      keyChainId: 'keys',
-      fields: [{ path: ['holder_name'], type: 'string' }],
-      userAuthentication: { loginProviderId: 'pid-login', claims: { holder_name: ['given_name'] } },
-    })
-    pid = await issue(app, auth, { given_name: 'Erika', age_over_18: true })
-    // A PID of another tenant: an issuer this tenant's presentation configuration does not trust.
-    untrustedPid = await issue(app, other.auth, { given_name: 'Mallory', age_over_18: true })
+    world = await startPresentationLogin()
   }, 120_000)
-  afterAll(() => app.close())
+  afterAll(() => world.app.close())
 
-  /** PAR for `badge` (no offer: the presentation logs the holder in), then /authorize. */
+  /** PAR, then /authorize: the page, its cookie and the PKCE verifier. */
   async function start() {
-    const verifier = b64(randomBytes(32))
-    const challenge = b64(createHash('sha256').update(verifier).digest())
-    const pushed = await fetch(`${issuer()}/par`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        response_type: 'code',
-        client_id: 'wallet-1',
-        redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'badge',
-        state: 'wallet-state',
-      }).toString(),
-    })
-    expect(pushed.status).toBe(201)
-    const { request_uri } = (await pushed.json()) as Json
-    const page = await fetch(
-      `${issuer()}/authorize?${new URLSearchParams({ client_id: 'wallet-1', request_uri })}`,
-      { redirect: 'manual' },
-    )
+    const { verifier, authorizeUrl } = await world.push()
+    const page = await fetch(authorizeUrl, { redirect: 'manual' })
     expect(page.status).toBe(200)
     const cookie = (page.headers.getSetCookie()[0] as string).split(';')[0] as string
     return { verifier, page, html: await page.text(), cookie }
   }
-
-  /** The wallet answers a request URI with the PID (the DCQL query's `pid`), disclosing given_name. */
-  const present = (requestUri: string, credential: Issued = pid) =>
-    resolveAndAnswer(requestUri, async (request) => {
-      const wallet = new SDJwtVcInstance({
-        hasher: digest,
-        saltGenerator: generateSalt,
-        kbSigner: kbSigner(credential.holder.privateKey),
-        kbSignAlg: 'ES256',
-      })
-      const vp = await wallet.present(
-        credential.credential,
-        { given_name: true },
-        {
-          kb: {
-            payload: {
-              iat: Math.floor(Date.now() / 1000),
-              nonce: request.nonce as string,
-              aud: request.client_id as string,
-            },
-          },
-        },
-      )
-      return { pid: [vp] }
-    })
+  const present = (...args: Parameters<typeof world.present>) => world.present(...args)
+  const redeem = (code: string, verifier: string) => world.redeem(code, verifier)
 
   const poll = async (statusUrl: string, cookie?: string) => {
     const response = await fetch(statusUrl, { headers: cookie ? { cookie } : {} })
@@ -169,42 +45,6 @@ describe('issue 26: presentation login in the authorization code flow (browser p
       body: JSON.stringify({ request: requestId, response_code: responseCode }),
     })
     return { status: response.status, body: (await response.json()) as Json }
-  }
-
-  /** Token and credential for a code: the badge's claims. */
-  async function redeem(code: string, verifier: string) {
-    const token = await fetch(`${issuer()}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: REDIRECT,
-        client_id: 'wallet-1',
-      }).toString(),
-    })
-    const tokens = (await token.json()) as Json
-    expect(token.status, JSON.stringify(tokens)).toBe(200)
-    const { c_nonce } = (await (await fetch(`${issuer()}/nonce`, { method: 'POST' })).json()) as Json
-    const holder = await generateKeyPair('ES256')
-    const proof = await new SignJWT({ nonce: c_nonce })
-      .setProtectedHeader({
-        alg: 'ES256',
-        typ: 'openid4vci-proof+jwt',
-        jwk: await exportJWK(holder.publicKey),
-      })
-      .setAudience(issuer())
-      .setIssuedAt()
-      .sign(holder.privateKey)
-    const credential = await fetch(`${issuer()}/credential`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.access_token}` },
-      body: JSON.stringify({ credential_configuration_id: 'badge', proofs: { jwt: [proof] } }),
-    })
-    const body = (await credential.json()) as Json
-    expect(credential.status, JSON.stringify(body)).toBe(200)
-    return (await new SDJwtVcInstance({ hasher: digest }).getClaims(body.credentials[0].credential)) as Json
   }
 
   it('the page: QR code, same-device link, strict CSP, no-store, no framing, no referrer', async () => {
@@ -300,7 +140,7 @@ describe('issue 26: presentation login in the authorization code flow (browser p
   it('a PID of an untrusted issuer: the page shows why and the wallet gets access_denied', async () => {
     const { html, cookie } = await start()
     const { crossDevice, status } = readPage(html)
-    const answered = await present(crossDevice, untrustedPid)
+    const answered = await present(crossDevice, world.untrustedPid)
     expect(answered.status).toBe(400)
     const failed = await poll(status, cookie)
     expect(failed.body.status).toBe('failed')
@@ -312,10 +152,10 @@ describe('issue 26: presentation login in the authorization code flow (browser p
   })
 
   it('management (issue 26): a mapping to a claim the presentation query does not ask for is refused at save (422)', async () => {
-    const response = await app.inject({
+    const response = await world.app.inject({
       method: 'POST',
       url: '/api/credentials',
-      headers: auth,
+      headers: world.auth,
       payload: {
         id: 'badge-2',
         config: { format: 'dc+sd-jwt', vct: 'urn:example:badge2' },

@@ -255,7 +255,7 @@ describe.skipIf(skip)(
       await byPid.getByRole('textbox', { name: /^Id/ }).fill('pid-login')
       await byPid.locator('label', { hasText: /^Presentation$/ }).click()
       await expect.poll(() => byPid.getByLabel(/^Issuer/).count()).toBe(0)
-      await byPid.getByRole('textbox', { name: /^Presentation configuration/ }).click()
+      await byPid.getByLabel(/^Presentation configuration/).click()
       await page.getByRole('option', { name: 'ask', exact: true }).click()
       await expectAccessible('login provider of kind presentation')
       await byPid.getByRole('button', { name: 'Create' }).click()
@@ -269,9 +269,7 @@ describe.skipIf(skip)(
       // Edited and saved unchanged: nothing dropped.
       await page.getByRole('button', { name: 'Edit pid-login' }).click()
       const edit = dialog('Edit login provider pid-login')
-      expect(await edit.getByRole('textbox', { name: /^Presentation configuration/ }).inputValue()).toBe(
-        'ask',
-      )
+      expect(await edit.getByLabel(/^Presentation configuration/).inputValue()).toBe('ask')
       await edit.getByRole('button', { name: 'Save' }).click()
       await edit.waitFor({ state: 'detached' })
       expect(await api.getLoginProvider('pid-login')).toStrictEqual({

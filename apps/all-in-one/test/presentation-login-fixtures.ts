@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { queryRows, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { sql } from 'drizzle-orm'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { expect } from 'vitest'
 import { freePort } from './free-port'
@@ -176,5 +177,15 @@ export async function startPresentationLogin(host = '127.0.0.1') {
     return (await new SDJwtVcInstance({ hasher: digest }).getClaims(body.credentials[0].credential)) as Json
   }
 
-  return { app, baseUrl, issuer, auth, pid, untrustedPid, push, present, redeem }
+  /** The presentation sessions the login provider's logins created: status and whether a result is kept. */
+  async function loginSessions() {
+    const rows = await queryRows<{ id: string; status: string; kept: boolean }>(
+      started.database.db,
+      sql`select id, status, result_encrypted is not null as kept from presentation_sessions
+          where tenant_id = ${tenant} and created_by_client_id = 'login:pid-login'`,
+    )
+    return rows
+  }
+
+  return { app, baseUrl, issuer, auth, pid, untrustedPid, push, present, redeem, loginSessions }
 }

@@ -88,6 +88,10 @@ describe('issue 26: presentation login in the authorization code flow (browser p
     // A second completion does nothing (the request moved on by a conditional update).
     const again = await poll(status, cookie)
     expect(again.body.redirect).toBeUndefined()
+    // The presented claims left the presentation session with the code: none kept after the flow.
+    const sessions = await world.loginSessions()
+    expect(sessions.filter((s) => s.status === 'verified')).toHaveLength(1)
+    expect(sessions.filter((s) => s.kept)).toStrictEqual([])
     const claims = await redeem(code, verifier)
     expect(claims.holder_name).toBe('Erika')
     expect(claims.vct).toBe('urn:example:badge')
@@ -122,6 +126,7 @@ describe('issue 26: presentation login in the authorization code flow (browser p
     const replay = await returnWith(requestId, responseCode, cookie)
     expect(replay.status).toBe(403)
     expect(replay.body.redirect).toBeUndefined()
+    expect((await world.loginSessions()).filter((s) => s.kept)).toStrictEqual([])
     expect((await redeem(code, verifier)).holder_name).toBe('Erika')
   })
 

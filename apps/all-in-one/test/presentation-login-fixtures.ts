@@ -117,7 +117,11 @@ export async function startPresentationLogin(host = '127.0.0.1') {
   }
 
   /** The wallet answers a request URI with the PID (the DCQL query's `pid`), disclosing given_name. */
-  const present = (requestUri: string, credential: Issued = pid) =>
+  const present = (
+    requestUri: string,
+    credential: Issued = pid,
+    disclose: Record<string, boolean> = { given_name: true },
+  ) =>
     resolveAndAnswer(requestUri, async (request) => {
       const wallet = new SDJwtVcInstance({
         hasher: digest,
@@ -125,19 +129,15 @@ export async function startPresentationLogin(host = '127.0.0.1') {
         kbSigner: kbSigner(credential.holder.privateKey),
         kbSignAlg: 'ES256',
       })
-      const vp = await wallet.present(
-        credential.credential,
-        { given_name: true },
-        {
-          kb: {
-            payload: {
-              iat: Math.floor(Date.now() / 1000),
-              nonce: request.nonce as string,
-              aud: request.client_id as string,
-            },
+      const vp = await wallet.present(credential.credential, disclose, {
+        kb: {
+          payload: {
+            iat: Math.floor(Date.now() / 1000),
+            nonce: request.nonce as string,
+            aud: request.client_id as string,
           },
         },
-      )
+      })
       return { pid: [vp] }
     })
 

@@ -149,11 +149,31 @@ describe('issue 26: presentation login in the authorization code flow (browser p
     expect(answered.status).toBe(400)
     const failed = await poll(status, cookie)
     expect(failed.body.status).toBe('failed')
-    expect(failed.body.reason).toMatch(/not trusted|could not be verified/)
+    expect(failed.body.reason).toBe('the credential’s issuer is not trusted')
     const back = new URL(failed.body.redirect)
     expect(back.searchParams.get('error')).toBe('access_denied')
     expect(back.searchParams.get('code')).toBeNull()
     expect(back.searchParams.get('state')).toBe('wallet-state')
+  })
+
+  it('a PID presented without the claim the query asks for: failed, access_denied', async () => {
+    const { html, cookie } = await start()
+    const { crossDevice, status } = readPage(html)
+    const answered = await present(crossDevice, world.pid, { age_over_18: true })
+    expect(answered.status).toBe(400)
+    const failed = await poll(status, cookie)
+    expect(failed.body.status).toBe('failed')
+    expect(failed.body.reason).toBe('the credential does not hold the claims asked for')
+    expect(new URL(failed.body.redirect).searchParams.get('error')).toBe('access_denied')
+  })
+
+  it('two polls at once after the presentation: one code (the request moves by one conditional update)', async () => {
+    const { html, cookie } = await start()
+    const { crossDevice, status } = readPage(html)
+    expect((await present(crossDevice)).status).toBe(200)
+    const answers = await Promise.all([1, 2, 3].map(() => poll(status, cookie)))
+    const codes = answers.filter((a) => a.body.redirect && new URL(a.body.redirect).searchParams.get('code'))
+    expect(codes).toHaveLength(1)
   })
 
   it('management (issue 26): a mapping to a claim the presentation query does not ask for is refused at save (422)', async () => {

@@ -69,4 +69,41 @@ describe.skipIf(skip)('issue 26: the presentation login page in Chromium', () =>
     expect((await world.redeem(code, verifier)).holder_name).toBe('Erika')
     await page.close()
   })
+
+  it('OpenID4VP 1.0 §13.3 same-device: the wallet’s redirect opens the return page in this browser, which posts the response code and goes on to the wallet with a code', async () => {
+    const { verifier, authorizeUrl } = await world.push()
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    page.setDefaultTimeout(20_000)
+    const problems: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text())
+    })
+    page.on('pageerror', (error) => problems.push(error.message))
+    await page.route(`${REDIRECT}**`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>wallet</title>' }),
+    )
+    await page.goto(authorizeUrl)
+    const sameDevice = (await page
+      .getByRole('link', { name: 'Open wallet on this device' })
+      .getAttribute('href')) as string
+    const answered = await world.present(sameDevice)
+    expect(answered.status, answered.body).toBe(200)
+    // The wallet app hands its redirect (with #response_code) back to the browser.
+    await page.goto(JSON.parse(answered.body).redirect_uri)
+    await page.waitForURL((url) => url.toString().startsWith(REDIRECT))
+    const code = new URL(page.url()).searchParams.get('code') as string
+    expect(code).toBeTruthy()
+    expect(problems).toStrictEqual([])
+    expect((await world.redeem(code, verifier)).holder_name).toBe('Erika')
+
+    // The same redirect opened in another browser (no login cookie): refused, shown, no code.
+    const other = await browser.newContext()
+    const stranger = await other.newPage()
+    await stranger.goto(JSON.parse(answered.body).redirect_uri)
+    await expect.poll(() => stranger.getByRole('status').textContent()).toContain('cannot be finished here')
+    expect(stranger.url()).not.toContain(REDIRECT)
+    await other.close()
+    await context.close()
+  })
 })

@@ -68,10 +68,10 @@ export type PresentationStatus =
  */
 export function failureClass(reason: string | null): string {
   const text = (reason ?? '').toLowerCase()
-  if (/expired/.test(text)) return 'the request expired'
+  if (/revoked|suspended/.test(text)) return 'the credential is revoked or suspended'
   if (/trust|issuer|certificate|x5c|chain|signature/.test(text))
     return 'the credential’s issuer is not trusted'
-  if (/revoked|suspended|status/.test(text)) return 'the credential is revoked or suspended'
+  if (/(request|session)\b.*\bexpired/.test(text)) return 'the request expired'
   if (/claim|missing|dcql|query|match/.test(text)) return 'the credential does not hold the claims asked for'
   if (/access_denied|declined|wallet/.test(text)) return 'the wallet declined'
   return 'the presentation could not be verified'

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import QRCode from 'qrcode'
 
 /** What the presentation login page shows: both requests, and where the page asks how it went. */
 export interface PresentationPage {
@@ -104,6 +103,8 @@ poll()})()`
 /** The page of a presentation login (OpenID4VP 1.0: cross-device QR code, same-device link). */
 export async function presentationPage(data: PresentationPage): Promise<HtmlAnswer> {
   const nonce = randomBytes(16).toString('base64')
+  // Loaded on the first presentation login (issue 20: a fresh process stays small).
+  const { default: QRCode } = await import('qrcode')
   const svg = (
     await QRCode.toString(data.crossDeviceUri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
   ).replace('<svg ', '<svg class="qr" role="img" aria-labelledby="qr-label" focusable="false" ')

@@ -182,7 +182,7 @@ export async function startPresentationLogin(host = '127.0.0.1') {
     const rows = await queryRows<{ id: string; status: string; kept: boolean }>(
       started.database.db,
       sql`select id, status, result_encrypted is not null as kept from presentation_sessions
-          where tenant_id = ${tenant} and created_by_client_id = 'login:pid-login'`,
+          where tenant_id = ${tenant} and created_by_client_id = 'issuer/login/pid-login'`,
     )
     return rows
   }

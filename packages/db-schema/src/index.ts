@@ -82,6 +82,7 @@ export {
   createSessionRepository,
   dropUnreleasedResults,
   dropUnusableOfferClaims,
+  PRESENTATION_LOGIN_CREATOR,
   purgeSessions,
 } from './repositories/sessions'
 export type {

@@ -15,6 +15,7 @@ import {
   createLoginProviderRepository,
   createPresentationSessionRepository,
   type LoginProviderRow,
+  PRESENTATION_LOGIN_CREATOR,
   type PresentationSessionRow,
   sessionByIssuerState,
 } from '@credential-service/db-schema'
@@ -189,7 +190,8 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
       responseMode: config.responseMode,
       lifetimeSeconds,
       webhookEndpointId: null,
-      createdByClientId: `login:${provider.id}`.slice(0, 200),
+      // Not a client id (those have no '/'): the retention job knows these sessions by it.
+      createdByClientId: `${PRESENTATION_LOGIN_CREATOR}${provider.id}`.slice(0, 200),
     }
     try {
       const crossDevice = await createPresentationSession(deps, tenantId, common)

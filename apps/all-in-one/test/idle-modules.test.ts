@@ -31,6 +31,8 @@ const loadedOnFirstUse: Record<string, RegExp> = {
   '@sd-jwt': /\/node_modules\/@sd-jwt\//,
   'cbor-x': /\/node_modules\/cbor-x\//,
   '@peculiar (X.509, ASN.1)': /\/node_modules\/@peculiar\//,
+  // Issue 26: the QR code of the presentation login page, on its first use.
+  qrcode: /\/node_modules\/qrcode\//,
   // Issue 23 item 6: the OpenTelemetry SDK and exporters, only with OTEL_EXPORTER_OTLP_ENDPOINT.
   'OpenTelemetry SDK': /\/node_modules\/@opentelemetry\/(?!api\/)/,
 }

@@ -249,6 +249,41 @@ describe.skipIf(skip)(
         hasClientSecret: true,
       })
 
+      // Issue 26: kind presentation names one of the tenant's presentation configurations.
+      await page.getByRole('button', { name: 'Create login provider' }).click()
+      const byPid = dialog('Create login provider')
+      await byPid.getByRole('textbox', { name: /^Id/ }).fill('pid-login')
+      await byPid.locator('label', { hasText: /^Presentation$/ }).click()
+      await expect.poll(() => byPid.getByLabel(/^Issuer/).count()).toBe(0)
+      await byPid.getByLabel(/^Presentation configuration/).click()
+      await page.getByRole('option', { name: 'ask', exact: true }).click()
+      await expectAccessible('login provider of kind presentation')
+      await byPid.getByRole('button', { name: 'Create' }).click()
+      await byPid.waitFor({ state: 'detached' })
+      const stored = await api.getLoginProvider('pid-login')
+      expect(stored).toMatchObject({
+        kind: 'presentation',
+        presentationConfigId: 'ask',
+        hasClientSecret: false,
+      })
+      // Edited and saved unchanged: nothing dropped.
+      await page.getByRole('button', { name: 'Edit pid-login' }).click()
+      const edit = dialog('Edit login provider pid-login')
+      expect(await edit.getByLabel(/^Presentation configuration/).inputValue()).toBe('ask')
+      await edit.getByRole('button', { name: 'Save' }).click()
+      await edit.waitFor({ state: 'detached' })
+      expect(await api.getLoginProvider('pid-login')).toStrictEqual({
+        ...stored,
+        updatedAt: expect.any(String),
+      })
+      // And the OpenID provider, edited and saved unchanged, keeps its secret and scopes.
+      const idp = await api.getLoginProvider('idp')
+      await page.getByRole('button', { name: 'Edit idp' }).click()
+      const editIdp = dialog('Edit login provider idp')
+      await editIdp.getByRole('button', { name: 'Save' }).click()
+      await editIdp.waitFor({ state: 'detached' })
+      expect(await api.getLoginProvider('idp')).toStrictEqual({ ...idp, updatedAt: expect.any(String) })
+
       await navigation().getByRole('link', { name: 'Wallet providers' }).click()
       await page.getByRole('heading', { name: `Wallet providers of ${tenant}` }).waitFor()
       // Issue 25: a provider names trust lists (its PEM anchors are a pem list).

@@ -88,6 +88,7 @@ export {
   createSessionRepository,
   dropUnreleasedResults,
   dropUnusableOfferClaims,
+  PRESENTATION_LOGIN_CREATOR,
   purgeSessions,
 } from './repositories/sessions'
 export type {

@@ -1,13 +1,29 @@
 import { type LoginProviderInput, zLoginProviderInput } from '@credential-service/core-domain'
 import type { LoginProvider } from '@credential-service/sdk'
-import { Badge, Button, PasswordInput, Select, Stack, Text, Textarea, TextInput } from '@mantine/core'
+import {
+  Autocomplete,
+  Badge,
+  Button,
+  PasswordInput,
+  SegmentedControl,
+  Select,
+  Stack,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core'
+import { canRead } from '../access'
 import { useSession } from '../auth/auth'
 import { CollectionPage, type ItemFormProps } from '../components/collection-page'
 import { FormAlert } from '../components/form-alert'
+import { useReferenceIds } from '../components/reference-ids'
 import { optional, useApiForm } from '../forms/use-api-form'
 import { loginProvidersApi } from './providers-api'
 
-/** Login providers of the active tenant: OpenID providers that log holders in before issuance. */
+/**
+ * Login providers of the active tenant: what logs holders in before issuance, an upstream OpenID
+ * provider or a presentation of another credential (a PID, issue 26).
+ */
 export default function LoginProvidersPage() {
   const session = useSession()
   const api = loginProvidersApi(session.api, session.activeTenant ?? '')
@@ -19,20 +35,40 @@ export default function LoginProvidersPage() {
       intro={
         <Text c="dimmed" size="sm">
           Register <code>{`${location.origin}/issuers/${session.activeTenant}/authorize/callback`}</code> as a
-          redirect URI of the client at the provider.
+          redirect URI of the client at the provider. A provider of kind presentation needs none: /authorize
+          shows the holder the presentation request as a QR code and a same-device link.
         </Text>
       }
       columns={[
-        { header: 'Issuer', cell: (provider) => <Text size="sm">{provider.issuer}</Text> },
-        { header: 'Client id', cell: (provider) => provider.clientId },
-        { header: 'Scopes', cell: (provider) => provider.scopes.join(' ') },
         {
-          header: 'Client secret',
+          header: 'Kind',
           cell: (provider) => (
-            <Badge variant="light" color={provider.hasClientSecret ? 'teal.9' : 'gray.7'}>
-              {provider.hasClientSecret ? 'stored' : 'public client'}
+            <Badge variant="light" color={provider.kind === 'presentation' ? 'grape.9' : 'blue.9'}>
+              {provider.kind}
             </Badge>
           ),
+        },
+        {
+          header: 'Issuer or presentation',
+          cell: (provider) => (
+            <Text size="sm">
+              {provider.kind === 'presentation' ? provider.presentationConfigId : provider.issuer}
+            </Text>
+          ),
+        },
+        { header: 'Client id', cell: (provider) => provider.clientId ?? '' },
+        {
+          header: 'Scopes',
+          cell: (provider) => (provider.kind === 'openid' ? provider.scopes.join(' ') : ''),
+        },
+        {
+          header: 'Client secret',
+          cell: (provider) =>
+            provider.kind === 'openid' ? (
+              <Badge variant="light" color={provider.hasClientSecret ? 'teal.9' : 'gray.7'}>
+                {provider.hasClientSecret ? 'stored' : 'public client'}
+              </Badge>
+            ) : null,
         },
       ]}
       deleteMessage="Holders can no longer log in with it. The API refuses while a credential configuration names it."
@@ -50,13 +86,42 @@ export default function LoginProvidersPage() {
 /** What happens to the stored client secret on a save. */
 type SecretChange = 'keep' | 'set' | 'remove'
 
-const FIELDS = ['id', 'description', 'issuer', 'clientId', 'scopes', 'clientSecret'] as const
+type Kind = 'openid' | 'presentation'
 
-function LoginProviderForm({ stored, submit, onSaved }: ItemFormProps<LoginProvider, LoginProviderInput>) {
+const FIELDS = [
+  'id',
+  'description',
+  'kind',
+  'issuer',
+  'clientId',
+  'scopes',
+  'clientSecret',
+  'presentationConfigId',
+] as const
+
+export function LoginProviderForm({
+  stored,
+  submit,
+  onSaved,
+}: ItemFormProps<LoginProvider, LoginProviderInput>) {
+  const session = useSession()
+  const tenantId = session.activeTenant ?? ''
+  const readable = canRead(session, 'presentation-configs')
+  const listed = useReferenceIds(
+    ['presentation-configs', tenantId],
+    (query) => session.api.listPresentationConfigsOfTenant(tenantId, query),
+    readable,
+  )
+  // The stored one stays selectable even when it is not among the first listed.
+  const presentations = [
+    ...new Set([...listed, ...(stored?.presentationConfigId ? [stored.presentationConfigId] : [])]),
+  ]
   const { form, onSubmit, pending } = useApiForm({
     initialValues: {
       id: stored?.id ?? '',
       description: stored?.description ?? '',
+      kind: (stored?.kind ?? 'openid') as Kind,
+      presentationConfigId: stored?.presentationConfigId ?? '',
       issuer: stored?.issuer ?? '',
       clientId: stored?.clientId ?? '',
       scopes: stored?.scopes.join(' ') ?? 'openid',
@@ -66,20 +131,32 @@ function LoginProviderForm({ stored, submit, onSaved }: ItemFormProps<LoginProvi
     },
     fields: FIELDS,
     schema: zLoginProviderInput,
-    toBody: (values): LoginProviderInput => ({
-      id: values.id.trim(),
-      description: optional(values.description),
-      issuer: values.issuer.trim(),
-      clientId: values.clientId.trim(),
-      scopes: values.scopes.split(/\s+/).filter(Boolean),
-      // Left out: kept (replace) or none (create); null removes a stored one.
-      clientSecret:
-        values.secretChange === 'remove'
-          ? null
-          : values.secretChange === 'set'
-            ? optional(values.clientSecret)
-            : undefined,
-    }),
+    toBody: (values): LoginProviderInput =>
+      values.kind === 'presentation'
+        ? {
+            id: values.id.trim(),
+            description: optional(values.description),
+            kind: 'presentation',
+            presentationConfigId: values.presentationConfigId.trim(),
+            scopes: values.scopes.split(/\s+/).filter(Boolean),
+            // A provider switched from openid drops its secret: a presentation has none.
+            ...(stored?.hasClientSecret ? { clientSecret: null } : {}),
+          }
+        : {
+            id: values.id.trim(),
+            kind: 'openid',
+            description: optional(values.description),
+            issuer: values.issuer.trim(),
+            clientId: values.clientId.trim(),
+            scopes: values.scopes.split(/\s+/).filter(Boolean),
+            // Left out: kept (replace) or none (create); null removes a stored one.
+            clientSecret:
+              values.secretChange === 'remove'
+                ? null
+                : values.secretChange === 'set'
+                  ? optional(values.clientSecret)
+                  : undefined,
+          },
     submit,
     onDone: onSaved,
   })
@@ -88,41 +165,60 @@ function LoginProviderForm({ stored, submit, onSaved }: ItemFormProps<LoginProvi
       <Stack>
         <TextInput label="Id" required disabled={stored !== undefined} {...form.getInputProps('id')} />
         <Textarea label="Description" autosize minRows={2} {...form.getInputProps('description')} />
-        <TextInput
-          label="Issuer"
-          required
-          description="Its discovery document is read from <issuer>/.well-known/openid-configuration"
-          {...form.getInputProps('issuer')}
-        />
-        <TextInput label="Client id" required {...form.getInputProps('clientId')} />
-        <TextInput
-          label="Scopes"
-          description="Separated by spaces; openid is always asked for"
-          {...form.getInputProps('scopes')}
-        />
-        {stored && (
-          <Select
-            label="Client secret"
-            allowDeselect={false}
+        <Stack gap={4}>
+          <Text size="sm" fw={500} id="login-provider-kind">
+            Kind
+          </Text>
+          <SegmentedControl
+            aria-labelledby="login-provider-kind"
             data={[
-              {
-                value: 'keep',
-                label: stored.hasClientSecret ? 'Keep the stored secret' : 'Keep: a public client',
-              },
-              { value: 'set', label: 'Set a new secret' },
-              { value: 'remove', label: 'Remove it: a public client' },
+              { value: 'openid', label: 'OpenID provider' },
+              { value: 'presentation', label: 'Presentation' },
             ]}
-            {...form.getInputProps('secretChange')}
-            // The API names the secret when the kept one would go to another provider.
-            error={form.values.secretChange === 'set' ? undefined : form.errors.clientSecret}
+            {...form.getInputProps('kind')}
           />
-        )}
-        {form.values.secretChange === 'set' && (
-          <PasswordInput
-            label={stored ? 'New client secret' : 'Client secret'}
-            description="client_secret_basic; stored encrypted, never shown. Empty: a public client"
-            {...form.getInputProps('clientSecret')}
-          />
+        </Stack>
+        {form.values.kind === 'presentation' ? (
+          <PresentationFields form={form} presentations={presentations} readable={readable} />
+        ) : (
+          <>
+            <TextInput
+              label="Issuer"
+              required
+              description="Its discovery document is read from <issuer>/.well-known/openid-configuration"
+              {...form.getInputProps('issuer')}
+            />
+            <TextInput label="Client id" required {...form.getInputProps('clientId')} />
+            <TextInput
+              label="Scopes"
+              description="Separated by spaces; openid is always asked for"
+              {...form.getInputProps('scopes')}
+            />
+            {stored && (
+              <Select
+                label="Client secret"
+                allowDeselect={false}
+                data={[
+                  {
+                    value: 'keep',
+                    label: stored.hasClientSecret ? 'Keep the stored secret' : 'Keep: a public client',
+                  },
+                  { value: 'set', label: 'Set a new secret' },
+                  { value: 'remove', label: 'Remove it: a public client' },
+                ]}
+                {...form.getInputProps('secretChange')}
+                // The API names the secret when the kept one would go to another provider.
+                error={form.values.secretChange === 'set' ? undefined : form.errors.clientSecret}
+              />
+            )}
+            {form.values.secretChange === 'set' && (
+              <PasswordInput
+                label={stored ? 'New client secret' : 'Client secret'}
+                description="client_secret_basic; stored encrypted, never shown. Empty: a public client"
+                {...form.getInputProps('clientSecret')}
+              />
+            )}
+          </>
         )}
         <FormAlert message={form.errors['']} />
         <Button type="submit" loading={pending}>
@@ -130,5 +226,43 @@ function LoginProviderForm({ stored, submit, onSaved }: ItemFormProps<LoginProvi
         </Button>
       </Stack>
     </form>
+  )
+}
+
+/**
+ * Kind `presentation`: the presentation configuration whose DCQL query the holder answers (its trust
+ * decides which issuers count). A select of the tenant's configurations, typed when they cannot be
+ * listed.
+ */
+function PresentationFields({
+  form,
+  presentations,
+  readable,
+}: {
+  // biome-ignore lint/suspicious/noExplicitAny: the form's values type is the page's own
+  form: { getInputProps(path: string): any }
+  presentations: string[]
+  readable: boolean
+}) {
+  const description =
+    'The holder presents a credential as this configuration asks; its claims fill the credential configurations that name this provider'
+  return readable ? (
+    <Select
+      label="Presentation configuration"
+      required
+      searchable
+      allowDeselect={false}
+      description={description}
+      data={presentations}
+      {...form.getInputProps('presentationConfigId')}
+    />
+  ) : (
+    <Autocomplete
+      label="Presentation configuration"
+      required
+      description={description}
+      data={presentations}
+      {...form.getInputProps('presentationConfigId')}
+    />
   )
 }

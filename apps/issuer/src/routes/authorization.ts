@@ -17,6 +17,7 @@ import { verifyDpop } from '../services/dpop'
 import { createInteractiveAuthorizationService } from '../services/interactive-authorization'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
+import { presentationPage } from '../services/presentation-page'
 import { perTenantScope } from '../tenant-scope'
 import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
@@ -137,7 +138,65 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
           req.headers.cookie,
         )
         if (step.cookie) reply.header('set-cookie', step.cookie)
+        if ('page' in step) {
+          const { html, headers } = await presentationPage(step.page)
+          return reply.status(200).headers(headers).send(html)
+        }
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
+      },
+    )
+
+    // Presentation login (a login provider of kind `presentation`): the page's poll, bound to the
+    // login cookie, and the same-device return with its response code (OpenID4VP 1.0 §13.3).
+    app.get(
+      '/issuers/:tenant/authorize/presentation/status',
+      {
+        schema: { params: tenantParams, querystring: query(['request']) },
+        onRequest: walletLimit(app, limits, 'authorize'),
+      },
+      async (req, reply) => {
+        await requireTenant(deps, req.params.tenant)
+        const status = await service(req.params.tenant).presentationStatus(
+          req.query.request,
+          req.headers.cookie,
+        )
+        return reply.header('cache-control', 'no-store').send(status)
+      },
+    )
+
+    app.get(
+      '/issuers/:tenant/authorize/presentation/return',
+      {
+        schema: { params: tenantParams, querystring: query(['request']) },
+        onRequest: walletLimit(app, limits, 'authorize'),
+      },
+      async (req, reply) => {
+        await requireTenant(deps, req.params.tenant)
+        const { html, headers } = await service(req.params.tenant).presentationReturnPage(
+          req.query.request ?? '',
+        )
+        return reply.status(200).headers(headers).send(html)
+      },
+    )
+
+    app.post(
+      '/issuers/:tenant/authorize/presentation/return',
+      {
+        schema: {
+          params: tenantParams,
+          body: z.object({ request: z.string().max(200), response_code: z.string().max(500) }),
+        },
+        onRequest: walletLimit(app, limits, 'authorize'),
+      },
+      async (req, reply) => {
+        await requireTenant(deps, req.params.tenant)
+        // A cross-site form cannot post JSON without a preflight; the cookie is SameSite=Lax anyway.
+        const step = await service(req.params.tenant).presentationReturn(
+          req.body.request,
+          req.body.response_code,
+          req.headers.cookie,
+        )
+        return reply.header('cache-control', 'no-store').send({ redirect: step.redirect })
       },
     )
 

@@ -13,13 +13,23 @@ import {
   createAuthorizationRequestRepository,
   createIssuanceSessionRepository,
   createLoginProviderRepository,
+  createPresentationSessionRepository,
+  type LoginProviderRow,
+  PRESENTATION_LOGIN_CREATOR,
+  type PresentationSessionRow,
   sessionByIssuerState,
 } from '@credential-service/db-schema'
-import { offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
+import {
+  createPresentationSession,
+  offerClaims,
+  type ProtocolDeps,
+  presentationResult,
+} from '@credential-service/server-kit'
 import type { TenantScope } from '../tenant-scope'
 import type { WalletClient } from './client-attestation'
 import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
 import { type HolderLogin, loginClaims } from './login-claims'
+import { type PresentationPage, returnPage } from './presentation-page'
 import { checkRequested, loginProviderOf, pushedRequestOf } from './pushed-request'
 import { finishLogin, isOpenIdProvider, type LoginSecrets, startLogin } from './upstream-login'
 
@@ -41,6 +51,33 @@ export interface AuthorizationStep {
   cookie?: string
 }
 
+/** A presentation login: the page the browser is shown (200), bound to it by the login cookie. */
+export interface PresentationLoginStep {
+  page: PresentationPage
+  cookie: string
+}
+
+/** What the presentation login page's poll learns (`redirect`: to the wallet, with a code or access_denied). */
+export type PresentationStatus =
+  | { status: 'pending' }
+  | { status: 'done'; redirect: string }
+  | { status: 'failed'; reason: string; redirect: string }
+
+/**
+ * The class of a failed presentation's reason, for the holder's page (the whole reason is in the
+ * presentation session, for the operator).
+ */
+export function failureClass(reason: string | null): string {
+  const text = (reason ?? '').toLowerCase()
+  if (/revoked|suspended/.test(text)) return 'the credential is revoked or suspended'
+  if (/trust|issuer|certificate|x5c|chain|signature/.test(text))
+    return 'the credential’s issuer is not trusted'
+  if (/(request|session)\b.*\bexpired/.test(text)) return 'the request expired'
+  if (/claim|missing|dcql|query|match/.test(text)) return 'the credential does not hold the claims asked for'
+  if (/access_denied|declined|wallet/.test(text)) return 'the wallet declined'
+  return 'the presentation could not be verified'
+}
+
 /** What authenticated the pushed request besides its parameters. */
 export interface PushSender {
   /** JWK thumbprint of a verified DPoP header. */
@@ -57,6 +94,8 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
   const requests = createAuthorizationRequestRepository(deps.db, tenantId)
   const sessions = createIssuanceSessionRepository(deps.db, tenantId)
   const loginProviders = createLoginProviderRepository(deps.db, tenantId)
+  const presentations = createPresentationSessionRepository(deps.db, tenantId)
+  const presentationUrl = `${issuer}/authorize/presentation`
   const loginDeps = { cipher: deps.keys.cipher, outbound: deps.outbound, now: deps.now }
   const secretsAad = (id: string) => `login:${tenantId}/${id}`
   const configsOf = async (ids: string[]) =>
@@ -102,10 +141,10 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
     row: AuthorizationRequestRow,
     providerId: string,
     browser: string | undefined,
-  ): Promise<AuthorizationStep> {
+  ): Promise<AuthorizationStep | PresentationLoginStep> {
     const provider = await loginProviders.row(providerId)
     if (!provider) return refused(row, 'the login provider of this credential is gone')
-    if (!isOpenIdProvider(provider)) return refused(row, 'presentation login is not available here yet')
+    if (!isOpenIdProvider(provider)) return presentationLogin(row, provider, browser)
     const state = handle()
     const value = browser ?? newLoginBrowser()
     try {
@@ -123,8 +162,190 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
     }
   }
 
+  /** The tenant's issuer display name for the login pages. */
+  async function titleOf() {
+    return (await deps.tenants.tenant(tenantId))?.name ?? 'Credential issuer'
+  }
+
+  /**
+   * A login by presenting a credential (OpenID4VP 1.0): two sessions for the provider's
+   * presentation configuration, one cross-device (a QR code; done when this browser's page sees it
+   * verified) and one same-device (its redirect comes back here with a response code, §13.3,
+   * accepted only from this browser, §14.2), and the page showing both, bound to the browser by the
+   * login cookie.
+   */
+  async function presentationLogin(
+    row: AuthorizationRequestRow,
+    provider: LoginProviderRow,
+    browser: string | undefined,
+  ): Promise<AuthorizationStep | PresentationLoginStep> {
+    const config = provider.presentationConfigId
+      ? await deps.tenants.presentationConfig(tenantId, provider.presentationConfigId)
+      : undefined
+    if (!config) return refused(row, 'the presentation configuration of this login is gone')
+    const value = browser ?? newLoginBrowser()
+    const lifetimeSeconds = Math.max(1, Math.floor((row.expiresAt.getTime() - deps.now().getTime()) / 1000))
+    const common = {
+      config,
+      responseMode: config.responseMode,
+      lifetimeSeconds,
+      webhookEndpointId: null,
+      // Not a client id (those have no '/'): the retention job knows these sessions by it.
+      createdByClientId: `${PRESENTATION_LOGIN_CREATOR}${provider.id}`.slice(0, 200),
+    }
+    try {
+      const crossDevice = await createPresentationSession(deps, tenantId, common)
+      const sameDevice = await createPresentationSession(deps, tenantId, {
+        ...common,
+        redirectUri: `${presentationUrl}/return?${new URLSearchParams({ request: row.id })}`,
+      })
+      const started = await requests.startPresentationLogin(row.id, {
+        loginProviderId: provider.id,
+        loginBrowserHash: codeHash(value),
+        presentationSessionId: crossDevice.id,
+        sameDevicePresentationSessionId: sameDevice.id,
+      })
+      if (!started)
+        throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
+      return {
+        page: {
+          title: await titleOf(),
+          crossDeviceUri: crossDevice.authorizationRequestUri,
+          sameDeviceUri: sameDevice.authorizationRequestUri,
+          statusUrl: `${presentationUrl}/status?${new URLSearchParams({ request: row.id })}`,
+        },
+        cookie: loginCookie(value, cookiePath, LOGIN_SECONDS),
+      }
+    } catch (error) {
+      if (error instanceof ProtocolError) throw error
+      deps.log.warn({ tenantId, loginProviderId: provider.id, err: error }, 'presentation login failed')
+      return refused(row, 'the presentation login is not available')
+    }
+  }
+
+  /** The open presentation login of this request in the browser holding its cookie, or a refusal. */
+  async function presentationLoginOf(requestId: string | undefined, cookie: string | undefined) {
+    const browser = loginBrowserOf(cookie)
+    const row =
+      browser && requestId ? await requests.presentationLoginOf(requestId, codeHash(browser)) : undefined
+    if (!browser || !row?.presentationSessionId || !row.sameDevicePresentationSessionId)
+      throw new ProtocolError(
+        'invalid_request',
+        'no presentation login of this request was started in this browser',
+        {
+          status: 403,
+        },
+      )
+    return { row, browserHash: codeHash(browser) }
+  }
+
+  /**
+   * The holder presented: the request moves authorizing → logged_in in one conditional update (of
+   * two browsers or processes, one goes on), then the result, taken out of the presentation
+   * session, fills the claims and the code is issued (or the wallet is told access_denied).
+   */
+  async function finishPresentation(
+    row: AuthorizationRequestRow,
+    browserHash: string,
+    take: () => Promise<PresentationSessionRow | undefined>,
+  ): Promise<AuthorizationStep | undefined> {
+    const taken = await requests.takePresentationLogin(row.id, browserHash, deps.now())
+    if (!taken) return undefined
+    const session = await take()
+    const presented = session ? presentationResult(deps.keys.sessionData, session) : null
+    if (!session || !presented) return denied(taken, 'the presentation result is gone')
+    try {
+      const outcome = await completeLogin(taken, {
+        kind: 'presentation',
+        presentationConfigId: session.presentationConfigId,
+        presented: presented as Record<string, Record<string, unknown>[]>,
+      })
+      return 'code' in outcome ? toWallet(taken, outcome) : denied(taken, outcome.denied)
+    } catch (error) {
+      deps.log.warn({ tenantId, err: error }, 'presentation login failed')
+      return denied(taken, error instanceof DomainError ? error.detail : 'the login failed')
+    }
+  }
+
+  /** Ends a presentation login as refused (once: a conditional update first). */
+  async function presentationDenied(row: AuthorizationRequestRow, browserHash: string, reason: string) {
+    const taken = await requests.takePresentationLogin(row.id, browserHash, new Date(0))
+    return taken ? denied(taken, reason) : undefined
+  }
+
   return {
     completeLogin,
+
+    /**
+     * The page's poll (bound to the login cookie): a verified cross-device session finishes the
+     * login; a failed session of either kind, or an expired login, ends it with access_denied.
+     */
+    async presentationStatus(
+      requestId: string | undefined,
+      cookie: string | undefined,
+    ): Promise<PresentationStatus> {
+      const { row, browserHash } = await presentationLoginOf(requestId, cookie)
+      if (row.status !== 'authorizing') return { status: 'pending' }
+      const [crossDevice, sameDevice] = await Promise.all([
+        presentations.get(row.presentationSessionId as string),
+        presentations.get(row.sameDevicePresentationSessionId as string),
+      ])
+      if (crossDevice?.status === 'verified') {
+        const step = await finishPresentation(row, browserHash, () =>
+          presentations.takeResult(crossDevice.id),
+        )
+        if (!step) return { status: 'pending' }
+        const error = new URL(step.redirect).searchParams.get('error_description')
+        return error
+          ? { status: 'failed', reason: error, redirect: step.redirect }
+          : { status: 'done', redirect: step.redirect }
+      }
+      const failed = [crossDevice, sameDevice].find((s) => s?.status === 'failed')
+      const expired = row.expiresAt.getTime() <= deps.now().getTime()
+      if (failed || expired || !crossDevice || !sameDevice) {
+        const reason = failed ? failureClass(failed.failureReason) : 'the request expired'
+        const step = await presentationDenied(
+          row,
+          browserHash,
+          `the presentation was not accepted: ${reason}`,
+        )
+        return step ? { status: 'failed', reason, redirect: step.redirect } : { status: 'pending' }
+      }
+      return { status: 'pending' }
+    },
+
+    /** The same-device return page (the response code is in the fragment; the page posts it). */
+    async presentationReturnPage(requestId: string) {
+      return returnPage(await titleOf(), `${presentationUrl}/return`, requestId)
+    },
+
+    /**
+     * The same-device wallet's redirect, posted by the return page (OpenID4VP 1.0 §13.3): the
+     * response code releases the same-device session's result once, and only from the browser that
+     * holds this request's login cookie (§14.2, session fixation); anything else is refused without
+     * a code.
+     */
+    async presentationReturn(
+      requestId: string | undefined,
+      responseCode: string | undefined,
+      cookie: string | undefined,
+    ): Promise<AuthorizationStep> {
+      const { row, browserHash } = await presentationLoginOf(requestId, cookie)
+      const refusal = new ProtocolError(
+        'invalid_request',
+        'the response code is unknown, used or not of this login',
+        {
+          status: 403,
+        },
+      )
+      if (row.status !== 'authorizing' || !responseCode) throw refusal
+      const sessionId = row.sameDevicePresentationSessionId as string
+      const released = await presentations.releaseResult(sessionId, codeHash(responseCode))
+      if (!released) throw refusal
+      const step = await finishPresentation(row, browserHash, async () => released)
+      if (!step) throw refusal
+      return step
+    },
     /** Pushed authorization request endpoint (RFC 9126 §2). */
     async push(request: ParRequest, sender: PushSender = {}) {
       const { requestUri } = await pushRow(request, sender)
@@ -140,7 +361,10 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
      * (rendered as JSON, never a redirect to an unchecked URI). `cookie` is the browser's Cookie
      * header: a reload before the login completed restarts the login in the same browser.
      */
-    async authorize(query: AuthorizationRequest, cookie?: string): Promise<AuthorizationStep> {
+    async authorize(
+      query: AuthorizationRequest,
+      cookie?: string,
+    ): Promise<AuthorizationStep | PresentationLoginStep> {
       const now = deps.now()
       const requestUriHash = codeHash(query.request_uri.slice(REQUEST_URI_PREFIX.length))
       const browser = loginBrowserOf(cookie)

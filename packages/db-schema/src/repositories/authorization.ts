@@ -178,6 +178,54 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
     },
 
     /**
+     * Records a presentation login (kind `presentation`): its two presentation sessions and the
+     * browser that must finish it (a reload replaces the previous ones).
+     */
+    startPresentationLogin(
+      id: string,
+      login: {
+        loginProviderId: string
+        loginBrowserHash: string
+        presentationSessionId: string
+        sameDevicePresentationSessionId: string
+      },
+    ) {
+      return step(and(eq(t.id, id), eq(t.status, 'authorizing')), {
+        ...login,
+        loginStateHash: null,
+        loginSecretsEncrypted: null,
+      })
+    },
+
+    /** A presentation login's request, for the browser holding its login cookie, while it is open. */
+    async presentationLoginOf(
+      id: string,
+      loginBrowserHash: string,
+    ): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(t)
+        .where(and(mine, eq(t.id, id), eq(t.loginBrowserHash, loginBrowserHash)))
+      return row
+    },
+
+    /**
+     * A verified presentation logs the holder in: one conditional update, so of two browsers or
+     * processes finishing the same request exactly one goes on to issue the code.
+     */
+    takePresentationLogin(id: string, loginBrowserHash: string, at: Date) {
+      return step(
+        and(
+          eq(t.id, id),
+          eq(t.status, 'authorizing'),
+          eq(t.loginBrowserHash, loginBrowserHash),
+          gt(t.expiresAt, at),
+        ),
+        { status: 'logged_in' },
+      )
+    },
+
+    /**
      * The browser returns from the upstream provider: the login state is single-use. The row
      * keeps the login secrets for the caller; issueCode and fail drop them.
      */

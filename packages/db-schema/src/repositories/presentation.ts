@@ -1,4 +1,4 @@
-import { and, eq, gt, isNotNull, or, sql } from 'drizzle-orm'
+import { and, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
@@ -159,6 +159,35 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
                 isNotNull(presentationSessions.resultEncrypted),
                 isNotNull(presentationSessions.legacyResult),
               ),
+            ),
+          )
+          .for('update')
+        if (!row) return undefined
+        await tx
+          .update(presentationSessions)
+          .set({ resultEncrypted: null, legacyResult: null, updatedAt: new Date() })
+          .where(and(inTenant, eq(presentationSessions.id, id)))
+        return row
+      })
+    },
+
+    /**
+     * Takes the result of a verified session without a response code (cross-device) out of it, once,
+     * for the one caller it was made for (the issuer's presentation login): the claims leave the
+     * session in the same transaction, so a second caller gets nothing.
+     */
+    async takeResult(id: string): Promise<PresentationSessionRow | undefined> {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(presentationSessions)
+          .where(
+            and(
+              inTenant,
+              eq(presentationSessions.id, id),
+              eq(presentationSessions.status, 'verified'),
+              isNull(presentationSessions.responseCodeHash),
+              isNotNull(presentationSessions.resultEncrypted),
             ),
           )
           .for('update')

@@ -8,6 +8,7 @@ import {
   gte,
   inArray,
   isNotNull,
+  like,
   lt,
   lte,
   or,
@@ -216,9 +217,17 @@ export async function dropUnusableOfferClaims(db: Database, now: Date, limit = 5
 }
 
 /**
+ * `createdByClientId` of the presentation sessions an issuer's presentation login creates (then
+ * the login provider's id): no client id has a '/'. Their results belong to the login alone: the
+ * issuer takes them out when it issues the code, and the retention job drops those of logins
+ * nobody finished, like unreleased same-device results.
+ */
+export const PRESENTATION_LOGIN_CREATOR = 'issuer/login/'
+
+/**
  * Data minimisation for same-device presentations (OpenID4VP §14.3): their result is released only
  * to the holder of the response code, who redeems it right after the wallet's redirect. Drops the
- * unreleased results of up to `limit` such sessions, of any tenant, expired more than an hour ago;
+ * unreleased results of up to `limit` such sessions (and of presentation logins, both kinds), of any tenant, expired more than an hour ago;
  * nothing else could ever read them. Returns how many were dropped.
  */
 export async function dropUnreleasedResults(db: Database, now: Date, limit = 500): Promise<number> {
@@ -228,7 +237,7 @@ export async function dropUnreleasedResults(db: Database, now: Date, limit = 500
     .from(t)
     .where(
       and(
-        isNotNull(t.responseCodeHash),
+        or(isNotNull(t.responseCodeHash), like(t.createdByClientId, `${PRESENTATION_LOGIN_CREATOR}%`)),
         or(isNotNull(t.resultEncrypted), isNotNull(t.legacyResult)),
         lt(t.expiresAt, new Date(now.getTime() - RELEASE_GRACE_MS)),
       ),

@@ -103,6 +103,14 @@ export const authorizationRequests = pgTable(
     /** Hash of the cookie set in the browser sent to the login: the callback must come from it. */
     loginBrowserHash: text(),
     /**
+     * Presentation login (a provider of kind `presentation`): the cross-device presentation session
+     * (shown as a QR code, completed when the browser's page sees it verified) and the same-device
+     * one (completed only when the browser with the login cookie returns with its response code).
+     * With Interactive Authorization, `presentationSessionId` is the inline presentation's session.
+     */
+    presentationSessionId: text(),
+    sameDevicePresentationSessionId: text(),
+    /**
      * The offer session's claims with this login's claims, sealed for the session: they replace the
      * session's claims only when this request's code redeems the session.
      */
@@ -110,11 +118,10 @@ export const authorizationRequests = pgTable(
     /**
      * Interactive Authorization (OpenID4VCI 1.1): the `auth_session` handed out with the interaction
      * (hashed), single use; the interaction required (`presentation` | `web`) and, for a presentation,
-     * the presentation session whose nonce and key the answer is bound to.
+     * the presentation session (`presentationSessionId`) whose nonce and key the answer is bound to.
      */
     authSessionHash: text(),
     interactionType: text(),
-    presentationSessionId: text(),
     codeHash: text(),
     refreshTokenHash: text(),
     /** The refresh token the current one replaced: presented again, it revokes the grant (BCP 4.14.2). */

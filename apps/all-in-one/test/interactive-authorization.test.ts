@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { Decoder, Encoder, type Tag } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
@@ -42,7 +44,10 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
   let authB: Record<string, string>
 
   beforeAll(async () => {
-    const started = await listenAllInOneWorld('interactive-authorization', { OUTBOUND_ALLOW_HTTP: 'true' })
+    const started = await listenAllInOneWorld('interactive-authorization', {
+      OUTBOUND_ALLOW_HTTP: 'true',
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    })
     ;({ app, baseUrl } = started)
     auth = started.tenants.a.auth
     authB = started.tenants.b.auth
@@ -263,6 +268,69 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       family_name: 'Mustermann',
       given_name: 'Erika',
     })
+  })
+
+  it('issue 26: an attribute provider is asked with the presented credential (not a user), and its answer fills the rest of the mDL', async () => {
+    const asked: Loose[] = []
+    const provider = createServer((req, res) => {
+      let body = ''
+      req.on('data', (chunk) => {
+        body += chunk
+      })
+      req.on('end', () => {
+        const request = JSON.parse(body) as Loose
+        asked.push(request)
+        const family = request.presentation?.credentials?.pid?.[0]?.family_name
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ [NS]: { document_number: `D-${family}` } }))
+      })
+    })
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve))
+    try {
+      const api = (path: string, payload: unknown) =>
+        fetch(`${baseUrl}/api${path}`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify(payload),
+        })
+      const url = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/attributes`
+      expect((await api('/attribute-providers', { id: 'mdl-registry', url })).status).toBe(201)
+      const created = await api('/credentials', {
+        id: 'mdl-registry',
+        config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL', scope: 'mdl-registry' },
+        keyChainId: 'keys',
+        attributeProviderId: 'mdl-registry',
+        fields: [
+          { path: ['family_name'], type: 'string', namespace: NS, mandatory: true },
+          { path: ['document_number'], type: 'string', namespace: NS, mandatory: true },
+        ],
+        userAuthentication: {
+          loginProviderId: 'pid-login',
+          claims: { [`${NS}.family_name`]: ['family_name'] },
+        },
+      })
+      expect(created.status, await created.text()).toBe(201)
+      const pid = await issuePid()
+      const first = await initial({ configuration: 'mdl-registry' })
+      expect(first.status, JSON.stringify(first.body)).toBe(401)
+      const answered = await present(first.body, pid)
+      expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+      expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-registry')).toStrictEqual({
+        family_name: 'Mustermann',
+        document_number: 'D-Mustermann',
+      })
+      expect(asked).toHaveLength(1)
+      expect(asked[0]).toMatchObject({
+        credentialConfigurationId: 'mdl-registry',
+        presentation: {
+          presentationConfigId: 'pid-login',
+          credentials: { pid: [expect.objectContaining({ family_name: 'Mustermann', given_name: 'Erika' })] },
+        },
+      })
+      expect(asked[0]).not.toHaveProperty('user')
+    } finally {
+      await new Promise((resolve) => provider.close(resolve))
+    }
   })
 
   it('§"Require Presentation": ia_post.jwt, the response encrypted to the request key (OpenID4VP 1.0 §8.3)', async () => {

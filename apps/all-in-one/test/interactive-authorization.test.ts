@@ -16,6 +16,7 @@ import {
   SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { attester, keyPair, sign } from './attestation-fixtures'
 import { listenAllInOneWorld } from './harness'
 import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
@@ -75,12 +76,14 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     form: Record<string, string>,
     dpop?: Keys,
     headers: Record<string, string> = {},
+    httpHeaders: Record<string, string> = {},
   ) => {
     let nonce: string | undefined
     for (;;) {
       const response = await fetch(url, {
         method: 'POST',
         headers: {
+          ...httpHeaders,
           'content-type': 'application/x-www-form-urlencoded',
           ...(dpop ? { dpop: await dpopProof(dpop, url, nonce ? { nonce, ...headers } : headers) } : {}),
         },
@@ -103,7 +106,14 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
 
   /** §"Initial Request": the PAR parameters and interaction_types_supported. */
   const initial = async (
-    options: { types?: string[]; configuration?: string; dpop?: Keys; redirectUri?: string } = {},
+    options: {
+      types?: string[]
+      configuration?: string
+      dpop?: Keys
+      redirectUri?: string
+      /** Wallet attestation headers (ABCA). */
+      attestation?: Record<string, string>
+    } = {},
   ) => {
     const { verifier, challenge } = pkce()
     const answer = await postForm(
@@ -120,6 +130,8 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
         ...(options.redirectUri ? { redirect_uri: options.redirectUri } : {}),
       },
       options.dpop,
+      {},
+      options.attestation,
     )
     return { ...answer, verifier }
   }
@@ -137,6 +149,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       authSession?: string
       disclose?: Record<string, boolean>
       dpop?: Keys
+      attestation?: Record<string, string>
       /** Another presentation than the SD-JWT VC one (an mdoc). */
       vpToken?: (request: Loose) => Promise<string>
     } = {},
@@ -166,6 +179,8 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
         openid4vp_response: JSON.stringify(response),
       },
       options.dpop,
+      {},
+      options.attestation,
     )
   }
 
@@ -474,6 +489,58 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     expect(none.body.error).toBe('invalid_dpop_proof')
     const own = await present(first.body, pid, { dpop: owner })
     expect(own.status, JSON.stringify(own.body)).toBe(200)
+  })
+
+  it('§"Preventing Session Fixation Attacks", ABCA: a follow-up must come from the Initial Request’s attested wallet instance; none, another wallet’s or another instance’s attestation is refused and the owner can still finish', async () => {
+    const own = await attester('IA Wallet')
+    const other = await attester('IA Other Wallet')
+    const providers = await fetch(`${baseUrl}/api/wallet-providers`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'ia-wallets',
+        name: 'IA wallets',
+        trustAnchors: [own.rootPem, other.rootPem],
+      }),
+    })
+    expect(providers.status, await providers.text()).toBe(201)
+    const attestation = async (from: typeof own, instance: Awaited<ReturnType<typeof keyPair>>) => {
+      const now = Math.floor(Date.now() / 1000)
+      const jwt = await sign(
+        from.leaf,
+        { typ: 'oauth-client-attestation+jwt', x5c: from.x5c },
+        {
+          iss: 'https://wallet.example.com',
+          sub: 'wallet-1',
+          exp: now + 600,
+          iat: now,
+          cnf: { jwk: instance.publicJwk },
+        },
+      )
+      const pop = await sign(
+        instance,
+        { typ: 'oauth-client-attestation-pop+jwt' },
+        { iss: 'wallet-1', aud: issuer, jti: randomBytes(12).toString('base64url'), iat: now },
+      )
+      return { 'oauth-client-attestation': jwt, 'oauth-client-attestation-pop': pop }
+    }
+    const pid = await issuePid()
+    const instance = await keyPair()
+    const first = await initial({ attestation: await attestation(own, instance) })
+    expect(first.status, JSON.stringify(first.body)).toBe(401)
+    const unattested = await present(first.body, pid)
+    expect(unattested.status).toBe(401)
+    expect(unattested.body.error).toBe('invalid_client')
+    const foreign = await present(first.body, pid, { attestation: await attestation(other, await keyPair()) })
+    expect(foreign.status).toBe(401)
+    expect(foreign.body.error).toBe('invalid_client')
+    // The same wallet product (client id, provider) on another device: another instance key.
+    const sibling = await present(first.body, pid, { attestation: await attestation(own, await keyPair()) })
+    expect(sibling.status).toBe(401)
+    expect(sibling.body.error).toBe('invalid_client')
+    const owner = await present(first.body, pid, { attestation: await attestation(own, instance) })
+    expect(owner.status, JSON.stringify(owner.body)).toBe(200)
+    expect(owner.body.authorization_code).toEqual(expect.any(String))
   })
 
   it('§"Authorization Challenge Error Response": no interaction type the server can use → 400 missing_interaction_type; without interaction_types_supported (a FiPA-only client) → FiPA §5.2.2.1.1 redirect_to_web', async () => {

@@ -465,6 +465,7 @@ export function createAuthorizationService(scope: TenantScope<ProtocolDeps>) {
       sessionId: offer?.id ?? null,
       dpopJkt: dpopJkt ?? pushed.dpopJkt ?? null,
       attestedClientId: walletClient?.clientId ?? null,
+      attestationJkt: walletClient?.instanceJkt ?? null,
       expiresAt: new Date(now.getTime() + REQUEST_URI_SECONDS * 1000),
     })
     return { id, requestUri, requested: configs.filter((c) => requested.includes(c.id)) }

@@ -15,6 +15,8 @@ export interface WalletClient {
   /** The attested client id (`sub` of the wallet attestation). */
   clientId: string
   walletProviderId: string
+  /** JWK thumbprint of the attestation's `cnf.jwk`: this wallet instance, not only its kind. */
+  instanceJkt: string
 }
 
 const invalidClient = (description: string, cause?: unknown) =>
@@ -106,5 +108,5 @@ export async function authenticateWalletClient(
     ))
   )
     throw invalidClient('the client attestation PoP was already used')
-  return { clientId: payload.sub, walletProviderId: verified.walletProviderId }
+  return { clientId: payload.sub, walletProviderId: verified.walletProviderId, instanceJkt: thumbprint }
 }

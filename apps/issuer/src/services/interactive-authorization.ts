@@ -193,8 +193,9 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
     // wallet that started the request; a mismatch leaves the auth_session to its owner.
     if (waiting.dpopJkt && sender.dpopJkt !== waiting.dpopJkt)
       throw new ProtocolError('invalid_dpop_proof', 'the Initial Request was bound to another DPoP key')
-    if (waiting.attestedClientId && sender.walletClient?.clientId !== waiting.attestedClientId)
-      throw new ProtocolError('invalid_client', 'the Initial Request was made by another attested client', {
+    // The same wallet instance (its attestation key), not only the same wallet product.
+    if (waiting.attestationJkt && sender.walletClient?.instanceJkt !== waiting.attestationJkt)
+      throw new ProtocolError('invalid_client', 'the Initial Request was made by another attested wallet', {
         status: 401,
       })
     const row = await requests.takeAuthSession(hash, now)

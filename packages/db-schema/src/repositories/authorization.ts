@@ -23,6 +23,7 @@ const INSERT_COLUMNS = [
   'sessionId',
   'dpopJkt',
   'attestedClientId',
+  'attestationJkt',
   'expiresAt',
 ]
 

@@ -95,6 +95,8 @@ export const authorizationRequests = pgTable(
     dpopJkt: text(),
     /** The attested client (wallet attestation `sub`) of the pushed request: the token request must be too. */
     attestedClientId: text(),
+    /** The attested wallet instance (thumbprint of the attestation's cnf.jwk) that pushed the request. */
+    attestationJkt: text(),
     /** Upstream login: our state (hashed), and nonce + PKCE verifier encrypted. */
     loginStateHash: text(),
     loginSecretsEncrypted: text(),

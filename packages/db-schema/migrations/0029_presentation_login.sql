@@ -1,1 +1,0 @@
-ALTER TABLE "authorization_requests" ADD COLUMN "same_device_presentation_session_id" text;

@@ -7,8 +7,8 @@
  * this process: its CPU is not server CPU.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose'
-import { issueOverHttp, presentSdJwt } from '../test/wallet'
+import { decodeJwt } from 'jose'
+import { holderProof, issueOverHttp, presentSdJwt } from '../test/wallet'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
 type Json = Record<string, any>
@@ -116,16 +116,7 @@ export async function createInteractiveFlow(base: string, tenant: string, auth: 
       'token',
     )
     const { c_nonce } = await json(await fetch(`${issuer}/nonce`, { method: 'POST' }), 200, 'nonce')
-    const holder = await generateKeyPair('ES256')
-    const proof = await new SignJWT({ nonce: c_nonce })
-      .setProtectedHeader({
-        alg: 'ES256',
-        typ: 'openid4vci-proof+jwt',
-        jwk: await exportJWK(holder.publicKey),
-      })
-      .setAudience(issuer)
-      .setIssuedAt()
-      .sign(holder.privateKey)
+    const { proof } = await holderProof(issuer, c_nonce)
     await json(
       await fetch(`${issuer}/credential`, {
         method: 'POST',

@@ -1,4 +1,3 @@
-import { createPrivateKey } from 'node:crypto'
 import { createServer as createHttpServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
@@ -7,7 +6,6 @@ import {
   MDL_DOCUMENT_SIGNER_EKU,
   type Signer,
   signJws,
-  signWithKeyObject,
 } from '@credential-service/crypto'
 import {
   certificateSigner,

@@ -18,7 +18,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, keyPair, sign } from './attestation-fixtures'
 import { listenAllInOneWorld } from './harness'
-import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
+import { holderProof, issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
 const NS = 'org.iso.18013.5.1'
@@ -199,16 +199,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     })
     expect(token.status, JSON.stringify(token.body)).toBe(200)
     const { c_nonce } = (await (await fetch(`${issuer}/nonce`, { method: 'POST' })).json()) as Loose
-    const holder = await generateKeyPair('ES256')
-    const proof = await new SignJWT({ nonce: c_nonce })
-      .setProtectedHeader({
-        alg: 'ES256',
-        typ: 'openid4vci-proof+jwt',
-        jwk: await exportJWK(holder.publicKey),
-      })
-      .setAudience(issuer)
-      .setIssuedAt()
-      .sign(holder.privateKey)
+    const { proof } = await holderProof(issuer, c_nonce)
     const identifier = token.body.authorization_details?.[0]?.credential_identifiers?.[0]
     const credential = await fetch(`${issuer}/credential`, {
       method: 'POST',

@@ -3,13 +3,12 @@ import { queryRows, type TestDatabase, testDatabases } from '@credential-service
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { sql } from 'drizzle-orm'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { expect } from 'vitest'
 import { freePort } from './free-port'
 import { bearer, startAllInOne } from './harness'
 import { resolveAndAnswer } from './oid4vp-wallet'
 import { issue, setUpTenant, VCT } from './session-fixtures'
-import { kbSigner } from './wallet'
+import { holderProof, kbSigner } from './wallet'
 
 export const REDIRECT = 'https://wallet.example/cb'
 // biome-ignore lint/suspicious/noExplicitAny: tests read loosely typed JSON answers
@@ -157,16 +156,7 @@ export async function startPresentationLogin(host = '127.0.0.1') {
     const tokens = (await token.json()) as Json
     expect(token.status, JSON.stringify(tokens)).toBe(200)
     const { c_nonce } = (await (await fetch(`${issuer}/nonce`, { method: 'POST' })).json()) as Json
-    const holder = await generateKeyPair('ES256')
-    const proof = await new SignJWT({ nonce: c_nonce })
-      .setProtectedHeader({
-        alg: 'ES256',
-        typ: 'openid4vci-proof+jwt',
-        jwk: await exportJWK(holder.publicKey),
-      })
-      .setAudience(issuer)
-      .setIssuedAt()
-      .sign(holder.privateKey)
+    const { proof } = await holderProof(issuer, c_nonce)
     const credential = await fetch(`${issuer}/credential`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.access_token}` },

@@ -1,11 +1,5 @@
-import { createHash, createPrivateKey, X509Certificate } from 'node:crypto'
-import {
-  issueMdoc,
-  issueSdJwtVc,
-  MDL_DOCUMENT_SIGNER_EKU,
-  type Signer,
-  signWithKeyObject,
-} from '@credential-service/crypto'
+import { createHash, X509Certificate } from 'node:crypto'
+import { issueMdoc, issueSdJwtVc, MDL_DOCUMENT_SIGNER_EKU, type Signer } from '@credential-service/crypto'
 import {
   certificateSigner,
   issueTestCertificate,

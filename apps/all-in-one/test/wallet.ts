@@ -49,6 +49,17 @@ async function postJson(url: string, body: unknown, headers: Record<string, stri
  * A credential for a fresh (or given) holder key over real HTTP: offer by value through `/api`,
  * then token, nonce and credential at the offer's credential issuer (OpenID4VCI pre-authorized flow).
  */
+/** An OpenID4VCI 1.0 §8.2.1.1 `jwt` proof for `issuer` and `nonce`, by a fresh holder key. */
+export async function holderProof(issuer: string, nonce: string) {
+  const holder = await generateKeyPair('ES256')
+  const proof = await new SignJWT({ nonce })
+    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: await exportJWK(holder.publicKey) })
+    .setAudience(issuer)
+    .setIssuedAt()
+    .sign(holder.privateKey)
+  return { proof, holder }
+}
+
 export async function issueOverHttp(options: {
   apiBase: string
   auth: Record<string, string>

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import {
   IA_ENDPOINT_PATH,
   isIntermediateRequest,
@@ -11,7 +12,7 @@ import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { createAuthorizationService } from '../services/authorization'
+import { createAuthorizationService, type PushSender } from '../services/authorization'
 import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import { createInteractiveAuthorizationService } from '../services/interactive-authorization'
@@ -43,6 +44,23 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
   const service = perTenant((tenant) => createAuthorizationService(scopes(tenant)))
   const interactive = perTenant((tenant) => createInteractiveAuthorizationService(scopes(tenant)))
 
+  /** Who sent a pushed request (PAR or the Initial and Intermediate Requests): DPoP key, attested wallet. */
+  async function senderOf(
+    tenant: string,
+    path: string,
+    req: { headers: IncomingHttpHeaders; method: string; body: Record<string, unknown> },
+  ): Promise<PushSender> {
+    const dpop = await verifyDpop(scopes(tenant), {
+      headers: req.headers,
+      method: req.method,
+      url: `${deps.publicUrl}/issuers/${tenant}/${path}`,
+      at: 'token',
+    })
+    const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
+    const walletClient = await authenticateWalletClient(scopes(tenant), { headers: req.headers, clientId })
+    return { dpopJkt: dpop?.jkt, walletClient }
+  }
+
   return async (app) => {
     app.post(
       '/issuers/:tenant/par',
@@ -60,22 +78,9 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
         await requireTenant(deps, tenant)
         // PAR takes the token endpoint's client authentication and DPoP (HAIP 4.3, RFC 9449 §10):
         // a DPoP proof here binds the code to its key, like dpop_jkt.
-        const dpop = await verifyDpop(scopes(tenant), {
-          headers: req.headers,
-          method: req.method,
-          url: `${deps.publicUrl}/issuers/${tenant}/par`,
-          at: 'token',
-        })
-        const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
-        const walletClient = await authenticateWalletClient(scopes(tenant), {
-          headers: req.headers,
-          clientId,
-        })
+        const sender = await senderOf(tenant, 'par', req)
         // Parsed after the sender is authenticated, the order in which the endpoint has always refused.
-        const pushed = await service(tenant).push(parseParRequest(req.body), {
-          dpopJkt: dpop?.jkt,
-          walletClient,
-        })
+        const pushed = await service(tenant).push(parseParRequest(req.body), sender)
         return reply.status(201).header('cache-control', 'no-store').send(pushed)
       },
     )
@@ -98,18 +103,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
         const tenant = req.params.tenant
         await requireTenant(deps, tenant)
         reply.header('cache-control', 'no-store')
-        const dpop = await verifyDpop(scopes(tenant), {
-          headers: req.headers,
-          method: req.method,
-          url: `${deps.publicUrl}/issuers/${tenant}/${IA_ENDPOINT_PATH}`,
-          at: 'token',
-        })
-        const clientId = typeof req.body.client_id === 'string' ? req.body.client_id : undefined
-        const walletClient = await authenticateWalletClient(scopes(tenant), {
-          headers: req.headers,
-          clientId,
-        })
-        const sender = { dpopJkt: dpop?.jkt, walletClient }
+        const sender = await senderOf(tenant, IA_ENDPOINT_PATH, req)
         const answer = isIntermediateRequest(req.body)
           ? await interactive(tenant).presented(parseIaPresentationRequest(req.body), sender)
           : await interactive(tenant).initial(parseIaInitialRequest(req.body), sender)

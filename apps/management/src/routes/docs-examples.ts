@@ -261,14 +261,14 @@ requestExamples.add(zLoginProviderInput, {
     },
   },
   presentation: {
-    summary: 'The holder shows a PID before issuance (presentation during issuance)',
+    summary: 'The holder presents a credential before issuance (presentation during issuance)',
     description:
-      'The presentation configuration `pid-check` asks for the PID claims that credential configurations naming this provider map into their fields (`userAuthentication.claims`, e.g. `{"family_name": ["family_name"]}`).',
+      'The presentation configuration (here the employee badge check) asks for the claims that credential configurations naming this provider map into their fields (`userAuthentication.claims`, e.g. `{"family_name": ["family_name"]}`). A PID check is the common case: show your PID, get an mDL.',
     value: {
-      id: 'pid-login',
+      id: 'badge-login',
       kind: 'presentation',
-      description: 'Log in by presenting the national PID',
-      presentationConfigId: 'pid-check',
+      description: 'Log in by presenting the employee badge',
+      presentationConfigId: BADGE_CHECK,
     },
   },
 })
@@ -304,6 +304,13 @@ requestExamples.add(zWalletProviderInput, {
 })
 
 requestExamples.add(zTrustListInput, {
+  walletRoots: {
+    summary: 'The root certificates of a wallet provider, for wallet and key attestations',
+    value: {
+      id: 'example-wallet-roots',
+      source: { type: 'pem', certificates: [EXAMPLE_WALLET_PROVIDER_ROOT] },
+    },
+  },
   pem: {
     summary: 'Trust the issuers that chain to certificates given here',
     value: {

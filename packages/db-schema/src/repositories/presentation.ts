@@ -1,4 +1,4 @@
-import { and, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
+import { and, eq, gt, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
@@ -80,6 +80,22 @@ export type NewPresentationSession = Omit<typeof presentationSessions.$inferInse
 /** Presentation sessions of one tenant. The response is accepted once: a conditional update wins. */
 export function createPresentationSessionRepository(db: Database, tenantId: string) {
   const inTenant = eq(presentationSessions.tenantId, tenantId)
+  /** The row matching `condition`, its result taken out of it in the same transaction (once). */
+  const takeOnce = (id: string, condition: SQL) =>
+    db.transaction(async (tx) => {
+      const [row] = await tx
+        .select()
+        .from(presentationSessions)
+        .where(and(inTenant, eq(presentationSessions.id, id), condition))
+        .for('update')
+      if (!row) return undefined
+      await tx
+        .update(presentationSessions)
+        .set({ resultEncrypted: null, legacyResult: null, updatedAt: new Date() })
+        .where(and(inTenant, eq(presentationSessions.id, id)))
+      return row
+    })
+
   return {
     async insert(row: NewPresentationSession): Promise<PresentationSessionRow> {
       const values = insertValues(presentationSessions, INSERT_COLUMNS, { ...row, tenantId })
@@ -146,29 +162,13 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
      * result was released (or dropped) already.
      */
     async releaseResult(id: string, responseCodeHash: string): Promise<PresentationSessionRow | undefined> {
-      return db.transaction(async (tx) => {
-        const [row] = await tx
-          .select()
-          .from(presentationSessions)
-          .where(
-            and(
-              inTenant,
-              eq(presentationSessions.id, id),
-              eq(presentationSessions.responseCodeHash, responseCodeHash),
-              or(
-                isNotNull(presentationSessions.resultEncrypted),
-                isNotNull(presentationSessions.legacyResult),
-              ),
-            ),
-          )
-          .for('update')
-        if (!row) return undefined
-        await tx
-          .update(presentationSessions)
-          .set({ resultEncrypted: null, legacyResult: null, updatedAt: new Date() })
-          .where(and(inTenant, eq(presentationSessions.id, id)))
-        return row
-      })
+      return takeOnce(
+        id,
+        and(
+          eq(presentationSessions.responseCodeHash, responseCodeHash),
+          or(isNotNull(presentationSessions.resultEncrypted), isNotNull(presentationSessions.legacyResult)),
+        ) as SQL,
+      )
     },
 
     /**
@@ -177,27 +177,14 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
      * session in the same transaction, so a second caller gets nothing.
      */
     async takeResult(id: string): Promise<PresentationSessionRow | undefined> {
-      return db.transaction(async (tx) => {
-        const [row] = await tx
-          .select()
-          .from(presentationSessions)
-          .where(
-            and(
-              inTenant,
-              eq(presentationSessions.id, id),
-              eq(presentationSessions.status, 'verified'),
-              isNull(presentationSessions.responseCodeHash),
-              isNotNull(presentationSessions.resultEncrypted),
-            ),
-          )
-          .for('update')
-        if (!row) return undefined
-        await tx
-          .update(presentationSessions)
-          .set({ resultEncrypted: null, legacyResult: null, updatedAt: new Date() })
-          .where(and(inTenant, eq(presentationSessions.id, id)))
-        return row
-      })
+      return takeOnce(
+        id,
+        and(
+          eq(presentationSessions.status, 'verified'),
+          isNull(presentationSessions.responseCodeHash),
+          isNotNull(presentationSessions.resultEncrypted),
+        ) as SQL,
+      )
     },
   }
 }

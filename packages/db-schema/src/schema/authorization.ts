@@ -10,47 +10,8 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
-import { presentationConfigs } from './configs'
 import { oneOf } from './one-of'
 import { tenants } from './tenants'
-
-/**
- * Upstream OpenID providers that authenticate holders in the authorization code flow. The client
- * secret is encrypted (key runtime cipher) and never returned.
- */
-export const loginProviders = pgTable(
-  'login_providers',
-  {
-    tenantId: text()
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: text().notNull(),
-    description: text(),
-    /** `openid`: an upstream OpenID provider; `presentation`: a presentation of another credential. */
-    kind: text().notNull().default('openid'),
-    issuer: text(),
-    clientId: text(),
-    clientSecretEncrypted: text(),
-    scopes: text().array().notNull(),
-    /** Kind `presentation`: the presentation configuration the holder answers. */
-    presentationConfigId: text(),
-    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
-  },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
-    foreignKey({
-      name: 'login_providers_presentation_config_fk',
-      columns: [t.tenantId, t.presentationConfigId],
-      foreignColumns: [presentationConfigs.tenantId, presentationConfigs.id],
-    }).onDelete('no action'),
-    check(
-      'login_providers_kind_check',
-      sql`(${t.kind} = 'openid' and ${t.issuer} is not null and ${t.clientId} is not null and ${t.presentationConfigId} is null) or (${t.kind} = 'presentation' and ${t.presentationConfigId} is not null)`,
-    ),
-  ],
-)
-export type LoginProviderRow = typeof loginProviders.$inferSelect
 
 /**
  * The statuses an authorization request is stored with, which a CHECK holds the column to:

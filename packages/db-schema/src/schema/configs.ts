@@ -5,8 +5,10 @@ import type {
   KeyAttestationPolicy,
   LoginClaimSource,
 } from '@credential-service/core-domain'
+import { sql } from 'drizzle-orm'
 import {
   boolean,
+  check,
   foreignKey,
   integer,
   jsonb,
@@ -15,7 +17,6 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core'
-import { loginProviders } from './authorization'
 import { keyChains } from './key-chains'
 import { tenants } from './tenants'
 
@@ -57,6 +58,45 @@ export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect
  * (spec §9.2). References are composite foreign keys within the tenant, so a referenced key chain,
  * provider or endpoint cannot be deleted and another tenant's cannot be named.
  */
+/**
+ * Login providers (kind `openid`: upstream OpenID providers; kind `presentation`: a presentation
+ * configuration the holder answers). Upstream OpenID providers that authenticate holders in the authorization code flow. The client
+ * secret is encrypted (key runtime cipher) and never returned.
+ */
+export const loginProviders = pgTable(
+  'login_providers',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: text().notNull(),
+    description: text(),
+    /** `openid`: an upstream OpenID provider; `presentation`: a presentation of another credential. */
+    kind: text().notNull().default('openid'),
+    issuer: text(),
+    clientId: text(),
+    clientSecretEncrypted: text(),
+    scopes: text().array().notNull(),
+    /** Kind `presentation`: the presentation configuration the holder answers. */
+    presentationConfigId: text(),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    foreignKey({
+      name: 'login_providers_presentation_config_fk',
+      columns: [t.tenantId, t.presentationConfigId],
+      foreignColumns: [presentationConfigs.tenantId, presentationConfigs.id],
+    }).onDelete('no action'),
+    check(
+      'login_providers_kind_check',
+      sql`(${t.kind} = 'openid' and ${t.issuer} is not null and ${t.clientId} is not null and ${t.presentationConfigId} is null) or (${t.kind} = 'presentation' and ${t.presentationConfigId} is not null)`,
+    ),
+  ],
+)
+export type LoginProviderRow = typeof loginProviders.$inferSelect
+
 export const credentialConfigs = pgTable(
   'credential_configs',
   {

@@ -1,16 +1,23 @@
 export type { AuditLogRow } from './audit-log'
 export { auditLog } from './audit-log'
-export type { AuthorizationRequestRow, LoginProviderRow } from './authorization'
-export { AUTHORIZATION_REQUEST_STATUSES, authorizationRequests, loginProviders } from './authorization'
+export type { AuthorizationRequestRow } from './authorization'
+export { AUTHORIZATION_REQUEST_STATUSES, authorizationRequests } from './authorization'
 export type { ClientRow } from './clients'
 export { clients } from './clients'
 export type {
   AttributeProviderRow,
   CredentialConfigRow,
+  LoginProviderRow,
   PresentationConfigRow,
   WebhookEndpointRow,
 } from './configs'
-export { attributeProviders, credentialConfigs, presentationConfigs, webhookEndpoints } from './configs'
+export {
+  attributeProviders,
+  credentialConfigs,
+  loginProviders,
+  presentationConfigs,
+  webhookEndpoints,
+} from './configs'
 export type { CredentialEncryptionKeyRow, DeferredCredentialRow } from './deferred'
 export { credentialEncryptionKeys, deferredCredentials } from './deferred'
 export type { IssuanceNotificationRow, IssuanceSessionRow } from './issuance'

@@ -258,6 +258,42 @@ describe.each(testDatabases())('login providers (OpenID4VCI §5 holder login) on
       expect(deleted.statusCode).toBe(409)
     })
 
+    it('issue 26: a replace of the presentation configuration that stops asking for a mapped claim is a 422 naming the credential; one that keeps it is saved', async () => {
+      const pid = await pidPresentation()
+      const lp = random('lp')
+      await send('POST', '/api/login-providers', { id: lp, kind: 'presentation', presentationConfigId: pid })
+      const id = random('badge')
+      expect((await send('POST', '/api/credentials', badge(id, lp, { born: 'birthdate' }))).statusCode).toBe(
+        201,
+      )
+      const query = (claims: string[]) => ({
+        id: pid,
+        keyChainId,
+        dcqlQuery: {
+          credentials: [
+            {
+              id: 'pid',
+              format: 'dc+sd-jwt',
+              meta: { vct_values: [PID_VCT] },
+              claims: claims.map((name) => ({ path: [name] })),
+            },
+          ],
+        },
+      })
+      const dropped = await send('PUT', `/api/presentations/${pid}`, query(['family_name']))
+      expect(dropped.statusCode).toBe(422)
+      expect(dropped.json().errors).toStrictEqual([
+        {
+          path: 'body.dcqlQuery',
+          message: expect.stringMatching(
+            new RegExp(`^credential '${id}'\\.userAuthentication\\.claims\\.born: `),
+          ),
+        },
+      ])
+      const kept = await send('PUT', `/api/presentations/${pid}`, query(['birthdate', 'given_name']))
+      expect(kept.statusCode).toBe(200)
+    })
+
     it('error: kind fields are checked (400 naming each, like every schema error); an unknown presentation configuration is a 422', async () => {
       const mixed = await send('POST', '/api/login-providers', {
         ...provider(random('lp')),

@@ -165,6 +165,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
             prefix: '',
             outbound: deps.configs.outbound,
             verifier: deps.keyChains,
+            replacedCredentialIds: importedIds,
           })
       rejected.push(
         ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),

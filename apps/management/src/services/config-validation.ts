@@ -196,6 +196,8 @@ export async function presentationConfigIssues(
     outbound: OutboundUrlPolicy
     /** PUBLIC_URL and the clock, for the verifier attestation's `sub` and `exp`. */
     verifier: { publicUrl: string; now: () => Date }
+    /** Credential configurations replaced in the same import: checked when they are applied. */
+    replacedCredentialIds?: ReadonlySet<string>
   },
 ): Promise<ValidationIssue[]> {
   const prefix = options.prefix ?? 'body'
@@ -210,7 +212,61 @@ export async function presentationConfigIssues(
     ...(await missingTrustLists(db, tenantId, config.trustListIds, prefix, options.tx ?? db)),
     ...(missing.length ? [] : await verifierAttestationFieldIssues(db, tenantId, config, prefix, options)),
     ...(await trustedAuthorityIssues(db, tenantId, config, prefix, options.tx ?? db)),
+    ...(await loginMappingIssues(
+      db,
+      tenantId,
+      config,
+      prefix,
+      options.tx ?? db,
+      options.replacedCredentialIds,
+    )),
   ]
+}
+
+/**
+ * Presentation during issuance: credential configurations logging in with a `presentation`
+ * provider that names this configuration map claims its DCQL query must still ask for (a replace
+ * that drops one would leave their fields silently empty).
+ */
+async function loginMappingIssues(
+  db: Database,
+  tenantId: string,
+  config: PresentationConfigData,
+  prefix: string,
+  tx: Executor,
+  replacedCredentialIds: ReadonlySet<string> = new Set(),
+): Promise<ValidationIssue[]> {
+  const providers = (await createLoginProviderRepository(db, tenantId).all(tx)).filter(
+    (p) => p.kind === 'presentation' && p.presentationConfigId === config.id,
+  )
+  if (!providers.length) return []
+  const ids = new Set(providers.map((p) => p.id))
+  const known = await knownCredentialTypes(db, tenantId, tx)
+  const issues: ValidationIssue[] = []
+  for (const credential of await createCredentialConfigRepository(db, tenantId).all(tx)) {
+    const auth = credential.userAuthentication
+    if (!auth || !ids.has(auth.loginProviderId) || replacedCredentialIds.has(credential.id)) continue
+    const found = presentedClaimIssues(
+      auth.claims ?? {},
+      credential.fields,
+      config,
+      known,
+      `credential '${credential.id}'`,
+    )
+    issues.push(
+      ...found.map((issue) => ({ path: `${prefix}.dcqlQuery`, message: `${issue.path}: ${issue.message}` })),
+    )
+  }
+  return issues
+}
+
+/** The credential types this tenant issues, by their fields: what a presented one of them holds. */
+async function knownCredentialTypes(db: Database, tenantId: string, tx: Executor) {
+  return (await createCredentialConfigRepository(db, tenantId).all(tx)).map((c) => ({
+    vct: c.config.vct,
+    docType: c.config.docType,
+    fields: c.fields,
+  }))
 }
 
 /**
@@ -333,11 +389,7 @@ async function loginClaimIssues(
     ? await createPresentationConfigRepository(db, tenantId).get(provider.presentationConfigId, tx)
     : undefined
   if (!presentation) return []
-  const known = (await createCredentialConfigRepository(db, tenantId).all(tx)).map((c) => ({
-    vct: c.config.vct,
-    docType: c.config.docType,
-    fields: c.fields,
-  }))
+  const known = await knownCredentialTypes(db, tenantId, tx)
   return presentedClaimIssues(mapping, config.fields, presentation, known, prefix)
 }
 

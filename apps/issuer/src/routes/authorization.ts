@@ -9,7 +9,7 @@ import {
   parseParRequest,
 } from '@credential-service/core-domain'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
-import type { onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { createAuthorizationService, type PushSender } from '../services/authorization'
@@ -61,17 +61,20 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
     return { dpopJkt: dpop?.jkt, walletClient }
   }
 
+  /** PAR and the challenge endpoint take the same rate limit, DPoP and attestation nonces, forms only. */
+  const pushedRequestHooks = (app: FastifyInstance) => [
+    walletLimit(app, limits, 'par'),
+    dpopNonceHeader(deps),
+    attestationChallengeHeader(deps),
+    formOnly,
+  ]
+
   return async (app) => {
     app.post(
       '/issuers/:tenant/par',
       {
         schema: { params: tenantParams, body: anyBody },
-        onRequest: [
-          walletLimit(app, limits, 'par'),
-          dpopNonceHeader(deps),
-          attestationChallengeHeader(deps),
-          formOnly,
-        ],
+        onRequest: pushedRequestHooks(app),
       },
       async (req, reply) => {
         const tenant = req.params.tenant
@@ -92,12 +95,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       `/issuers/:tenant/${IA_ENDPOINT_PATH}`,
       {
         schema: { params: tenantParams, body: anyBody },
-        onRequest: [
-          walletLimit(app, limits, 'par'),
-          dpopNonceHeader(deps),
-          attestationChallengeHeader(deps),
-          formOnly,
-        ],
+        onRequest: pushedRequestHooks(app),
       },
       async (req, reply) => {
         const tenant = req.params.tenant

@@ -57,6 +57,7 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
       // Presentations during issuance are verified here too (Interactive Authorization).
       statusLists: createStatusLists({
         maxSeconds: options.config.STATUS_LIST_CACHE_MAX_SECONDS,
+        staleIfErrorSeconds: options.config.STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS,
         maxEntries: options.config.STATUS_LIST_CACHE_MAX_ENTRIES,
         maxBytes: options.config.STATUS_LIST_CACHE_MAX_BYTES,
       }),

@@ -35,6 +35,7 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
       ...protocolDeps(app, options),
       statusLists: createStatusLists({
         maxSeconds: config.STATUS_LIST_CACHE_MAX_SECONDS,
+        staleIfErrorSeconds: config.STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS,
         maxEntries: config.STATUS_LIST_CACHE_MAX_ENTRIES,
         maxBytes: config.STATUS_LIST_CACHE_MAX_BYTES,
       }),

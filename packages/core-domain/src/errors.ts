@@ -84,8 +84,12 @@ export class RuleViolationError extends DomainError {
 }
 
 export class UpstreamError extends DomainError {
-  constructor(detail: string, options?: { cause?: unknown }) {
+  /** The other side did not answer (a timeout, no connection): asking again later may work. */
+  readonly transient: boolean
+
+  constructor(detail: string, options?: { cause?: unknown; transient?: boolean }) {
     super('upstream_failure', detail, options)
+    this.transient = options?.transient ?? false
   }
 }
 

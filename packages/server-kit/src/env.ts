@@ -115,6 +115,15 @@ export const zCommonEnv = z.object({
     .describe(
       'Longest the verifier uses a fetched status list without asking its server again; shorter when the token’s `ttl`, the answer’s Cache-Control max-age or the token’s `exp` says so, and revalidated with its ETag. 0 turns the cache off: every presentation fetches the list',
     ),
+  STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(300)
+    .describe(
+      'How long past its lifetime a cached status list still answers while its server times out, cannot be reached or answers 5xx, 408 or 429 (never past the token’s `exp`, nor after `no-cache` or `must-revalidate`); without such a list the wallet gets 503 `temporarily_unavailable` with `Retry-After` and the session stays pending. 0: never',
+    ),
   STATUS_LIST_CACHE_MAX_ENTRIES: z.coerce
     .number()
     .int()

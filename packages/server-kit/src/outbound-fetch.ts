@@ -220,8 +220,11 @@ async function fetchChecked(
     const refused = causeChain(error).find((e) => e instanceof AddressRefused)
     if (refused) throw new UpstreamError(`${name}: ${refused.message}`, { cause: error })
     if (signal.aborted)
-      throw new UpstreamError(`${name} did not answer within ${init.timeoutMs} ms`, { cause: error })
-    throw new UpstreamError(`${name} could not be reached`, { cause: error })
+      throw new UpstreamError(`${name} did not answer within ${init.timeoutMs} ms`, {
+        cause: error,
+        transient: true,
+      })
+    throw new UpstreamError(`${name} could not be reached`, { cause: error, transient: true })
   } finally {
     void agent.destroy().catch(() => undefined)
   }

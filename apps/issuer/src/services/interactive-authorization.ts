@@ -14,6 +14,7 @@ import {
   ProtocolError,
   presentationRequired,
   REQUEST_URI_PREFIX,
+  UpstreamUnavailableError,
   webRequired,
 } from '@credential-service/core-domain'
 import { codeHash, PresentationRejected } from '@credential-service/crypto'
@@ -208,6 +209,11 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
     try {
       return await verified(row, session, request.openid4vp_response, now)
     } catch (error) {
+      // A status list its server cannot give now is no verdict (S-135): the same follow-up may come again.
+      if (error instanceof UpstreamUnavailableError) {
+        await requests.releaseAuthSession(row.id)
+        throw error
+      }
       await requests.fail(row.id)
       const { refuse, fail } = sessionEnding(deps, session, now)
       if (error instanceof PresentationRejected) {

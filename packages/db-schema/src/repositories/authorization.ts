@@ -301,6 +301,11 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       )
     },
 
+    /** Gives a taken `auth_session` back when its presentation could not be judged now (a retry may follow). */
+    releaseAuthSession(id: string) {
+      return step(and(eq(t.id, id), eq(t.status, 'authorizing')), { status: 'pushed' })
+    },
+
     fail(id: string) {
       return step(eq(t.id, id), {
         status: 'failed',

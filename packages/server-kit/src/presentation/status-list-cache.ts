@@ -6,12 +6,15 @@ export interface CachedValue {
 export interface StatusListCacheOptions {
   /** Longest a list is used without asking its server again; 0 keeps nothing. */
   maxSeconds: number
+  /** How long past its freshness a kept list stands in while its server cannot answer; 0: never. */
+  staleIfErrorSeconds?: number | undefined
   maxEntries: number
   maxBytes: number
 }
 
 export interface StatusListCache<T extends CachedValue> {
   readonly maxSeconds: number
+  readonly staleIfErrorSeconds: number
   /** The entry for `uri`, now the most recently used one. */
   get(uri: string): T | undefined
   /** Keeps `value` for `uri`, evicting the least recently used entries past the bounds. */
@@ -41,6 +44,7 @@ export function createStatusListCache<T extends CachedValue>(
   }
   return {
     maxSeconds: options.maxSeconds,
+    staleIfErrorSeconds: options.staleIfErrorSeconds ?? 0,
     get(uri) {
       const found = entries.get(uri)
       if (!found) return undefined

@@ -1,5 +1,5 @@
 import { type KeyObject, X509Certificate } from 'node:crypto'
-import { UpstreamError } from '@credential-service/core-domain'
+import { UpstreamError, UpstreamUnavailableError } from '@credential-service/core-domain'
 import {
   decodeStatusListCwt,
   PresentationRejected,
@@ -22,6 +22,24 @@ const STATUS_LIST_TIMEOUT_MS = 5000
 export const STATUS_UNCHECKED = 'the credential status could not be checked'
 export const unchecked = (reason: string) => new PresentationRejected(reason, STATUS_UNCHECKED)
 
+/** Seconds a wallet is told to wait before it posts the same response again. */
+export const STATUS_RETRY_AFTER_SECONDS = 5
+
+/**
+ * A list that could not be had now (its server timed out, was not reached, or answered 5xx, 408
+ * or 429) is no verdict: the response is answered 503 `temporarily_unavailable` with
+ * `Retry-After`, and its session stays pending (S-135). The reason is logged only.
+ */
+export const STATUS_UNAVAILABLE = 'the credential status cannot be checked now; send the same response again'
+export const unavailable = (reason: string) =>
+  new UpstreamUnavailableError(STATUS_UNAVAILABLE, {
+    cause: new Error(reason),
+    retryAfterSeconds: STATUS_RETRY_AFTER_SECONDS,
+  })
+
+/** HTTP statuses of a server that may answer later (RFC 9110 §15.6, §15.5.9; RFC 6585 §4). */
+const retryableStatus = (status: number) => status >= 500 || status === 408 || status === 429
+
 /** The two forms of a Status List Token (TSL §5.1, §5.2). */
 export type StatusListForm = 'jwt' | 'cwt'
 
@@ -40,6 +58,8 @@ export interface FetchedList extends CachedValue {
   freshUntil: number
   /** Cache-Control: no-store. */
   noStore: boolean
+  /** Whether it may stand in past its freshness when its server cannot answer (not after no-cache, must-revalidate). */
+  staleIfError: boolean
   /** Fingerprints of the trust anchor sets its x5c chain passed; the chain is checked once per set. */
   trusted: Set<string>
 }
@@ -90,7 +110,12 @@ function freshUntil(
   return Math.min(now + Math.max(0, seconds) * 1000, list.validUntil)
 }
 
-const noStore = (headers: Headers) => /(^|,)\s*no-store\s*(,|$)/i.test(String(headers['cache-control'] ?? ''))
+const directive = (headers: Headers, name: string) =>
+  new RegExp(`(^|,)\\s*${name}\\s*(,|=|$)`, 'i').test(String(headers['cache-control'] ?? ''))
+const noStore = (headers: Headers) => directive(headers, 'no-store')
+/** RFC 9111 §4.2.4: no stale answer where the server forbade it. */
+const staleIfError = (headers: Headers) =>
+  !['no-store', 'no-cache', 'must-revalidate', 'proxy-revalidate'].some((name) => directive(headers, name))
 
 /**
  * Fetches a Status List Token (draft-ietf-oauth-status-list §8.3, checklist V-33) under the
@@ -119,6 +144,7 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
       options.outbound,
     )
   } catch (error) {
+    if (error instanceof UpstreamError && error.transient) throw unavailable(error.detail)
     throw unchecked(error instanceof UpstreamError ? error.detail : 'the status list could not be fetched')
   }
   if (response.status === 304 && previous?.etag) {
@@ -127,8 +153,11 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
       ...previous,
       freshUntil: freshUntil(headers, previous, now, options.maxSeconds),
       noStore: noStore(headers),
+      staleIfError: staleIfError(headers),
     }
   }
+  if (retryableStatus(response.status))
+    throw unavailable(`the status list could not be fetched: HTTP ${response.status}`)
   if (response.status < 200 || response.status >= 300)
     throw unchecked(`the status list could not be fetched: HTTP ${response.status}`)
   const contentType = String(response.headers['content-type'] ?? '')
@@ -173,6 +202,7 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
     validUntil,
     freshUntil: freshUntil(headers, { ttl, validUntil }, now, options.maxSeconds),
     noStore: noStore(headers),
+    staleIfError: staleIfError(headers),
     trusted: new Set(),
     // What stays in memory: the inflated list and the chain.
     bytes: list.bytes.length + String(token.x5c).length,

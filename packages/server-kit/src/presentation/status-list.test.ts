@@ -6,15 +6,16 @@ import {
   createCertificate,
   generateKeyPair,
   MAX_STATUS_LIST_BYTES,
-  type PresentationRejected,
+  PresentationRejected,
   type Signer,
   signJws,
   signStatusListCwt,
   signWithKeyObject,
 } from '@credential-service/crypto'
+import { UpstreamUnavailableError } from '@credential-service/core-domain'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createStatusLists, requireValidEntry, type StatusCheck, type StatusLists } from './status-list'
-import { STATUS_UNCHECKED } from './status-list-fetch'
+import { STATUS_UNAVAILABLE, STATUS_UNCHECKED } from './status-list-fetch'
 
 /** Options of one served list: its token's claims and the headers it is answered with. */
 interface Served {
@@ -62,12 +63,16 @@ async function listIssuer() {
   /** The Accept header of the last request per path. */
   const accepts: Record<string, string | undefined> = {}
   const notModified: Record<string, number> = {}
-  const state = { down: false }
-  const server = createServer((req, res) => {
+  /** down: the connection is dropped; answer: that status instead of the list; slowMs: answer that late. */
+  const state: { down: boolean; answer?: number | undefined; slowMs?: number | undefined } = { down: false }
+  const server = createServer(async (req, res) => {
     const path = String(req.url)
     requests[path] = (requests[path] ?? 0) + 1
     accepts[path] = req.headers.accept
     if (state.down) return res.destroy()
+    if (state.answer) return res.writeHead(state.answer).end()
+    if (state.slowMs) await new Promise((resolve) => setTimeout(resolve, state.slowMs))
+    if (res.destroyed) return
     const served = lists[path]
     const etag = served?.headers.etag
     if (etag && req.headers['if-none-match'] === etag) {
@@ -294,16 +299,21 @@ describe('the status list cache (TSL §8.2, V-33)', () => {
     expect(issuer.requests['/parallel']).toBe(1)
   })
 
-  it('fail closed: with the server down, the list is used within its lifetime, then refused (STATUS_UNCHECKED)', async () => {
+  it('S-135: with the server down and no stale window, the list is used within its lifetime, then the check is retryable, not a verdict', async () => {
     const lists = cache()
     const uri = await issuer.serve('/down', VALID, { ttl: 60, headers: { etag: '"v1"' } })
     await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0))
     issuer.state.down = true
     try {
       expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 59)))).toBe('VALID')
-      const late = requireValidEntry({ uri, idx: 0 }, checkAt(lists, 61))
-      expect(await reasonOf(late)).toBe('the status list could not be reached')
-      expect(await toWalletOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 62)))).toBe(STATUS_UNCHECKED)
+      const late = await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 61)).catch((error) => error)
+      expect(late).toBeInstanceOf(UpstreamUnavailableError)
+      expect(late).not.toBeInstanceOf(PresentationRejected)
+      expect([late.detail, late.cause.message, late.retryAfterSeconds]).toStrictEqual([
+        STATUS_UNAVAILABLE,
+        'the status list could not be reached',
+        5,
+      ])
       expect(lists.get(uri)).toBeUndefined()
     } finally {
       issuer.state.down = false
@@ -440,5 +450,119 @@ describe('Status List Tokens in CWT form (TSL §5.2, §8.3, V-33)', () => {
     expect(issuer.requests['/cwt-cached']).toBe(2)
     expect(issuer.notModified['/cwt-cached']).toBe(1)
     expect(issuer.accepts['/cwt-cached']).toMatch(/^application\/statuslist\+cwt,/)
+  })
+})
+
+describe('S-135: a status list its server cannot give now is no verdict (TSL §5.1 ttl, RFC 5861 §4 stale-if-error)', () => {
+  let issuer: Awaited<ReturnType<typeof listIssuer>>
+  beforeAll(async () => {
+    issuer = await listIssuer()
+  })
+  afterAll(() => new Promise<void>((resolve) => issuer.server.close(() => resolve())))
+  const checkAt = (statusLists: StatusLists, seconds: number) => ({
+    anchors: [issuer.anchor],
+    acceptAnyIssuer: false,
+    outbound,
+    now: at(seconds),
+    statusLists,
+  })
+  /** VALID, the verdict's reason, or `retry` for a check to do again later. */
+  const outcome = (promise: Promise<void>) =>
+    promise.then(
+      () => 'VALID',
+      (error: Error) => (error instanceof UpstreamUnavailableError ? 'retry' : error.message),
+    )
+  const outage = async (state: Partial<typeof issuer.state>, run: () => Promise<void>) => {
+    Object.assign(issuer.state, state)
+    try {
+      await run()
+    } finally {
+      Object.assign(issuer.state, { down: false, answer: undefined, slowMs: undefined })
+    }
+  }
+  // Index 0 VALID, index 1 INVALID.
+  const LIST = Uint8Array.of(0b10)
+
+  // TSL §5.1: `ttl` is "the maximum amount of time, in seconds, that the Status List Token can be
+  // cached by a consumer before a fresh copy SHOULD be retrieved"; `exp` is a hard end.
+  it.each([
+    { failure: 'the connection is dropped', state: { down: true } },
+    { failure: 'HTTP 503', state: { answer: 503 } },
+    { failure: 'HTTP 429', state: { answer: 429 } },
+  ])(
+    'while $failure, the last good list answers for STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS past its ttl, then the check is retryable',
+    async ({ failure, state }) => {
+      const lists = cache({ staleIfErrorSeconds: 120 })
+      const path = `/stale-${failure.replace(/\W/g, '')}`
+      const uri = await issuer.serve(path, LIST, { ttl: 60 })
+      expect(await outcome(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0)))).toBe('VALID')
+      await outage(state, async () => {
+        expect(await outcome(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 100)))).toBe('VALID')
+        // A revoked entry in the stale list is a verdict all the same.
+        expect(await outcome(requireValidEntry({ uri, idx: 1 }, checkAt(lists, 170)))).toBe(
+          'the credential is revoked (INVALID)',
+        )
+        expect(await outcome(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 181)))).toBe('retry')
+        expect(lists.get(uri)).toBeUndefined()
+      })
+      // Up again: checked as before.
+      expect(await outcome(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 182)))).toBe('VALID')
+    },
+  )
+
+  it('a server slower than the 5 s fetch timeout is an outage too: the stale list answers, none is a retry', async () => {
+    const lists = cache({ staleIfErrorSeconds: 120 })
+    const uri = await issuer.serve('/slow', LIST, { ttl: 60 })
+    const none = await issuer.serve('/slow-none', LIST, { ttl: 60 })
+    await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0))
+    await outage({ slowMs: 6000 }, async () => {
+      const [stale, missing] = await Promise.all([
+        outcome(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 100))),
+        outcome(requireValidEntry({ uri: none, idx: 0 }, checkAt(lists, 100))),
+      ])
+      expect([stale, missing]).toStrictEqual(['VALID', 'retry'])
+    })
+  }, 20_000)
+
+  it('no stale answer past the token’s exp, after Cache-Control no-cache or must-revalidate, or with the window 0', async () => {
+    const window = cache({ staleIfErrorSeconds: 600 })
+    const expiring = await issuer.serve('/stale-exp', LIST, { ttl: 60, exp: 90 })
+    const noCache = await issuer.serve('/stale-no-cache', LIST, {
+      ttl: 60,
+      headers: { 'cache-control': 'no-cache', etag: '"n1"' },
+    })
+    const mustRevalidate = await issuer.serve('/stale-must-revalidate', LIST, {
+      ttl: 60,
+      headers: { 'cache-control': 'max-age=60, must-revalidate' },
+    })
+    const noWindow = cache({ staleIfErrorSeconds: 0 })
+    const plain = await issuer.serve('/stale-off', LIST, { ttl: 60 })
+    for (const uri of [expiring, noCache, mustRevalidate])
+      await requireValidEntry({ uri, idx: 0 }, checkAt(window, 0))
+    await requireValidEntry({ uri: plain, idx: 0 }, checkAt(noWindow, 0))
+    await outage({ down: true }, async () => {
+      expect(await outcome(requireValidEntry({ uri: expiring, idx: 0 }, checkAt(window, 80)))).toBe('VALID')
+      expect(await outcome(requireValidEntry({ uri: expiring, idx: 0 }, checkAt(window, 91)))).toBe('retry')
+      expect(await outcome(requireValidEntry({ uri: noCache, idx: 0 }, checkAt(window, 1)))).toBe('retry')
+      expect(await outcome(requireValidEntry({ uri: mustRevalidate, idx: 0 }, checkAt(window, 61)))).toBe(
+        'retry',
+      )
+      expect(await outcome(requireValidEntry({ uri: plain, idx: 0 }, checkAt(noWindow, 61)))).toBe('retry')
+    })
+  })
+
+  it('final: a 404, or a list that fails its signature, is a refusal, and no stale copy stands in for it', async () => {
+    const lists = cache({ staleIfErrorSeconds: 600 })
+    const uri = await issuer.serve('/final', LIST, { ttl: 60 })
+    await requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0))
+    await outage({ answer: 404 }, async () => {
+      expect(await outcome(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 61)))).toBe(
+        'the status list could not be fetched: HTTP 404',
+      )
+    })
+    const forged = await issuer.serveCwt('/final-forged', LIST, { ttl: 60, tamper: true })
+    expect(await outcome(requireValidEntry({ uri: forged, idx: 0 }, checkAt(lists, 62)))).toBe(
+      'the status list signature does not verify',
+    )
   })
 })

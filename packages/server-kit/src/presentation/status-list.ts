@@ -1,4 +1,5 @@
 import { createHash, type X509Certificate } from 'node:crypto'
+import { UpstreamUnavailableError } from '@credential-service/core-domain'
 import {
   checkChain,
   PresentationRejected,
@@ -28,8 +29,9 @@ const STATUS_NAMES: Record<number, string> = { 1: 'revoked (INVALID)', 2: 'suspe
 
 /**
  * The list at `uri`: the cached copy while it is fresh, else fetched (revalidated with its ETag
- * while it is still valid), one fetch for concurrent callers. A list that cannot be fetched again
- * is dropped: it is never used past its freshness (fail closed).
+ * while it is still valid), one fetch for concurrent callers. When its server cannot answer now,
+ * the last good copy stands in for `staleIfErrorSeconds` past its freshness (never past its
+ * validity); any other failure drops it (fail closed).
  */
 async function currentList(uri: string, check: StatusCheck, prefer: StatusListForm): Promise<FetchedList> {
   const { statusLists } = check
@@ -50,10 +52,21 @@ async function currentList(uri: string, check: StatusCheck, prefer: StatusListFo
       else statusLists.delete(uri)
       return list
     } catch (error) {
+      if (error instanceof UpstreamUnavailableError && cached && standsIn(cached, now, statusLists))
+        return cached
       statusLists.delete(uri)
       throw error
     }
   })
+}
+
+/** Whether a kept list may answer while its server cannot (RFC 5861 §4 stale-if-error, RFC 9111 §4.2.4). */
+function standsIn(list: FetchedList, now: number, statusLists: StatusLists): boolean {
+  return (
+    list.staleIfError &&
+    list.validUntil > now &&
+    now < list.freshUntil + statusLists.staleIfErrorSeconds * 1000
+  )
 }
 
 /** The anchor set a chain was checked against, as one string. */
@@ -86,8 +99,9 @@ function requireValid(status: number): void {
 /**
  * The status of a credential's entry (TSL §8.3), for SD-JWT VCs and mdoc MSOs alike: the list
  * (fetched and verified, or cached), its chain under this check's trust, then the entry's bits
- * from the size-capped list (checklist S-124). Every failure rejects the presentation: an
- * undetermined status is never VALID.
+ * from the size-capped list (checklist S-124). An undetermined status is never VALID: a list its
+ * server cannot give now throws UpstreamUnavailableError (retry, S-135), any other failure
+ * rejects the presentation.
  */
 export async function requireValidEntry(
   entry: StatusListEntry,

@@ -224,7 +224,9 @@ async function fetchChecked(
         cause: error,
         transient: true,
       })
-    throw new UpstreamError(`${name} could not be reached`, { cause: error, transient: true })
+    // A name that does not exist (NXDOMAIN) is not there later either; anything else may pass.
+    const noSuchName = causeChain(error).some((e) => (e as NodeJS.ErrnoException).code === 'ENOTFOUND')
+    throw new UpstreamError(`${name} could not be reached`, { cause: error, transient: !noSuchName })
   } finally {
     void agent.destroy().catch(() => undefined)
   }

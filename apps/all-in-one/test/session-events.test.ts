@@ -1,13 +1,17 @@
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
+import { deriveManagementSigningKey } from '@credential-service/crypto'
+import { TEST_MASTER_SECRET, type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import {
   createManagementClient,
   ManagementApiError,
   type ManagementClient,
+  readEventStream,
   requestClientCredentialsToken,
   type ServerSentEvent,
   type Session,
 } from '@credential-service/sdk'
-import type { FastifyInstance } from 'fastify'
+import { registerManagementTokens } from '@credential-service/server-kit'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 import { startAllInOne } from './harness'
@@ -177,6 +181,84 @@ describe.each(testDatabases())(
       expect(stream.seen.map((e) => e.event)).toStrictEqual(['session', 'deleted'])
       expect(JSON.parse(stream.seen[1]?.data as string)).toStrictEqual({ id: created.sessionId })
     })
+
+    /** An access token of the admin client (its tenant and generation) that lives `seconds`. */
+    async function shortLivedToken(seconds: number): Promise<string> {
+      const claims = decodeJwt(await adminToken())
+      const key = await deriveManagementSigningKey(TEST_MASTER_SECRET)
+      const { issue } = await registerManagementTokens(Fastify(), {
+        key,
+        issuer: `${baseUrl}/api`,
+        lifetimeSeconds: seconds,
+      })
+      const { accessToken } = await issue({
+        clientId: admin.clientId,
+        tenantId: claims.sub,
+        tenantGeneration: claims.tenant_generation as string,
+        roles: claims.roles as never,
+      })
+      return accessToken
+    }
+    const eventsOf = (sessionId: string, token: string, lastEventId?: string) =>
+      fetch(`${baseUrl}/api/sessions/${sessionId}/events`, {
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+        },
+      })
+
+    it('issue 36: the stream ends at its access token’s exp with `event: token-expired`, nothing after; a resume is authorised again', async () => {
+      const created = await offer()
+      const token = await shortLivedToken(3)
+      const expiresAt = (decodeJwt(token).exp as number) * 1000
+      const response = await eventsOf(created.sessionId, token)
+      expect(response.status).toBe(200)
+      const stream = collect(readEventStream(response.body as ReadableStream<Uint8Array>))
+      await stream.done
+      const endedAt = Date.now()
+      expect(stream.seen.map((e) => e.event)).toStrictEqual(['session', 'token-expired'])
+      expect(JSON.parse(stream.seen[1]?.data as string)).toStrictEqual({
+        expiredAt: new Date(expiresAt).toISOString(),
+      })
+      // At the token's expiry: not before, and not long after on a loaded machine.
+      expect(endedAt).toBeGreaterThanOrEqual(expiresAt - 20)
+      expect(endedAt).toBeLessThan(expiresAt + 2000)
+      // The session changes after the expiry; the expired token cannot resume the stream.
+      await redeem(created)
+      const lastEventId = stream.seen[0]?.id as string
+      const refused = await eventsOf(created.sessionId, token, lastEventId)
+      expect(refused.status).toBe(401)
+      await refused.body?.cancel()
+      const resumed = await eventsOf(created.sessionId, await adminToken(), lastEventId)
+      const rest = collect(readEventStream(resumed.body as ReadableStream<Uint8Array>))
+      await rest.done
+      expect(rest.sessions().map((s) => s.status)).toStrictEqual(['completed'])
+    }, 30_000)
+
+    it('issue 36, SDK: a stream whose token expires goes on with a fresh token and Last-Event-ID; the caller sees every change once, no token-expired', async () => {
+      const expiries: number[] = []
+      const sdk = createManagementClient({
+        baseUrl,
+        accessToken: async () => {
+          const token = await shortLivedToken(3)
+          expiries.push((decodeJwt(token).exp as number) * 1000)
+          return token
+        },
+      })
+      const created = await offer()
+      const stream = collect(sdk.streamSessionEvents(created.sessionId))
+      await stream.atLeast(1)
+      // Past the first token's expiry: the SDK is on its second stream.
+      await new Promise((resolve) => setTimeout(resolve, (expiries[0] as number) + 500 - Date.now()))
+      expect(expiries.length).toBeGreaterThanOrEqual(2)
+      await redeem(created)
+      await stream.done
+      expect(new Set(stream.seen.map((e) => e.event))).toStrictEqual(new Set(['session']))
+      const statuses = stream.sessions().map((s) => s.status)
+      expect(statuses[0]).toBe('offered')
+      expect(statuses.filter((status) => status === 'offered')).toHaveLength(1)
+      expect(statuses.at(-1)).toBe('completed')
+    }, 30_000)
 
     it('answers problems as JSON before any stream: an unknown session 404, a kind the roles do not cover 403', async () => {
       const unknown = await first(api.streamSessionEvents('ses_unknown')).catch((e: unknown) => e)

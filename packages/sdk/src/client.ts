@@ -1,5 +1,5 @@
 import { errorFromResponse, ManagementApiError, parseJson } from './errors.js'
-import { readEventStream, type ServerSentEvent } from './events.js'
+import { readEventStream, type ServerSentEvent, TOKEN_EXPIRED_EVENT } from './events.js'
 import { type ManagementOperations, OPERATIONS } from './generated/operations.js'
 import type {
   IssuanceSession,
@@ -146,19 +146,37 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     return body
   }
 
+  /**
+   * The events of a stream. When the server ends it because the access token expired
+   * (`event: token-expired`), the stream is opened again with a fresh token and `Last-Event-ID`,
+   * so the caller sees one stream without that event.
+   */
   async function* stream(request: CallRequest): AsyncGenerator<ServerSentEvent> {
-    const response = await respond(request, 'text/event-stream, application/problem+json')
-    const type = response.headers.get('content-type') ?? ''
-    if (!type.startsWith('text/event-stream') || !response.body) {
-      await response.body?.cancel()
-      throw new ManagementApiError('invalid_response', {
-        method: request.spec.method,
-        url: requestUrl(baseUrl, request),
-        status: response.status,
-        body: `expected text/event-stream, got ${type || 'no content type'}`,
-      })
+    let lastEventId = (request.options as StreamOptions | undefined)?.lastEventId
+    for (;;) {
+      const options: StreamOptions = { ...request.options, ...(lastEventId ? { lastEventId } : {}) }
+      const response = await respond({ ...request, options }, 'text/event-stream, application/problem+json')
+      const type = response.headers.get('content-type') ?? ''
+      if (!type.startsWith('text/event-stream') || !response.body) {
+        await response.body?.cancel()
+        throw new ManagementApiError('invalid_response', {
+          method: request.spec.method,
+          url: requestUrl(baseUrl, request),
+          status: response.status,
+          body: `expected text/event-stream, got ${type || 'no content type'}`,
+        })
+      }
+      let expired = false
+      for await (const event of readEventStream(response.body)) {
+        if (event.event === TOKEN_EXPIRED_EVENT) {
+          expired = true
+          break
+        }
+        lastEventId = event.id ?? lastEventId
+        yield event
+      }
+      if (!expired) return
     }
-    yield* readEventStream(response.body)
   }
 
   const client: Record<string, unknown> = {}

@@ -1,3 +1,9 @@
+/**
+ * The last event of a session stream whose access token expired. The SDK's stream methods open
+ * the stream again with a fresh token and `Last-Event-ID` and do not pass this event on.
+ */
+export const TOKEN_EXPIRED_EVENT = 'token-expired'
+
 /** One Server-Sent Event as the stream carried it (WHATWG HTML §9.2, "event stream interpretation"). */
 export interface ServerSentEvent {
   /** `message` when the stream named none. */

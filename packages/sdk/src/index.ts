@@ -15,7 +15,7 @@ export { DcApiResponseError, digitalCredentialsSupported, presentWithDigitalCred
 export type { ManagementApiErrorInit } from './errors.js'
 export { ManagementApiError } from './errors.js'
 export type { ServerSentEvent } from './events.js'
-export { readEventStream } from './events.js'
+export { readEventStream, TOKEN_EXPIRED_EVENT } from './events.js'
 export type { ManagementOperations } from './generated/operations.js'
 // The wallet-facing messages (OpenID4VCI, OpenID4VP), from the service's own schemas.
 export type * as protocol from './generated/protocol.js'

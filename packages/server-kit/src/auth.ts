@@ -8,6 +8,7 @@ import {
   UnauthenticatedError,
 } from '@credential-service/core-domain'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import { decodeJwt } from 'jose'
 import type { TenantCache } from './tenant-cache'
 
 declare module 'fastify' {
@@ -119,6 +120,19 @@ function bearerToken(request: FastifyRequest): string {
   const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null
   if (!match?.[1]) throw new UnauthenticatedError('a Bearer access token is required')
   return match[1]
+}
+
+/**
+ * When the access token of a guarded request expires (ms since the epoch): its `exp`, which the
+ * guard verified (our tokens and a provider's carry one); undefined for a token without it.
+ */
+export function tokenExpiry(request: FastifyRequest): number | undefined {
+  try {
+    const { exp } = decodeJwt(bearerToken(request))
+    return typeof exp === 'number' ? exp * 1000 : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

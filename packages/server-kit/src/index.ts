@@ -11,6 +11,7 @@ export {
   registerRoleGuard,
   requireTenantScope,
   tenantBoundVerifier,
+  tokenExpiry,
 } from './auth'
 export type { ServerOptions } from './create-server'
 export { createServer, LOG_REDACT_PATHS } from './create-server'

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import { NotFoundError, type Session, zSessionEventStream } from '@credential-service/core-domain'
-import { problemResponses, requireTenantScope } from '@credential-service/server-kit'
+import { problemResponses, requireTenantScope, tokenExpiry } from '@credential-service/server-kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -22,12 +22,16 @@ const FINAL = new Set<Session['status']>(['completed', 'verified', 'failed', 'ex
  */
 export const sessionEventId = (session: Session) => `${Date.parse(session.updatedAt)}.${session.status}`
 
+/** The last event of a stream whose access token expired: the client resumes with a new token. */
+export const TOKEN_EXPIRED_EVENT = 'token-expired'
+
 const frame = (event: string, id: string | undefined, data: unknown) =>
   `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 
 const DESCRIPTION = [
   'Server-Sent Events (`text/event-stream`) of one session: an `event: session` with the whole session (as `GET …/sessions/{id}` answers it) when the stream opens and at every status change, made by any process, then the stream ends after a final status (`completed`, `verified`, `failed`, `expired`). `event: deleted` ends it when the session is deleted.',
   'Each `session` event has an `id`; a client that reconnects with `Last-Event-ID` gets the session at once only if it changed since (the browser’s `EventSource` does this by itself). Events carry the whole state, so a reconnect never misses the latest one, only intermediate ones. A comment line (`: keep-alive`) every `SESSION_EVENTS_HEARTBEAT_SECONDS` (15) keeps proxies from closing the connection.',
+  'The stream lives no longer than the access token that opened it: at the token’s `exp` it ends with `event: token-expired` (`data: {"expiredAt":…}`, no `id`), and nothing after it. Resume with a new token and `Last-Event-ID` (the SDK does both by itself); the new request is authorised afresh.',
   'Problems (404, 403) are answered as JSON before the stream starts. Same roles as reading the session.',
 ].join('\n\n')
 
@@ -76,6 +80,7 @@ export function sessionEventRoutes(
           watch: (changed) => deps.hub.watch(id, changed),
           heartbeatMs: deps.heartbeatSeconds * 1000,
           lastEventId: req.headers['last-event-id'],
+          tokenExpiresAt: tokenExpiry(req),
           now: deps.now,
           open,
         })
@@ -90,6 +95,8 @@ interface StreamOptions {
   watch: (changed: () => void) => Promise<() => Promise<void>>
   heartbeatMs: number
   lastEventId: string | undefined
+  /** The access token's expiry (ms): the stream ends there. */
+  tokenExpiresAt: number | undefined
   now: () => Date
   open: Set<() => void>
 }
@@ -101,12 +108,14 @@ async function stream(req: FastifyRequest, reply: FastifyReply, options: StreamO
   let reading: Promise<void> | undefined
   let again = false
   let expiry: NodeJS.Timeout | undefined
+  let tokenExpiry: NodeJS.Timeout | undefined
 
   const end = () => {
     if (ended) return
     ended = true
     clearInterval(heartbeat)
     clearTimeout(expiry)
+    clearTimeout(tokenExpiry)
     options.open.delete(end)
     void stopWatching.then((stop) => stop()).catch(() => {})
     body.end()
@@ -158,6 +167,22 @@ async function stream(req: FastifyRequest, reply: FastifyReply, options: StreamO
   }, options.heartbeatMs)
   options.open.add(end)
   reply.raw.on('close', end)
+  // Events (claims among them) go to the holder of a valid token only: at its expiry the stream
+  // ends, and a resume is authorised again.
+  const { tokenExpiresAt } = options
+  if (tokenExpiresAt !== undefined) {
+    const left = tokenExpiresAt - options.now().getTime()
+    tokenExpiry = setTimeout(
+      () => {
+        if (ended) return
+        body.write(
+          frame(TOKEN_EXPIRED_EVENT, undefined, { expiredAt: new Date(tokenExpiresAt).toISOString() }),
+        )
+        end()
+      },
+      Math.min(Math.max(left, 0), 2 ** 31 - 1),
+    )
+  }
   try {
     await stopWatching
   } catch (error) {

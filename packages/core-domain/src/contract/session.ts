@@ -63,7 +63,7 @@ export type Session = z.infer<typeof zSession>
 export const zSessionEventStream = z.string().meta({
   id: 'SessionEventStream',
   description:
-    'text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `: keep-alive` comments',
+    'text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `event: token-expired` (`data: {"expiredAt":…}`, the access token expired: the stream ends), `: keep-alive` comments',
 })
 
 export const zSessionResultRequest = z

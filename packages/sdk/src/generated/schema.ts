@@ -2007,6 +2007,8 @@ export interface paths {
          *
          *     Each `session` event has an `id`; a client that reconnects with `Last-Event-ID` gets the session at once only if it changed since (the browser’s `EventSource` does this by itself). Events carry the whole state, so a reconnect never misses the latest one, only intermediate ones. A comment line (`: keep-alive`) every `SESSION_EVENTS_HEARTBEAT_SECONDS` (15) keeps proxies from closing the connection.
          *
+         *     The stream lives no longer than the access token that opened it: at the token’s `exp` it ends with `event: token-expired` (`data: {"expiredAt":…}`, no `id`), and nothing after it. Resume with a new token and `Last-Event-ID` (the SDK does both by itself); the new request is authorised afresh.
+         *
          *     Problems (404, 403) are answered as JSON before the stream starts. Same roles as reading the session.
          *
          *     Roles (any of): `issuance:offer`, `presentation:request`.
@@ -2032,6 +2034,8 @@ export interface paths {
          * @description Server-Sent Events (`text/event-stream`) of one session: an `event: session` with the whole session (as `GET …/sessions/{id}` answers it) when the stream opens and at every status change, made by any process, then the stream ends after a final status (`completed`, `verified`, `failed`, `expired`). `event: deleted` ends it when the session is deleted.
          *
          *     Each `session` event has an `id`; a client that reconnects with `Last-Event-ID` gets the session at once only if it changed since (the browser’s `EventSource` does this by itself). Events carry the whole state, so a reconnect never misses the latest one, only intermediate ones. A comment line (`: keep-alive`) every `SESSION_EVENTS_HEARTBEAT_SECONDS` (15) keeps proxies from closing the connection.
+         *
+         *     The stream lives no longer than the access token that opened it: at the token’s `exp` it ends with `event: token-expired` (`data: {"expiredAt":…}`, no `id`), and nothing after it. Resume with a new token and `Last-Event-ID` (the SDK does both by itself); the new request is authorised afresh.
          *
          *     Problems (404, 403) are answered as JSON before the stream starts. Same roles as reading the session.
          *
@@ -3740,7 +3744,7 @@ export interface components {
             previousIntegrity?: string;
         };
         Session: components["schemas"]["IssuanceSession"] | components["schemas"]["PresentationSession"];
-        /** @description text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `: keep-alive` comments */
+        /** @description text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `event: token-expired` (`data: {"expiredAt":…}`, the access token expired: the stream ends), `: keep-alive` comments */
         SessionEventStream: string;
         SessionPage: {
             items: components["schemas"]["Session"][];

@@ -117,7 +117,7 @@ export type SchemaMetadataSignRequest = components['schemas']['SchemaMetadataSig
 /** A new version of a type metadata document, chained to the previous version by its integrity */
 export type SchemaMetadataSignVersionRequest = components['schemas']['SchemaMetadataSignVersionRequest']
 export type Session = components['schemas']['Session']
-/** text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `: keep-alive` comments */
+/** text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `event: token-expired` (`data: {"expiredAt":…}`, the access token expired: the stream ends), `: keep-alive` comments */
 export type SessionEventStream = components['schemas']['SessionEventStream']
 export type SessionPage = components['schemas']['SessionPage']
 export type SessionResultRequest = components['schemas']['SessionResultRequest']

@@ -2,6 +2,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { deflateSync } from 'node:zlib'
+import { UpstreamUnavailableError } from '@credential-service/core-domain'
 import {
   createCertificate,
   generateKeyPair,
@@ -12,7 +13,6 @@ import {
   signStatusListCwt,
   signWithKeyObject,
 } from '@credential-service/crypto'
-import { UpstreamUnavailableError } from '@credential-service/core-domain'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createStatusLists, requireValidEntry, type StatusCheck, type StatusLists } from './status-list'
 import { STATUS_UNAVAILABLE, STATUS_UNCHECKED } from './status-list-fetch'

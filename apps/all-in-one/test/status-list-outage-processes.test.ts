@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setGlobalConfig } from '@openid4vc/oauth2'
@@ -135,6 +135,19 @@ describe.runIf(databaseUrl)('a status list that cannot be fetched in time (S-135
       dcqlQuery,
       keyChainId: 'keys',
       responseMode: 'direct_post',
+    })
+    // Presentation during issuance (Interactive Authorization) checks the same status lists.
+    await api('/login-providers', {
+      id: 'employee-login',
+      kind: 'presentation',
+      presentationConfigId: 'employee',
+    })
+    await api('/credentials', {
+      id: 'badge',
+      config: { format: 'dc+sd-jwt', vct: 'urn:example:badge' },
+      keyChainId: 'keys',
+      fields: [{ path: ['name'], type: 'string', mandatory: true }],
+      userAuthentication: { loginProviderId: 'employee-login', claims: { name: ['name'] } },
     })
     await api('/presentations', {
       id: 'dc-employee',
@@ -298,5 +311,58 @@ describe.runIf(databaseUrl)('a status list that cannot be fetched in time (S-135
     ingress.state.lists = 'up'
     expect(await third.post(a)).toMatchObject({ status: 200 })
     expect(await readSession(third.sessionId)).toMatchObject(verified)
+  }, 60_000)
+
+  it('S-135, OpenID4VCI 1.1 Interactive Authorization: with the list down the follow-up is 503 and keeps its auth_session; sent again once the list is up, it gets the code; then the auth_session is used', async () => {
+    const issuer = processes[0] as ServiceProcess
+    const { credential, holder } = await issueOverHttp({
+      apiBase: management.origin,
+      auth,
+      configurationId: 'employee',
+      claims: { name: 'Erika' },
+    })
+    const endpoint = `${issuer.origin}/issuers/${tenant}/authorize-challenge`
+    const post = async (body: Record<string, string>) => {
+      const response = await fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(body),
+      })
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        // biome-ignore lint/suspicious/noExplicitAny: protocol answers are read loosely in tests
+        body: (await response.json()) as any,
+      }
+    }
+    const initial = await post({
+      response_type: 'code',
+      client_id: 'wallet-1',
+      code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
+      code_challenge_method: 'S256',
+      scope: 'badge',
+      interaction_types_supported: 'urn:openid:dcp:ia:openid4vp_presentation',
+    })
+    expect(initial.status, JSON.stringify(initial.body)).toBe(401)
+    const { openid4vp_request: openid4vp } = initial.body
+    const request = typeof openid4vp.request === 'string' ? decodeJwt(openid4vp.request) : openid4vp
+    const vp = await presentSdJwt({
+      credential,
+      holder,
+      disclose: { name: true },
+      nonce: request.nonce as string,
+      aud: `ia:${ingress.origin}`,
+    })
+    const followUp = {
+      auth_session: initial.body.auth_session,
+      openid4vp_response: JSON.stringify({ vp_token: { employee: [vp] } }),
+    }
+    ingress.state.lists = 'down'
+    expect(await post(followUp)).toStrictEqual(RETRY)
+    ingress.state.lists = 'up'
+    const answered = await post(followUp)
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    expect(answered.body.authorization_code).toEqual(expect.any(String))
+    expect(await post(followUp)).toMatchObject({ status: 400, body: { error: 'invalid_session' } })
   }, 60_000)
 })

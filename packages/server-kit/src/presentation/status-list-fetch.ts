@@ -60,6 +60,8 @@ export interface FetchedList extends CachedValue {
   noStore: boolean
   /** Whether it may stand in past its freshness when its server cannot answer (not after no-cache, must-revalidate). */
   staleIfError: boolean
+  /** After a failed refetch, until when (ms) the stale copy answers without asking again. */
+  quietUntil?: number
   /** Fingerprints of the trust anchor sets its x5c chain passed; the chain is checked once per set. */
   trusted: Set<string>
 }
@@ -154,6 +156,7 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
       freshUntil: freshUntil(headers, previous, now, options.maxSeconds),
       noStore: noStore(headers),
       staleIfError: staleIfError(headers),
+      quietUntil: 0,
     }
   }
   if (retryableStatus(response.status))

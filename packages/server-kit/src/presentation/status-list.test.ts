@@ -510,7 +510,7 @@ describe('S-135: a status list its server cannot give now is no verdict (TSL §5
     },
   )
 
-  it('a server slower than the 5 s fetch timeout is an outage too: the stale list answers, none is a retry', async () => {
+  it('a server slower than the 5 s fetch timeout is an outage too: the stale list answers, none is a retry; for 5 s the failing server is not asked again', async () => {
     const lists = cache({ staleIfErrorSeconds: 120 })
     const uri = await issuer.serve('/slow', LIST, { ttl: 60 })
     const none = await issuer.serve('/slow-none', LIST, { ttl: 60 })
@@ -521,6 +521,10 @@ describe('S-135: a status list its server cannot give now is no verdict (TSL §5
         outcome(requireValidEntry({ uri: none, idx: 0 }, checkAt(lists, 100))),
       ])
       expect([stale, missing]).toStrictEqual(['VALID', 'retry'])
+      const started = Date.now()
+      expect(await outcome(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 104)))).toBe('VALID')
+      expect(Date.now() - started).toBeLessThan(1000)
+      expect(issuer.requests['/slow']).toBe(2)
     })
   }, 20_000)
 

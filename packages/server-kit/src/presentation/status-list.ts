@@ -10,7 +10,13 @@ import {
 } from '@credential-service/crypto'
 import type { OutboundPolicy } from '../outbound-fetch'
 import { createStatusListCache, type StatusListCache, type StatusListCacheOptions } from './status-list-cache'
-import { type FetchedList, fetchStatusList, type StatusListForm, unchecked } from './status-list-fetch'
+import {
+  type FetchedList,
+  fetchStatusList,
+  STATUS_RETRY_AFTER_SECONDS,
+  type StatusListForm,
+  unchecked,
+} from './status-list-fetch'
 
 export type StatusLists = StatusListCache<FetchedList>
 export const createStatusLists = (options: StatusListCacheOptions): StatusLists =>
@@ -38,6 +44,8 @@ async function currentList(uri: string, check: StatusCheck, prefer: StatusListFo
   const now = check.now.getTime()
   const cached = statusLists.get(uri)
   if (cached && cached.freshUntil > now) return cached
+  // A server that just failed is not asked again at once: each use would wait out its timeout.
+  if (cached && (cached.quietUntil ?? 0) > now && standsIn(cached, now, statusLists)) return cached
   return statusLists.shared(uri, async () => {
     try {
       const list = await fetchStatusList({
@@ -52,8 +60,10 @@ async function currentList(uri: string, check: StatusCheck, prefer: StatusListFo
       else statusLists.delete(uri)
       return list
     } catch (error) {
-      if (error instanceof UpstreamUnavailableError && cached && standsIn(cached, now, statusLists))
+      if (error instanceof UpstreamUnavailableError && cached && standsIn(cached, now, statusLists)) {
+        cached.quietUntil = now + STATUS_RETRY_AFTER_SECONDS * 1000
         return cached
+      }
       statusLists.delete(uri)
       throw error
     }

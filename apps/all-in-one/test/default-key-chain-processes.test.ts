@@ -15,10 +15,13 @@ const call = async (at: ServiceProcess, token: string, method: string, path: str
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }
 
-async function until(check: () => Promise<boolean>) {
-  for (let attempt = 0; attempt < 300 && !(await check()); attempt++) {
+/** Whether `check` held within 30 s. */
+async function until(check: () => Promise<boolean>): Promise<boolean> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (await check()) return true
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+  return false
 }
 
 /**
@@ -96,7 +99,8 @@ describe.runIf(databaseUrl)('the default key chain’s first need on small pools
       ...(await startDeployment(databaseUrl as string, root, ['management', 'management'], {
         PUBLIC_URL: 'https://credentials.test',
         DATABASE_POOL_SIZE: '2',
-        DATABASE_CONNECT_TIMEOUT_MS: '1500',
+        // The production default: a request waits up to 3 s for a pooled connection.
+        DATABASE_CONNECT_TIMEOUT_MS: '3000',
       })),
     )
   }, 120_000)
@@ -133,13 +137,14 @@ describe.runIf(databaseUrl)('the default key chain’s first need on small pools
         ),
       )
       // Both processes have a create waiting for the lock; then longer than a pool wait may last.
-      await until(async () => {
+      const waiting = await until(async () => {
         const [row] = await admin`
           select count(*)::int as n from pg_stat_activity
           where datname = current_database() and wait_event_type = 'Lock'`
         return ((row?.n as number) ?? 0) >= 2
       })
-      await new Promise((resolve) => setTimeout(resolve, 2500))
+      expect(waiting, 'a create of each process waits for the lock').toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 4000))
       await locker`commit`
       answers = await pending
     } finally {

@@ -1,6 +1,10 @@
+import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from './free-port'
 import { startOnDatabase } from './harness'
+import { startPostgresFront } from './postgres-front'
+import { type ServiceProcess, startProcess } from './processes'
 
 const adminUrl = process.env.TEST_DATABASE_URL
 
@@ -86,5 +90,91 @@ describe.skipIf(!adminUrl)('a database that refuses connections (PostgreSQL)', (
       '53300',
     )
     expect(logLines.some((line) => line.includes('DATABASE_POOL_SIZE'))).toBe(true)
+  }, 60_000)
+})
+
+/**
+ * Issue 36: a process that starts before PostgreSQL answers (a pod scheduled before the database,
+ * or during its restart) waits for it, one line per attempt, for DATABASE_STARTUP_TIMEOUT_SECONDS;
+ * then it exits 1 with one line. Real processes, and the database's port opened late by a front.
+ */
+describe.skipIf(!adminUrl)('a database not reachable yet at start (PostgreSQL, processes)', () => {
+  const started: ServiceProcess[] = []
+  afterAll(() => Promise.all(started.map((p) => p.stop())))
+
+  /** TEST_DATABASE_URL at a port nothing listens on yet. */
+  async function unreachable(): Promise<{ url: string; port: number }> {
+    const port = await freePort()
+    const url = new URL(adminUrl as string)
+    url.hostname = '127.0.0.1'
+    url.port = String(port)
+    return { url: url.href, port }
+  }
+
+  async function start(databaseUrl: string, timeoutSeconds: string) {
+    const p = await startProcess('issuer', {
+      DATABASE_URL: databaseUrl,
+      MASTER_SECRET: TEST_MASTER_SECRET,
+      DATABASE_STARTUP_TIMEOUT_SECONDS: timeoutSeconds,
+    })
+    started.push(p)
+    return p
+  }
+
+  const lines = (p: ServiceProcess) => p.stderr().split('\n').filter(Boolean)
+
+  async function until(check: () => boolean, what: string) {
+    for (let waited = 0; !check(); waited += 100) {
+      if (waited > 30_000) throw new Error(`timed out waiting for ${what}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  it('issue 36: waits for the database, one line per attempt, and becomes ready once it answers', async () => {
+    const { url, port } = await unreachable()
+    const p = await start(url, '60')
+    await until(() => lines(p).length >= 2, 'two attempts')
+    const front = await startPostgresFront(adminUrl as string, { port })
+    try {
+      expect(await p.ready(), p.stderr()).toBe(200)
+      const attempts = lines(p)
+      for (const [n, line] of attempts.entries()) {
+        expect(line).toMatch(
+          new RegExp(
+            `^issuer: the database at 127\\.0\\.0\\.1:${port}/\\S+ does not answer \\(attempt ${n + 1}\\): .*\\(ECONNREFUSED\\); retrying in \\d+\\.\\d s$`,
+          ),
+        )
+      }
+    } finally {
+      await p.stop()
+      await front.close()
+    }
+  }, 60_000)
+
+  it('issue 36: past DATABASE_STARTUP_TIMEOUT_SECONDS it exits 1 with one clear line, no stack trace', async () => {
+    const { url, port } = await unreachable()
+    const p = await start(url, '2')
+    await until(() => p.exitCode() !== null, 'the exit')
+    expect(p.exitCode()).toBe(1)
+    const all = lines(p)
+    expect(all.length, p.stderr()).toBeGreaterThanOrEqual(2)
+    expect(all.slice(0, -1).every((line) => line.includes('does not answer (attempt'))).toBe(true)
+    expect(all.at(-1)).toMatch(
+      new RegExp(
+        `^issuer: the database at 127\\.0\\.0\\.1:${port}/\\S+ did not answer within 2 s \\(DATABASE_STARTUP_TIMEOUT_SECONDS\\): .*\\(ECONNREFUSED\\); exiting$`,
+      ),
+    )
+    expect(p.stderr()).not.toMatch(/^\s+at /m)
+  }, 60_000)
+
+  it('issue 36: a database that does not exist is not waited for: one line, exit 1', async () => {
+    const url = new URL(adminUrl as string)
+    url.pathname = `/cs_missing_${crypto.randomUUID().slice(0, 8)}`
+    const p = await start(url.href, '60')
+    await until(() => p.exitCode() !== null, 'the exit')
+    expect(p.exitCode()).toBe(1)
+    expect(lines(p)).toStrictEqual([
+      expect.stringMatching(/^issuer: the database at \S+\/cs_missing_\w+ refused: .*\(3D000\)$/),
+    ])
   }, 60_000)
 })

@@ -52,7 +52,10 @@ export interface PostgresFront {
  * server at `target`. It forwards the server's messages whole, so that it can end a session
  * between two messages with what a server sends when it shuts down or crashes.
  */
-export async function startPostgresFront(target: string): Promise<PostgresFront> {
+export async function startPostgresFront(
+  target: string,
+  options: { /** Listen on this port (default: any free one). */ port?: number } = {},
+): Promise<PostgresFront> {
   const upstreamUrl = new URL(target)
   const sessions = new Set<Session>()
   const sockets = new Set<Socket>()
@@ -143,7 +146,7 @@ export async function startPostgresFront(target: string): Promise<PostgresFront>
     for (const session of [...sessions]) session.end(message)
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))
   const address = server.address()
   const url = new URL(target)
   url.hostname = '127.0.0.1'

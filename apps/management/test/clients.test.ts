@@ -196,6 +196,61 @@ describe.each(testDatabases())('clients on $name', (testDatabase) => {
       expect(paths).toEqual(expect.arrayContaining(['body.roles.1', 'body.secret']))
     })
 
+    it('issue 36: 10,000-item lists on the three client writes answer one small 400 each; nothing is written', async () => {
+      const admin = await h.createClient(h.tenantA, ['tenant:admin'])
+      const target = await h.createClient(h.tenantA, ['key:read'])
+      const huge = Array.from({ length: 10_000 }, (_, i) => `item-${i}`)
+      const body = { roles: huge, allowedPresentationConfigs: huge, allowedIssuanceConfigs: huge }
+      const listed = async () =>
+        (await h.app.inject({ url: clientsOf(h.tenantA), headers: h.root.auth })).body
+      const before = await listed()
+      const writes = [
+        { method: 'POST', url: '/api/clients', headers: admin.auth },
+        { method: 'POST', url: clientsOf(h.tenantA), headers: h.root.auth },
+        { method: 'PATCH', url: `/api/clients/${target.clientId}`, headers: admin.auth },
+      ] as const
+      for (const write of writes) {
+        const response = await h.app.inject({ ...write, payload: body })
+        expect(response.statusCode, write.url).toBe(400)
+        expect(response.body.length).toBeLessThan(16_384)
+        // One issue per list: its length is checked before any item is.
+        expect(response.json().errors.map((e: { path: string }) => e.path)).toStrictEqual([
+          'body.roles',
+          'body.allowedPresentationConfigs',
+          'body.allowedIssuanceConfigs',
+        ])
+      }
+      expect(await listed()).toBe(before)
+      const kept = await h.app.inject({ url: `/api/clients/${target.clientId}`, headers: admin.auth })
+      expect(kept.json()).toMatchObject({ roles: ['key:read'], allowedPresentationConfigs: null })
+    })
+
+    it('issue 36: a problem lists the first 20 issues and counts them all (10,000 unknown fields)', async () => {
+      const unknown = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`field${i}`, i]))
+      const response = await h.app.inject({
+        method: 'POST',
+        url: clientsOf(h.tenantA),
+        headers: h.root.auth,
+        payload: { roles: ['key:read'], ...unknown },
+      })
+      expect(response.statusCode).toBe(400)
+      expect(response.body.length).toBeLessThan(16_384)
+      const problem = response.json()
+      expect(problem).toStrictEqual({
+        type: 'https://credential-service.dev/problems/invalid-input',
+        title: 'Invalid input',
+        status: 400,
+        detail: 'the request body is invalid',
+        instance: clientsOf(h.tenantA),
+        code: 'invalid_input',
+        errors: Array.from({ length: 20 }, (_, i) => ({
+          path: `body.field${i}`,
+          message: `unknown field 'field${i}'`,
+        })),
+        errorCount: 10_000,
+      })
+    })
+
     it('a taken client id is 409 and the existing client is untouched', async () => {
       const existing = await h.createClient(h.tenantA, ['key:read'])
       const response = await h.app.inject({

@@ -104,7 +104,8 @@ function createPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       // One dedicated connection holds the session-level advisory lock for the whole run. It has
       // no statement timeout: a migration may rewrite a large table, and waiting for the lock
       // held by another pod is expected.
-      const single = postgres(url, { max: 1, onnotice: () => {} })
+      // It opens within DATABASE_CONNECT_TIMEOUT_MS like the pool's, so start-up retries an unreachable host on time.
+      const single = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: connectTimeoutMs / 1000 })
       try {
         await single`select pg_advisory_lock(${MIGRATION_LOCK})`
         await migratePostgres(drizzlePostgres(single), { migrationsFolder: migrationsFolder() })

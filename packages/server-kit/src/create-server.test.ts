@@ -6,6 +6,7 @@ import { type TestDatabase, testDatabases } from '@credential-service/db-schema/
 import { sql } from 'drizzle-orm'
 import type { InjectOptions } from 'fastify'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { createServer } from './create-server'
 import { SERVICE_VERSION } from './version'
 
@@ -407,5 +408,28 @@ describe('issue 11: what the logs never hold', () => {
       DATABASE_URL: '[redacted]',
       PORT: 3000,
     })
+  })
+})
+
+describe('bounded validation issues', () => {
+  it('issue 36, RFC 6749 §5.2: a protocol route’s error_description names the first 20 issues and how many more', async () => {
+    const app = await createServer({
+      logLevel: 'silent',
+      ping: async () => true,
+      apps: [
+        async (scope) => {
+          scope.post('/issuers/strict', { schema: { body: z.object({}).strict() } }, async () => ({}))
+        },
+      ],
+    })
+    const unknown = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`f${i}`, i]))
+    const response = await app.inject({ method: 'POST', url: '/issuers/strict', payload: unknown })
+    expect(response.statusCode).toBe(400)
+    const listed = Array.from({ length: 20 }, (_, i) => `body.f${i}: unknown field 'f${i}'`)
+    expect(response.json()).toStrictEqual({
+      error: 'invalid_request',
+      error_description: `${listed.join('; ')}; and 9980 more`,
+    })
+    await app.close()
   })
 })

@@ -58,6 +58,15 @@ export const zCommonEnv = z.object({
     .describe(
       'Longest wait to open a PostgreSQL connection or get a pooled one; then the request answers 503',
     ),
+  DATABASE_STARTUP_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3600)
+    .default(60)
+    .describe(
+      'At start, how long a process retries (with backoff) a PostgreSQL server it cannot reach before it exits 1',
+    ),
   HOST: z
     .string()
     .default('0.0.0.0')

@@ -12,7 +12,7 @@ import { DecryptionError } from '@credential-service/crypto'
 import { databaseRefusal, isDatabaseUnavailable } from '@credential-service/db-schema'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
-import { type ProblemCode, problem, problemFromDomainError } from './problem'
+import { boundedIssues, type ProblemCode, problem, problemFromDomainError } from './problem'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 export const BEARER_REALM = 'Bearer realm="credential-service"'
@@ -93,6 +93,13 @@ interface FrameworkIssue {
   oauth: string
   detail: string
   issues?: ValidationIssue[]
+}
+
+/** `error_description` of validation issues: the first ones, and how many more (bounded as a problem's). */
+function describeIssues(issues: ValidationIssue[]): string {
+  const { errors, errorCount } = boundedIssues(issues)
+  const listed = errors.map((i) => `${i.path}: ${i.message}`).join('; ')
+  return errorCount === undefined ? listed : `${listed}; and ${errorCount - errors.length} more`
 }
 
 /** Fastify's own request errors (body parsing, content type, size, schema validation) by status. */
@@ -256,7 +263,7 @@ export function oauthErrorHandler(thrown: unknown, request: FastifyRequest, repl
   }
   const issue = frameworkIssue(error)
   if (issue) {
-    const description = issue.issues?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? issue.detail
+    const description = issue.issues ? describeIssues(issue.issues) : issue.detail
     request.log.info({ status: issue.status }, description)
     // Size, time and availability refusals keep their status; anything else about the request is a 400.
     return send(LIMITS[issue.status] ? issue.status : 400, issue.oauth, description)

@@ -100,7 +100,7 @@ export {
   verifyVpToken,
 } from './presentation/verify'
 export type { ProblemCode } from './problem'
-export { PROBLEM_STATUSES, PROBLEM_TYPE_BASE, problem, problemKind } from './problem'
+export { PROBLEM_ERRORS_LIMIT, PROBLEM_STATUSES, PROBLEM_TYPE_BASE, problem, problemKind } from './problem'
 export type { ProtocolAppOptions, ProtocolDeps } from './protocol-app'
 export { protocolDeps } from './protocol-app'
 export type {

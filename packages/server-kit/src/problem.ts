@@ -75,6 +75,18 @@ export function problemKind(code: ProblemCode): ProblemKind {
 
 export const PROBLEM_TYPE_BASE = 'https://credential-service.dev/problems/'
 
+/**
+ * Issues a problem lists at most (the first ones); `errorCount` then says how many there were.
+ * A body of 10,000 invalid array items must not answer with megabytes of issues.
+ */
+export const PROBLEM_ERRORS_LIMIT = 20
+
+/** The first {@link PROBLEM_ERRORS_LIMIT} issues, and their total when some were left out. */
+export function boundedIssues(issues: ValidationIssue[]): { errors: ValidationIssue[]; errorCount?: number } {
+  if (issues.length <= PROBLEM_ERRORS_LIMIT) return { errors: issues }
+  return { errors: issues.slice(0, PROBLEM_ERRORS_LIMIT), errorCount: issues.length }
+}
+
 export function problem(
   code: ProblemCode,
   detail: string,
@@ -88,7 +100,7 @@ export function problem(
     detail,
     code,
     ...(options.instance ? { instance: options.instance } : {}),
-    ...(options.errors?.length ? { errors: options.errors } : {}),
+    ...(options.errors?.length ? boundedIssues(options.errors) : {}),
   }
 }
 

@@ -3,6 +3,7 @@ import { createDatabase, type DatabaseHandle } from '@credential-service/db-sche
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { createServer } from './create-server'
+import { DatabaseStartupError, migrateAtStart } from './database-startup'
 import { ConfigError, type zCommonEnv } from './env'
 import { httpLimits } from './http-limits'
 import { verifyMasterSecret } from './key-runtime'
@@ -60,7 +61,22 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
   })
-  await database.migrate()
+  try {
+    await (config.DATABASE_URL
+      ? migrateAtStart({
+          name: options.name,
+          url: config.DATABASE_URL,
+          migrate: database.migrate,
+          timeoutSeconds: config.DATABASE_STARTUP_TIMEOUT_SECONDS,
+          log: (line) => console.error(line),
+        })
+      : database.migrate())
+  } catch (error) {
+    if (!(error instanceof DatabaseStartupError)) throw error
+    console.error(`${options.name}: ${error.message}`)
+    await database.close()
+    process.exit(1)
+  }
   let apps: FastifyPluginAsync[]
   try {
     await verifyMasterSecret(database.db, config.MASTER_SECRET)

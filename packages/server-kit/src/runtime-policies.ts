@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { zCommonEnv } from './env'
+import { createOutageLog } from './outage-log'
 import type { OutboundPolicy } from './outbound-fetch'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
@@ -35,7 +36,8 @@ export function webhookPolicy(
 
 /**
  * A job the app runs every `everySeconds` once ready (key rotation, nonce purge): the timer does
- * not keep the process alive, a failure is logged and the next tick tries again, and closing the
+ * not keep the process alive, a failure is logged (a database outage at warn, once: outage-log.ts)
+ * and the next tick tries again, and closing the
  * app stops the timer and waits for a run in progress.
  */
 export function scheduleJob(
@@ -46,9 +48,13 @@ export function scheduleJob(
 ) {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> = Promise.resolve()
+  const outage = createOutageLog(name)
   app.addHook('onReady', async () => {
     timer = setInterval(() => {
-      running = job().catch((error) => app.log.error({ err: error }, `${name} failed`))
+      running = job().then(
+        () => outage.succeeded(app.log),
+        (error) => outage.failed(app.log, error, `${name} failed`),
+      )
     }, everySeconds * 1000)
     timer.unref()
   })

@@ -13,6 +13,7 @@ import {
 } from '@credential-service/db-schema'
 import type { FastifyInstance } from 'fastify'
 import type { FlowMetrics } from './metrics'
+import { createOutageLog, type OutageLogger } from './outage-log'
 import type { OutboundPolicy } from './outbound-fetch'
 import { scheduleJob } from './runtime-policies'
 import { type OutboundLog, sendWebhook } from './webhook-delivery'
@@ -40,7 +41,7 @@ export interface WebhookOutboxOptions {
   leaseMs?: number
 }
 
-type OutboxLog = OutboundLog & { error(object: Record<string, unknown>, message: string): void }
+type OutboxLog = OutboundLog & OutageLogger
 
 /** An event to store for a webhook endpoint. */
 export interface WebhookEvent {
@@ -75,6 +76,8 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   const targeted = new Set<Promise<void>>()
   const timers = new Set<NodeJS.Timeout>()
   let log = options.log
+  // A database outage is one warn line per outage, not an error per drain and row.
+  const outage = createOutageLog('webhook outbox')
 
   /** Stores the event when the endpoint subscribes to its type; returns the delivery id if stored. */
   async function enqueue(tx: Executor, event: WebhookEvent): Promise<string | undefined> {
@@ -107,7 +110,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     if (ids) {
       const drained = drainBatch(ids).then(
         () => undefined,
-        (error: unknown) => log?.error({ err: error }, 'webhook outbox drain failed'),
+        (error: unknown) => outage.failed(log, error, 'webhook outbox drain failed'),
       )
       targeted.add(drained)
       void drained.finally(() => targeted.delete(drained))
@@ -124,7 +127,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
           while ((await drainBatch()) === BATCH && !closed) {}
         } while (again && !closed)
       } catch (error) {
-        log?.error({ err: error }, 'webhook outbox drain failed')
+        outage.failed(log, error, 'webhook outbox drain failed')
       } finally {
         running = undefined
       }
@@ -140,16 +143,25 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
       limit: BATCH,
       ...(ids ? { ids } : {}),
     })
-    await Promise.all(rows.map((row) => deliver(row).catch((error) => unrecorded(row, error))))
+    let recorded = true
+    await Promise.all(
+      rows.map((row) =>
+        deliver(row).catch((error) => {
+          recorded = false
+          unrecorded(row, error)
+        }),
+      ),
+    )
+    if (recorded) outage.succeeded(log)
     return rows.length
   }
 
   // The row stays `delivering` and is tried again once its lease ends; the others go on.
   function unrecorded(row: WebhookDeliveryRow, error: unknown) {
-    log?.error(
-      { err: error, tenantId: row.tenantId, webhookDeliveryId: row.id },
-      'webhook delivery outcome not recorded',
-    )
+    outage.failed(log, error, 'webhook delivery outcome not recorded', {
+      tenantId: row.tenantId,
+      webhookDeliveryId: row.id,
+    })
   }
 
   function deliver(row: WebhookDeliveryRow): Promise<void> {

@@ -48,7 +48,7 @@ import {
   missingTrustLists,
   presentationConfigIssues,
 } from './config-validation'
-import { ensureDefaultKeyChain } from './default-key-chain'
+import { ensureDefaultKeyChain, withDefaultKeyChainTurn } from './default-key-chain'
 import type { KeyChainServiceDeps } from './key-chain-service'
 
 export interface ConfigServiceDeps {
@@ -166,13 +166,17 @@ export function createCredentialConfigService(deps: ConfigServiceDeps, tenantId:
     if (stored) return stored.keyChainId
     return (await ensureDefaultKeyChain(deps.keyChains, tenantId, actor.clientId, tx)).id
   }
+  const save = (input: CredentialConfigBody, mode: 'create' | 'replace') =>
+    base.save(input.id, mode, async (tx) => {
+      const data: CredentialConfigData = { ...input, keyChainId: await keyChainOf(input, tx) }
+      refuse(await credentialConfigIssues(deps.db, tenantId, data, { tx }), 'credential configuration')
+      return credentialConfigColumns(data)
+    })
   return {
     ...crud(base, (input: CredentialConfigBody, mode) =>
-      base.save(input.id, mode, async (tx) => {
-        const data: CredentialConfigData = { ...input, keyChainId: await keyChainOf(input, tx) }
-        refuse(await credentialConfigIssues(deps.db, tenantId, data, { tx }), 'credential configuration')
-        return credentialConfigColumns(data)
-      }),
+      input.keyChainId === undefined
+        ? withDefaultKeyChainTurn(deps.keyChains, tenantId, () => save(input, mode))
+        : save(input, mode),
     ),
     /** The JSON Schema of the configuration's claims, derived from `fields` (never stored). */
     async schema(id: string) {

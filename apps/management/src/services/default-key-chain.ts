@@ -56,3 +56,46 @@ export async function ensureDefaultKeyChain(
   })
   return { id, created: true }
 }
+
+/** Per connection pool and tenant: the save that is making the tenant's default key chain. */
+const firstNeeds = new WeakMap<object, Map<string, Promise<unknown>>>()
+
+/**
+ * Runs `save`, a transaction that may make the tenant's default key chain, so that it waits for
+ * another one of this process without holding a pooled connection. A concurrent first create
+ * waits on the unique index inside its transaction, holding its connection until the first one
+ * commits; several such waiters left a small pool empty, and other requests answered 503. Now one
+ * save per pool and tenant makes the default (and may wait on the index, for another process),
+ * the others wait here, then find the default and run at once. Once the tenant has a default, no
+ * save waits. (Correctness stays with the index; this only spares connections.)
+ */
+export async function withDefaultKeyChainTurn<T>(
+  deps: Pick<KeyChainServiceDeps, 'db'>,
+  tenantId: string,
+  save: () => Promise<T>,
+): Promise<T> {
+  const repo = createKeyChainRepository(deps.db, tenantId)
+  let turns = firstNeeds.get(deps.db)
+  if (!turns) {
+    turns = new Map()
+    firstNeeds.set(deps.db, turns)
+  }
+  for (;;) {
+    if (await repo.getDefault()) return save()
+    const running = turns.get(tenantId)
+    if (!running) break
+    await running
+  }
+  // No await between the check above and taking the turn.
+  const mine = save()
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  )
+  turns.set(tenantId, settled)
+  try {
+    return await mine
+  } finally {
+    if (turns.get(tenantId) === settled) turns.delete(tenantId)
+  }
+}

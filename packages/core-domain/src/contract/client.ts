@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { zRole } from '../roles'
+import { ROLES, zRole } from '../roles'
 import { zTimestamp } from './common'
 
 export const zClientId = z
@@ -8,11 +8,14 @@ export const zClientId = z
   .describe('Client identifier, unique across the service')
 
 const zSecret = z.string().min(16).max(256).describe('Client secret, at least 16 characters')
+// Bounded so that a huge list is refused by one issue, before each item is checked.
 const zRoles = z
   .array(zRole)
   .min(1)
+  .max(ROLES.length)
   .refine((roles) => new Set(roles).size === roles.length, 'roles must not repeat')
-const zConfigIdList = z.array(z.string().min(1).max(200)).nullable()
+export const MAX_ALLOWED_CONFIGS = 1000
+const zConfigIdList = z.array(z.string().min(1).max(200)).max(MAX_ALLOWED_CONFIGS).nullable()
 
 export const zClient = z
   .object({

@@ -48,7 +48,12 @@ export const zProblem = z
     errors: z
       .array(z.object({ path: z.string(), message: z.string() }))
       .optional()
-      .describe('Validation issues, one per offending field'),
+      .describe('Validation issues, one per offending field; the first 20 when there are more'),
+    errorCount: z
+      .number()
+      .int()
+      .optional()
+      .describe('How many validation issues there were, when `errors` lists only the first 20'),
   })
   .describe('RFC 9457 problem details')
   .meta({ id: 'Problem' })

@@ -32,19 +32,22 @@ export const zDcqlCredentialQuery = z
       z.object({ doctype_value: z.string().min(1) }).strict(),
     ]),
     trusted_authorities: z
-      .array(z.object({ type: z.string().min(1), values: z.array(z.string().min(1)).min(1) }).strict())
+      .array(
+        z.object({ type: z.string().min(1), values: z.array(z.string().min(1)).min(1).max(100) }).strict(),
+      )
       .min(1)
+      .max(20)
       .optional(),
     require_cryptographic_holder_binding: z.boolean().optional(),
     claims: z.array(zDcqlClaim).min(1).max(100).optional(),
-    claim_sets: z.array(z.array(zQueryId).min(1)).min(1).optional(),
+    claim_sets: z.array(z.array(zQueryId).min(1).max(100)).min(1).max(20).optional(),
   })
   .strict()
   .meta({ id: 'DcqlCredentialQuery' })
 
 export const zDcqlCredentialSet = z
   .object({
-    options: z.array(z.array(zQueryId).min(1)).min(1),
+    options: z.array(z.array(zQueryId).min(1).max(50)).min(1).max(20),
     required: z.boolean().optional(),
   })
   .strict()

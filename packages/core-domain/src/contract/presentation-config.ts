@@ -164,7 +164,9 @@ export const zPresentationRequestCreate = z
       .optional()
       .describe('Overrides the configuration'),
     transactionData: z
-      .array(z.object({ type: z.string().min(1), credential_ids: z.array(z.string()).min(1) }).loose())
+      .array(
+        z.object({ type: z.string().min(1), credential_ids: z.array(z.string()).min(1).max(50) }).loose(),
+      )
       .max(10)
       .optional()
       .describe('Transaction data objects (OpenID4VP §5.1); each type must be allowed by the configuration'),

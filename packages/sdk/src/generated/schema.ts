@@ -3578,11 +3578,13 @@ export interface components {
             instance?: string;
             /** @description Stable machine-readable code */
             code: string;
-            /** @description Validation issues, one per offending field */
+            /** @description Validation issues, one per offending field; the first 20 when there are more */
             errors?: {
                 path: string;
                 message: string;
             }[];
+            /** @description How many validation issues there were, when `errors` lists only the first 20 */
+            errorCount?: number;
         };
         PublicKeyInfo: {
             /** @description RFC 7638 thumbprint of the public key */

@@ -26,7 +26,7 @@ function oldestNode(): { path: string; version: string } | undefined {
   if (explicit) return { path: explicit, version: version(explicit) ?? 'none' }
   for (const path of ['/usr/bin/node', '/usr/local/bin/node']) {
     const found = existsSync(path) ? version(path) : undefined
-    const [major, minor] = (found ?? '0.0').split('.').map(Number)
+    const [major = 0, minor = 0] = (found ?? '0.0').split('.').map(Number)
     if (found && major === 20 && minor >= 19) return { path, version: found }
   }
   return undefined

@@ -30,12 +30,13 @@ export async function startProcess(
   options: {
     /** Node flags before the entry point. */ nodeArgs?: string[]
     /** Keep stdout (the log lines) for `stdout()`; ignored otherwise. */ captureStdout?: boolean
+    /** Another Node binary than the one running the tests. */ node?: string
   } = {},
 ): Promise<ServiceProcess> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
   const args = [...(options.nodeArgs ?? []), ...appEntry(app)]
-  const child: ChildProcess = spawn(process.execPath, args, {
+  const child: ChildProcess = spawn(options.node ?? process.execPath, args, {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

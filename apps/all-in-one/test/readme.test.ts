@@ -88,6 +88,29 @@ describe('README', () => {
         .slice(1, -1)
         .map((d) => JSON.parse(Buffer.from(d, 'base64url').toString()))
       expect(disclosed).toContainEqual([expect.any(String), 'name', 'Erika Mustermann'])
+
+      // Issue 43: "Step 4 may leave out the key chain": the spec's minimal mso_mdoc body (§2.1–2.3)
+      // answers 201 on the README's tenant, which states its country.
+      const token = await fetch(`${base}/api/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from('acme-backend:acme-backend-secret-0123').toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'grant_type=client_credentials',
+      })
+      const { access_token } = (await token.json()) as { access_token: string }
+      const mdoc = await fetch(`${base}/api/credentials`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: 'mdl',
+          config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+          fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1' }],
+        }),
+      })
+      expect(mdoc.status, await mdoc.clone().text()).toBe(201)
+      expect(mdoc.headers.get('x-default-key-chain')).toBe('default')
     } finally {
       child.kill('SIGTERM')
       await new Promise((resolve) => child.once('exit', resolve))

@@ -88,7 +88,7 @@ describe.skipIf(skipWithoutChromium('manage.test.ts'))(
         validityDays: 30,
       })
 
-    it('the operator edits a tenant: name and credential encryption, saved through PATCH', async () => {
+    it('the operator edits a tenant: name, country (issue 43) and credential encryption, saved through PATCH', async () => {
       await page.getByRole('button', { name: `Edit tenant ${tenant}` }).click()
       const dialog = page.getByRole('dialog', { name: `Edit tenant ${tenant}` })
       expect(await dialog.getByLabel('Name').inputValue()).toBe('Before the edit')
@@ -98,6 +98,11 @@ describe.skipIf(skipWithoutChromium('manage.test.ts'))(
       // Checked in the browser with the API's zTenantUpdate: a name of at least one character.
       await expect.poll(() => errorOf(page, dialog.getByLabel('Name'))).not.toBe('')
       await dialog.getByLabel('Name').fill('After the edit')
+      // Checked with zTenantUpdate too: ISO 3166-1 alpha-2 letters.
+      await dialog.getByLabel('Country').fill('d1')
+      await dialog.getByRole('button', { name: 'Save tenant' }).click()
+      await expect.poll(() => errorOf(page, dialog.getByLabel('Country'))).not.toBe('')
+      await dialog.getByLabel('Country').fill('de')
       await dialog.getByLabel('Credential encryption').click()
       await page.getByRole('option', { name: 'Required of wallets' }).click()
       await dialog.getByRole('button', { name: 'Save tenant' }).click()
@@ -105,11 +110,13 @@ describe.skipIf(skipWithoutChromium('manage.test.ts'))(
       const row = page.getByRole('row').filter({ hasText: tenant })
       await expect.poll(() => row.textContent()).toContain('After the edit')
       expect(await row.textContent()).toContain('required')
+      expect(await row.textContent()).toContain('DE')
       const saved = await operator.getTenant(tenant)
-      expect({ name: saved.name, credentialEncryption: saved.credentialEncryption }).toStrictEqual({
-        name: 'After the edit',
-        credentialEncryption: 'required',
-      })
+      expect({
+        name: saved.name,
+        country: saved.country,
+        credentialEncryption: saved.credentialEncryption,
+      }).toStrictEqual({ name: 'After the edit', country: 'DE', credentialEncryption: 'required' })
     })
 
     it("a tenant admin edits a client's roles; the client's next token carries them", async () => {

@@ -699,6 +699,35 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(unknown)).toBe(false)
   })
 
+  it('issue 43: tenant.json country names C= in the default key chain made for an mso_mdoc file without keyChainId; without a country the tenant is rejected naming the fix', async () => {
+    // Spec §2.1–2.3: the minimal body, `id`, `config` (format mso_mdoc, docType), `fields`.
+    const mdl = {
+      id: 'mdl',
+      config: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL' },
+      fields: [{ path: ['family_name'], type: 'string', namespace: 'org.iso.18013.5.1' }],
+    }
+    const stated = random('cty')
+    const imported = await run(
+      tree({ [`${stated}/tenant.json`]: { country: 'SE' }, [`${stated}/credentials/mdl.json`]: mdl }),
+    )
+    expect(imported.ok, JSON.stringify(imported)).toBe(true)
+    expect((await createTenantRepository(h.database.db).get(stated))?.country).toBe('SE')
+    expect((await createCredentialConfigRepository(h.database.db, stated).get('mdl'))?.keyChainId).toBe(
+      'default',
+    )
+
+    const none = random('cty')
+    const refused = await run(tree({ [`${none}/credentials/mdl.json`]: mdl }))
+    expect(refused.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${none}/credentials/mdl.json`,
+        path: 'keyChainId',
+        message: expect.stringContaining(`set it (\`country\` in PATCH /api/tenants/${none} or tenant.json`),
+      },
+    ])
+    expect(await tenantExists(none)).toBe(false)
+  })
+
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {
     const tenant = random('odd')
     const root = tree({

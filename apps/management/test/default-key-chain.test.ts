@@ -1,6 +1,8 @@
+import { X509Certificate } from 'node:crypto'
+import { MDL_DOCUMENT_SIGNER_EKU } from '@credential-service/crypto'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness, random, seedTenants, type TestClient } from './harness'
+import { createHarness, type Harness, random, type TestClient } from './harness'
 
 // Issue 23 item 8: the spec's minimal credential configuration body (§2.1: `id`, `config`,
 // `fields`) names no key chain; the tenant's default signing key chain signs it.
@@ -24,9 +26,15 @@ describe.each(testDatabases())('default signing key chain on $name', (testDataba
   afterAll(() => h.close())
 
   /** A new tenant (no key chain at all) and a client of it that configures and manages keys. */
-  async function freshTenant(): Promise<{ tenant: string; admin: TestClient }> {
+  async function freshTenant(settings: object = {}): Promise<{ tenant: string; admin: TestClient }> {
     const tenant = random('dk')
-    await seedTenants(h.app, h.root.auth, [tenant])
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/api/tenants',
+      headers: h.root.auth,
+      payload: { id: tenant, name: tenant, ...settings },
+    })
+    expect(created.statusCode, created.body).toBe(201)
     const admin = await h.createClient(tenant, ['issuance:config', 'key:manage'])
     return { tenant, admin }
   }
@@ -124,19 +132,84 @@ describe.each(testDatabases())('default signing key chain on $name', (testDataba
     expect((await tenantOf(tenant)).defaultKeyChainId).toBe('default')
   })
 
-  it('ISO 18013-5 Annex B.1: a minimal mso_mdoc body on a tenant without a default is a 422 naming body.keyChainId, and the generated default (no country) is rolled back with it', async () => {
+  it('issue 43, spec §2.1–2.3 minimal bodies on a fresh tenant that states its country: mso_mdoc and dc+sd-jwt answer 201; the default key chain names it (C=) in the leaf subject and issuer, a document signer (ISO 18013-5 Annex B.1, S-132)', async () => {
+    // §2.1: "id | string | yes", "config | object | yes", "fields | array of field definitions | yes";
+    // §2.2: "format | string | Value `mso_mdoc` is shown", docType, display ({name, locale});
+    // §2.3: path, type, and "namespace | string | mDOC only".
+    const { tenant, admin } = await freshTenant({ country: 'DE' })
+    expect((await tenantOf(tenant)).country).toBe('DE')
+    const mdoc = await post('/api/credentials', admin, {
+      ...minimalMdoc('mdl'),
+      config: { ...minimalMdoc('mdl').config, display: [{ name: 'Driving licence', locale: 'en-US' }] },
+    })
+    expect(mdoc.statusCode, mdoc.body).toBe(201)
+    expect(mdoc.headers['x-default-key-chain']).toBe('default')
+    const sdJwt = await post('/api/credentials', admin, minimal('employee'))
+    expect(sdJwt.statusCode, sdJwt.body).toBe(201)
+    expect(sdJwt.json().keyChainId).toBe('default')
+    expect(await keyChainIds(admin)).toStrictEqual(['default'])
+
+    const chain = (await h.app.inject({ url: '/api/key-chains/default', headers: admin.auth })).json()
+    const leaf = new X509Certificate(chain.activeKey.certificateChain[0])
+    expect(leaf.subject.split('\n')).toContain('C=DE')
+    expect(leaf.issuer.split('\n')).toContain('C=DE')
+    expect(leaf.keyUsage).toContain(MDL_DOCUMENT_SIGNER_EKU)
+    expect(new X509Certificate(chain.rootCertificate).subject.split('\n')).toContain('C=DE')
+  })
+
+  it('issue 43, ISO 18013-5 Annex B.1: a minimal mso_mdoc body on a tenant that states no country is a 422 naming body.keyChainId and the fix, with nothing created; once the country is set, the same body answers 201', async () => {
     const { tenant, admin } = await freshTenant()
     const response = await post('/api/credentials', admin, minimalMdoc('mdl'))
     expect(response.statusCode).toBe(422)
     expect(response.json().errors).toStrictEqual([
       {
         path: 'body.keyChainId',
-        message:
-          "mso_mdoc needs a country (C=) in the certificate subject and issuer (ISO 18013-5 Annex B.1); key chain 'default' has none",
+        message: `mso_mdoc needs a country (C=) in the certificate subject and issuer (ISO 18013-5 Annex B.1), and the tenant states no country for its default key chain: set it (\`country\` in PATCH /api/tenants/${tenant} or tenant.json, ISO 3166-1 alpha-2, e.g. {"country": "DE"}) and try again, or name in \`keyChainId\` a key chain made with \`certificate.country\` (nothing was created)`,
       },
     ])
     expect(await keyChainIds(admin)).toStrictEqual([])
     expect((await tenantOf(tenant)).defaultKeyChainId).toBeNull()
+
+    const patched = await h.app.inject({
+      method: 'PATCH',
+      url: `/api/tenants/${tenant}`,
+      headers: h.root.auth,
+      payload: { country: 'AT' },
+    })
+    expect(patched.statusCode).toBe(200)
+    const again = await post('/api/credentials', admin, minimalMdoc('mdl'))
+    expect(again.statusCode, again.body).toBe(201)
+    const chain = (await h.app.inject({ url: '/api/key-chains/default', headers: admin.auth })).json()
+    expect(new X509Certificate(chain.activeKey.certificateChain[0]).subject.split('\n')).toContain('C=AT')
+  })
+
+  it('issue 43: a default key chain made before the tenant stated a country keeps its certificates; a minimal mso_mdoc body then is a 422 that says to name or make another default', async () => {
+    const { tenant, admin } = await freshTenant()
+    expect((await post('/api/credentials', admin, minimal('employee'))).statusCode).toBe(201)
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/api/tenants/${tenant}`,
+      headers: h.root.auth,
+      payload: { country: 'DE' },
+    })
+    const response = await post('/api/credentials', admin, minimalMdoc('mdl'))
+    expect(response.statusCode).toBe(422)
+    expect(response.json().errors).toStrictEqual([
+      {
+        path: 'body.keyChainId',
+        message: `mso_mdoc needs a country (C=) in the certificate subject and issuer (ISO 18013-5 Annex B.1); the tenant's default key chain 'default' names none (it was made without a country): name in \`keyChainId\` a key chain made with \`certificate.country\`, or make such a key chain the default (PATCH /api/tenants/${tenant} {"defaultKeyChainId": "<id>"})`,
+      },
+    ])
+    // A named key chain without a country: the message names that key chain.
+    const own = (await post('/api/key-chains', admin, { source: 'generate', id: 'own' })).json().id
+    const named = await post('/api/credentials', admin, { ...minimalMdoc('mdl'), keyChainId: own })
+    expect(named.json().errors).toStrictEqual([
+      {
+        path: 'body.keyChainId',
+        message:
+          "mso_mdoc needs a country (C=) in the certificate subject and issuer (ISO 18013-5 Annex B.1); key chain 'own' has none",
+      },
+    ])
   })
 
   it('a key chain that is not the default but is called `default` keeps its id; the default gets another', async () => {

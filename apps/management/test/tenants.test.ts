@@ -27,6 +27,7 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         description: 'test',
         presentationRetention: 'keep',
         credentialEncryption: 'optional',
+        country: null,
         defaultKeyChainId: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
@@ -41,6 +42,7 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
           description: null,
           presentationRetention: 'drop-after-delivery',
           credentialEncryption: 'required',
+          country: 'FR',
         },
       })
       expect(patched.json()).toMatchObject({
@@ -49,6 +51,7 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         description: null,
         presentationRetention: 'drop-after-delivery',
         credentialEncryption: 'required',
+        country: 'FR',
       })
 
       const got = await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })
@@ -197,6 +200,42 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         (await h.app.inject({ url: `/api/tenants/${h.tenantA}`, headers: h.root.auth })).json()
           .credentialEncryption,
       ).toBe('optional')
+    })
+
+    it('issue 43: a country that is not ISO 3166-1 alpha-2 in capitals is a 400 naming body.country, on create and update; null clears it', async () => {
+      const id = random('cty')
+      for (const country of ['de', 'DEU', 'D', 12]) {
+        const created = await h.app.inject({
+          method: 'POST',
+          url: '/api/tenants',
+          headers: h.root.auth,
+          payload: { id, name: 'x', country },
+        })
+        expect(created.statusCode).toBe(400)
+        expect(created.json().errors).toStrictEqual([{ path: 'body.country', message: expect.any(String) }])
+      }
+      expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })).statusCode).toBe(404)
+      const created = await h.app.inject({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: h.root.auth,
+        payload: { id, name: 'x', country: 'NL' },
+      })
+      expect(created.json().country).toBe('NL')
+      const patch = (country: unknown) =>
+        h.app.inject({
+          method: 'PATCH',
+          url: `/api/tenants/${id}`,
+          headers: h.root.auth,
+          payload: { country },
+        })
+      const refused = await patch('nl')
+      expect(refused.statusCode).toBe(400)
+      expect(refused.json().errors).toStrictEqual([{ path: 'body.country', message: expect.any(String) }])
+      expect((await h.app.inject({ url: `/api/tenants/${id}`, headers: h.root.auth })).json().country).toBe(
+        'NL',
+      )
+      expect((await patch(null)).json().country).toBeNull()
     })
 
     it('malformed JSON is a 400 problem and writes nothing', async () => {

@@ -50,6 +50,7 @@ export default function TenantsPage() {
           <Table.Tr>
             <Table.Th>Id</Table.Th>
             <Table.Th>Name</Table.Th>
+            <Table.Th>Country</Table.Th>
             <Table.Th>Credential encryption</Table.Th>
             <Table.Th>Presentation results</Table.Th>
             <Table.Th>Created</Table.Th>
@@ -63,6 +64,7 @@ export default function TenantsPage() {
             <Table.Tr key={tenant.id}>
               <Table.Td>{tenant.id}</Table.Td>
               <Table.Td>{tenant.name}</Table.Td>
+              <Table.Td>{tenant.country ?? ''}</Table.Td>
               <Table.Td>{tenant.credentialEncryption}</Table.Td>
               <Table.Td>{tenant.presentationRetention}</Table.Td>
               <Table.Td>{new Date(tenant.createdAt).toLocaleString()}</Table.Td>
@@ -125,7 +127,14 @@ export default function TenantsPage() {
   )
 }
 
-const FIELDS = ['id', 'name', 'description', 'presentationRetention', 'credentialEncryption'] as const
+const FIELDS = [
+  'id',
+  'name',
+  'description',
+  'country',
+  'presentationRetention',
+  'credentialEncryption',
+] as const
 
 function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }) {
   const { api } = useSession()
@@ -134,6 +143,7 @@ function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }
       id: '',
       name: '',
       description: '',
+      country: '',
       presentationRetention: 'keep',
       credentialEncryption: 'optional',
     },
@@ -143,6 +153,7 @@ function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }
       id: optional(values.id),
       name: values.name.trim(),
       description: optional(values.description),
+      country: optional(values.country)?.toUpperCase(),
       ...settingsOf(values),
     }),
     submit: (body) => api.createTenant(body),
@@ -169,6 +180,7 @@ function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }
 interface SettingsValues {
   name: string
   description: string
+  country: string
   presentationRetention: string
   credentialEncryption: string
 }
@@ -179,6 +191,12 @@ function TenantFields<Values extends SettingsValues>({ form }: { form: UseFormRe
     <>
       <TextInput label="Name" required {...form.getInputProps('name')} />
       <Textarea label="Description" autosize minRows={2} {...form.getInputProps('description')} />
+      <TextInput
+        label="Country"
+        description="ISO 3166-1 alpha-2, e.g. DE: the default key chain names it (C=), as mso_mdoc requires"
+        maxLength={2}
+        {...form.getInputProps('country')}
+      />
       <Select
         label="Presentation results"
         data={[
@@ -213,6 +231,7 @@ function EditTenantForm({ tenant, onSaved }: { tenant: Tenant; onSaved: (tenant:
     initialValues: {
       name: tenant.name,
       description: tenant.description ?? '',
+      country: tenant.country ?? '',
       presentationRetention: tenant.presentationRetention as string,
       credentialEncryption: tenant.credentialEncryption as string,
     },
@@ -221,6 +240,7 @@ function EditTenantForm({ tenant, onSaved }: { tenant: Tenant; onSaved: (tenant:
     toBody: (values): TenantUpdate => ({
       name: values.name.trim(),
       description: optional(values.description) ?? null,
+      country: optional(values.country)?.toUpperCase() ?? null,
       ...settingsOf(values),
     }),
     submit: (body) => api.updateTenant(tenant.id, body),

@@ -188,12 +188,12 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     const credentials = createCredentialConfigRepository(db, tenantId)
     for (const { file, data: body } of plan.credentials) {
       // Like the API: a file without keyChainId keeps the stored one, else gets the default.
-      const keyChainId =
-        body.keyChainId ??
-        (await credentials.row(body.id, tx))?.keyChainId ??
-        (await ensureDefaultKeyChain(deps.keyChains, tenantId, IMPORTER.clientId, tx)).id
-      const data = { ...body, keyChainId }
-      const issues = await credentialConfigIssues(db, tenantId, data, { tx, prefix: '' })
+      const named = body.keyChainId ?? (await credentials.row(body.id, tx))?.keyChainId
+      const defaultKeyChain = named
+        ? undefined
+        : await ensureDefaultKeyChain(deps.keyChains, tenantId, IMPORTER.clientId, tx)
+      const data = { ...body, keyChainId: defaultKeyChain?.id ?? (named as string) }
+      const issues = await credentialConfigIssues(db, tenantId, data, { tx, prefix: '', defaultKeyChain })
       rejected.push(
         ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
       )

@@ -58,7 +58,7 @@ export const DEFAULT_KEY_CHAIN_HEADER = 'x-default-key-chain'
 
 const CREDENTIALS = [
   '`keyChainId` may be left out (the spec\'s minimal body is `id`, `config`, `fields`). A create then uses the tenant\'s default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration\'s key chain.',
-  '`mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).',
+  "`mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.",
 ].join('\n\n')
 
 /** Credential and presentation configurations, attribute providers and webhook endpoints (spec §2.1–2.3, §4). */

@@ -84,6 +84,7 @@ requestExamples.add(zTenantCreate, {
       description: 'Issues employee badges and mobile driving licences',
       presentationRetention: 'drop-after-delivery',
       credentialEncryption: 'optional',
+      country: 'DE',
     },
   },
 })
@@ -92,6 +93,10 @@ requestExamples.add(zTenantUpdate, {
   requireEncryption: {
     summary: 'Require encrypted credential responses',
     value: { credentialEncryption: 'required' },
+  },
+  country: {
+    summary: 'State the country: the default key chain made on first need names it (mso_mdoc needs one)',
+    value: { country: 'DE' },
   },
   rename: {
     summary: 'Rename, drop the description',

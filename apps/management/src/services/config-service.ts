@@ -48,7 +48,7 @@ import {
   missingTrustLists,
   presentationConfigIssues,
 } from './config-validation'
-import { ensureDefaultKeyChain, withDefaultKeyChainTurn } from './default-key-chain'
+import { type DefaultKeyChain, ensureDefaultKeyChain, withDefaultKeyChainTurn } from './default-key-chain'
 import type { KeyChainServiceDeps } from './key-chain-service'
 
 export interface ConfigServiceDeps {
@@ -160,16 +160,24 @@ export function createCredentialConfigService(deps: ConfigServiceDeps, tenantId:
   )
   const repo = createCredentialConfigRepository(deps.db, tenantId)
   /** The key chain a body without one gets: on replace the stored one, else the tenant default. */
-  const keyChainOf = async (input: CredentialConfigBody, tx: Executor): Promise<string> => {
-    if (input.keyChainId !== undefined) return input.keyChainId
+  const keyChainOf = async (
+    input: CredentialConfigBody,
+    tx: Executor,
+  ): Promise<{ id: string; defaultKeyChain?: DefaultKeyChain }> => {
+    if (input.keyChainId !== undefined) return { id: input.keyChainId }
     const stored = await repo.row(input.id, tx)
-    if (stored) return stored.keyChainId
-    return (await ensureDefaultKeyChain(deps.keyChains, tenantId, actor.clientId, tx)).id
+    if (stored) return { id: stored.keyChainId }
+    const defaultKeyChain = await ensureDefaultKeyChain(deps.keyChains, tenantId, actor.clientId, tx)
+    return { id: defaultKeyChain.id, defaultKeyChain }
   }
   const save = (input: CredentialConfigBody, mode: 'create' | 'replace') =>
     base.save(input.id, mode, async (tx) => {
-      const data: CredentialConfigData = { ...input, keyChainId: await keyChainOf(input, tx) }
-      refuse(await credentialConfigIssues(deps.db, tenantId, data, { tx }), 'credential configuration')
+      const { id: keyChainId, defaultKeyChain } = await keyChainOf(input, tx)
+      const data: CredentialConfigData = { ...input, keyChainId }
+      refuse(
+        await credentialConfigIssues(deps.db, tenantId, data, { tx, defaultKeyChain }),
+        'credential configuration',
+      )
       return credentialConfigColumns(data)
     })
   return {

@@ -99,6 +99,7 @@ async function mdocCertificateIssues(
   config: CredentialConfigData,
   prefix: string,
   tx: Executor,
+  defaultKeyChain: { created: boolean } | undefined,
 ): Promise<ValidationIssue[]> {
   if (config.config.format !== 'mso_mdoc') return []
   const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, tx)
@@ -116,12 +117,16 @@ async function mdocCertificateIssues(
     countryOf(certificate.issuer) ? undefined : 'issuer',
   ].filter((part) => part !== undefined)
   if (missing.length === 0) return []
-  return [
-    {
-      path,
-      message: `mso_mdoc needs a country (C=) in the certificate ${missing.join(' and ')} (ISO 18013-5 Annex B.1); key chain '${chain.id}' has none`,
-    },
-  ]
+  const needs = `mso_mdoc needs a country (C=) in the certificate ${missing.join(' and ')} (ISO 18013-5 Annex B.1)`
+  const named = 'name in `keyChainId` a key chain made with `certificate.country`'
+  const tenant = `PATCH /api/tenants/${tenantId}`
+  const setCountry = `\`country\` in ${tenant} or tenant.json, ISO 3166-1 alpha-2, e.g. {"country": "DE"}`
+  const message = !defaultKeyChain
+    ? `${needs}; key chain '${chain.id}' has none`
+    : defaultKeyChain.created
+      ? `${needs}, and the tenant states no country for its default key chain: set it (${setCountry}) and try again, or ${named} (nothing was created)`
+      : `${needs}; the tenant's default key chain '${chain.id}' names none (it was made without a country): ${named}, or make such a key chain the default (${tenant} {"defaultKeyChainId": "<id>"})`
+  return [{ path, message }]
 }
 
 /**
@@ -132,7 +137,12 @@ export async function credentialConfigIssues(
   db: Database,
   tenantId: string,
   config: CredentialConfigData,
-  options: { prefix?: string; tx?: Executor } = {},
+  options: {
+    prefix?: string
+    tx?: Executor
+    /** The configuration names no key chain: the tenant's default signs it. */
+    defaultKeyChain?: { created: boolean } | undefined
+  } = {},
 ): Promise<ValidationIssue[]> {
   const prefix = options.prefix ?? 'body'
   const tx = options.tx ?? db
@@ -162,7 +172,7 @@ export async function credentialConfigIssues(
     ? await createLoginProviderRepository(db, tenantId).row(providerId, tx)
     : undefined
   if (provider) issues.push(...(await loginClaimIssues(db, tenantId, config, provider, prefix, tx)))
-  issues.push(...(await mdocCertificateIssues(db, tenantId, config, prefix, tx)))
+  issues.push(...(await mdocCertificateIssues(db, tenantId, config, prefix, tx, options.defaultKeyChain)))
   const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, tx)
   if (chain) issues.push(...selfSignedChainIssues(chain, config, prefix))
   const scope = config.config.scope ?? config.id

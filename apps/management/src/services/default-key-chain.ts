@@ -1,15 +1,25 @@
 import { newId, zKeyChainCreate } from '@credential-service/core-domain'
-import { createKeyChainRepository, type Executor, recordAudit } from '@credential-service/db-schema'
+import {
+  createKeyChainRepository,
+  createTenantRepository,
+  type Executor,
+  recordAudit,
+} from '@credential-service/db-schema'
 import { type KeyChainServiceDeps, keyChainColumns } from './key-chain-service'
 
 /** Id of the default key chain a tenant gets on first need (another when a chain already has it). */
 export const DEFAULT_KEY_CHAIN_ID = 'default'
 
-/** `POST /api/key-chains` `{ "source": "generate" }`: ES256, leaf issued by a root of its own. */
-const DEFAULT_PROFILE = zKeyChainCreate.parse({
-  source: 'generate',
-  description: 'Default signing key chain, created for a credential configuration that named none',
-})
+/**
+ * `POST /api/key-chains` `{ "source": "generate" }`: ES256, leaf issued by a root of its own, with
+ * the tenant's country as `C=` when it has one (ISO 18013-5 Annex B.1: mso_mdoc needs it).
+ */
+const defaultProfile = (country: string | null | undefined) =>
+  zKeyChainCreate.parse({
+    source: 'generate',
+    description: 'Default signing key chain, created for a credential configuration that named none',
+    ...(country ? { certificate: { country } } : {}),
+  })
 
 export interface DefaultKeyChain {
   id: string
@@ -38,7 +48,8 @@ export async function ensureDefaultKeyChain(
   // `default` unless a key chain (not the default) already has that id.
   const id = (await repo.get(DEFAULT_KEY_CHAIN_ID, tx)) ? newId('kc') : DEFAULT_KEY_CHAIN_ID
   const now = deps.now()
-  const columns = await keyChainColumns(deps, tenantId, id, DEFAULT_PROFILE, now)
+  const tenant = await createTenantRepository(deps.db).get(tenantId, tx)
+  const columns = await keyChainColumns(deps, tenantId, id, defaultProfile(tenant?.country), now)
   const inserted = await repo.insert({ ...columns, isDefault: true }, tx)
   if (!inserted) {
     const winner = await repo.getDefault(tx)

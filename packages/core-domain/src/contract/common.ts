@@ -2,6 +2,9 @@ import { z } from 'zod'
 
 export const zTimestamp = z.iso.datetime().describe('RFC 3339 timestamp (UTC)')
 
+/** A country as certificates name it (`C=`): ISO 3166-1 alpha-2, in capitals. */
+export const zCountryCode = z.string().regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 code in capitals, e.g. DE')
+
 export const zPageQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(100).default(50).describe('Page size, 1 to 100'),

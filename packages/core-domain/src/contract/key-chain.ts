@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { zTimestamp } from './common'
+import { zCountryCode, zTimestamp } from './common'
 
 export const zKmsProvider = z
   .enum(['db', 'vault', 'aws-kms'])
@@ -109,9 +109,7 @@ export const zKeyChainCreate = z
                 '`internal-ca` (default): the leaf is issued by a root of this key chain, returned as `rootCertificate` and kept out of `x5c`, as HAIP wallets require (leaf not self-signed). `self-signed`: one self-signed certificate, for development only; credential configurations with `dpop` or `walletAttestation` `required` refuse such a key chain',
               ),
             subject: zSubject.optional().describe('Defaults to `CN=<tenant> <key chain id>`'),
-            country: z
-              .string()
-              .regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 code in capitals, e.g. DE')
+            country: zCountryCode
               .optional()
               .describe(
                 'Country of the issuing authority, added to the subject (and the root’s) as `C=` when it names none; mso_mdoc configurations need one (ISO 18013-5 Annex B.1)',

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { zTimestamp } from './common'
+import { zCountryCode, zTimestamp } from './common'
 import { zKeyChainId } from './key-chain'
 
 /** Tenant ids appear in URLs (`/issuers/{tenant}`), so they are lowercase slugs. */
@@ -27,6 +27,11 @@ export const zTenant = z
     description: z.string().nullable(),
     presentationRetention: zPresentationRetention,
     credentialEncryption: zCredentialEncryption,
+    country: zCountryCode
+      .nullable()
+      .describe(
+        'Country of the issuing authority (ISO 3166-1 alpha-2): the `C=` of the default key chain made on first need, which mso_mdoc configurations need (ISO 18013-5 Annex B.1). Null: none stated',
+      ),
     defaultKeyChainId: zKeyChainId
       .nullable()
       .describe(
@@ -45,6 +50,11 @@ export const zTenantCreate = z
     description: z.string().max(2000).optional(),
     presentationRetention: zPresentationRetention.default('keep'),
     credentialEncryption: zCredentialEncryption.default('optional'),
+    country: zCountryCode
+      .optional()
+      .describe(
+        'Country of the issuing authority (ISO 3166-1 alpha-2), e.g. DE: the default key chain made on first need names it (`C=`), as mso_mdoc configurations require',
+      ),
   })
   .strict()
   .meta({ id: 'TenantCreate' })
@@ -56,6 +66,12 @@ export const zTenantUpdate = z
     description: z.string().max(2000).nullable().optional(),
     presentationRetention: zPresentationRetention.optional(),
     credentialEncryption: zCredentialEncryption.optional(),
+    country: zCountryCode
+      .nullable()
+      .optional()
+      .describe(
+        'Country of the issuing authority (ISO 3166-1 alpha-2); null: none. Used by the default key chain made after this (an existing one keeps its certificates)',
+      ),
     defaultKeyChainId: zKeyChainId
       .nullable()
       .optional()

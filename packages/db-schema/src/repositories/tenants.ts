@@ -20,6 +20,7 @@ function toTenant(row: TenantView): Tenant {
     id: row.id,
     name: row.name,
     description: row.description,
+    country: row.country,
     defaultKeyChainId: row.defaultKeyChainId,
     presentationRetention: row.presentationRetention as Tenant['presentationRetention'],
     credentialEncryption: row.credentialEncryption as Tenant['credentialEncryption'],
@@ -61,6 +62,7 @@ export function createTenantRepository(db: Database) {
         description?: string | undefined
         presentationRetention?: string | undefined
         credentialEncryption?: string | undefined
+        country?: string | null | undefined
       },
       tx: Executor = db,
     ): Promise<Tenant | undefined> {
@@ -72,6 +74,7 @@ export function createTenantRepository(db: Database) {
           description: input.description ?? null,
           presentationRetention: input.presentationRetention ?? 'keep',
           credentialEncryption: input.credentialEncryption ?? 'optional',
+          country: input.country ?? null,
         })
         .onConflictDoNothing()
         .returning()

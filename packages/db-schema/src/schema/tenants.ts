@@ -9,6 +9,8 @@ export const tenants = pgTable('tenants', {
   presentationRetention: text().notNull().default('keep'),
   /** `optional` or `required`: credential request/response encryption at the issuer (OpenID4VCI §10). */
   credentialEncryption: text().notNull().default('optional'),
+  /** ISO 3166-1 alpha-2: the C= of the default key chain's certificates (mso_mdoc needs one). */
+  country: text(),
   /**
    * Random per creation of the id: management tokens carry it, so a token of a deleted tenant
    * does not work for a new tenant created with the same id (checklist S-108).

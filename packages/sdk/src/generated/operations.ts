@@ -162,7 +162,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -172,7 +172,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -364,7 +364,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -374,7 +374,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -570,7 +570,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -580,7 +580,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -826,7 +826,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -836,7 +836,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -1076,7 +1076,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */
@@ -1086,7 +1086,7 @@ export interface ManagementOperations {
    *
    * `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
    *
-   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+   * `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
    *
    * Roles (any of): `issuance:config`.
    */

@@ -457,7 +457,7 @@ export interface paths {
          * List credential configurations
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -467,7 +467,7 @@ export interface paths {
          * Create a credential configuration
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -489,7 +489,7 @@ export interface paths {
          * Get a credential configuration
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -498,7 +498,7 @@ export interface paths {
          * Replace a credential configuration (the path id wins over the body id)
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -508,7 +508,7 @@ export interface paths {
          * Delete a credential configuration
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -961,7 +961,7 @@ export interface paths {
          * List credential configurations
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -971,7 +971,7 @@ export interface paths {
          * Create a credential configuration
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -993,7 +993,7 @@ export interface paths {
          * Get a credential configuration
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -1002,7 +1002,7 @@ export interface paths {
          * Replace a credential configuration (the path id wins over the body id)
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -1012,7 +1012,7 @@ export interface paths {
          * Delete a credential configuration
          * @description `keyChainId` may be left out (the spec's minimal body is `id`, `config`, `fields`). A create then uses the tenant's default signing key chain (`defaultKeyChainId` of `GET /api/tenants/{tenantId}`, set with `PATCH /api/tenants/{tenantId}`) and names it in the `X-Default-Key-Chain` answer header; the stored configuration shows it as `keyChainId`. A tenant without one gets it on first need: key chain `default`, made like `POST /api/key-chains` `{"source": "generate"}` (ES256, leaf certificate issued by a root of its own). Concurrent creates make one default. A replace without `keyChainId` keeps the configuration's key chain.
          *
-         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1), which the generated default does not: create one with `certificate.country` and name it, or make it the default (422 naming `body.keyChainId` otherwise; nothing is created).
+         *     `mso_mdoc` needs a key chain whose certificates name a country (ISO 18013-5 Annex B.1). The default key chain made on first need names the tenant's `country` (`PATCH /api/tenants/{tenantId}`); a tenant that states none, or a default made without one, gets a 422 naming `body.keyChainId` and the fix (nothing is created): set the country first, or name a key chain made with `certificate.country`.
          *
          *     Roles (any of): `issuance:config`.
          */
@@ -3869,6 +3869,8 @@ export interface components {
             description: string | null;
             presentationRetention: components["schemas"]["PresentationRetention"];
             credentialEncryption: components["schemas"]["CredentialEncryption"];
+            /** @description Country of the issuing authority (ISO 3166-1 alpha-2): the `C=` of the default key chain made on first need, which mso_mdoc configurations need (ISO 18013-5 Annex B.1). Null: none stated */
+            country: string | null;
             /** @description Default signing key chain: signs credential configurations created without `keyChainId`. Null until set, or until the first such configuration creates one (`default`, the `POST /api/key-chains` `source: generate` defaults) */
             defaultKeyChainId: string | null;
             /**
@@ -3891,6 +3893,8 @@ export interface components {
             presentationRetention?: components["schemas"]["PresentationRetention"];
             /** @default optional */
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
+            /** @description Country of the issuing authority (ISO 3166-1 alpha-2), e.g. DE: the default key chain made on first need names it (`C=`), as mso_mdoc configurations require */
+            country?: string;
         };
         TenantPage: {
             items: components["schemas"]["Tenant"][];
@@ -3902,6 +3906,8 @@ export interface components {
             description?: string | null;
             presentationRetention?: components["schemas"]["PresentationRetention"];
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
+            /** @description Country of the issuing authority (ISO 3166-1 alpha-2); null: none. Used by the default key chain made after this (an existing one keeps its certificates) */
+            country?: string | null;
             /** @description Make this key chain of the tenant its default signing key chain (422 when there is none by that id); null: no default, so the next configuration without `keyChainId` creates one */
             defaultKeyChainId?: string | null;
         };

@@ -3,6 +3,7 @@ import { createDatabase, type DatabaseHandle } from '@credential-service/db-sche
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { createServer } from './create-server'
+import { guardDeadConnectionErrors } from './dead-connection-guard'
 import { ConfigError, type zCommonEnv } from './env'
 import { httpLimits } from './http-limits'
 import { verifyMasterSecret } from './key-runtime'
@@ -79,6 +80,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     logStream: await logStreamFor(config.LOG_FORMAT),
     corsOrigins: config.CORS_ORIGINS,
   })
+  guardDeadConnectionErrors(server.log)
   server.addHook('onClose', async () => {
     await unlisten()
     await database.close()

@@ -13,7 +13,7 @@ export interface BalancerAnswer {
 /**
  * An ingress in front of a deployment's processes: `/api` to management, `/verifiers/` to the
  * verifiers, the rest to the issuers, round robin over the ones whose `/readyz` answers 200
- * (polled every 100 ms; out after 3 failed polls in a row, as a readiness probe's
+ * (polled every 250 ms; out after 3 failed polls in a row, as a readiness probe's
  * failureThreshold), with keep-alive and no retry. Every answer is kept in `answers`.
  */
 export async function startReadinessBalancer() {
@@ -32,7 +32,7 @@ export async function startReadinessBalancer() {
         () => 0,
       )
       failedPolls.set(backend, status === 200 ? 0 : (failedPolls.get(backend) ?? 0) + 1)
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await new Promise((resolve) => setTimeout(resolve, 250))
     }
   }
   const pick = (path: string) => {
@@ -43,7 +43,10 @@ export async function startReadinessBalancer() {
         : 'issuer'
     const pool = pools.get(app) ?? []
     const ready = pool.filter((backend) => (failedPolls.get(backend) ?? 0) < 3)
-    return ready[turn++ % ready.length]
+    // None ready: every one of the pool, as Envoy's panic threshold does, so that the client
+    // gets the processes' own answer (a 503 with Retry-After) rather than the balancer's.
+    const candidates = ready.length ? ready : pool
+    return candidates[turn++ % candidates.length]
   }
 
   const server = createServer((incoming, outgoing) => {

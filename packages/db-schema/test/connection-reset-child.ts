@@ -43,12 +43,15 @@ const otherSession = await running
 // Writes the driver deferred (setImmediate) would run now.
 await new Promise((resolve) => setTimeout(resolve, 50))
 const started = performance.now()
-const committed = await database.db.transaction(async (tx) => tx.execute(sql`select 1 as one`))
+const committed = await database.db.transaction(async (tx) => {
+  await tx.execute(sql`select 1`)
+  return true
+})
 console.log(
   JSON.stringify({
     ownBackend,
     otherSession,
-    committedAfter: committed.length === 1,
+    committedAfter: committed,
     recoveredMs: Math.round(performance.now() - started),
   }),
 )

@@ -176,7 +176,10 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     counted?.(result.status === 'pending' ? 'retrying' : result.status)
     // A claimed row whose outcome is not recorded waits for its lease to end (a minute), and is
     // then sent again: a reset connection is waited out instead (the update is conditional).
-    await retryWhileUnavailable(() => finishWebhookDelivery(options.db, row, result), () => closed)
+    await retryWhileUnavailable(
+      () => finishWebhookDelivery(options.db, row, result),
+      () => closed,
+    )
     if (result.status === 'pending') retryAt(result.nextAttemptAt.getTime() - result.at.getTime())
   }
 
@@ -189,7 +192,10 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
         error: row.lastError ?? 'the last attempt was interrupted',
       }
     const endpoints = createWebhookEndpointRepository(options.db, row.tenantId)
-    const endpoint = await retryWhileUnavailable(() => endpoints.row(row.endpointId), () => closed)
+    const endpoint = await retryWhileUnavailable(
+      () => endpoints.row(row.endpointId),
+      () => closed,
+    )
     const body = endpoint ? openBody(row) : undefined
     const outcome =
       endpoint && body !== undefined

@@ -139,7 +139,7 @@ describe.skipIf(!databaseUrl)(
       })
       balancer.answers.length = 0
 
-      // The wallets: every fifth flow an issuance, the others a presentation with the webhook.
+      // The wallets: every sixth flow an issuance, the others a presentation with the webhook.
       const flows = PRESENTATIONS + ISSUANCES
       let next = 0
       let done = 0

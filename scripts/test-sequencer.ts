@@ -24,6 +24,7 @@ export const LONGEST_FILES = [
   'apps/management/test/oauth.test.ts',
   'apps/all-in-one/test/rate-limits.test.ts',
   'apps/all-in-one/test/rolling-restart.test.ts',
+  'apps/all-in-one/test/db-reset-processes.test.ts',
   'packages/db-schema/src/client-faults.test.ts',
   'apps/all-in-one/test/webhook-outbox.test.ts',
   'packages/server-kit/src/rate-limit-counter.test.ts',

@@ -126,6 +126,8 @@ export async function redeemOffer(options: {
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(tokenRequest as Record<string, string>),
   })
+  if (!tokenResponse.ok)
+    throw new Error(`${issuer}/token: ${tokenResponse.status} ${await tokenResponse.text()}`)
   const { access_token } = (await tokenResponse.json()) as { access_token: string }
   // The answers the wallet reads are checked against their schemas (core-domain/protocol) too.
   const { c_nonce } = zNonceResponse.parse(await postJson(`${issuer}/nonce`, {}, headers))

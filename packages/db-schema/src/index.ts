@@ -6,6 +6,7 @@ export {
 } from './anchor-lists'
 export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
+export { isDeadConnectionError } from './dead-connection'
 export { QueryDeadlineError } from './query-deadline-error'
 export type { DatabaseStats } from './query-stats'
 export type { AuditEntry, AuditLogRepository } from './repositories/audit-log'

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { createServer } from './create-server'
 import { DatabaseStartupError, migrateAtStart } from './database-startup'
+import { guardDeadConnectionErrors } from './dead-connection-guard'
 import { ConfigError, type zCommonEnv } from './env'
 import { httpLimits } from './http-limits'
 import { verifyMasterSecret } from './key-runtime'
@@ -95,6 +96,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     logStream: await logStreamFor(config.LOG_FORMAT),
     corsOrigins: config.CORS_ORIGINS,
   })
+  guardDeadConnectionErrors(server.log)
   server.addHook('onClose', async () => {
     await unlisten()
     await database.close()

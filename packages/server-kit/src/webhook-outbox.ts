@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify'
 import type { FlowMetrics } from './metrics'
 import { createOutageLog, type OutageLogger } from './outage-log'
 import type { OutboundPolicy } from './outbound-fetch'
+import { retryWhileUnavailable } from './retry-while-unavailable'
 import { scheduleJob } from './runtime-policies'
 import { type OutboundLog, sendWebhook } from './webhook-delivery'
 
@@ -185,7 +186,12 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     const counted = options.metrics?.webhookDelivery(row.tenantId)
     const result = await attempt(row)
     counted?.(result.status === 'pending' ? 'retrying' : result.status)
-    await finishWebhookDelivery(options.db, row, result)
+    // A claimed row whose outcome is not recorded waits for its lease to end (a minute), and is
+    // then sent again: a reset connection is waited out instead (the update is conditional).
+    await retryWhileUnavailable(
+      () => finishWebhookDelivery(options.db, row, result),
+      () => closed,
+    )
     if (result.status === 'pending') retryAt(result.nextAttemptAt.getTime() - result.at.getTime())
   }
 
@@ -197,7 +203,11 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
         at: options.now(),
         error: row.lastError ?? 'the last attempt was interrupted',
       }
-    const endpoint = await createWebhookEndpointRepository(options.db, row.tenantId).row(row.endpointId)
+    const endpoints = createWebhookEndpointRepository(options.db, row.tenantId)
+    const endpoint = await retryWhileUnavailable(
+      () => endpoints.row(row.endpointId),
+      () => closed,
+    )
     const body = endpoint ? openBody(row) : undefined
     const outcome =
       endpoint && body !== undefined

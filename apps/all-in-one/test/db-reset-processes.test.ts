@@ -1,0 +1,252 @@
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startReceiver } from './harness'
+import { type FreshDatabase, freshDatabase, type ServiceProcess, startDeployment } from './processes'
+import { startReadinessBalancer } from './readiness-balancer'
+import { issueOverHttp, presentOverHttp } from './wallet'
+
+const databaseUrl = process.env.TEST_DATABASE_URL
+const PRESENTATIONS = 300
+const ISSUANCES = 60
+const IN_FLIGHT = 12
+const RESETS = 3
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+type Json = Record<string, unknown>
+
+/**
+ * Issue 36 item 1: `pg_terminate_backend` on every connection of the service mid-load ended
+ * processes (postgres.js threw on a null socket from a deferred write, in the transactions of the
+ * webhook outbox and of session endings). Here the documented topology (1 management, 2 issuer,
+ * 2 verifier processes behind a balancer that follows `/readyz`) runs presentations with a webhook
+ * and issuances while every backend is terminated three times.
+ */
+describe.skipIf(!databaseUrl)(
+  'every database connection reset three times under load (PostgreSQL, processes)',
+  () => {
+    let database: FreshDatabase
+    let admin: postgres.Sql
+    let processes: ServiceProcess[] = []
+    let balancer: Awaited<ReturnType<typeof startReadinessBalancer>>
+    const root = { id: `root-${randomBytes(4).toString('hex')}`, secret: 'db-reset-root-secret-0123456789' }
+
+    beforeAll(async () => {
+      // A database of its own: the webhook poll drains every tenant's due rows, and the resets
+      // end every backend of the database.
+      database = await freshDatabase()
+      admin = postgres(database.url, { max: 1, onnotice: () => {} })
+      balancer = await startReadinessBalancer()
+      processes = await startDeployment(
+        database.url,
+        root,
+        ['management', 'issuer', 'issuer', 'verifier', 'verifier'],
+        {
+          PUBLIC_URL: balancer.origin,
+          DATABASE_POOL_SIZE: '3',
+          // The wait for a pooled connection on a loaded two-core machine is not what this measures.
+          DATABASE_CONNECT_TIMEOUT_MS: '15000',
+          WEBHOOK_POLL_SECONDS: '1',
+          OUTBOUND_ALLOW_HTTP: 'true',
+          OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+          RATE_LIMIT_WALLET_PER_MINUTE: '0',
+          RATE_LIMIT_TOKEN_PER_MINUTE: '0',
+        },
+      )
+      balancer.route(processes)
+    }, 120_000)
+
+    afterAll(async () => {
+      await balancer?.close()
+      await Promise.all(processes.map((process) => process.stop()))
+      await admin?.end()
+      await database?.drop()
+    })
+
+    it('no process exits, only in-flight requests fail (503 with Retry-After), every process is ready within 5 s, each verified session is delivered once', async () => {
+      const origin = balancer.origin
+      const post = async (path: string, body: Json, token?: string): Promise<Json> => {
+        const response = await fetch(`${origin}${path}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+          },
+          body: JSON.stringify(body),
+        })
+        if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+        return (await response.json()) as Json
+      }
+      const tokenOf = async (id: string, secret: string) =>
+        (
+          await post('/api/oauth2/token', {
+            grant_type: 'client_credentials',
+            client_id: id,
+            client_secret: secret,
+          })
+        ).access_token as string
+
+      const tenant = `reset-${randomBytes(4).toString('hex')}`
+      const rootToken = await tokenOf(root.id, root.secret)
+      await post('/api/tenants', { id: tenant, name: tenant }, rootToken)
+      const roles = [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+        'presentation:config',
+        'presentation:request',
+      ]
+      const client = await post(`/api/tenants/${tenant}/clients`, { roles }, rootToken)
+      const token = await tokenOf(client.clientId as string, client.clientSecret as string)
+      await post('/api/key-chains', { source: 'generate', id: 'keys' }, token)
+      await post(
+        '/api/credentials',
+        {
+          id: 'pid',
+          config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' },
+          keyChainId: 'keys',
+          fields: [{ path: ['age_over_18'], type: 'boolean', disclosable: true }],
+        },
+        token,
+      )
+      await post(
+        '/api/presentations',
+        {
+          id: 'ask',
+          keyChainId: 'keys',
+          responseMode: 'direct_post',
+          dcqlQuery: {
+            credentials: [
+              {
+                id: 'pid',
+                format: 'dc+sd-jwt',
+                meta: { vct_values: ['urn:eudi:pid:1'] },
+                claims: [{ path: ['age_over_18'], values: [true] }],
+              },
+            ],
+          },
+        },
+        token,
+      )
+      const receiver = await startReceiver(() => 200)
+      await post('/api/webhook-endpoints', { id: 'hook', url: `${receiver.url}/in` }, token)
+      const auth = { authorization: `Bearer ${token}` }
+      const issued = await issueOverHttp({
+        apiBase: origin,
+        auth,
+        configurationId: 'pid',
+        claims: { age_over_18: true },
+      })
+      balancer.answers.length = 0
+
+      // The wallets: every sixth flow an issuance, the others a presentation with the webhook.
+      const flows = PRESENTATIONS + ISSUANCES
+      let next = 0
+      let done = 0
+      const verified: string[] = []
+      const failed: string[] = []
+      const presentation = async () => {
+        const created = await post(
+          '/api/presentation-requests',
+          { presentationConfigId: 'ask', webhookEndpointId: 'hook' },
+          token,
+        )
+        const response = await presentOverHttp({
+          requestUri: created.requestUri as string,
+          credentialQueryId: 'pid',
+          credential: issued.credential,
+          holder: issued.holder,
+          disclose: { age_over_18: true },
+        })
+        if (!response.ok) throw new Error(`response: ${response.status}`)
+        verified.push(created.sessionId as string)
+      }
+      const issuance = () =>
+        issueOverHttp({ apiBase: origin, auth, configurationId: 'pid', claims: { age_over_18: true } })
+      const wallet = async () => {
+        while (next < flows) {
+          const flow = next++
+          await (flow % 6 === 5 ? issuance() : presentation()).catch((error: Error) =>
+            failed.push(error.message),
+          )
+          done++
+        }
+      }
+      const load = Promise.all(Array.from({ length: IN_FLIGHT }, wallet))
+
+      // The resets, spread over the load; after each, how long until every process is ready.
+      const readyAfterMs: number[] = []
+      for (let reset = 1; reset <= RESETS; reset++) {
+        while (done < (flows * reset) / (RESETS + 1)) await sleep(20)
+        await admin`select pg_terminate_backend(pid) from pg_stat_activity
+                  where datname = current_database() and pid <> pg_backend_pid()`
+        const started = performance.now()
+        while (!(await allReady(processes)) && performance.now() - started < 10_000) await sleep(50)
+        readyAfterMs.push(Math.round(performance.now() - started))
+      }
+      await load
+
+      // Every verified session's event leaves the outbox (retries and the poll included).
+      const open = async () =>
+        (
+          await admin`select count(*)::int as n from webhook_deliveries
+                    where tenant_id = ${tenant} and status in ('pending', 'delivering')`
+        )[0]?.n as number
+      for (let i = 0; i < 150 && (await open()) !== 0; i++) await sleep(100)
+      const sessions =
+        await admin`select id from presentation_sessions where tenant_id = ${tenant} and status = 'verified'`
+      const deliveredTo = new Map<string, number>()
+      for (const call of receiver.received) {
+        const sessionId = (JSON.parse(call.body) as { sessionId: string }).sessionId
+        deliveredTo.set(sessionId, (deliveredTo.get(sessionId) ?? 0) + 1)
+      }
+      receiver.close()
+      const rows =
+        await admin`select session_id, status, attempts, last_error from webhook_deliveries where tenant_id = ${tenant}`
+      const notOnce = sessions
+        .map(({ id }) => id as string)
+        .filter((id) => deliveredTo.get(id) !== 1)
+        .map((id) => ({
+          id,
+          calls: deliveredTo.get(id) ?? 0,
+          rows: rows.filter((row) => row.session_id === id),
+        }))
+
+      expect({
+        exits: processes.map((process) => process.exitCode()),
+        driverErrors: processes
+          .filter((process) => /TypeError|uncaught/i.test(process.stderr()))
+          .map((p) => p.stderr()),
+        notReadyWithin5s: readyAfterMs.filter((ms) => ms > 5000),
+        answersOtherThan503WithRetryAfter: balancer.answers.filter(
+          (answer) => answer.status >= 400 && !(answer.status === 503 && answer.retryAfter),
+        ),
+        notOnce,
+      }).toStrictEqual({
+        exits: [null, null, null, null, null],
+        driverErrors: [],
+        notReadyWithin5s: [],
+        answersOtherThan503WithRetryAfter: [],
+        notOnce: [],
+      })
+      // Only requests in flight at a reset fail: one per wallet and reset at most.
+      expect(failed.length, failed.join('\n')).toBeLessThanOrEqual(RESETS * IN_FLIGHT)
+      // Each wallet-verified session is verified in the database (and so delivered, above).
+      expect(sessions.length).toBeGreaterThanOrEqual(verified.length)
+      expect(verified.length).toBeGreaterThanOrEqual(PRESENTATIONS - RESETS * IN_FLIGHT)
+      console.log(`db-reset: ready again after ${readyAfterMs.join(', ')} ms; ${failed.length} flows failed`)
+    }, 180_000)
+  },
+)
+
+async function allReady(processes: ServiceProcess[]): Promise<boolean> {
+  const statuses = await Promise.all(
+    processes.map((process) =>
+      fetch(`${process.origin}/readyz`, { signal: AbortSignal.timeout(1000) }).then(
+        (response) => response.status,
+        () => 0,
+      ),
+    ),
+  )
+  return statuses.every((status) => status === 200)
+}

@@ -26,6 +26,7 @@ import {
   type SecuredRoute,
   scheduleJob,
   scheduleTrustListRefresh,
+  trustListLimits,
   type TenantCache,
   tenantBoundVerifier,
   type WebhookOutbox,
@@ -268,6 +269,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     scheduleTrustListRefresh(app, config.TRUST_LIST_REFRESH_CHECK_SECONDS, {
       db: database.db,
       outbound: outboundPolicy(config),
+      trustListLimits: trustListLimits(config),
       metrics,
       now,
     })

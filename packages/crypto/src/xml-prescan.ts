@@ -50,7 +50,7 @@ export function prescanXml(xml: string, limits: XmlPrescanLimits = XML_PRESCAN_L
       else if (xml.startsWith('<![CDATA[', at)) at = after(xml, ']]>', at + 9, 'a CDATA section')
       else
         refuse(
-          `it has a document type or entity declaration (${JSON.stringify(xml.slice(at, at + 9))}); DTDs and entities are not accepted`,
+          `it has a document type or entity declaration (${/^<![A-Za-z]*/.exec(xml.slice(at, at + 12))?.[0]}); DTDs and entities are not accepted`,
         )
     } else if (next === 0x2f /* / */) {
       depth -= 1

@@ -4,6 +4,13 @@ export { startFakeKms } from './fake-kms'
 export { startFakeVault } from './fake-vault'
 export type { TestCertificate, TestCertificateOptions, TestSubtree } from './test-certificates'
 export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
+export {
+  entityList,
+  hugeAttributeList,
+  manyAttributesList,
+  nestedList,
+  withSiblings,
+} from './hostile-lists'
 export type { GeneratedKey } from './test-keys'
 export { generateTestKey } from './test-keys'
 export type {

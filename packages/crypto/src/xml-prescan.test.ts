@@ -5,6 +5,7 @@ import {
   hugeAttributeList,
   manyAttributesList,
   nestedList,
+  withSiblings,
 } from './testing'
 import { prescanXml, XML_PRESCAN_LIMITS } from './xml-prescan'
 
@@ -47,6 +48,17 @@ describe('S-133: the linear pre-scan of a fetched list, before any DOM is built'
     const list = (n: number) => `<r>${'<e/>'.repeat(n - 1)}</r>`
     expect(() => prescanXml(list(100), limits)).not.toThrow()
     expect(() => prescanXml(list(101), limits)).toThrow('it has more than 100 elements')
+  })
+
+  it('refuses more than maxChildren child elements of one element: 16,000 siblings (260 KB), the issue’s shape', () => {
+    const siblings = (n: number) => `<r><s>${'<e>x</e>'.repeat(n)}</s><s>${'<e/>'.repeat(n)}</s></r>`
+    expect(refusal(siblings(XML_PRESCAN_LIMITS.maxChildren))).toBeUndefined()
+    expect(refusal(siblings(XML_PRESCAN_LIMITS.maxChildren + 1))).toBe(
+      `the list is refused before parsing: an element has more than ${XML_PRESCAN_LIMITS.maxChildren} child elements`,
+    )
+    const issue = withSiblings(buildTrustedList({ issued: new Date(), nextUpdate: new Date() }), 16_000)
+    expect(issue.length).toBeGreaterThan(250_000)
+    expect(refusal(issue)).toMatch(/more than 2000 child elements$/)
   })
 
   it('refuses an attribute value past maxAttributeLength and an element with too many attributes; a > in a value is no tag end', () => {

@@ -26,9 +26,9 @@ import {
   type SecuredRoute,
   scheduleJob,
   scheduleTrustListRefresh,
-  trustListLimits,
   type TenantCache,
   tenantBoundVerifier,
+  trustListLimits,
   type WebhookOutbox,
   webhookPolicy,
 } from '@credential-service/server-kit'

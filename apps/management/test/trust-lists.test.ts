@@ -405,12 +405,17 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))('trust lists on
       instance: '/api/trust-lists',
       code: 'conflict',
     })
-    expect((await api(adminB, 'POST', `/api/tenants/${h.tenantB}/trust-lists`, etsi(over))).statusCode).toBe(409)
+    expect((await api(adminB, 'POST', `/api/tenants/${h.tenantB}/trust-lists`, etsi(over))).statusCode).toBe(
+      409,
+    )
     expect((await api(adminB, 'GET', `/api/trust-lists/${over}`)).statusCode).toBe(404)
     const pem = { id: random('tl'), source: { type: 'pem', certificates: [anchor] } }
     expect((await api(adminB, 'POST', '/api/trust-lists', pem)).statusCode).toBe(201)
     const first = made[0] as string
-    expect((await api(adminB, 'PUT', `/api/trust-lists/${first}`, etsi(first, { refreshSeconds: 600 }))).statusCode).toBe(200)
+    expect(
+      (await api(adminB, 'PUT', `/api/trust-lists/${first}`, etsi(first, { refreshSeconds: 600 })))
+        .statusCode,
+    ).toBe(200)
     // Another tenant's lists do not count.
     expect((await api(admin, 'POST', '/api/trust-lists', etsi(random('tl')))).statusCode).toBe(201)
     expect((await api(adminB, 'DELETE', `/api/trust-lists/${first}`)).statusCode).toBe(204)

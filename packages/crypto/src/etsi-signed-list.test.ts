@@ -35,7 +35,9 @@ describe('the signature of a TS 119 612 list is checked once, with the signer it
   })
 
   it('TS 119 612 §5.7: refuses a KeyInfo naming no allowed certificate, and a signature without KeyInfo', async () => {
-    await expect(readTrustedList(keyInfoNaming(stranger.certificatePem), [signer.certificatePem])).rejects.toThrow(
+    await expect(
+      readTrustedList(keyInfoNaming(stranger.certificatePem), [signer.certificatePem]),
+    ).rejects.toThrow(
       'the list’s signature does not verify with any of signerCertificates: its KeyInfo names a certificate that is not one of them',
     )
     const bare = signed.replace(/<KeyInfo>[\s\S]*<\/KeyInfo>/, '')

@@ -1,9 +1,9 @@
 import { X509Certificate } from 'node:crypto'
 import { child, children, DSIG_NS, parseXml, TrustedListError, TSL_NS, text } from './etsi-xml'
 import { checkXadesSignedProperties } from './xades'
-import { prescanXml } from './xml-prescan'
 import { registerEcdsa } from './xml-ecdsa'
-import { loadXmlCrypto, type XmlNode, type XmlReference } from './xml-modules'
+import { loadXmlCrypto, type XmlNode } from './xml-modules'
+import { prescanXml } from './xml-prescan'
 
 const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'
 /** SignedInfo references read: the whole list, the XAdES signed properties, and some room. */
@@ -30,7 +30,9 @@ function signersNamedByKeyInfo(signature: XmlNode, signerCertificates: string[])
     }
   }
   if (!named.size)
-    throw new TrustedListError('the signature’s KeyInfo names no signer certificate (X509Data/X509Certificate)')
+    throw new TrustedListError(
+      'the signature’s KeyInfo names no signer certificate (X509Data/X509Certificate)',
+    )
   const signers = signerCertificates.filter((pem) => named.has(publicKeyOf(new X509Certificate(pem))))
   if (!signers.length)
     throw new TrustedListError(
@@ -64,9 +66,9 @@ export async function verifySignedList(
 
   const signers = signersNamedByKeyInfo(signature, signerCertificates)
   // Each reference costs xml-crypto a pass over the document; a list needs two (list, properties).
-  const references = children(child(signature, 'SignedInfo', DSIG_NS) ?? signature, 'Reference', DSIG_NS)
-  if (references.length > MAX_REFERENCES)
-    throw new TrustedListError(`the signature has ${references.length} references, more than ${MAX_REFERENCES}`)
+  const declared = children(child(signature, 'SignedInfo', DSIG_NS) ?? signature, 'Reference', DSIG_NS)
+  if (declared.length > MAX_REFERENCES)
+    throw new TrustedListError(`the signature has ${declared.length} references, more than ${MAX_REFERENCES}`)
 
   // Checked once, with the signer KeyInfo names: several certificates may hold that key (a
   // renewed certificate), and all of them verify alike; XAdES names one of them.
@@ -81,18 +83,18 @@ export async function verifySignedList(
   } catch {
     valid = false
   }
-  const whole = verifier
-    .getReferences()
-    .find((reference) => reference.uri === '' && reference.transforms.includes(ENVELOPED))?.signedReference
+  const references = verifier.getReferences()
+  const whole = references.find(
+    (reference) => reference.uri === '' && reference.transforms.includes(ENVELOPED),
+  )?.signedReference
   if (!valid || !whole) {
     throw new TrustedListError(
       'the list’s signature does not verify with the certificate its KeyInfo names (or does not cover the whole list)',
     )
   }
-  const signed = { xml: whole, references: verifier.getReferences() }
-  await checkXadesSignedProperties(signature, signed.references, signers, now)
+  await checkXadesSignedProperties(signature, references, signers, now)
 
-  const list = (await parseXml(signed.xml)).documentElement as XmlNode
+  const list = (await parseXml(whole)).documentElement as XmlNode
   if (list.localName !== 'TrustServiceStatusList' || list.namespaceURI !== TSL_NS)
     throw new TrustedListError('the signature does not cover the TrustServiceStatusList')
   return list

@@ -17,14 +17,6 @@ export type { ListOfTrustedLists, TrustedListPointer } from './etsi-lotl'
 export { readListOfTrustedLists } from './etsi-lotl'
 export type { TrustedListContent } from './etsi-trusted-list'
 export { readTrustedList, TrustedListError } from './etsi-trusted-list'
-export type { XmlListCheckOptions } from './xml-list-checker'
-export {
-  checkListOfTrustedListsOffThread,
-  checkTrustedListOffThread,
-  XML_LIST_TIME_BUDGET_MS,
-} from './xml-list-checker'
-export type { XmlPrescanLimits } from './xml-prescan'
-export { prescanXml, XML_PRESCAN_LIMITS } from './xml-prescan'
 export { subresourceIntegrity } from './integrity'
 export { certificateNamesIssuer, issuerNameRefusal } from './issuer-san'
 export { DecryptionError } from './json-cipher'
@@ -105,3 +97,11 @@ export {
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'
+export type { XmlListCheckOptions } from './xml-list-checker'
+export {
+  checkListOfTrustedListsOffThread,
+  checkTrustedListOffThread,
+  XML_LIST_TIME_BUDGET_MS,
+} from './xml-list-checker'
+export type { XmlPrescanLimits } from './xml-prescan'
+export { prescanXml, XML_PRESCAN_LIMITS } from './xml-prescan'

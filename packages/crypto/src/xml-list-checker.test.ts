@@ -1,6 +1,12 @@
 import { X509Certificate } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { buildTrustedList, createTestListSigner, issueTestCertificate, nestedList, signTrustedList } from './testing'
+import {
+  buildTrustedList,
+  createTestListSigner,
+  issueTestCertificate,
+  nestedList,
+  signTrustedList,
+} from './testing'
 import { checkTrustedListOffThread } from './xml-list-checker'
 
 const QC_CA = 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC'

@@ -93,9 +93,7 @@ function createChecker() {
       stop()
       finish((p) =>
         p.reject(
-          new TrustedListError(
-            `checking the list took longer than ${p.timeoutMs / 1000} s and was stopped`,
-          ),
+          new TrustedListError(`checking the list took longer than ${p.timeoutMs / 1000} s and was stopped`),
         ),
       )
     }, pending.timeoutMs)
@@ -122,8 +120,9 @@ function createChecker() {
     })
 }
 
-let checker: ReturnType<typeof createChecker> | undefined
-const run = (job: XmlListJob, timeoutMs = XML_LIST_TIME_BUDGET_MS) => (checker ??= createChecker())(job, timeoutMs)
+/** The process's one checker; its worker starts with the first list. */
+const checker = createChecker()
+const run = (job: XmlListJob, timeoutMs = XML_LIST_TIME_BUDGET_MS) => checker(job, timeoutMs)
 
 export interface XmlListCheckOptions {
   signerCertificates: string[]

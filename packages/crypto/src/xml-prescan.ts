@@ -96,7 +96,8 @@ function startTag(xml: string, from: number, limits: XmlPrescanLimits): number {
     if (xml[at] === '>') return at + 1
     const close = after(xml, xml[at] as string, at + 1, 'an attribute value') - 1
     attributes += 1
-    if (attributes > limits.maxAttributes) refuse(`an element has more than ${limits.maxAttributes} attributes`)
+    if (attributes > limits.maxAttributes)
+      refuse(`an element has more than ${limits.maxAttributes} attributes`)
     if (close - at - 1 > limits.maxAttributeLength)
       refuse(`an attribute value is longer than ${limits.maxAttributeLength} characters`)
     at = close + 1

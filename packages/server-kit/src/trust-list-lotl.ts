@@ -88,10 +88,11 @@ export async function readLotlSource(
   fetchBytes: FetchBytes,
   check: { now: Date; timeoutMs?: number },
 ): Promise<TrustListFetchResult> {
-  const lotl = await checkListOfTrustedListsOffThread(
-    await fetchBytes(source.url, 'list of trusted lists'),
-    { ...check, signerCertificates: source.signerCertificates, territories: source.territories },
-  )
+  const lotl = await checkListOfTrustedListsOffThread(await fetchBytes(source.url, 'list of trusted lists'), {
+    ...check,
+    signerCertificates: source.signerCertificates,
+    territories: source.territories,
+  })
   if (!lotl.nextUpdate) throw new Error('the list of trusted lists has no NextUpdate (a closed list)')
   const pointers = lotl.pointers.filter((pointer) => pointer.location !== source.url)
   if (!pointers.length)

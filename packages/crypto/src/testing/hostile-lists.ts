@@ -33,5 +33,8 @@ export function manyAttributesList(count: number): string {
  * the pre-scan lets through and whose check costs its worker seconds.
  */
 export function withSiblings(list: string, count: number): string {
-  return list.replace('</tsl:TrustServiceStatusList>', `${'<tsl:N>x</tsl:N>'.repeat(count)}</tsl:TrustServiceStatusList>`)
+  return list.replace(
+    '</tsl:TrustServiceStatusList>',
+    `${'<tsl:N>x</tsl:N>'.repeat(count)}</tsl:TrustServiceStatusList>`,
+  )
 }

@@ -2,8 +2,6 @@
 
 export { startFakeKms } from './fake-kms'
 export { startFakeVault } from './fake-vault'
-export type { TestCertificate, TestCertificateOptions, TestSubtree } from './test-certificates'
-export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export {
   entityList,
   hugeAttributeList,
@@ -11,6 +9,8 @@ export {
   nestedList,
   withSiblings,
 } from './hostile-lists'
+export type { TestCertificate, TestCertificateOptions, TestSubtree } from './test-certificates'
+export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'
 export { generateTestKey } from './test-keys'
 export type {

@@ -8,8 +8,8 @@ import type { XmlListAnswer, XmlListJob } from './xml-list-worker'
 export const XML_LIST_TIME_BUDGET_MS = 60_000
 /** The worker's heap: a list of the largest size accepted needs a fraction of it. */
 const WORKER_HEAP_MB = 512
-/** An idle worker stays this long for the next list (a list of lists brings several in a row). */
-const IDLE_MS = 2000
+/** An idle worker stays this long for the next list (a list of lists, the lists of several tenants). */
+const IDLE_MS = 30_000
 
 interface Pending {
   job: XmlListJob

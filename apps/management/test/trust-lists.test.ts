@@ -382,7 +382,7 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))('trust lists on
     expect(status.lastError).toBe(`trust list '${id}' answered more than ${64 * 1024} bytes`)
   })
 
-  it('issue 36: a tenant holds at most 20 fetched lists (409 problem on the 21st, on both mounts); pem lists and replacing are not counted', async () => {
+  it('issue 36: a tenant holds at most 20 fetched lists (409 problem on the 21st, on both mounts); pem lists do not count, replacing a fetched list adds none', async () => {
     const held = (await api(adminB, 'GET', '/api/trust-lists?limit=100')).json().items as {
       id: string
       source: { type: string }
@@ -411,6 +411,8 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))('trust lists on
     expect((await api(adminB, 'GET', `/api/trust-lists/${over}`)).statusCode).toBe(404)
     const pem = { id: random('tl'), source: { type: 'pem', certificates: [anchor] } }
     expect((await api(adminB, 'POST', '/api/trust-lists', pem)).statusCode).toBe(201)
+    // Turning a pem list into a fetched one adds one.
+    expect((await api(adminB, 'PUT', `/api/trust-lists/${pem.id}`, etsi(pem.id))).statusCode).toBe(409)
     const first = made[0] as string
     expect(
       (await api(adminB, 'PUT', `/api/trust-lists/${first}`, etsi(first, { refreshSeconds: 600 })))

@@ -24,7 +24,10 @@ import { type ConfigServiceDeps, collection, crud, refuse } from './config-servi
  */
 export const MAX_FETCHED_TRUST_LISTS = 20
 
-/** Refuses a fetched list past MAX_FETCHED_TRUST_LISTS; serialised per tenant until `tx` ends. */
+/**
+ * Refuses a save that adds a fetched list (a new one, or a `pem` one becoming fetched) past
+ * MAX_FETCHED_TRUST_LISTS; serialised per tenant until `tx` ends. Replacing a fetched list adds none.
+ */
 export async function refuseFetchedListPastBound(
   repo: ReturnType<typeof createTrustListRepository>,
   tenantId: string,
@@ -33,6 +36,8 @@ export async function refuseFetchedListPastBound(
 ): Promise<void> {
   if (input.source.type === 'pem') return
   await lockTenant(tx, tenantId)
+  const previous = (await repo.row(input.id, tx)) as TrustListRow | undefined
+  if (previous && previous.source.type !== 'pem') return
   const others = await repo.countFetched(input.id, tx)
   if (others >= MAX_FETCHED_TRUST_LISTS)
     throw new ConflictError(

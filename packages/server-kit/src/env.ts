@@ -179,7 +179,7 @@ export const zCommonEnv = z.object({
     .max(600)
     .default(60)
     .describe(
-      'Longest one fetched XML trust list may take to parse and check (in a worker thread, one list at a time); past it the worker is stopped and the refresh fails',
+      'Longest one fetched trust list may take to parse and check (in a worker thread, one list at a time); past it the worker is stopped and the refresh fails',
     ),
   BODY_LIMIT_BYTES: z.coerce
     .number()

@@ -1,4 +1,4 @@
-import { checkTrustedListOffThread, readListOfTrustedEntities } from '@credential-service/crypto'
+import { checkListOfTrustedEntitiesOffThread, checkTrustedListOffThread } from '@credential-service/crypto'
 import {
   claimDueTrustLists,
   type Database,
@@ -57,7 +57,7 @@ async function fetchBytes(
 
 /**
  * Fetches and checks one list (TS 119 612 XML, a TS 119 612 list of lists with the lists it
- * points to, or TS 119 602 JWS); throws with the reason it is refused. XML lists are parsed and
+ * points to, or TS 119 602 JWS); throws with the reason it is refused. Lists are parsed and
  * checked in the worker thread (checkTrustedListOffThread), never on the event loop.
  */
 async function fetchList(
@@ -78,11 +78,11 @@ async function fetchList(
     const bytes = await fetch(source.url, name)
     const { certificates, listIssuedAt, nextUpdate } =
       source.type === 'lote'
-        ? await readListOfTrustedEntities(
-            Buffer.from(bytes).toString('utf8'),
-            source.signerCertificates,
-            source.serviceTypes,
-          )
+        ? await checkListOfTrustedEntitiesOffThread(bytes, {
+            ...check,
+            signerCertificates: source.signerCertificates,
+            serviceTypes: source.serviceTypes,
+          })
         : await checkTrustedListOffThread(bytes, {
             ...check,
             signerCertificates: source.signerCertificates,

@@ -2,17 +2,17 @@ import { Worker } from 'node:worker_threads'
 import type { ListOfTrustedLists } from './etsi-lotl'
 import type { TrustedListContent } from './etsi-trusted-list'
 import { TrustedListError } from './etsi-xml'
-import type { XmlListAnswer, XmlListJob } from './xml-list-worker'
+import type { ListAnswer, ListJob } from './trust-list-worker'
 
 /** How long one list may take to parse and check before its worker is stopped. */
-export const XML_LIST_TIME_BUDGET_MS = 60_000
+export const LIST_CHECK_BUDGET_MS = 60_000
 /** The worker's heap: a list of the largest size accepted needs a fraction of it. */
 const WORKER_HEAP_MB = 512
 /** An idle worker stays this long for the next list (a list of lists, the lists of several tenants). */
 const IDLE_MS = 30_000
 
 interface Pending {
-  job: XmlListJob
+  job: ListJob
   timeoutMs: number
   resolve: (value: unknown) => void
   reject: (error: Error) => void
@@ -21,7 +21,8 @@ interface Pending {
 /**
  * One worker thread, one list at a time: parsing and checking a list (xmldom, xml-crypto) costs
  * seconds of CPU for a list of several MB, and a hostile one could cost minutes; on the event loop
- * that would stall every request of the process. A list past its time budget has its worker
+ * that would stall every request of the process (a JWS of several MB checked against 20 signers
+ * costs a second too). A list past its time budget has its worker
  * terminated (the next list gets a new one).
  */
 function createChecker() {
@@ -47,7 +48,7 @@ function createChecker() {
   }
 
   const start = async (): Promise<Worker> => {
-    const { WORKER_URL, WORKER_ROLE } = await import('./xml-list-worker')
+    const { WORKER_URL, WORKER_ROLE } = await import('./trust-list-worker')
     // From the TypeScript sources (tsx, vitest), the worker needs tsx too; a bundle is plain JS.
     const typescript = WORKER_URL.endsWith('.ts') && !process.execArgv.includes('tsx')
     const started = new Worker(new URL(WORKER_URL), {
@@ -55,7 +56,7 @@ function createChecker() {
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
       ...(typescript ? { execArgv: [...process.execArgv, '--import', 'tsx'] } : {}),
     })
-    started.on('message', (answer: XmlListAnswer) => {
+    started.on('message', (answer: ListAnswer) => {
       if (answer.id !== current?.id) return
       finish((pending) =>
         'ok' in answer ? pending.resolve(answer.ok) : pending.reject(new TrustedListError(answer.error)),
@@ -113,7 +114,7 @@ function createChecker() {
     }
   }
 
-  return (job: XmlListJob, timeoutMs: number): Promise<unknown> =>
+  return (job: ListJob, timeoutMs: number): Promise<unknown> =>
     new Promise((resolve, reject) => {
       queue.push({ job, timeoutMs, resolve, reject })
       void next()
@@ -122,28 +123,37 @@ function createChecker() {
 
 /** The process's one checker; its worker starts with the first list. */
 const checker = createChecker()
-const run = (job: XmlListJob, timeoutMs = XML_LIST_TIME_BUDGET_MS) => checker(job, timeoutMs)
+const run = (job: ListJob, timeoutMs = LIST_CHECK_BUDGET_MS) => checker(job, timeoutMs)
 
-export interface XmlListCheckOptions {
+export interface ListCheckOptions {
   signerCertificates: string[]
   now: Date
-  /** Longest the check may take; default XML_LIST_TIME_BUDGET_MS. */
+  /** Longest the check may take; default LIST_CHECK_BUDGET_MS. */
   timeoutMs?: number
 }
 
 /** readTrustedList in the worker thread, on the bytes fetched. */
 export function checkTrustedListOffThread(
   bytes: Uint8Array,
-  options: XmlListCheckOptions & { serviceTypes?: string[] },
+  options: ListCheckOptions & { serviceTypes?: string[] },
 ): Promise<TrustedListContent> {
   const { timeoutMs, ...rest } = options
   return run({ kind: 'trusted-list', bytes, ...rest }, timeoutMs) as Promise<TrustedListContent>
 }
 
+/** readListOfTrustedEntities (TS 119 602, a JWS) in the worker thread, on the bytes fetched. */
+export function checkListOfTrustedEntitiesOffThread(
+  bytes: Uint8Array,
+  options: ListCheckOptions & { serviceTypes?: string[] },
+): Promise<TrustedListContent> {
+  const { timeoutMs, ...rest } = options
+  return run({ kind: 'trusted-entities', bytes, ...rest }, timeoutMs) as Promise<TrustedListContent>
+}
+
 /** readListOfTrustedLists in the worker thread, on the bytes fetched. */
 export function checkListOfTrustedListsOffThread(
   bytes: Uint8Array,
-  options: XmlListCheckOptions & { territories?: string[] },
+  options: ListCheckOptions & { territories?: string[] },
 ): Promise<ListOfTrustedLists> {
   const { timeoutMs, ...rest } = options
   return run({ kind: 'list-of-lists', bytes, ...rest }, timeoutMs) as Promise<ListOfTrustedLists>

@@ -7,7 +7,7 @@ import {
   nestedList,
   signTrustedList,
 } from './testing'
-import { checkTrustedListOffThread } from './xml-list-checker'
+import { checkTrustedListOffThread } from './trust-list-checker'
 
 const QC_CA = 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC'
 const fingerprints = (pems: string[]) => pems.map((pem) => new X509Certificate(pem).fingerprint256)

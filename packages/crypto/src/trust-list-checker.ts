@@ -22,8 +22,8 @@ interface Pending {
  * One worker thread, one list at a time: parsing and checking a list (xmldom, xml-crypto) costs
  * seconds of CPU for a list of several MB, and a hostile one could cost minutes; on the event loop
  * that would stall every request of the process (a JWS of several MB checked against 20 signers
- * costs a second too). A list past its time budget has its worker
- * terminated (the next list gets a new one).
+ * costs a second too). A list past its time budget has its worker terminated (the next list gets
+ * a new one).
  */
 function createChecker() {
   const queue: Pending[] = []
@@ -110,7 +110,8 @@ function createChecker() {
       worker.ref()
       worker.postMessage({ id, job: pending.job })
     } catch (error) {
-      finish((p) => p.reject(error instanceof Error ? error : new Error(String(error))))
+      if (current?.id === id)
+        finish((p) => p.reject(error instanceof Error ? error : new Error(String(error))))
     }
   }
 

@@ -16,12 +16,17 @@ import { readLotlSource, refuseFutureList } from './trust-list-lotl'
 const FETCH_TIMEOUT_MS = 15_000
 /** Lists fetched per run and process; more wait for the next run (or another process). */
 const BATCH = 20
+/**
+ * Lists read at once: their checks queue for the one worker thread anyway, and each holds up to
+ * TRUST_LIST_MAX_BYTES (a list of lists, four of them) in memory meanwhile.
+ */
+const CONCURRENT_LISTS = 2
 
 /** TRUST_LIST_MAX_BYTES and TRUST_LIST_CHECK_TIMEOUT_SECONDS. */
 export interface TrustListLimits {
   /** Largest list read (each list a list of lists points to too). */
   maxBytes: number
-  /** Longest one XML list may take to parse and check in the worker thread. */
+  /** Longest one list may take to parse and check in the worker thread. */
   checkTimeoutMs: number
 }
 
@@ -75,19 +80,12 @@ async function fetchList(
   if (source.type === 'etsi-lotl') {
     content = await readLotlSource(source, (url, what) => fetch(url, `${name}: ${what}`), check)
   } else {
-    const bytes = await fetch(source.url, name)
-    const { certificates, listIssuedAt, nextUpdate } =
-      source.type === 'lote'
-        ? await checkListOfTrustedEntitiesOffThread(bytes, {
-            ...check,
-            signerCertificates: source.signerCertificates,
-            serviceTypes: source.serviceTypes,
-          })
-        : await checkTrustedListOffThread(bytes, {
-            ...check,
-            signerCertificates: source.signerCertificates,
-            serviceTypes: source.serviceTypes,
-          })
+    const read = source.type === 'lote' ? checkListOfTrustedEntitiesOffThread : checkTrustedListOffThread
+    const { certificates, listIssuedAt, nextUpdate } = await read(await fetch(source.url, name), {
+      ...check,
+      signerCertificates: source.signerCertificates,
+      serviceTypes: source.serviceTypes,
+    })
     content = { certificates, listIssuedAt, nextUpdate }
   }
   // TS 119 612 §5.3.15: a list without NextUpdate is closed; nothing in it is to be trusted any more.
@@ -107,8 +105,10 @@ async function fetchList(
 export async function refreshDueTrustLists(deps: TrustListRefreshDeps): Promise<number> {
   const now = deps.now ?? (() => new Date())
   const claimed = await claimDueTrustLists(deps.db, now(), BATCH)
-  await Promise.all(
-    claimed.map(async (row) => {
+  let next = 0
+  const reader = async () => {
+    while (next < claimed.length) {
+      const row = claimed[next++] as TrustListRow
       let result: { ok: TrustListFetchResult } | { error: string }
       try {
         result = { ok: await fetchList(row, deps, now()) }
@@ -117,8 +117,9 @@ export async function refreshDueTrustLists(deps: TrustListRefreshDeps): Promise<
       }
       deps.metrics?.trustListRefreshed(row.tenantId, 'ok' in result ? 'ok' : 'failed')
       await recordTrustListFetch(deps.db, row, result, now())
-    }),
-  )
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(CONCURRENT_LISTS, claimed.length) }, reader))
   return claimed.length
 }
 

@@ -21,8 +21,8 @@ interface Pending {
 /**
  * One worker thread, one list at a time: parsing and checking a list (xmldom, xml-crypto) costs
  * seconds of CPU for a list of several MB, and a hostile one could cost minutes; on the event loop
- * that would stall every request of the process (a JWS of several MB checked against 20 signers
- * costs a second too). A list past its time budget has its worker terminated (the next list gets
+ * that would stall every request of the process (so would a JWS of several MB tried with each of
+ * 20 signers). A list past its time budget has its worker terminated (the next list gets
  * a new one).
  */
 function createChecker() {

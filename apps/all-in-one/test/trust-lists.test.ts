@@ -170,7 +170,9 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
         await app.inject({ url: '/api/key-chains/keys', headers: auth[issuer] as Record<string, string> })
       ).json().rootCertificate as string
       expect(issuerRoot).toContain('BEGIN CERTIFICATE')
-      const nextUpdate = new Date(Date.now() + 8000)
+      // Room for the first fetch, whose check starts the worker thread (from the TypeScript
+      // sources here, some seconds on a loaded machine), and for the presentations after it.
+      const nextUpdate = new Date(Date.now() + 20_000)
       served.body = await signTrustedList(
         buildTrustedList({
           issued: new Date(),
@@ -220,7 +222,7 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
         expect(saved.statusCode, saved.body).toBe(201)
       }
       // The service's own refresh job fetches the list (every second here).
-      for (let i = 0; i < 50; i += 1) {
+      for (let i = 0; i < 75; i += 1) {
         const status = (
           await app.inject({
             url: '/api/trust-lists/pid-providers',

@@ -14,6 +14,7 @@ import {
   registerRateLimits,
   scheduleJob,
   scheduleTrustListRefresh,
+  trustListLimits,
   walletLimits,
   zCommonEnv,
 } from '@credential-service/server-kit'
@@ -64,7 +65,10 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
     }
     deps.metrics.observeRequests(app, 'issuer')
     // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).
-    scheduleTrustListRefresh(app, options.config.TRUST_LIST_REFRESH_CHECK_SECONDS, deps)
+    scheduleTrustListRefresh(app, options.config.TRUST_LIST_REFRESH_CHECK_SECONDS, {
+      ...deps,
+      trustListLimits: trustListLimits(options.config),
+    })
     const purgeEvery = options.noncePurgeSeconds ?? 60
     // Every issuer pod purges; the batched deletes do not conflict.
     if (purgeEvery > 0) {

@@ -28,6 +28,7 @@ import {
   scheduleTrustListRefresh,
   type TenantCache,
   tenantBoundVerifier,
+  trustListLimits,
   type WebhookOutbox,
   webhookPolicy,
 } from '@credential-service/server-kit'
@@ -268,6 +269,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     scheduleTrustListRefresh(app, config.TRUST_LIST_REFRESH_CHECK_SECONDS, {
       db: database.db,
       outbound: outboundPolicy(config),
+      trustListLimits: trustListLimits(config),
       metrics,
       now,
     })

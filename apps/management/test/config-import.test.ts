@@ -217,6 +217,45 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     expect(await tenantExists(unknown)).toBe(false)
   })
 
+  it('issue 36: a folder holding more than 20 fetched trust lists is rejected naming the first list past the bound; pem lists do not count', async () => {
+    const keys = await generateKeyPair('ES256')
+    const signer = await createCertificate({
+      subjectPublicJwk: keys.publicJwk,
+      subject: 'CN=Scheme Operator',
+      issuerPrivateJwk: keys.privateJwk,
+      validityDays: 30,
+      ca: true,
+    })
+    const fetched = (n: number) => ({
+      source: { type: 'etsi-tl', url: `https://lists.invalid/${n}.xml`, signerCertificates: [signer] },
+    })
+    const lists = (tenant: string, count: number) =>
+      Object.fromEntries(
+        Array.from({ length: count }, (_, n) => [
+          `${tenant}/trust-lists/l${String(n).padStart(2, '0')}.json`,
+          fetched(n),
+        ]),
+      )
+    const within = random('tl')
+    const pem = { source: { type: 'pem', certificates: [signer] } }
+    const accepted = await run(tree({ ...lists(within, 20), [`${within}/trust-lists/pem.json`]: pem }))
+    expect(accepted.tenants[0]?.issues).toStrictEqual([])
+    expect(accepted.tenants[0]?.counts).toMatchObject({ trustLists: 21 })
+
+    const over = random('tl')
+    const rejected = await run(tree(lists(over, 21)))
+    expect(rejected.tenants[0]?.status).toBe('rejected')
+    expect(rejected.tenants[0]?.issues).toStrictEqual([
+      {
+        file: `${over}/trust-lists/l20.json`,
+        path: '',
+        message:
+          'the tenant holds 20 fetched trust lists, the most it may (20); delete one or use a pem list',
+      },
+    ])
+    expect(await tenantExists(over)).toBe(false)
+  })
+
   it('is idempotent: a second run changes no keys and creates nothing twice', async () => {
     const { root, tenant } = exampleCopy()
     await run(root)

@@ -349,4 +349,80 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))('trust lists on
     await refresh(new Date(Date.now() + 601_000))
     expect(hits()).toBe(2)
   })
+
+  it('issue 36: a list whose ListIssueDateTime lies more than five minutes ahead is refused, not held as the newest', async () => {
+    const id = random('tl')
+    await api(admin, 'POST', '/api/trust-lists', etsi(id, { refreshSeconds: 60 }))
+    const ahead = new Date(Date.now() + 86_400_000)
+    lists.state.body = await signedList(new Date(Date.now() + 2 * 86_400_000), ahead)
+    await refresh()
+    const refused = (await api(admin, 'GET', `/api/trust-lists/${id}`)).json().status
+    expect(refused).toMatchObject({ state: 'pending', certificateCount: 0, listIssuedAt: null })
+    expect(refused.lastError).toBe(`its ListIssueDateTime ${ahead.toISOString()} is in the future`)
+    // Held as the newest, it would have made this genuine list look older ("went back").
+    lists.state.body = await signedList(new Date(Date.now() + HOUR), new Date(Date.now() + 60_000))
+    await refresh(new Date(Date.now() + 61_000))
+    expect((await api(admin, 'GET', `/api/trust-lists/${id}`)).json().status).toMatchObject({
+      state: 'current',
+      lastError: null,
+    })
+  })
+
+  it('issue 36: a list longer than TRUST_LIST_MAX_BYTES fails its refresh, read no further than the bound', async () => {
+    const id = random('tl')
+    await api(admin, 'POST', '/api/trust-lists', etsi(id))
+    lists.state.body = `${await signedList(new Date(Date.now() + HOUR))}${' '.repeat(70 * 1024)}`
+    await refreshDueTrustLists({
+      db: h.database.db,
+      outbound,
+      trustListLimits: { maxBytes: 64 * 1024, checkTimeoutMs: 60_000 },
+    })
+    const status = (await api(admin, 'GET', `/api/trust-lists/${id}`)).json().status
+    expect(status).toMatchObject({ state: 'pending', certificateCount: 0 })
+    expect(status.lastError).toBe(`trust list '${id}' answered more than ${64 * 1024} bytes`)
+  })
+
+  it('issue 36: a tenant holds at most 20 fetched lists (409 problem on the 21st, on both mounts); pem lists do not count, replacing a fetched list adds none', async () => {
+    const held = (await api(adminB, 'GET', '/api/trust-lists?limit=100')).json().items as {
+      id: string
+      source: { type: string }
+    }[]
+    const made: string[] = []
+    for (let n = held.filter((list) => list.source.type !== 'pem').length; n < 20; n++) {
+      const id = random('tl')
+      made.push(id)
+      expect((await api(adminB, 'POST', '/api/trust-lists', etsi(id))).statusCode).toBe(201)
+    }
+    const over = random('tl')
+    const refused = await api(adminB, 'POST', '/api/trust-lists', etsi(over))
+    expect(refused.statusCode).toBe(409)
+    expect(refused.headers['content-type']).toContain('application/problem+json')
+    expect(refused.json()).toStrictEqual({
+      type: 'https://credential-service.dev/problems/conflict',
+      title: 'Conflict',
+      status: 409,
+      detail: 'the tenant holds 20 fetched trust lists, the most it may (20); delete one or use a pem list',
+      instance: '/api/trust-lists',
+      code: 'conflict',
+    })
+    expect((await api(adminB, 'POST', `/api/tenants/${h.tenantB}/trust-lists`, etsi(over))).statusCode).toBe(
+      409,
+    )
+    expect((await api(adminB, 'GET', `/api/trust-lists/${over}`)).statusCode).toBe(404)
+    const pem = { id: random('tl'), source: { type: 'pem', certificates: [anchor] } }
+    expect((await api(adminB, 'POST', '/api/trust-lists', pem)).statusCode).toBe(201)
+    // Turning a pem list into a fetched one adds one.
+    expect((await api(adminB, 'PUT', `/api/trust-lists/${pem.id}`, etsi(pem.id))).statusCode).toBe(409)
+    const first = made[0] as string
+    expect(
+      (await api(adminB, 'PUT', `/api/trust-lists/${first}`, etsi(first, { refreshSeconds: 600 })))
+        .statusCode,
+    ).toBe(200)
+    // Another tenant's lists do not count.
+    expect((await api(admin, 'POST', '/api/trust-lists', etsi(random('tl')))).statusCode).toBe(201)
+    expect((await api(adminB, 'DELETE', `/api/trust-lists/${first}`)).statusCode).toBe(204)
+    expect((await api(adminB, 'POST', '/api/trust-lists', etsi(over))).statusCode).toBe(201)
+    // The job of the later tests is not to fetch them.
+    for (const id of [...made.slice(1), over]) await api(adminB, 'DELETE', `/api/trust-lists/${id}`)
+  })
 })

@@ -9,6 +9,7 @@ import {
   rateLimitStore,
   registerRateLimits,
   scheduleTrustListRefresh,
+  trustListLimits,
   walletLimits,
   zCommonEnv,
 } from '@credential-service/server-kit'
@@ -46,7 +47,10 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
     }
     deps.metrics.observeRequests(app, 'verifier')
     // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).
-    scheduleTrustListRefresh(app, config.TRUST_LIST_REFRESH_CHECK_SECONDS, deps)
+    scheduleTrustListRefresh(app, config.TRUST_LIST_REFRESH_CHECK_SECONDS, {
+      ...deps,
+      trustListLimits: trustListLimits(config),
+    })
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(requestRoutes(deps, walletLimits(options.config)))
     await app.register(didDocumentRoutes(deps))

@@ -86,6 +86,13 @@ export {
   statusAt,
   statusInList,
 } from './status-list-token'
+export type { ListCheckOptions } from './trust-list-checker'
+export {
+  checkListOfTrustedEntitiesOffThread,
+  checkListOfTrustedListsOffThread,
+  checkTrustedListOffThread,
+  LIST_CHECK_BUDGET_MS,
+} from './trust-list-checker'
 export {
   anchorAuthorityKeyId,
   anchorAuthorityKeyIds,
@@ -97,3 +104,5 @@ export {
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'
+export type { XmlPrescanLimits } from './xml-prescan'
+export { prescanXml, XML_PRESCAN_LIMITS } from './xml-prescan'

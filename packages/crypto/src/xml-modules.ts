@@ -37,6 +37,8 @@ export interface SignedXmlOptions {
   publicCert?: string
   privateKey?: string
   getCertFromKeyInfo?: () => string | null
+  /** Attributes that hold a reference's target id; default Id, ID and id (a pass over the document each). */
+  idAttributes?: string[]
   signatureAlgorithm?: string
   canonicalizationAlgorithm?: string
   /** ds:Object elements the signer adds (e.g. XAdES QualifyingProperties). */

@@ -181,6 +181,24 @@ export const zCommonEnv = z.object({
     .describe(
       'How often each issuer, verifier and management process looks for fetched trust lists (ETSI TS 119 612) whose refresh is due; each list is fetched by one process per refreshSeconds',
     ),
+  TRUST_LIST_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(256 * 1024 * 1024)
+    .default(8 * 1024 * 1024)
+    .describe(
+      'Largest fetched trust list (ETSI TS 119 612 XML or TS 119 602 JWS, and each list a list of lists points to), read as it streams in; a longer one fails the refresh. National trusted lists run to several MB',
+    ),
+  TRUST_LIST_CHECK_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(600)
+    .default(60)
+    .describe(
+      'Longest one fetched trust list may take to parse and check (in a worker thread, one list at a time); past it the worker is stopped and the refresh fails',
+    ),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

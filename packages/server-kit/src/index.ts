@@ -122,14 +122,18 @@ export {
 export { createSharedCounter, FIRST_HIT_FLUSH_MS, type SharedCounter } from './rate-limit-counter'
 export type { RunOptions } from './run'
 export { runProcess } from './run'
-export { outboundPolicy, scheduleJob, webhookPolicy } from './runtime-policies'
+export { outboundPolicy, scheduleJob, trustListLimits, webhookPolicy } from './runtime-policies'
 export { offerClaims, presentationResult } from './session-data'
 export type { TenantCache, TenantCacheOptions, TenantSnapshot } from './tenant-cache'
 export { createTenantCache } from './tenant-cache'
 export { createTenantMemo, type TenantMemoOptions } from './tenant-memo'
 export { tenantMount } from './tenant-mount'
-export type { TrustListRefreshDeps } from './trust-list-refresh'
-export { refreshDueTrustLists, scheduleTrustListRefresh } from './trust-list-refresh'
+export type { TrustListLimits, TrustListRefreshDeps } from './trust-list-refresh'
+export {
+  DEFAULT_TRUST_LIST_LIMITS,
+  refreshDueTrustLists,
+  scheduleTrustListRefresh,
+} from './trust-list-refresh'
 export { SERVICE_VERSION } from './version'
 export type { OutboundLog, SendOptions, SendResult } from './webhook-delivery'
 export { sendWebhook } from './webhook-delivery'

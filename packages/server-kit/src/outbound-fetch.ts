@@ -49,6 +49,8 @@ export interface OutboundRequest {
   readBody?: boolean
   /** Limit for the whole exchange, from connecting to the last byte of the answer. */
   timeoutMs: number
+  /** Largest answer read for this call; default the policy's `maxResponseBytes` (trust lists: TRUST_LIST_MAX_BYTES). */
+  maxBytes?: number
 }
 
 export interface OutboundResponse {
@@ -198,8 +200,9 @@ async function fetchChecked(
       abandon(body)
       return { status: statusCode, headers, body: Buffer.alloc(0) }
     }
-    const tooLong = () => new UpstreamError(`${name} answered more than ${policy.maxResponseBytes} bytes`)
-    if (Number(headers['content-length']) > policy.maxResponseBytes) {
+    const maxBytes = init.maxBytes ?? policy.maxResponseBytes
+    const tooLong = () => new UpstreamError(`${name} answered more than ${maxBytes} bytes`)
+    if (Number(headers['content-length']) > maxBytes) {
       abandon(body)
       throw tooLong()
     }
@@ -207,8 +210,8 @@ async function fetchChecked(
     let length = 0
     for await (const chunk of body as AsyncIterable<Buffer>) {
       length += chunk.length
-      // Stop reading at the cap: an endless answer costs at most maxResponseBytes of memory.
-      if (length > policy.maxResponseBytes) {
+      // Stop reading at the cap: an endless answer costs at most maxBytes of memory.
+      if (length > maxBytes) {
         abandon(body)
         throw tooLong()
       }

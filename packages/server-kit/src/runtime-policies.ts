@@ -23,6 +23,16 @@ export function outboundPolicy(
   }
 }
 
+/** How large a fetched trust list may be and how long its check may take (TRUST_LIST_MAX_BYTES, TRUST_LIST_CHECK_TIMEOUT_SECONDS). */
+export function trustListLimits(
+  config: Pick<CommonConfig, 'TRUST_LIST_MAX_BYTES' | 'TRUST_LIST_CHECK_TIMEOUT_SECONDS'>,
+) {
+  return {
+    maxBytes: config.TRUST_LIST_MAX_BYTES,
+    checkTimeoutMs: config.TRUST_LIST_CHECK_TIMEOUT_SECONDS * 1000,
+  }
+}
+
 /** Webhook outbox settings, from WEBHOOK_MAX_ATTEMPTS, WEBHOOK_BACKOFF_MS and WEBHOOK_POLL_SECONDS. */
 export function webhookPolicy(
   config: Pick<CommonConfig, 'WEBHOOK_MAX_ATTEMPTS' | 'WEBHOOK_BACKOFF_MS' | 'WEBHOOK_POLL_SECONDS'>,

@@ -35,6 +35,7 @@ import {
 } from '../services/config-validation'
 import { ensureDefaultKeyChain } from '../services/default-key-chain'
 import { type KeyChainServiceDeps, keyChainColumns } from '../services/key-chain-service'
+import { refuseFetchedListPastBound } from '../services/trust-list-service'
 import type { ImportIssue } from './read-config-dir'
 import type { TenantPlan } from './validate-tenant'
 
@@ -124,7 +125,10 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
     const rejected: ImportIssue[] = []
     // Trust lists before what names them: wallet providers and presentation configurations.
     const trustLists = createTrustListRepository(db, tenantId)
-    for (const { data } of plan.trustLists) {
+    for (const { file, data } of plan.trustLists) {
+      await refuseFetchedListPastBound(trustLists, tenantId, data, tx).catch((error: Error) => {
+        throw new ImportRejected([{ file, path: '', message: error.message }])
+      })
       const previous = (await trustLists.row(data.id, tx)) as TrustListRow | undefined
       await trustLists.upsert(trustListColumns(data, previous, now), tx)
     }

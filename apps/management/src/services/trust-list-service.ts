@@ -9,12 +9,41 @@ import {
 } from '@credential-service/core-domain'
 import {
   createTrustListRepository,
+  type Executor,
+  lockTenant,
   recordAudit,
   type TrustListRow,
   trustListColumns,
 } from '@credential-service/db-schema'
 import { pemIssues } from './anchor-lists'
 import { type ConfigServiceDeps, collection, crud, refuse } from './config-service'
+
+/**
+ * Fetched lists (etsi-tl, etsi-lotl, lote) one tenant may hold: each costs every refresh interval
+ * a download of up to TRUST_LIST_MAX_BYTES and seconds of a worker thread (docs/trust-lists.md).
+ */
+export const MAX_FETCHED_TRUST_LISTS = 20
+
+/**
+ * Refuses a save that adds a fetched list (a new one, or a `pem` one becoming fetched) past
+ * MAX_FETCHED_TRUST_LISTS; serialised per tenant until `tx` ends. Replacing a fetched list adds none.
+ */
+export async function refuseFetchedListPastBound(
+  repo: ReturnType<typeof createTrustListRepository>,
+  tenantId: string,
+  input: TrustListData,
+  tx: Executor,
+): Promise<void> {
+  if (input.source.type === 'pem') return
+  await lockTenant(tx, tenantId)
+  const previous = (await repo.row(input.id, tx)) as TrustListRow | undefined
+  if (previous && previous.source.type !== 'pem') return
+  const others = await repo.countFetched(input.id, tx)
+  if (others >= MAX_FETCHED_TRUST_LISTS)
+    throw new ConflictError(
+      `the tenant holds ${others} fetched trust lists, the most it may (${MAX_FETCHED_TRUST_LISTS}); delete one or use a pem list`,
+    )
+}
 
 export function trustListIssues(
   input: TrustListData,
@@ -38,6 +67,7 @@ export function createTrustListService(deps: ConfigServiceDeps, tenantId: string
   const save = (input: TrustListData, mode: 'create' | 'replace') => {
     refuse(trustListIssues(input, deps), 'trust list')
     return base.save(input.id, mode, async (tx) => {
+      await refuseFetchedListPastBound(repo, tenantId, input, tx)
       const previous = (await repo.row(input.id, tx)) as TrustListRow | undefined
       return trustListColumns(input, previous, new Date())
     })

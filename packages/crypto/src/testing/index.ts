@@ -2,6 +2,13 @@
 
 export { startFakeKms } from './fake-kms'
 export { startFakeVault } from './fake-vault'
+export {
+  entityList,
+  hugeAttributeList,
+  manyAttributesList,
+  nestedList,
+  withSiblings,
+} from './hostile-lists'
 export type { TestCertificate, TestCertificateOptions, TestSubtree } from './test-certificates'
 export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'

@@ -1,5 +1,5 @@
 import type { TrustList, TrustListData, TrustListSource } from '@credential-service/core-domain'
-import { and, arrayContains, asc, eq, inArray, lte, sql } from 'drizzle-orm'
+import { and, arrayContains, asc, eq, inArray, lte, ne, sql } from 'drizzle-orm'
 import { announceTenantChange } from '../changes'
 import type { Database, Executor } from '../database'
 import { presentationConfigs, type TrustListRow, trustLists, walletProviders } from '../schema'
@@ -92,6 +92,20 @@ export function createTrustListRepository(db: Database, tenantId: string) {
     /** The tenant's lists as stored (the verifier picks the current ones per presentation). */
     rows(tx: Executor = db): Promise<TrustListRow[]> {
       return tx.select().from(trustLists).where(eq(trustLists.tenantId, tenantId)).orderBy(asc(trustLists.id))
+    },
+    /** How many fetched lists (not `pem`) the tenant holds, `except` one id (the list being replaced). */
+    async countFetched(except: string, tx: Executor = db): Promise<number> {
+      const [row] = await tx
+        .select({ count: sql<number>`count(*)::int` })
+        .from(trustLists)
+        .where(
+          and(
+            eq(trustLists.tenantId, tenantId),
+            ne(trustLists.id, except),
+            sql`${trustLists.source}->>'type' <> 'pem'`,
+          ),
+        )
+      return row?.count ?? 0
     },
     /**
      * Locks the named lists against deletion until `tx` ends (FOR SHARE) and returns the ids that

@@ -319,6 +319,21 @@ export {
   zIaInitialRequest,
   zIaPresentationRequest,
 } from './protocol/interactive-authorization'
+export type { IaFormResponseMode, IaOutcome, IaWireForm } from './protocol/interactive-authorization-forms'
+export {
+  chooseFormInteraction,
+  IA_FORM,
+  IAE_FORM,
+  iaAudiences,
+  missingFormInteraction,
+} from './protocol/interactive-authorization-forms'
+export {
+  IAE_DRAFT,
+  IAE_ENDPOINT_PATH,
+  IAE_METADATA_PARAMETER,
+  IAE_REQUIRED_METADATA_PARAMETER,
+  parseIaeInitialRequest,
+} from './protocol/interactive-authorization-iae'
 export type { AuthorizationRequest } from './protocol/z-authorization-request'
 export {
   parseAuthorizationRequest,

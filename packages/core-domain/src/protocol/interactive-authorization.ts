@@ -20,8 +20,8 @@ import {
  * Interactive Authorization on top of first party apps draft (#736)"), §"Interactive
  * Authorization" and the "Interactive Authorization Binding" sections of Appendix A, which
  * profiles OAuth 2.0 for First-Party Applications (draft-ietf-oauth-first-party-apps-03, FiPA) §5.
- * The earlier form (`interactive_authorization_endpoint`, interaction type `redirect_to_web`,
- * `type` parameters) is not served.
+ * The earlier form (Interactive Authorization Endpoint) is served too, on the same core; its wire
+ * details are in interactive-authorization-iae.ts.
  */
 export const IA_DRAFT =
   'OpenID4VCI 1.1 working copy (openid/OpenID4VCI 2d9fd4a), Interactive Authorization over draft-ietf-oauth-first-party-apps-03'
@@ -96,34 +96,41 @@ const URN = /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:\S+$/i
 const TYPES_PROBLEM = 'interaction_types_supported must be a comma-separated list of URNs'
 
 /**
+ * An Initial Request schema whose interaction type names match `typeName` (URNs in this draft; the
+ * earlier IAE form also takes the plain names its deployed wallets send).
+ */
+export const initialRequestSchema = (typeName: RegExp, typesProblem: string) =>
+  zFormParameters.pipe(
+    z
+      .object({
+        ...PAR_PARAMETERS,
+        redirect_uri: PAR_PARAMETERS.redirect_uri.optional(),
+        interaction_types_supported: z
+          .string({ error: 'interaction_types_supported is required' })
+          .max(2000)
+          .transform((value, context) => {
+            const types = value
+              .split(',')
+              .map((type) => type.trim())
+              .filter(Boolean)
+            if (!types.length || types.some((type) => !typeName.test(type))) {
+              context.addIssue({ code: 'custom', message: typesProblem })
+              return z.NEVER
+            }
+            return [...new Set(types)]
+          }),
+      })
+      .loose()
+      .refine(isS256Challenge, S256_PROBLEM),
+  )
+
+/**
  * The Initial Request (§"Initial Request"): the authorization request parameters of a pushed
  * request (FiPA §5.1 takes those of RFC 6749 §4.1.1 with PKCE; `redirect_uri` optional, needed only
  * for the web interaction) and `interaction_types_supported`, REQUIRED, comma-separated URNs whose
  * order is not significant. A request object (`request`) is refused as at PAR.
  */
-export const zIaInitialRequest = zFormParameters.pipe(
-  z
-    .object({
-      ...PAR_PARAMETERS,
-      redirect_uri: PAR_PARAMETERS.redirect_uri.optional(),
-      interaction_types_supported: z
-        .string({ error: 'interaction_types_supported is required' })
-        .max(2000)
-        .transform((value, context) => {
-          const types = value
-            .split(',')
-            .map((type) => type.trim())
-            .filter(Boolean)
-          if (!types.length || types.some((type) => !URN.test(type))) {
-            context.addIssue({ code: 'custom', message: TYPES_PROBLEM })
-            return z.NEVER
-          }
-          return [...new Set(types)]
-        }),
-    })
-    .loose()
-    .refine(isS256Challenge, S256_PROBLEM),
-)
+export const zIaInitialRequest = initialRequestSchema(URN, TYPES_PROBLEM)
 export type IaInitialRequest = z.infer<typeof zIaInitialRequest>
 
 /**

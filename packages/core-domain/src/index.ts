@@ -297,7 +297,6 @@ export type {
 } from './protocol/interactive-authorization'
 export {
   authorizationCodeResponse,
-  chooseInteraction,
   IA_AUDIENCE_PREFIX,
   IA_DRAFT,
   IA_ENDPOINT_PATH,
@@ -307,11 +306,8 @@ export {
   IA_PARAMETERS,
   IA_RESPONSE_MODES,
   INTERACTION_TYPES,
-  iaAudience,
   iaOrigin,
-  iaResponseMode,
   isIntermediateRequest,
-  missingInteractionType,
   parseIaInitialRequest,
   parseIaPresentationRequest,
   presentationRequired,

@@ -63,19 +63,16 @@ export const IA_ERRORS = {
  */
 export const IA_RESPONSE_MODES = { direct_post: 'ia_post', 'direct_post.jwt': 'ia_post.jwt' } as const
 export type IaResponseMode = (typeof IA_RESPONSE_MODES)[keyof typeof IA_RESPONSE_MODES]
-export const iaResponseMode = (mode: keyof typeof IA_RESPONSE_MODES): IaResponseMode =>
-  IA_RESPONSE_MODES[mode]
 
 /** The derived origin (RFC 6454 §4) of the endpoint: `expected_origins` of a signed request. */
 export const iaOrigin = (endpoint: string) => new URL(endpoint).origin
 
 /**
  * SD-JWT VC binding (§"Interactive Authorization Binding" of dc+sd-jwt, A.3.5): the KB-JWT `aud`
- * is `ia:` + the derived origin of the endpoint. (The same draft's jwt_vc_json and ldp_vc sections
- * and its example use the endpoint URL; the dc+sd-jwt text names the origin, which is followed.)
+ * is `ia:` + the derived origin of the endpoint by the text, `ia:` + the endpoint URL by its example
+ * (and the jwt_vc_json and ldp_vc sections); iaAudiences (interactive-authorization-forms.ts) takes both.
  */
 export const IA_AUDIENCE_PREFIX = 'ia:'
-export const iaAudience = (endpoint: string) => `${IA_AUDIENCE_PREFIX}${iaOrigin(endpoint)}`
 
 /**
  * mdoc binding (§"Interactive Authorization Binding" of mso_mdoc): SessionTranscript
@@ -183,28 +180,6 @@ export function parseIaPresentationRequest(body: Record<string, unknown>): IaPre
   if (parsed.success) return parsed.data
   throw requestProblem(parsed.error, 'malformed authorization challenge request')
 }
-
-/**
- * The interaction this server requires, of those the wallet supports: a presentation provider is
- * answered inline when the wallet can, else on the web; an upstream OpenID login only on the web.
- * Undefined: `missing_interaction_type`.
- */
-export function chooseInteraction(
-  login: 'presentation' | 'openid',
-  supported: readonly string[],
-): InteractionType | undefined {
-  if (login === 'presentation' && supported.includes(INTERACTION_TYPES.presentation)) return 'presentation'
-  if (supported.includes(INTERACTION_TYPES.web)) return 'web'
-  return undefined
-}
-
-export const missingInteractionType = (needed: InteractionType[]) =>
-  new ProtocolError(
-    IA_ERRORS.missingInteractionType,
-    `interaction_types_supported in the request is missing the required interaction type ${needed
-      .map((type) => `'${INTERACTION_TYPES[type]}'`)
-      .join(' or ')}`,
-  )
 
 /** §"Require Presentation": the 401 body asking for a presentation (DC API form request, A.2/A.3). */
 export const presentationRequired = (authSession: string, openid4vpRequest: Record<string, unknown>) => ({

@@ -99,59 +99,82 @@ describe.runIf(databaseUrl)(
 
     afterAll(() => Promise.all(processes.map((p) => p.stop())))
 
-    it('FiPA §5.2.2, §"Preventing Session Fixation Attacks": the same follow-up at two issuer processes at once: one authorization_code, the other invalid_session', async () => {
-      const [first, , second] = processes as [ServiceProcess, ServiceProcess, ServiceProcess]
-      const path = `/issuers/${tenant}/authorize-challenge`
-      const form = (body: Record<string, string>) => ({
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(body),
-      })
-      for (let round = 0; round < 3; round++) {
-        const { credential, holder } = await issueOverHttp({
-          apiBase: management.origin,
-          auth,
-          configurationId: 'pid',
-          claims: { family_name: 'Mustermann' },
+    // Issue 37 (V-36): the earlier IAE form shares the auth_session storage, so the same holds there.
+    const forms = [
+      {
+        form: 'FiPA §5.2.2',
+        path: 'authorize-challenge',
+        types: 'urn:openid:dcp:ia:openid4vp_presentation',
+        challenged: 401,
+        prefix: 'ia:',
+        code: 'authorization_code',
+      },
+      {
+        form: 'IAE §"Follow-up Request"',
+        path: 'interactive-authorization',
+        types: 'openid4vp_presentation',
+        challenged: 200,
+        prefix: 'iae:',
+        code: 'code',
+      },
+    ]
+    it.each(forms)(
+      '$form, §"Preventing Session Fixation Attacks": the same follow-up at two issuer processes at once: one code, the other invalid_session',
+      async (wire) => {
+        const [first, , second] = processes as [ServiceProcess, ServiceProcess, ServiceProcess]
+        const path = `/issuers/${tenant}/${wire.path}`
+        const form = (body: Record<string, string>) => ({
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(body),
         })
-        const initial = await fetch(
-          `${first.origin}${path}`,
-          form({
-            response_type: 'code',
-            client_id: 'wallet-1',
-            code_challenge: createHash('sha256')
-              .update(randomBytes(32).toString('base64url'))
-              .digest('base64url'),
-            code_challenge_method: 'S256',
-            scope: 'mdl',
-            interaction_types_supported: 'urn:openid:dcp:ia:openid4vp_presentation',
-          }),
-        )
-        // biome-ignore lint/suspicious/noExplicitAny: protocol answers are read loosely in tests
-        const challenge = (await initial.json()) as any
-        expect(initial.status, JSON.stringify(challenge)).toBe(401)
-        const request = decodeJwt(challenge.openid4vp_request.request)
-        const vp = await presentSdJwt({
-          credential,
-          holder,
-          disclose: { family_name: true },
-          nonce: request.nonce as string,
-          aud: `ia:${first.origin}`,
-        })
-        const followUp = {
-          auth_session: challenge.auth_session,
-          openid4vp_response: JSON.stringify({ vp_token: { pid: [vp] } }),
+        for (let round = 0; round < 3; round++) {
+          const { credential, holder } = await issueOverHttp({
+            apiBase: management.origin,
+            auth,
+            configurationId: 'pid',
+            claims: { family_name: 'Mustermann' },
+          })
+          const initial = await fetch(
+            `${first.origin}${path}`,
+            form({
+              response_type: 'code',
+              client_id: 'wallet-1',
+              code_challenge: createHash('sha256')
+                .update(randomBytes(32).toString('base64url'))
+                .digest('base64url'),
+              code_challenge_method: 'S256',
+              scope: 'mdl',
+              interaction_types_supported: wire.types,
+            }),
+          )
+          // biome-ignore lint/suspicious/noExplicitAny: protocol answers are read loosely in tests
+          const challenge = (await initial.json()) as any
+          expect(initial.status, JSON.stringify(challenge)).toBe(wire.challenged)
+          const request = decodeJwt(challenge.openid4vp_request.request)
+          const vp = await presentSdJwt({
+            credential,
+            holder,
+            disclose: { family_name: true },
+            nonce: request.nonce as string,
+            aud: `${wire.prefix}${first.origin}`,
+          })
+          const followUp = {
+            auth_session: challenge.auth_session,
+            openid4vp_response: JSON.stringify({ vp_token: { pid: [vp] } }),
+          }
+          const answers = await Promise.all(
+            [first, second].map(async (issuer) => {
+              const response = await fetch(`${issuer.origin}${path}`, form(followUp))
+              return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+            }),
+          )
+          expect(answers.map((a) => a.status).sort()).toStrictEqual([200, 400])
+          expect(answers.filter((a) => typeof a.body[wire.code] === 'string')).toHaveLength(1)
+          expect(answers.find((a) => a.status === 400)?.body.error).toBe('invalid_session')
         }
-        const answers = await Promise.all(
-          [first, second].map(async (issuer) => {
-            const response = await fetch(`${issuer.origin}${path}`, form(followUp))
-            return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-          }),
-        )
-        expect(answers.map((a) => a.status).sort()).toStrictEqual([200, 400])
-        expect(answers.filter((a) => typeof a.body.authorization_code === 'string')).toHaveLength(1)
-        expect(answers.find((a) => a.status === 400)?.body.error).toBe('invalid_session')
-      }
-    }, 60_000)
+      },
+      60_000,
+    )
   },
 )

@@ -2,34 +2,29 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import { Decoder, Encoder, type Tag } from 'cbor-x'
+import { Encoder } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
-import {
-  base64url,
-  CompactEncrypt,
-  calculateJwkThumbprint,
-  decodeJwt,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  type JWK,
-  SignJWT,
-} from 'jose'
+import { base64url, calculateJwkThumbprint, decodeJwt, generateKeyPair, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, keyPair, sign } from './attestation-fixtures'
 import { listenAllInOneWorld } from './harness'
-import { holderProof, issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
+import {
+  disclosedOf,
+  type Keys,
+  type Loose,
+  NS,
+  openid4vpResponse,
+  pkce,
+  postForm,
+  redeem,
+} from './interactive-authorization-fixtures'
+import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
-const NS = 'org.iso.18013.5.1'
 const PRESENTATION = 'urn:openid:dcp:ia:openid4vp_presentation'
 const WEB = 'urn:openid:dcp:ia:auth_via_web'
-const cbor = new Decoder({ useRecords: false, mapsAsObjects: false })
 // CBOR as ISO 18013-5 uses it: byte strings as such.
 const cborEncoder = new Encoder({ useRecords: false, tagUint8Array: false, mapsAsObjects: false })
-// biome-ignore lint/suspicious/noExplicitAny: protocol answers are read loosely in tests
-type Loose = Record<string, any>
-type Keys = Awaited<ReturnType<typeof generateKeyPair>>
 
 /**
  * Issue 26, part 1: presentation during issuance over Interactive Authorization (OpenID4VCI 1.1
@@ -63,46 +58,6 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     claims: Record<string, unknown> = { given_name: 'Erika', family_name: 'Mustermann' },
     from = auth,
   ) => issueOverHttp({ apiBase: baseUrl, auth: from, configurationId: 'pid', claims })
-
-  const dpopProof = async (keys: Keys, url: string, extra: Record<string, unknown> = {}) =>
-    new SignJWT({ htm: 'POST', htu: url, jti: randomBytes(12).toString('base64url'), ...extra })
-      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(keys.publicKey) })
-      .setIssuedAt()
-      .sign(keys.privateKey)
-
-  /** A form POST, with a DPoP proof of `dpop` (retried once with the server's DPoP-Nonce when asked). */
-  const postForm = async (
-    url: string,
-    form: Record<string, string>,
-    dpop?: Keys,
-    headers: Record<string, string> = {},
-    httpHeaders: Record<string, string> = {},
-  ) => {
-    let nonce: string | undefined
-    for (;;) {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          ...httpHeaders,
-          'content-type': 'application/x-www-form-urlencoded',
-          ...(dpop ? { dpop: await dpopProof(dpop, url, nonce ? { nonce, ...headers } : headers) } : {}),
-        },
-        body: new URLSearchParams(form),
-      })
-      const body = (await response.json()) as Loose
-      const next = response.headers.get('dpop-nonce')
-      if (dpop && body.error === 'use_dpop_nonce' && next && !nonce) {
-        nonce = next
-        continue
-      }
-      return { status: response.status, body, headers: response.headers }
-    }
-  }
-
-  const pkce = () => {
-    const verifier = randomBytes(32).toString('base64url')
-    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
-  }
 
   /** §"Initial Request": the PAR parameters and interaction_types_supported. */
   const initial = async (
@@ -164,14 +119,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
           nonce: request.nonce,
           aud: options.aud ?? `ia:${new URL(ace).origin}`,
         })
-    let response: Record<string, unknown> = { vp_token: { pid: [vp] } }
-    if (request.response_mode === 'ia_post.jwt') {
-      const jwk = request.client_metadata.jwks.keys[0] as JWK
-      const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(response)))
-        .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid as string })
-        .encrypt(await importJWK(jwk, 'ECDH-ES'))
-      response = { response: jwe }
-    }
+    const response = await openid4vpResponse(request, { pid: [vp] })
     return postForm(
       ace,
       {
@@ -181,63 +129,6 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       options.dpop,
       {},
       options.attestation,
-    )
-  }
-
-  /** The code at /token (no redirect_uri: the Initial Request had none), then the credential (the mDL's elements by default). */
-  const redeem = async (
-    code: string,
-    verifier: string,
-    configuration = 'mdl',
-    read: (credential: string) => Record<string, unknown> = elementsOf,
-  ) => {
-    const token = await postForm(`${issuer}/token`, {
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: verifier,
-      client_id: 'wallet-1',
-    })
-    expect(token.status, JSON.stringify(token.body)).toBe(200)
-    const { c_nonce } = (await (await fetch(`${issuer}/nonce`, { method: 'POST' })).json()) as Loose
-    const { proof } = await holderProof(issuer, c_nonce)
-    const identifier = token.body.authorization_details?.[0]?.credential_identifiers?.[0]
-    const credential = await fetch(`${issuer}/credential`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token.body.access_token}` },
-      body: JSON.stringify({
-        ...(identifier
-          ? { credential_identifier: identifier }
-          : { credential_configuration_id: configuration }),
-        proofs: { jwt: [proof] },
-      }),
-    })
-    const issued = (await credential.json()) as Loose
-    expect(credential.status, JSON.stringify(issued)).toBe(200)
-    return read(issued.credentials[0].credential)
-  }
-
-  /** The disclosed claims of an SD-JWT VC (its disclosures [salt, name, value]). */
-  const disclosedOf = (sdJwt: string) =>
-    Object.fromEntries(
-      sdJwt
-        .split('~')
-        .slice(1)
-        .filter(Boolean)
-        .map((d) => JSON.parse(Buffer.from(d, 'base64url').toString()).slice(1) as [string, unknown]),
-    )
-
-  /** The elements of an mdoc IssuerSigned (base64url CBOR) in namespace `NS`. */
-  const elementsOf = (issuerSigned: string) => {
-    const decoded = cbor.decode(Buffer.from(issuerSigned, 'base64url')) as Map<string, unknown>
-    const items = (decoded.get('nameSpaces') as Map<string, Tag[]>).get(NS) ?? []
-    return Object.fromEntries(
-      items.map((item) => {
-        // IssuerSignedItemBytes: tag 24 around the item's CBOR. Once @owf/mdoc is loaded in this
-        // process (the server verifies an mdoc), cbor-x's global tag 24 gives its DataItem (`buffer`).
-        const tagged = item as unknown as { value?: Uint8Array; buffer?: Uint8Array }
-        const element = cbor.decode((tagged.value ?? tagged.buffer) as Uint8Array) as Map<string, unknown>
-        return [element.get('elementIdentifier'), element.get('elementValue')]
-      }),
     )
   }
 
@@ -270,7 +161,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     const answered = await present(first.body, pid)
     expect(answered.status, JSON.stringify(answered.body)).toBe(200)
     expect(Object.keys(answered.body)).toStrictEqual(['authorization_code'])
-    expect(await redeem(answered.body.authorization_code, first.verifier)).toStrictEqual({
+    expect(await redeem(issuer, answered.body.authorization_code, first.verifier)).toStrictEqual({
       family_name: 'Mustermann',
       given_name: 'Erika',
     })
@@ -321,7 +212,9 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       expect(first.status, JSON.stringify(first.body)).toBe(401)
       const answered = await present(first.body, pid)
       expect(answered.status, JSON.stringify(answered.body)).toBe(200)
-      expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-registry')).toStrictEqual({
+      expect(
+        await redeem(issuer, answered.body.authorization_code, first.verifier, 'mdl-registry'),
+      ).toStrictEqual({
         family_name: 'Mustermann',
         document_number: 'D-Mustermann',
       })
@@ -346,7 +239,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     expect(requestOf(first.body).response_mode).toBe('ia_post.jwt')
     const answered = await present(first.body, pid)
     expect(answered.status, JSON.stringify(answered.body)).toBe(200)
-    expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-enc')).toMatchObject({
+    expect(await redeem(issuer, answered.body.authorization_code, first.verifier, 'mdl-enc')).toMatchObject({
       family_name: 'Jansen',
     })
   })
@@ -381,7 +274,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     const answered = await present(first.body, pid, { vpToken: (request) => deviceResponse(request) })
     expect(answered.status, JSON.stringify(answered.body)).toBe(200)
     expect(
-      await redeem(answered.body.authorization_code, first.verifier, 'badge', disclosedOf),
+      await redeem(issuer, answered.body.authorization_code, first.verifier, 'badge', disclosedOf),
     ).toMatchObject({
       family_name: 'Musterfrau',
       given_name: 'Erika',
@@ -410,7 +303,9 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       expect(request).not.toHaveProperty(absent)
     const answered = await present(first.body, pid)
     expect(answered.status, JSON.stringify(answered.body)).toBe(200)
-    expect(await redeem(answered.body.authorization_code, first.verifier, 'mdl-unsigned')).toMatchObject({
+    expect(
+      await redeem(issuer, answered.body.authorization_code, first.verifier, 'mdl-unsigned'),
+    ).toMatchObject({
       family_name: 'Nordmann',
     })
   })
@@ -465,6 +360,19 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     const answered = await present(first.body, pid, { aud: new URL(ace).origin })
     expect(answered.status).toBe(400)
     expect(answered.body.error).toBe('access_denied')
+  })
+
+  it('issue 37, V-36, dc+sd-jwt §"Interactive Authorization Binding": its text says "the derived Origin … of the Authorization Challenge Endpoint, prefixed with `ia:`" and its example is "ia:https://example.com/authorize-challenge"; both forms are accepted, the earlier form’s `iae:` prefix is not', async () => {
+    const pid = await issuePid()
+    const endpointUrl = await initial()
+    const accepted = await present(endpointUrl.body, pid, { aud: `ia:${ace}` })
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200)
+    for (const aud of [`iae:${new URL(ace).origin}`, `iae:${ace}`, `ia:${ace}/other`]) {
+      const first = await initial()
+      const answered = await present(first.body, pid, { aud })
+      expect(answered.status, aud).toBe(400)
+      expect(answered.body.error, aud).toBe('access_denied')
+    }
   })
 
   it('§"Preventing Session Fixation Attacks": the follow-up must carry the Initial Request’s DPoP key; another key is refused and the auth_session stays usable by its owner', async () => {

@@ -297,7 +297,6 @@ export type {
 } from './protocol/interactive-authorization'
 export {
   authorizationCodeResponse,
-  chooseInteraction,
   IA_AUDIENCE_PREFIX,
   IA_DRAFT,
   IA_ENDPOINT_PATH,
@@ -307,11 +306,8 @@ export {
   IA_PARAMETERS,
   IA_RESPONSE_MODES,
   INTERACTION_TYPES,
-  iaAudience,
   iaOrigin,
-  iaResponseMode,
   isIntermediateRequest,
-  missingInteractionType,
   parseIaInitialRequest,
   parseIaPresentationRequest,
   presentationRequired,
@@ -319,6 +315,21 @@ export {
   zIaInitialRequest,
   zIaPresentationRequest,
 } from './protocol/interactive-authorization'
+export type { IaFormResponseMode, IaOutcome, IaWireForm } from './protocol/interactive-authorization-forms'
+export {
+  chooseFormInteraction,
+  IA_FORM,
+  IAE_FORM,
+  iaAudiences,
+  missingFormInteraction,
+} from './protocol/interactive-authorization-forms'
+export {
+  IAE_DRAFT,
+  IAE_ENDPOINT_PATH,
+  IAE_METADATA_PARAMETER,
+  IAE_REQUIRED_METADATA_PARAMETER,
+  parseIaeInitialRequest,
+} from './protocol/interactive-authorization-iae'
 export type { AuthorizationRequest } from './protocol/z-authorization-request'
 export {
   parseAuthorizationRequest,

@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import {
-  IA_ENDPOINT_PATH,
+  IA_FORM,
+  IAE_FORM,
   isIntermediateRequest,
   ProtocolError,
   parseAuthorizationRequest,
-  parseIaInitialRequest,
   parseIaPresentationRequest,
   parseParRequest,
 } from '@credential-service/core-domain'
@@ -42,7 +42,11 @@ const formOnly: onRequestHookHandler = async (req) => {
 export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const scopes = perTenantScope(deps)
   const service = perTenant((tenant) => createAuthorizationService(scopes(tenant)))
-  const interactive = perTenant((tenant) => createInteractiveAuthorizationService(scopes(tenant)))
+  // One core, two wire forms (issue 37): the same requests, auth_sessions and presentation sessions.
+  const interactive = {
+    ia: perTenant((tenant) => createInteractiveAuthorizationService(scopes(tenant), IA_FORM)),
+    iae: perTenant((tenant) => createInteractiveAuthorizationService(scopes(tenant), IAE_FORM)),
+  }
 
   /** Who sent a pushed request (PAR or the Initial and Intermediate Requests): DPoP key, attested wallet. */
   async function senderOf(
@@ -89,25 +93,29 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
     )
 
     // OpenID4VCI 1.1 §"Interactive Authorization" (FiPA -03 §5): the Authorization Challenge
-    // Endpoint. Initial and Intermediate Requests are forms, authenticated as at PAR (DPoP, wallet
-    // attestation); every answer is JSON with Cache-Control: no-store.
-    app.post(
-      `/issuers/:tenant/${IA_ENDPOINT_PATH}`,
-      {
-        schema: { params: tenantParams, body: anyBody },
-        onRequest: pushedRequestHooks(app),
-      },
-      async (req, reply) => {
-        const tenant = req.params.tenant
-        await requireTenant(deps, tenant)
-        reply.header('cache-control', 'no-store')
-        const sender = await senderOf(tenant, IA_ENDPOINT_PATH, req)
-        const answer = isIntermediateRequest(req.body)
-          ? await interactive(tenant).presented(parseIaPresentationRequest(req.body), sender)
-          : await interactive(tenant).initial(parseIaInitialRequest(req.body), sender)
-        return reply.status(answer.status).send(answer.body)
-      },
-    )
+    // Endpoint, and the earlier form's Interactive Authorization Endpoint. Initial and follow-up
+    // requests are forms, authenticated as at PAR (DPoP, wallet attestation); every answer is JSON
+    // with Cache-Control: no-store.
+    for (const form of [IA_FORM, IAE_FORM])
+      app.post(
+        `/issuers/:tenant/${form.path}`,
+        {
+          schema: { params: tenantParams, body: anyBody },
+          onRequest: pushedRequestHooks(app),
+        },
+        async (req, reply) => {
+          const tenant = req.params.tenant
+          await requireTenant(deps, tenant)
+          reply.header('cache-control', 'no-store')
+          const sender = await senderOf(tenant, form.path, req)
+          const service = interactive[form.name](tenant)
+          const outcome = isIntermediateRequest(req.body)
+            ? await service.presented(parseIaPresentationRequest(req.body), sender)
+            : await service.initial(form.parseInitial(req.body), sender)
+          const answer = form.answer(outcome)
+          return reply.status(answer.status).send(answer.body)
+        },
+      )
 
     // RFC 9126 §2.1: the pushed authorization request endpoint takes POST only (I-30).
     app.get('/issuers/:tenant/par', { schema: { params: tenantParams } }, async (_req, reply) => {

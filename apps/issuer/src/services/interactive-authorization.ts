@@ -1,21 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import {
-  authorizationCodeResponse,
-  chooseInteraction,
+  chooseFormInteraction,
   dcApiProtocolUnfit,
-  IA_ENDPOINT_PATH,
   IA_ERRORS,
   type IaInitialRequest,
+  type IaOutcome,
   type IaPresentationRequest,
-  iaAudience,
+  type IaWireForm,
+  iaAudiences,
   iaOrigin,
-  iaResponseMode,
-  missingInteractionType,
+  missingFormInteraction,
   ProtocolError,
-  presentationRequired,
   REQUEST_URI_PREFIX,
   UpstreamUnavailableError,
-  webRequired,
 } from '@credential-service/core-domain'
 import { codeHash, PresentationRejected } from '@credential-service/crypto'
 import {
@@ -50,33 +47,33 @@ export const INTERACTION_SECONDS = 300
 
 const handle = () => randomBytes(32).toString('base64url')
 
-/** An answer of the Authorization Challenge Endpoint: its HTTP status and JSON body. */
-export interface ChallengeAnswer {
-  status: 200 | 401
-  body: Record<string, unknown>
-}
-
 const invalidSession = (description: string) =>
   new ProtocolError(IA_ERRORS.invalidSession as 'invalid_session', description)
 
 /**
- * The Authorization Challenge Endpoint of one tenant: OpenID4VCI 1.1 (working copy 2d9fd4a)
- * §"Interactive Authorization", a profile of OAuth 2.0 for First-Party Applications -03 §5. The
- * wire details are core-domain's (protocol/interactive-authorization.ts). The Initial Request is
+ * Interactive Authorization of one tenant in one wire form (`form`): the Authorization Challenge
+ * Endpoint of OpenID4VCI 1.1 (working copy 2d9fd4a, over FiPA -03 §5) or the earlier Interactive
+ * Authorization Endpoint. The wire details are core-domain's (protocol/interactive-authorization*.ts);
+ * this core decides an IaOutcome, which the form renders. The Initial Request is
  * stored as a pushed request (the same checks as PAR); a presentation provider's login is asked for
  * inline (an OpenID4VP request in the DC API form, answered to this endpoint), any other on the web
  * (the pushed request's request_uri at /authorize).
  */
-export function createInteractiveAuthorizationService(scope: TenantScope<PresentationDeps>) {
+export function createInteractiveAuthorizationService(
+  scope: TenantScope<PresentationDeps>,
+  form: IaWireForm,
+) {
   const { deps, tenantId } = scope
-  const endpoint = `${scope.issuerUrl}/${IA_ENDPOINT_PATH}`
+  const endpoint = `${scope.issuerUrl}/${form.path}`
+  // Scoped to the form: an auth_session is unknown at the other form's endpoint.
+  const authSessionHash = (authSession: string) => codeHash(`${form.authSessionScope}${authSession}`)
   const authorization = createAuthorizationService(scope)
   const requests = createAuthorizationRequestRepository(deps.db, tenantId)
   const loginProviders = createLoginProviderRepository(deps.db, tenantId)
   const presentations = createPresentationSessionRepository(deps.db, tenantId)
 
   /** §"Initial Request": the pushed request, then the interaction the wallet supports. */
-  async function initial(request: IaInitialRequest, sender: PushSender): Promise<ChallengeAnswer> {
+  async function initial(request: IaInitialRequest, sender: PushSender): Promise<IaOutcome> {
     const { interaction_types_supported: supported, ...parameters } = request
     // No redirect_uri: none is bound to the code, and /token takes none (RFC 6749 §4.1.3).
     const pushed = await authorization.pushRow(
@@ -89,10 +86,7 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
     if (!providerId) {
       // An offer's own claims stand for the holder: authorized as it is (FiPA §5.2.1).
       if (!row.sessionId) throw new ProtocolError('access_denied', 'no holder login is configured')
-      return {
-        status: 200,
-        body: authorizationCodeResponse(await authorization.codeWithoutLogin(row, row.sessionId)),
-      }
+      return { kind: 'code', code: await authorization.codeWithoutLogin(row, row.sessionId) }
     }
     const provider = await loginProviders.row(providerId)
     if (!provider) {
@@ -100,25 +94,28 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
       throw new ProtocolError('access_denied', 'the login provider of this credential is gone')
     }
     const login = provider.kind === 'presentation' ? 'presentation' : 'openid'
-    const interaction = chooseInteraction(login, supported)
-    if (!interaction || (interaction === 'web' && !row.redirectUri)) {
+    const interaction = chooseFormInteraction(form, login, supported)
+    if (!interaction || (interaction.kind === 'web' && !row.redirectUri)) {
       await requests.fail(row.id)
-      if (interaction === 'web')
+      if (interaction)
         throw new ProtocolError('invalid_request', 'redirect_uri is required to continue on the web')
-      throw missingInteractionType(login === 'presentation' ? ['presentation', 'web'] : ['web'])
+      throw missingFormInteraction(form, login === 'presentation' ? ['presentation', 'web'] : ['web'])
     }
     const authSession = handle()
-    if (interaction === 'web') {
+    if (interaction.kind === 'web') {
       await requests.startInteraction(row.id, {
-        authSessionHash: codeHash(authSession),
+        authSessionHash: authSessionHash(authSession),
         interactionType: 'web',
         presentationSessionId: null,
         expiresAt: row.expiresAt,
       })
       const expiresIn = Math.max(0, Math.round((row.expiresAt.getTime() - deps.now().getTime()) / 1000))
       return {
-        status: 401,
-        body: webRequired(authSession, `${REQUEST_URI_PREFIX}${pushed.requestUri}`, expiresIn),
+        kind: 'web',
+        type: interaction.type,
+        authSession,
+        requestUri: `${REQUEST_URI_PREFIX}${pushed.requestUri}`,
+        expiresIn,
       }
     }
     const openid4vpRequest = await presentationRequest(
@@ -126,14 +123,15 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
       provider.presentationConfigId as string,
       authSession,
     )
-    return { status: 401, body: presentationRequired(authSession, openid4vpRequest) }
+    return { kind: 'presentation', type: interaction.type, authSession, openid4vpRequest }
   }
 
   /**
    * §"Require Presentation": a presentation session of the provider's configuration whose answer
    * comes here, and its request in the DC API form (OpenID4VP 1.0 A.2/A.3): signed (a request object
    * with `expected_origins` = [this endpoint's origin]) when the configuration's client id prefix
-   * can sign, else unsigned; `ia_post` or `ia_post.jwt` after the configuration's response mode.
+   * can sign, else unsigned; the form's `ia(e)_post` or `ia(e)_post.jwt` after the configuration's
+   * response mode.
    */
   async function presentationRequest(
     row: AuthorizationRequestRow,
@@ -160,7 +158,7 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
       origin: iaOrigin(endpoint),
       protocols: [signed ? 'openid4vp-v1-signed' : 'openid4vp-v1-unsigned'],
       clientId: created.clientId,
-      responseMode: iaResponseMode(config.responseMode),
+      responseMode: form.responseModes[config.responseMode],
       nonce: session.nonce,
       encryptionJwk: encryptionJwk(deps, session),
       transactionData: null,
@@ -168,7 +166,7 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
     })
     // The auth_session is tied to this session's nonce (§"Preventing Session Fixation Attacks").
     const started = await requests.startInteraction(row.id, {
-      authSessionHash: codeHash(authSession),
+      authSessionHash: authSessionHash(authSession),
       interactionType: 'presentation',
       presentationSessionId: session.id,
       expiresAt: session.expiresAt,
@@ -183,8 +181,8 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
    * the OpenID4VP response bound to this endpoint (§"Interactive Authorization Binding"). The
    * presented claims log the holder in (completeLogin) and the code is the answer (FiPA §5.2.1).
    */
-  async function presented(request: IaPresentationRequest, sender: PushSender): Promise<ChallengeAnswer> {
-    const hash = codeHash(request.auth_session)
+  async function presented(request: IaPresentationRequest, sender: PushSender): Promise<IaOutcome> {
+    const hash = authSessionHash(request.auth_session)
     const now = deps.now()
     const waiting = await requests.byAuthSession(hash, now)
     if (!waiting) throw invalidSession('auth_session is unknown, expired or used')
@@ -232,7 +230,7 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
     session: PresentationSessionRow,
     form: Record<string, unknown>,
     now: Date,
-  ): Promise<ChallengeAnswer> {
+  ): Promise<IaOutcome> {
     const { fail } = sessionEnding(deps, session, now)
     const response = await readAuthorizationResponse(deps, session, form, fail)
     if (!response)
@@ -251,17 +249,18 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
       presented: presentedClaims,
     })
     if ('denied' in outcome) throw new ProtocolError('access_denied', outcome.denied)
-    return { status: 200, body: authorizationCodeResponse(outcome.code) }
+    return { kind: 'code', code: outcome.code }
   }
 
   /**
-   * §"Interactive Authorization Binding": an SD-JWT VC's KB-JWT `aud` is `ia:` + this endpoint's
-   * origin; an mdoc signs the `OpenID4VCIIAEHandover` SessionTranscript of this endpoint's URL, the
-   * nonce and (ia_post.jwt) the thumbprint of the response encryption key.
+   * §"Interactive Authorization (Endpoint) Binding": an SD-JWT VC's KB-JWT `aud` is the form's prefix
+   * (`ia:`, `iae:`) + this endpoint's origin, or + its URL (iaAudiences says why both); an mdoc signs
+   * the `OpenID4VCIIAEHandover` SessionTranscript of this endpoint's URL, the nonce and (`.jwt`
+   * modes) the thumbprint of the response encryption key.
    */
   function binding(session: PresentationSessionRow): PresentationBinding {
     return {
-      audience: iaAudience(endpoint),
+      audience: iaAudiences(form, endpoint),
       mdocTranscript: {
         kind: 'oid4vci-iae',
         endpoint,

@@ -7,6 +7,9 @@ import {
   type FieldDisplay,
   IA_ENDPOINT_PATH,
   IA_METADATA_PARAMETER,
+  IAE_ENDPOINT_PATH,
+  IAE_METADATA_PARAMETER,
+  IAE_REQUIRED_METADATA_PARAMETER,
 } from '@credential-service/core-domain'
 import { ATTESTATION_ALGORITHMS } from './attestation-trust'
 import { encryptionMetadata, type PublishedEncryptionKey } from './credential-encryption'
@@ -147,6 +150,9 @@ export function authorizationServerMetadata(
     require_pushed_authorization_requests: true,
     // OpenID4VCI 1.1 §"Interactive Authorization" (FiPA -03 §4.1).
     [IA_METADATA_PARAMETER]: `${issuer}/${IA_ENDPOINT_PATH}`,
+    // The earlier IAE form on the same sessions (issue 37). Not required: PAR and /authorize serve too.
+    [IAE_METADATA_PARAMETER]: `${issuer}/${IAE_ENDPOINT_PATH}`,
+    [IAE_REQUIRED_METADATA_PARAMETER]: false,
     // ABCA (-10) §8: fresh challenges for wallet attestation PoPs.
     challenge_endpoint: `${issuer}/challenge`,
     jwks_uri: `${issuer}/jwks`,

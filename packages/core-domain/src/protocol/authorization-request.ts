@@ -1,4 +1,5 @@
 import type { DcqlQuery } from '../contract/dcql'
+import type { IaFormResponseMode } from './interactive-authorization-forms'
 import type { RequestObject } from './z-request-object'
 
 /**
@@ -79,7 +80,7 @@ export const dcApiResponseMode = (responseMode: string): 'dc_api' | 'dc_api.jwt'
 export function dcApiRequestParams(
   options: Omit<AuthorizationRequestParamsOptions, 'clientId' | 'responseUri' | 'state' | 'responseMode'> & {
     /** DC API modes (A.2), or Interactive Authorization's `ia_post` / `ia_post.jwt` (OpenID4VCI 1.1). */
-    responseMode: 'dc_api' | 'dc_api.jwt' | 'ia_post' | 'ia_post.jwt'
+    responseMode: 'dc_api' | 'dc_api.jwt' | IaFormResponseMode
   },
 ) {
   return {

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { refusalOf } from '../../test/refusal'
 import {
-  chooseInteraction,
   INTERACTION_TYPES,
-  iaAudience,
-  iaResponseMode,
   parseIaInitialRequest,
   parseIaPresentationRequest,
   presentationRequired,
   webRequired,
 } from './interactive-authorization'
+import { chooseFormInteraction, IA_FORM, iaAudiences } from './interactive-authorization-forms'
 
 const PRESENTATION = 'urn:openid:dcp:ia:openid4vp_presentation'
 const WEB = 'urn:openid:dcp:ia:auth_via_web'
@@ -66,19 +64,20 @@ describe('issue 26: Interactive Authorization wire details (OpenID4VCI 1.1 worki
   })
 
   it('§"Require Presentation", §"Authorization via Web": which interaction; none is missing_interaction_type', () => {
-    expect(chooseInteraction('presentation', [WEB, PRESENTATION])).toBe('presentation')
-    expect(chooseInteraction('presentation', [WEB])).toBe('web')
-    expect(chooseInteraction('openid', [PRESENTATION, WEB])).toBe('web')
-    expect(chooseInteraction('openid', [PRESENTATION])).toBeUndefined()
-    expect(chooseInteraction('presentation', ['urn:example:other'])).toBeUndefined()
+    const kind = (login: 'presentation' | 'openid', supported: string[]) =>
+      chooseFormInteraction(IA_FORM, login, supported)?.kind
+    expect(kind('presentation', [WEB, PRESENTATION])).toBe('presentation')
+    expect(kind('presentation', [WEB])).toBe('web')
+    expect(kind('openid', [PRESENTATION, WEB])).toBe('web')
+    expect(kind('openid', [PRESENTATION])).toBeUndefined()
+    expect(kind('presentation', ['urn:example:other'])).toBeUndefined()
   })
 
   it('§"Interactive Authorization Binding", response modes and the 401 bodies', () => {
-    expect(iaAudience('https://issuer.example/issuers/t/authorize-challenge')).toBe(
+    expect(iaAudiences(IA_FORM, 'https://issuer.example/issuers/t/authorize-challenge')).toContain(
       'ia:https://issuer.example',
     )
-    expect(iaResponseMode('direct_post')).toBe('ia_post')
-    expect(iaResponseMode('direct_post.jwt')).toBe('ia_post.jwt')
+    expect(IA_FORM.responseModes).toStrictEqual({ direct_post: 'ia_post', 'direct_post.jwt': 'ia_post.jwt' })
     expect(presentationRequired('s', { request: 'jws' })).toStrictEqual({
       error: 'insufficient_authorization',
       interaction_type_required: INTERACTION_TYPES.presentation,

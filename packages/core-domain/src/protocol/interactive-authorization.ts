@@ -20,8 +20,8 @@ import {
  * Interactive Authorization on top of first party apps draft (#736)"), §"Interactive
  * Authorization" and the "Interactive Authorization Binding" sections of Appendix A, which
  * profiles OAuth 2.0 for First-Party Applications (draft-ietf-oauth-first-party-apps-03, FiPA) §5.
- * The earlier form (`interactive_authorization_endpoint`, interaction type `redirect_to_web`,
- * `type` parameters) is not served.
+ * The earlier form (Interactive Authorization Endpoint) is served too, on the same core; its wire
+ * details are in interactive-authorization-iae.ts.
  */
 export const IA_DRAFT =
   'OpenID4VCI 1.1 working copy (openid/OpenID4VCI 2d9fd4a), Interactive Authorization over draft-ietf-oauth-first-party-apps-03'
@@ -63,19 +63,16 @@ export const IA_ERRORS = {
  */
 export const IA_RESPONSE_MODES = { direct_post: 'ia_post', 'direct_post.jwt': 'ia_post.jwt' } as const
 export type IaResponseMode = (typeof IA_RESPONSE_MODES)[keyof typeof IA_RESPONSE_MODES]
-export const iaResponseMode = (mode: keyof typeof IA_RESPONSE_MODES): IaResponseMode =>
-  IA_RESPONSE_MODES[mode]
 
 /** The derived origin (RFC 6454 §4) of the endpoint: `expected_origins` of a signed request. */
 export const iaOrigin = (endpoint: string) => new URL(endpoint).origin
 
 /**
  * SD-JWT VC binding (§"Interactive Authorization Binding" of dc+sd-jwt, A.3.5): the KB-JWT `aud`
- * is `ia:` + the derived origin of the endpoint. (The same draft's jwt_vc_json and ldp_vc sections
- * and its example use the endpoint URL; the dc+sd-jwt text names the origin, which is followed.)
+ * is `ia:` + the derived origin of the endpoint by the text, `ia:` + the endpoint URL by its example
+ * (and the jwt_vc_json and ldp_vc sections); iaAudiences (interactive-authorization-forms.ts) takes both.
  */
 export const IA_AUDIENCE_PREFIX = 'ia:'
-export const iaAudience = (endpoint: string) => `${IA_AUDIENCE_PREFIX}${iaOrigin(endpoint)}`
 
 /**
  * mdoc binding (§"Interactive Authorization Binding" of mso_mdoc): SessionTranscript
@@ -96,34 +93,41 @@ const URN = /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:\S+$/i
 const TYPES_PROBLEM = 'interaction_types_supported must be a comma-separated list of URNs'
 
 /**
+ * An Initial Request schema whose interaction type names match `typeName` (URNs in this draft; the
+ * earlier IAE form also takes the plain names its deployed wallets send).
+ */
+export const initialRequestSchema = (typeName: RegExp, typesProblem: string) =>
+  zFormParameters.pipe(
+    z
+      .object({
+        ...PAR_PARAMETERS,
+        redirect_uri: PAR_PARAMETERS.redirect_uri.optional(),
+        interaction_types_supported: z
+          .string({ error: 'interaction_types_supported is required' })
+          .max(2000)
+          .transform((value, context) => {
+            const types = value
+              .split(',')
+              .map((type) => type.trim())
+              .filter(Boolean)
+            if (!types.length || types.some((type) => !typeName.test(type))) {
+              context.addIssue({ code: 'custom', message: typesProblem })
+              return z.NEVER
+            }
+            return [...new Set(types)]
+          }),
+      })
+      .loose()
+      .refine(isS256Challenge, S256_PROBLEM),
+  )
+
+/**
  * The Initial Request (§"Initial Request"): the authorization request parameters of a pushed
  * request (FiPA §5.1 takes those of RFC 6749 §4.1.1 with PKCE; `redirect_uri` optional, needed only
  * for the web interaction) and `interaction_types_supported`, REQUIRED, comma-separated URNs whose
  * order is not significant. A request object (`request`) is refused as at PAR.
  */
-export const zIaInitialRequest = zFormParameters.pipe(
-  z
-    .object({
-      ...PAR_PARAMETERS,
-      redirect_uri: PAR_PARAMETERS.redirect_uri.optional(),
-      interaction_types_supported: z
-        .string({ error: 'interaction_types_supported is required' })
-        .max(2000)
-        .transform((value, context) => {
-          const types = value
-            .split(',')
-            .map((type) => type.trim())
-            .filter(Boolean)
-          if (!types.length || types.some((type) => !URN.test(type))) {
-            context.addIssue({ code: 'custom', message: TYPES_PROBLEM })
-            return z.NEVER
-          }
-          return [...new Set(types)]
-        }),
-    })
-    .loose()
-    .refine(isS256Challenge, S256_PROBLEM),
-)
+export const zIaInitialRequest = initialRequestSchema(URN, TYPES_PROBLEM)
 export type IaInitialRequest = z.infer<typeof zIaInitialRequest>
 
 /**
@@ -176,28 +180,6 @@ export function parseIaPresentationRequest(body: Record<string, unknown>): IaPre
   if (parsed.success) return parsed.data
   throw requestProblem(parsed.error, 'malformed authorization challenge request')
 }
-
-/**
- * The interaction this server requires, of those the wallet supports: a presentation provider is
- * answered inline when the wallet can, else on the web; an upstream OpenID login only on the web.
- * Undefined: `missing_interaction_type`.
- */
-export function chooseInteraction(
-  login: 'presentation' | 'openid',
-  supported: readonly string[],
-): InteractionType | undefined {
-  if (login === 'presentation' && supported.includes(INTERACTION_TYPES.presentation)) return 'presentation'
-  if (supported.includes(INTERACTION_TYPES.web)) return 'web'
-  return undefined
-}
-
-export const missingInteractionType = (needed: InteractionType[]) =>
-  new ProtocolError(
-    IA_ERRORS.missingInteractionType,
-    `interaction_types_supported in the request is missing the required interaction type ${needed
-      .map((type) => `'${INTERACTION_TYPES[type]}'`)
-      .join(' or ')}`,
-  )
 
 /** §"Require Presentation": the 401 body asking for a presentation (DC API form request, A.2/A.3). */
 export const presentationRequired = (authSession: string, openid4vpRequest: Record<string, unknown>) => ({

@@ -19,6 +19,9 @@ export const zAuthorizationServerMetadata = z
     require_pushed_authorization_requests: z.boolean().optional(),
     /** OpenID4VCI 1.1 Interactive Authorization (FiPA -03 §4.1). */
     authorization_challenge_endpoint: z.url().optional(),
+    /** The earlier form's Interactive Authorization Endpoint, and whether only it is accepted. */
+    interactive_authorization_endpoint: z.url().optional(),
+    require_interactive_authorization_request: z.boolean().optional(),
     challenge_endpoint: z.url().optional(),
     grant_types_supported: zStrings.optional(),
     'pre-authorized_grant_anonymous_access_supported': z.boolean().optional(),

@@ -25,7 +25,8 @@ export interface SdJwtCheck extends PresentationTrust, QueryTrust {
   presentation: string
   vctValues: string[]
   nonce: string
-  clientId: string
+  /** The KB-JWT `aud` expected: the client id, or any of several accepted forms (Interactive Authorization). */
+  clientId: string | readonly string[]
   /** Base64url transaction data strings sent with the request, if any. */
   transactionData: string[] | null
   requireHolderBinding: boolean
@@ -132,7 +133,9 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   if (check.requireHolderBinding) {
     if (!kb) throw new PresentationRejected('the key binding JWT is missing')
     if (kb.header.typ !== 'kb+jwt') throw new PresentationRejected('the key binding JWT typ is not kb+jwt')
-    if (kb.payload.aud !== check.clientId)
+    const audiences: readonly unknown[] =
+      typeof check.clientId === 'string' ? [check.clientId] : check.clientId
+    if (!audiences.includes(kb.payload.aud))
       throw new PresentationRejected('the key binding JWT aud is not this client id')
     const iat = Number(kb.payload.iat)
     const now = Math.floor(check.now.getTime() / 1000)

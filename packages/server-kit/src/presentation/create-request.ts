@@ -6,6 +6,7 @@ import {
   dcApiProtocols,
   dcApiRequestParams,
   dcApiResponseMode,
+  type IaFormResponseMode,
   newId,
   type OutboundUrlPolicy,
   originIssue,
@@ -239,7 +240,7 @@ export async function dcApiRequests(
     origin: string
     protocols: DcApiProtocol[]
     clientId: string
-    responseMode: 'dc_api' | 'dc_api.jwt' | 'ia_post' | 'ia_post.jwt'
+    responseMode: 'dc_api' | 'dc_api.jwt' | IaFormResponseMode
     nonce: string
     encryptionJwk: Record<string, unknown>
     transactionData: string[] | null

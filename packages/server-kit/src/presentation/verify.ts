@@ -68,7 +68,8 @@ export function checkClaims(
 
 /** What a presentation must be bound to: the KB-JWT `aud` (SD-JWT VC) and the mdoc SessionTranscript. */
 export interface PresentationBinding {
-  audience: string
+  /** The KB-JWT `aud`, or the several forms accepted (Interactive Authorization). */
+  audience: string | readonly string[]
   mdocTranscript: MdocTranscript
 }
 

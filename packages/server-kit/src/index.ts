@@ -67,6 +67,7 @@ export {
   verifierIdentifierOf,
 } from './presentation/create-request'
 export { encryptionJwk, type PresentationDeps } from './presentation/deps'
+export { verifierInfoOf } from './presentation/verifier-info'
 export {
   encryptedResponseMode,
   parseWalletJson,

@@ -67,7 +67,6 @@ export {
   verifierIdentifierOf,
 } from './presentation/create-request'
 export { encryptionJwk, type PresentationDeps } from './presentation/deps'
-export { verifierInfoOf } from './presentation/verifier-info'
 export {
   encryptedResponseMode,
   parseWalletJson,
@@ -90,6 +89,7 @@ export {
   type StatusLists,
 } from './presentation/status-list'
 export type { StatusListCache, StatusListCacheOptions } from './presentation/status-list-cache'
+export { verifierInfoOf } from './presentation/verifier-info'
 export {
   checkClaims,
   checkCredentialSets,

@@ -75,7 +75,8 @@ export function checkDcApiSettings(
   if (config.dcApi?.readerAuth && !dcApiProtocols(config).includes('org-iso-mdoc'))
     issues.push({
       path: `${path}.readerAuth`,
-      message: 'reader authentication signs the Annex C DeviceRequest: the configuration offers no org-iso-mdoc',
+      message:
+        'reader authentication signs the Annex C DeviceRequest: the configuration offers no org-iso-mdoc',
     })
   config.dcApi?.origins?.forEach((origin, index) => {
     const issue = originIssue(origin, policy)

@@ -6,6 +6,7 @@ import { loadCbor } from './cbor'
 import { signCoseSign1 } from './cose-sign1'
 
 export { COSE_ALG } from './cose-sign1'
+
 const COSE_CRV: Record<string, number> = { 'P-256': 1, 'P-384': 2, Ed25519: 6 }
 
 /** The JWK `crv` of a COSE curve id (RFC 9053 §7.1), undefined for curves we do not use. */

@@ -27,7 +27,7 @@ const cbor = new Encoder({
  * reader certificate (EKU 1.0.18013.5.1.6) under its own CA, which wallets trust.
  */
 async function rpProgramme() {
-  const caKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair
+  const caKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
   const validity = {
     notBefore: new Date(Date.now() - 60_000),
     notAfter: new Date(Date.now() + 30 * 86_400_000),
@@ -159,7 +159,7 @@ describe.each(testDatabases())('ISO/IEC 18013-7 Annex C reader authentication on
       'presentation:request',
     ]))
     // docs/presentations.md, "A reader certificate from a platform's RP programme", steps 1 to 3.
-    const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair
+    const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
     const csr = await x509.Pkcs10CertificateRequestGenerator.create({
       name: 'CN=Example Verifier,C=DE',
       keys,

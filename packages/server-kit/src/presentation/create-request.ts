@@ -292,13 +292,28 @@ export async function dcApiRequests(
         nonce: Buffer.from(request.nonce, 'base64url'),
         recipientJwk,
         readerAuth: config.dcApi?.readerAuth
-          ? { signer: await deps.keys.signer(tenantId, config.keyChainId), origin: request.origin }
+          ? await readerAuth(deps, tenantId, config, request.origin)
           : undefined,
       })
       requests.push({ protocol, data: { ...data } })
     }
   }
   return requests
+}
+
+/** Annex C readerAuth's signer: the configuration's key chain, which must have a certificate to send. */
+async function readerAuth(
+  deps: PresentationRequestDeps,
+  tenantId: string,
+  config: PresentationConfig,
+  origin: string,
+) {
+  const signer = await deps.keys.signer(tenantId, config.keyChainId)
+  if (!signer.x5c.length) {
+    const message = `key chain '${config.keyChainId}' has no certificate for Annex C reader authentication (dcApi.readerAuth)`
+    throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
+  }
+  return { signer, origin }
 }
 
 /** The tenant's verifier identifier: what a Verifier Attestation's `sub` must be (OpenID4VP 1.0 §12). */

@@ -211,7 +211,7 @@ describe.each(testDatabases())('ISO/IEC 18013-7 Annex C reader authentication on
     const data = await annexC('mdl-reader')
     const checked = holderVerifiesReaderAuth(data, ORIGIN)
     if (!checked.present) throw new Error('no readerAuth in the DocRequest')
-    // "ReaderAuth = COSE_Sign1 ... the payload ... shall be detached" (§9.1.4): nil in the structure.
+    // §9.1.4, CDDL "ReaderAuth = COSE_Sign1" with a detached payload: nil here, the holder rebuilds it.
     expect(checked.payload).toBeNull()
     expect(checked.alg).toBe(-7)
     expect(checked.valid).toBe(true)

@@ -59,6 +59,25 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
     }
   }
 
+  /** The signed request object of a Digital Credentials API request (OpenID4VP 1.0 A.3.2), verified. */
+  async function signedDcApiRequest() {
+    const created = await call('POST', '/api/presentation-requests', admin, {
+      presentationConfigId: 'pid',
+      transport: 'dc-api',
+      origin: 'https://shop.example.com',
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    const signed = created
+      .json()
+      .dcApi.requests.find((entry: { protocol: string }) => entry.protocol === 'openid4vp-v1-signed')
+    const jws = signed.data.request as string
+    const leaf = new X509Certificate(
+      Buffer.from((decodeProtectedHeader(jws).x5c as string[])[0] as string, 'base64'),
+    )
+    const { payload } = await compactVerify(jws, leaf.publicKey)
+    return JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>
+  }
+
   beforeAll(async () => {
     registrar = await startRegistrarStandIn({ id: 'rp-client', secret: SECRET })
     // Seeded over HTTP on purpose (no world): the registrar API is what these tests drive.
@@ -193,7 +212,7 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
       expect(claims.verifier_info).toBeUndefined()
     })
 
-    it('OpenID4VP 1.0 §5.1: the registration certificate travels as verifier_info while the DCQL query is the registered one', async () => {
+    it('OpenID4VP 1.0 §5.1, A.3.2: the registration certificate travels as verifier_info, in request objects and signed DC API requests, while the DCQL query is the registered one', async () => {
       const response = await call('POST', '/api/registrar/registration-certificates', admin, {
         presentationConfigId: 'pid',
         purpose: [{ lang: 'en', content: 'Age check at the counter' }],
@@ -225,6 +244,12 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
 
       const { claims } = await fetchRequestObject()
       expect(claims.verifier_info).toStrictEqual([{ format: 'registration_cert', data: certificate.jwt }])
+      // Issue 37: EU wallets read the registration certificate in signed Digital Credentials API
+      // requests too: "verifier_info: OPTIONAL. An array of attestations about the Verifier
+      // relevant to the Credential Request" (§5.1), a parameter of the request object A.3.2 signs.
+      const dcApi = await signedDcApiRequest()
+      expect(dcApi.expected_origins).toStrictEqual(['https://shop.example.com'])
+      expect(dcApi.verifier_info).toStrictEqual([{ format: 'registration_cert', data: certificate.jwt }])
 
       // Another DCQL query is not what the registrar certified: the certificate is left out.
       const changed = {
@@ -237,6 +262,7 @@ describe.each(testDatabases())('registrar integration on $name', (testDatabase) 
       })
       expect(put.statusCode, put.body).toBe(200)
       expect((await fetchRequestObject()).claims.verifier_info).toBeUndefined()
+      expect((await signedDcApiRequest()).verifier_info).toBeUndefined()
       const restored = await call('PUT', '/api/presentations/pid', admin, {
         id: 'pid',
         dcqlQuery: dcql,

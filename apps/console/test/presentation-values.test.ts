@@ -45,7 +45,7 @@ const refusal = (errors: { path: string; message: string }[]) =>
 describe('presentation configuration values ⇄ JSON: the Digital Credentials API settings', () => {
   it('a configuration without dcApi comes back without it; nothing entered sends nothing', () => {
     const values = presentationValues(config)
-    expect(values.dcApi).toStrictEqual({ origins: [], protocols: [] })
+    expect(values.dcApi).toStrictEqual({ origins: [], protocols: [], readerAuth: false })
     expect(presentationBody(values)).toStrictEqual(config)
     expect(presentationBody(values)).not.toHaveProperty('dcApi')
     expect(presentationBody(presentationValues())).not.toHaveProperty('dcApi')
@@ -64,6 +64,11 @@ describe('presentation configuration values ⇄ JSON: the Digital Credentials AP
     expect(presentationBody(presentationValues(onlyOrigins))).toStrictEqual(onlyOrigins)
     const onlyProtocols = { ...config, dcApi: { protocols: ['openid4vp-v1-signed' as const] } }
     expect(presentationBody(presentationValues(onlyProtocols))).toStrictEqual(onlyProtocols)
+    // Issue 37: Annex C reader authentication survives an edit, alone or with the lists.
+    const readerAuth = { ...config, dcApi: { protocols: ['org-iso-mdoc' as const], readerAuth: true } }
+    expect(presentationBody(presentationValues(readerAuth))).toStrictEqual(readerAuth)
+    const onlyReaderAuth = { ...config, dcApi: { readerAuth: true } }
+    expect(presentationBody(presentationValues(onlyReaderAuth))).toStrictEqual(onlyReaderAuth)
     // The values are copies: editing them leaves the loaded configuration as it was.
     presentationValues(withDcApi).dcApi.origins.push('https://other.example')
     expect(withDcApi.dcApi?.origins).toHaveLength(2)
@@ -71,9 +76,14 @@ describe('presentation configuration values ⇄ JSON: the Digital Credentials AP
 
   it('emptied lists send no dcApi; origins are trimmed; no protocol = the default order', () => {
     const values = presentationValues({ ...config, dcApi: { origins: ['https://shop.example'] } })
-    expect(presentationBody({ ...values, dcApi: { origins: [], protocols: [] } })).not.toHaveProperty('dcApi')
     expect(
-      presentationBody({ ...values, dcApi: { origins: [' https://shop.example '], protocols: [] } }).dcApi,
+      presentationBody({ ...values, dcApi: { origins: [], protocols: [], readerAuth: false } }),
+    ).not.toHaveProperty('dcApi')
+    expect(
+      presentationBody({
+        ...values,
+        dcApi: { origins: [' https://shop.example '], protocols: [], readerAuth: false },
+      }).dcApi,
     ).toStrictEqual({ origins: ['https://shop.example'] })
     expect(defaultDcApiProtocols(values)).toStrictEqual([
       'openid4vp-v1-signed',
@@ -107,7 +117,10 @@ describe('presentation configuration values ⇄ JSON: the Digital Credentials AP
     // The schema's own problems, before anything is sent.
     const browser = validateWith(
       zPresentationConfigInput,
-      presentationBody({ ...values, dcApi: { origins: ['https://shop.example/path'], protocols: [] } }),
+      presentationBody({
+        ...values,
+        dcApi: { origins: ['https://shop.example/path'], protocols: [], readerAuth: false },
+      }),
       presentationFields(values),
     )
     expect(dcApiOriginsError(browser, ['https://shop.example/path'])).toMatch(

@@ -89,6 +89,7 @@ export {
   type StatusLists,
 } from './presentation/status-list'
 export type { StatusListCache, StatusListCacheOptions } from './presentation/status-list-cache'
+export { verifierInfoOf } from './presentation/verifier-info'
 export {
   checkClaims,
   checkCredentialSets,

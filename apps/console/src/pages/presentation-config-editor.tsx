@@ -247,6 +247,12 @@ function PresentationConfigEditor({ stored }: { stored?: PresentationConfig }) {
                     readOnly={readOnly}
                     {...form.getInputProps('dcApi.protocols')}
                   />
+                  <Checkbox
+                    label="Reader authentication (Annex C)"
+                    description="The org-iso-mdoc DeviceRequest is signed with the key chain (readerAuth, ISO/IEC 18013-5 §9.1.4), its certificates sent along; for wallets that show or require an authenticated reader"
+                    disabled={readOnly}
+                    {...form.getInputProps('dcApi.readerAuth', { type: 'checkbox' })}
+                  />
                 </Stack>
               </Fieldset>
               <FormAlert message={form.errors['']} />

@@ -31,6 +31,8 @@ export type PresentationConfigValues = {
     origins: string[]
     /** The protocols offered, in order of preference (the selection order); none = the default order. */
     protocols: DcApiProtocol[]
+    /** Annex C reader authentication: the DeviceRequest signed by the key chain. */
+    readerAuth: boolean
   }
 }
 
@@ -52,6 +54,7 @@ export const PRESENTATION_INPUTS = [
   'trustedAuthorities',
   'dcApi.origins',
   'dcApi.protocols',
+  'dcApi.readerAuth',
 ] as const
 
 /**
@@ -127,13 +130,14 @@ export function defaultDcApiProtocols(values: PresentationConfigValues): DcApiPr
   return dcApiProtocols({ clientIdPrefix: values.clientIdPrefix, dcqlQuery: query.data })
 }
 
-/** `dcApi` as sent: origins trimmed, empty lists left out, nothing at all when both are empty. */
+/** `dcApi` as sent: origins trimmed, empty lists and `readerAuth: false` (the default) left out, nothing at all when all are. */
 function dcApiBody(dcApi: PresentationConfigValues['dcApi']): PresentationConfigInput['dcApi'] {
   const origins = dcApi.origins.map((origin) => origin.trim())
-  if (origins.length === 0 && dcApi.protocols.length === 0) return undefined
+  if (origins.length === 0 && dcApi.protocols.length === 0 && !dcApi.readerAuth) return undefined
   return {
     ...(dcApi.protocols.length ? { protocols: [...dcApi.protocols] } : {}),
     ...(origins.length ? { origins } : {}),
+    ...(dcApi.readerAuth ? { readerAuth: true } : {}),
   }
 }
 
@@ -156,6 +160,7 @@ export function presentationValues(config?: PresentationConfigInput): Presentati
     dcApi: {
       origins: [...(config?.dcApi?.origins ?? [])],
       protocols: [...(config?.dcApi?.protocols ?? [])],
+      readerAuth: config?.dcApi?.readerAuth ?? false,
     },
   }
 }

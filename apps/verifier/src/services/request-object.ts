@@ -7,12 +7,17 @@ import {
   VP_FORMATS_SUPPORTED,
 } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
-import { canonicalHash, requestKeyReference, signRequestObject } from '@credential-service/crypto'
+import { requestKeyReference, signRequestObject } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
   type RegistrationCertificateRow,
 } from '@credential-service/db-schema'
-import { encryptionJwk, type PresentationDeps, requestDcqlQuery } from '@credential-service/server-kit'
+import {
+  encryptionJwk,
+  type PresentationDeps,
+  requestDcqlQuery,
+  verifierInfoOf,
+} from '@credential-service/server-kit'
 
 export interface VerifierDeps extends PresentationDeps {
   /** A tenant's registration certificates by presentation configuration, read once per change. */
@@ -21,16 +26,9 @@ export interface VerifierDeps extends PresentationDeps {
 
 export { RESPONSE_ENC_VALUES, VP_FORMATS_SUPPORTED }
 
-/**
- * `verifier_info` (OpenID4VP 1.0 §5.1): the registration certificate the registrar issued for
- * this configuration, while it was issued for the DCQL query the configuration holds now and has
- * not expired; otherwise none (a stale certificate would describe another request).
- */
+/** `verifier_info` (OpenID4VP 1.0 §5.1), from the tenant's registration certificates read once per change. */
 async function verifierInfo(deps: VerifierDeps, tenantId: string, config: PresentationConfig) {
-  const certificate = (await deps.registrationCertificates(tenantId)).get(config.id)
-  if (!certificate || certificate.dcqlHash !== canonicalHash(config.dcqlQuery)) return undefined
-  if (certificate.expiresAt && certificate.expiresAt <= deps.now()) return undefined
-  return [{ format: 'registration_cert', data: certificate.jwt }]
+  return verifierInfoOf((await deps.registrationCertificates(tenantId)).get(config.id), config, deps.now())
 }
 
 /**

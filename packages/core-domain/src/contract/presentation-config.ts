@@ -57,6 +57,12 @@ export const zDcApiSettings = z
       .describe(
         'The web origins whose pages may ask for this configuration over the Digital Credentials API (https; http only where OUTBOUND_ALLOW_HTTP is set). Without it, a request may name any origin',
       ),
+    readerAuth: z
+      .boolean()
+      .optional()
+      .describe(
+        'ISO/IEC 18013-7 Annex C reader authentication (ISO/IEC 18013-5 §9.1.4): the `org-iso-mdoc` DeviceRequest carries `readerAuth`, a COSE_Sign1 by `keyChainId` over ReaderAuthentication (the request’s SessionTranscript and ItemsRequest) with the key chain’s certificates in `x5chain`. Needs `org-iso-mdoc` among the protocols. Default false',
+      ),
   })
   .strict()
   .describe(

@@ -58,7 +58,10 @@ export function dcApiProtocols(config: DcApiConfig): DcApiProtocol[] {
   return DEFAULT_DC_API_PROTOCOLS.filter((protocol) => dcApiProtocolUnfit(protocol, config) === undefined)
 }
 
-/** Save-time rules of `dcApi`: each listed protocol fits, origins are https (http only in development). */
+/**
+ * Save-time rules of `dcApi`: each listed protocol fits, origins are https (http only in
+ * development), reader authentication only with an Annex C request to sign.
+ */
 export function checkDcApiSettings(
   config: DcApiConfig,
   policy: Pick<OutboundUrlPolicy, 'allowHttp'>,
@@ -69,6 +72,12 @@ export function checkDcApiSettings(
     const unfit = dcApiProtocolUnfit(protocol, config)
     if (unfit) issues.push({ path: `${path}.protocols.${index}`, message: `${protocol}: ${unfit}` })
   })
+  if (config.dcApi?.readerAuth && !dcApiProtocols(config).includes('org-iso-mdoc'))
+    issues.push({
+      path: `${path}.readerAuth`,
+      message:
+        'reader authentication signs the Annex C DeviceRequest: the configuration offers no org-iso-mdoc',
+    })
   config.dcApi?.origins?.forEach((origin, index) => {
     const issue = originIssue(origin, policy)
     if (issue) issues.push({ path: `${path}.origins.${index}`, message: issue })

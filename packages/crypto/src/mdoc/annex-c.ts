@@ -3,7 +3,10 @@ import { annexCUnfit, type DcqlQuery } from '@credential-service/core-domain'
 import { base64url, type JWK } from 'jose'
 import { checkCbor } from '../cbor-guard'
 import { PresentationRejected } from '../presentation'
+import type { Signer } from '../signer'
+import { loadCbor } from './cbor'
 import { loadMdoc } from './context'
+import { signCoseSign1 } from './cose-sign1'
 import { jwkToCoseKey } from './issue'
 
 /** One DCQL credential query (OpenID4VP 1.0 §6.1). */
@@ -16,6 +19,11 @@ export interface AnnexCRequestOptions {
   nonce: Uint8Array
   /** The public P-256 key the wallet encrypts its response to. */
   recipientJwk: JWK
+  /**
+   * Reader authentication (ISO 18013-5 §9.1.4): the DocRequest gets a `readerAuth` signed by this
+   * key chain over the SessionTranscript of `origin`, so the wallet can show who asks.
+   */
+  readerAuth?: { signer: Signer; origin: string } | undefined
 }
 
 /** The request `data` of the `org-iso-mdoc` protocol (ISO/IEC 18013-7 Annex C). */
@@ -57,29 +65,57 @@ function itemsOf(credential: CredentialQuery) {
 
 /**
  * The `org-iso-mdoc` request data (ISO/IEC 18013-7 C.2): a DeviceRequest (version 1.0, one
- * DocRequest, no reader authentication) and the EncryptionInfo ["dcapi", {nonce, recipientPublicKey}].
+ * DocRequest, with `readerAuth` when asked) and the EncryptionInfo ["dcapi", {nonce, recipientPublicKey}].
  */
 export async function annexCRequest(options: AnnexCRequestOptions): Promise<AnnexCRequest> {
   if (options.nonce.length < 16) throw new Error('the Annex C nonce must hold at least 16 bytes')
   if (!isP256(options.recipientJwk) || options.recipientJwk.d !== undefined)
     throw new Error('the Annex C recipient key must be a public P-256 JWK')
-  const items = itemsOf(options.credential)
   const { mdoc } = await loadMdoc()
+  const itemsRequest = mdoc.ItemsRequest.create(itemsOf(options.credential))
+  const encryptionInfo = base64url.encode(
+    mdoc.cborEncode([
+      'dcapi',
+      new Map<string, unknown>([
+        ['nonce', new Uint8Array(options.nonce)],
+        ['recipientPublicKey', jwkToCoseKey(options.recipientJwk)],
+      ]),
+    ]),
+  )
+  const readerAuth = options.readerAuth
+    ? mdoc.ReaderAuth.fromEncodedStructure(
+        await signReaderAuth(options.readerAuth, itemsRequest.encode(), encryptionInfo),
+      )
+    : undefined
   const deviceRequest = mdoc.DeviceRequest.create({
     version: '1.0',
-    docRequests: [mdoc.DocRequest.create({ itemsRequest: mdoc.ItemsRequest.create(items) })],
+    docRequests: [mdoc.DocRequest.create({ itemsRequest, ...(readerAuth ? { readerAuth } : {}) })],
   })
-  const encryptionInfo = mdoc.cborEncode([
-    'dcapi',
-    new Map<string, unknown>([
-      ['nonce', new Uint8Array(options.nonce)],
-      ['recipientPublicKey', jwkToCoseKey(options.recipientJwk)],
-    ]),
+  return { deviceRequest: base64url.encode(deviceRequest.encode()), encryptionInfo }
+}
+
+/**
+ * readerAuth (ISO 18013-5 §9.1.4): a COSE_Sign1 with a detached payload, ReaderAuthenticationBytes
+ * = #6.24(bstr .cbor ["ReaderAuthentication", SessionTranscript, ItemsRequestBytes]), where
+ * ItemsRequestBytes = #6.24(bstr .cbor ItemsRequest) are the bytes the DocRequest carries.
+ */
+async function signReaderAuth(
+  reader: { signer: Signer; origin: string },
+  itemsRequest: Uint8Array,
+  encryptionInfo: string,
+) {
+  if (!reader.signer.x5c.length)
+    throw new Error('reader authentication needs a key chain with a certificate (x5chain)')
+  const { cbor, Tag } = await loadCbor()
+  const sessionTranscript = await annexCSessionTranscript(encryptionInfo, reader.origin)
+  // The SessionTranscript's own bytes, not a re-encoding: the wallet hashes what it builds the same way.
+  const readerAuthentication = Buffer.concat([
+    Uint8Array.of(0x83),
+    cbor.encode('ReaderAuthentication'),
+    sessionTranscript,
+    cbor.encode(new Tag(itemsRequest, 24)),
   ])
-  return {
-    deviceRequest: base64url.encode(deviceRequest.encode()),
-    encryptionInfo: base64url.encode(encryptionInfo),
-  }
+  return signCoseSign1(reader.signer, cbor.encode(new Tag(readerAuthentication, 24)), { detached: true })
 }
 
 /**

@@ -1,11 +1,12 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
 import type { Tag as TagClass } from 'cbor-x'
 import { base64url, type JWK } from 'jose'
-import type { Signer, SigningAlgorithm } from '../signer'
+import type { Signer } from '../signer'
 import { loadCbor } from './cbor'
+import { signCoseSign1 } from './cose-sign1'
 
-/** COSE algorithm ids (RFC 9053). */
-export const COSE_ALG: Record<SigningAlgorithm, number> = { ES256: -7, ES384: -35, EdDSA: -8 }
+export { COSE_ALG } from './cose-sign1'
+
 const COSE_CRV: Record<string, number> = { 'P-256': 1, 'P-384': 2, Ed25519: 6 }
 
 /** The JWK `crv` of a COSE curve id (RFC 9053 §7.1), undefined for curves we do not use. */
@@ -90,13 +91,6 @@ export async function issueMdoc(options: IssueMdocOptions): Promise<Uint8Array> 
     ...(options.status ? { status: { status_list: options.status } } : {}),
   }
   const payload = cbor.encode(new Tag(cbor.encode(mso), 24))
-  const protectedHeader = cbor.encode(new Map([[1, COSE_ALG[options.signer.alg]]]))
-  const toBeSigned = cbor.encode(['Signature1', protectedHeader, new Uint8Array(0), payload])
-  const signature = await options.signer.sign(toBeSigned)
-  const x5chain = options.signer.x5c.map((der) => Buffer.from(der, 'base64'))
-  const unprotected = new Map<number, unknown>(
-    x5chain.length ? [[33, x5chain.length === 1 ? x5chain[0] : x5chain]] : [],
-  )
-  const issuerAuth = [protectedHeader, unprotected, payload, signature]
+  const issuerAuth = await signCoseSign1(options.signer, payload)
   return cbor.encode({ nameSpaces, issuerAuth })
 }

@@ -2872,6 +2872,8 @@ export interface components {
             protocols?: ("openid4vp-v1-signed" | "openid4vp-v1-unsigned" | "org-iso-mdoc")[];
             /** @description The web origins whose pages may ask for this configuration over the Digital Credentials API (https; http only where OUTBOUND_ALLOW_HTTP is set). Without it, a request may name any origin */
             origins?: string[];
+            /** @description ISO/IEC 18013-7 Annex C reader authentication (ISO/IEC 18013-5 §9.1.4): the `org-iso-mdoc` DeviceRequest carries `readerAuth`, a COSE_Sign1 by `keyChainId` over ReaderAuthentication (the request’s SessionTranscript and ItemsRequest) with the key chain’s certificates in `x5chain`. Needs `org-iso-mdoc` among the protocols. Default false */
+            readerAuth?: boolean;
         };
         DcqlClaimQuery: {
             id?: string;

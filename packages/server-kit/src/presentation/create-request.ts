@@ -23,11 +23,16 @@ import {
   verifierAttestationIssues,
   verifierClientId,
 } from '@credential-service/crypto'
-import { createPresentationSessionRepository, type Database } from '@credential-service/db-schema'
+import {
+  createPresentationSessionRepository,
+  createRegistrarRepository,
+  type Database,
+} from '@credential-service/db-schema'
 import { requestDcqlQuery } from '../issuer-anchors'
 import type { KeyRuntime } from '../key-runtime'
 import type { FlowMetrics } from '../metrics'
 import type { TenantCache } from '../tenant-cache'
+import { verifierInfoOf } from './verifier-info'
 
 /**
  * What creating a presentation request needs; a protocol app's deps (ProtocolDeps) have it all, the
@@ -229,8 +234,9 @@ export function dcApiTransport(
 
 /**
  * The `requests` for `navigator.credentials.get`, one per protocol in the configuration's order:
- * OpenID4VP unsigned (parameters as they are) and signed (a request object with `client_id` and
- * `expected_origins`, A.3.2), and the Annex C DeviceRequest with this request's encryption key.
+ * OpenID4VP unsigned (parameters as they are) and signed (a request object with `client_id`,
+ * `expected_origins` (A.3.2) and the registration certificate as `verifier_info`), and the Annex C
+ * DeviceRequest with this request's encryption key, signed by the key chain when `dcApi.readerAuth`.
  */
 export async function dcApiRequests(
   deps: PresentationRequestDeps,
@@ -262,6 +268,11 @@ export async function dcApiRequests(
     if (protocol === 'openid4vp-v1-signed') {
       const signer = await deps.keys.signer(tenantId, config.keyChainId)
       const iat = Math.floor(deps.now().getTime() / 1000)
+      const info = verifierInfoOf(
+        await createRegistrarRepository(deps.db, tenantId).registrationCertificate(config.id),
+        config,
+        deps.now(),
+      )
       const claims = {
         aud: 'https://self-issued.me/v2',
         iat,
@@ -269,6 +280,7 @@ export async function dcApiRequests(
         client_id: request.clientId,
         expected_origins: [request.origin],
         ...params,
+        ...(info ? { verifier_info: info } : {}),
       }
       const key = requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId })
       requests.push({ protocol, data: { request: await signRequestObject(signer, claims, key) } })
@@ -280,11 +292,29 @@ export async function dcApiRequests(
         credential: config.dcqlQuery.credentials[0] as PresentationConfig['dcqlQuery']['credentials'][number],
         nonce: Buffer.from(request.nonce, 'base64url'),
         recipientJwk,
+        readerAuth: config.dcApi?.readerAuth
+          ? await readerAuth(deps, tenantId, config, request.origin)
+          : undefined,
       })
       requests.push({ protocol, data: { ...data } })
     }
   }
   return requests
+}
+
+/** Annex C readerAuth's signer: the configuration's key chain, which must have a certificate to send. */
+async function readerAuth(
+  deps: PresentationRequestDeps,
+  tenantId: string,
+  config: PresentationConfig,
+  origin: string,
+) {
+  const signer = await deps.keys.signer(tenantId, config.keyChainId)
+  if (!signer.x5c.length) {
+    const message = `key chain '${config.keyChainId}' has no certificate for Annex C reader authentication (dcApi.readerAuth)`
+    throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
+  }
+  return { signer, origin }
 }
 
 /** The tenant's verifier identifier: what a Verifier Attestation's `sub` must be (OpenID4VP 1.0 §12). */

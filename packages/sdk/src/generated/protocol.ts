@@ -193,6 +193,9 @@ export interface components {
             /** Format: uri */
             authorization_challenge_endpoint?: string;
             /** Format: uri */
+            interactive_authorization_endpoint?: string;
+            require_interactive_authorization_request?: boolean;
+            /** Format: uri */
             challenge_endpoint?: string;
             grant_types_supported?: string[];
             "pre-authorized_grant_anonymous_access_supported"?: boolean;

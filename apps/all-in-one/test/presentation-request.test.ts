@@ -164,6 +164,31 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
     expect(claims.client_id).toBe(expected)
   })
 
+  it('OpenID4VP §5.9.3: "x509_san_dns" needs a DNS name in the leaf’s SAN; a key chain without one is a 422 naming the configuration, and no session is created', async () => {
+    const chain = await post('/api/key-chains', {
+      source: 'generate',
+      id: 'no-dns-name',
+      certificate: { dnsNames: [] },
+    })
+    expect(chain.statusCode, chain.body).toBe(201)
+    const config = await post('/api/presentations', {
+      id: 'no-dns-name',
+      keyChainId: 'no-dns-name',
+      clientIdPrefix: 'x509_san_dns',
+      dcqlQuery: dcql,
+    })
+    expect(config.statusCode, config.body).toBe(201)
+    const before = await sessionCount()
+    const refused = await post('/api/presentation-requests', { presentationConfigId: 'no-dns-name' })
+    expect(refused.statusCode, refused.body).toBe(422)
+    expect(refused.headers['content-type']).toContain('application/problem+json')
+    expect(refused.json().detail).toContain('SAN dNSName')
+    expect(refused.json().errors).toStrictEqual([
+      expect.objectContaining({ path: 'body.presentationConfigId' }),
+    ])
+    expect(await sessionCount()).toBe(before)
+  })
+
   it('refuses an unknown configuration (422), a restricted client (403), and another tenant’s request (404)', async () => {
     expect((await post('/api/presentation-requests', { presentationConfigId: 'nope' })).statusCode).toBe(422)
     const auth = restricted

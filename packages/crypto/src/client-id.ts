@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { RuleViolationError } from '@credential-service/core-domain'
 import { parseCertificate } from './parsed-certificates'
 
 /**
@@ -14,7 +15,10 @@ export function verifierClientId(prefix: 'x509_san_dns' | 'x509_hash', leafPem: 
     .map((entry) => entry.trim())
     .find((entry) => entry.startsWith('DNS:'))
     ?.slice(4)
+  // A configuration fault the operator fixes (another key chain or prefix), not a server fault.
   if (!dns)
-    throw new Error('the signing certificate has no SAN dNSName for an x509_san_dns client identifier')
+    throw new RuleViolationError(
+      'the signing certificate has no SAN dNSName for an x509_san_dns client identifier',
+    )
   return `x509_san_dns:${dns}`
 }

@@ -357,5 +357,11 @@ export async function requestClientId(
   const leaf = chain?.activeCertificates[0]
   if (!leaf)
     throw new RuleViolationError(`key chain '${config.keyChainId}' has no certificate to sign requests with`)
-  return verifierClientId(config.clientIdPrefix, leaf)
+  try {
+    return verifierClientId(config.clientIdPrefix, leaf)
+  } catch (error) {
+    if (!(error instanceof RuleViolationError)) throw error
+    const message = `key chain '${config.keyChainId}': ${error.message}`
+    throw new RuleViolationError(message, [{ path: 'body.presentationConfigId', message }])
+  }
 }

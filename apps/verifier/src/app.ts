@@ -43,6 +43,7 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
       registrationCertificates: createTenantMemo((tenantId) =>
         createRegistrarRepository(options.database.db, tenantId).registrationCertificates(),
       ).get,
+      dcApiSignedClientIdAudience: config.DC_API_SIGNED_CLIENT_ID_AUDIENCE,
     }
     deps.metrics.observeRequests(app, 'verifier')
     // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).

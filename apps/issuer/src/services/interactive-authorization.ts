@@ -261,7 +261,7 @@ export function createInteractiveAuthorizationService(scope: TenantScope<Present
    */
   function binding(session: PresentationSessionRow): PresentationBinding {
     return {
-      audience: iaAudience(endpoint),
+      audiences: [iaAudience(endpoint)],
       mdocTranscript: {
         kind: 'oid4vci-iae',
         endpoint,

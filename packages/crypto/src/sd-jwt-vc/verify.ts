@@ -25,7 +25,8 @@ export interface SdJwtCheck extends PresentationTrust, QueryTrust {
   presentation: string
   vctValues: string[]
   nonce: string
-  clientId: string
+  /** What the KB-JWT `aud` may be: the client id, or `origin:<origin>` over the DC API (OpenID4VP 1.0 A.4). */
+  audiences: readonly string[]
   /** Base64url transaction data strings sent with the request, if any. */
   transactionData: string[] | null
   requireHolderBinding: boolean
@@ -132,8 +133,10 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   if (check.requireHolderBinding) {
     if (!kb) throw new PresentationRejected('the key binding JWT is missing')
     if (kb.header.typ !== 'kb+jwt') throw new PresentationRejected('the key binding JWT typ is not kb+jwt')
-    if (kb.payload.aud !== check.clientId)
-      throw new PresentationRejected('the key binding JWT aud is not this client id')
+    if (!check.audiences.includes(kb.payload.aud as string))
+      throw new PresentationRejected(
+        `the key binding JWT aud is not ${check.audiences.map((aud) => `'${aud}'`).join(' or ')}`,
+      )
     const iat = Number(kb.payload.iat)
     const now = Math.floor(check.now.getTime() / 1000)
     if (!(iat >= now - KB_MAX_AGE_SECONDS && iat <= now + KB_MAX_SKEW_SECONDS))

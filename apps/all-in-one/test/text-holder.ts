@@ -13,7 +13,9 @@ import { CompactEncrypt, compactVerify, decodeJwt, importJWK, type JWK, SignJWT 
  */
 export async function readSignedRequest(data: Record<string, unknown>, origin: string) {
   const jws = String(data.request)
-  const header = JSON.parse(Buffer.from(jws.split('.')[0] as string, 'base64url').toString()) as { x5c?: string[] }
+  const header = JSON.parse(Buffer.from(jws.split('.')[0] as string, 'base64url').toString()) as {
+    x5c?: string[]
+  }
   const leaf = new X509Certificate(Buffer.from(header.x5c?.[0] ?? '', 'base64'))
   await compactVerify(jws, leaf.publicKey)
   const request = decodeJwt(jws) as Record<string, unknown>

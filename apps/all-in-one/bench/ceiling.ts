@@ -210,7 +210,7 @@ async function presentationFlow(
     presentation: form.vp_token.pid[0] as string,
     vctValues: ['urn:bench:pid'],
     nonce: String(pending?.nonce),
-    clientId: 'x509_san_dns:bench.example',
+    audiences: ['x509_san_dns:bench.example'],
     transactionData: null,
     requireHolderBinding: true,
     ...presentationTrust({

@@ -22,7 +22,7 @@ const readBy = (key: string) =>
     ? 'management'
     : key === 'DPOP_NONCE_REQUIRED'
       ? 'issuer'
-      : key.startsWith('STATUS_LIST_CACHE_')
+      : key.startsWith('STATUS_LIST_CACHE_') || key === 'DC_API_SIGNED_CLIENT_ID_AUDIENCE'
         ? 'verifier'
         : key.startsWith('RATE_LIMIT_WALLET_')
           ? 'issuer, verifier'

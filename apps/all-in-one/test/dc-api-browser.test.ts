@@ -93,7 +93,9 @@ describe.skipIf(skip)(
         const bindTo = walletOrigin(pageOrigin)
         // A phisher's wallet would refuse the signed request (expected_origins): it takes the unsigned one.
         const entry = (bindTo === pageOrigin ? signed : unsigned) as DcApiEntry
-        return answerOverDcApi(entry, bindTo, async (request, audience) => {
+        // OpenID4VP 1.0 A.4: aud is origin:<origin> "even for signed requests"; the library's
+        // effective client id (its reading for signed requests) is not the audience here.
+        return answerOverDcApi(entry, bindTo, async (request) => {
           const { credential, holder } = await issueOverHttp({
             apiBase: origin,
             auth,
@@ -108,7 +110,7 @@ describe.skipIf(skip)(
                 holder,
                 disclose: { given_name: true },
                 nonce,
-                aud: audience,
+                aud: `origin:${bindTo}`,
               }),
             ],
           }

@@ -44,7 +44,7 @@ export function managementCaller(baseUrl: () => string, auth: () => Record<strin
  * The `verifier-interop` world (test/worlds/verifier-interop; tenant a issues `pid` and `mdl`)
  * listening at `http://localhost:<port>`, with plain http allowed (origins, webhooks).
  */
-export async function startDcApiWorld() {
-  const started = await listenAllInOneWorld('verifier-interop', { OUTBOUND_ALLOW_HTTP: 'true' })
+export async function startDcApiWorld(env: Record<string, string> = {}) {
+  const started = await listenAllInOneWorld('verifier-interop', { OUTBOUND_ALLOW_HTTP: 'true', ...env })
   return { ...started, port: Number(new URL(started.baseUrl).port) }
 }

@@ -17,6 +17,7 @@ import {
   VCT,
 } from './dc-api-fixtures'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
+import { answerSignedByHand } from './text-holder'
 import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -76,7 +77,10 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
   }
 
   beforeAll(async () => {
-    const started = await startDcApiWorld()
+    // @openid4vc/openid4vp 0.4.6 binds a signed DC API answer to the client id, where OpenID4VP 1.0
+    // A.4 says origin:<origin> "even for signed requests": the library is let in through the
+    // compatibility setting here; dc-api-audience.test.ts holds the text's answer with it off.
+    const started = await startDcApiWorld({ DC_API_SIGNED_CLIENT_ID_AUDIENCE: 'true' })
     ;({ app, baseUrl } = started)
     auth = started.tenants.a.auth
     verifierId = started.tenants.a.verifier
@@ -202,10 +206,10 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
     })
   })
 
-  describe('SD-JWT VC over OpenID4VP (A.4, B.3.6: KB-JWT aud origin:<origin> unsigned, the client id signed)', () => {
+  describe('SD-JWT VC over OpenID4VP (A.4, B.3.6: KB-JWT aud origin:<origin>; the client id of a signed request only with DC_API_SIGNED_CLIENT_ID_AUDIENCE)', () => {
     for (const suffix of ['plain', 'jwt'] as const)
       for (const protocol of ['openid4vp-v1-unsigned', 'openid4vp-v1-signed'] as const)
-        it(`V-31, V-28 (${protocol}, ${suffix === 'jwt' ? 'dc_api.jwt' : 'dc_api'}): the wallet's answer posted by the page verifies; the session holds the claims`, async () => {
+        it(`V-31, V-28 (${protocol}, ${suffix === 'jwt' ? 'dc_api.jwt' : 'dc_api'}): the library wallet's answer posted by the page verifies (signed: its client id aud, by the compatibility setting); the session holds the claims`, async () => {
           const created = await request(`dc-pid-${suffix}`)
           let audience = ''
           const answer = await answerOverDcApi(entry(created, protocol), ORIGIN, (req, effective) => {
@@ -227,6 +231,25 @@ describe('W3C Digital Credentials API: OpenID4VP 1.0 Appendix A and ISO/IEC 1801
             responseCodeRequired: false,
           })
         })
+
+    it('V-35, S-88, A.4 with DC_API_SIGNED_CLIENT_ID_AUDIENCE on: the text’s answer to a signed request (aud origin:<origin>, hand-written holder) still verifies; aud origin:<another origin> is still refused', async () => {
+      for (const [aud, status] of [
+        [`origin:${ORIGIN}`, 'verified'],
+        ['origin:https://phisher.example', 'failed'],
+      ] as const) {
+        const created = await request('dc-pid-jwt')
+        const { credential, holder } = await issuePid()
+        const { answer } = await answerSignedByHand({
+          data: entry(created, 'openid4vp-v1-signed').data,
+          origin: ORIGIN,
+          credential,
+          holderKey: holder.privateKey,
+          aud: () => aud,
+        })
+        expect((await post(created.dcApi.responseUri, answer)).status).toBe(status === 'verified' ? 200 : 400)
+        expect(await session(created.sessionId)).toMatchObject({ status })
+      }
+    })
 
     it('S-88, A.4: a presentation a phishing page relayed (bound to its own origin) is refused and fails the session', async () => {
       const created = await request('dc-pid-jwt')

@@ -253,7 +253,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
         }),
         state: claims.state,
       }),
-      'aud is not this client id',
+      "aud is not 'x509_san_dns:",
     ],
     [
       'missing KB-JWT',

@@ -5,7 +5,7 @@ import {
   purgeExpiredNonces,
 } from '@credential-service/db-schema'
 import {
-  createStatusLists,
+  appStatusLists,
   oauthErrorHandler,
   type ProtocolAppOptions,
   parseEnv,
@@ -56,12 +56,7 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
         base.now,
       ),
       // Presentations during issuance are verified here too (Interactive Authorization).
-      statusLists: createStatusLists({
-        maxSeconds: options.config.STATUS_LIST_CACHE_MAX_SECONDS,
-        staleIfErrorSeconds: options.config.STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS,
-        maxEntries: options.config.STATUS_LIST_CACHE_MAX_ENTRIES,
-        maxBytes: options.config.STATUS_LIST_CACHE_MAX_BYTES,
-      }),
+      statusLists: appStatusLists(app, options.config),
     }
     deps.metrics.observeRequests(app, 'issuer')
     // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).

@@ -1,6 +1,6 @@
 import { createRegistrarRepository } from '@credential-service/db-schema'
 import {
-  createStatusLists,
+  appStatusLists,
   createTenantMemo,
   oauthErrorHandler,
   type ProtocolAppOptions,
@@ -34,16 +34,12 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
     const { config } = options
     const deps = {
       ...protocolDeps(app, options),
-      statusLists: createStatusLists({
-        maxSeconds: config.STATUS_LIST_CACHE_MAX_SECONDS,
-        staleIfErrorSeconds: config.STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS,
-        maxEntries: config.STATUS_LIST_CACHE_MAX_ENTRIES,
-        maxBytes: config.STATUS_LIST_CACHE_MAX_BYTES,
-      }),
+      statusLists: appStatusLists(app, config),
       // Read per request object before; a registrar change is audited, so announced to every process.
       registrationCertificates: createTenantMemo((tenantId) =>
         createRegistrarRepository(options.database.db, tenantId).registrationCertificates(),
       ).get,
+      dcApiSignedClientIdAudience: config.DC_API_SIGNED_CLIENT_ID_AUDIENCE,
     }
     deps.metrics.observeRequests(app, 'verifier')
     // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).

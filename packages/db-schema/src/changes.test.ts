@@ -1,6 +1,12 @@
 import { sql } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
-import { onTenantChange, TENANT_CHANGES_CHANNEL } from './changes'
+import {
+  announceStatusListChange,
+  onStatusListChange,
+  onTenantChange,
+  relayChange,
+  TENANT_CHANGES_CHANNEL,
+} from './changes'
 import { recordAudit } from './repositories/audit-log'
 import { testDatabases } from './testing'
 
@@ -52,6 +58,33 @@ describe.each(testDatabases())('tenant change notifications on $name', ({ name, 
         // Files share the database: other files' tenants are heard too.
         expect(delivered.filter((id) => id === tenant)).toStrictEqual([tenant])
       } finally {
+        await unlisten()
+        await writer.close()
+        await reader.close()
+      }
+    },
+  )
+
+  it.runIf(name === 'postgres')(
+    'F-35: a status list change reaches other processes as such, not as a tenant configuration change',
+    async () => {
+      const writer = await open()
+      const reader = await open()
+      const tenant = `chg-${crypto.randomUUID()}`
+      const lists: string[] = []
+      const configs: string[] = []
+      const stopLists = onStatusListChange((id) => lists.push(id))
+      const stopConfigs = onTenantChange((id) => configs.push(id))
+      const unlisten = await reader.listen(TENANT_CHANGES_CHANNEL, relayChange)
+      try {
+        await writer.db.transaction((tx) => announceStatusListChange(tx, tenant))
+        for (let i = 0; i < 50 && !lists.includes(tenant); i++) await new Promise((r) => setTimeout(r, 20))
+        expect(lists.filter((id) => id === tenant)).toStrictEqual([tenant])
+        expect(configs).not.toContain(tenant)
+        expect(configs.some((id) => id.includes(':'))).toBe(false)
+      } finally {
+        stopLists()
+        stopConfigs()
         await unlisten()
         await writer.close()
         await reader.close()

@@ -30,3 +30,36 @@ export async function announceTenantChange(tx: Executor, tenantId: string): Prom
   tenantChanged(tenantId)
   await tx.execute(sql`select pg_notify(${TENANT_CHANGES_CHANNEL}, ${tenantId})`)
 }
+
+/**
+ * Status list entries are no tenant configuration: their changes go on the same channel as
+ * `status-lists:<tenantId>` (a tenant id has no colon), heard by onStatusListChange only.
+ */
+const STATUS_LISTS_PREFIX = 'status-lists:'
+const statusListListeners = new Set<(tenantId: string) => void>()
+
+/** Runs `listener` whenever entries of a tenant's own status lists change. Returns the unsubscribe function. */
+export function onStatusListChange(listener: (tenantId: string) => void): () => void {
+  statusListListeners.add(listener)
+  return () => statusListListeners.delete(listener)
+}
+
+/** Tells this process that a tenant's status lists changed. */
+export function statusListChanged(tenantId: string): void {
+  for (const listener of statusListListeners) listener(tenantId)
+}
+
+/**
+ * Queues the NOTIFY of a status list change in the transaction making it (delivered on commit).
+ * The caller tells this process with statusListChanged once committed: a cache dropped before the
+ * commit could fetch the old list again.
+ */
+export async function announceStatusListChange(tx: Executor, tenantId: string): Promise<void> {
+  await tx.execute(sql`select pg_notify(${TENANT_CHANGES_CHANNEL}, ${STATUS_LISTS_PREFIX + tenantId})`)
+}
+
+/** What a process does with a payload of the channel. */
+export function relayChange(payload: string): void {
+  if (payload.startsWith(STATUS_LISTS_PREFIX)) statusListChanged(payload.slice(STATUS_LISTS_PREFIX.length))
+  else tenantChanged(payload)
+}

@@ -4,7 +4,14 @@ export {
   anchorsTrustListCertificates,
   anchorsTrustListId,
 } from './anchor-lists'
-export { onTenantChange, TENANT_CHANGES_CHANNEL, tenantChanged } from './changes'
+export {
+  onStatusListChange,
+  onTenantChange,
+  relayChange,
+  statusListChanged,
+  TENANT_CHANGES_CHANNEL,
+  tenantChanged,
+} from './changes'
 export type { Database, DatabaseKind, Executor } from './database'
 export { isDeadConnectionError } from './dead-connection'
 export { QueryDeadlineError } from './query-deadline-error'

@@ -94,6 +94,12 @@ export const zCommonEnv = z.object({
     .describe(
       'Development only: let attribute providers, webhooks, status lists, login providers (discovery, token, JWKS, userinfo) and presentation redirect URIs use http:// URLs',
     ),
+  DC_API_SIGNED_CLIENT_ID_AUDIENCE: z
+    .stringbool()
+    .default(false)
+    .describe(
+      'Compatibility: also accept a signed Digital Credentials API answer whose SD-JWT key binding `aud` is the client id, as some wallets send; OpenID4VP 1.0 A.4 makes it `origin:<origin>` even for signed requests, which is always accepted',
+    ),
   OUTBOUND_ALLOWED_HOSTS: z
     .string()
     .default('')

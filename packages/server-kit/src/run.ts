@@ -1,4 +1,4 @@
-import { TENANT_CHANGES_CHANNEL, tenantChanged } from '@credential-service/db-schema'
+import { relayChange, TENANT_CHANGES_CHANNEL } from '@credential-service/db-schema'
 import { createDatabase, type DatabaseHandle } from '@credential-service/db-schema/client'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
@@ -86,7 +86,7 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     return exitOnConfigError(error, () => database.close())
   }
   // Changes committed by other processes (management, other pods) reach this process's caches.
-  const unlisten = await database.listen(TENANT_CHANGES_CHANNEL, tenantChanged)
+  const unlisten = await database.listen(TENANT_CHANGES_CHANNEL, relayChange)
   const server = await createServer({
     logLevel: config.LOG_LEVEL,
     ping: database.ping,

@@ -3,6 +3,7 @@ import type { z } from 'zod'
 import type { zCommonEnv } from './env'
 import { createOutageLog } from './outage-log'
 import type { OutboundPolicy } from './outbound-fetch'
+import { createStatusLists, forgetOwnListsOnChange, type StatusLists } from './presentation/status-list'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
 
@@ -31,6 +32,34 @@ export function trustListLimits(
     maxBytes: config.TRUST_LIST_MAX_BYTES,
     checkTimeoutMs: config.TRUST_LIST_CHECK_TIMEOUT_SECONDS * 1000,
   }
+}
+
+/**
+ * The app's cache of fetched status lists, from STATUS_LIST_CACHE_*: the deployment's own lists
+ * (under PUBLIC_URL) leave it as soon as they change (F-35), until the app closes.
+ */
+export function appStatusLists(
+  app: FastifyInstance,
+  config: Pick<
+    CommonConfig,
+    | 'PUBLIC_URL'
+    | 'STATUS_LIST_CACHE_MAX_SECONDS'
+    | 'STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS'
+    | 'STATUS_LIST_CACHE_MAX_ENTRIES'
+    | 'STATUS_LIST_CACHE_MAX_BYTES'
+  >,
+): StatusLists {
+  const statusLists = createStatusLists({
+    maxSeconds: config.STATUS_LIST_CACHE_MAX_SECONDS,
+    staleIfErrorSeconds: config.STATUS_LIST_CACHE_STALE_IF_ERROR_SECONDS,
+    maxEntries: config.STATUS_LIST_CACHE_MAX_ENTRIES,
+    maxBytes: config.STATUS_LIST_CACHE_MAX_BYTES,
+  })
+  const stop = forgetOwnListsOnChange(statusLists, config.PUBLIC_URL)
+  app.addHook('onClose', async () => {
+    stop()
+  })
+  return statusLists
 }
 
 /** Webhook outbox settings, from WEBHOOK_MAX_ATTEMPTS, WEBHOOK_BACKOFF_MS and WEBHOOK_POLL_SECONDS. */

@@ -260,7 +260,7 @@ export function createInteractiveAuthorizationService(
    */
   function binding(session: PresentationSessionRow): PresentationBinding {
     return {
-      audience: iaAudiences(form, endpoint),
+      audiences: iaAudiences(form, endpoint),
       mdocTranscript: {
         kind: 'oid4vci-iae',
         endpoint,

@@ -72,7 +72,7 @@ export function createStatusListService(scope: TenantScope<ProtocolDeps>) {
   const madeCwts = cwtForms
   const etagOf = (token: string) => `"${createHash('sha256').update(token).digest('base64url').slice(0, 27)}"`
 
-  async function sign(listId: string): Promise<StatusListToken | undefined> {
+  async function sign(listId: string, attempts = 2): Promise<StatusListToken | undefined> {
     const list = await lists.get(listId)
     if (!list) return undefined
     const now = deps.now()
@@ -97,6 +97,10 @@ export function createStatusListService(scope: TenantScope<ProtocolDeps>) {
       ttlSeconds: STATUS_LIST_TTL_SECONDS,
     })
     await lists.storeToken(listId, list.version, token, now)
+    // A change committed while this signing ran may have been announced to a verifier that then
+    // joined it (F-35): it gets a token with that change, not the one signed before it.
+    const after = await lists.get(listId)
+    if (attempts > 1 && after && after.version !== list.version) return sign(listId, attempts - 1)
     return { token, etag: etagOf(token), signedAt: now }
   }
 

@@ -29,8 +29,8 @@ export interface DcApiAnswer {
 /**
  * The answer of a `dc-api` request (OpenID4VP 1.0 Appendix A, checklist V-31, S-88): one per
  * request, in a protocol the request offered, bound to the page's origin: an SD-JWT VC's KB-JWT
- * `aud` is `origin:<origin>` for an unsigned request and the client id for a signed one (A.4); an
- * mdoc's SessionTranscript is the `OpenID4VPDCAPIHandover` of the origin (B.2.6.2).
+ * `aud` is `origin:<origin>`, signed request or not (A.4, checklist V-35); an mdoc's
+ * SessionTranscript is the `OpenID4VPDCAPIHandover` of the origin (B.2.6.2).
  */
 export const handleDcApiResponse = traced('verifier dc-api response', handleDcApiResponseUntraced)
 
@@ -129,14 +129,19 @@ async function verifyAnnexC(
   return { [query.id]: [claims] }
 }
 
+/**
+ * A.4: the audience is the origin "even for signed requests". Wallets that read it as the client id
+ * (as @openid4vc/openid4vp 0.4 does) are let in only with DC_API_SIGNED_CLIENT_ID_AUDIENCE.
+ */
 function openid4vpBinding(
   deps: VerifierDeps,
   row: PresentationSessionRow,
   origin: string,
   protocol: 'openid4vp-v1-signed' | 'openid4vp-v1-unsigned',
 ): PresentationBinding {
+  const clientIdToo = protocol === 'openid4vp-v1-signed' && deps.dcApiSignedClientIdAudience
   return {
-    audience: protocol === 'openid4vp-v1-signed' ? row.clientId : `origin:${origin}`,
+    audiences: clientIdToo ? [`origin:${origin}`, row.clientId] : [`origin:${origin}`],
     mdocTranscript: {
       kind: 'oid4vp-dc-api',
       origin,

@@ -22,6 +22,8 @@ import {
 export interface VerifierDeps extends PresentationDeps {
   /** A tenant's registration certificates by presentation configuration, read once per change. */
   registrationCertificates: (tenantId: string) => Promise<Map<string, RegistrationCertificateRow>>
+  /** DC_API_SIGNED_CLIENT_ID_AUDIENCE: a signed DC API answer may also bind to the client id. */
+  dcApiSignedClientIdAudience: boolean
 }
 
 export { RESPONSE_ENC_VALUES, VP_FORMATS_SUPPORTED }

@@ -41,7 +41,7 @@ async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requ
     throw new ProtocolError('invalid_request', await fail('the presentation configuration is gone'))
   try {
     const result = await verifyVpToken(checked, row, response.vp_token, {
-      audience: row.clientId,
+      audiences: [row.clientId],
       mdocTranscript: {
         kind: 'oid4vp',
         clientId: row.clientId,

@@ -25,8 +25,8 @@ export interface SdJwtCheck extends PresentationTrust, QueryTrust {
   presentation: string
   vctValues: string[]
   nonce: string
-  /** The KB-JWT `aud` expected: the client id, or any of several accepted forms (Interactive Authorization). */
-  clientId: string | readonly string[]
+  /** What the KB-JWT `aud` may be: the client id, or `origin:<origin>` over the DC API (OpenID4VP 1.0 A.4). */
+  audiences: readonly string[]
   /** Base64url transaction data strings sent with the request, if any. */
   transactionData: string[] | null
   requireHolderBinding: boolean
@@ -133,10 +133,10 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   if (check.requireHolderBinding) {
     if (!kb) throw new PresentationRejected('the key binding JWT is missing')
     if (kb.header.typ !== 'kb+jwt') throw new PresentationRejected('the key binding JWT typ is not kb+jwt')
-    const audiences: readonly unknown[] =
-      typeof check.clientId === 'string' ? [check.clientId] : check.clientId
-    if (!audiences.includes(kb.payload.aud))
-      throw new PresentationRejected('the key binding JWT aud is not this client id')
+    if (!check.audiences.includes(kb.payload.aud as string))
+      throw new PresentationRejected(
+        `the key binding JWT aud is not ${check.audiences.map((aud) => `'${aud}'`).join(' or ')}`,
+      )
     const iat = Number(kb.payload.iat)
     const now = Math.floor(check.now.getTime() / 1000)
     if (!(iat >= now - KB_MAX_AGE_SECONDS && iat <= now + KB_MAX_SKEW_SECONDS))

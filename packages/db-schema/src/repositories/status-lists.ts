@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto'
 import { newId, type Page, type StatusListQuery } from '@credential-service/core-domain'
 import { and, asc, eq, gt, inArray, ne, type SQL, sql } from 'drizzle-orm'
+import { announceStatusListChange, statusListChanged } from '../changes'
 import type { Database, Executor } from '../database'
 import { type StatusListRow, statusListEntries, statusLists } from '../schema'
 import { decodeCursor, toPage } from './pagination'
@@ -222,7 +223,7 @@ export function createStatusListRepository(db: Database, tenantId: string) {
       status: number,
       afterChange: (tx: Executor, changed: number) => Promise<void>,
     ): Promise<StatusChange> {
-      return db.transaction(async (tx) => {
+      const result = await db.transaction(async (tx) => {
         const current = await tx
           .select({ listId: statusListEntries.listId, status: statusListEntries.status })
           .from(statusListEntries)
@@ -242,10 +243,14 @@ export function createStatusListRepository(db: Database, tenantId: string) {
             .update(statusLists)
             .set({ version: sql`${statusLists.version} + 1`, updatedAt: sql`now()` })
             .where(and(eq(statusLists.tenantId, tenantId), inArray(statusLists.id, lists)))
+          await announceStatusListChange(tx, tenantId)
         }
         await afterChange(tx, changed.length)
         return { outcome: 'changed' as const, credentials: current.length, changed: changed.length }
       })
+      // Committed: this process's verifier caches drop the tenant's lists (F-35); others hear NOTIFY.
+      if (result.outcome === 'changed' && result.changed > 0) statusListChanged(tenantId)
+      return result
     },
   }
 }

@@ -20,6 +20,12 @@ export interface StatusListCache<T extends CachedValue> {
   /** Keeps `value` for `uri`, evicting the least recently used entries past the bounds. */
   set(uri: string, value: T): void
   delete(uri: string): void
+  /**
+   * Drops every entry (and the shared loads in flight) whose URI `match`es, and counts a new
+   * `generation`: a load begun before should not keep what it got.
+   */
+  deleteMatching(match: (uri: string) => boolean): void
+  readonly generation: number
   /** Runs `load` once for concurrent callers of the same `uri` (single flight): they share its outcome. */
   shared<R>(uri: string, load: () => Promise<R>): Promise<R>
   readonly size: number
@@ -36,6 +42,7 @@ export function createStatusListCache<T extends CachedValue>(
   const entries = new Map<string, T>()
   const inFlight = new Map<string, Promise<unknown>>()
   let bytes = 0
+  let generation = 0
   const remove = (uri: string) => {
     const found = entries.get(uri)
     if (!found) return
@@ -64,10 +71,20 @@ export function createStatusListCache<T extends CachedValue>(
       }
     },
     delete: remove,
+    deleteMatching(match) {
+      generation++
+      for (const uri of [...entries.keys()]) if (match(uri)) remove(uri)
+      for (const uri of [...inFlight.keys()]) if (match(uri)) inFlight.delete(uri)
+    },
+    get generation() {
+      return generation
+    },
     shared(uri, load) {
       const running = inFlight.get(uri)
       if (running) return running as ReturnType<typeof load>
-      const started = load().finally(() => inFlight.delete(uri))
+      const started = load().finally(() => {
+        if (inFlight.get(uri) === started) inFlight.delete(uri)
+      })
       inFlight.set(uri, started)
       return started
     },

@@ -13,8 +13,15 @@ import {
   signStatusListCwt,
   signWithKeyObject,
 } from '@credential-service/crypto'
+import { statusListChanged } from '@credential-service/db-schema'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createStatusLists, requireValidEntry, type StatusCheck, type StatusLists } from './status-list'
+import {
+  createStatusLists,
+  forgetOwnListsOnChange,
+  requireValidEntry,
+  type StatusCheck,
+  type StatusLists,
+} from './status-list'
 import { STATUS_UNAVAILABLE, STATUS_UNCHECKED } from './status-list-fetch'
 
 /** Options of one served list: its token's claims and the headers it is answered with. */
@@ -220,6 +227,50 @@ describe('the status list cache (TSL §8.2, V-33)', () => {
     expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0)))).toBe('VALID')
     expect(await reasonOf(requireValidEntry({ uri, idx: 1 }, checkAt(lists, 1)))).toBe('VALID')
     expect(issuer.requests['/hit']).toBe(1)
+  })
+
+  it('F-35: a change of a tenant’s own lists drops them at once (the next check reads the revocation); its other tenants’ and foreign lists keep their TTL; a fetch under way is not kept', async () => {
+    const lists = cache()
+    const own = (tenant: string) => `/issuers/${tenant}/status-lists/f35`
+    const mine = await issuer.serve(own('t1'), VALID)
+    const neighbour = await issuer.serve(own('t2'), VALID)
+    const foreign = await other.serve(own('t1'), VALID)
+    const stop = forgetOwnListsOnChange(lists, new URL(mine).origin)
+    try {
+      const statuses = () =>
+        Promise.all(
+          [mine, neighbour, foreign].map((uri) =>
+            reasonOf(requireValidEntry({ uri, idx: 0 }, checkAt(lists, 0, { acceptAnyIssuer: true }))),
+          ),
+        )
+      expect(await statuses()).toStrictEqual(['VALID', 'VALID', 'VALID'])
+      await issuer.serve(own('t1'), REVOKED)
+      await issuer.serve(own('t2'), REVOKED)
+      await other.serve(own('t1'), REVOKED)
+      statusListChanged('t1')
+      expect(await statuses()).toStrictEqual([expect.stringContaining('revoked'), 'VALID', 'VALID'])
+      expect([
+        issuer.requests[own('t1')],
+        issuer.requests[own('t2')],
+        other.requests[own('t1')],
+      ]).toStrictEqual([2, 1, 1])
+
+      // A change while the list is being fetched: what that fetch brings is used once, not kept.
+      statusListChanged('t1')
+      issuer.state.slowMs = 200
+      const during = reasonOf(
+        requireValidEntry({ uri: mine, idx: 0 }, checkAt(lists, 1, { acceptAnyIssuer: true })),
+      )
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      statusListChanged('t1')
+      await during
+      issuer.state.slowMs = undefined
+      await reasonOf(requireValidEntry({ uri: mine, idx: 0 }, checkAt(lists, 2, { acceptAnyIssuer: true })))
+      expect(issuer.requests[own('t1')]).toBe(4)
+    } finally {
+      stop()
+      issuer.state.slowMs = undefined
+    }
   })
 
   it('STATUS_LIST_CACHE_MAX_SECONDS=0 keeps nothing: every presentation fetches the list', async () => {

@@ -8,6 +8,7 @@ import {
   StatusListError,
   statusAt,
 } from '@credential-service/crypto'
+import { onStatusListChange } from '@credential-service/db-schema'
 import type { OutboundPolicy } from '../outbound-fetch'
 import { createStatusListCache, type StatusListCache, type StatusListCacheOptions } from './status-list-cache'
 import {
@@ -21,6 +22,19 @@ import {
 export type StatusLists = StatusListCache<FetchedList>
 export const createStatusLists = (options: StatusListCacheOptions): StatusLists =>
   createStatusListCache<FetchedList>(options)
+
+/**
+ * Checklist F-35: this deployment's own lists (`{publicUrl}/issuers/{tenant}/status-lists/…`) are
+ * dropped from `statusLists` as soon as their entries change, in this process or another, so a
+ * revocation counts at the next presentation; lists of other issuers keep their TTL. Returns the
+ * unsubscribe function.
+ */
+export function forgetOwnListsOnChange(statusLists: StatusLists, publicUrl: string): () => void {
+  return onStatusListChange((tenantId) => {
+    const own = `${publicUrl}/issuers/${tenantId}/status-lists/`
+    statusLists.deleteMatching((uri) => uri.startsWith(own))
+  })
+}
 
 export interface StatusCheck {
   anchors: X509Certificate[]
@@ -47,6 +61,7 @@ async function currentList(uri: string, check: StatusCheck, prefer: StatusListFo
   // A server that just failed is not asked again at once: each use would wait out its timeout.
   if (cached && (cached.quietUntil ?? 0) > now && standsIn(cached, now, statusLists)) return cached
   return statusLists.shared(uri, async () => {
+    const generation = statusLists.generation
     try {
       const list = await fetchStatusList({
         uri,
@@ -56,7 +71,9 @@ async function currentList(uri: string, check: StatusCheck, prefer: StatusListFo
         previous: cached && cached.validUntil > now ? cached : undefined,
         prefer,
       })
-      if (!list.noStore && (list.freshUntil > now || list.etag)) statusLists.set(uri, list)
+      // A list that changed while this fetch ran may have come back in its old state: not kept.
+      const current = statusLists.generation === generation
+      if (current && !list.noStore && (list.freshUntil > now || list.etag)) statusLists.set(uri, list)
       else statusLists.delete(uri)
       return list
     } catch (error) {

@@ -68,8 +68,8 @@ export function checkClaims(
 
 /** What a presentation must be bound to: the KB-JWT `aud` (SD-JWT VC) and the mdoc SessionTranscript. */
 export interface PresentationBinding {
-  /** The KB-JWT `aud`, or the several forms accepted (Interactive Authorization). */
-  audience: string | readonly string[]
+  /** The values the KB-JWT `aud` may take (one, unless a compatibility setting adds another). */
+  audiences: readonly string[]
   mdocTranscript: MdocTranscript
 }
 
@@ -166,7 +166,7 @@ async function verifyEach(
               presentation,
               vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
               nonce: row.nonce,
-              clientId: binding.audience,
+              audiences: binding.audiences,
               transactionData: row.transactionData,
               requireHolderBinding: query.require_cryptographic_holder_binding !== false,
               trustedAuthorities: query.trusted_authorities,

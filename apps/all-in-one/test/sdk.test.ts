@@ -91,6 +91,7 @@ describe('SDK against a listening service', () => {
       id,
       name: 'SDK tenant',
       description: null,
+      country: null,
       presentationRetention: 'keep',
       credentialEncryption: 'optional',
       defaultKeyChainId: null,
@@ -190,7 +191,8 @@ describe('SDK against a listening service', () => {
       .waitForSession(offer.sessionId, {
         tenantId: tenant,
         until: 'completed',
-        timeoutMs: 300,
+        // Long enough for a first read on a loaded machine (300 ms was not, in a full run).
+        timeoutMs: 1_500,
         intervalMs: 50,
       })
       .catch((e: unknown) => e)

@@ -123,7 +123,13 @@ export {
 export { createSharedCounter, FIRST_HIT_FLUSH_MS, type SharedCounter } from './rate-limit-counter'
 export type { RunOptions } from './run'
 export { runProcess } from './run'
-export { appStatusLists, outboundPolicy, scheduleJob, trustListLimits, webhookPolicy } from './runtime-policies'
+export {
+  appStatusLists,
+  outboundPolicy,
+  scheduleJob,
+  trustListLimits,
+  webhookPolicy,
+} from './runtime-policies'
 export { offerClaims, presentationResult } from './session-data'
 export type { TenantCache, TenantCacheOptions, TenantSnapshot } from './tenant-cache'
 export { createTenantCache } from './tenant-cache'

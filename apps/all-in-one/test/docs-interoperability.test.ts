@@ -52,8 +52,7 @@ describe('issue 37 item 6: docs/interoperability.md stays true', () => {
     )
     expect(given.length).toBeGreaterThan(20)
     const wrong = given.filter(
-      ({ name, version }) =>
-        locked[name]?.specifier !== catalog[name] || locked[name]?.version !== version,
+      ({ name, version }) => locked[name]?.specifier !== catalog[name] || locked[name]?.version !== version,
     )
     expect(wrong).toStrictEqual([])
   })

@@ -15,6 +15,7 @@ import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs } from './proc'
 import { type RunningService, startAllInOne } from './service'
 import { metricsToken, statementsSent } from './statements'
+import { createWalletFlow } from './wallet-flow'
 
 const LEVELS = [1, 8, 32]
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
@@ -60,8 +61,11 @@ export async function compareCheckouts(other: string, only: string[] | undefined
       [other, urlB, other],
     ] as const) {
       const service = await startAllInOne(url, checkout)
-      const { tenant, auth } = await setUpTenant(service.base, service.rootClient, { codeFlow: false })
-      const all = await createFlows(service.base, tenant, auth, { codeFlow: false })
+      const { tenant, auth, client } = await setUpTenant(service.base, service.rootClient, {
+        codeFlow: false,
+      })
+      const wallet = await createWalletFlow(service.base, client)
+      const all = await createFlows(service.base, tenant, auth, { codeFlow: false, wallet })
       const flows = Object.fromEntries(
         Object.entries(all).filter(
           ([flow]) => !only || only.some((part) => flow.toLowerCase().includes(part)),

@@ -65,7 +65,9 @@ describe.runIf(databaseUrl)('metadata ETags across two issuer processes (Postgre
   async function tagsOnceBothSee(path: string, expected: string[]): Promise<string[]> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const answers = await Promise.all(issuers().map((at) => get(at, path)))
-      const bodies = await Promise.all(answers.map((a) => a.json()))
+      const bodies = (await Promise.all(answers.map((a) => a.json()))) as {
+        credential_configurations_supported: Record<string, unknown>
+      }[]
       const ids = bodies.map((b) => Object.keys(b.credential_configurations_supported).sort().join())
       if (ids.every((seen) => seen === expected.join()))
         return answers.map((a) => a.headers.get('etag') as string)
@@ -124,9 +126,8 @@ describe.runIf(databaseUrl)('metadata ETags across two issuer processes (Postgre
     for (const at of issuers()) {
       const revalidated = await get(at, path, { 'if-none-match': before as string })
       expect(revalidated.status).toBe(200)
-      expect(Object.keys((await revalidated.json()).credential_configurations_supported)).toContain(
-        'mdl-like',
-      )
+      const body = (await revalidated.json()) as { credential_configurations_supported: object }
+      expect(Object.keys(body.credential_configurations_supported)).toContain('mdl-like')
     }
     // A new key chain changes the published keys, and so their tag.
     const jwks = documents[3] as string

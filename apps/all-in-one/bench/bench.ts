@@ -232,7 +232,8 @@ async function main() {
     const idleRssMb = Object.fromEntries(service.processes.map((p) => [p.name, round(rssMb(p.pid), 0)]))
     const results: Row[] = []
     // Warm-up: every flow several times, so the first measured level does not pay for JIT compilation.
-    for (const flow of Object.values(flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
+    // Round robin splits it between the pods: each pod gets as many as one process would.
+    for (const flow of Object.values(flows)) for (let i = 0; i < WARMUP_FLOWS * PODS; i++) await flow()
     for (const [name, flow] of Object.entries(flows)) {
       for (const concurrency of LEVELS) {
         const row = await runLevel(name, flow, concurrency, service.processes, metricsReader)

@@ -210,6 +210,35 @@ describe('pnpm bench', () => {
   )
 
   it.runIf(process.env.TEST_DATABASE_URL)(
+    'BENCH_COMPARE=pods alternates batches between two pods and one pod of each app, each side with all its processes',
+    () => {
+      const out = runBench({
+        BENCH_COMPARE: 'pods',
+        BENCH_PODS: '2',
+        BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
+        BENCH_COMPARE_DATABASE_URL: process.env.TEST_DATABASE_URL,
+        BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
+        BENCH_ONLY: 'issuance (sd-jwt',
+        BENCH_FLOWS: '4',
+        BENCH_COMPARE_ROUNDS: '2',
+        DATABASE_POOL_SIZE: '2',
+      })
+      const report = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8'))
+      expect(report.rows.map((r: { concurrency: number }) => r.concurrency)).toStrictEqual([1, 8, 32])
+      for (const row of report.rows) {
+        expect(row).toMatchObject({ flow: 'issuance (SD-JWT VC)', errors: 0 })
+        // Both sides' statements come from management and issuer processes alike.
+        expect(row.statementsA).toBeGreaterThanOrEqual(3)
+        expect(row.statementsB).toBeGreaterThanOrEqual(3)
+      }
+      expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain(
+        'A: 2 pods; B: 1 pod (--separate). Separate processes on PostgreSQL',
+      )
+    },
+    240_000,
+  )
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
     'BENCH_COMPARE alternates batches between two checkouts side by side and reports both',
     () => {
       // This checkout against itself: the mode, not a result, is under test.

@@ -5,6 +5,7 @@ import { clientToken, type ServiceProcess, startDeployment } from './processes'
 const databaseUrl = process.env.TEST_DATABASE_URL
 // One deployment behind one ingress: both issuer processes publish the same issuer identifier.
 const PUBLIC_URL = 'https://credentials.test'
+const WALLET_ORIGIN = 'https://wallet.example'
 
 /**
  * Issue 44: a wallet reads the issuer's metadata in every flow. It is served from memory with a
@@ -29,10 +30,16 @@ describe.runIf(databaseUrl)('metadata ETags across two issuer processes (Postgre
 
   beforeAll(async () => {
     processes.push(
-      ...(await startDeployment(databaseUrl as string, root, ['management', 'issuer', 'issuer'], {
-        PUBLIC_URL,
-        DATABASE_POOL_SIZE: '2',
-      })),
+      // The second issuer answers browsers too: its Vary names Origin as well.
+      ...(await startDeployment(
+        databaseUrl as string,
+        root,
+        ['management', 'issuer', { app: 'issuer', env: { CORS_ORIGINS: WALLET_ORIGIN } }],
+        {
+          PUBLIC_URL,
+          DATABASE_POOL_SIZE: '2',
+        },
+      )),
     )
     const management = processes[0] as ServiceProcess
     const as = (token: string) => async (path: string, body: unknown) => {
@@ -113,7 +120,11 @@ describe.runIf(databaseUrl)('metadata ETags across two issuer processes (Postgre
         'etag',
       ) as string,
     })
-    expect(revalidated.headers.get('vary')).toBe('accept')
+    expect(revalidated.headers.get('vary')).toBe('Accept')
+    const fromBrowser = await get(issuers()[1] as ServiceProcess, documents[0] as string, {
+      origin: WALLET_ORIGIN,
+    })
+    expect(fromBrowser.headers.get('vary')?.split(/,\s*/).sort()).toStrictEqual(['Accept', 'Origin'])
   })
 
   it('RFC 9110 §13.1.2: a configuration change changes the tag on both processes, and the old tag then gets the new document', async () => {

@@ -87,7 +87,9 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       async (req, reply) => {
         const { metadata, document, configs } = await metadataOf(req.params.tenant)
         // The answer depends on Accept: a shared cache must not hand the JSON to a JWT reader.
-        reply.header('vary', 'accept')
+        // Added to, not replaced: CORS_ORIGINS puts `Origin` there first.
+        const vary = reply.getHeader('vary')
+        reply.header('vary', vary ? `${vary}, Accept` : 'Accept')
         if (!String(req.headers.accept ?? '').includes('application/jwt') || configs.length === 0)
           return sendCachedJson(req, reply, document, REVALIDATE)
         // §12.2.3: signed metadata, with the key chain of the first configuration.

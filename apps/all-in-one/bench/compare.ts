@@ -10,7 +10,8 @@
  *
  * `BENCH_COMPARE=pods` (issue 44): this checkout against itself, A with BENCH_PODS issuer and
  * verifier processes behind the round-robin ingress (2 by default), B with one of each (as
- * `--separate`); each side's CPU is all its server processes'.
+ * `--separate`); each side's CPU is all its server processes'. BENCH_COMPARE_POOL_SIZE: B's
+ * DATABASE_POOL_SIZE (A keeps the bench's), to compare pool sizes.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -53,8 +54,14 @@ async function runBatch(flow: Flow, concurrency: number, count: number): Promise
 
 export async function compareCheckouts(other: string, only: string[] | undefined): Promise<void> {
   const pods = other === 'pods' ? Number(process.env.BENCH_PODS ?? 2) : undefined
+  // Issue 44 item 4: B with another pool than A (DATABASE_POOL_SIZE), e.g. this checkout against itself.
+  const poolB: Record<string, string> = process.env.BENCH_COMPARE_POOL_SIZE
+    ? { DATABASE_POOL_SIZE: process.env.BENCH_COMPARE_POOL_SIZE }
+    : {}
   const start = (url: string, checkout: string | undefined, side: number) =>
-    pods === undefined ? startAllInOne(url, checkout) : startSeparate(url, side === 0 ? pods : 1)
+    pods === undefined
+      ? startAllInOne(url, checkout, side === 1 ? poolB : {})
+      : startSeparate(url, side === 0 ? pods : 1)
   const urlA = process.env.BENCH_DATABASE_URL
   const urlB = process.env.BENCH_COMPARE_DATABASE_URL
   if (!urlA || !urlB)

@@ -109,6 +109,7 @@ async function healthyOrStopped(started: { origin: string; child: ChildProcess }
 export async function startAllInOne(
   databaseUrl: string | undefined,
   checkout = root,
+  env: Record<string, string> = {},
 ): Promise<RunningService> {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
@@ -121,6 +122,7 @@ export async function startAllInOne(
       DATA_DIR: dataDir,
       ...SECRETS,
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...env,
     },
     checkout,
   )

@@ -11,30 +11,37 @@
  *   BENCH_PROFILE       folder for V8 CPU profiles of the server processes
  *   BENCH_WARMUP        sequential warm-up flows of each kind (default 50)
  *   BENCH_OUT           output folder (default bench-results)
+ *   BENCH_PODS          2: like --separate with two issuer and two verifier processes behind a
+ *                       round-robin ingress (bench-results/bench-pods-2.*)
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { measureCeilings } from './ceiling'
 import { compareCheckouts } from './compare'
-import { createFlows, type Flow, setUpTenant } from './flows'
+import { createFlows, type Flow, setUpTenant, WALLET_FLOW } from './flows'
 import { measureHttpFloor } from './http-floor'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs, rssMb } from './proc'
+import { measureRequestCosts, type RequestCost } from './request-costs'
 import { type ServerProcess, startAllInOne, startSeparate } from './service'
-import { metricsToken, statementsSent } from './statements'
+import { metricsToken, statementsByProcess } from './statements'
 import { requestsSentByFlows } from './wallet-address'
+import { createWalletFlow } from './wallet-flow'
 
 const root = new URL('../../..', import.meta.url).pathname
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
 const WARMUP_FLOWS = Number(process.env.BENCH_WARMUP ?? 50)
 /** Concurrency levels (BENCH_LEVELS, e.g. `1` to profile one flow in flight). */
 const LEVELS = (process.env.BENCH_LEVELS ?? '1,8,32').split(',').map(Number)
-const separate = process.argv.includes('--separate')
+/** BENCH_PODS=2: two issuer and two verifier processes (separate mode) behind a round-robin ingress. */
+const PODS = Number(process.env.BENCH_PODS ?? 1)
+const separate = process.argv.includes('--separate') || PODS > 1
 /** Comma-separated parts of flow names: only those flows run (all when unset). */
 const only = process.env.BENCH_ONLY?.split(',').map((part) => part.trim().toLowerCase())
 const databaseUrl = process.env.BENCH_DATABASE_URL
 
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
 const round = (value: number, digits = 1) => Number(value.toFixed(digits))
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
@@ -50,6 +57,8 @@ interface Row {
   serverCpuMsPerFlow: number
   /** The same, per server process (one entry in all-in-one mode). */
   cpuMsPerFlowByProcess: Record<string, number>
+  /** The same, per app: the processes of an app (`issuer`, `issuer-2`) together. */
+  cpuMsPerFlowByApp: Record<string, number>
   ceilingRatio?: number
   /** Server CPU per flow as a multiple of the ceiling plus one bare HTTP request per request sent (http-floor.ts). */
   protocolCeilingRatio?: number
@@ -59,6 +68,8 @@ interface Row {
   errors: number
   /** Database statements per flow, all server processes together (statements.ts). */
   statementsPerFlow?: number
+  /** Statements each process sent during the level: with BENCH_PODS, shows every pod took its turn. */
+  statementsByProcess?: Record<string, number>
   /** Share of the machine's CPU other processes used meanwhile (machine.ts). */
   otherCpuShare: number
   /** Taken while other processes used more than NOISY_SHARE of the CPU: noise, not a measurement. */
@@ -72,7 +83,7 @@ async function runLevel(
   processes: ServerProcess[],
   metricsReader: string,
 ): Promise<Row> {
-  const statementsBefore = await statementsSent(processes, metricsReader)
+  const statementsBefore = await statementsByProcess(processes, metricsReader)
   const requestsBefore = requestsSentByFlows()
   const latencies: number[] = []
   let errors = 0
@@ -102,7 +113,7 @@ async function runLevel(
   const seconds = (performance.now() - started) / 1000
   clearInterval(sampler)
   const others = otherShare(machineBefore, sampleMachine(processes.map((p) => p.pid)))
-  const statementsAfter = await statementsSent(processes, metricsReader)
+  const statementsAfter = await statementsByProcess(processes, metricsReader)
   const requests = requestsSentByFlows() - requestsBefore
   const cpuUsed = processes.map((p, i) => cpuMs(p.pid) - (cpuBefore[i] ?? 0))
   const cpu = cpuUsed.reduce((sum, ms) => sum + ms, 0)
@@ -118,15 +129,32 @@ async function runLevel(
     p99Ms: round(percentile(latencies, 99)),
     serverCpuMsPerFlow: perFlow(cpu),
     cpuMsPerFlowByProcess: Object.fromEntries(processes.map((p, i) => [p.name, perFlow(cpuUsed[i] ?? 0)])),
+    cpuMsPerFlowByApp: perApp(processes, cpuUsed, perFlow),
     peakRssMb: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round(v, 0)])),
     errors,
     requestsPerFlow: round(requests / Math.max(1, latencies.length + errors)),
     ...(statementsBefore !== undefined && statementsAfter !== undefined
-      ? { statementsPerFlow: round((statementsAfter - statementsBefore) / Math.max(1, latencies.length)) }
+      ? {
+          statementsPerFlow: round(
+            (sum(statementsAfter) - sum(statementsBefore)) / Math.max(1, latencies.length),
+          ),
+          statementsByProcess: Object.fromEntries(
+            processes.map((p, i) => [p.name, (statementsAfter[i] ?? 0) - (statementsBefore[i] ?? 0)]),
+          ),
+        }
       : {}),
     otherCpuShare: round(others, 3),
     noisy: others > NOISY_SHARE,
   }
+}
+
+function perApp(processes: ServerProcess[], cpuUsed: number[], perFlow: (ms: number) => number) {
+  const byApp: Record<string, number> = {}
+  for (const [i, p] of processes.entries()) {
+    const app = p.name.replace(/-\d+$/, '')
+    byApp[app] = (byApp[app] ?? 0) + (cpuUsed[i] ?? 0)
+  }
+  return Object.fromEntries(Object.entries(byApp).map(([app, ms]) => [app, perFlow(ms)]))
 }
 
 function markdown(report: {
@@ -136,6 +164,7 @@ function markdown(report: {
   ceilings: { flow: string; cpuMsPerFlow: number; sqlStatements: number }[]
   httpFloorMs: Record<string, number>
   results: Row[]
+  requestCosts: RequestCost[]
 }): string {
   const rss = (values: Record<string, number>) =>
     Object.entries(values)
@@ -167,21 +196,34 @@ function markdown(report: {
     )
       .map(([level, ms]) => `${ms} ms at ${level} in flight`)
       .join(', ')}.`,
+    ...(report.requestCosts.length
+      ? [
+          '',
+          `Server CPU per request of "${WALLET_FLOW}", one flow at a time (apps/all-in-one/bench/request-costs.ts):`,
+          '',
+          '| request | server CPU ms |',
+          '|---|---|',
+          ...report.requestCosts.map((c) => `| ${c.request} | ${c.cpuMs} |`),
+        ]
+      : []),
   ].join('\n')
 }
 
 async function main() {
   if (process.env.BENCH_COMPARE) return compareCheckouts(process.env.BENCH_COMPARE, only)
   if (separate && !databaseUrl)
-    throw new Error('--separate runs the three apps on PostgreSQL: set BENCH_DATABASE_URL')
+    throw new Error('--separate and BENCH_PODS run the apps on PostgreSQL: set BENCH_DATABASE_URL')
   const loadAtStart = loadLine()
   console.log(`bench: ${loadAtStart}`)
-  const service = separate ? await startSeparate(databaseUrl as string) : await startAllInOne(databaseUrl)
+  const service = separate
+    ? await startSeparate(databaseUrl as string, PODS)
+    : await startAllInOne(databaseUrl)
   try {
-    const { tenant, auth } = await setUpTenant(service.base, service.rootClient)
+    const { tenant, auth, client } = await setUpTenant(service.base, service.rootClient)
     const metricsReader = await metricsToken(service.base, service.rootClient)
+    const wallet = await createWalletFlow(service.base, client)
     const flows = Object.fromEntries(
-      Object.entries(await createFlows(service.base, tenant, auth)).filter(
+      Object.entries(await createFlows(service.base, tenant, auth, { wallet })).filter(
         ([name]) => !only || only.some((part) => name.toLowerCase().includes(part)),
       ),
     )
@@ -190,7 +232,8 @@ async function main() {
     const idleRssMb = Object.fromEntries(service.processes.map((p) => [p.name, round(rssMb(p.pid), 0)]))
     const results: Row[] = []
     // Warm-up: every flow several times, so the first measured level does not pay for JIT compilation.
-    for (const flow of Object.values(flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
+    // Round robin splits it between the pods: each pod gets as many as one process would.
+    for (const flow of Object.values(flows)) for (let i = 0; i < WARMUP_FLOWS * PODS; i++) await flow()
     for (const [name, flow] of Object.entries(flows)) {
       for (const concurrency of LEVELS) {
         const row = await runLevel(name, flow, concurrency, service.processes, metricsReader)
@@ -198,11 +241,30 @@ async function main() {
         console.log(JSON.stringify(row))
       }
     }
+    const requestCosts = flows[WALLET_FLOW]
+      ? await measureRequestCosts(
+          service.processes,
+          wallet,
+          [
+            {
+              name: 'issuer metadata revalidated (304)',
+              url: `${service.base}/.well-known/openid-credential-issuer/issuers/${tenant}`,
+            },
+            {
+              name: 'authorization server metadata revalidated (304)',
+              url: `${service.base}/.well-known/oauth-authorization-server/issuers/${tenant}`,
+            },
+          ],
+          FLOWS_PER_LEVEL,
+        )
+      : []
     // At least 100 iterations a round: fewer would leave the ratio to noise.
     const ceilings = await measureCeilings(databaseUrl, Math.max(100, Math.min(FLOWS_PER_LEVEL, 200)))
     const httpFloor = await measureHttpFloor(LEVELS, Math.max(200, Math.min(5 * FLOWS_PER_LEVEL, 1000)))
     for (const row of results) {
-      const ceiling = ceilings.find((c) => c.flow === row.flow)
+      // The wallet's row does the SD-JWT VC issuance's work with more requests: the same ceiling.
+      const ceilingFlow = row.flow === WALLET_FLOW ? 'issuance (SD-JWT VC)' : row.flow
+      const ceiling = ceilings.find((c) => c.flow === ceilingFlow)
       if (!ceiling) continue
       row.ceilingRatio = round(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 2)
       const withHttp = ceiling.cpuMsPerFlow + row.requestsPerFlow * (httpFloor.get(row.concurrency) ?? 0)
@@ -210,12 +272,18 @@ async function main() {
     }
     const httpFloorMs = Object.fromEntries([...httpFloor].map(([level, ms]) => [level, round(ms, 3)]))
     const database = databaseUrl ? 'PostgreSQL' : 'embedded PGlite'
-    const setting = `${separate ? 'management, issuer and verifier as separate processes' : 'all-in-one process'}, ${database}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
+    const mode =
+      PODS > 1
+        ? `management, ${PODS} issuer and ${PODS} verifier processes behind a round-robin ingress`
+        : separate
+          ? 'management, issuer and verifier as separate processes'
+          : 'all-in-one process'
+    const setting = `${mode}, ${database}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
     const load = `${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end`
-    const report = { setting, load, idleRssMb, ceilings, httpFloorMs, results }
+    const report = { setting, load, idleRssMb, ceilings, httpFloorMs, results, requestCosts }
     const out = process.env.BENCH_OUT ?? join(root, 'bench-results')
     mkdirSync(out, { recursive: true })
-    const file = separate ? 'bench-separate' : 'bench'
+    const file = PODS > 1 ? `bench-pods-${PODS}` : separate ? 'bench-separate' : 'bench'
     writeFileSync(join(out, `${file}.json`), `${JSON.stringify(report, null, 2)}\n`)
     const table = markdown(report)
     writeFileSync(join(out, `${file}.md`), `${table}\n`)

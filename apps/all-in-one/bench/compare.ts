@@ -7,14 +7,20 @@
  *
  * Both tenants are set up by this checkout's bench the same way, without the authorization code
  * configuration (older checkouts do not have it), so they serve the same metadata.
+ *
+ * `BENCH_COMPARE=pods` (issue 44): this checkout against itself, A with BENCH_PODS issuer and
+ * verifier processes behind the round-robin ingress (2 by default), B with one of each (as
+ * `--separate`); each side's CPU is all its server processes'. BENCH_COMPARE_POOL_SIZE: B's
+ * DATABASE_POOL_SIZE (A keeps the bench's), to compare pool sizes.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createFlows, type Flow, setUpTenant } from './flows'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs } from './proc'
-import { type RunningService, startAllInOne } from './service'
+import { type RunningService, startAllInOne, startSeparate } from './service'
 import { metricsToken, statementsSent } from './statements'
+import { createWalletFlow } from './wallet-flow'
 
 const LEVELS = [1, 8, 32]
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
@@ -47,6 +53,15 @@ async function runBatch(flow: Flow, concurrency: number, count: number): Promise
 }
 
 export async function compareCheckouts(other: string, only: string[] | undefined): Promise<void> {
+  const pods = other === 'pods' ? Number(process.env.BENCH_PODS ?? 2) : undefined
+  // Issue 44 item 4: B with another pool than A (DATABASE_POOL_SIZE), e.g. this checkout against itself.
+  const poolB: Record<string, string> = process.env.BENCH_COMPARE_POOL_SIZE
+    ? { DATABASE_POOL_SIZE: process.env.BENCH_COMPARE_POOL_SIZE }
+    : {}
+  const start = (url: string, checkout: string | undefined, side: number) =>
+    pods === undefined
+      ? startAllInOne(url, checkout, side === 1 ? poolB : {})
+      : startSeparate(url, side === 0 ? pods : 1)
   const urlA = process.env.BENCH_DATABASE_URL
   const urlB = process.env.BENCH_COMPARE_DATABASE_URL
   if (!urlA || !urlB)
@@ -55,13 +70,18 @@ export async function compareCheckouts(other: string, only: string[] | undefined
   const loadAtStart = loadLine()
   console.log(`bench: ${loadAtStart}`)
   try {
-    for (const [name, url, checkout] of [
-      ['this checkout', urlA, undefined],
-      [other, urlB, other],
+    const sideNames = pods === undefined ? ['this checkout', other] : [`${pods} pods`, '1 pod (--separate)']
+    for (const [index, url, checkout] of [
+      [0, urlA, undefined],
+      [1, urlB, pods === undefined ? other : undefined],
     ] as const) {
-      const service = await startAllInOne(url, checkout)
-      const { tenant, auth } = await setUpTenant(service.base, service.rootClient, { codeFlow: false })
-      const all = await createFlows(service.base, tenant, auth, { codeFlow: false })
+      const name = sideNames[index] as string
+      const service = await start(url, checkout, index)
+      const { tenant, auth, client } = await setUpTenant(service.base, service.rootClient, {
+        codeFlow: false,
+      })
+      const wallet = await createWalletFlow(service.base, client)
+      const all = await createFlows(service.base, tenant, auth, { codeFlow: false, wallet })
       const flows = Object.fromEntries(
         Object.entries(all).filter(
           ([flow]) => !only || only.some((part) => flow.toLowerCase().includes(part)),
@@ -74,8 +94,11 @@ export async function compareCheckouts(other: string, only: string[] | undefined
         metricsToken: await metricsToken(service.base, service.rootClient),
       })
     }
-    for (const side of sides)
-      for (const flow of Object.values(side.flows)) for (let i = 0; i < WARMUP_FLOWS; i++) await flow()
+    // Round robin splits the warm-up between the pods: each pod gets as many flows as one process.
+    for (const [index, side] of sides.entries()) {
+      const warmup = WARMUP_FLOWS * (index === 0 && pods !== undefined ? pods : 1)
+      for (const flow of Object.values(side.flows)) for (let i = 0; i < warmup; i++) await flow()
+    }
 
     const pids = sides.flatMap((side) => side.service.processes.map((p) => p.pid))
     const rows: {
@@ -102,10 +125,10 @@ export async function compareCheckouts(other: string, only: string[] | undefined
           const order = round % 2 === 0 ? [0, 1] : [1, 0]
           for (const index of order) {
             const side = sides[index] as Side
-            const pid = side.service.processes[0]?.pid as number
-            const before = cpuMs(pid)
+            const sideCpu = () => side.service.processes.reduce((sum, p) => sum + cpuMs(p.pid), 0)
+            const before = sideCpu()
             errors += await runBatch(side.flows[flow] as Flow, concurrency, batch)
-            cpu[index] = (cpu[index] ?? 0) + cpuMs(pid) - before
+            cpu[index] = (cpu[index] ?? 0) + sideCpu() - before
           }
         }
         const perFlow = (ms = 0) => Number((ms / (batch * ROUNDS)).toFixed(2))
@@ -132,7 +155,7 @@ export async function compareCheckouts(other: string, only: string[] | undefined
       }
     }
     const table = [
-      `A: this checkout; B: ${other}. All-in-one on PostgreSQL, ${batch * ROUNDS} flows per level in ${ROUNDS} alternating batches per side; ${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end.`,
+      `A: ${sideNames[0]}; B: ${sideNames[1]}. ${pods === undefined ? 'All-in-one' : 'Separate processes'} on PostgreSQL, ${batch * ROUNDS} flows per level in ${ROUNDS} alternating batches per side; ${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end.`,
       '',
       '| flow | concurrency | A: server CPU ms/flow | B: server CPU ms/flow | A vs B | A / B SQL statements/flow | other CPU |',
       '|---|---|---|---|---|---|---|',

@@ -11,6 +11,7 @@ import { issueOverHttp, kbSigner } from '../test/wallet'
 import { CODE_FLOW_CONFIG, createCodeFlow } from './code-flow'
 import { createInteractiveFlow, setUpInteractive } from './interactive-flow'
 import { fromOwnAddress } from './wallet-address'
+import type { Step } from './wallet-flow'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
 type Json = Record<string, any>
@@ -125,15 +126,18 @@ export async function setUpTenant(
       ],
     },
   })
-  return { tenant, auth }
+  return { tenant, auth, client: { id: client.clientId as string, secret: client.clientSecret as string } }
 }
+
+/** Issue 44: the row of the wallet's own requests (wallet-flow.ts); its ceiling is the SD-JWT VC issuance's. */
+export const WALLET_FLOW = 'issuance as a wallet does (SD-JWT VC)'
 
 /** The flows of the bench against one tenant. */
 export async function createFlows(
   base: string,
   tenant: string,
   auth: Record<string, string>,
-  { codeFlow = true }: { codeFlow?: boolean } = {},
+  { codeFlow = true, wallet }: { codeFlow?: boolean; wallet?: (step?: Step) => Promise<void> } = {},
 ): Promise<Record<string, Flow>> {
   const holder = await generateKeyPair('ES256', { extractable: true })
 
@@ -195,6 +199,7 @@ export async function createFlows(
 
   const flows: Record<string, Flow> = {
     'issuance (SD-JWT VC)': async () => void (await sdJwt()),
+    ...(wallet ? { [WALLET_FLOW]: () => wallet() } : {}),
     'issuance (mdoc)': async () => void (await mdoc()),
     ...(codeFlow
       ? {

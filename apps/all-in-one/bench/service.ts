@@ -109,6 +109,7 @@ async function healthyOrStopped(started: { origin: string; child: ChildProcess }
 export async function startAllInOne(
   databaseUrl: string | undefined,
   checkout = root,
+  env: Record<string, string> = {},
 ): Promise<RunningService> {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
@@ -121,6 +122,7 @@ export async function startAllInOne(
       DATA_DIR: dataDir,
       ...SECRETS,
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...env,
     },
     checkout,
   )
@@ -142,13 +144,19 @@ export function appFor(path: string): 'management' | 'verifier' | 'issuer' {
   return 'issuer'
 }
 
-function startIngress(ports: Record<'management' | 'issuer' | 'verifier', number>): Promise<Server> {
+type App = 'management' | 'issuer' | 'verifier'
+
+/** Routes by path as the ingress does; round robin over an app's processes (BENCH_PODS). */
+function startIngress(ports: Record<App, number[]>): Promise<Server> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+  const turns = { management: 0, issuer: 0, verifier: 0 }
   const ingress = createServer((incoming, outgoing) => {
+    const app = appFor(incoming.url ?? '/')
+    const pool = ports[app]
     const upstream = request(
       {
         host: '127.0.0.1',
-        port: ports[appFor(incoming.url ?? '/')],
+        port: pool[turns[app]++ % pool.length],
         method: incoming.method,
         path: incoming.url,
         headers: incoming.headers,
@@ -167,32 +175,45 @@ function startIngress(ports: Record<'management' | 'issuer' | 'verifier', number
   return new Promise((resolve) => ingress.listen(0, '127.0.0.1', () => resolve(ingress)))
 }
 
-export async function startSeparate(databaseUrl: string): Promise<RunningService> {
-  const ports = { management: await freePort(), issuer: await freePort(), verifier: await freePort() }
+/**
+ * Management, then `pods` issuer and `pods` verifier processes (named `issuer`, `issuer-2`, …),
+ * all behind one ingress, as a deployment with that many replicas behind a round-robin balancer.
+ */
+export async function startSeparate(databaseUrl: string, pods = 1): Promise<RunningService> {
+  const ports: Record<App, number[]> = { management: [await freePort()], issuer: [], verifier: [] }
+  for (let i = 0; i < pods; i++) {
+    ports.issuer.push(await freePort())
+    ports.verifier.push(await freePort())
+  }
   const ingress = await startIngress(ports)
   const base = `http://127.0.0.1:${(ingress.address() as AddressInfo).port}`
   const shared = { DATABASE_URL: databaseUrl, PUBLIC_URL: base, MASTER_SECRET: SECRETS.MASTER_SECRET }
+  const origin = (port: number) => `http://127.0.0.1:${port}`
   // Management first: it migrates the database and creates the root client.
+  const managementPort = ports.management[0] as number
   const management = spawnApp('management', {
     ...shared,
-    PORT: String(ports.management),
+    PORT: String(managementPort),
     AUTH_CLIENT_ID: SECRETS.AUTH_CLIENT_ID,
     AUTH_CLIENT_SECRET: SECRETS.AUTH_CLIENT_SECRET,
   })
   const closeIngress = () => new Promise((resolve) => ingress.close(resolve))
-  await healthyOrStopped(
-    [{ origin: `http://127.0.0.1:${ports.management}`, child: management }],
-    [management],
-  ).catch(async (error: unknown) => {
-    await closeIngress()
-    throw error
-  })
-  const others = (['issuer', 'verifier'] as const).map((app) =>
-    spawnApp(app, { ...shared, PORT: String(ports[app]) }),
+  await healthyOrStopped([{ origin: origin(managementPort), child: management }], [management]).catch(
+    async (error: unknown) => {
+      await closeIngress()
+      throw error
+    },
   )
-  const children = [management, ...others]
+  const others = (['issuer', 'verifier'] as const).flatMap((app) =>
+    ports[app].map((port, i) => ({
+      name: i === 0 ? app : `${app}-${i + 1}`,
+      port,
+      child: spawnApp(app, { ...shared, PORT: String(port) }),
+    })),
+  )
+  const children = [management, ...others.map((other) => other.child)]
   await healthyOrStopped(
-    others.map((child, i) => ({ origin: `http://127.0.0.1:${Object.values(ports)[i + 1]}`, child })),
+    others.map(({ port, child }) => ({ origin: origin(port), child })),
     children,
   ).catch(async (error: unknown) => {
     await closeIngress()
@@ -200,10 +221,10 @@ export async function startSeparate(databaseUrl: string): Promise<RunningService
   })
   return {
     base,
-    processes: children.map((child, i) => {
-      const name = ['management', 'issuer', 'verifier'][i] as 'management' | 'issuer' | 'verifier'
-      return { name, pid: child.pid as number, origin: `http://127.0.0.1:${ports[name]}` }
-    }),
+    processes: [
+      { name: 'management', pid: management.pid as number, origin: origin(managementPort) },
+      ...others.map(({ name, port, child }) => ({ name, pid: child.pid as number, origin: origin(port) })),
+    ],
     rootClient,
     async stop() {
       await stopAll(children)

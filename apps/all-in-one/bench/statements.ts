@@ -18,15 +18,23 @@ export async function metricsToken(base: string, root: { id: string; secret: str
   return clientToken(base, client.clientId, client.clientSecret)
 }
 
-export async function statementsSent(processes: ServerProcess[], token: string): Promise<number | undefined> {
-  let total = 0
+/** Each process's count, in the order of `processes`. */
+export async function statementsByProcess(
+  processes: ServerProcess[],
+  token: string,
+): Promise<number[] | undefined> {
+  const counts: number[] = []
   for (const process of processes) {
     const response = await fetch(`${process.origin}/api/metrics`, {
       headers: { authorization: `Bearer ${token}` },
     })
     const count = response.ok ? COUNTER.exec(await response.text())?.[1] : undefined
     if (count === undefined) return undefined
-    total += Number(count)
+    counts.push(Number(count))
   }
-  return total
+  return counts
+}
+
+export async function statementsSent(processes: ServerProcess[], token: string): Promise<number | undefined> {
+  return (await statementsByProcess(processes, token))?.reduce((sum, count) => sum + count, 0)
 }

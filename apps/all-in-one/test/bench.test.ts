@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import { describe, expect, it } from 'vitest'
 import { TEST_BUNDLE_DIR } from '../../../scripts/test-bundles'
+import { WALLET_FLOW } from '../bench/flows'
 import { appFor } from '../bench/service'
 
 const root = new URL('../../..', import.meta.url).pathname
@@ -37,6 +38,8 @@ function runBench(env: Record<string, string | undefined>, args: string[] = []):
  */
 function requestsPerFlow(flow: string): number {
   if (flow.startsWith('presentation')) return 4
+  // Issue 44: the wallet also reads the authorization server's metadata.
+  if (flow === WALLET_FLOW) return 7
   if (flow.includes('authorization code')) return 8
   if (flow.includes('interactive authorization')) return 5
   return 6
@@ -84,12 +87,14 @@ describe('pnpm bench', () => {
       'presentation (direct_post.jwt)',
     ])
     for (const ceiling of report.ceilings) expect(ceiling.cpuMsPerFlow).toBeGreaterThan(0)
-    expect(report.results).toHaveLength(21)
+    expect(report.results).toHaveLength(24)
     for (const row of report.results) {
       expect(row).toMatchObject({ flows: 2, errors: 0 })
       // /proc counts 10 ms ticks, so two flows may read as 0; the ratio must follow the CPU figure.
       expect(row.serverCpuMsPerFlow).toBeGreaterThanOrEqual(0)
-      const ceiling = report.ceilings.find((c: { flow: string }) => c.flow === row.flow)
+      // The wallet's row does the SD-JWT VC issuance's work: the same ceiling.
+      const ceilingFlow = row.flow === WALLET_FLOW ? 'issuance (SD-JWT VC)' : row.flow
+      const ceiling = report.ceilings.find((c: { flow: string }) => c.flow === ceilingFlow)
       // The status list rows have no ceiling of their own (docs/benchmarks.md).
       if (row.flow.includes('with status list') || row.flow.includes('interactive'))
         expect(row.ceilingRatio).toBeUndefined()
@@ -118,7 +123,23 @@ describe('pnpm bench', () => {
     expect(new Set(report.results.map((r: { flow: string }) => r.flow))).toContain(
       'presentation with status list (direct_post.jwt)',
     )
+    // Issue 44: each request of the wallet's flow with its server CPU, and the two revalidations.
+    expect(report.requestCosts.map((c: { request: string }) => c.request)).toStrictEqual([
+      'offer creation (management API)',
+      'offer by reference',
+      'issuer metadata',
+      'authorization server metadata',
+      'nonce',
+      'token',
+      'credential',
+      'issuer metadata revalidated (304)',
+      'authorization server metadata revalidated (304)',
+    ])
+    // Nanosecond readings: every request, even a 304, costs the server something.
+    for (const cost of report.requestCosts) expect(cost.cpuMs, cost.request).toBeGreaterThan(0)
     const table = readFileSync(join(out, 'bench.md'), 'utf8')
+    expect(table).toContain(`| ${WALLET_FLOW} | 32 |`)
+    expect(table).toContain('| credential |')
     expect(table).toContain('| issuance (mdoc) | 32 |')
     // OpenID4VCI 1.0 §5 with PAR, PKCE and DPoP (I-25, I-34, I-45): its own row and ceiling.
     expect(table).toContain('| issuance, authorization code (PAR + PKCE + DPoP) | 32 |')
@@ -150,6 +171,69 @@ describe('pnpm bench', () => {
         expect(Object.keys(row.cpuMsPerFlowByProcess)).toStrictEqual(['management', 'issuer', 'verifier'])
         expect(row.statementsPerFlow).toBeGreaterThanOrEqual(3)
       }
+    },
+    240_000,
+  )
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'BENCH_PODS=2 runs two issuer and two verifier processes behind a round-robin ingress and splits CPU by app',
+    () => {
+      const out = runBench({
+        BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
+        BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
+        BENCH_PODS: '2',
+        BENCH_ONLY: 'presentation (direct',
+        BENCH_LEVELS: '8',
+        BENCH_FLOWS: '4',
+        DATABASE_POOL_SIZE: '2',
+      })
+      const report = JSON.parse(readFileSync(join(out, 'bench-pods-2.json'), 'utf8'))
+      expect(report.setting).toContain(
+        'management, 2 issuer and 2 verifier processes behind a round-robin ingress',
+      )
+      const pods = ['management', 'issuer', 'issuer-2', 'verifier', 'verifier-2']
+      expect(Object.keys(report.idleRssMb)).toStrictEqual(pods)
+      const [row] = report.results
+      expect(row).toMatchObject({ flow: 'presentation (direct_post.jwt)', flows: 4, errors: 0 })
+      expect(Object.keys(row.cpuMsPerFlowByProcess)).toStrictEqual(pods)
+      expect(Object.keys(row.cpuMsPerFlowByApp)).toStrictEqual(['management', 'issuer', 'verifier'])
+      expect(row.cpuMsPerFlowByApp.verifier).toBeCloseTo(
+        row.cpuMsPerFlowByProcess.verifier + row.cpuMsPerFlowByProcess['verifier-2'],
+        1,
+      )
+      // Round robin: four presentations post eight verifier requests (request object, response),
+      // alternating, so both verifier processes read and write the database.
+      expect(row.statementsByProcess.verifier).toBeGreaterThan(0)
+      expect(row.statementsByProcess['verifier-2']).toBeGreaterThan(0)
+    },
+    240_000,
+  )
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'BENCH_COMPARE=pods alternates batches between two pods and one pod of each app, each side with all its processes',
+    () => {
+      const out = runBench({
+        BENCH_COMPARE: 'pods',
+        BENCH_PODS: '2',
+        BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
+        BENCH_COMPARE_DATABASE_URL: process.env.TEST_DATABASE_URL,
+        BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
+        BENCH_ONLY: 'issuance (sd-jwt',
+        BENCH_FLOWS: '4',
+        BENCH_COMPARE_ROUNDS: '2',
+        DATABASE_POOL_SIZE: '2',
+      })
+      const report = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8'))
+      expect(report.rows.map((r: { concurrency: number }) => r.concurrency)).toStrictEqual([1, 8, 32])
+      for (const row of report.rows) {
+        expect(row).toMatchObject({ flow: 'issuance (SD-JWT VC)', errors: 0 })
+        // Both sides' statements come from management and issuer processes alike.
+        expect(row.statementsA).toBeGreaterThanOrEqual(3)
+        expect(row.statementsB).toBeGreaterThanOrEqual(3)
+      }
+      expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain(
+        'A: 2 pods; B: 1 pod (--separate). Separate processes on PostgreSQL',
+      )
     },
     240_000,
   )

@@ -19,10 +19,14 @@ import { authorizationServerMetadata, issuerMetadata } from '../services/metadat
 import { perTenant } from '../services/per-tenant'
 import { perTenantScope } from '../tenant-scope'
 import { authorizationRoutes } from './authorization'
+import { type CachedJson, cachedJson, sendCachedJson } from './cached-json'
 import { credentialRoutes } from './credential'
 import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
 const NO_STORE = 'no-store'
+// Metadata: cached, but revalidated on every use (a 304 costs little), so that a configuration
+// added a moment ago is never missing from a wallet's copy.
+const REVALIDATE = 'public, no-cache'
 
 /** The wallet-facing OpenID4VCI 1.0 endpoints of every tenant (DESIGN.md issuer routes). */
 export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
@@ -35,8 +39,9 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
   // The JSON text too: wallets fetch the metadata in every flow, and it grows with the configurations.
   const built = new WeakMap<
     object,
-    { sources: unknown[]; metadata: ReturnType<typeof issuerMetadata>; json: string }
+    { sources: unknown[]; metadata: ReturnType<typeof issuerMetadata>; document: CachedJson }
   >()
+  const authorizationServer = new WeakMap<object, CachedJson>()
 
   async function metadataOf(tenant: string) {
     const found = await deps.tenants.tenant(tenant)
@@ -45,7 +50,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     const chains = await deps.keys.keyChains(tenant)
     const known = built.get(configs)
     if (known?.sources[0] === found && known.sources[1] === chains)
-      return { metadata: known.metadata, json: known.json, configs }
+      return { metadata: known.metadata, document: known.document, configs }
     const withAlgs = configs.map((config) => ({
       config,
       signingAlg: chains.find((chain) => chain.id === config.keyChainId)?.algorithm ?? 'ES256',
@@ -59,9 +64,9 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         required: found.credentialEncryption === 'required',
       },
     })
-    const json = JSON.stringify(metadata)
-    built.set(configs, { sources: [found, chains], metadata, json })
-    return { metadata, json, configs }
+    const document = cachedJson(metadata)
+    built.set(configs, { sources: [found, chains], metadata, document })
+    return { metadata, document, configs }
   }
 
   const dpopNonce = dpopNonceHeader(deps)
@@ -80,9 +85,13 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/.well-known/openid-credential-issuer/issuers/:tenant',
       { schema: { params: tenantParams } },
       async (req, reply) => {
-        const { metadata, json, configs } = await metadataOf(req.params.tenant)
+        const { metadata, document, configs } = await metadataOf(req.params.tenant)
+        // The answer depends on Accept: a shared cache must not hand the JSON to a JWT reader.
+        // Added to, not replaced: CORS_ORIGINS puts `Origin` there first.
+        const vary = reply.getHeader('vary')
+        reply.header('vary', vary ? `${vary}, Accept` : 'Accept')
         if (!String(req.headers.accept ?? '').includes('application/jwt') || configs.length === 0)
-          return reply.type('application/json; charset=utf-8').send(json)
+          return sendCachedJson(req, reply, document, REVALIDATE)
         // §12.2.3: signed metadata, with the key chain of the first configuration.
         const signer = await deps.keys.signer(
           req.params.tenant,
@@ -105,12 +114,16 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     app.get(
       '/.well-known/oauth-authorization-server/issuers/:tenant',
       { schema: { params: tenantParams } },
-      async (req) => {
+      async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        return authorizationServerMetadata(
-          service(req.params.tenant).issuer,
-          await deps.tenants.credentialConfigs(req.params.tenant),
-        )
+        // Built once per read of the tenant's configurations (a cached object, dropped on change).
+        const configs = await deps.tenants.credentialConfigs(req.params.tenant)
+        let document = authorizationServer.get(configs)
+        if (!document) {
+          document = cachedJson(authorizationServerMetadata(service(req.params.tenant).issuer, configs))
+          authorizationServer.set(configs, document)
+        }
+        return sendCachedJson(req, reply, document, REVALIDATE)
       },
     )
 

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { matchesEtag } from './status-list-accept'
+
+/** A JSON document serialized once, with a strong ETag of its bytes. */
+export interface CachedJson {
+  json: string
+  etag: string
+}
+
+/**
+ * The tag is a digest of the content, not of a version or a time, so every process gives the same
+ * content the same tag: a wallet revalidating through a balancer gets its 304 from any pod.
+ */
+export function cachedJson(value: unknown): CachedJson {
+  const json = JSON.stringify(value)
+  return { json, etag: `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"` }
+}
+
+/**
+ * Sends `document` with its ETag and `cacheControl`, or 304 without a body when `If-None-Match`
+ * names it (RFC 9110 §13.1.2 weak comparison; §15.4.5 a 304 repeats ETag and Cache-Control).
+ */
+export function sendCachedJson(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  document: CachedJson,
+  cacheControl: string,
+) {
+  reply.header('etag', document.etag).header('cache-control', cacheControl)
+  if (matchesEtag(req.headers['if-none-match'], document.etag)) return reply.status(304).send()
+  return reply.type('application/json; charset=utf-8').send(document.json)
+}

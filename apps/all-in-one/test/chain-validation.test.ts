@@ -17,7 +17,15 @@ import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { StatusList } from '@sd-jwt/jwt-status-list'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
-import { base64url, decodeJwt, exportJWK, generateKeyPair } from 'jose'
+import {
+  base64url,
+  decodeJwt,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  SignJWT,
+} from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAllInOne, tenantAdmin } from './harness'
 import { kbSigner, mdocDeviceResponse } from './wallet'
@@ -153,7 +161,13 @@ describe.each(testDatabases())(
     /** An SD-JWT VC signed with `signer`, presented to a request of `configId`: the session. */
     async function presentSdJwt(
       signer: Signer,
-      options: { configId?: string; iss?: string; statusUri?: string } = {},
+      options: {
+        configId?: string
+        iss?: string
+        statusUri?: string
+        typ?: string
+        signedBy?: TestCertificate
+      } = {},
     ) {
       const holder = await generateKeyPair('ES256')
       const credential = await issueSdJwtVc({
@@ -167,6 +181,9 @@ describe.each(testDatabases())(
         disclosable: [['age_over_18']],
         ...(options.statusUri ? { status: { idx: 1, uri: options.statusUri } } : {}),
       })
+      const presented = options.typ
+        ? await withTyp(credential, options.typ, options.signedBy as TestCertificate)
+        : credential
       const { created, claims } = await request(options.configId ?? 'sd-jwt')
       const vp = await new SDJwtVcInstance({
         hasher: digest,
@@ -174,13 +191,23 @@ describe.each(testDatabases())(
         kbSigner: kbSigner(holder.privateKey),
         kbSignAlg: 'ES256',
       }).present(
-        credential,
+        presented,
         { age_over_18: true },
         {
           kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce: claims.nonce, aud: claims.client_id } },
         },
       )
       return respond(created, claims, 'ext', vp)
+    }
+
+    /** The credential's issuer JWT signed again by `by` with another header `typ`, disclosures kept. */
+    async function withTyp(credential: string, typ: string, by: TestCertificate) {
+      const [jwt = '', ...disclosures] = credential.split('~')
+      const header = decodeProtectedHeader(jwt)
+      const resigned = await new SignJWT(decodeJwt(jwt))
+        .setProtectedHeader({ ...header, alg: 'ES256', typ })
+        .sign(await importJWK(by.keys.privateJwk, 'ES256'))
+      return [resigned, ...disclosures].join('~')
     }
 
     async function presentMdoc(signer: Signer) {
@@ -260,6 +287,18 @@ describe.each(testDatabases())(
         status: 'failed',
         failureReason: 'status list: x5c certificate 1 is not a CA (basicConstraints cA)',
       })
+    })
+
+    it('SD-JWT VC §3.2.1: the issuer JWT\'s typ "MUST be dc+sd-jwt": vc+sd-jwt (the earlier drafts\' name) is accepted, another typ is refused', async () => {
+      const signer = certificateSigner(leaf, [leaf, intermediate])
+      expect(await presentSdJwt(signer, { typ: 'vc+sd-jwt', signedBy: leaf })).toMatchObject({
+        status: 'verified',
+      })
+      for (const typ of ['JWT', 'kb+jwt'])
+        expect(await presentSdJwt(signer, { typ, signedBy: leaf })).toMatchObject({
+          status: 'failed',
+          failureReason: `the SD-JWT typ '${typ}' is not dc+sd-jwt`,
+        })
     })
 
     it('S-131, SD-JWT VC §3.5: an iss that is no SAN of the x5c leaf is refused, unless acceptAnyIssuer', async () => {

@@ -61,6 +61,9 @@ function nestsTooDeep(presentation: string): boolean {
  * digests, and the KB-JWT (`typ` kb+jwt, signed by `cnf.jwk`, nonce, `aud` = full client id, fresh
  * `iat`, `sd_hash`, transaction data hashes). Returns the disclosed claims.
  */
+/** The issuer-signed JWT's `typ` values accepted (SD-JWT VC §3.2.1, and the earlier drafts' name). */
+const SD_JWT_VC_TYPES = ['dc+sd-jwt', 'vc+sd-jwt']
+
 export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record<string, unknown>> {
   if (nestsTooDeep(check.presentation))
     throw new PresentationRejected(`the SD-JWT holds JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
@@ -71,6 +74,10 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   } catch {
     throw new PresentationRejected('the presentation is not an SD-JWT')
   }
+  // SD-JWT VC §3.2.1: the issuer-signed JWT's typ is dc+sd-jwt; vc+sd-jwt is the media type of the
+  // drafts before -06, which issuers in the field still sign (docs/interoperability.md).
+  if (!SD_JWT_VC_TYPES.includes(String(header.typ)))
+    throw new PresentationRejected(`the SD-JWT typ '${String(header.typ)}' is not dc+sd-jwt`)
   // acceptAnyIssuer skips the trust decision only: the issuer still signs with its x5c leaf.
   const chainProblem =
     check.acceptAnyIssuer && Array.isArray(header.x5c) && header.x5c.length > 0

@@ -11,7 +11,6 @@ import { issueOverHttp, kbSigner } from '../test/wallet'
 import { CODE_FLOW_CONFIG, createCodeFlow } from './code-flow'
 import { createInteractiveFlow, setUpInteractive } from './interactive-flow'
 import { fromOwnAddress } from './wallet-address'
-import type { Step } from './wallet-flow'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
 type Json = Record<string, any>
@@ -19,6 +18,9 @@ type Json = Record<string, any>
 export type Flow = () => Promise<void>
 
 const STATUS_CONFIG = 'pid-status'
+
+/** Runs one named request of a flow: the wallet's row times each (request-costs.ts). */
+export type Step = <T>(name: string, request: () => Promise<T>) => Promise<T>
 
 export async function call(
   base: string,

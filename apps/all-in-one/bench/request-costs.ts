@@ -6,8 +6,8 @@
  * ETag (a wallet that keeps them) is measured the same way, outside the flow.
  */
 import { readdirSync, readFileSync } from 'node:fs'
+import type { Step } from './flows'
 import type { ServerProcess } from './service'
-import type { Step } from './wallet-flow'
 
 /** CPU nanoseconds every thread of `pid` has used so far. */
 function cpuNs(pid: number): number {

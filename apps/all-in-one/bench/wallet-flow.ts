@@ -7,13 +7,12 @@
  * each costs the server (request-costs.ts).
  */
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
-import { call } from './flows'
+import { call, type Step } from './flows'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
 type Json = Record<string, any>
 
 /** Runs one named request of the flow; the bench's cost pass wraps it to read the server's CPU around it. */
-export type Step = <T>(name: string, request: () => Promise<T>) => Promise<T>
 const plainStep: Step = (_name, request) => request()
 
 /** A management token obtained once and reused until a minute before it expires, as an integrator keeps it. */

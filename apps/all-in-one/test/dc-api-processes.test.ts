@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
-import { clientToken, type ServiceProcess, startDeployment } from './processes'
+import { type ServiceProcess, startDeployment, tenantAdmin } from './processes'
 import { issueOverHttp, presentSdJwt } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -36,31 +36,15 @@ describe.runIf(databaseUrl)(
         })),
       )
       management = processes[1] as ServiceProcess
-      const as = (token: string) => async (path: string, body: unknown) => {
-        const response = await fetch(`${management.origin}/api${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-          body: JSON.stringify(body),
-        })
-        expect(response.status, `${path}: ${await response.clone().text()}`).toBe(201)
-      }
-      const operator = as(await clientToken(management.origin, root.id, root.secret))
-      await operator('/tenants', { id: tenant, name: tenant })
-      const admin = { clientId: `${tenant}-admin`, clientSecret: 'dc-api-processes-admin-secret-0123' }
-      await operator(`/tenants/${tenant}/clients`, {
-        ...admin,
-        roles: [
-          'key:manage',
-          'issuance:config',
-          'issuance:offer',
-          'presentation:config',
-          'presentation:request',
-        ],
-      })
-      auth = {
-        authorization: `Bearer ${await clientToken(management.origin, admin.clientId, admin.clientSecret)}`,
-      }
-      const api = as(auth.authorization?.slice('Bearer '.length) as string)
+      const admin = await tenantAdmin(management.origin, root, tenant, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+        'presentation:config',
+        'presentation:request',
+      ])
+      auth = admin.auth
+      const api = admin.post
       await api('/key-chains', { source: 'generate', id: 'keys' })
       await api('/credentials', {
         id: 'pid',

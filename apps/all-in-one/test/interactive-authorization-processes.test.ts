@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientToken, type ServiceProcess, startDeployment } from './processes'
+import { type ServiceProcess, startDeployment, tenantAdmin } from './processes'
 import { issueOverHttp, presentSdJwt } from './wallet'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
@@ -36,24 +36,14 @@ describe.runIf(databaseUrl)(
         })),
       )
       management = processes[1] as ServiceProcess
-      const as = (token: string) => async (path: string, body: unknown) => {
-        const response = await fetch(`${management.origin}/api${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-          body: JSON.stringify(body),
-        })
-        expect(response.status, `${path}: ${await response.clone().text()}`).toBe(201)
-      }
-      const operator = as(await clientToken(management.origin, root.id, root.secret))
-      await operator('/tenants', { id: tenant, name: tenant })
-      const admin = { clientId: `${tenant}-admin`, clientSecret: 'ia-processes-admin-secret-0123456' }
-      await operator(`/tenants/${tenant}/clients`, {
-        ...admin,
-        roles: ['key:manage', 'issuance:config', 'issuance:offer', 'presentation:config'],
-      })
-      const token = await clientToken(management.origin, admin.clientId, admin.clientSecret)
-      auth = { authorization: `Bearer ${token}` }
-      const api = as(token)
+      const admin = await tenantAdmin(management.origin, root, tenant, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+        'presentation:config',
+      ])
+      auth = admin.auth
+      const api = admin.post
       await api('/key-chains', {
         source: 'generate',
         id: 'keys',

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientToken, type ServiceProcess, startDeployment } from './processes'
+import { type ServiceProcess, startDeployment, tenantAdmin } from './processes'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
 // One deployment behind one ingress: both issuer processes publish the same issuer identifier.
@@ -42,19 +42,7 @@ describe.runIf(databaseUrl)('metadata ETags across two issuer processes (Postgre
       )),
     )
     const management = processes[0] as ServiceProcess
-    const as = (token: string) => async (path: string, body: unknown) => {
-      const response = await fetch(`${management.origin}/api${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify(body),
-      })
-      expect(response.status, `${path}: ${await response.clone().text()}`).toBe(201)
-    }
-    const operator = as(await clientToken(management.origin, root.id, root.secret))
-    await operator('/tenants', { id: tenant, name: tenant })
-    const admin = { clientId: `${tenant}-admin`, clientSecret: 'metadata-etag-admin-secret-0123' }
-    await operator(`/tenants/${tenant}/clients`, { ...admin, roles: ['key:manage', 'issuance:config'] })
-    api = as(await clientToken(management.origin, admin.clientId, admin.clientSecret))
+    api = (await tenantAdmin(management.origin, root, tenant, ['key:manage', 'issuance:config'])).post
     await api('/key-chains', { source: 'generate', id: 'keys' })
     await api('/credentials', config('pid'))
   }, 120_000)

@@ -175,3 +175,40 @@ export async function clientToken(origin: string, clientId: string, clientSecret
   if (!body.access_token) throw new Error(`token for ${clientId}: ${response.status} ${JSON.stringify(body)}`)
   return body.access_token
 }
+
+/** POSTs to the management API with a bearer token; anything but 201 throws with the answer. */
+export function managementPoster(managementOrigin: string, token: string) {
+  return async (path: string, body: unknown): Promise<void> => {
+    const response = await fetch(`${managementOrigin}/api${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    })
+    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+  }
+}
+
+/**
+ * The operator `root` creates `tenant` and a client of it holding `roles`, as a process suite's
+ * set-up does: that client's token, its bearer header and a poster for its management calls.
+ */
+export async function tenantAdmin(
+  managementOrigin: string,
+  root: { id: string; secret: string },
+  tenant: string,
+  roles: string[],
+) {
+  const operator = managementPoster(
+    managementOrigin,
+    await clientToken(managementOrigin, root.id, root.secret),
+  )
+  await operator('/tenants', { id: tenant, name: tenant })
+  const admin = { clientId: `${tenant}-admin`, clientSecret: randomBytes(24).toString('base64url') }
+  await operator(`/tenants/${tenant}/clients`, { ...admin, roles })
+  const token = await clientToken(managementOrigin, admin.clientId, admin.clientSecret)
+  return {
+    token,
+    auth: { authorization: `Bearer ${token}` },
+    post: managementPoster(managementOrigin, token),
+  }
+}

@@ -5,7 +5,7 @@ import { setGlobalConfig } from '@openid4vc/oauth2'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { answerOverDcApi, type DcApiEntry } from './oid4vp-wallet'
-import { clientToken, type ServiceProcess, startDeployment } from './processes'
+import { type ServiceProcess, startDeployment, tenantAdmin } from './processes'
 import { issueOverHttp, presentSdJwt } from './wallet'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -93,30 +93,15 @@ describe.runIf(databaseUrl)('a status list that cannot be fetched in time (S-135
     verifiers = [a, b]
     ingress.targets.issuer = issuer.origin
     ingress.targets.verifier = a.origin
-    const as = (token: string) => async (path: string, body: unknown) => {
-      const response = await fetch(`${management.origin}/api${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify(body),
-      })
-      expect(response.status, `${path}: ${await response.clone().text()}`).toBe(201)
-    }
-    const operator = as(await clientToken(management.origin, root.id, root.secret))
-    await operator('/tenants', { id: tenant, name: tenant })
-    const admin = { clientId: `${tenant}-admin`, clientSecret: 'status-outage-admin-secret-01234' }
-    await operator(`/tenants/${tenant}/clients`, {
-      ...admin,
-      roles: [
-        'key:manage',
-        'issuance:config',
-        'issuance:offer',
-        'presentation:config',
-        'presentation:request',
-      ],
-    })
-    const token = await clientToken(management.origin, admin.clientId, admin.clientSecret)
-    auth = { authorization: `Bearer ${token}` }
-    const api = as(token)
+    const admin = await tenantAdmin(management.origin, root, tenant, [
+      'key:manage',
+      'issuance:config',
+      'issuance:offer',
+      'presentation:config',
+      'presentation:request',
+    ])
+    auth = admin.auth
+    const api = admin.post
     await api('/key-chains', { source: 'generate', id: 'keys' })
     await api('/credentials', {
       id: 'employee',

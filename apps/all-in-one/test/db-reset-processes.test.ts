@@ -2,8 +2,15 @@ import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startReceiver } from './harness'
-import { type FreshDatabase, freshDatabase, type ServiceProcess, startDeployment } from './processes'
+import {
+  type FreshDatabase,
+  freshDatabase,
+  type ServiceProcess,
+  startDeployment,
+  tenantAdmin,
+} from './processes'
 import { startReadinessBalancer } from './readiness-balancer'
+import { ASK_PRESENTATION, PID_CREDENTIAL } from './session-fixtures'
 import { issueOverHttp, presentOverHttp } from './wallet'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
@@ -77,60 +84,23 @@ describe.skipIf(!databaseUrl)(
         if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
         return (await response.json()) as Json
       }
-      const tokenOf = async (id: string, secret: string) =>
-        (
-          await post('/api/oauth2/token', {
-            grant_type: 'client_credentials',
-            client_id: id,
-            client_secret: secret,
-          })
-        ).access_token as string
-
       const tenant = `reset-${randomBytes(4).toString('hex')}`
-      const rootToken = await tokenOf(root.id, root.secret)
-      await post('/api/tenants', { id: tenant, name: tenant }, rootToken)
-      const roles = [
+      const {
+        token,
+        auth,
+        post: create,
+      } = await tenantAdmin(origin, root, tenant, [
         'key:manage',
         'issuance:config',
         'issuance:offer',
         'presentation:config',
         'presentation:request',
-      ]
-      const client = await post(`/api/tenants/${tenant}/clients`, { roles }, rootToken)
-      const token = await tokenOf(client.clientId as string, client.clientSecret as string)
-      await post('/api/key-chains', { source: 'generate', id: 'keys' }, token)
-      await post(
-        '/api/credentials',
-        {
-          id: 'pid',
-          config: { format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1' },
-          keyChainId: 'keys',
-          fields: [{ path: ['age_over_18'], type: 'boolean', disclosable: true }],
-        },
-        token,
-      )
-      await post(
-        '/api/presentations',
-        {
-          id: 'ask',
-          keyChainId: 'keys',
-          responseMode: 'direct_post',
-          dcqlQuery: {
-            credentials: [
-              {
-                id: 'pid',
-                format: 'dc+sd-jwt',
-                meta: { vct_values: ['urn:eudi:pid:1'] },
-                claims: [{ path: ['age_over_18'], values: [true] }],
-              },
-            ],
-          },
-        },
-        token,
-      )
+      ])
+      await create('/key-chains', { source: 'generate', id: 'keys' })
+      await create('/credentials', PID_CREDENTIAL)
+      await create('/presentations', ASK_PRESENTATION)
       const receiver = await startReceiver(() => 200)
-      await post('/api/webhook-endpoints', { id: 'hook', url: `${receiver.url}/in` }, token)
-      const auth = { authorization: `Bearer ${token}` }
+      await create('/webhook-endpoints', { id: 'hook', url: `${receiver.url}/in` })
       const issued = await issueOverHttp({
         apiBase: origin,
         auth,

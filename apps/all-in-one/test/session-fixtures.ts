@@ -11,6 +11,34 @@ type Headers = Record<string, string>
 // biome-ignore lint/suspicious/noExplicitAny: protocol answers are read loosely in tests
 type Loose = Record<string, any>
 
+/** An SD-JWT VC `pid` (given_name, age_over_18, both disclosable) signed with key chain `keys`. */
+export const PID_CREDENTIAL = {
+  id: 'pid',
+  config: { format: 'dc+sd-jwt', vct: VCT },
+  keyChainId: 'keys',
+  fields: [
+    { path: ['given_name'], type: 'string', disclosable: true },
+    { path: ['age_over_18'], type: 'boolean', disclosable: true },
+  ],
+}
+
+/** `ask`: the `pid` back over direct_post, its age_over_18 true. */
+export const ASK_PRESENTATION = {
+  id: 'ask',
+  keyChainId: 'keys',
+  responseMode: 'direct_post',
+  dcqlQuery: {
+    credentials: [
+      {
+        id: 'pid',
+        format: 'dc+sd-jwt',
+        meta: { vct_values: [VCT] },
+        claims: [{ path: ['age_over_18'], values: [true] }],
+      },
+    ],
+  },
+}
+
 /**
  * A tenant that issues an SD-JWT VC `pid` and asks for it back (`ask`, direct_post), with a client
  * holding `roles` (all issuance and presentation roles by default).
@@ -34,38 +62,8 @@ export async function setUpTenant(
     { source: 'generate', id: 'keys', certificate: { mode: 'internal-ca', subject: `CN=${tenantId},C=DE` } },
     auth,
   )
-  await post(
-    '/api/credentials',
-    {
-      id: 'pid',
-      config: { format: 'dc+sd-jwt', vct: VCT },
-      keyChainId: 'keys',
-      fields: [
-        { path: ['given_name'], type: 'string', disclosable: true },
-        { path: ['age_over_18'], type: 'boolean', disclosable: true },
-      ],
-    },
-    auth,
-  )
-  await post(
-    '/api/presentations',
-    {
-      id: 'ask',
-      keyChainId: 'keys',
-      responseMode: 'direct_post',
-      dcqlQuery: {
-        credentials: [
-          {
-            id: 'pid',
-            format: 'dc+sd-jwt',
-            meta: { vct_values: [VCT] },
-            claims: [{ path: ['age_over_18'], values: [true] }],
-          },
-        ],
-      },
-    },
-    auth,
-  )
+  await post('/api/credentials', PID_CREDENTIAL, auth)
+  await post('/api/presentations', ASK_PRESENTATION, auth)
   return { auth, clientId: client.clientId as string }
 }
 

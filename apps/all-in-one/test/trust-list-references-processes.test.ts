@@ -92,5 +92,33 @@ describe.runIf(databaseUrl)(
         }
       }
     }, 120_000)
+
+    it('issue 36: the bound of 20 fetched lists per tenant holds when two processes create at once', async () => {
+      const [a, b] = processes as [ServiceProcess, ServiceProcess]
+      const fetched = (id: string) => ({
+        id,
+        source: { type: 'etsi-tl', url: `https://lists.example/${id}.xml`, signerCertificates: [pem] },
+      })
+      const answers = await Promise.all(
+        Array.from({ length: 26 }, (_, n) =>
+          call(
+            n % 2 ? a : b,
+            'POST',
+            '/trust-lists',
+            fetched(`fetched-${n}-${randomBytes(3).toString('hex')}`),
+          ),
+        ),
+      )
+      const statuses = answers.map((answer) => answer.status)
+      expect(
+        statuses.filter((status) => status === 201),
+        JSON.stringify(answers),
+      ).toHaveLength(20)
+      expect(statuses.filter((status) => status === 409)).toHaveLength(6)
+      const held = JSON.parse((await call(a, 'GET', '/trust-lists?limit=100')).body).items as {
+        source: { type: string }
+      }[]
+      expect(held.filter((list) => list.source.type !== 'pem')).toHaveLength(20)
+    }, 60_000)
   },
 )

@@ -1,6 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { Decoder, type Tag } from 'cbor-x'
-import { CompactEncrypt, exportJWK, type generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
+import {
+  CompactEncrypt,
+  decodeJwt,
+  exportJWK,
+  type generateKeyPair,
+  importJWK,
+  type JWK,
+  SignJWT,
+} from 'jose'
 import { expect } from 'vitest'
 import { holderProof } from './wallet'
 
@@ -123,3 +131,26 @@ export const redeem = async (
   expect(credential.status, JSON.stringify(issued)).toBe(200)
   return read(issued.credentials[0].credential)
 }
+
+/**
+ * The Initial Request's form of either Interactive Authorization form: the PAR parameters (a PKCE
+ * challenge, authorization_details for one configuration) and interaction_types_supported.
+ */
+export const initialRequestParams = (
+  challenge: string,
+  options: { types: string[]; configuration?: string; redirectUri?: string },
+) => ({
+  response_type: 'code',
+  client_id: 'wallet-1',
+  code_challenge: challenge,
+  code_challenge_method: 'S256',
+  authorization_details: JSON.stringify([
+    { type: 'openid_credential', credential_configuration_id: options.configuration ?? 'mdl' },
+  ]),
+  interaction_types_supported: options.types.join(','),
+  ...(options.redirectUri ? { redirect_uri: options.redirectUri } : {}),
+})
+
+/** The OpenID4VP request of an answer: a signed request object's claims, or the unsigned parameters. */
+export const requestOf = (body: Loose): Loose =>
+  body.openid4vp_request.request ? decodeJwt(body.openid4vp_request.request) : body.openid4vp_request

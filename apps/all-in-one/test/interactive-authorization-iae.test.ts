@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto'
 import { Encoder } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
-import { base64url, calculateJwkThumbprint, decodeJwt, generateKeyPair, type JWK } from 'jose'
+import { base64url, calculateJwkThumbprint, generateKeyPair, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listenAllInOneWorld } from './harness'
 import {
   disclosedOf,
+  initialRequestParams,
   type Keys,
   type Loose,
   openid4vpResponse,
   pkce,
   postForm,
   redeem,
+  requestOf,
 } from './interactive-authorization-fixtures'
 import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
@@ -65,24 +67,11 @@ describe('issue 37, V-36: Interactive Authorization, the earlier IAE form (OpenI
     const { verifier, challenge } = pkce()
     const answer = await postForm(
       iae,
-      {
-        response_type: 'code',
-        client_id: 'wallet-1',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        authorization_details: JSON.stringify([
-          { type: 'openid_credential', credential_configuration_id: options.configuration ?? 'mdl' },
-        ]),
-        interaction_types_supported: (options.types ?? [PRESENTATION, WEB]).join(','),
-        ...(options.redirectUri ? { redirect_uri: options.redirectUri } : {}),
-      },
+      initialRequestParams(challenge, { ...options, types: options.types ?? [PRESENTATION, WEB] }),
       options.dpop,
     )
     return { ...answer, verifier }
   }
-
-  const requestOf = (body: Loose): Loose =>
-    body.openid4vp_request.request ? decodeJwt(body.openid4vp_request.request) : body.openid4vp_request
 
   /** §"Require Presentation": the follow-up with auth_session and openid4vp_response. */
   const present = async (

@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net'
 import { setGlobalConfig } from '@openid4vc/oauth2'
 import { Encoder } from 'cbor-x'
 import type { FastifyInstance } from 'fastify'
-import { base64url, calculateJwkThumbprint, decodeJwt, generateKeyPair, type JWK } from 'jose'
+import { base64url, calculateJwkThumbprint, generateKeyPair, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attester, keyPair, sign } from './attestation-fixtures'
 import { listenAllInOneWorld } from './harness'
 import {
   disclosedOf,
+  initialRequestParams,
   type Keys,
   type Loose,
   NS,
@@ -17,6 +18,7 @@ import {
   pkce,
   postForm,
   redeem,
+  requestOf,
 } from './interactive-authorization-fixtures'
 import { issueOverHttp, presentSdJwt, signedDeviceResponse } from './wallet'
 
@@ -73,27 +75,13 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     const { verifier, challenge } = pkce()
     const answer = await postForm(
       ace,
-      {
-        response_type: 'code',
-        client_id: 'wallet-1',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        authorization_details: JSON.stringify([
-          { type: 'openid_credential', credential_configuration_id: options.configuration ?? 'mdl' },
-        ]),
-        interaction_types_supported: (options.types ?? [PRESENTATION, WEB]).join(','),
-        ...(options.redirectUri ? { redirect_uri: options.redirectUri } : {}),
-      },
+      initialRequestParams(challenge, { ...options, types: options.types ?? [PRESENTATION, WEB] }),
       options.dpop,
       {},
       options.attestation,
     )
     return { ...answer, verifier }
   }
-
-  /** The OpenID4VP request of a 401: a signed request object's claims, or the unsigned parameters. */
-  const requestOf = (body: Loose): Loose =>
-    body.openid4vp_request.request ? decodeJwt(body.openid4vp_request.request) : body.openid4vp_request
 
   /** §"Require Presentation" answered: the SD-JWT VC with its KB-JWT for `aud`, as `openid4vp_response`. */
   const present = async (

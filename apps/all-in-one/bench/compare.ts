@@ -21,10 +21,10 @@ import { cpuMs } from './proc'
 import { type RunningService, startAllInOne, startSeparate } from './service'
 import { metricsToken, statementsSent } from './statements'
 import { createWalletFlow } from './wallet-flow'
+import { WARMUP_FLOWS, warmUp } from './warm-up'
 
 const LEVELS = [1, 8, 32]
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
-const WARMUP_FLOWS = Number(process.env.BENCH_WARMUP ?? 50)
 /** Batches per side and level: more batches interleave more finely. */
 const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 8)
 
@@ -97,7 +97,7 @@ export async function compareCheckouts(other: string, only: string[] | undefined
     // Round robin splits the warm-up between the pods: each pod gets as many flows as one process.
     for (const [index, side] of sides.entries()) {
       const warmup = WARMUP_FLOWS * (index === 0 && pods !== undefined ? pods : 1)
-      for (const flow of Object.values(side.flows)) for (let i = 0; i < warmup; i++) await flow()
+      await warmUp(Object.values(side.flows), warmup)
     }
 
     const pids = sides.flatMap((side) => side.service.processes.map((p) => p.pid))

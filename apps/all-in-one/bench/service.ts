@@ -3,11 +3,11 @@
  * issuer and verifier processes behind a small path-routing ingress in this process, routed as
  * docker/nginx.conf routes them. Reports each server process's pid for CPU and RSS readings.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { Agent, createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../test/free-port'
 
@@ -150,13 +150,16 @@ type App = 'management' | 'issuer' | 'verifier'
 function startIngress(ports: Record<App, number[]>): Promise<Server> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   const turns = { management: 0, issuer: 0, verifier: 0 }
+  // BENCH_STICKY: every request of an app to its first process, the control of the two-pod runs
+  // (the same processes started, no alternation between them).
+  const sticky = Boolean(process.env.BENCH_STICKY)
   const ingress = createServer((incoming, outgoing) => {
     const app = appFor(incoming.url ?? '/')
     const pool = ports[app]
     const upstream = request(
       {
         host: '127.0.0.1',
-        port: pool[turns[app]++ % pool.length],
+        port: sticky ? pool[0] : pool[turns[app]++ % pool.length],
         method: incoming.method,
         path: incoming.url,
         headers: incoming.headers,
@@ -173,6 +176,18 @@ function startIngress(ports: Record<App, number[]>): Promise<Server> {
     incoming.pipe(upstream)
   })
   return new Promise((resolve) => ingress.listen(0, '127.0.0.1', () => resolve(ingress)))
+}
+
+/**
+ * BENCH_PIN: each issuer process on a core of its own (taskset), as pods on separate nodes are:
+ * two processes taking turns on the same cores pay for each other's cache misses (issue 44).
+ */
+function pinIssuers(processes: { name: string; child: ChildProcess }[]): void {
+  const issuers = processes.filter((p) => p.name.startsWith('issuer'))
+  for (const [i, { child }] of issuers.entries()) {
+    const pinned = spawnSync('taskset', ['-cp', String(i % cpus().length), String(child.pid)])
+    if (pinned.status !== 0) throw new Error(`BENCH_PIN: taskset failed: ${pinned.stderr}`)
+  }
 }
 
 /**
@@ -212,6 +227,7 @@ export async function startSeparate(databaseUrl: string, pods = 1): Promise<Runn
     })),
   )
   const children = [management, ...others.map((other) => other.child)]
+  if (process.env.BENCH_PIN) pinIssuers(others)
   await healthyOrStopped(
     others.map(({ port, child }) => ({ origin: origin(port), child })),
     children,

@@ -20,6 +20,7 @@ function runBench(env: Record<string, string | undefined>, args: string[] = []):
       ...(process.env.TEST_FROM_SOURCE ? { BENCH_FROM_SOURCE: '1' } : { BENCH_BUNDLE_DIR: TEST_BUNDLE_DIR }),
       BENCH_FLOWS: '2',
       BENCH_WARMUP: '1',
+      BENCH_CEILING_ITERATIONS: '3',
       BENCH_OUT: out,
       ...env,
     },

@@ -92,6 +92,17 @@ export async function setUp(sql: Sql) {
     },
     keys.publicJwk,
   )
+  // A key chain row and one Token Status List for the status-list issuance's ceiling.
+  await sql.run(
+    `insert into key_chains (tenant_id, id, algorithm, certificate_mode, subject, active_jwk, active_kid, active_public_jwk)
+     values ($1, 'keys', 'ES256', 'self-signed', 'CN=Ceiling,C=DE', $2, 'kid-1', $3)`,
+    [tenant, cipher.encrypt(keys.privateJwk, `key-chain:${tenant}/keys`), keys.publicJwk],
+  )
+  await sql.run(
+    `insert into status_lists (tenant_id, id, key_chain_id, seq, bits, size, capacity)
+     values ($1, 'stl_ceiling', 'keys', 1, 1, $2, $3)`,
+    [tenant, 2 ** 20, 2 ** 19],
+  )
   const issuerKeySet = createLocalJWKSet({ keys: [{ ...keys.publicJwk, kid: 'kid-1', alg: 'ES256' }] })
   return {
     tenant,

@@ -430,6 +430,28 @@ describe.each(testDatabases())('Token Status List issuance on $name', (testDatab
     expect(changed).toStrictEqual({ outcome: 'changed', credentials: 1, changed: 1 })
   })
 
+  it('issue 44: a batch on a list with room is reserved and its random indexes claimed in one statement', async () => {
+    const lists = createStatusListRepository(database.db, tenant)
+    const keyChainId = `chain-${crypto.randomUUID().slice(0, 8)}`
+    expect((await post('/api/key-chains', { source: 'generate', id: keyChainId })).status).toBe(201)
+    const allocate = () =>
+      lists.allocate({
+        keyChainId,
+        count: 3,
+        sessionId: `ses_${crypto.randomUUID().slice(0, 8)}`,
+        credentialConfigurationId: 'employee',
+        handle: null,
+        // 2^20 entries: three picks collide with a held index about once in 10^5 runs.
+        shape: { size: 2 ** 20, bits: 1, capacity: 2 ** 19 },
+      })
+    await allocate() // opens the key chain's first list
+    const before = database.stats().statements
+    const batch = await allocate()
+    expect(database.stats().statements - before).toBe(1)
+    expect(new Set(batch.map((a) => a.idx)).size).toBe(3)
+    expect(new Set(batch.map((a) => a.listId)).size).toBe(1)
+  })
+
   it('F-32, F-35: a key chain that signs status lists cannot be deleted (409), so its lists keep answering; deleting the tenant takes both', async () => {
     const keyChainId = `signing-${crypto.randomUUID().slice(0, 8)}`
     const configId = `short-lived-${crypto.randomUUID().slice(0, 8)}`

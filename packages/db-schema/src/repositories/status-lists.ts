@@ -1,10 +1,11 @@
-import { randomInt } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { newId, type Page, type StatusListQuery } from '@credential-service/core-domain'
 import { and, asc, eq, gt, inArray, ne, type SQL, sql } from 'drizzle-orm'
 import { announceStatusListChange, statusListChanged } from '../changes'
 import type { Database, Executor } from '../database'
 import { type StatusListRow, statusListEntries, statusLists } from '../schema'
 import { decodeCursor, toPage } from './pagination'
+import { rowsOf } from './rows'
 
 /** Entry values (draft-ietf-oauth-status-list §7.1). */
 export const STATUS_VALID = 0
@@ -54,29 +55,42 @@ export function createStatusListRepository(db: Database, tenantId: string) {
         : eq(statusListEntries.handle, selector.handle),
     ) as SQL
 
+  /** Random fractions for picks on a list of unknown size: `floor(r × size)`, 48 random bits each. */
+  const fractions = (count: number) =>
+    Array.from({ length: count }, () => randomBytes(6).readUIntBE(0, 6) / 2 ** 48)
+
   /**
-   * Reserves `count` places on the oldest list of the key chain with room: one conditional
-   * UPDATE, so concurrent reservations never overfill a list (the row lock orders them).
+   * Reserves `count` places on the oldest list of the key chain with room and claims `count`
+   * random indexes of it, in one statement: the conditional UPDATE orders concurrent reservations
+   * (the row lock), so a list is never overfilled, and the entries' primary key refuses an index
+   * any pod holds (those are drawn again on the reserved list). Undefined when no list has room.
    */
-  async function reserve(keyChainId: string, count: number): Promise<StatusListRow | undefined> {
-    const [row] = await db
-      .update(statusLists)
-      .set({ allocated: sql`${statusLists.allocated} + ${count}` })
-      .where(
-        and(
-          eq(statusLists.tenantId, tenantId),
-          eq(
-            statusLists.id,
-            sql`(select ${statusLists.id} from ${statusLists} where ${statusLists.tenantId} = ${tenantId}
-              and ${statusLists.keyChainId} = ${keyChainId}
-              and ${statusLists.allocated} + ${count} <= ${statusLists.capacity}
-              order by ${statusLists.seq} limit 1)`,
-          ),
-          sql`${statusLists.allocated} + ${count} <= ${statusLists.capacity}`,
-        ),
+  async function reserveAndPick(
+    options: AllocateOptions,
+  ): Promise<{ list: Pick<StatusListRow, 'id' | 'size'>; picked: number[] } | undefined> {
+    const { keyChainId, count } = options
+    const picks = `{${fractions(count).join(',')}}`
+    const result = await db.execute(sql`
+      with list as (
+        update ${statusLists} set allocated = allocated + ${count}::int
+        where tenant_id = ${tenantId}
+          and id = (select id from ${statusLists}
+            where tenant_id = ${tenantId} and key_chain_id = ${keyChainId} and allocated + ${count}::int <= capacity
+            order by seq limit 1)
+          and allocated + ${count}::int <= capacity
+        returning id, size
+      ), claimed as (
+        insert into ${statusListEntries} (tenant_id, list_id, idx, session_id, credential_configuration_id, handle)
+        select distinct ${tenantId}::text, list.id, floor(pick * list.size)::int, ${options.sessionId}::text,
+          ${options.credentialConfigurationId}::text, ${options.handle}::text
+        from list, unnest(${picks}::float8[]) as pick
+        on conflict do nothing
+        returning idx
       )
-      .returning()
-    return row
+      select list.id, list.size, (select array_agg(idx) from claimed) as picked from list`)
+    const rows = rowsOf(result) as { id: string; size: number; picked: number[] | null }[]
+    const [row] = rows
+    return row && { list: { id: row.id, size: Number(row.size) }, picked: row.picked ?? [] }
   }
 
   /**
@@ -105,14 +119,15 @@ export function createStatusListRepository(db: Database, tenantId: string) {
      */
     async allocate(options: AllocateOptions): Promise<AllocatedIndex[]> {
       if (options.count > options.shape.capacity) throw new Error('a batch larger than a status list')
-      let list = await reserve(options.keyChainId, options.count)
-      for (let attempt = 0; !list && attempt < 5; attempt++) {
+      let reserved = await reserveAndPick(options)
+      for (let attempt = 0; !reserved && attempt < 5; attempt++) {
         await open(options.keyChainId, options.count, options.shape)
-        list = await reserve(options.keyChainId, options.count)
+        reserved = await reserveAndPick(options)
       }
-      if (!list) throw new Error('no status list could be opened')
-      const picked: number[] = []
-      for (let round = 0; picked.length < options.count; round++) {
+      if (!reserved) throw new Error('no status list could be opened')
+      const { list } = reserved
+      const picked = [...reserved.picked]
+      for (let round = 1; picked.length < options.count; round++) {
         if (round === PICK_ROUNDS) throw new Error(`no free status list index found in ${list.id}`)
         const candidates = new Set<number>()
         while (candidates.size < options.count - picked.length) {
@@ -124,7 +139,7 @@ export function createStatusListRepository(db: Database, tenantId: string) {
           .values(
             [...candidates].map((idx) => ({
               tenantId,
-              listId: (list as StatusListRow).id,
+              listId: list.id,
               idx,
               sessionId: options.sessionId,
               credentialConfigurationId: options.credentialConfigurationId,
@@ -135,7 +150,7 @@ export function createStatusListRepository(db: Database, tenantId: string) {
           .returning({ idx: statusListEntries.idx })
         picked.push(...inserted.map((row) => row.idx))
       }
-      return picked.map((idx) => ({ listId: (list as StatusListRow).id, idx }))
+      return picked.map((idx) => ({ listId: list.id, idx }))
     },
 
     /** The tenant's lists by id, optionally of one key chain (a page of `toPage`). */

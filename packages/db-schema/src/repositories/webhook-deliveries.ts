@@ -9,6 +9,7 @@ import {
   webhookEndpoints,
 } from '../schema'
 import { afterKey, decodeKeyCursor, keyCursorText, toKeyPage } from './pagination'
+import { rowsOf } from './rows'
 
 const t = webhookDeliveries
 
@@ -251,8 +252,3 @@ export function createWebhookDeliveryRepository(db: Database, tenantId: string) 
   }
 }
 export type WebhookDeliveryRepository = ReturnType<typeof createWebhookDeliveryRepository>
-
-// PGlite answers { rows }, postgres.js an array.
-function rowsOf(result: unknown): unknown[] {
-  return Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? [])
-}

@@ -241,6 +241,8 @@ async function main() {
     // Round robin splits it between the pods: each pod gets as many as one process would.
     await warmUp(Object.values(flows), WARMUP_FLOWS * PODS)
     for (const [name, flow] of Object.entries(flows)) {
+      // Again right before its rows: the other flows' warm-up ran since, on code this one shares.
+      await warmUp([flow], Math.ceil(WARMUP_FLOWS / 6))
       for (const concurrency of LEVELS) {
         const row = await runLevel(name, flow, concurrency, service.processes, metricsReader)
         results.push(row)

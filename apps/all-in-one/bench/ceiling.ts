@@ -7,15 +7,18 @@
  * ceiling is in ceiling-code-flow.ts, the database and tenant both use in ceiling-setup.ts.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import {
   codeHash,
   issueMdoc,
   issueSdJwtVc,
   parseCertificate,
   signJws,
+  signStatusListToken,
   verifySdJwtPresentation,
 } from '@credential-service/crypto'
-import { createStatusLists, presentationTrust } from '@credential-service/server-kit'
+import { createStatusLists, presentationTrust, type StatusCheck } from '@credential-service/server-kit'
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import {
@@ -71,6 +74,26 @@ async function allocateStatus(sql: Sql, s: Setup, sessionId: string): Promise<{ 
 }
 
 type CeilingIssuance = 'sd-jwt' | 'mdoc' | 'sd-jwt with status'
+
+/** A signed Token Status List (every entry VALID) at a loopback URI, as an issuer serves it. */
+async function serveStatusList(s: Setup): Promise<{ uri: string; close: () => Promise<void> }> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/statuslist+jwt' }).end(token)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/status-lists/ceiling`
+  const token = await signStatusListToken({
+    signer: s.signer,
+    uri,
+    bits: 1,
+    size: 1024,
+    entries: [],
+    issuedAt: new Date(),
+    expiresAt: new Date(Date.now() + 86_400_000),
+    ttlSeconds: 300,
+  })
+  return { uri, close: () => new Promise((resolve) => server.close(() => resolve())) }
+}
 
 async function issuanceFlow(
   sql: Sql,
@@ -170,12 +193,16 @@ async function issuanceFlow(
   }
 }
 
+type Wallet = (request: { nonce: string; state: string; jwk: JWK }) => Promise<string>
+/** Where status lists come from: none (a credential without status), or a cached list over HTTP. */
+type StatusSource = Pick<StatusCheck, 'outbound' | 'statusLists'>
+const NO_STATUS: StatusSource = {
+  outbound: { allowHttp: false, allowedHosts: [], maxResponseBytes: 256 * 1024 },
+  statusLists,
+}
+
 /** Returns the CPU the wallet side spent, so the caller can leave it out. */
-async function presentationFlow(
-  sql: Sql,
-  s: Setup,
-  wallet: (request: { nonce: string; state: string; jwk: JWK }) => Promise<string>,
-): Promise<number> {
+async function presentationFlow(sql: Sql, s: Setup, wallet: Wallet, status = NO_STATUS): Promise<number> {
   const now = new Date()
   await s.verifyManagementToken(s.managementToken)
   const id = `ses_${randomBytes(12).toString('hex')}`
@@ -243,8 +270,7 @@ async function presentationFlow(
       anchors: [parseCertificate(s.certificate)],
       acceptAnyIssuer: false,
       now,
-      outbound: { allowHttp: false, allowedHosts: [], maxResponseBytes: 256 * 1024 },
-      statusLists,
+      ...status,
     }),
   })
   const finished = await sql.run(
@@ -269,6 +295,7 @@ export async function measureCeilings(
   iterations: number,
 ): Promise<CeilingResult[]> {
   const sql = await openSql(databaseUrl)
+  let stopStatusServer = async () => {}
   try {
     const s = await setUp(sql)
     const holder = await holderKeyPair('ES256', { extractable: true })
@@ -302,25 +329,49 @@ export async function measureCeilings(
       kbSignAlg: 'ES256',
       kbSigner: kbSigner(holder.privateKey),
     })
-    const wallet = async (request: { nonce: string; state: string; jwk: JWK }) => {
-      const vp = await presenter.present(
-        credential,
-        { age_over_18: true },
-        {
-          kb: {
-            payload: {
-              iat: Math.floor(Date.now() / 1000),
-              nonce: request.nonce,
-              aud: 'x509_san_dns:bench.example',
+    const walletOf =
+      (presented: string): Wallet =>
+      async (request) => {
+        const vp = await presenter.present(
+          presented,
+          { age_over_18: true },
+          {
+            kb: {
+              payload: {
+                iat: Math.floor(Date.now() / 1000),
+                nonce: request.nonce,
+                aud: 'x509_san_dns:bench.example',
+              },
             },
           },
-        },
-      )
-      return new CompactEncrypt(
-        new TextEncoder().encode(JSON.stringify({ vp_token: { pid: [vp] }, state: request.state })),
-      )
-        .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: 'enc' })
-        .encrypt(await importJWK(request.jwk, 'ECDH-ES'))
+        )
+        return new CompactEncrypt(
+          new TextEncoder().encode(JSON.stringify({ vp_token: { pid: [vp] }, state: request.state })),
+        )
+          .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: 'enc' })
+          .encrypt(await importJWK(request.jwk, 'ECDH-ES'))
+      }
+    const wallet = walletOf(credential)
+    // Issue 44 item 5: a credential with a status entry, its list served over loopback and held in
+    // the process's cache after the first fetch, as the verifier's is (TTL 300 s).
+    const statusServer = await serveStatusList(s)
+    stopStatusServer = statusServer.close
+    const statusWallet = walletOf(
+      await issueSdJwtVc({
+        signer: s.signer,
+        issuer: issuerUrl,
+        vct: 'urn:bench:pid',
+        issuedAt: new Date(),
+        expiresAt: new Date(Date.now() + 86_400_000),
+        holderJwk,
+        claims: { given_name: 'Erika', age_over_18: true },
+        disclosable: [['given_name'], ['age_over_18']],
+        status: { idx: 7, uri: statusServer.uri },
+      }),
+    )
+    const cachedStatus: StatusSource = {
+      outbound: { allowHttp: true, allowedHosts: ['127.0.0.1'], maxResponseBytes: 256 * 1024 },
+      statusLists: createStatusLists({ maxSeconds: 300, maxEntries: 10, maxBytes: 1024 * 1024 }),
     }
 
     // Three rounds of each, reported as the median: one round is at the mercy of whatever else
@@ -361,16 +412,23 @@ export async function measureCeilings(
       }),
       sqlStatements: 12,
     })
-    for (let i = 0; i < 20; i++) await presentationFlow(sql, s, wallet)
-    const cpuMsPerFlow = await rounds(async () => {
-      let walletCpu = 0
-      const started = cpuMs()
-      for (let i = 0; i < iterations; i++) walletCpu += await presentationFlow(sql, s, wallet)
-      return (cpuMs() - started - walletCpu) / iterations
-    })
-    results.push({ flow: 'presentation (direct_post.jwt)', cpuMsPerFlow, sqlStatements: 5 })
+    const presentations: [string, Wallet, StatusSource][] = [
+      ['presentation (direct_post.jwt)', wallet, NO_STATUS],
+      ['presentation with status list (direct_post.jwt)', statusWallet, cachedStatus],
+    ]
+    for (const [flow, presenting, status] of presentations) {
+      for (let i = 0; i < 20; i++) await presentationFlow(sql, s, presenting, status)
+      const cpuMsPerFlow = await rounds(async () => {
+        let walletCpu = 0
+        const started = cpuMs()
+        for (let i = 0; i < iterations; i++) walletCpu += await presentationFlow(sql, s, presenting, status)
+        return (cpuMs() - started - walletCpu) / iterations
+      })
+      results.push({ flow, cpuMsPerFlow, sqlStatements: 5 })
+    }
     return results
   } finally {
+    await stopStatusServer()
     await sql.close()
   }
 }

@@ -313,16 +313,19 @@ export async function measureCeilings(
           return { jwt, nonce }
         }),
       )
-    const credential = await issueSdJwtVc({
-      signer: s.signer,
-      issuer: issuerUrl,
-      vct: 'urn:bench:pid',
-      issuedAt: new Date(),
-      expiresAt: new Date(Date.now() + 86_400_000),
-      holderJwk,
-      claims: { given_name: 'Erika', age_over_18: true },
-      disclosable: [['given_name'], ['age_over_18']],
-    })
+    // The presented credentials: a day valid, bound to the holder key, optionally with a status entry.
+    const presentable = (status?: { idx: number; uri: string }) =>
+      issueSdJwtVc({
+        signer: s.signer,
+        issuer: issuerUrl,
+        vct: 'urn:bench:pid',
+        issuedAt: new Date(),
+        expiresAt: new Date(Date.now() + 86_400_000),
+        holderJwk,
+        claims: { given_name: 'Erika', age_over_18: true },
+        disclosable: [['given_name'], ['age_over_18']],
+        status,
+      })
     const presenter = new SDJwtVcInstance({
       hasher: digest,
       saltGenerator: generateSalt,
@@ -351,24 +354,12 @@ export async function measureCeilings(
           .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: 'enc' })
           .encrypt(await importJWK(request.jwk, 'ECDH-ES'))
       }
-    const wallet = walletOf(credential)
+    const wallet = walletOf(await presentable())
     // Issue 44 item 5: a credential with a status entry, its list served over loopback and held in
     // the process's cache after the first fetch, as the verifier's is (TTL 300 s).
     const statusServer = await serveStatusList(s)
     stopStatusServer = statusServer.close
-    const statusWallet = walletOf(
-      await issueSdJwtVc({
-        signer: s.signer,
-        issuer: issuerUrl,
-        vct: 'urn:bench:pid',
-        issuedAt: new Date(),
-        expiresAt: new Date(Date.now() + 86_400_000),
-        holderJwk,
-        claims: { given_name: 'Erika', age_over_18: true },
-        disclosable: [['given_name'], ['age_over_18']],
-        status: { idx: 7, uri: statusServer.uri },
-      }),
-    )
+    const statusWallet = walletOf(await presentable({ idx: 7, uri: statusServer.uri }))
     const cachedStatus: StatusSource = {
       outbound: { allowHttp: true, allowedHosts: ['127.0.0.1'], maxResponseBytes: 256 * 1024 },
       statusLists: createStatusLists({ maxSeconds: 300, maxEntries: 10, maxBytes: 1024 * 1024 }),

@@ -32,7 +32,10 @@ export async function authorize(
       ? await requests.retakeRequestUri(requestUriHash, query.client_id, codeHash(browser), now)
       : undefined)
   if (!row)
-    throw new ProtocolError('invalid_request', 'request_uri is unknown, expired, used or pushed by another client')
+    throw new ProtocolError(
+      'invalid_request',
+      'request_uri is unknown, expired, used or pushed by another client',
+    )
   const providerId = loginProviderOf(await configsOf(scope, row.credentialConfigurationIds))
   if (providerId) {
     const provider = await scope.loginProviders.row(providerId)

@@ -21,13 +21,16 @@ export function mergeClaims(base: Claims, over: Claims): Claims {
   return out
 }
 
+/** What of a configuration its login claims mapping reads. */
+export type MappedConfig = Pick<CredentialConfig, 'fields' | 'userAuthentication'>
+
 /**
  * Who logged in, as their login kind knows them (openid.ts: the upstream user; presentation.ts: the
  * holder of the presented credentials), so that what follows a login is the same for every kind.
  */
 export interface HolderLogin {
   /** A configuration's claims from this login, by its `userAuthentication.claims` mapping. */
-  mappedClaims(config: CredentialConfig): Claims
+  mappedClaims(config: MappedConfig): Claims
   /** The holder as an attribute provider is told of them (`user` or `presentation`). */
   holder: Pick<AttributeRequest, 'user' | 'presentation'>
 }

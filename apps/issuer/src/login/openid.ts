@@ -1,11 +1,11 @@
-import { type CredentialConfig, claimPath, DomainError, ProtocolError } from '@credential-service/core-domain'
+import { claimPath, DomainError, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import type { AuthorizationRequestRow, LoginProviderRow } from '@credential-service/db-schema'
 import { completeLogin } from './complete-login'
 import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
-import { type Claims, type HolderLogin, isObject } from './login-claims'
-import { LOGIN_SECONDS, type LoginScope, newHandle } from './login-scope'
+import { type Claims, type HolderLogin, isObject, type MappedConfig } from './login-claims'
 import type { LoginKind } from './login-kind'
+import { LOGIN_SECONDS, type LoginScope, newHandle } from './login-scope'
 import {
   type AuthenticatedUser,
   finishLogin,
@@ -28,7 +28,11 @@ export const openIdLogin: LoginKind<'openid'> = {
 const callbackUrl = (scope: LoginScope) => `${scope.issuerUrl}/authorize/callback`
 /** The sealed LoginSecrets are bound to their request (the AAD). */
 const secretsAad = (scope: LoginScope, requestId: string) => `login:${scope.tenantId}/${requestId}`
-const loginDeps = ({ deps }: LoginScope) => ({ cipher: deps.keys.cipher, outbound: deps.outbound, now: deps.now })
+const loginDeps = ({ deps }: LoginScope) => ({
+  cipher: deps.keys.cipher,
+  outbound: deps.outbound,
+  now: deps.now,
+})
 
 /** Sends the browser to the upstream login, bound to it by the login cookie. */
 async function startOpenIdLogin(
@@ -119,7 +123,7 @@ export function openIdHolder(user: AuthenticatedUser): HolderLogin {
   }
 }
 
-function userMappedClaims(config: CredentialConfig, user: AuthenticatedUser): Claims {
+function userMappedClaims(config: MappedConfig, user: AuthenticatedUser): Claims {
   const mapping = config.userAuthentication?.claims ?? {}
   const claims: Claims = {}
   for (const field of config.fields) {

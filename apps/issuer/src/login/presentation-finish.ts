@@ -3,8 +3,9 @@ import { codeHash } from '@credential-service/crypto'
 import type { AuthorizationRequestRow, PresentationSessionRow } from '@credential-service/db-schema'
 import { presentationResult } from '@credential-service/server-kit'
 import { completeLogin } from './complete-login'
+import { loginBrowserOf } from './login-browser'
 import type { LoginScope } from './login-scope'
-import { presentationLoginOf, presentationUrl, presentedHolder, titleOf } from './presentation'
+import { presentationUrl, presentedHolder, titleOf } from './presentation'
 import { failureClass, type HtmlAnswer, returnPage } from './presentation-page'
 import { type AuthorizationStep, denied, toWallet } from './wallet-redirect'
 
@@ -31,7 +32,9 @@ export async function presentationStatus(
     presentations.get(row.sameDevicePresentationSessionId as string),
   ])
   if (crossDevice?.status === 'verified') {
-    const step = await finishPresentation(scope, row, browserHash, () => presentations.takeResult(crossDevice.id))
+    const step = await finishPresentation(scope, row, browserHash, () =>
+      presentations.takeResult(crossDevice.id),
+    )
     if (!step) return { status: 'pending' }
     const error = new URL(step.redirect).searchParams.get('error_description')
     return error
@@ -42,7 +45,12 @@ export async function presentationStatus(
   const expired = row.expiresAt.getTime() <= scope.deps.now().getTime()
   if (failed || expired || !crossDevice || !sameDevice) {
     const reason = failed ? failureClass(failed.failureReason) : 'the request expired'
-    const step = await presentationDenied(scope, row, browserHash, `the presentation was not accepted: ${reason}`)
+    const step = await presentationDenied(
+      scope,
+      row,
+      browserHash,
+      `the presentation was not accepted: ${reason}`,
+    )
     return step ? { status: 'failed', reason, redirect: step.redirect } : { status: 'pending' }
   }
   return { status: 'pending' }
@@ -66,9 +74,13 @@ export async function presentationReturn(
   cookie: string | undefined,
 ): Promise<AuthorizationStep> {
   const { row, browserHash } = await presentationLoginOf(scope, requestId, cookie)
-  const refusal = new ProtocolError('invalid_request', 'the response code is unknown, used or not of this login', {
-    status: 403,
-  })
+  const refusal = new ProtocolError(
+    'invalid_request',
+    'the response code is unknown, used or not of this login',
+    {
+      status: 403,
+    },
+  )
   if (row.status !== 'authorizing' || !responseCode) throw refusal
   const sessionId = row.sameDevicePresentationSessionId as string
   const released = await scope.presentations.releaseResult(sessionId, codeHash(responseCode))
@@ -117,4 +129,24 @@ async function presentationDenied(
 ) {
   const taken = await scope.requests.takePresentationLogin(row.id, browserHash, new Date(0))
   return taken ? denied(scope, taken, reason) : undefined
+}
+
+/** The open presentation login of this request in the browser holding its cookie, or a refusal. */
+async function presentationLoginOf(
+  scope: LoginScope,
+  requestId: string | undefined,
+  cookie: string | undefined,
+) {
+  const browser = loginBrowserOf(cookie)
+  const row =
+    browser && requestId ? await scope.requests.presentationLoginOf(requestId, codeHash(browser)) : undefined
+  if (!browser || !row?.presentationSessionId || !row.sameDevicePresentationSessionId)
+    throw new ProtocolError(
+      'invalid_request',
+      'no presentation login of this request was started in this browser',
+      {
+        status: 403,
+      },
+    )
+  return { row, browserHash: codeHash(browser) }
 }

@@ -6,7 +6,7 @@ import {
   PRESENTATION_LOGIN_CREATOR,
 } from '@credential-service/db-schema'
 import { createPresentationSession } from '@credential-service/server-kit'
-import { loginBrowserOf, loginCookie, newLoginBrowser } from './login-browser'
+import { loginCookie, newLoginBrowser } from './login-browser'
 import type { HolderLogin } from './login-claims'
 import type { LoginKind, LoginStart } from './login-kind'
 import { LOGIN_SECONDS, type LoginScope } from './login-scope'
@@ -74,7 +74,8 @@ async function startPresentationLogin(
       presentationSessionId: crossDevice.id,
       sameDevicePresentationSessionId: sameDevice.id,
     })
-    if (!started) throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
+    if (!started)
+      throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
     shown = {
       title: await titleOf(scope),
       crossDeviceUri: crossDevice.authorizationRequestUri,
@@ -103,20 +104,4 @@ export function presentedHolder(
       mapPresentedClaims(config.fields, config.userAuthentication?.claims ?? {}, presented, selectClaims),
     holder: { presentation: { presentationConfigId, credentials: presented } },
   }
-}
-
-/** The open presentation login of this request in the browser holding its cookie, or a refusal. */
-export async function presentationLoginOf(
-  scope: LoginScope,
-  requestId: string | undefined,
-  cookie: string | undefined,
-) {
-  const browser = loginBrowserOf(cookie)
-  const row =
-    browser && requestId ? await scope.requests.presentationLoginOf(requestId, codeHash(browser)) : undefined
-  if (!browser || !row?.presentationSessionId || !row.sameDevicePresentationSessionId)
-    throw new ProtocolError('invalid_request', 'no presentation login of this request was started in this browser', {
-      status: 403,
-    })
-  return { row, browserHash: codeHash(browser) }
 }

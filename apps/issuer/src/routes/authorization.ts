@@ -16,10 +16,10 @@ import {
   authorize,
   createLoginScope,
   openIdCallback,
+  type PushSender,
   presentationReturn,
   presentationReturnPage,
   presentationStatus,
-  type PushSender,
   pushAuthorizationRequest,
 } from '../login'
 import { authenticateWalletClient } from '../services/client-attestation'
@@ -162,7 +162,11 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const status = await presentationStatus(login(req.params.tenant), req.query.request, req.headers.cookie)
+        const status = await presentationStatus(
+          login(req.params.tenant),
+          req.query.request,
+          req.headers.cookie,
+        )
         return reply.header('cache-control', 'no-store').send(status)
       },
     )
@@ -175,7 +179,10 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const { html, headers } = await presentationReturnPage(login(req.params.tenant), req.query.request ?? '')
+        const { html, headers } = await presentationReturnPage(
+          login(req.params.tenant),
+          req.query.request ?? '',
+        )
         return reply.status(200).headers(headers).send(html)
       },
     )

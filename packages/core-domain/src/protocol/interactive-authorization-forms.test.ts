@@ -51,7 +51,9 @@ describe('issue 37, V-36: the two wire forms of Interactive Authorization', () =
     expect(
       chooseFormInteraction(IAE_FORM, ['presentation', 'web'], ['urn:openid:dcp:ia:openid4vp_presentation']),
     ).toBe(undefined)
-    expect(chooseFormInteraction(IA_FORM, ['presentation', 'web'], ['openid4vp_presentation'])).toBe(undefined)
+    expect(chooseFormInteraction(IA_FORM, ['presentation', 'web'], ['openid4vp_presentation'])).toBe(
+      undefined,
+    )
     // An upstream OpenID login is only on the web, whatever else the wallet supports.
     expect(chooseFormInteraction(IAE_FORM, ['web'], ['openid4vp_presentation'])).toBe(undefined)
     expect(missingFormInteraction(IAE_FORM, ['presentation']).message).toContain(

@@ -26,6 +26,22 @@ describe('issue 21: no import circles in apps/*/src, apps/all-in-one/bench and p
   })
 })
 
+describe('issue 38: the login wing is used through its public interface', () => {
+  it('no file outside apps/issuer/src/login/ imports one of its files other than login/index.ts', () => {
+    const wing = 'apps/issuer/src/login/'
+    const reaching = [...graph].flatMap(([file, imports]) =>
+      file.startsWith(wing)
+        ? []
+        : [...imports]
+            .filter((target) => target.startsWith(wing) && target !== `${wing}index.ts`)
+            .map((target) => `${file} > ${target}`),
+    )
+    expect(reaching).toStrictEqual([])
+    // The check sees the wing's users (the routes, Interactive Authorization).
+    expect(graph.get('apps/issuer/src/routes/authorization.ts')).toContain(`${wing}index.ts`)
+  })
+})
+
 describe('the import circle check', () => {
   const scratch: string[] = []
   afterAll(() => {

@@ -73,6 +73,7 @@ export {
   readAuthorizationResponse,
   responseParameters,
 } from './presentation/response-read'
+export { verifierResponseUri } from './presentation/response-uri'
 export {
   finishSession,
   finishVerified,

@@ -12,13 +12,21 @@ import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { createAuthorizationService, type PushSender } from '../services/authorization'
+import {
+  authorize,
+  createLoginScope,
+  openIdCallback,
+  type PushSender,
+  presentationReturn,
+  presentationReturnPage,
+  presentationStatus,
+  pushAuthorizationRequest,
+} from '../login'
 import { authenticateWalletClient } from '../services/client-attestation'
 import { verifyDpop } from '../services/dpop'
 import { createInteractiveAuthorizationService } from '../services/interactive-authorization'
 import type { IssuanceDeps } from '../services/issuance'
 import { perTenant } from '../services/per-tenant'
-import { presentationPage } from '../services/presentation-page'
 import { perTenantScope } from '../tenant-scope'
 import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
@@ -41,7 +49,7 @@ const formOnly: onRequestHookHandler = async (req) => {
  */
 export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): FastifyPluginAsyncZod {
   const scopes = perTenantScope(deps)
-  const service = perTenant((tenant) => createAuthorizationService(scopes(tenant)))
+  const login = perTenant((tenant) => createLoginScope(scopes(tenant)))
   // One core, two wire forms (issue 37): the same requests, auth_sessions and presentation sessions.
   const interactive = {
     ia: perTenant((tenant) => createInteractiveAuthorizationService(scopes(tenant), IA_FORM)),
@@ -87,7 +95,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
         // a DPoP proof here binds the code to its key, like dpop_jkt.
         const sender = await senderOf(tenant, 'par', req)
         // Parsed after the sender is authenticated, the order in which the endpoint has always refused.
-        const pushed = await service(tenant).push(parseParRequest(req.body), sender)
+        const pushed = await pushAuthorizationRequest(login(tenant), parseParRequest(req.body), sender)
         return reply.status(201).header('cache-control', 'no-store').send(pushed)
       },
     )
@@ -133,15 +141,13 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const step = await service(req.params.tenant).authorize(
+        const step = await authorize(
+          login(req.params.tenant),
           parseAuthorizationRequest(req.query),
           req.headers.cookie,
         )
         if (step.cookie) reply.header('set-cookie', step.cookie)
-        if ('page' in step) {
-          const { html, headers } = await presentationPage(step.page)
-          return reply.status(200).headers(headers).send(html)
-        }
+        if ('page' in step) return reply.status(200).headers(step.page.headers).send(step.page.html)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
       },
     )
@@ -156,7 +162,8 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const status = await service(req.params.tenant).presentationStatus(
+        const status = await presentationStatus(
+          login(req.params.tenant),
           req.query.request,
           req.headers.cookie,
         )
@@ -172,7 +179,8 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const { html, headers } = await service(req.params.tenant).presentationReturnPage(
+        const { html, headers } = await presentationReturnPage(
+          login(req.params.tenant),
           req.query.request ?? '',
         )
         return reply.status(200).headers(headers).send(html)
@@ -191,7 +199,8 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
         // A cross-site form cannot post JSON without a preflight; the cookie is SameSite=Lax anyway.
-        const step = await service(req.params.tenant).presentationReturn(
+        const step = await presentationReturn(
+          login(req.params.tenant),
           req.body.request,
           req.body.response_code,
           req.headers.cookie,
@@ -208,7 +217,7 @@ export function authorizationRoutes(deps: IssuanceDeps, limits: WalletLimits): F
       },
       async (req, reply) => {
         await requireTenant(deps, req.params.tenant)
-        const step = await service(req.params.tenant).callback(req.query, req.headers.cookie)
+        const step = await openIdCallback(login(req.params.tenant), req.query, req.headers.cookie)
         return reply.header('cache-control', 'no-store').redirect(step.redirect, 303)
       },
     )

@@ -3,7 +3,6 @@ import {
   parseAccessTokenRequest,
   parseNotificationRequest,
 } from '@credential-service/core-domain'
-import { signJws } from '@credential-service/crypto'
 import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
 import type { FastifyRequest } from 'fastify'
@@ -17,6 +16,7 @@ import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
 import { perTenant } from '../services/per-tenant'
+import { signedIssuerMetadata } from '../services/signed-metadata'
 import { perTenantScope } from '../tenant-scope'
 import { authorizationRoutes } from './authorization'
 import { type CachedJson, cachedJson, sendCachedJson } from './cached-json'
@@ -90,23 +90,11 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         // Added to, not replaced: CORS_ORIGINS puts `Origin` there first.
         const vary = reply.getHeader('vary')
         reply.header('vary', vary ? `${vary}, Accept` : 'Accept')
-        if (!String(req.headers.accept ?? '').includes('application/jwt') || configs.length === 0)
-          return sendCachedJson(req, reply, document, REVALIDATE)
-        // §12.2.3: signed metadata, with the key chain of the first configuration.
-        const signer = await deps.keys.signer(
-          req.params.tenant,
-          (configs[0] as { keyChainId: string }).keyChainId,
-        )
-        const now = Math.floor(deps.now().getTime() / 1000)
-        const jwt = await signJws(
-          signer,
-          {
-            typ: 'openidvci-issuer-metadata+jwt',
-            kid: signer.kid,
-            ...(signer.x5c.length ? { x5c: signer.x5c } : {}),
-          },
-          { ...metadata, sub: service(req.params.tenant).issuer, iat: now },
-        )
+        // §12.2.3: signed metadata when the wallet accepts it (and a configuration has a key to sign with).
+        const jwt = String(req.headers.accept ?? '').includes('application/jwt')
+          ? await signedIssuerMetadata(scopes(req.params.tenant), metadata, configs)
+          : undefined
+        if (!jwt) return sendCachedJson(req, reply, document, REVALIDATE)
         return reply.type('application/jwt').send(jwt)
       },
     )

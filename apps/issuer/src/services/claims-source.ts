@@ -11,8 +11,8 @@ import {
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 import { fetchAttributes, offerClaims, type ProtocolDeps } from '@credential-service/server-kit'
+import { mergeClaims, pendingLoginKey } from '../login'
 import type { TenantScope } from '../tenant-scope'
-import { mergeClaims, pendingLoginKey } from './login-claims'
 
 /** Seconds between deferred requests when the attribute provider suggests none (OpenID4VCI §9). */
 export const DEFAULT_DEFERRED_INTERVAL_SECONDS = 5

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import {
   chooseFormInteraction,
   dcApiProtocolUnfit,
@@ -15,13 +14,7 @@ import {
   UpstreamUnavailableError,
 } from '@credential-service/core-domain'
 import { codeHash, PresentationRejected } from '@credential-service/crypto'
-import {
-  type AuthorizationRequestRow,
-  createAuthorizationRequestRepository,
-  createLoginProviderRepository,
-  createPresentationSessionRepository,
-  type PresentationSessionRow,
-} from '@credential-service/db-schema'
+import type { AuthorizationRequestRow, PresentationSessionRow } from '@credential-service/db-schema'
 import {
   createPresentationSession,
   dcApiRequests,
@@ -35,17 +28,24 @@ import {
   verification,
   verifyVpToken,
 } from '@credential-service/server-kit'
+import {
+  completeLogin,
+  createLoginScope,
+  issueCode,
+  loginKindOf,
+  loginProviderOf,
+  newHandle,
+  type PushSender,
+  presentedHolder,
+  storePushedRequest,
+} from '../login'
 import type { TenantScope } from '../tenant-scope'
-import { createAuthorizationService, type PushSender } from './authorization'
-import { loginProviderOf } from './pushed-request'
 
 /**
  * How long the wallet has to present (the request row and the presentation session end together):
  * longer than a request_uri's minute, since the holder consents in the wallet.
  */
 export const INTERACTION_SECONDS = 300
-
-const handle = () => randomBytes(32).toString('base64url')
 
 const invalidSession = (description: string) =>
   new ProtocolError(IA_ERRORS.invalidSession as 'invalid_session', description)
@@ -67,16 +67,16 @@ export function createInteractiveAuthorizationService(
   const endpoint = `${scope.issuerUrl}/${form.path}`
   // Scoped to the form: an auth_session is unknown at the other form's endpoint.
   const authSessionHash = (authSession: string) => codeHash(`${form.authSessionScope}${authSession}`)
-  const authorization = createAuthorizationService(scope)
-  const requests = createAuthorizationRequestRepository(deps.db, tenantId)
-  const loginProviders = createLoginProviderRepository(deps.db, tenantId)
-  const presentations = createPresentationSessionRepository(deps.db, tenantId)
+  // The login wing does the rest: the pushed request, the holder's login, the code.
+  const login = createLoginScope(scope)
+  const { requests, loginProviders, presentations } = login
 
   /** §"Initial Request": the pushed request, then the interaction the wallet supports. */
   async function initial(request: IaInitialRequest, sender: PushSender): Promise<IaOutcome> {
     const { interaction_types_supported: supported, ...parameters } = request
     // No redirect_uri: none is bound to the code, and /token takes none (RFC 6749 §4.1.3).
-    const pushed = await authorization.pushRow(
+    const pushed = await storePushedRequest(
+      login,
       { ...parameters, redirect_uri: parameters.redirect_uri ?? '' },
       sender,
     )
@@ -86,22 +86,22 @@ export function createInteractiveAuthorizationService(
     if (!providerId) {
       // An offer's own claims stand for the holder: authorized as it is (FiPA §5.2.1).
       if (!row.sessionId) throw new ProtocolError('access_denied', 'no holder login is configured')
-      return { kind: 'code', code: await authorization.codeWithoutLogin(row, row.sessionId) }
+      return { kind: 'code', code: await issueCode(login, row, row.sessionId) }
     }
     const provider = await loginProviders.row(providerId)
     if (!provider) {
       await requests.fail(row.id)
       throw new ProtocolError('access_denied', 'the login provider of this credential is gone')
     }
-    const login = provider.kind === 'presentation' ? 'presentation' : 'openid'
-    const interaction = chooseFormInteraction(form, login, supported)
+    const { interactions } = loginKindOf(provider)
+    const interaction = chooseFormInteraction(form, interactions, supported)
     if (!interaction || (interaction.kind === 'web' && !row.redirectUri)) {
       await requests.fail(row.id)
       if (interaction)
         throw new ProtocolError('invalid_request', 'redirect_uri is required to continue on the web')
-      throw missingFormInteraction(form, login === 'presentation' ? ['presentation', 'web'] : ['web'])
+      throw missingFormInteraction(form, interactions)
     }
-    const authSession = handle()
+    const authSession = newHandle()
     if (interaction.kind === 'web') {
       await requests.startInteraction(row.id, {
         authSessionHash: authSessionHash(authSession),
@@ -243,11 +243,11 @@ export function createInteractiveAuthorizationService(
       !(await finishSession(deps, session, { status: 'verified' }, { status: 'verified', claims: {} }, now))
     )
       throw invalidSession('this presentation was answered already')
-    const outcome = await authorization.completeLogin(row, {
-      kind: 'presentation',
-      presentationConfigId: session.presentationConfigId,
-      presented: presentedClaims,
-    })
+    const outcome = await completeLogin(
+      login,
+      row,
+      presentedHolder(session.presentationConfigId, presentedClaims),
+    )
     if ('denied' in outcome) throw new ProtocolError('access_denied', outcome.denied)
     return { kind: 'code', code: outcome.code }
   }

@@ -17,6 +17,7 @@ import {
   type PresentationDeps,
   requestDcqlQuery,
   verifierInfoOf,
+  verifierResponseUri,
 } from '@credential-service/server-kit'
 
 export interface VerifierDeps extends PresentationDeps {
@@ -70,7 +71,7 @@ async function requestObjectUntraced(
     ...authorizationRequestParams({
       clientId: row.clientId,
       responseMode: row.responseMode as RequestObject['response_mode'],
-      responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+      responseUri: verifierResponseUri(deps.publicUrl, tenantId, requestId),
       nonce: row.nonce,
       state: row.state,
       dcqlQuery: await requestDcqlQuery(

@@ -9,6 +9,7 @@ import {
   readAuthorizationResponse,
   sessionEnding,
   verification,
+  verifierResponseUri,
   verifyVpToken,
 } from '@credential-service/server-kit'
 import type { VerifierDeps } from './request-object'
@@ -46,7 +47,7 @@ async function handleResponseUntraced(deps: VerifierDeps, tenantId: string, requ
         kind: 'oid4vp',
         clientId: row.clientId,
         nonce: row.nonce,
-        responseUri: `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`,
+        responseUri: verifierResponseUri(deps.publicUrl, tenantId, requestId),
         encryptionJwk: row.responseMode === 'direct_post.jwt' ? encryptionJwk(deps, row) : undefined,
       },
     })

@@ -42,16 +42,20 @@ describe('issue 37, V-36: the two wire forms of Interactive Authorization', () =
 
   it('IAE §"Interaction Required Response": the answer names the interaction as the wallet did ("MUST NOT set this to a value that was not included"); the FiPA form only knows its own URNs', () => {
     expect(
-      chooseFormInteraction(IAE_FORM, 'presentation', ['redirect_to_web', 'openid4vp_presentation']),
+      chooseFormInteraction(IAE_FORM, ['presentation', 'web'], ['redirect_to_web', 'openid4vp_presentation']),
     ).toStrictEqual({ kind: 'presentation', type: 'openid4vp_presentation' })
-    expect(chooseFormInteraction(IAE_FORM, 'openid', ['urn:openid:dcp:iae:redirect_to_web'])).toStrictEqual({
+    expect(chooseFormInteraction(IAE_FORM, ['web'], ['urn:openid:dcp:iae:redirect_to_web'])).toStrictEqual({
       kind: 'web',
       type: 'urn:openid:dcp:iae:redirect_to_web',
     })
     expect(
-      chooseFormInteraction(IAE_FORM, 'presentation', ['urn:openid:dcp:ia:openid4vp_presentation']),
+      chooseFormInteraction(IAE_FORM, ['presentation', 'web'], ['urn:openid:dcp:ia:openid4vp_presentation']),
     ).toBe(undefined)
-    expect(chooseFormInteraction(IA_FORM, 'presentation', ['openid4vp_presentation'])).toBe(undefined)
+    expect(chooseFormInteraction(IA_FORM, ['presentation', 'web'], ['openid4vp_presentation'])).toBe(
+      undefined,
+    )
+    // An upstream OpenID login is only on the web, whatever else the wallet supports.
+    expect(chooseFormInteraction(IAE_FORM, ['web'], ['openid4vp_presentation'])).toBe(undefined)
     expect(missingFormInteraction(IAE_FORM, ['presentation']).message).toContain(
       "'urn:openid:dcp:iae:openid4vp_presentation'",
     )

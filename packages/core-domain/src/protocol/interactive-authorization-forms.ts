@@ -100,22 +100,23 @@ export const IAE_FORM: IaWireForm = {
 
 /**
  * The interaction this server requires, of those the wallet supports, with the name the wallet gave
- * it: a presentation provider inline when the wallet can, else on the web; an upstream OpenID login
- * only on the web. Undefined: `missing_interaction_type`.
+ * it: the first of the login's `interactions` (its kind's, preferred first: a presentation provider
+ * inline, else on the web; an upstream OpenID login only on the web) the wallet names.
+ * Undefined: `missing_interaction_type`.
  */
 export function chooseFormInteraction(
   form: IaWireForm,
-  login: 'presentation' | 'openid',
+  interactions: readonly InteractionType[],
   supported: readonly string[],
 ): { kind: InteractionType; type: string } | undefined {
-  const named = (kind: InteractionType) => {
+  for (const kind of interactions) {
     const type = form.interactionTypes[kind].find((name) => supported.includes(name))
-    return type ? { kind, type } : undefined
+    if (type) return { kind, type }
   }
-  return (login === 'presentation' ? named('presentation') : undefined) ?? named('web')
+  return undefined
 }
 
-export const missingFormInteraction = (form: IaWireForm, needed: InteractionType[]) =>
+export const missingFormInteraction = (form: IaWireForm, needed: readonly InteractionType[]) =>
   new ProtocolError(
     IA_ERRORS.missingInteractionType,
     `interaction_types_supported in the request is missing the required interaction type ${needed

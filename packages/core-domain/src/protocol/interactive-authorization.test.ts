@@ -64,8 +64,10 @@ describe('issue 26: Interactive Authorization wire details (OpenID4VCI 1.1 worki
   })
 
   it('§"Require Presentation", §"Authorization via Web": which interaction; none is missing_interaction_type', () => {
+    // The interactions of the issuer's login kinds (apps/issuer/src/login/registry.ts), preferred first.
+    const interactions = { presentation: ['presentation', 'web'], openid: ['web'] } as const
     const kind = (login: 'presentation' | 'openid', supported: string[]) =>
-      chooseFormInteraction(IA_FORM, login, supported)?.kind
+      chooseFormInteraction(IA_FORM, interactions[login], supported)?.kind
     expect(kind('presentation', [WEB, PRESENTATION])).toBe('presentation')
     expect(kind('presentation', [WEB])).toBe('web')
     expect(kind('openid', [PRESENTATION, WEB])).toBe('web')

@@ -32,6 +32,7 @@ import { requestDcqlQuery } from '../issuer-anchors'
 import type { KeyRuntime } from '../key-runtime'
 import type { FlowMetrics } from '../metrics'
 import type { TenantCache } from '../tenant-cache'
+import { verifierResponseUri } from './response-uri'
 import { verifierInfoOf } from './verifier-info'
 
 /**
@@ -68,8 +69,8 @@ export interface PresentationSessionCreate {
   webhookEndpointId: string | null
   createdByClientId: string
   /**
-   * Where the wallet posts its response; by default the verifier's response endpoint,
-   * `{publicUrl}/verifiers/{tenant}/responses/{requestId}`.
+   * Where the wallet posts its response; by default the verifier's response endpoint
+   * (verifierResponseUri).
    */
   responseUri?: (requestId: string) => string
   /** Where a `dc-api` page posts the browser's answer; by default the verifier's `/dc-api/{requestId}`. */
@@ -104,7 +105,7 @@ export async function createPresentationSession(
   const sessions = createPresentationSessionRepository(deps.db, tenantId)
   const requestId = randomBytes(24).toString('base64url')
   const responseUri =
-    input.responseUri?.(requestId) ?? `${deps.publicUrl}/verifiers/${tenantId}/responses/${requestId}`
+    input.responseUri?.(requestId) ?? verifierResponseUri(deps.publicUrl, tenantId, requestId)
   const clientId = await requestClientId(deps, tenantId, config, responseUri)
 
   // A fresh ECDH-ES key per request (HAIP 5): a response can only be read by its own request.

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { failureClass } from './authorization'
-import { presentationPage, returnPage } from './presentation-page'
+import { failureClass, presentationPage, returnPage } from './presentation-page'
 
 describe('issue 26: the presentation login pages', () => {
   const data = {

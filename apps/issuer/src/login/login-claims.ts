@@ -1,27 +1,11 @@
-import {
-  type CredentialConfig,
-  claimPath,
-  mapPresentedClaims,
-  resolveClaims,
-} from '@credential-service/core-domain'
-import { selectClaims } from '@credential-service/crypto'
+import { type CredentialConfig, resolveClaims } from '@credential-service/core-domain'
 import { createAttributeProviderRepository } from '@credential-service/db-schema'
-import { fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
+import { type AttributeRequest, fetchAttributes, type ProtocolDeps } from '@credential-service/server-kit'
 import type { TenantScope } from '../tenant-scope'
-import { type AuthenticatedUser, userClaims } from './upstream-login'
 
-type Claims = Record<string, unknown>
-const isObject = (value: unknown): value is Claims =>
+export type Claims = Record<string, unknown>
+export const isObject = (value: unknown): value is Claims =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
-
-function setAt(target: Claims, path: string[], value: unknown) {
-  let node = target
-  for (const key of path.slice(0, -1)) {
-    if (!isObject(node[key])) node[key] = {}
-    node = node[key] as Claims
-  }
-  node[path[path.length - 1] as string] = value
-}
 
 /**
  * Where a session keeps a configuration's mapped login claims while its attribute provider is not
@@ -37,32 +21,18 @@ export function mergeClaims(base: Claims, over: Claims): Claims {
   return out
 }
 
-/**
- * Who logged in: a user of an upstream OpenID provider, or the holder of a presented credential
- * (claims per DCQL credential query id, verified).
- */
-export type HolderLogin =
-  | { kind: 'openid'; user: AuthenticatedUser }
-  | {
-      kind: 'presentation'
-      presentationConfigId: string
-      presented: Record<string, Record<string, unknown>[]>
-    }
+/** What of a configuration its login claims mapping reads. */
+export type MappedConfig = Pick<CredentialConfig, 'fields' | 'userAuthentication'>
 
-/** `userAuthentication.claims`: field path joined by '.' → the login claim (or presented path) that fills it. */
-export function mapLoginClaims(config: CredentialConfig, login: HolderLogin): Claims {
-  const mapping = config.userAuthentication?.claims ?? {}
-  if (login.kind === 'presentation')
-    return mapPresentedClaims(config.fields, mapping, login.presented, selectClaims)
-  const { user } = login
-  const claims: Claims = {}
-  for (const field of config.fields) {
-    const path = claimPath(field)
-    const source = mapping[path.join('.')]
-    if (typeof source === 'string' && user.claims[source] !== undefined)
-      setAt(claims, path, user.claims[source])
-  }
-  return claims
+/**
+ * Who logged in, as their login kind knows them (openid.ts: the upstream user; presentation.ts: the
+ * holder of the presented credentials), so that what follows a login is the same for every kind.
+ */
+export interface HolderLogin {
+  /** A configuration's claims from this login, by its `userAuthentication.claims` mapping. */
+  mappedClaims(config: MappedConfig): Claims
+  /** The holder as an attribute provider is told of them (`user` or `presentation`). */
+  holder: Pick<AttributeRequest, 'user' | 'presentation'>
 }
 
 export type LoginClaimsResult =
@@ -83,7 +53,7 @@ export async function loginClaims(
   const providers = createAttributeProviderRepository(deps.db, tenantId)
   for (const config of options.configs) {
     if (!config.userAuthentication) continue
-    let claims = mapLoginClaims(config, options.login)
+    let claims = options.login.mappedClaims(config)
     const provider = config.attributeProviderId ? await providers.row(config.attributeProviderId) : undefined
     if (provider) {
       const answer = await fetchAttributes(
@@ -92,7 +62,7 @@ export async function loginClaims(
           tenantId,
           sessionId: options.sessionId,
           credentialConfigurationId: config.id,
-          ...holderOf(options.login),
+          ...options.login.holder,
         },
         { cipher: deps.keys.cipher, outbound: deps.outbound },
       )
@@ -114,14 +84,4 @@ export async function loginClaims(
     out[config.id] = resolved.claims
   }
   return { ok: true, claims: out }
-}
-
-/** What an attribute provider is told of the holder: the upstream user, or the presented credential. */
-function holderOf(login: HolderLogin) {
-  if (login.kind === 'presentation')
-    return {
-      presentation: { presentationConfigId: login.presentationConfigId, credentials: login.presented },
-    }
-  const { user } = login
-  return { user: { issuer: user.issuer, sub: user.sub, claims: userClaims(user.claims) } }
 }

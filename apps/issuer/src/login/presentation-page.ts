@@ -12,6 +12,21 @@ export interface PresentationPage {
   statusUrl: string
 }
 
+/**
+ * The class of a failed presentation's reason, for the holder's page (the whole reason is in the
+ * presentation session, for the operator).
+ */
+export function failureClass(reason: string | null): string {
+  const text = (reason ?? '').toLowerCase()
+  if (/revoked|suspended/.test(text)) return 'the credential is revoked or suspended'
+  if (/trust|issuer|certificate|x5c|chain|signature/.test(text))
+    return 'the credential’s issuer is not trusted'
+  if (/(request|session)\b.*\bexpired/.test(text)) return 'the request expired'
+  if (/claim|missing|dcql|query|match/.test(text)) return 'the credential does not hold the claims asked for'
+  if (/access_denied|declined|wallet/.test(text)) return 'the wallet declined'
+  return 'the presentation could not be verified'
+}
+
 /** An HTML answer with its headers. */
 export interface HtmlAnswer {
   html: string

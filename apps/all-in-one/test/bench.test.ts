@@ -101,8 +101,7 @@ describe('pnpm bench', () => {
       const ceilingFlow = row.flow === WALLET_FLOW ? 'issuance (SD-JWT VC)' : row.flow
       const ceiling = report.ceilings.find((c: { flow: string }) => c.flow === ceilingFlow)
       // Interactive Authorization has no ceiling of its own yet (docs/benchmarks.md).
-      if (row.flow.includes('interactive'))
-        expect(row.ceilingRatio).toBeUndefined()
+      if (row.flow.includes('interactive')) expect(row.ceilingRatio).toBeUndefined()
       else expect(row.ceilingRatio).toBeCloseTo(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 1)
       expect(row.peakRssMb['all-in-one']).toBeGreaterThan(0)
       // Issue 20: the ceiling with HTTP adds one bare request per request the flow sent, so the

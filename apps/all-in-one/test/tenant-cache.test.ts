@@ -1,4 +1,6 @@
+import { tenantChanged } from '@credential-service/db-schema'
 import { testDatabases } from '@credential-service/db-schema/testing'
+import { createTenantCache } from '@credential-service/server-kit'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AllInOne, bearer, startAllInOne } from './harness'
@@ -71,6 +73,22 @@ describe.each(testDatabases())('per-process tenant cache on $name', (testDatabas
 
     expect((await inject('PATCH', '/api/key-chains/keys', { description: 'changed' })).statusCode).toBe(200)
     expect(await jwksKids()).toHaveLength(1)
+  })
+
+  it('login providers are cached alike: a holder login reads none per request (issue 44)', async () => {
+    const cache = createTenantCache({ db: service.database.db })
+    await service.database.db.execute(
+      sql`insert into login_providers (tenant_id, id, kind, issuer, client_id, scopes)
+          values (${tenant}, 'op', 'openid', 'https://op.example', 'wallet', '{openid}')`,
+    )
+    expect(await cache.loginProvider(tenant, 'op')).toMatchObject({ id: 'op', clientId: 'wallet' })
+    await service.database.db.execute(
+      sql`delete from login_providers where tenant_id = ${tenant} and id = 'op'`,
+    )
+    expect(await cache.loginProvider(tenant, 'op'), 'deleted behind the cache').toMatchObject({ id: 'op' })
+    // What every audited change does, in this process and (by NOTIFY) in all others.
+    tenantChanged(tenant)
+    expect(await cache.loginProvider(tenant, 'op')).toBeUndefined()
   })
 
   it('a deleted tenant stops being served at once (its issuer answers 404)', async () => {

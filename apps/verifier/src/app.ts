@@ -1,7 +1,5 @@
-import { createRegistrarRepository } from '@credential-service/db-schema'
 import {
   appStatusLists,
-  createTenantMemo,
   oauthErrorHandler,
   type ProtocolAppOptions,
   parseEnv,
@@ -35,10 +33,6 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
     const deps = {
       ...protocolDeps(app, options),
       statusLists: appStatusLists(app, config),
-      // Read per request object before; a registrar change is audited, so announced to every process.
-      registrationCertificates: createTenantMemo((tenantId) =>
-        createRegistrarRepository(options.database.db, tenantId).registrationCertificates(),
-      ).get,
       dcApiSignedClientIdAudience: config.DC_API_SIGNED_CLIENT_ID_AUDIENCE,
     }
     deps.metrics.observeRequests(app, 'verifier')

@@ -2,10 +2,14 @@ import type { Client, CredentialConfig, PresentationConfig, Tenant } from '@cred
 import {
   createClientRepository,
   createCredentialConfigRepository,
+  createLoginProviderRepository,
   createPresentationConfigRepository,
+  createRegistrarRepository,
   createTenantRepository,
   createTrustListRepository,
   type Database,
+  type LoginProviderRow,
+  type RegistrationCertificateRow,
   type TrustListRow,
 } from '@credential-service/db-schema'
 import { createTenantMemo } from './tenant-memo'
@@ -20,6 +24,10 @@ export interface TenantSnapshot {
   clients: Client[]
   /** Trust lists with their held content (a refresh announces a change, so this follows it). */
   trustLists: TrustListRow[]
+  /** Login providers as stored (client secrets sealed): the issuer reads one per holder login. */
+  loginProviders: LoginProviderRow[]
+  /** The registrar's certificates by presentation configuration id (`verifier_info`). */
+  registrationCertificates: Map<string, RegistrationCertificateRow>
 }
 
 export interface TenantCacheOptions {
@@ -33,12 +41,22 @@ export interface TenantCacheOptions {
 export function createTenantCache(options: TenantCacheOptions) {
   const { db } = options
   const snapshots = createTenantMemo(async (tenantId): Promise<TenantSnapshot> => {
-    const [found, credentialConfigs, presentationConfigs, clients, trustLists] = await Promise.all([
+    const [
+      found,
+      credentialConfigs,
+      presentationConfigs,
+      clients,
+      trustLists,
+      loginProviders,
+      registrationCertificates,
+    ] = await Promise.all([
       createTenantRepository(db).getWithGeneration(tenantId),
       createCredentialConfigRepository(db, tenantId).all(),
       createPresentationConfigRepository(db, tenantId).all(),
       createClientRepository(db, tenantId).all(),
       createTrustListRepository(db, tenantId).rows(),
+      createLoginProviderRepository(db, tenantId).rows(),
+      createRegistrarRepository(db, tenantId).registrationCertificates(),
     ])
     return {
       tenant: found?.tenant,
@@ -47,6 +65,8 @@ export function createTenantCache(options: TenantCacheOptions) {
       presentationConfigs,
       clients,
       trustLists,
+      loginProviders,
+      registrationCertificates,
     }
   })
 
@@ -66,6 +86,10 @@ export function createTenantCache(options: TenantCacheOptions) {
     trustLists: async (tenantId: string) => (await snapshots.get(tenantId)).trustLists,
     client: (tenantId: string, clientId: string) =>
       snapshots.find(tenantId, (s) => s.clients.find((client) => client.clientId === clientId)),
+    loginProvider: (tenantId: string, id: string) =>
+      snapshots.find(tenantId, (s) => s.loginProviders.find((provider) => provider.id === id)),
+    registrationCertificate: async (tenantId: string, presentationConfigId: string) =>
+      (await snapshots.get(tenantId)).registrationCertificates.get(presentationConfigId),
   }
 }
 export type TenantCache = ReturnType<typeof createTenantCache>

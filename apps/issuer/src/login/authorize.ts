@@ -38,7 +38,7 @@ export async function authorize(
     )
   const providerId = loginProviderOf(await configsOf(scope, row.credentialConfigurationIds))
   if (providerId) {
-    const provider = await scope.loginProviders.row(providerId)
+    const provider = await scope.loginProvider(providerId)
     if (!provider) return refused(scope, row, 'the login provider of this credential is gone')
     return loginKindOf(provider).start(scope, row, provider, browser)
   }

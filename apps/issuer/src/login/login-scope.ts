@@ -4,9 +4,9 @@ import {
   type AuthorizationRequestRepository,
   createAuthorizationRequestRepository,
   createIssuanceSessionRepository,
-  createLoginProviderRepository,
   createPresentationSessionRepository,
   type IssuanceSessionRepository,
+  type LoginProviderRow,
   type PresentationSessionRepository,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
@@ -25,7 +25,8 @@ export const newHandle = () => randomBytes(32).toString('base64url')
 export interface LoginScope extends TenantScope<ProtocolDeps> {
   requests: AuthorizationRequestRepository
   sessions: IssuanceSessionRepository
-  loginProviders: ReturnType<typeof createLoginProviderRepository>
+  /** A login provider as stored, from the tenant cache (a change is announced to every process). */
+  loginProvider: (id: string) => Promise<LoginProviderRow | undefined>
   presentations: PresentationSessionRepository
   /** `Path` of the login cookie: the tenant's issuer path. */
   cookiePath: string
@@ -37,7 +38,7 @@ export function createLoginScope(scope: TenantScope<ProtocolDeps>): LoginScope {
     ...scope,
     requests: createAuthorizationRequestRepository(deps.db, tenantId),
     sessions: createIssuanceSessionRepository(deps.db, tenantId),
-    loginProviders: createLoginProviderRepository(deps.db, tenantId),
+    loginProvider: (id) => deps.tenants.loginProvider(tenantId, id),
     presentations: createPresentationSessionRepository(deps.db, tenantId),
     cookiePath: new URL(scope.issuerUrl).pathname,
   }

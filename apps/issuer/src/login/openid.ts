@@ -104,7 +104,7 @@ async function finishOpenIdLogin(
   row: AuthorizationRequestRow,
   answer: { code: string; iss: string | undefined; secrets: LoginSecrets },
 ): Promise<AuthorizationStep> {
-  const provider = await scope.loginProviders.row(row.loginProviderId as string)
+  const provider = await scope.loginProvider(row.loginProviderId as string)
   if (!provider || !isOpenIdProvider(provider))
     return denied(scope, row, 'the login provider of this credential is gone')
   const user = await finishLogin(provider, { ...answer, redirectUri: callbackUrl(scope) }, loginDeps(scope))

@@ -69,7 +69,7 @@ export function createInteractiveAuthorizationService(
   const authSessionHash = (authSession: string) => codeHash(`${form.authSessionScope}${authSession}`)
   // The login wing does the rest: the pushed request, the holder's login, the code.
   const login = createLoginScope(scope)
-  const { requests, loginProviders, presentations } = login
+  const { requests, loginProvider, presentations } = login
 
   /** §"Initial Request": the pushed request, then the interaction the wallet supports. */
   async function initial(request: IaInitialRequest, sender: PushSender): Promise<IaOutcome> {
@@ -88,7 +88,7 @@ export function createInteractiveAuthorizationService(
       if (!row.sessionId) throw new ProtocolError('access_denied', 'no holder login is configured')
       return { kind: 'code', code: await issueCode(login, row, row.sessionId) }
     }
-    const provider = await loginProviders.row(providerId)
+    const provider = await loginProvider(providerId)
     if (!provider) {
       await requests.fail(row.id)
       throw new ProtocolError('access_denied', 'the login provider of this credential is gone')

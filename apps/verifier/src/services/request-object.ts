@@ -8,10 +8,7 @@ import {
 } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
 import { requestKeyReference, signRequestObject } from '@credential-service/crypto'
-import {
-  createPresentationSessionRepository,
-  type RegistrationCertificateRow,
-} from '@credential-service/db-schema'
+import { createPresentationSessionRepository } from '@credential-service/db-schema'
 import {
   encryptionJwk,
   type PresentationDeps,
@@ -21,8 +18,6 @@ import {
 } from '@credential-service/server-kit'
 
 export interface VerifierDeps extends PresentationDeps {
-  /** A tenant's registration certificates by presentation configuration, read once per change. */
-  registrationCertificates: (tenantId: string) => Promise<Map<string, RegistrationCertificateRow>>
   /** DC_API_SIGNED_CLIENT_ID_AUDIENCE: a signed DC API answer may also bind to the client id. */
   dcApiSignedClientIdAudience: boolean
 }
@@ -31,7 +26,7 @@ export { RESPONSE_ENC_VALUES, VP_FORMATS_SUPPORTED }
 
 /** `verifier_info` (OpenID4VP 1.0 §5.1), from the tenant's registration certificates read once per change. */
 async function verifierInfo(deps: VerifierDeps, tenantId: string, config: PresentationConfig) {
-  return verifierInfoOf((await deps.registrationCertificates(tenantId)).get(config.id), config, deps.now())
+  return verifierInfoOf(await deps.tenants.registrationCertificate(tenantId, config.id), config, deps.now())
 }
 
 /**

@@ -64,13 +64,16 @@ export function owned<Row extends { id: string }, T>(
       const row = await this.row(id, tx)
       return row && map(row)
     },
-    async all(tx: Executor = db): Promise<T[]> {
-      const rows = (await tx
+    /** The tenant's rows as stored (secrets sealed), by id. */
+    async rows(tx: Executor = db): Promise<Row[]> {
+      return (await tx
         .select()
         .from(table as PgTable)
         .where(eq(table.tenantId, tenantId))
         .orderBy(asc(table.id))) as unknown as Row[]
-      return rows.map(map)
+    },
+    async all(tx: Executor = db): Promise<T[]> {
+      return (await this.rows(tx)).map(map)
     },
     /** Insert or replace by id; `createdAt` survives a replace. */
     async upsert(values: Record<string, unknown>, tx: Executor = db): Promise<T> {

@@ -23,11 +23,7 @@ import {
   verifierAttestationIssues,
   verifierClientId,
 } from '@credential-service/crypto'
-import {
-  createPresentationSessionRepository,
-  createRegistrarRepository,
-  type Database,
-} from '@credential-service/db-schema'
+import { createPresentationSessionRepository, type Database } from '@credential-service/db-schema'
 import { requestDcqlQuery } from '../issuer-anchors'
 import type { KeyRuntime } from '../key-runtime'
 import type { FlowMetrics } from '../metrics'
@@ -270,7 +266,7 @@ export async function dcApiRequests(
       const signer = await deps.keys.signer(tenantId, config.keyChainId)
       const iat = Math.floor(deps.now().getTime() / 1000)
       const info = verifierInfoOf(
-        await createRegistrarRepository(deps.db, tenantId).registrationCertificate(config.id),
+        await deps.tenants.registrationCertificate(tenantId, config.id),
         config,
         deps.now(),
       )

@@ -47,6 +47,13 @@ export {
   openAnnexCResponse,
   verifyMdocPresentation,
 } from './mdoc'
+export type {
+  FormatRuntime,
+  HolderBinding,
+  IssueCredentialOptions,
+  VerifyPresentationOptions,
+} from './formats/format-runtime'
+export { formatRuntime, formatRuntimes } from './formats/registry'
 export { isSelfSigned, parseCertificate, x5cEntry } from './parsed-certificates'
 export type { PathProfile, PathValidation, ValidatePathOptions } from './path-validation'
 export {

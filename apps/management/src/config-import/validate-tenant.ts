@@ -8,6 +8,7 @@ import {
   checkOutboundUrl,
   checkRedirectUri,
   findRemovedCredentialFields,
+  formatMemberIssues,
   findRemovedKeyChainFields,
   type KeyChainCreate,
   type LoginProviderData,
@@ -179,6 +180,12 @@ export function validateTenantFolder(
     const removed = findRemovedCredentialFields(file.json, '')
     if (removed.length) {
       issues.push(...located(file.file, removed))
+      continue
+    }
+    // The format's type member, named by its rule as the API does (before the union's parse).
+    const members = formatMemberIssues(file.json, '')
+    if (members.length) {
+      issues.push(...located(file.file, members))
       continue
     }
     const parsed = parse(zCredentialConfigInput, file, issues)

@@ -138,9 +138,8 @@ describe.each(testDatabases())('issue 38: every registered credential format on 
       options: { tenant?: 'a' | 'b'; tamper?: Partial<Binding> } = {},
     ) {
       const auth = tenants[options.tenant ?? 'a']
-      const request = (
-        await call('POST', '/api/presentation-requests', { presentationConfigId: ask }, auth)
-      ).body
+      const request = (await call('POST', '/api/presentation-requests', { presentationConfigId: ask }, auth))
+        .body
       const claims = zRequestObject.parse(decodeJwt(await (await fetch(request.requestUri)).text()))
       const vp = await format.present(issued, {
         nonce: claims.nonce,
@@ -172,9 +171,15 @@ describe.each(testDatabases())('issue 38: every registered credential format on 
       const entry = (await format.statusEntry(issued.credential)) as StatusEntry
       expect(entry).toStrictEqual({ idx: expect.any(Number), uri: expect.any(String) })
       expect(entry.uri.startsWith(`${baseUrl}/issuers/`)).toBe(true)
-      const bit = async () => getListFromStatusListJWT(await (await fetch(entry.uri)).text()).getStatus(entry.idx)
+      const bit = async () =>
+        getListFromStatusListJWT(await (await fetch(entry.uri)).text()).getStatus(entry.idx)
       expect(await bit()).toBe(0)
-      const revoked = await call('POST', `/api/sessions/${issued.sessionId}/status`, { status: 'revoked' }, tenants.a)
+      const revoked = await call(
+        'POST',
+        `/api/sessions/${issued.sessionId}/status`,
+        { status: 'revoked' },
+        tenants.a,
+      )
       expect(revoked.body).toMatchObject({ status: 'revoked', changed: 1 })
       expect(await bit()).toBe(1)
       expect(await present(issued, check)).toMatchObject({
@@ -185,7 +190,10 @@ describe.each(testDatabases())('issue 38: every registered credential format on 
 
     it('V-27: a credential of another type than the query asks for is refused', async () => {
       const session = await present(await issue(), `${format.configurationId}-other-type`)
-      expect(session).toMatchObject({ status: 'failed', failureReason: expect.stringMatching(format.wrongType) })
+      expect(session).toMatchObject({
+        status: 'failed',
+        failureReason: expect.stringMatching(format.wrongType),
+      })
     })
 
     it('V-27, V-28, V-30: a presentation bound to another nonce, or another audience, is refused', async () => {

@@ -75,10 +75,6 @@ export {
   zStatusListQuery,
 } from './contract/credential-status'
 export type { DcqlQuery } from './contract/dcql'
-export { formatMemberIssues } from './formats/config-rules'
-export { CREDENTIAL_FORMATS } from './formats/credential-format'
-export type { DcqlClaimQuery, DcqlCredentialQuery, FormatIssue, FormatSpec } from './formats/format-spec'
-export { allFormatSpecs, credentialTypeOf, formatSpec, formatSpecs } from './formats/registry'
 export { zDcqlClaim, zDcqlCredentialQuery, zDcqlCredentialSet, zDcqlQuery } from './contract/dcql'
 export type {
   AttributeProvider,
@@ -283,6 +279,10 @@ export {
   UpstreamError,
   UpstreamUnavailableError,
 } from './errors'
+export { formatMemberIssues } from './formats/config-rules'
+export { CREDENTIAL_FORMATS } from './formats/credential-format'
+export type { DcqlClaimQuery, DcqlCredentialQuery, FormatIssue, FormatSpec } from './formats/format-spec'
+export { allFormatSpecs, credentialTypeOf, formatSpec, formatSpecs } from './formats/registry'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
 export type { AuthorizationRequestParamsOptions } from './protocol/authorization-request'

@@ -11,20 +11,26 @@ describe('issue 38: the credential format registry', () => {
     for (const format of CREDENTIAL_FORMATS) expect(formatSpecs[format].format).toBe(format)
   })
 
-  it.each(CREDENTIAL_FORMATS)('spec §2.2: a %s config is its own member of the union, typed by its type member', (format) => {
-    const { typeMember } = formatSpecs[format]
-    const config = zIssuerMetadataConfig.parse({ format, [typeMember]: 'urn:example:type' })
-    expect(credentialTypeOf(config)).toBe('urn:example:type')
-    expect(zIssuerMetadataConfig.safeParse({ format }).success).toBe(false)
-    const others = CREDENTIAL_FORMATS.filter((other) => other !== format)
-    for (const other of others) {
-      const foreign = { format, [typeMember]: 'x', [formatSpecs[other].typeMember]: 'y' }
-      expect(zIssuerMetadataConfig.safeParse(foreign).success).toBe(false)
-      expect(formatMemberIssues({ config: foreign })).toStrictEqual([
-        { path: `body.config.${formatSpecs[other].typeMember}`, message: `${formatSpecs[other].typeMember} applies to ${other} only` },
-      ])
-    }
-  })
+  it.each(CREDENTIAL_FORMATS)(
+    'spec §2.2: a %s config is its own member of the union, typed by its type member',
+    (format) => {
+      const { typeMember } = formatSpecs[format]
+      const config = zIssuerMetadataConfig.parse({ format, [typeMember]: 'urn:example:type' })
+      expect(credentialTypeOf(config)).toBe('urn:example:type')
+      expect(zIssuerMetadataConfig.safeParse({ format }).success).toBe(false)
+      const others = CREDENTIAL_FORMATS.filter((other) => other !== format)
+      for (const other of others) {
+        const foreign = { format, [typeMember]: 'x', [formatSpecs[other].typeMember]: 'y' }
+        expect(zIssuerMetadataConfig.safeParse(foreign).success).toBe(false)
+        expect(formatMemberIssues({ config: foreign })).toStrictEqual([
+          {
+            path: `body.config.${formatSpecs[other].typeMember}`,
+            message: `${formatSpecs[other].typeMember} applies to ${other} only`,
+          },
+        ])
+      }
+    },
+  )
 
   it('leaves an unknown format and a body without config to the parser', () => {
     expect(formatMemberIssues({ config: { format: 'jwt_vc_json' } })).toStrictEqual([])

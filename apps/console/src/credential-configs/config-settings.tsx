@@ -1,3 +1,4 @@
+import { allFormatSpecs, type CredentialFormat, formatSpec } from '@credential-service/core-domain'
 import {
   Autocomplete,
   Button,
@@ -14,7 +15,6 @@ import {
   Textarea,
   TextInput,
 } from '@mantine/core'
-import { allFormatSpecs, type CredentialFormat, formatSpec } from '@credential-service/core-domain'
 import type { UseFormReturnType } from '@mantine/form'
 import type { CredentialConfigValues } from './config-values'
 import { LabelRows } from './field-editor'
@@ -69,7 +69,10 @@ export function ConfigIdentity({
         <SegmentedControl
           aria-labelledby="format-label"
           readOnly={readOnly}
-          data={allFormatSpecs().map((spec) => ({ value: spec.format, label: `${spec.title} (${spec.format})` }))}
+          data={allFormatSpecs().map((spec) => ({
+            value: spec.format,
+            label: `${spec.title} (${spec.format})`,
+          }))}
           {...form.getInputProps('config.format')}
         />
       </Stack>

@@ -1,3 +1,4 @@
+import { credentialTypeOf, formatSpec } from '@credential-service/core-domain'
 import {
   Alert,
   Button,
@@ -12,7 +13,6 @@ import {
   Textarea,
   TextInput,
 } from '@mantine/core'
-import { credentialTypeOf, formatSpec } from '@credential-service/core-domain'
 import { useState } from 'react'
 import {
   buildDcql,

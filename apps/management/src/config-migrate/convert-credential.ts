@@ -1,6 +1,6 @@
 import {
-  CREDENTIAL_FORMATS,
   type ClaimField,
+  CREDENTIAL_FORMATS,
   type FieldType,
   formatSpec,
 } from '@credential-service/core-domain'

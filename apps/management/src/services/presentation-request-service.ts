@@ -82,8 +82,9 @@ export function createPresentationRequestService(
       const unchecked = config.dcqlQuery.credentials.filter((c) => !formatSpec(c.format).transactionData)
       const uncheckedIds = new Set(unchecked.map((c) => c.id))
       const refusedIds =
-        input.transactionData?.flatMap((entry) => entry.credential_ids.filter((id) => uncheckedIds.has(id))) ??
-        []
+        input.transactionData?.flatMap((entry) =>
+          entry.credential_ids.filter((id) => uncheckedIds.has(id)),
+        ) ?? []
       if (refusedIds.length) {
         const formats = [...new Set(unchecked.filter((c) => refusedIds.includes(c.id)).map((c) => c.format))]
         const message = `transaction data for ${formats.join(', ')} credentials is not supported: ${refusedIds.join(', ')}`

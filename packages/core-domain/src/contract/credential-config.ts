@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { type ConfigSchema, configSchemas } from '../formats/config-schemas'
-import { CREDENTIAL_FORMATS } from '../formats/credential-format'
 import { zLocale } from '../formats/config-shape'
+import { CREDENTIAL_FORMATS } from '../formats/credential-format'
 import { zTimestamp } from './common'
 import { zKeyChainId } from './key-chain'
 

@@ -23,6 +23,9 @@ export function formatMemberIssues(body: unknown, prefix = 'body'): ValidationIs
     issues.push({ path: at(own.typeMember), message: `${format} configurations need a ${own.typeMember}` })
   for (const other of allFormatSpecs())
     if (other.typeMember !== own.typeMember && other.typeMember in config)
-      issues.push({ path: at(other.typeMember), message: `${other.typeMember} applies to ${other.format} only` })
+      issues.push({
+        path: at(other.typeMember),
+        message: `${other.typeMember} applies to ${other.format} only`,
+      })
   return issues
 }

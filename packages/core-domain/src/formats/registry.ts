@@ -14,11 +14,15 @@ export const formatSpecs: { [F in CredentialFormat]: FormatSpec<F> } = {
   mso_mdoc: mdocSpec,
 }
 
-/** The spec of a format. */
-export const formatSpec = (format: CredentialFormat): FormatSpec => formatSpecs[format]
+/**
+ * The spec of a format. Its methods take that format's `config`: callers pass the value whose
+ * `format` picked it (the conditional types make the map's members look invariant to the compiler).
+ */
+export const formatSpec = (format: CredentialFormat): FormatSpec => formatSpecs[format] as FormatSpec
 
 /** The credential type of a configuration's `config` (its `vct`, `docType`, …). */
-export const credentialTypeOf = (config: IssuerMetadataConfig): string => formatSpec(config.format).typeOf(config)
+export const credentialTypeOf = (config: IssuerMetadataConfig): string =>
+  formatSpec(config.format).typeOf(config)
 
 /** Every format's spec, in the order of CREDENTIAL_FORMATS. */
 export const allFormatSpecs = (): FormatSpec[] => CREDENTIAL_FORMATS.map(formatSpec)

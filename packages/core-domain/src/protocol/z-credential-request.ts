@@ -28,10 +28,14 @@ const JWT_PROOFS = 'proofs.jwt must be a non-empty array of JWTs'
 const ONE_ATTESTATION = 'proofs.attestation must hold exactly one key attestation'
 
 /** `proofs.jwt` (OpenID4VCI 1.0 §8.2.1.1, Appendix F.1): one proof JWT per holder key. */
-export const zJwtProofs = z.array(z.string({ error: JWT_PROOFS }), { error: JWT_PROOFS }).min(1, { error: JWT_PROOFS })
+export const zJwtProofs = z
+  .array(z.string({ error: JWT_PROOFS }), { error: JWT_PROOFS })
+  .min(1, { error: JWT_PROOFS })
 
 /** `proofs.attestation` (Appendix F.3): exactly one key attestation, itself verified by the issuer. */
-export const zAttestationProofs = z.array(z.unknown(), { error: ONE_ATTESTATION }).length(1, { error: ONE_ATTESTATION })
+export const zAttestationProofs = z
+  .array(z.unknown(), { error: ONE_ATTESTATION })
+  .length(1, { error: ONE_ATTESTATION })
 
 /** The proof types this issuer takes, one schema each (§8.2: `proofs` is keyed by the proof type). */
 export const proofTypeSchemas = { jwt: zJwtProofs, attestation: zAttestationProofs }

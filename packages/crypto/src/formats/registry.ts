@@ -12,5 +12,9 @@ export const formatRuntimes: { [F in CredentialFormat]: FormatRuntime<F> } = {
   mso_mdoc: mdocRuntime,
 }
 
-/** The runtime of a format. */
-export const formatRuntime = (format: CredentialFormat): FormatRuntime => formatRuntimes[format]
+/**
+ * The runtime of a format. It issues from that format's `config`: callers pass the configuration
+ * whose `format` picked it (the conditional types make the map's members look invariant).
+ */
+export const formatRuntime = (format: CredentialFormat): FormatRuntime =>
+  formatRuntimes[format] as FormatRuntime

@@ -17,8 +17,12 @@ export const ISSUER_SET_CLAIMS = ['iss', 'iat', 'exp', 'cnf', 'vct', 'vct#integr
 export function sdJwtVcFieldIssues(field: ClaimField): FormatIssue[] {
   const top = field.path[0] as string
   if (field.disclosable && (NON_DISCLOSABLE_CLAIMS as readonly string[]).includes(top))
-    return [{ path: 'disclosable', message: `'${top}' must not be selectively disclosable (SD-JWT VC §3.2.2.2)` }]
+    return [
+      { path: 'disclosable', message: `'${top}' must not be selectively disclosable (SD-JWT VC §3.2.2.2)` },
+    ]
   if ((ISSUER_SET_CLAIMS as readonly string[]).includes(top))
-    return [{ path: 'path', message: `'${top}' is set by the issuer in every credential; it cannot be a field` }]
+    return [
+      { path: 'path', message: `'${top}' is set by the issuer in every credential; it cannot be a field` },
+    ]
   return []
 }

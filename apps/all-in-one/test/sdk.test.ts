@@ -539,7 +539,14 @@ function listFiles(dir: string): string[] {
 
 /** What an integrator's TypeScript sees: typed methods, named types, and errors for wrong input. */
 const SCRATCH_TYPES_ESM = `
-import { createManagementClient, type KeyChain, type Session, type Tenant, type WebhookEvent } from '@credential-service/sdk'
+import {
+  createManagementClient,
+  type CredentialConfig,
+  type KeyChain,
+  type Session,
+  type Tenant,
+  type WebhookEvent,
+} from '@credential-service/sdk'
 const api = createManagementClient({ baseUrl: 'https://credentials.example.com', clientId: 'a', clientSecret: 'b' })
 export const tenant: Promise<Tenant> = api.getTenant('acme')
 export const chain: Promise<KeyChain> = api.createKeyChain({ source: 'generate' })
@@ -548,6 +555,11 @@ export const session: Promise<Session> = api.waitForSession('ses_1', { until: ['
 api.getTenant(1)
 // @ts-expect-error spec §9.2: a credential configuration has no \`claims\`
 api.createCredentialConfig({ claims: {} })
+// Issue 38: a configuration's \`config\` is a union on \`format\`; its type member is read after narrowing.
+export const typeOf = (config: CredentialConfig['config']): string =>
+  config.format === 'mso_mdoc' ? config.docType : config.vct
+// @ts-expect-error an mso_mdoc configuration names a docType, never a vct
+export const mixed: CredentialConfig['config'] = { format: 'mso_mdoc', vct: 'urn:example:pid:1' }
 // Issue 21: a webhook handler narrows the typed body by \`type\` and \`status\`.
 export const onWebhook = (event: WebhookEvent): string =>
   event.type === 'issuance.notification'

@@ -38,6 +38,8 @@ export type {
   CredentialFormat,
   FieldDisplay,
   FieldType,
+  IssuerMetadataConfig,
+  IssuerMetadataConfigOf,
   KeyAttestationPolicy,
   LoginClaimSource,
 } from './contract/credential-config'
@@ -277,6 +279,10 @@ export {
   UpstreamError,
   UpstreamUnavailableError,
 } from './errors'
+export { formatMemberIssues } from './formats/config-rules'
+export { CREDENTIAL_FORMATS } from './formats/credential-format'
+export type { DcqlClaimQuery, DcqlCredentialQuery, FormatIssue, FormatSpec } from './formats/format-spec'
+export { allFormatSpecs, credentialTypeOf, formatSpec, formatSpecs } from './formats/registry'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
 export type { AuthorizationRequestParamsOptions } from './protocol/authorization-request'
@@ -367,11 +373,17 @@ export {
 export type {
   CredentialRequest,
   CredentialResponseEncryption,
+  ParsedProofs,
+  ProofType,
 } from './protocol/z-credential-request'
 export {
   parseCredentialRequest,
+  parseProofs,
+  proofTypeSchemas,
+  zAttestationProofs,
   zCredentialRequest,
   zCredentialResponseEncryption,
+  zJwtProofs,
 } from './protocol/z-credential-request'
 export type { DeferredCredentialRequest } from './protocol/z-deferred-credential-request'
 export {

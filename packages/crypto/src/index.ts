@@ -17,6 +17,13 @@ export type { ListOfTrustedLists, TrustedListPointer } from './etsi-lotl'
 export { readListOfTrustedLists } from './etsi-lotl'
 export type { TrustedListContent } from './etsi-trusted-list'
 export { readTrustedList, TrustedListError } from './etsi-trusted-list'
+export type {
+  FormatRuntime,
+  HolderBinding,
+  IssueCredentialOptions,
+  VerifyPresentationOptions,
+} from './formats/format-runtime'
+export { formatRuntime, formatRuntimes } from './formats/registry'
 export { subresourceIntegrity } from './integrity'
 export { certificateNamesIssuer, issuerNameRefusal } from './issuer-san'
 export { DecryptionError } from './json-cipher'

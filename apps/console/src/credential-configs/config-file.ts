@@ -1,6 +1,7 @@
 import {
   type CredentialConfigInput,
   findRemovedCredentialFields,
+  formatMemberIssues,
   zCredentialConfigInput,
 } from '@credential-service/core-domain'
 
@@ -55,6 +56,13 @@ export function readConfigFile(text: string, fileName: string): ReadConfigFileRe
     return {
       ok: false,
       issues: removed.map(({ path, message }) => ({ path: path.replace(/^body\.?/, ''), message })),
+    }
+  // The format's type member (vct, docType), named as the API names it.
+  const members = formatMemberIssues(body)
+  if (members.length)
+    return {
+      ok: false,
+      issues: members.map(({ path, message }) => ({ path: path.replace(/^body\.?/, ''), message })),
     }
   const parsed = zCredentialConfigInput.safeParse(body)
   if (!parsed.success)

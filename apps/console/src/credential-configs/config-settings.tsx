@@ -1,3 +1,4 @@
+import { allFormatSpecs, type CredentialFormat, formatSpec } from '@credential-service/core-domain'
 import {
   Autocomplete,
   Button,
@@ -20,6 +21,12 @@ import { LabelRows } from './field-editor'
 
 type Form = UseFormReturnType<CredentialConfigValues>
 
+/** The input of each format's type member (FormatSpec `typeMember`). */
+const TYPE_INPUTS: { [F in CredentialFormat]: { label: string; description: string } } = {
+  'dc+sd-jwt': { label: 'Verifiable credential type (vct)', description: 'e.g. urn:eudi:pid:1' },
+  mso_mdoc: { label: 'Document type (docType)', description: 'e.g. org.iso.18013.5.1.mDL' },
+}
+
 /** Ids to pick from for a reference (key chain, attribute provider…); empty when the roles cannot list them. */
 export interface ReferenceOptions {
   keyChains: string[]
@@ -38,7 +45,7 @@ export function ConfigIdentity({
   editing: boolean
   readOnly: boolean
 }) {
-  const mdoc = form.values.config.format === 'mso_mdoc'
+  const { format } = form.values.config
   return (
     <Stack gap="sm">
       <TextInput
@@ -62,30 +69,20 @@ export function ConfigIdentity({
         <SegmentedControl
           aria-labelledby="format-label"
           readOnly={readOnly}
-          data={[
-            { value: 'dc+sd-jwt', label: 'SD-JWT VC (dc+sd-jwt)' },
-            { value: 'mso_mdoc', label: 'mdoc (mso_mdoc)' },
-          ]}
+          data={allFormatSpecs().map((spec) => ({
+            value: spec.format,
+            label: `${spec.title} (${spec.format})`,
+          }))}
           {...form.getInputProps('config.format')}
         />
       </Stack>
-      {mdoc ? (
-        <TextInput
-          label="Document type (docType)"
-          description="e.g. org.iso.18013.5.1.mDL"
-          required
-          readOnly={readOnly}
-          {...form.getInputProps('config.docType')}
-        />
-      ) : (
-        <TextInput
-          label="Verifiable credential type (vct)"
-          description="e.g. urn:eudi:pid:1"
-          required
-          readOnly={readOnly}
-          {...form.getInputProps('config.vct')}
-        />
-      )}
+      <TextInput
+        key={format}
+        {...TYPE_INPUTS[format]}
+        required
+        readOnly={readOnly}
+        {...form.getInputProps(`config.${formatSpec(format).typeMember}`)}
+      />
       <TextInput
         label="Scope"
         description="OAuth scope of this credential (HAIP 4.3); default: the id"

@@ -1,9 +1,10 @@
-import type {
-  ClaimField,
-  CredentialConfigInput,
-  CredentialFormat,
-  FieldDisplay,
-  FieldType,
+import {
+  type ClaimField,
+  type CredentialConfigInput,
+  type CredentialFormat,
+  type FieldDisplay,
+  type FieldType,
+  formatSpec,
 } from '@credential-service/core-domain'
 
 /** One label of a field or of the credential, per locale. */
@@ -24,7 +25,7 @@ export interface FieldRow {
   type: FieldType
   mandatory: boolean
   disclosable: boolean
-  /** mso_mdoc only; left out of the body of an SD-JWT VC configuration. */
+  /** Formats whose fields have a namespace only (mso_mdoc); left out of the body of the others. */
   namespace: string
   display: DisplayRow[]
   /** Text for string, date and date-time fields; JSON for the other types; empty: no default. */
@@ -37,6 +38,7 @@ export type CredentialConfigValues = {
   description: string
   config: {
     format: CredentialFormat
+    /** The type member of each format (FormatSpec `typeMember`), kept while the format is switched. */
     vct: string
     docType: string
     scope: string
@@ -127,14 +129,16 @@ const displayRow = (display: FieldDisplay): DisplayRow =>
     ? { locale: display.lang, name: display.label }
     : { locale: display.locale, name: display.name }
 
-/** One field of a row; the namespace only for mso_mdoc. */
+/** One field of a row; the namespace only where the format's fields have one (mso_mdoc). */
 export function fieldOfRow(row: FieldRow, format: CredentialFormat): ClaimField {
   return {
     path: parsePath(row.path),
     type: row.type,
     ...(row.mandatory ? { mandatory: true } : {}),
     ...(row.disclosable ? { disclosable: true } : {}),
-    ...(format === 'mso_mdoc' && optional(row.namespace) ? { namespace: row.namespace.trim() } : {}),
+    ...(formatSpec(format).namespacedFields && optional(row.namespace)
+      ? { namespace: row.namespace.trim() }
+      : {}),
     ...(row.display.length
       ? { display: row.display.map((label) => ({ name: label.name, locale: label.locale.trim() })) }
       : {}),
@@ -172,19 +176,20 @@ export function newFieldRow(previous?: FieldRow): FieldRow {
 /** The request body (CredentialConfigDefinition) of the editor's values: empty optional inputs left out. */
 export function configBody(values: CredentialConfigValues): CredentialConfigInput {
   const { config, userAuthentication, keyAttestation } = values
-  const mdoc = config.format === 'mso_mdoc'
+  const typeMember = formatSpec(config.format).typeMember as TypeMember
   const claims = userAuthentication.claims.filter((row) => row.field.trim() || row.claim.trim())
   return withoutUndefined({
     id: values.id.trim(),
     description: optional(values.description),
+    // Only the format's own type member; left empty, the API names it (formatMemberIssues).
     config: {
       format: config.format,
-      ...(mdoc ? { docType: optional(config.docType) } : { vct: optional(config.vct) }),
+      [typeMember]: optional(config[typeMember]),
       scope: optional(config.scope),
       display: config.display.length
         ? config.display.map((row) => ({ ...row.extra, name: row.name, locale: row.locale.trim() }))
         : undefined,
-    },
+    } as CredentialConfigInput['config'],
     fields: values.fields.map((row) => fieldOfRow(row, config.format)),
     keyChainId: values.keyChainId.trim(),
     attributeProviderId: optional(values.attributeProviderId),
@@ -227,6 +232,13 @@ function withoutUndefined<T>(value: T): T {
   ) as T
 }
 
+/** The type members the editor has an input for, one per format. */
+type TypeMember = 'vct' | 'docType'
+
+/** A type member of a stored `config`, or empty when its format has another one. */
+const memberOf = (meta: CredentialConfigInput['config'] | undefined, member: TypeMember): string =>
+  meta && member in meta ? String((meta as Record<string, unknown>)[member]) : ''
+
 /** The editor's values of a configuration (stored, imported, or none: a new SD-JWT VC one). */
 export function configValues(config?: CredentialConfigInput): CredentialConfigValues {
   const meta = config?.config
@@ -235,8 +247,8 @@ export function configValues(config?: CredentialConfigInput): CredentialConfigVa
     description: config?.description ?? '',
     config: {
       format: meta?.format ?? 'dc+sd-jwt',
-      vct: meta?.vct ?? '',
-      docType: meta?.docType ?? '',
+      vct: memberOf(meta, 'vct'),
+      docType: memberOf(meta, 'docType'),
       scope: meta?.scope ?? '',
       display: (meta?.display ?? []).map(({ name, locale, ...extra }) => ({ name, locale, extra })),
     },

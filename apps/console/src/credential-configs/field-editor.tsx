@@ -1,4 +1,4 @@
-import { zFieldType } from '@credential-service/core-domain'
+import { formatSpec, zFieldType } from '@credential-service/core-domain'
 import {
   ActionIcon,
   Button,
@@ -24,7 +24,8 @@ const TEXT_DEFAULT = ['string', 'date', 'date-time']
  */
 export function FieldEditor({ form, readOnly }: { form: Form; readOnly: boolean }) {
   const { fields, config } = form.values
-  const mdoc = config.format === 'mso_mdoc'
+  // mdoc fields sit in a namespace and are released element by element.
+  const mdoc = formatSpec(config.format).namespacedFields
   return (
     <Stack gap="sm">
       {fields.map((row, index) => {

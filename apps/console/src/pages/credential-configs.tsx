@@ -1,3 +1,4 @@
+import { credentialTypeOf } from '@credential-service/core-domain'
 import { Anchor, Badge, Button, Group, Stack, Table, Text, VisuallyHidden } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
 import { Link } from 'react-router'
@@ -59,7 +60,7 @@ export default function CredentialConfigsPage() {
                 <Badge variant="light">{config.config.format}</Badge>
               </Table.Td>
               <Table.Td>
-                <Text size="sm">{config.config.vct ?? config.config.docType}</Text>
+                <Text size="sm">{credentialTypeOf(config.config)}</Text>
               </Table.Td>
               <Table.Td>{config.fields.length}</Table.Td>
               <Table.Td>{config.keyChainId}</Table.Td>

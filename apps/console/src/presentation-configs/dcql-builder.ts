@@ -1,7 +1,9 @@
 import {
   type CredentialConfigInput,
   checkDcqlQuery,
+  credentialTypeOf,
   type DcqlQuery,
+  formatSpec,
   zDcqlQuery,
 } from '@credential-service/core-domain'
 
@@ -33,7 +35,7 @@ export interface CredentialPick {
  * `[namespace, element]` (OpenID4VP §7.2), the element being the field's first segment.
  */
 export function claimOptions(config: PickableConfig): ClaimOption[] {
-  const mdoc = config.config.format === 'mso_mdoc'
+  const mdoc = formatSpec(config.config.format).namespacedFields
   const options = new Map<string, ClaimOption>()
   for (const field of config.fields) {
     const path = mdoc ? [field.namespace ?? '', field.path[0] ?? ''] : field.path
@@ -41,6 +43,13 @@ export function claimOptions(config: PickableConfig): ClaimOption[] {
     if (!options.has(key)) options.set(key, { key, path, label: path.join(mdoc ? ' / ' : '.') })
   }
   return [...options.values()]
+}
+
+/** A DCQL `meta` as the builder shows it: `vct_values [a, b]`, `doctype_value x`. */
+export function metaText(meta: Record<string, unknown>): string {
+  return Object.entries(meta)
+    .map(([name, value]) => `${name} ${Array.isArray(value) ? `[${value.join(', ')}]` : String(value)}`)
+    .join(', ')
 }
 
 /** A query id of a configuration id (DCQL ids: alphanumeric, `_`, `-`), unique among `taken`. */
@@ -62,17 +71,16 @@ export function buildDcql(picks: readonly CredentialPick[], configs: readonly Pi
     credentials: picks.map((pick) => {
       const config = configs.find((candidate) => candidate.id === pick.configId)
       const format = config?.config.format ?? 'dc+sd-jwt'
-      const mdoc = format === 'mso_mdoc'
+      const spec = formatSpec(format)
       const options = config ? claimOptions(config) : []
       const claims = options
         .filter((option) => pick.claims.includes(option.key))
         .map((option) => ({
           path: option.path,
-          ...(mdoc && pick.retain.includes(option.key) ? { intent_to_retain: true } : {}),
+          ...(spec.intentToRetain && pick.retain.includes(option.key) ? { intent_to_retain: true } : {}),
         }))
-      const meta = mdoc
-        ? { doctype_value: config?.config.docType ?? '' }
-        : { vct_values: config?.config.vct ? [config.config.vct] : [] }
+      const type = config ? credentialTypeOf(config.config) : ''
+      const meta = spec.dcqlMeta(type ? [type] : [])
       return {
         id: pick.queryId,
         format,
@@ -96,15 +104,12 @@ export function picksOf(query: DcqlQuery, configs: readonly PickableConfig[]): C
   const picks: CredentialPick[] = []
   for (const credential of query.credentials) {
     if (credential.trusted_authorities || credential.claim_sets) return undefined
-    const config = configs.find((candidate) =>
-      credential.format === 'mso_mdoc'
-        ? candidate.config.format === 'mso_mdoc' &&
-          'doctype_value' in credential.meta &&
-          candidate.config.docType === credential.meta.doctype_value
-        : candidate.config.format === 'dc+sd-jwt' &&
-          'vct_values' in credential.meta &&
-          credential.meta.vct_values.length === 1 &&
-          candidate.config.vct === credential.meta.vct_values[0],
+    const wanted = formatSpec(credential.format).queriedTypes(credential.meta) ?? []
+    const config = configs.find(
+      (candidate) =>
+        candidate.config.format === credential.format &&
+        wanted.length === 1 &&
+        credentialTypeOf(candidate.config) === wanted[0],
     )
     if (!config) return undefined
     const keys = new Set(claimOptions(config).map((option) => option.key))

@@ -1,3 +1,4 @@
+import { credentialTypeOf, formatSpec } from '@credential-service/core-domain'
 import {
   Alert,
   Button,
@@ -18,6 +19,7 @@ import {
   type CredentialPick,
   checkDcqlText,
   claimOptions,
+  metaText,
   type PickableConfig,
   picksOf,
   queryIdFor,
@@ -183,7 +185,7 @@ function Builder({
     <Stack gap="sm">
       {picks.map((pick, index) => {
         const config = configs.find((candidate) => candidate.id === pick.configId)
-        const mdoc = config?.config.format === 'mso_mdoc'
+        const spec = config ? formatSpec(config.config.format) : undefined
         return (
           <Fieldset key={index} legend={`Credential query ${index + 1}`} p="sm">
             <Stack gap="xs">
@@ -220,7 +222,7 @@ function Builder({
               </SimpleGrid>
               {config && (
                 <Text size="xs" c="dimmed">
-                  {mdoc ? `doctype_value ${config.config.docType}` : `vct_values [${config.config.vct}]`}
+                  {metaText(spec?.dcqlMeta([credentialTypeOf(config.config)]) ?? {})}
                 </Text>
               )}
               <Text size="sm" fw={500}>
@@ -243,7 +245,7 @@ function Builder({
                       })
                     }
                   />
-                  {mdoc && pick.claims.includes(option.key) && (
+                  {spec?.intentToRetain && pick.claims.includes(option.key) && (
                     <Checkbox
                       size="xs"
                       label={`Intent to retain ${option.path[1]}`}

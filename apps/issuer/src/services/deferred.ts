@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import {
   type CredentialConfig,
   type DeferredCredentialRequest,
+  formatSpec,
   newId,
   ProtocolError,
 } from '@credential-service/core-domain'
@@ -45,7 +46,7 @@ const LEASE_SECONDS = 60
  */
 function misfit(offered: CredentialConfig, row: DeferredCredentialRow): string | undefined {
   const unbound = row.holderKeys.some((key) => key === null)
-  if (unbound && (offered.keyBinding || offered.config.format === 'mso_mdoc'))
+  if (unbound && (offered.keyBinding || formatSpec(offered.config.format).holderKeyRequired))
     return `'${offered.id}' now needs holder keys, which this transaction has none of`
   if (row.holderKeys.length > offered.batchSize)
     return `'${offered.id}' now issues batches of at most ${offered.batchSize}`

@@ -1,9 +1,14 @@
-import { type CredentialConfig, ProtocolError, sdJwtStructureIssues } from '@credential-service/core-domain'
+import {
+  type CredentialConfig,
+  formatSpec,
+  ProtocolError,
+  sdJwtStructureIssues,
+} from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
-import { issueMdoc, issueSdJwtVc, type Signer } from '@credential-service/crypto'
+import { formatRuntime, type Signer } from '@credential-service/crypto'
 import type { Database, IssuanceSessionRow } from '@credential-service/db-schema'
 import type { ProtocolDeps } from '@credential-service/server-kit'
-import { base64url, type JWK } from 'jose'
+import type { JWK } from 'jose'
 import type { TenantScope } from '../tenant-scope'
 import { warnUnlessLeafNamesIssuer } from './issuer-san-check'
 import { createStatusListService } from './status-lists'
@@ -61,38 +66,23 @@ async function issueCredentialsUntraced(
         tx?.tx,
       )
     : []
+  // The format's spec says what it needs; its runtime (packages/crypto/src/formats) signs.
+  const format = formatSpec(offered.config.format)
   const issueOne = async (holderJwk: JWK | undefined, index: number): Promise<string> => {
-    const status = statuses[index]
-    if (offered.config.format === 'mso_mdoc') {
-      if (!holderJwk)
-        throw new ProtocolError('invalid_credential_request', 'mso_mdoc credentials need a holder key')
-      const mdoc = await issueMdoc({
-        signer,
-        docType: offered.config.docType as string,
-        namespaces: claims as Record<string, Record<string, unknown>>,
-        deviceJwk: holderJwk,
-        signedAt: now,
-        validFrom: now,
-        validUntil: expiresAt,
-        fullDates: new Set(
-          offered.fields.filter((f) => f.type === 'date').map((f) => `${f.namespace}/${f.path[0]}`),
-        ),
-        status,
-      })
-      return base64url.encode(mdoc)
-    }
-    await warnUnlessLeafNamesIssuer(deps, { tenantId, keyChainId: offered.keyChainId, signer, issuer })
-    return issueSdJwtVc({
+    if (format.holderKeyRequired && !holderJwk)
+      throw new ProtocolError('invalid_credential_request', `${format.format} credentials need a holder key`)
+    if (format.namesIssuer)
+      await warnUnlessLeafNamesIssuer(deps, { tenantId, keyChainId: offered.keyChainId, signer, issuer })
+    return formatRuntime(offered.config.format).issue({
       signer,
       issuer,
-      vct: offered.config.vct as string,
+      config: offered.config,
+      fields: offered.fields,
+      claims,
+      holderJwk,
       issuedAt: now,
       expiresAt,
-      holderJwk,
-      claims,
-      disclosable: offered.fields.filter((f) => f.disclosable).map((f) => f.path),
-      decoys: 2,
-      status,
+      status: statuses[index],
     })
   }
   return Promise.all(holderKeys.map(async (key, index) => ({ credential: await issueOne(key, index) })))

@@ -5,6 +5,7 @@ import {
   type CredentialIssuerMetadata,
   claimPath,
   type FieldDisplay,
+  formatSpec,
   IA_ENDPOINT_PATH,
   IA_METADATA_PARAMETER,
   IAE_ENDPOINT_PATH,
@@ -23,14 +24,6 @@ export const PROOF_ALGORITHMS = ['ES256', 'ES384', 'Ed25519'] as const
 /** Proof algorithms we accept: the advertised ones, and `EdDSA` from wallets that predate RFC 9864. */
 export const ACCEPTED_PROOF_ALGORITHMS = [...PROOF_ALGORITHMS, 'EdDSA'] as const
 
-/**
- * `credential_signing_alg_values_supported` of an mdoc per key algorithm (OpenID4VCI 1.0 App. A.2.2,
- * checklist I-08): the IssuerAuth header's COSE id for ECDSA (-7, -35: what HAIP and ISO 18013-5
- * wallets match literally) and the fully specified id that the header and key curve amount to
- * (RFC 9864: ESP256 -9, ESP384 -51, Ed25519 -19). EdDSA's own id -8 is polymorphic and deprecated.
- */
-const MDOC_SIGNING_ALGS: Record<string, number[]> = { ES256: [-7, -9], ES384: [-35, -51], EdDSA: [-19] }
-
 type ProofTypeSupported = NonNullable<CredentialConfigurationSupported['proof_types_supported']>[string]
 
 const displayOf = (entry: FieldDisplay) =>
@@ -41,17 +34,16 @@ export function configurationMetadata(
   config: CredentialConfig,
   signingAlg: string,
 ): CredentialConfigurationSupported {
-  const mdoc = config.config.format === 'mso_mdoc'
+  // The format's own members (Appendix A): its type and its signing algorithm identifiers.
+  const format = formatSpec(config.config.format)
   return {
     format: config.config.format,
-    ...(mdoc ? { doctype: config.config.docType } : { vct: config.config.vct }),
+    ...format.typeMetadata(config.config),
     scope: config.config.scope ?? config.id,
-    credential_signing_alg_values_supported: mdoc
-      ? (MDOC_SIGNING_ALGS[signingAlg] ?? [-7, -9])
-      : [signingAlg],
+    credential_signing_alg_values_supported: format.signingAlgValues(signingAlg),
     ...(config.keyBinding
       ? {
-          cryptographic_binding_methods_supported: [mdoc ? 'cose_key' : 'jwk'],
+          cryptographic_binding_methods_supported: [format.bindingMethod],
           proof_types_supported: proofTypesSupported(config),
         }
       : {}),

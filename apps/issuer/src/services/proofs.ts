@@ -1,4 +1,4 @@
-import { type KeyAttestationPolicy, ProtocolError } from '@credential-service/core-domain'
+import { type KeyAttestationPolicy, ProtocolError, parseProofs } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import {
@@ -39,19 +39,23 @@ async function verifyProofsUntraced(
 ): Promise<ProvenKeys> {
   const { deps } = scope
   const issuer = scope.issuerUrl
-  if (proofTypes?.attestation !== undefined) {
-    return verifyAttestationProof(scope, proofTypes.attestation, batchSize, keyAttestation)
-  }
-  const proofs = proofTypes?.jwt
-  if (!Array.isArray(proofs) || proofs.length === 0 || !proofs.every((p) => typeof p === 'string')) {
-    throw new ProtocolError('invalid_proof', 'proofs.jwt must be a non-empty array of JWTs')
-  }
+  // A configuration without a key attestation policy is told so before its proofs are parsed.
+  if (proofTypes?.attestation !== undefined && !keyAttestation)
+    throw new ProtocolError(
+      'invalid_proof',
+      'this credential configuration does not take the attestation proof type',
+    )
+  // The shape of each proof type is its schema's (core-domain z-credential-request.ts).
+  const parsed = parseProofs(proofTypes)
+  if (parsed.type === 'attestation')
+    return verifyAttestationProof(scope, parsed.proofs, batchSize, keyAttestation)
+  const proofs = parsed.proofs
   if (proofs.length > batchSize)
     throw new ProtocolError('invalid_credential_request', `at most ${batchSize} proofs per request`)
   const now = seconds(deps.now())
   const keys: JWK[] = []
   let nonce: unknown
-  for (const proof of proofs as string[]) {
+  for (const proof of proofs) {
     let header: ReturnType<typeof decodeProtectedHeader>
     try {
       header = decodeProtectedHeader(proof)
@@ -163,17 +167,10 @@ async function verifiedByOneOf(
  */
 async function verifyAttestationProof(
   scope: TenantScope<ProtocolDeps>,
-  list: unknown,
+  list: unknown[],
   batchSize: number,
   policy: KeyAttestationPolicy | undefined,
 ): Promise<ProvenKeys> {
-  if (!policy)
-    throw new ProtocolError(
-      'invalid_proof',
-      'this credential configuration does not take the attestation proof type',
-    )
-  if (!Array.isArray(list) || list.length !== 1)
-    throw new ProtocolError('invalid_proof', 'proofs.attestation must hold exactly one key attestation')
   const attested = await verifyKeyAttestation(scope, list[0], { use: 'attestation', policy })
   if (attested.nonce === undefined)
     throw new ProtocolError('invalid_nonce', 'the key attestation has no nonce')

@@ -9,6 +9,7 @@ import {
   checkRedirectUri,
   findRemovedCredentialFields,
   findRemovedKeyChainFields,
+  formatMemberIssues,
   type KeyChainCreate,
   type LoginProviderData,
   type OutboundUrlPolicy,
@@ -179,6 +180,12 @@ export function validateTenantFolder(
     const removed = findRemovedCredentialFields(file.json, '')
     if (removed.length) {
       issues.push(...located(file.file, removed))
+      continue
+    }
+    // The format's type member, named by its rule as the API does (before the union's parse).
+    const members = formatMemberIssues(file.json, '')
+    if (members.length) {
+      issues.push(...located(file.file, members))
       continue
     }
     const parsed = parse(zCredentialConfigInput, file, issues)

@@ -1,4 +1,9 @@
-import type { ClaimField, FieldType } from '@credential-service/core-domain'
+import {
+  type ClaimField,
+  CREDENTIAL_FORMATS,
+  type FieldType,
+  formatSpec,
+} from '@credential-service/core-domain'
 
 type Json = Record<string, unknown>
 const isObject = (value: unknown): value is Json =>
@@ -145,18 +150,19 @@ export function convertCredential(
   const changes: string[] = []
   const id = String(v1.id ?? options.id)
   const config = isObject(v1.config) ? { ...v1.config } : {}
-  const mdoc = config.format === 'mso_mdoc'
+  const format = CREDENTIAL_FORMATS.find((known) => known === config.format)
+  const namespaced = format !== undefined && formatSpec(format).namespacedFields
 
   // Claims grouped by namespace for mdoc (namespace → claims), one group otherwise.
   const groups: [string | undefined, Json][] = []
-  if (mdoc && isObject(config.claimsByNamespace)) {
+  if (namespaced && isObject(config.claimsByNamespace)) {
     for (const [namespace, claims] of Object.entries(config.claimsByNamespace))
       if (isObject(claims)) groups.push([namespace, claims])
     changes.push('config.claimsByNamespace → one field per claim with its namespace')
-  } else if (mdoc && typeof config.namespace === 'string') {
+  } else if (namespaced && typeof config.namespace === 'string') {
     groups.push([config.namespace, isObject(v1.claims) ? v1.claims : {}])
     changes.push(`config.namespace → fields[].namespace '${config.namespace}'`)
-  } else if (mdoc && isObject(v1.claims) && Object.values(v1.claims).every(isObject)) {
+  } else if (namespaced && isObject(v1.claims) && Object.values(v1.claims).every(isObject)) {
     for (const [namespace, claims] of Object.entries(v1.claims)) groups.push([namespace, claims as Json])
   } else {
     groups.push([undefined, isObject(v1.claims) ? v1.claims : {}])

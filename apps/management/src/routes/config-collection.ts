@@ -1,6 +1,7 @@
 import {
   InvalidInputError,
   type Role,
+  RuleViolationError,
   type ValidationIssue,
   zConfigId,
   zPage,
@@ -40,6 +41,8 @@ export interface ConfigCollectionOptions<I extends z.ZodType, O extends z.ZodTyp
   saved: C
   /** Checks the raw body before validation (removed 4.x fields named with their replacement). */
   rawBodyIssues?: (body: unknown) => ValidationIssue[]
+  /** Rules checked on the raw body before validation, refused as rule violations (422). */
+  rawBodyRuleIssues?: (body: unknown) => ValidationIssue[]
   service: (tenantId: string, request: FastifyRequest) => CollectionService<z.output<I>, z.output<O>>
   /** Headers of a create answer that tell what the service chose for the body (e.g. a default). */
   createdHeaders?: (input: z.output<I>, saved: z.output<O>) => Record<string, string>
@@ -69,6 +72,9 @@ export function configCollectionRoutes<I extends z.ZodType, O extends z.ZodType,
     const issues = options.rawBodyIssues?.(req.body) ?? []
     if (issues.length)
       throw new InvalidInputError(`the ${options.label} uses fields removed from this version`, issues)
+    const broken = options.rawBodyRuleIssues?.(req.body) ?? []
+    if (broken.length)
+      throw new RuleViolationError(`the ${options.label} breaks ${broken.length} rule(s); see errors`, broken)
   }
 
   return async (scope) => {

@@ -1,5 +1,6 @@
 import {
   findRemovedCredentialFields,
+  formatMemberIssues,
   zAttributeProvider,
   zAttributeProviderInput,
   zAttributeProviderWithSecret,
@@ -79,6 +80,8 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           output: zCredentialConfig,
           saved: zCredentialConfig,
           rawBodyIssues: (body) => findRemovedCredentialFields(body),
+          // The format's type member (vct, docType) stays a 422 with its rule's message.
+          rawBodyRuleIssues: (body) => formatMemberIssues(body),
           description: CREDENTIALS,
           service: (tenantId, req) => createCredentialConfigService(deps, tenantId, req.principal),
           createdHeaders: (input, saved): Record<string, string> =>

@@ -6,6 +6,8 @@ import {
   checkDcqlQuery,
   checkRedirectUri,
   claimPath,
+  credentialTypeOf,
+  formatSpec,
   type LoginProviderData,
   type OutboundUrlPolicy,
   type PresentationConfigData,
@@ -90,10 +92,11 @@ const countryOf = (dn: string) => dn.split('\n').find((line) => line.startsWith(
 
 /**
  * ISO 18013-5 Annex B.1 names the issuing country (countryName) in the subject and the issuer of
- * the IACA and Document Signer certificates, and readers check it against the MSO: an mso_mdoc
- * configuration needs a key chain whose leaf certificate carries C= in both.
+ * the IACA and Document Signer certificates, and readers check it against the MSO: a configuration
+ * of a format whose spec says `certificateCountry` (mso_mdoc) needs a key chain whose leaf
+ * certificate carries C= in both.
  */
-async function mdocCertificateIssues(
+async function certificateCountryIssues(
   db: Database,
   tenantId: string,
   config: CredentialConfigData,
@@ -101,14 +104,15 @@ async function mdocCertificateIssues(
   tx: Executor,
   defaultKeyChain: { created: boolean } | undefined,
 ): Promise<ValidationIssue[]> {
-  if (config.config.format !== 'mso_mdoc') return []
+  const { format } = config.config
+  if (!formatSpec(format).certificateCountry) return []
   const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, tx)
   if (!chain) return [] // reported as a missing reference
   const path = `${prefix}.keyChainId`
   const [leaf] = chain.activeCertificates
   if (!leaf) {
     return [
-      { path, message: `mso_mdoc needs a document signer certificate; key chain '${chain.id}' has none` },
+      { path, message: `${format} needs a document signer certificate; key chain '${chain.id}' has none` },
     ]
   }
   const certificate = parseCertificate(leaf)
@@ -117,7 +121,7 @@ async function mdocCertificateIssues(
     countryOf(certificate.issuer) ? undefined : 'issuer',
   ].filter((part) => part !== undefined)
   if (missing.length === 0) return []
-  const needs = `mso_mdoc needs a country (C=) in the certificate ${missing.join(' and ')} (ISO 18013-5 Annex B.1)`
+  const needs = `${format} needs a country (C=) in the certificate ${missing.join(' and ')} (ISO 18013-5 Annex B.1)`
   const named = 'name in `keyChainId` a key chain made with `certificate.country`'
   const tenant = `PATCH /api/tenants/${tenantId}`
   const setCountry = `\`country\` in ${tenant} or tenant.json, ISO 3166-1 alpha-2, e.g. {"country": "DE"}`
@@ -172,17 +176,13 @@ export async function credentialConfigIssues(
     ? await createLoginProviderRepository(db, tenantId).row(providerId, tx)
     : undefined
   if (provider) issues.push(...(await loginClaimIssues(db, tenantId, config, provider, prefix, tx)))
-  issues.push(...(await mdocCertificateIssues(db, tenantId, config, prefix, tx, options.defaultKeyChain)))
+  issues.push(...(await certificateCountryIssues(db, tenantId, config, prefix, tx, options.defaultKeyChain)))
   const chain = await createKeyChainRepository(db, tenantId).get(config.keyChainId, tx)
   if (chain) issues.push(...selfSignedChainIssues(chain, config, prefix))
   const scope = config.config.scope ?? config.id
-  const type = config.config.vct ?? config.config.docType
+  const type = credentialTypeOf(config.config)
   for (const other of await createCredentialConfigRepository(db, tenantId).all(tx)) {
-    if (
-      other.id !== config.id &&
-      other.config.scope === scope &&
-      (other.config.vct ?? other.config.docType) !== type
-    ) {
+    if (other.id !== config.id && other.config.scope === scope && credentialTypeOf(other.config) !== type) {
       issues.push({
         path: `${prefix}.config.scope`,
         message: `scope '${scope}' already names another credential type (configuration '${other.id}')`,
@@ -273,8 +273,8 @@ async function loginMappingIssues(
 /** The credential types this tenant issues, by their fields: what a presented one of them holds. */
 async function knownCredentialTypes(db: Database, tenantId: string, tx: Executor) {
   return (await createCredentialConfigRepository(db, tenantId).all(tx)).map((c) => ({
-    vct: c.config.vct,
-    docType: c.config.docType,
+    format: c.config.format,
+    type: credentialTypeOf(c.config),
     fields: c.fields,
   }))
 }

@@ -1,6 +1,7 @@
 import {
   checkRedirectUri,
   ForbiddenError,
+  formatSpec,
   isOperator,
   type PresentationRequestCreate,
   type PresentationRequestCreated,
@@ -76,15 +77,17 @@ export function createPresentationRequestService(
         if (allowed?.length && !allowed.includes(config.id))
           throw new ForbiddenError(`this client may not request '${config.id}'`)
       }
-      // Transaction data hashes are defined for SD-JWT VC key binding here; mdoc device-signed
-      // hashes are not verified, so such a request is refused rather than half-checked.
-      const mdocIds = new Set(
-        config.dcqlQuery.credentials.filter((c) => c.format === 'mso_mdoc').map((c) => c.id),
-      )
-      const onMdoc =
-        input.transactionData?.flatMap((entry) => entry.credential_ids.filter((id) => mdocIds.has(id))) ?? []
-      if (onMdoc.length) {
-        const message = `transaction data for mso_mdoc credentials is not supported: ${onMdoc.join(', ')}`
+      // Transaction data hashes are checked only where the format's spec says so (SD-JWT VC key
+      // binding); elsewhere (mdoc device-signed hashes) a request is refused rather than half-checked.
+      const unchecked = config.dcqlQuery.credentials.filter((c) => !formatSpec(c.format).transactionData)
+      const uncheckedIds = new Set(unchecked.map((c) => c.id))
+      const refusedIds =
+        input.transactionData?.flatMap((entry) =>
+          entry.credential_ids.filter((id) => uncheckedIds.has(id)),
+        ) ?? []
+      if (refusedIds.length) {
+        const formats = [...new Set(unchecked.filter((c) => refusedIds.includes(c.id)).map((c) => c.format))]
+        const message = `transaction data for ${formats.join(', ')} credentials is not supported: ${refusedIds.join(', ')}`
         throw new RuleViolationError(message, [{ path: 'body.transactionData', message }])
       }
       const types = input.transactionData?.map((entry) => entry.type) ?? []

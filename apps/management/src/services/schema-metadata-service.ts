@@ -1,8 +1,11 @@
 import {
+  allFormatSpecs,
   ConflictError,
   compareSemver,
+  credentialTypeOf,
   deriveTypeMetadata,
   ForbiddenError,
+  formatSpec,
   InvalidInputError,
   NotFoundError,
   type Principal,
@@ -94,12 +97,15 @@ export function createSchemaMetadataService(
     const id = body.credentialConfigId
     const config = await createCredentialConfigRepository(deps.db, tenantId).get(id)
     if (!config) throw new NotFoundError('credential configuration', id)
-    if (config.config.format !== 'dc+sd-jwt') {
-      const message = `type metadata describes dc+sd-jwt credentials; '${id}' is ${config.config.format}`
+    // SD-JWT VC Type Metadata describes the formats whose spec says so (dc+sd-jwt).
+    const described = allFormatSpecs().filter((spec) => spec.typeMetadataDocument)
+    if (!formatSpec(config.config.format).typeMetadataDocument) {
+      const message = `type metadata describes ${described.map((spec) => spec.format).join(', ')} credentials; '${id}' is ${config.config.format}`
       throw new RuleViolationError(message, [{ path: 'body.credentialConfigId', message }])
     }
-    if (overrides.vct !== undefined && overrides.vct !== config.config.vct) {
-      const message = `must equal the configuration's vct '${config.config.vct}'`
+    const vct = credentialTypeOf(config.config)
+    if (overrides.vct !== undefined && overrides.vct !== vct) {
+      const message = `must equal the configuration's vct '${vct}'`
       throw new InvalidInputError(`metadata.vct ${message}`, [{ path: 'body.metadata.vct', message }])
     }
     const metadata: Record<string, unknown> = { ...deriveTypeMetadata(config), ...overrides }

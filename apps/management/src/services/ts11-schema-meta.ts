@@ -1,5 +1,6 @@
 import {
   type CredentialConfig,
+  formatSpec,
   NotFoundError,
   RuleViolationError,
   type SignedTs11SchemaMeta,
@@ -31,10 +32,10 @@ export interface Ts11SignBody {
 }
 
 /** `format` and the format's metadata of a credential configuration (TS11 schema URI entry). */
-const formatOf = (config: CredentialConfig) =>
-  config.config.format === 'mso_mdoc'
-    ? { format: 'mso_mdoc', metadata: { doctype: config.config.docType } }
-    : { format: 'dc+sd-jwt', metadata: { vct: config.config.vct } }
+const formatOf = (config: CredentialConfig) => ({
+  format: config.config.format,
+  metadata: formatSpec(config.config.format).typeMetadata(config.config),
+})
 
 /** A checked TS11 document and its signer, before the attestation id is settled. */
 export interface PreparedTs11 {

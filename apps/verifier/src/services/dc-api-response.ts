@@ -1,10 +1,15 @@
-import { type DcApiProtocol, ProtocolError, zDcApiProtocol } from '@credential-service/core-domain'
+import {
+  type DcApiProtocol,
+  formatSpec,
+  ProtocolError,
+  zDcApiProtocol,
+} from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
 import {
   annexCRequest,
+  formatRuntime,
   openAnnexCResponse,
   PresentationRejected,
-  verifyMdocPresentation,
 } from '@credential-service/crypto'
 import type { PresentationSessionRow } from '@credential-service/db-schema'
 import {
@@ -100,7 +105,7 @@ async function verifyAnnexC(
   const checked = await verification(deps, row, now)
   if (!checked) throw new PresentationRejected('the presentation configuration is gone')
   const query = checked.config.dcqlQuery.credentials[0]
-  if (query?.format !== 'mso_mdoc' || checked.config.dcqlQuery.credentials.length !== 1)
+  if (!query || !formatSpec(query.format).annexC || checked.config.dcqlQuery.credentials.length !== 1)
     throw new PresentationRejected('the configuration no longer asks for one mdoc')
   const publicJwk = encryptionJwk(deps, row)
   const { kid: _kid, alg: _alg, use: _use, ...recipientJwk } = publicJwk
@@ -118,12 +123,16 @@ async function verifyAnnexC(
       `presentation:${row.tenantId}/${row.id}`,
     ),
   })
-  const claims = await verifyMdocPresentation({
+  const claims = await formatRuntime(query.format).verify({
     presentation: opened.deviceResponse,
-    docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
-    transcript: { kind: 'annex-c', sessionTranscript: opened.sessionTranscript },
-    trustedAuthorities: query.trusted_authorities,
-    ...checked.trust,
+    query,
+    binding: {
+      nonce: row.nonce,
+      audiences: [],
+      mdocTranscript: { kind: 'annex-c', sessionTranscript: opened.sessionTranscript },
+      transactionData: row.transactionData,
+    },
+    trust: checked.trust,
   })
   checkClaims(query, claims)
   return { [query.id]: [claims] }

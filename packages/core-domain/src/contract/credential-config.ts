@@ -1,4 +1,7 @@
 import { z } from 'zod'
+import { type ConfigSchema, configSchemas } from '../formats/config-schemas'
+import { zLocale } from '../formats/config-shape'
+import { CREDENTIAL_FORMATS } from '../formats/credential-format'
 import { zTimestamp } from './common'
 import { zKeyChainId } from './key-chain'
 
@@ -10,12 +13,10 @@ export const zConfigId = z
   )
 
 export const zCredentialFormat = z
-  .enum(['dc+sd-jwt', 'mso_mdoc'])
+  .enum(CREDENTIAL_FORMATS)
   .describe('`dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)')
   .meta({ id: 'CredentialFormat' })
 export type CredentialFormat = z.infer<typeof zCredentialFormat>
-
-const zLocale = z.string().regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'a BCP 47 language tag')
 
 /** Field labels: both shapes of spec §2.3 are accepted, `{name, locale}` and FieldDisplayDto `{lang, label}`. */
 export const zFieldDisplay = z
@@ -65,30 +66,16 @@ export const zClaimField = z
   .meta({ id: 'ClaimFieldDefinitionDto' })
 export type ClaimField = z.infer<typeof zClaimField>
 
-/** IssuerMetadataCredentialConfig (spec §2.2). */
+/**
+ * IssuerMetadataCredentialConfig (spec §2.2): one member per format, told apart by `format`
+ * (`dc+sd-jwt` names its `vct`, `mso_mdoc` its `docType`); the members are in core-domain/src/formats.
+ */
 export const zIssuerMetadataConfig = z
-  .object({
-    format: zCredentialFormat,
-    docType: z
-      .string()
-      .min(1)
-      .max(200)
-      .optional()
-      .describe('mso_mdoc: document type, e.g. `org.iso.18013.5.1.mDL`'),
-    vct: z.string().min(1).max(500).optional().describe('dc+sd-jwt: verifiable credential type'),
-    scope: z
-      .string()
-      .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'an RFC 6749 scope token')
-      .optional()
-      .describe('OAuth scope of this credential (HAIP 4.3); defaults to the configuration id'),
-    display: z
-      .array(z.object({ name: z.string().min(1).max(200), locale: zLocale }).loose())
-      .max(50)
-      .optional()
-      .describe('Credential display per locale; extra members (logo, colours) are passed through'),
-  })
-  .strict()
+  .discriminatedUnion('format', Object.values(configSchemas) as [ConfigSchema, ...ConfigSchema[]])
   .meta({ id: 'IssuerMetadataCredentialConfig' })
+export type IssuerMetadataConfig = z.infer<typeof zIssuerMetadataConfig>
+/** The `config` of a configuration of format `F`. */
+export type IssuerMetadataConfigOf<F extends CredentialFormat> = Extract<IssuerMetadataConfig, { format: F }>
 
 /** What fills a field at login: a claim name (OpenID provider) or a claims path (presentation). */
 export const zLoginClaimSource = z.union([

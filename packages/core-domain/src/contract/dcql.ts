@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { zCredentialFormat } from './credential-config'
 
 const zQueryId = z.string().regex(/^[A-Za-z0-9_-]+$/, 'alphanumeric, "_" or "-" (OpenID4VP §6.1)')
 
@@ -25,7 +26,7 @@ export const zDcqlClaim = z
 export const zDcqlCredentialQuery = z
   .object({
     id: zQueryId,
-    format: z.enum(['dc+sd-jwt', 'mso_mdoc']),
+    format: zCredentialFormat,
     multiple: z.boolean().optional(),
     meta: z.union([
       z.object({ vct_values: z.array(z.string().min(1)).min(1).max(20) }).strict(),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CREDENTIAL_FORMATS } from '../formats/credential-format'
 import { zTimestamp } from './common'
 import { zConfigId } from './credential-config'
 import { zKeyChainId, zSigningAlgorithm } from './key-chain'
@@ -105,7 +106,7 @@ const zTs11SchemaUri = z
     credentialConfigId: zConfigId
       .optional()
       .describe('Fill `format` and `metadata` (`vct` or `doctype`) from this credential configuration'),
-    format: z.enum(['dc+sd-jwt', 'mso_mdoc']).optional().describe('Attestation format of this schema'),
+    format: z.enum(CREDENTIAL_FORMATS).optional().describe('Attestation format of this schema'),
     uri: z.url().max(2000).optional().describe('Where the schema document for this format is (required)'),
     metadata: z
       .record(z.string(), z.unknown())

@@ -1,21 +1,16 @@
 import type { DcqlQuery } from '../contract/dcql'
+import type { CredentialFormat } from '../formats/credential-format'
+import { allFormatSpecs } from '../formats/registry'
 import type { IaFormResponseMode } from './interactive-authorization-forms'
 import type { RequestObject } from './z-request-object'
 
 /**
- * Formats and algorithms we verify (OpenID4VP 1.0 §11.1, checklist V-09). B.3.4 asks for fully
- * specified JOSE names (RFC 9864): `Ed25519`, never the polymorphic `EdDSA` (we still verify a JWS
- * that says `EdDSA` over an Ed25519 key). B.2.2 matches a COSE header alg literally or a fully
- * specified id with the key's curve: -7 and -9 (ESP256) both cover ECDSA P-256, -35 and -51 (ESP384)
- * ECDSA P-384; HAIP names -7 and -9.
+ * Formats and algorithms we verify (OpenID4VP 1.0 §11.1, checklist V-09): each format's entry
+ * (formats/<name>/spec.ts `vpFormatsSupported`).
  */
-export const VP_FORMATS_SUPPORTED = {
-  'dc+sd-jwt': {
-    'sd-jwt_alg_values': ['ES256', 'ES384', 'Ed25519'],
-    'kb-jwt_alg_values': ['ES256', 'ES384', 'Ed25519'],
-  },
-  mso_mdoc: { issuerauth_alg_values: [-7, -9, -35, -51], deviceauth_alg_values: [-7, -9, -35, -51] },
-}
+export const VP_FORMATS_SUPPORTED: Record<CredentialFormat, Record<string, unknown>> = Object.fromEntries(
+  allFormatSpecs().map((spec) => [spec.format, spec.vpFormatsSupported]),
+) as Record<CredentialFormat, Record<string, unknown>>
 export const RESPONSE_ENC_VALUES = ['A128GCM', 'A256GCM']
 
 export interface AuthorizationRequestParamsOptions {

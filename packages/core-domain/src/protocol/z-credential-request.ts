@@ -24,6 +24,41 @@ export const zCredentialResponseEncryption = z
   .loose()
 export type CredentialResponseEncryption = z.infer<typeof zCredentialResponseEncryption>
 
+const JWT_PROOFS = 'proofs.jwt must be a non-empty array of JWTs'
+const ONE_ATTESTATION = 'proofs.attestation must hold exactly one key attestation'
+
+/** `proofs.jwt` (OpenID4VCI 1.0 §8.2.1.1, Appendix F.1): one proof JWT per holder key. */
+export const zJwtProofs = z
+  .array(z.string({ error: JWT_PROOFS }), { error: JWT_PROOFS })
+  .min(1, { error: JWT_PROOFS })
+
+/** `proofs.attestation` (Appendix F.3): exactly one key attestation, itself verified by the issuer. */
+export const zAttestationProofs = z
+  .array(z.unknown(), { error: ONE_ATTESTATION })
+  .length(1, { error: ONE_ATTESTATION })
+
+/** The proof types this issuer takes, one schema each (§8.2: `proofs` is keyed by the proof type). */
+export const proofTypeSchemas = { jwt: zJwtProofs, attestation: zAttestationProofs }
+export type ProofType = keyof typeof proofTypeSchemas
+/** The one proof type of a request and its proofs, parsed by that type's schema. */
+export type ParsedProofs = {
+  [T in ProofType]: { type: T; proofs: z.infer<(typeof proofTypeSchemas)[T]> }
+}[ProofType]
+
+/**
+ * The proofs of a credential request by their type's schema: `attestation` when it is there, else
+ * `jwt` (absent proofs, or a type not taken here, fail as jwt proofs do). A malformed one is
+ * invalid_proof (§8.3.1.2); the envelope (an object with one proof type) is zCredentialRequest's.
+ * Checked where the configuration takes proofs, so that one without key binding ignores them.
+ */
+export function parseProofs(proofs: Record<string, unknown> | undefined): ParsedProofs {
+  const type: ProofType = proofs?.attestation !== undefined ? 'attestation' : 'jwt'
+  const parsed = proofTypeSchemas[type].safeParse(proofs?.[type])
+  if (!parsed.success)
+    throw new ProtocolError('invalid_proof', parsed.error.issues[0]?.message ?? `malformed proofs.${type}`)
+  return { type, proofs: parsed.data } as ParsedProofs
+}
+
 const NOT_BOTH = 'send credential_identifier or credential_configuration_id, not both'
 const REQUIRED = 'credential_configuration_id or credential_identifier is required'
 
@@ -31,7 +66,7 @@ const REQUIRED = 'credential_configuration_id or credential_identifier is requir
  * A credential request (OpenID4VCI 1.0 §8.2; checklist S-27, S-28): it names the credential
  * either by `credential_identifier` (§6.2, from the token's authorization_details) or by
  * `credential_configuration_id`, never both; `proofs` holds exactly one proof type, whose content
- * the proof verification checks; draft `proof` is gone. Extensions pass through.
+ * parseProofs checks with that type's schema; draft `proof` is gone. Extensions pass through.
  */
 export const zCredentialRequest = z
   .object({

@@ -1,5 +1,6 @@
 import type { ClaimField, CredentialConfigBody, FieldType } from '../contract/credential-config'
 import type { ValidationIssue } from '../errors'
+import { allFormatSpecs, formatSpec } from '../formats/registry'
 import { claimPath } from './claims-schema'
 import { SD_JWT_STRUCTURE_NAMES, sdJwtStructureIssues, structureIssue } from './sd-jwt-names'
 
@@ -28,37 +29,25 @@ function valueMatches(type: FieldType, value: unknown): boolean {
 
 export { valueMatches }
 
-/**
- * Claims the issuer sets that SD-JWT VC §3.2.2.2 (checklist F-03) forbids disclosing selectively:
- * a disclosable field at or under one of them is refused at configuration time.
- */
-export const NON_DISCLOSABLE_CLAIMS = ['iss', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status'] as const
-
-/**
- * Claims the issuer writes into every SD-JWT VC itself: a field of that name would be silently
- * replaced at issuance, so it is refused at configuration time whether disclosable or not.
- */
-export const ISSUER_SET_CLAIMS = ['iss', 'iat', 'exp', 'cnf', 'vct', 'vct#integrity', 'status'] as const
-
 const localeOf = (entry: { locale?: string; lang?: string }) =>
   (entry.locale ?? entry.lang ?? '').toLowerCase()
 
 /**
- * Rules of a version 2 credential configuration beyond its shape: format-specific members
- * (spec §2.2–2.3: `docType` and a namespace per field for mdoc, `vct` and no namespace for SD-JWT),
- * unique claim paths, one display per locale (OpenID4VCI §12.2.4), default values of the declared type,
- * no claim that is both a leaf and a parent, no disclosable registered claim (SD-JWT VC §3.2.2.2),
- * no field over a claim the issuer sets itself, no SD-JWT structure name in a path or default value
+ * Rules of a version 2 credential configuration beyond its shape: a namespace per field where the
+ * format's fields have one (spec §2.3: mdoc), none elsewhere; the format's own rules of each field
+ * (formats/<name>/spec.ts: for SD-JWT VC no field over a claim the issuer sets, §3.2.2.2); unique
+ * claim paths, one display per locale (OpenID4VCI §12.2.4), default values of the declared type,
+ * no claim that is both a leaf and a parent, no SD-JWT structure name in a path or default value
  * (RFC 9901 §4.2, checklist S-129), and no key attestation policy without key binding.
  */
 export function checkCredentialConfig(config: CredentialConfigBody): ValidationIssue[] {
   const issues: ValidationIssue[] = []
   const add = (path: string, message: string) => issues.push({ path: `body.${path}`, message })
-  const mdoc = config.config.format === 'mso_mdoc'
-  if (mdoc && !config.config.docType) add('config.docType', 'mso_mdoc configurations need a docType')
-  if (mdoc && config.config.vct) add('config.vct', 'vct applies to dc+sd-jwt only')
-  if (!mdoc && !config.config.vct) add('config.vct', 'dc+sd-jwt configurations need a vct')
-  if (!mdoc && config.config.docType) add('config.docType', 'docType applies to mso_mdoc only')
+  const format = formatSpec(config.config.format)
+  const namespaced = allFormatSpecs()
+    .filter((spec) => spec.namespacedFields)
+    .map((spec) => spec.format)
+    .join(', ')
   // Key attestations come with proofs (OpenID4VCI Appendix D): without key binding none are asked for.
   if (config.keyAttestation && !config.keyBinding)
     add('keyAttestation', 'key attestations are checked on proofs; they need keyBinding: true')
@@ -72,18 +61,14 @@ export function checkCredentialConfig(config: CredentialConfigBody): ValidationI
 
   const seen = new Map<string, number>()
   config.fields.forEach((field: ClaimField, index) => {
-    if (mdoc && !field.namespace) add(`fields.${index}.namespace`, 'mso_mdoc fields need a namespace')
-    if (!mdoc && field.namespace !== undefined)
-      add(`fields.${index}.namespace`, 'namespace applies to mso_mdoc fields only')
+    if (format.namespacedFields && !field.namespace)
+      add(`fields.${index}.namespace`, `${format.format} fields need a namespace`)
+    if (!format.namespacedFields && field.namespace !== undefined)
+      add(`fields.${index}.namespace`, `namespace applies to ${namespaced} fields only`)
     const key = JSON.stringify([field.namespace ?? '', ...field.path])
     if (seen.has(key)) add(`fields.${index}.path`, `the same claim as fields.${seen.get(key)}`)
     seen.set(key, index)
-    const top = field.path[0] as string
-    if (!mdoc && field.disclosable && (NON_DISCLOSABLE_CLAIMS as readonly string[]).includes(top)) {
-      add(`fields.${index}.disclosable`, `'${top}' must not be selectively disclosable (SD-JWT VC §3.2.2.2)`)
-    } else if (!mdoc && (ISSUER_SET_CLAIMS as readonly string[]).includes(top)) {
-      add(`fields.${index}.path`, `'${top}' is set by the issuer in every credential; it cannot be a field`)
-    }
+    for (const issue of format.fieldIssues(field)) add(`fields.${index}.${issue.path}`, issue.message)
     for (const name of claimPath(field).filter((part) => SD_JWT_STRUCTURE_NAMES.includes(part)))
       issues.push(structureIssue(`body.fields.${index}.path`, name))
     issues.push(...sdJwtStructureIssues(field.defaultValue, `body.fields.${index}.defaultValue`))

@@ -6,6 +6,7 @@ import {
   DEFAULT_DC_API_PROTOCOLS,
 } from '../contract/presentation-config'
 import type { ValidationIssue } from '../errors'
+import { formatSpec } from '../formats/registry'
 import type { OutboundUrlPolicy } from './outbound-url'
 
 interface DcApiConfig {
@@ -38,7 +39,7 @@ export function dcApiProtocolUnfit(protocol: DcApiProtocol, config: DcApiConfig)
  * request asks for nothing). `values` are asked as the element and checked in the answer.
  */
 export function annexCUnfit(credential: DcqlQuery['credentials'][number]): string | undefined {
-  if (credential.format !== 'mso_mdoc' || !('doctype_value' in credential.meta))
+  if (!formatSpec(credential.format).annexC || !('doctype_value' in credential.meta))
     return 'ISO/IEC 18013-7 Annex C asks for an mso_mdoc credential with doctype_value'
   const cannot = (what: string) => `${what} cannot be expressed in an Annex C DeviceRequest`
   if (credential.claim_sets) return cannot('claim_sets')

@@ -1,9 +1,11 @@
 import type { DcqlQuery } from '../contract/dcql'
 import type { ValidationIssue } from '../errors'
+import { allFormatSpecs, formatSpec } from '../formats/registry'
 
 /**
  * OpenID4VP 1.0 §6–7 rules a DCQL query must follow beyond its shape (checklist V-10): unique
- * credential ids; `meta` matching the format; mdoc claim paths of exactly `[namespace, element]`;
+ * credential ids; `meta` and each claim by the format's rules (formats/<name>/spec.ts: mdoc claim
+ * paths of exactly `[namespace, element]`, `intent_to_retain` only there);
  * unique claim ids and paths; claim ids wherever `claim_sets` is used, and `claim_sets` naming
  * existing claims; `credential_sets` options naming existing credentials.
  */
@@ -11,26 +13,26 @@ export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): Val
   const issues: ValidationIssue[] = []
   const add = (path: string, message: string) => issues.push({ path: `${prefix}.${path}`, message })
   const credentialIds = new Set<string>()
+  const retaining = allFormatSpecs()
+    .filter((spec) => spec.intentToRetain)
+    .map((spec) => spec.format)
+    .join(', ')
 
   query.credentials.forEach((credential, c) => {
     const at = `credentials.${c}`
     if (credentialIds.has(credential.id)) add(`${at}.id`, `credential id '${credential.id}' is used twice`)
     credentialIds.add(credential.id)
-    const mdoc = credential.format === 'mso_mdoc'
-    if (mdoc && !('doctype_value' in credential.meta))
-      add(`${at}.meta`, 'mso_mdoc queries need meta.doctype_value')
-    if (!mdoc && !('vct_values' in credential.meta))
-      add(`${at}.meta`, 'dc+sd-jwt queries need meta.vct_values')
+    const format = formatSpec(credential.format)
+    if (!format.queriedTypes(credential.meta))
+      add(`${at}.meta`, `${format.format} queries need meta.${format.metaMember}`)
 
     const claimIds = new Set<string>()
     const paths = new Set<string>()
     credential.claims?.forEach((claim, k) => {
       const claimAt = `${at}.claims.${k}`
-      if (mdoc && (claim.path.length !== 2 || !claim.path.every((part) => typeof part === 'string'))) {
-        add(`${claimAt}.path`, 'mso_mdoc claim paths are exactly [namespace, element identifier]')
-      }
-      if (!mdoc && claim.intent_to_retain !== undefined)
-        add(`${claimAt}.intent_to_retain`, 'applies to mso_mdoc only')
+      for (const issue of format.dcqlClaimIssues(claim)) add(`${claimAt}.${issue.path}`, issue.message)
+      if (!format.intentToRetain && claim.intent_to_retain !== undefined)
+        add(`${claimAt}.intent_to_retain`, `applies to ${retaining} only`)
       const key = JSON.stringify(claim.path)
       if (paths.has(key)) add(`${claimAt}.path`, 'the same claim path is requested twice')
       paths.add(key)

@@ -1,6 +1,7 @@
-import type { ClaimField, LoginClaimSource } from '../contract/credential-config'
+import type { ClaimField, CredentialFormat, LoginClaimSource } from '../contract/credential-config'
 import type { DcqlQuery } from '../contract/dcql'
 import type { ValidationIssue } from '../errors'
+import { formatSpec } from '../formats/registry'
 import { claimPath } from './claims-schema'
 
 /**
@@ -29,22 +30,16 @@ export function queriesDisclosing(query: DcqlQuery, path: PresentedPath): Query[
 
 /** What a credential configuration of this tenant says a credential type holds. */
 export interface KnownCredentialType {
-  vct?: string | undefined
-  docType?: string | undefined
+  format: CredentialFormat
+  /** Its type (`vct`, `docType`, …: credentialTypeOf). */
+  type: string
   fields: ClaimField[]
 }
 
-const typeOf = (query: Query) =>
-  'vct_values' in query.meta ? { vcts: query.meta.vct_values } : { docType: query.meta.doctype_value }
-
 /** The field at `path` of a known type, or undefined (or 'unknown' when the type is not issued here). */
 function knownField(types: KnownCredentialType[], query: Query, path: PresentedPath) {
-  const wanted = typeOf(query)
-  const type = types.find((t) =>
-    'vcts' in wanted
-      ? t.vct !== undefined && (wanted.vcts ?? []).includes(t.vct)
-      : t.docType === wanted.docType,
-  )
+  const wanted = formatSpec(query.format).queriedTypes(query.meta) ?? []
+  const type = types.find((t) => t.format === query.format && wanted.includes(t.type))
   if (!type) return 'unknown' as const
   return type.fields.find((f) => {
     const fieldPath = claimPath(f)

@@ -3,6 +3,8 @@ import type { TypeMetadata } from '../contract/schema-metadata'
 import { deriveClaimsJsonSchema } from './claims-schema'
 
 type Config = Pick<CredentialConfigData, 'id' | 'description' | 'config' | 'fields'>
+/** The `vct` of an SD-JWT VC configuration; the id of any other (the caller refuses those). */
+const vctOf = (config: Config) => ('vct' in config.config ? config.config.vct : config.id)
 type JsonSchema = Record<string, unknown>
 
 /**
@@ -33,7 +35,7 @@ export function deriveCredentialJsonSchema(config: Config): JsonSchema {
   }
   return {
     ...claims,
-    title: `Credential of type ${config.config.vct ?? config.id}`,
+    title: `Credential of type ${vctOf(config)}`,
     properties: { ...REGISTERED_CLAIMS, ...claims.properties },
     required: ['vct', ...(claims.required ?? [])],
   }
@@ -77,7 +79,7 @@ function typeDisplay(display: Record<string, unknown> & { name: string; locale: 
 export function deriveTypeMetadata(config: Config): TypeMetadata {
   const [first] = config.config.display ?? []
   return {
-    vct: config.config.vct ?? config.id,
+    vct: vctOf(config),
     name: first?.name ?? config.id,
     ...(config.description ? { description: config.description } : {}),
     ...(config.config.display?.length ? { display: config.config.display.map(typeDisplay) } : {}),

@@ -100,13 +100,14 @@ export function toCredentialConfig(row: CredentialConfigRow): CredentialConfig {
   return {
     id: row.id,
     ...optional('description', row.description),
+    // Rows are written from checked configurations only: the format's own type column is set.
     config: {
-      format: row.format as CredentialConfig['config']['format'],
+      format: row.format,
       ...optional('docType', row.docType),
       ...optional('vct', row.vct),
       scope: row.scope,
       ...optional('display', row.display as CredentialConfig['config']['display'] | null),
-    },
+    } as CredentialConfig['config'],
     fields: row.fields,
     keyChainId: row.keyChainId,
     ...optional('attributeProviderId', row.attributeProviderId),
@@ -137,8 +138,9 @@ export function credentialConfigColumns(config: CredentialConfigData) {
     id: config.id,
     description: config.description ?? null,
     format: config.config.format,
-    docType: config.config.docType ?? null,
-    vct: config.config.vct ?? null,
+    // One column per format's type member; the others stay null.
+    docType: 'docType' in config.config ? config.config.docType : null,
+    vct: 'vct' in config.config ? config.config.vct : null,
     scope: config.config.scope ?? config.id,
     display: config.config.display ?? null,
     fields: config.fields,

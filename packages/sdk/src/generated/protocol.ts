@@ -237,8 +237,7 @@ export interface components {
         };
         DcqlCredentialQuery: {
             id: string;
-            /** @enum {string} */
-            format: "dc+sd-jwt" | "mso_mdoc";
+            format: components["schemas"]["CredentialFormat"];
             multiple?: boolean;
             meta: {
                 vct_values: string[];
@@ -253,6 +252,11 @@ export interface components {
             claims?: components["schemas"]["DcqlClaimQuery"][];
             claim_sets?: string[][];
         };
+        /**
+         * @description `dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)
+         * @enum {string}
+         */
+        CredentialFormat: "dc+sd-jwt" | "mso_mdoc";
         DcqlClaimQuery: {
             id?: string;
             path: (string | number | null)[];

@@ -2884,8 +2884,7 @@ export interface components {
         };
         DcqlCredentialQuery: {
             id: string;
-            /** @enum {string} */
-            format: "dc+sd-jwt" | "mso_mdoc";
+            format: components["schemas"]["CredentialFormat"];
             multiple?: boolean;
             meta: {
                 vct_values: string[];
@@ -3030,22 +3029,7 @@ export interface components {
         };
         /** @enum {string} */
         IssuanceStatus: "offered" | "token_issued" | "credential_issued" | "completed" | "failed" | "expired";
-        IssuerMetadataCredentialConfig: {
-            format: components["schemas"]["CredentialFormat"];
-            /** @description mso_mdoc: document type, e.g. `org.iso.18013.5.1.mDL` */
-            docType?: string;
-            /** @description dc+sd-jwt: verifiable credential type */
-            vct?: string;
-            /** @description OAuth scope of this credential (HAIP 4.3); defaults to the configuration id */
-            scope?: string;
-            /** @description Credential display per locale; extra members (logo, colours) are passed through */
-            display?: ({
-                name: string;
-                locale: string;
-            } & {
-                [key: string]: unknown;
-            })[];
-        };
+        IssuerMetadataCredentialConfig: components["schemas"]["SdJwtVcIssuerMetadataConfig"] | components["schemas"]["MdocIssuerMetadataConfig"];
         /** @description JWK Set (RFC 7517) of public keys */
         Jwks: {
             keys: {
@@ -3253,6 +3237,21 @@ export interface components {
             items: components["schemas"]["LoginProvider"][];
             /** @description Pass as `cursor` for the next page; null on the last page */
             nextCursor: string | null;
+        };
+        MdocIssuerMetadataConfig: {
+            /** @constant */
+            format: "mso_mdoc";
+            /** @description mso_mdoc: document type, e.g. `org.iso.18013.5.1.mDL` */
+            docType: string;
+            /** @description OAuth scope of this credential (HAIP 4.3); defaults to the configuration id */
+            scope?: string;
+            /** @description Credential display per locale; extra members (logo, colours) are passed through */
+            display?: ({
+                name: string;
+                locale: string;
+            } & {
+                [key: string]: unknown;
+            })[];
         };
         /** @description Prometheus text exposition format, version 0.0.4 */
         MetricsText: string;
@@ -3746,6 +3745,21 @@ export interface components {
             config?: unknown;
             /** @description `integrity` of the version this one follows; required once the vct has a signed version, and must equal the latest one's */
             previousIntegrity?: string;
+        };
+        SdJwtVcIssuerMetadataConfig: {
+            /** @constant */
+            format: "dc+sd-jwt";
+            /** @description dc+sd-jwt: verifiable credential type */
+            vct: string;
+            /** @description OAuth scope of this credential (HAIP 4.3); defaults to the configuration id */
+            scope?: string;
+            /** @description Credential display per locale; extra members (logo, colours) are passed through */
+            display?: ({
+                name: string;
+                locale: string;
+            } & {
+                [key: string]: unknown;
+            })[];
         };
         Session: components["schemas"]["IssuanceSession"] | components["schemas"]["PresentationSession"];
         /** @description text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `event: token-expired` (`data: {"expiredAt":…}`, the access token expired: the stream ends), `: keep-alive` comments */

@@ -75,6 +75,7 @@ export type LoginProvider = components['schemas']['LoginProvider']
 /** Login provider, as sent to create or replace one */
 export type LoginProviderDefinition = components['schemas']['LoginProviderDefinition']
 export type LoginProviderPage = components['schemas']['LoginProviderPage']
+export type MdocIssuerMetadataConfig = components['schemas']['MdocIssuerMetadataConfig']
 /** Prometheus text exposition format, version 0.0.4 */
 export type MetricsText = components['schemas']['MetricsText']
 export type OAuthError = components['schemas']['OAuthError']
@@ -116,6 +117,7 @@ export type RotationPolicyInput = components['schemas']['RotationPolicyInput']
 export type SchemaMetadataSignRequest = components['schemas']['SchemaMetadataSignRequest']
 /** A new version of a type metadata document, chained to the previous version by its integrity */
 export type SchemaMetadataSignVersionRequest = components['schemas']['SchemaMetadataSignVersionRequest']
+export type SdJwtVcIssuerMetadataConfig = components['schemas']['SdJwtVcIssuerMetadataConfig']
 export type Session = components['schemas']['Session']
 /** text/event-stream: `event: session` events (`id: <updated ms>.<status>`, `data`: the session as JSON), `event: deleted` (`data: {"id":…}`), `event: token-expired` (`data: {"expiredAt":…}`, the access token expired: the stream ends), `: keep-alive` comments */
 export type SessionEventStream = components['schemas']['SessionEventStream']

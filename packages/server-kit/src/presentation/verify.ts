@@ -1,12 +1,11 @@
-import type { DcqlQuery, PresentationConfig } from '@credential-service/core-domain'
+import type { CredentialFormat, DcqlQuery, PresentationConfig } from '@credential-service/core-domain'
 import { inSpan } from '@credential-service/core-domain/tracing'
 import {
-  type MdocTranscript,
+  formatRuntime,
+  type HolderBinding,
   PresentationRejected,
   selectClaims,
   type TrustedListAnchors,
-  verifyMdocPresentation,
-  verifySdJwtPresentation,
 } from '@credential-service/crypto'
 import type { PresentationSessionRow, TrustListRow } from '@credential-service/db-schema'
 import {
@@ -66,12 +65,11 @@ export function checkClaims(
   if (!ok) throw new PresentationRejected('no claim set of the query is satisfied')
 }
 
-/** What a presentation must be bound to: the KB-JWT `aud` (SD-JWT VC) and the mdoc SessionTranscript. */
-export interface PresentationBinding {
-  /** The values the KB-JWT `aud` may take (one, unless a compatibility setting adds another). */
-  audiences: readonly string[]
-  mdocTranscript: MdocTranscript
-}
+/**
+ * What a presentation must be bound to besides the session's nonce and transaction data: the
+ * KB-JWT `aud` (SD-JWT VC) and the mdoc SessionTranscript of the channel.
+ */
+export type PresentationBinding = Pick<HolderBinding, 'audiences' | 'mdocTranscript'>
 
 /** The configuration and the trust its presentations are checked against. */
 export async function verification(deps: PresentationDeps, row: PresentationSessionRow, now: Date) {
@@ -150,29 +148,17 @@ async function verifyEach(
       throw new PresentationRejected(
         `vp_token.${id} has ${presentations.length} presentations; one was asked for`,
       )
+    // Each presentation by its format's runtime (packages/crypto/src/formats).
+    const runtime = formatRuntime(query.format)
     const claimsOf = (presentation: string) =>
-      query.format === 'mso_mdoc'
-        ? verifyStep('mso_mdoc', () =>
-            verifyMdocPresentation({
-              presentation,
-              docType: 'doctype_value' in query.meta ? query.meta.doctype_value : '',
-              transcript: binding.mdocTranscript,
-              trustedAuthorities: query.trusted_authorities,
-              ...trust,
-            }),
-          )
-        : verifyStep('dc+sd-jwt', () =>
-            verifySdJwtPresentation({
-              presentation,
-              vctValues: 'vct_values' in query.meta ? query.meta.vct_values : [],
-              nonce: row.nonce,
-              audiences: binding.audiences,
-              transactionData: row.transactionData,
-              requireHolderBinding: query.require_cryptographic_holder_binding !== false,
-              trustedAuthorities: query.trusted_authorities,
-              ...trust,
-            }),
-          )
+      verifyStep(query.format, () =>
+        runtime.verify({
+          presentation,
+          query,
+          binding: { ...binding, nonce: row.nonce, transactionData: row.transactionData },
+          trust,
+        }),
+      )
     result[id] = []
     for (const presentation of presentations) {
       const claims = await claimsOf(presentation)
@@ -185,7 +171,7 @@ async function verifyEach(
 }
 
 /** One presentation's verification by its format module, as a span of the response step. */
-export function verifyStep<T>(format: 'mso_mdoc' | 'dc+sd-jwt', verify: () => Promise<T>): Promise<T> {
+export function verifyStep<T>(format: CredentialFormat, verify: () => Promise<T>): Promise<T> {
   return inSpan('verifier verify presentation', verify, {
     attributes: () => ({ 'credential.format': format }),
   })

@@ -1,0 +1,71 @@
+import type { ClaimField, IssuerMetadataConfigOf } from '../contract/credential-config'
+import type { DcqlQuery } from '../contract/dcql'
+import type { CredentialFormat } from './credential-format'
+
+export type DcqlCredentialQuery = DcqlQuery['credentials'][number]
+export type DcqlClaimQuery = NonNullable<DcqlCredentialQuery['claims']>[number]
+
+/** A rule a value breaks, its path relative to the value checked (the caller prefixes it). */
+export interface FormatIssue {
+  path: string
+  message: string
+}
+
+/**
+ * A credential format as the domain sees it: no crypto, no I/O. One per format in `formats/<name>/`,
+ * registered in `registry.ts`; the issuing and verifying runtime of each is in packages/crypto.
+ * Methods take the format's own `config` member (method syntax: a spec of one format is looked up
+ * through the map by the value's own `format`).
+ */
+export interface FormatSpec<F extends CredentialFormat = CredentialFormat> {
+  format: F
+  /** What people call it (console, messages): `SD-JWT VC`, `mdoc`. */
+  title: string
+  /** The member of `config` that names the credential type (spec §2.2): `vct`, `docType`. */
+  typeMember: string
+  /** The credential type a configuration issues and a presentation of it names (`vct`, `docType`). */
+  typeOf(config: IssuerMetadataConfigOf<F>): string
+  /**
+   * The type as the format's metadata names it, in the issuer metadata entry (OpenID4VCI 1.0
+   * Appendix A) and a TS11 schema URI entry alike: `{ vct }`, `{ doctype }`.
+   */
+  typeMetadata(config: IssuerMetadataConfigOf<F>): Record<string, string>
+  /**
+   * Each field sits in a namespace (spec §2.3): claims are grouped by it when issued and asked for
+   * as [namespace, element] (mdoc); otherwise a field is a path in one JSON object.
+   */
+  namespacedFields: boolean
+  /** The format's own rules of one field beyond its shape and namespace, paths relative to the field. */
+  fieldIssues(field: ClaimField): FormatIssue[]
+  /** `credential_signing_alg_values_supported` for a key chain signing with `signingAlg` (JOSE name). */
+  signingAlgValues(signingAlg: string): (string | number)[]
+  /** `cryptographic_binding_methods_supported` of a key-bound configuration (OpenID4VCI 1.0 §12.2.4). */
+  bindingMethod: string
+  /** The verifier's `vp_formats_supported` entry (OpenID4VP 1.0 §11.1, checklist V-09). */
+  vpFormatsSupported: Record<string, unknown>
+  /** The DCQL `meta` member this format's queries carry (OpenID4VP 1.0 Appendix B). */
+  metaMember: string
+  /** The types a DCQL query of this format asks for; undefined when its `meta` is not this format's. */
+  queriedTypes(meta: DcqlCredentialQuery['meta']): string[] | undefined
+  /** The DCQL `meta` asking for these types (a builder's query; empty: one the schema refuses). */
+  dcqlMeta(types: string[]): DcqlCredentialQuery['meta']
+  /** A DCQL claims query may say `intent_to_retain` (OpenID4VP 1.0 B.2.4: ISO 18013-5 IntentToRetain). */
+  intentToRetain: boolean
+  /** Rules of one DCQL claims query of this format (OpenID4VP 1.0 §7), paths relative to the claim. */
+  dcqlClaimIssues(claim: DcqlClaimQuery): FormatIssue[]
+  /** A credential needs a holder key (mdoc: the MSO's deviceKey); none without key binding otherwise. */
+  holderKeyRequired: boolean
+  /** Transaction data hashes are checked in its presentations (OpenID4VP 1.0 §8.4). */
+  transactionData: boolean
+  /** An ISO/IEC 18013-7 Annex C DeviceRequest can ask for it over the DC API. */
+  annexC: boolean
+  /** SD-JWT VC Type Metadata describes it (the schema metadata service signs it). */
+  typeMetadataDocument: boolean
+  /** The credential carries the issuer identifier (`iss`), which its signing certificate should name. */
+  namesIssuer: boolean
+  /**
+   * Its signing certificate must name the issuing country (C=) in its subject and issuer, which
+   * readers check against the credential (ISO 18013-5 Annex B.1); a key chain without one is refused.
+   */
+  certificateCountry: boolean
+}

@@ -1,0 +1,46 @@
+import type { FormatSpec } from '../format-spec'
+
+/**
+ * `credential_signing_alg_values_supported` of an mdoc per key algorithm (OpenID4VCI 1.0 App. A.2.2,
+ * checklist I-08): the IssuerAuth header's COSE id for ECDSA (-7, -35: what HAIP and ISO 18013-5
+ * wallets match literally) and the fully specified id that the header and key curve amount to
+ * (RFC 9864: ESP256 -9, ESP384 -51, Ed25519 -19). EdDSA's own id -8 is polymorphic and deprecated.
+ */
+const MDOC_SIGNING_ALGS: Record<string, number[]> = { ES256: [-7, -9], ES384: [-35, -51], EdDSA: [-19] }
+
+/** OpenID4VP 1.0 B.2.4: an mdoc claim is asked for by [namespace, element identifier]. */
+const isElementPath = (path: unknown[]) => path.length === 2 && path.every((part) => typeof part === 'string')
+
+/** ISO/IEC 18013-5 mdoc (OpenID4VCI 1.0 Appendix A.2, OpenID4VP 1.0 Appendix B.2). */
+export const mdocSpec: FormatSpec<'mso_mdoc'> = {
+  format: 'mso_mdoc',
+  title: 'mdoc',
+  typeMember: 'docType',
+  typeOf: (config) => config.docType,
+  typeMetadata: (config) => ({ doctype: config.docType }),
+  namespacedFields: true,
+  fieldIssues: () => [],
+  signingAlgValues: (signingAlg) => MDOC_SIGNING_ALGS[signingAlg] ?? [-7, -9],
+  bindingMethod: 'cose_key',
+  // B.2.2: a COSE header alg literally, or a fully specified id with the key's curve: -7 and -9
+  // (ESP256) both cover ECDSA P-256, -35 and -51 (ESP384) ECDSA P-384; HAIP names -7 and -9.
+  vpFormatsSupported: {
+    issuerauth_alg_values: [-7, -9, -35, -51],
+    deviceauth_alg_values: [-7, -9, -35, -51],
+  },
+  metaMember: 'doctype_value',
+  queriedTypes: (meta) => ('doctype_value' in meta ? [meta.doctype_value] : undefined),
+  dcqlMeta: (types) => ({ doctype_value: types[0] ?? '' }),
+  intentToRetain: true,
+  dcqlClaimIssues: (claim) =>
+    isElementPath(claim.path)
+      ? []
+      : [{ path: 'path', message: 'mso_mdoc claim paths are exactly [namespace, element identifier]' }],
+  holderKeyRequired: true,
+  // Device-signed transaction data hashes are not verified: such a request is refused, not half-checked.
+  transactionData: false,
+  annexC: true,
+  typeMetadataDocument: false,
+  namesIssuer: false,
+  certificateCountry: true,
+}

@@ -13,12 +13,11 @@ import {
   EmbeddedJWK,
   exportJWK,
   generateKeyPair,
-  importJWK,
   type JWK,
   jwtVerify,
   SignJWT,
 } from 'jose'
-import type { Setup, Sql } from './ceiling-setup'
+import { type Setup, type Sql, spendProof } from './ceiling-setup'
 
 const issuerUrl = 'https://bench.example/issuers/ceiling'
 const REDIRECT = 'https://wallet.example/cb'
@@ -240,35 +239,15 @@ export async function codeFlow(
   })
   const boundTo = await verifyDpop(sql, s, credentialDpop, `${issuerUrl}/credential`, accessToken)
   if ((token.cnf as { jkt?: string }).jkt !== boundTo) throw new Error('ceiling: token not bound to the key')
-  const header = JSON.parse(
-    Buffer.from(wallet.proof.jwt.split('.')[0] as string, 'base64url').toString(),
-  ) as {
-    jwk: JWK
-  }
-  const { payload } = await jwtVerify(wallet.proof.jwt, await importJWK(header.jwk, 'ES256'), {
-    audience: issuerUrl,
-    typ: 'openid4vci-proof+jwt',
-  })
-  const consumed = await sql.run(
-    'delete from nonces where tenant_id = $1 and value = $2 and expires_at > now() returning value',
-    [s.tenant, payload.nonce],
-  )
-  if (consumed.length !== 1) throw new Error('ceiling: nonce not consumed')
-  const [session] = await sql.run(
-    `update issuance_sessions set status = 'completed', credential_issued_at = now()
-     where tenant_id = $1 and id = $2 and status = 'token_issued' returning claims_encrypted`,
-    [s.tenant, sessionId],
-  )
-  if (!session) throw new Error('ceiling: session not found')
-  const claims = s.sessionData.openClaims(s.tenant, sessionId, String(session.claims_encrypted))
-    .pid as Record<string, unknown>
+  const { holderJwk, sealed } = await spendProof(sql, s, wallet.proof.jwt, issuerUrl, sessionId)
+  const claims = sealed.pid as Record<string, unknown>
   await issueSdJwtVc({
     signer: s.signer,
     issuer: issuerUrl,
     vct: 'urn:bench:pid',
     issuedAt: now,
     expiresAt: new Date(now.getTime() + 86_400_000),
-    holderJwk: header.jwk,
+    holderJwk,
     claims,
     disclosable: [['given_name'], ['age_over_18']],
     decoys: 2,

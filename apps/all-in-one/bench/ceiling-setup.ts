@@ -19,7 +19,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
 import Fastify from 'fastify'
-import { createLocalJWKSet } from 'jose'
+import { createLocalJWKSet, importJWK, type JWK, jwtVerify } from 'jose'
 import postgres from 'postgres'
 
 export interface Sql {
@@ -117,3 +117,37 @@ export async function setUp(sql: Sql) {
 }
 
 export type Setup = Awaited<ReturnType<typeof setUp>>
+
+/**
+ * The credential request's unavoidable part every issuance ceiling shares: the key proof verified,
+ * its c_nonce spent, the session completed (2 statements); the holder key and the session's claims.
+ */
+export async function spendProof(
+  sql: Sql,
+  s: Setup,
+  proofJwt: string,
+  audience: string,
+  sessionId: string,
+): Promise<{ holderJwk: JWK; sealed: Record<string, unknown> }> {
+  const [encodedHeader] = proofJwt.split('.')
+  const { jwk } = JSON.parse(Buffer.from(encodedHeader as string, 'base64url').toString()) as { jwk: JWK }
+  const { payload } = await jwtVerify(proofJwt, await importJWK(jwk, 'ES256'), {
+    audience,
+    typ: 'openid4vci-proof+jwt',
+  })
+  const consumed = await sql.run(
+    'delete from nonces where tenant_id = $1 and value = $2 and expires_at > now() returning value',
+    [s.tenant, payload.nonce],
+  )
+  if (consumed.length !== 1) throw new Error('ceiling: nonce not consumed')
+  const [session] = await sql.run(
+    `update issuance_sessions set status = 'completed', credential_issued_at = now()
+     where tenant_id = $1 and id = $2 and status = 'token_issued' returning claims_encrypted`,
+    [s.tenant, sessionId],
+  )
+  if (!session) throw new Error('ceiling: session not found')
+  return {
+    holderJwk: jwk,
+    sealed: s.sessionData.openClaims(s.tenant, sessionId, String(session.claims_encrypted)),
+  }
+}

@@ -33,7 +33,8 @@ import {
 } from 'jose'
 import { kbSigner } from '../test/wallet'
 import { codeFlow, codeFlowWallets } from './ceiling-code-flow'
-import { openSql, type Setup, type Sql, setUp } from './ceiling-setup'
+import { interactiveFlow, interactiveWallet } from './ceiling-interactive'
+import { openSql, type Setup, type Sql, setUp, spendProof } from './ceiling-setup'
 
 export interface CeilingResult {
   flow: string
@@ -147,32 +148,14 @@ async function issuanceFlow(
   ])
   // Credential.
   await jwtVerify(accessToken, s.issuerKeySet, { issuer: issuerUrl, audience: issuerUrl, typ: 'at+jwt' })
-  const header = JSON.parse(Buffer.from(proof.jwt.split('.')[0] as string, 'base64url').toString()) as {
-    jwk: JWK
-  }
-  const { payload } = await jwtVerify(proof.jwt, await importJWK(header.jwk, 'ES256'), {
-    audience: issuerUrl,
-    typ: 'openid4vci-proof+jwt',
-  })
-  const consumed = await sql.run(
-    'delete from nonces where tenant_id = $1 and value = $2 and expires_at > now() returning value',
-    [s.tenant, payload.nonce],
-  )
-  if (consumed.length !== 1) throw new Error('ceiling: nonce not consumed')
-  const [session] = await sql.run(
-    `update issuance_sessions set status = 'completed', credential_issued_at = now()
-     where tenant_id = $1 and id = $2 and status = 'token_issued' returning claims_encrypted`,
-    [s.tenant, sessionId],
-  )
-  if (!session) throw new Error('ceiling: session not found')
-  const claims = s.sessionData.openClaims(s.tenant, sessionId, String(session.claims_encrypted))
-    .pid as Record<string, unknown>
+  const { holderJwk, sealed } = await spendProof(sql, s, proof.jwt, issuerUrl, sessionId)
+  const claims = sealed.pid as Record<string, unknown>
   if (format === 'mdoc') {
     await issueMdoc({
       signer: s.signer,
       docType: 'org.iso.18013.5.1.mDL',
       namespaces: { 'org.iso.18013.5.1': claims },
-      deviceJwk: header.jwk,
+      deviceJwk: holderJwk,
       signedAt: now,
       validFrom: now,
       validUntil: new Date(now.getTime() + 86_400_000),
@@ -184,7 +167,7 @@ async function issuanceFlow(
       vct: 'urn:bench:pid',
       issuedAt: now,
       expiresAt: new Date(now.getTime() + 86_400_000),
-      holderJwk: header.jwk,
+      holderJwk,
       claims,
       disclosable: [['given_name'], ['age_over_18']],
       decoys: 2,
@@ -417,6 +400,34 @@ export async function measureCeilings(
       })
       results.push({ flow, cpuMsPerFlow, sqlStatements: 5 })
     }
+    // Issue 44 item 5: Interactive Authorization, the PID presented inline, an mdoc issued.
+    const iaTrust = presentationTrust({
+      anchors: [parseCertificate(s.certificate)],
+      acceptAnyIssuer: false,
+      now: new Date(),
+      ...NO_STATUS,
+    })
+    const pid = await presentable()
+    const presentPid = (nonce: string) =>
+      presenter.present(
+        pid,
+        { given_name: true },
+        { kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce, aud: 'ia:https://bench.example' } } },
+      )
+    const iaWallets = async (count: number) =>
+      (await proofs(count)).map((proof) => interactiveWallet(presentPid, proof))
+    for (const prepared of await iaWallets(20)) await interactiveFlow(sql, s, iaTrust, prepared)
+    results.push({
+      flow: 'issuance, interactive authorization (PID presented → mdoc)',
+      cpuMsPerFlow: await rounds(async () => {
+        const timed = await iaWallets(iterations)
+        let walletCpu = 0
+        const started = cpuMs()
+        for (const prepared of timed) walletCpu += await interactiveFlow(sql, s, iaTrust, prepared)
+        return (cpuMs() - started - walletCpu) / iterations
+      }),
+      sqlStatements: 7,
+    })
     return results
   } finally {
     await stopStatusServer()

@@ -282,6 +282,8 @@ export {
 export { formatMemberIssues } from './formats/config-rules'
 export { CREDENTIAL_FORMATS } from './formats/credential-format'
 export type { DcqlClaimQuery, DcqlCredentialQuery, FormatIssue, FormatSpec } from './formats/format-spec'
+export { VCDM2_CONTEXT } from './formats/jwt-vc-json/config'
+export { vcTypeKey, vcTypesMatch } from './formats/jwt-vc-json/types'
 export { allFormatSpecs, credentialTypeOf, formatSpec, formatSpecs } from './formats/registry'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'

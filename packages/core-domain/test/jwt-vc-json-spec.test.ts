@@ -37,15 +37,22 @@ describe('issue 38 step 2: the jwt_vc_json format spec', () => {
   it('fields are claims under credentialSubject, not its id, and never disclosable', () => {
     const body = (fields: unknown[]) =>
       ({ id: 'c', keyChainId: 'k', config, fields }) as Parameters<typeof checkCredentialConfig>[0]
-    expect(checkCredentialConfig(body([{ path: ['credentialSubject', 'given_name'], type: 'string' }]))).toStrictEqual([])
+    expect(
+      checkCredentialConfig(body([{ path: ['credentialSubject', 'given_name'], type: 'string' }])),
+    ).toStrictEqual([])
     expect(checkCredentialConfig(body([{ path: ['given_name'], type: 'string' }]))).toStrictEqual([
       {
         path: 'body.fields.0.path',
         message: "jwt_vc_json claims are under 'credentialSubject': ['credentialSubject', …]",
       },
     ])
-    expect(checkCredentialConfig(body([{ path: ['credentialSubject', 'id'], type: 'string' }]))).toStrictEqual([
-      { path: 'body.fields.0.path', message: "'credentialSubject.id' is set by the issuer (the holder's key)" },
+    expect(
+      checkCredentialConfig(body([{ path: ['credentialSubject', 'id'], type: 'string' }])),
+    ).toStrictEqual([
+      {
+        path: 'body.fields.0.path',
+        message: "'credentialSubject.id' is set by the issuer (the holder's key)",
+      },
     ])
     expect(
       checkCredentialConfig(body([{ path: ['credentialSubject', 'a'], type: 'string', disclosable: true }])),
@@ -76,6 +83,8 @@ describe('issue 38 step 2: the jwt_vc_json format spec', () => {
     expect(spec.typeOf(config as never)).toBe('ConformanceCredential VerifiableCredential')
     const meta = spec.dcqlMeta([spec.typeOf(config as never)])
     expect(meta).toStrictEqual({ type_values: [['ConformanceCredential', 'VerifiableCredential']] })
-    expect(spec.queriedTypes(meta)).toStrictEqual([vcTypeKey(config.format === 'jwt_vc_json' ? config.type : [])])
+    expect(spec.queriedTypes(meta)).toStrictEqual([
+      vcTypeKey(config.format === 'jwt_vc_json' ? config.type : []),
+    ])
   })
 })

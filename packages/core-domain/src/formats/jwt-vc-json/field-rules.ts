@@ -10,7 +10,9 @@ import type { FormatIssue } from '../format-spec'
 export function jwtVcJsonFieldIssues(field: ClaimField): FormatIssue[] {
   const [top, claim] = field.path
   if (top !== 'credentialSubject' || claim === undefined)
-    return [{ path: 'path', message: "jwt_vc_json claims are under 'credentialSubject': ['credentialSubject', …]" }]
+    return [
+      { path: 'path', message: "jwt_vc_json claims are under 'credentialSubject': ['credentialSubject', …]" },
+    ]
   if (claim === 'id' && field.path.length === 2)
     return [{ path: 'path', message: "'credentialSubject.id' is set by the issuer (the holder's key)" }]
   if (field.disclosable)

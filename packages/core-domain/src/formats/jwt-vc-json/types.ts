@@ -15,6 +15,9 @@ export const vcTypesOfKey = (key: string): string[] => key.split(' ').filter(Boo
  * regardless of order or the presence of additional types". No JSON-LD expansion (jwt_vc_json):
  * the types are compared as written, which B.1.1 allows for types no `@context` defines.
  */
-export function vcTypesMatch(typeValues: readonly (readonly string[])[], presented: readonly string[]): boolean {
+export function vcTypesMatch(
+  typeValues: readonly (readonly string[])[],
+  presented: readonly string[],
+): boolean {
   return typeValues.some((alternative) => alternative.every((type) => presented.includes(type)))
 }

@@ -8,7 +8,7 @@ import { base64url, decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 import { startAllInOneWorld } from './harness'
-import { issueOverHttp, mdocDeviceResponse, presentSdJwt } from './wallet'
+import { issueOverHttp, mdocDeviceResponse, presentSdJwt, presentVcJwt } from './wallet'
 
 type Issued = Awaited<ReturnType<typeof issueOverHttp>>
 type StatusEntry = { idx: number; uri: string }
@@ -86,6 +86,26 @@ const cases: { [F in CredentialFormat]: FormatCase } = {
     wrongAudience: /^the mdoc did not verify: Device signature must be valid/,
     untrusted:
       /^the mdoc did not verify: Issuer certificate must be valid \(x5chain does not chain to a trust anchor\)/,
+  },
+  jwt_vc_json: {
+    configurationId: 'w3c-vc',
+    claims: { credentialSubject: { given_name: 'Erika' } },
+    present: (issued, binding) =>
+      presentVcJwt({
+        credential: issued.credential,
+        holder: issued.holder,
+        nonce: binding.nonce,
+        aud: binding.audience,
+      }),
+    // W3C Bitstring Status List §2.1: statusListIndex is a string of the bit's index.
+    statusEntry: async (credential) => {
+      const status = (decodeJwt(credential) as { credentialStatus?: Record<string, string> }).credentialStatus
+      return status && { idx: Number(status.statusListIndex), uri: status.statusListCredential as string }
+    },
+    wrongType: /^type \["VerifiableCredential","ConformanceCredential"\] was not requested/,
+    wrongNonce: /^the VP JWT nonce is not the request nonce/,
+    wrongAudience: /^the VP JWT aud is not '/,
+    untrusted: /^the issuer does not chain to a trust anchor of this tenant/,
   },
 }
 

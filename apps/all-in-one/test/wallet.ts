@@ -214,7 +214,12 @@ export async function presentSdJwt(options: {
  * a VCDM 2.0 presentation secured as `vp+jwt` (VC-JOSE-COSE §3.2.2) enveloping the VC-JWT as
  * `data:application/vc+jwt,…`, with `nonce` and `aud` as B.1.3 asks, signed by the bound key.
  */
-export function presentVcJwt(options: { credential: string; holder: HolderKeys; nonce: string; aud: string }) {
+export function presentVcJwt(options: {
+  credential: string
+  holder: HolderKeys
+  nonce: string
+  aud: string
+}) {
   return new SignJWT({
     '@context': ['https://www.w3.org/ns/credentials/v2'],
     type: ['VerifiablePresentation'],

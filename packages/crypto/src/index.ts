@@ -75,8 +75,6 @@ export type { RequestKeyReference } from './request-object'
 export { requestKeyReference, requestX5c, signRequestObject } from './request-object'
 export type { IssueSdJwtVcOptions, SdJwtCheck } from './sd-jwt-vc'
 export { disclosureFrame, issueSdJwtVc, verifySdJwtPresentation } from './sd-jwt-vc'
-export type { IssueVcJwtOptions, VcPresentationCheck, VerifiedVc } from './vcdm'
-export { didJwkKey, issueVcJwt, verifyVcJwt, verifyVcPresentation } from './vcdm'
 export type { SecretVerifier } from './secret-hash'
 export { codeHash, createSecretVerifier, generateSecret, hashSecret, isLegacySecretHash } from './secret-hash'
 export type { OfferClaims, PresentationResult, SessionDataCipher } from './session-data-cipher'
@@ -110,6 +108,15 @@ export {
   type TrustedLists,
   trustedAuthoritiesRefusal,
 } from './trusted-authorities'
+export type { BitstringEntry, IssueVcJwtOptions, VcPresentationCheck, VerifiedVc } from './vcdm'
+export {
+  decodeBitstring,
+  didJwkKey,
+  issueVcJwt,
+  signBitstringStatusList,
+  verifyVcJwt,
+  verifyVcPresentation,
+} from './vcdm'
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'

@@ -1,10 +1,10 @@
 import { PresentationRejected } from '../presentation'
-import { issueVcJwt, verifyVcPresentation } from '../vcdm'
+import { bitstringStatusEntries, issueVcJwt, verifyVcPresentation } from '../vcdm'
 import type { FormatRuntime } from './format-runtime'
 
 /**
  * W3C VC as a JWT (OpenID4VCI 1.0 Appendix A.1.1): a VCDM 2.0 vc+jwt bound to the proof key by
- * `cnf.jwk`, presented in a VP JWT over the nonce and audience (OpenID4VP 1.0 Appendix B.1).
+ * `cnf.jwk`, its status a BitstringStatusListEntry per purpose, presented in a VP JWT over the nonce and audience (OpenID4VP 1.0 Appendix B.1).
  */
 export const jwtVcJsonRuntime: FormatRuntime<'jwt_vc_json'> = {
   format: 'jwt_vc_json',
@@ -18,6 +18,7 @@ export const jwtVcJsonRuntime: FormatRuntime<'jwt_vc_json'> = {
       issuedAt: options.issuedAt,
       expiresAt: options.expiresAt,
       holderJwk: options.holderJwk,
+      credentialStatus: options.status && bitstringStatusEntries(options.status.idx, options.status.uri),
     }),
   verify: async ({ presentation, query, binding, trust }) => {
     if (typeof presentation !== 'string') throw new PresentationRejected('a VP JWT is a string')

@@ -4,6 +4,7 @@ import { base64url, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
 import { trustedIssuerChain } from '../issuer-chain'
 import { issuerNameRefusal } from '../issuer-san'
 import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
+import { type BitstringEntry, bitstringEntriesOf } from './bitstring-status-list'
 
 /** VCDM 1.1 §4.1: the base context of the VCDM 1.1 JWT encoding (its `vc` claim). */
 export const VCDM1_CONTEXT = 'https://www.w3.org/2018/credentials/v1'
@@ -23,6 +24,8 @@ export interface VerifiedVc {
   types: string[]
   /** The holder's key: `cnf.jwk`, or a did:jwk subject; undefined for a credential without binding. */
   holderJwk: JWK | undefined
+  /** Its BitstringStatusListEntry members (VCDM 2.0 §4.10 `credentialStatus`). */
+  statuses: BitstringEntry[]
 }
 
 /** The JSON of a JWS's header and payload nests no deeper than the input guard allows (checklist S-123). */
@@ -127,5 +130,10 @@ export async function verifyVcJwt(jwt: string, trust: PresentationTrust & QueryT
   refuseOutsideValidity(credential, payload, trust.now)
   const cnf = asObject(asObject(payload.cnf)?.jwk) as JWK | undefined
   const subjectId = v1 ? payload.sub : asObject(credential.credentialSubject)?.id
-  return { credential, types, holderJwk: cnf ?? didJwkKey(subjectId) }
+  return {
+    credential,
+    types,
+    holderJwk: cnf ?? didJwkKey(subjectId),
+    statuses: bitstringEntriesOf(credential.credentialStatus),
+  }
 }

@@ -6,6 +6,8 @@ export interface IssueVcJwtOptions {
   signer: Signer
   /** The credential issuer identifier: VCDM 2.0 `issuer`, and `iss`, which VC-JOSE-COSE says must match it. */
   issuer: string
+  /** VCDM 2.0 §4.4 `id` of the credential; none for credentials of holders (they would be linkable by it). */
+  id?: string | undefined
   /** VCDM 2.0 §4.5 `type`, `VerifiableCredential` among them. */
   type: string[]
   /** `@context` entries after the VCDM 2.0 base context. */
@@ -17,7 +19,7 @@ export interface IssueVcJwtOptions {
   /** The holder's proof key, bound as `cnf.jwk`; undefined: a credential without holder binding. */
   holderJwk: JWK | undefined
   /** VCDM 2.0 §4.10 `credentialStatus` (a BitstringStatusListEntry), when the configuration manages status. */
-  credentialStatus?: Record<string, unknown> | undefined
+  credentialStatus?: Record<string, unknown> | Record<string, unknown>[] | undefined
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
@@ -34,6 +36,7 @@ export function issueVcJwt(options: IssueVcJwtOptions): Promise<string> {
   const { signer } = options
   const credential = {
     '@context': [VCDM2_CONTEXT, ...(options.context ?? [])],
+    ...(options.id ? { id: options.id } : {}),
     type: options.type,
     issuer: options.issuer,
     validFrom: xsdDateTime(options.issuedAt),

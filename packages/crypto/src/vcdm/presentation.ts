@@ -93,5 +93,7 @@ export async function verifyVcPresentation(check: VcPresentationCheck): Promise<
   if (!vcTypesMatch(check.typeValues, vc.types))
     throw new PresentationRejected(`type ${JSON.stringify(vc.types)} was not requested`)
   if (isVp) await verifyHolderBinding(check.presentation, vc, check)
+  // Bitstring Status List §3.2, checklist V-33: the status once the credential and its binding verified.
+  for (const entry of vc.statuses) await check.requireValidStatus(entry, 'vc')
   return vc
 }

@@ -57,6 +57,8 @@ export interface FormatSpec<F extends CredentialFormat = CredentialFormat> {
   intentToRetain: boolean
   /** Rules of one DCQL claims query of this format (OpenID4VP 1.0 §7), paths relative to the claim. */
   dcqlClaimIssues(claim: DcqlClaimQuery): FormatIssue[]
+  /** Fields may be `disclosable` (SD-JWT disclosures, mdoc elements); a VC-JWT is presented whole. */
+  selectiveDisclosure: boolean
   /** A credential needs a holder key (mdoc: the MSO's deviceKey); none without key binding otherwise. */
   holderKeyRequired: boolean
   /** Transaction data hashes are checked in its presentations (OpenID4VP 1.0 §8.4). */

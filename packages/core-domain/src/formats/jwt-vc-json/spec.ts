@@ -29,6 +29,7 @@ export const jwtVcJsonSpec: FormatSpec<'jwt_vc_json'> = {
   dcqlMeta: (types) => ({ type_values: types.map(vcTypesOfKey) }),
   intentToRetain: false,
   dcqlClaimIssues: () => [],
+  selectiveDisclosure: false,
   holderKeyRequired: false,
   transactionData: false,
   annexC: false,

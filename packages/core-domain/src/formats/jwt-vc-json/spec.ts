@@ -2,13 +2,10 @@ import type { FormatSpec } from '../format-spec'
 import { jwtVcJsonFieldIssues } from './field-rules'
 import { vcTypeKey, vcTypesOfKey } from './types'
 
-/** JOSE algorithms of a VC-JWT and of the holder's VP JWT (OpenID4VP 1.0 B.1.3.1 `alg_values`). */
-const JOSE_ALGS = ['ES256', 'ES384', 'Ed25519', 'EdDSA']
-
 /**
  * W3C VC signed as a JWT, not using JSON-LD (OpenID4VCI 1.0 Appendix A.1.1, OpenID4VP 1.0
  * Appendix B.1). The credential is VCDM 2.0 secured with VC-JOSE-COSE (`typ` vc+jwt); the holder
- * key the `jwk` proof proved is bound as `credentialSubject.id`, a did:jwk (docs/credential-formats.md).
+ * key the `jwk` proof proved is bound as `cnf.jwk` (docs/issuance.md).
  */
 export const jwtVcJsonSpec: FormatSpec<'jwt_vc_json'> = {
   format: 'jwt_vc_json',
@@ -20,10 +17,11 @@ export const jwtVcJsonSpec: FormatSpec<'jwt_vc_json'> = {
   namespacedFields: false,
   fieldIssues: jwtVcJsonFieldIssues,
   signingAlgValues: (signingAlg) => [signingAlg],
-  // OpenID4VCI §12.2.4: the wallet proves a key as `jwk` in the proof header; the credential names
-  // it as a did:jwk subject (what VCDM readers understand as the holder's identifier).
+  // OpenID4VCI §12.2.4: the wallet proves a key as `jwk` in the proof header; the credential binds
+  // it as `cnf.jwk` (VC-JOSE-COSE §3.3.2 recommends a proof-of-possession key).
   bindingMethod: 'jwk',
-  vpFormatsSupported: { alg_values: JOSE_ALGS.filter((alg) => alg !== 'EdDSA') },
+  // B.1.3 `alg_values` of the VC and the VP JWT: fully specified names (RFC 9864: Ed25519, not EdDSA).
+  vpFormatsSupported: { alg_values: ['ES256', 'ES384', 'Ed25519'] },
   metaMember: 'type_values',
   queriedTypes: (meta) => ('type_values' in meta ? meta.type_values.map(vcTypeKey) : undefined),
   dcqlMeta: (types) => ({ type_values: types.map(vcTypesOfKey) }),

@@ -66,10 +66,14 @@ async function verifyHolderBinding(vpJwt: string, vc: VerifiedVc, check: VcPrese
     )
   if (payload.nonce !== check.nonce)
     throw new PresentationRejected('the VP JWT nonce is not the request nonce')
+  // The nonce makes it one request's; its time, `iat` or (VCDM 1.1 §6.3.1, did-jwt-vc) `nbf`, must
+  // be recent when given, and `exp` not past.
   const now = Math.floor(check.now.getTime() / 1000)
-  const iat = Number(payload.iat)
-  if (!(iat >= now - VP_MAX_AGE_SECONDS && iat <= now + VP_MAX_SKEW_SECONDS))
+  const issued = payload.iat ?? payload.nbf
+  if (issued !== undefined && !(issued >= now - VP_MAX_AGE_SECONDS && issued <= now + VP_MAX_SKEW_SECONDS))
     throw new PresentationRejected('the VP JWT iat is not fresh')
+  if (payload.exp !== undefined && !(payload.exp > now - VP_MAX_SKEW_SECONDS))
+    throw new PresentationRejected('the VP JWT has expired')
 }
 
 /**

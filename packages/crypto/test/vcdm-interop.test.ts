@@ -8,7 +8,7 @@ import { createCertificate } from '../src/certificates'
 import { generateKeyPair, type KeyPairJwks } from '../src/keys'
 import { statusAt } from '../src/status-list-token'
 import { decodeBitstring, encodeBitstring, issueVcJwt, verifyVcPresentation } from '../src/vcdm'
-import { testSigner } from './test-signer'
+import { testLeaf, testRoot, testSigner, testVcOptions } from './test-signer'
 
 const ISSUER = 'https://issuer.example/issuers/t'
 const CLIENT_ID = 'x509_san_dns:verifier.example'
@@ -29,25 +29,9 @@ describe('issue 38 step 2: jwt_vc_json with independent W3C libraries', () => {
   let holder: KeyPairJwks
 
   beforeAll(async () => {
-    const keys = await generateKeyPair('ES256')
-    const pem = await createCertificate({
-      subjectPublicJwk: keys.publicJwk,
-      issuerPrivateJwk: keys.privateJwk,
-      subject: 'CN=interop root',
-      validityDays: 2,
-      ca: true,
-    })
-    root = { keys, pem }
+    root = await testRoot('CN=interop root')
     const leafKeys = await generateKeyPair('ES256')
-    const leafPem = await createCertificate({
-      subjectPublicJwk: leafKeys.publicJwk,
-      issuerPrivateJwk: keys.privateJwk,
-      issuerCertificate: pem,
-      subject: 'CN=interop issuer',
-      uris: [ISSUER],
-      validityDays: 1,
-    })
-    leaf = { keys: leafKeys, der: new X509Certificate(leafPem).raw.toString('base64') }
+    leaf = { keys: leafKeys, der: await testLeaf(root, leafKeys.publicJwk, [ISSUER]) }
     holder = await generateKeyPair('ES256')
   })
 
@@ -79,17 +63,8 @@ describe('issue 38 step 2: jwt_vc_json with independent W3C libraries', () => {
     )
 
   it('OpenID4VP 1.0 B.1.3: did-jwt-vc as the wallet presents our VCDM 2.0 credential, and it verifies', async () => {
-    const signer = await testSigner(async () => [leaf.der])
-    // testSigner makes its own key: sign with a chain whose leaf is that key's.
-    const ours = await issueVcJwt({
-      signer: { ...signer, x5c: [await leafFor(signer.publicJwk)] },
-      issuer: ISSUER,
-      type: TYPES,
-      subject: { given_name: 'Erika' },
-      issuedAt: new Date(Date.now() - 1000),
-      expiresAt: new Date(Date.now() + 3_600_000),
-      holderJwk: holder.publicJwk,
-    })
+    const signer = await testSigner(async (pair) => [await testLeaf(root, pair.publicJwk, [ISSUER])])
+    const ours = await issueVcJwt(testVcOptions(signer, ISSUER, holder.publicJwk))
     const vp = await walletVp(ours)
     expect(decodeJwt(vp)).toMatchObject({ nonce: 'n-1', aud: [CLIENT_ID] })
     const verified = await verify(vp)
@@ -126,17 +101,4 @@ describe('issue 38 step 2: jwt_vc_json with independent W3C libraries', () => {
     for (const idx of [0, 1, 7, 8, 94_566, 94_567, 131_071])
       expect(statusAt(ours, idx)).toBe(set.includes(idx) ? 1 : 0)
   })
-
-  /** A leaf certificate under the interop root for `publicJwk`, naming ISSUER (base64 DER). */
-  async function leafFor(publicJwk: KeyPairJwks['publicJwk']) {
-    const pem = await createCertificate({
-      subjectPublicJwk: publicJwk,
-      issuerPrivateJwk: root.keys.privateJwk,
-      issuerCertificate: root.pem,
-      subject: 'CN=interop issuer (ours)',
-      uris: [ISSUER],
-      validityDays: 1,
-    })
-    return new X509Certificate(pem).raw.toString('base64')
-  }
 })

@@ -9,7 +9,7 @@ import type { Signer } from '../src/signer'
 import { signJws } from '../src/signer'
 import { statusAt } from '../src/status-list-token'
 import { decodeBitstring, encodeBitstring, issueVcJwt, verifyVcPresentation } from '../src/vcdm'
-import { testSigner } from './test-signer'
+import { testLeaf, testRoot, testSigner, testVcOptions } from './test-signer'
 
 const ISSUER = 'https://issuer.example/issuers/t'
 const CLIENT_ID = 'x509_san_dns:verifier.example'
@@ -31,42 +31,14 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
   })
 
   beforeAll(async () => {
-    const keys = await generateJwks('ES256')
-    const pem = await createCertificate({
-      subjectPublicJwk: keys.publicJwk,
-      issuerPrivateJwk: keys.privateJwk,
-      subject: 'CN=VC test root',
-      validityDays: 2,
-      ca: true,
-    })
-    root = { keys, pem }
-    signer = await testSigner(async (pair) => [
-      new X509Certificate(
-        await createCertificate({
-          subjectPublicJwk: pair.publicJwk,
-          issuerPrivateJwk: keys.privateJwk,
-          issuerCertificate: pem,
-          subject: 'CN=VC test issuer',
-          uris: [ISSUER],
-          validityDays: 1,
-        }),
-      ).raw.toString('base64'),
-    ])
+    root = await testRoot()
+    signer = await testSigner(async (pair) => [await testLeaf(root, pair.publicJwk, [ISSUER])])
     holder = await generateKeyPair('ES256')
     holderJwk = await exportJWK(holder.publicKey)
   })
 
   const issue = (overrides: Partial<Parameters<typeof issueVcJwt>[0]> = {}) =>
-    issueVcJwt({
-      signer,
-      issuer: ISSUER,
-      type: TYPES,
-      subject: { given_name: 'Erika' },
-      issuedAt: new Date(Date.now() - 1000),
-      expiresAt: new Date(Date.now() + 3_600_000),
-      holderJwk,
-      ...overrides,
-    })
+    issueVcJwt({ ...testVcOptions(signer, ISSUER, holderJwk), ...overrides })
 
   /** A VCDM 1.1 VP JWT (OpenID4VP 1.0 B.1.3's example): the VC-JWT in `vp.verifiableCredential`. */
   const vp11 = (credential: string, claims: Record<string, unknown> = {}, key = holder.privateKey) =>

@@ -51,6 +51,8 @@ export function ConfigIdentity({
   readOnly: boolean
 }) {
   const { format } = form.values.config
+  // A format whose type is a set of values (jwt_vc_json `type`) gets a tag input.
+  const TypeInput = TYPE_INPUTS[format].list ? TagsInput : TextInput
   return (
     <Stack gap="sm">
       <TextInput
@@ -81,25 +83,14 @@ export function ConfigIdentity({
           {...form.getInputProps('config.format')}
         />
       </Stack>
-      {TYPE_INPUTS[format].list ? (
-        <TagsInput
-          key={format}
-          label={TYPE_INPUTS[format].label}
-          description={TYPE_INPUTS[format].description}
-          required
-          readOnly={readOnly}
-          {...form.getInputProps(`config.${formatSpec(format).typeMember}`)}
-        />
-      ) : (
-        <TextInput
-          key={format}
-          label={TYPE_INPUTS[format].label}
-          description={TYPE_INPUTS[format].description}
-          required
-          readOnly={readOnly}
-          {...form.getInputProps(`config.${formatSpec(format).typeMember}`)}
-        />
-      )}
+      <TypeInput
+        key={format}
+        label={TYPE_INPUTS[format].label}
+        description={TYPE_INPUTS[format].description}
+        required
+        readOnly={readOnly}
+        {...form.getInputProps(`config.${formatSpec(format).typeMember}`)}
+      />
       {TYPE_INPUTS[format].list && (
         <TagsInput
           label="@context"

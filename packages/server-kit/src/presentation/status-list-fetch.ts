@@ -239,17 +239,19 @@ interface OpenedToken {
   list(): StatusList
 }
 
+/** The header and claims of a JWT, unverified; one that does not decode is `<what> is not a JWT`. */
+function decodedJwt(token: string, what: string) {
+  try {
+    return { header: decodeProtectedHeader(token), payload: decodeJwt(token) }
+  } catch {
+    throw unchecked(`${what} is not a JWT`)
+  }
+}
+
 /** A Status List Token in JWT form (TSL §5.1): `typ` statuslist+jwt. */
 function openJwt(body: Buffer): OpenedToken {
   const token = body.toString('utf8')
-  let header: ReturnType<typeof decodeProtectedHeader>
-  let payload: ReturnType<typeof decodeJwt>
-  try {
-    header = decodeProtectedHeader(token)
-    payload = decodeJwt(token)
-  } catch {
-    throw unchecked('the status list is not a JWT')
-  }
+  const { header, payload } = decodedJwt(token, 'the status list')
   if (header.typ !== 'statuslist+jwt') throw unchecked('the status list token typ is not statuslist+jwt')
   return {
     form: 'jwt',
@@ -269,14 +271,7 @@ function openJwt(body: Buffer): OpenedToken {
  */
 function openStatusListCredential(body: Buffer): OpenedToken {
   const token = body.toString('utf8')
-  let header: ReturnType<typeof decodeProtectedHeader>
-  let payload: ReturnType<typeof decodeJwt>
-  try {
-    header = decodeProtectedHeader(token)
-    payload = decodeJwt(token)
-  } catch {
-    throw unchecked('the status list credential is not a JWT')
-  }
+  const { header, payload } = decodedJwt(token, 'the status list credential')
   const subject = (payload.credentialSubject ?? {}) as {
     type?: unknown
     statusPurpose?: unknown

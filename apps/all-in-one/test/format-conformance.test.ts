@@ -242,6 +242,19 @@ describe.each(testDatabases())('issue 38: every registered credential format on 
       })
     })
 
+    it('TSL §7.1, Bitstring Status List §2.1 (suspension): a suspended credential is refused, and verifies again once valid', async () => {
+      const issued = await issue()
+      const set = (status: string) =>
+        call('POST', `/api/sessions/${issued.sessionId}/status`, { status }, tenants.a)
+      expect((await set('suspended')).body).toMatchObject({ status: 'suspended', changed: 1 })
+      expect(await present(issued, check)).toMatchObject({
+        status: 'failed',
+        failureReason: 'the credential is suspended',
+      })
+      expect((await set('valid')).body).toMatchObject({ status: 'valid', changed: 1 })
+      expect(await present(issued, check)).toMatchObject({ status: 'verified', failureReason: null })
+    })
+
     it('V-27: a credential of another type than the query asks for is refused', async () => {
       const session = await present(await issue(), `${format.configurationId}-other-type`)
       expect(session).toMatchObject({

@@ -135,6 +135,20 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
     await expect(verify(await vp11(forged))).rejects.toThrow('the credential iss does not match its issuer')
   })
 
+  it('VCDM 2.0 §4.7: "A verifiable credential MUST have an issuer property"', async () => {
+    const anonymous = await signJws(
+      signer,
+      { typ: 'vc+jwt', x5c: signer.x5c },
+      {
+        '@context': ['https://www.w3.org/ns/credentials/v2'],
+        type: TYPES,
+        credentialSubject: {},
+        cnf: { jwk: holderJwk },
+      },
+    )
+    await expect(verify(await vp11(anonymous))).rejects.toThrow('the credential names no issuer')
+  })
+
   it('VCDM 2.0 §4.9: a credential past validUntil is refused', async () => {
     const expired = await issue({
       issuedAt: new Date(Date.now() - 7_200_000),

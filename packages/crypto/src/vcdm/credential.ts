@@ -120,6 +120,9 @@ export async function verifyVcJwt(jwt: string, trust: PresentationTrust & QueryT
   const { credential, v1 } = credentialOf(payload, header.typ)
   const issuer = typeof credential.issuer === 'string' ? credential.issuer : asObject(credential.issuer)?.id
   const issuerId = v1 ? payload.iss : issuer
+  // VCDM 2.0 §4.7 "A verifiable credential MUST have an issuer property" (1.1 §6.3.1: `iss`).
+  if (typeof issuerId !== 'string' || !issuerId)
+    throw new PresentationRejected('the credential names no issuer')
   if (!v1 && payload.iss !== undefined && payload.iss !== issuer)
     throw new PresentationRejected('the credential iss does not match its issuer (VC-JOSE-COSE §3.3.1)')
   const nameProblem = trust.acceptAnyIssuer

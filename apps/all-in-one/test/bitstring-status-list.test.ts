@@ -47,7 +47,7 @@ describe.each(testDatabases())(
       expect(suspension).toMatchObject({
         statusPurpose: 'suspension',
         statusListIndex: revocation?.statusListIndex,
-        statusListCredential: revocation?.statusListCredential.replace(/revocation$/, 'suspension'),
+        statusListCredential: revocation?.statusListCredential?.replace(/revocation$/, 'suspension'),
       })
     })
 

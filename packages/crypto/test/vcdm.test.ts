@@ -110,6 +110,20 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
     expect(verified.credential).toMatchObject({ credentialSubject: { given_name: 'Max' } })
   })
 
+  /** A VCDM 2.0 vc+jwt of the holder signed by the issuer as it is, with `members` added. */
+  const signVc2 = (members: Record<string, unknown>) =>
+    signJws(
+      signer,
+      { typ: 'vc+jwt', x5c: signer.x5c },
+      {
+        '@context': ['https://www.w3.org/ns/credentials/v2'],
+        type: TYPES,
+        credentialSubject: {},
+        cnf: { jwk: holderJwk },
+        ...members,
+      },
+    )
+
   it('VC-JOSE-COSE §3.1.1: "The JWT Claim Names vc and vp MUST NOT be present" in a vc+jwt', async () => {
     const mixed = await signJws(
       signer,
@@ -120,32 +134,12 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
   })
 
   it('VC-JOSE-COSE §3.3.1: iss, if present, "MUST match issuer"', async () => {
-    const forged = await signJws(
-      signer,
-      { typ: 'vc+jwt', x5c: signer.x5c },
-      {
-        '@context': ['https://www.w3.org/ns/credentials/v2'],
-        type: TYPES,
-        issuer: 'https://other.example',
-        iss: ISSUER,
-        credentialSubject: {},
-        cnf: { jwk: holderJwk },
-      },
-    )
+    const forged = await signVc2({ issuer: 'https://other.example', iss: ISSUER })
     await expect(verify(await vp11(forged))).rejects.toThrow('the credential iss does not match its issuer')
   })
 
   it('VCDM 2.0 §4.7: "A verifiable credential MUST have an issuer property"', async () => {
-    const anonymous = await signJws(
-      signer,
-      { typ: 'vc+jwt', x5c: signer.x5c },
-      {
-        '@context': ['https://www.w3.org/ns/credentials/v2'],
-        type: TYPES,
-        credentialSubject: {},
-        cnf: { jwk: holderJwk },
-      },
-    )
+    const anonymous = await signVc2({})
     await expect(verify(await vp11(anonymous))).rejects.toThrow('the credential names no issuer')
   })
 

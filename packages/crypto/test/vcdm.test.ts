@@ -52,16 +52,16 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
       ...claims,
     })
       .setProtectedHeader({ alg: 'ES256' })
-      .setAudience(CLIENT_ID)
+      .setAudience(String(claims.aud ?? CLIENT_ID))
       .setIssuedAt()
       .sign(key)
 
-  const verify = (presentation: string, requireHolderBinding = true) =>
+  const verify = (presentation: string, requireHolderBinding = true, audiences = [CLIENT_ID]) =>
     verifyVcPresentation({
       presentation,
       typeValues: [['ConformanceCredential']],
       nonce: 'n-1',
-      audiences: [CLIENT_ID],
+      audiences,
       requireHolderBinding,
       ...trust(),
     })
@@ -155,6 +155,17 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
     const other = await generateKeyPair('ES256')
     await expect(verify(await vp11(await issue(), {}, other.privateKey))).rejects.toThrow(
       'the VP JWT is not signed by the holder key of its credential',
+    )
+  })
+
+  it('V-35, OpenID4VP 1.0 B.1.3: over the DC API the VP aud is origin:<origin>, not the client id', async () => {
+    const credential = await issue()
+    const origin = ['origin:https://rp.example']
+    await expect(verify(await vp11(credential, { aud: origin[0] }), true, origin)).resolves.toMatchObject({
+      types: TYPES,
+    })
+    await expect(verify(await vp11(credential), true, origin)).rejects.toThrow(
+      "the VP JWT aud is not 'origin:https://rp.example'",
     )
   })
 

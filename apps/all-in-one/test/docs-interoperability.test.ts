@@ -25,7 +25,7 @@ describe('issue 37 item 6: docs/interoperability.md stays true', () => {
     const missing: string[] = []
     let checked = 0
     for (const row of rows) {
-      const sources = [...row.matchAll(/`([\w.-]+\.test\.ts)`/g)].map((match) =>
+      const sources = [...row.matchAll(/`([\w./-]+\.test\.ts)`/g)].map((match) =>
         readFileSync(fileOf(match[1] as string), 'utf8'),
       )
       for (const [, fragment] of row.matchAll(/“([^”]+)”/g)) {

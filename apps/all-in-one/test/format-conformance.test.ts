@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib'
 import { CREDENTIAL_FORMATS, type CredentialFormat, zRequestObject } from '@credential-service/core-domain'
 import { msoStatusEntry } from '@credential-service/crypto'
 import { testDatabases } from '@credential-service/db-schema/testing'
@@ -8,7 +9,7 @@ import { base64url, decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 import { startAllInOneWorld } from './harness'
-import { issueOverHttp, mdocDeviceResponse, presentSdJwt } from './wallet'
+import { issueOverHttp, mdocDeviceResponse, presentSdJwt, presentVcJwt } from './wallet'
 
 type Issued = Awaited<ReturnType<typeof issueOverHttp>>
 type StatusEntry = { idx: number; uri: string }
@@ -32,6 +33,8 @@ interface FormatCase {
   claims: Record<string, unknown>
   present(issued: Issued, binding: Binding): Promise<string>
   statusEntry(credential: string): Promise<StatusEntry | undefined>
+  /** The entry's status as its list, fetched from the entry's URI, says: 0 valid, else not. */
+  statusOf(entry: StatusEntry): Promise<number>
   /** The refusal of a presentation of another type than the query asks for. */
   wrongType: RegExp
   /** The refusals of a presentation bound to another nonce, and to another audience. */
@@ -39,6 +42,23 @@ interface FormatCase {
   wrongAudience: RegExp
   /** The refusal of a credential whose issuer chains to none of the verifier's anchors. */
   untrusted: RegExp
+}
+
+/** A Token Status List entry's status (TSL §4.1), read with @sd-jwt/jwt-status-list. */
+const tokenStatus = async (entry: StatusEntry) =>
+  getListFromStatusListJWT(await (await fetch(entry.uri)).text()).getStatus(entry.idx)
+
+/**
+ * A Bitstring Status List entry's bit, read from the spec text (§2.2): the credential's
+ * `encodedList` is "u" + base64url of the GZIP-compressed bitstring, index 0 the left-most bit.
+ */
+async function bitstringStatus(entry: StatusEntry): Promise<number> {
+  const response = await fetch(entry.uri)
+  expect(response.headers.get('content-type')).toBe('application/vc+jwt')
+  const list = decodeJwt(await response.text()) as { credentialSubject: { encodedList: string } }
+  const bits = gunzipSync(Buffer.from(list.credentialSubject.encodedList.slice(1), 'base64url'))
+  expect(bits.length).toBeGreaterThanOrEqual(16_384)
+  return ((bits[entry.idx >> 3] as number) >> (7 - (entry.idx & 7))) & 1
 }
 
 const NS = 'org.iso.18013.5.1'
@@ -59,6 +79,7 @@ const cases: { [F in CredentialFormat]: FormatCase } = {
     statusEntry: async (credential) =>
       (decodeJwt(credential.split('~')[0] as string) as { status?: { status_list?: StatusEntry } }).status
         ?.status_list,
+    statusOf: tokenStatus,
     wrongType: /^vct 'urn:example:conformance:1' was not requested/,
     wrongNonce: /^the SD-JWT did not verify: .*Invalid Nonce/,
     wrongAudience: /^the key binding JWT aud is not '/,
@@ -80,12 +101,37 @@ const cases: { [F in CredentialFormat]: FormatCase } = {
       const issuerSigned = cborDecode(base64url.decode(credential)) as { issuerAuth: unknown[] }
       return msoStatusEntry(issuerSigned.issuerAuth[2] as Uint8Array)
     },
+    statusOf: tokenStatus,
     wrongType: /^docType 'org\.iso\.18013\.5\.1\.mDL' was not requested/,
     // The device signature is over a SessionTranscript of the request's client id and nonce (V-30).
     wrongNonce: /^the mdoc did not verify: Device signature must be valid/,
     wrongAudience: /^the mdoc did not verify: Device signature must be valid/,
     untrusted:
       /^the mdoc did not verify: Issuer certificate must be valid \(x5chain does not chain to a trust anchor\)/,
+  },
+  jwt_vc_json: {
+    configurationId: 'w3c-vc',
+    claims: { credentialSubject: { given_name: 'Erika' } },
+    present: (issued, binding) =>
+      presentVcJwt({
+        credential: issued.credential,
+        holder: issued.holder,
+        nonce: binding.nonce,
+        aud: binding.audience,
+      }),
+    // W3C Bitstring Status List §2.1: statusListIndex is a string of the bit's index; the
+    // revocation entry is read here (a suspension entry comes with it).
+    statusEntry: async (credential) => {
+      const statuses = (decodeJwt(credential) as { credentialStatus?: Record<string, string>[] })
+        .credentialStatus
+      const status = statuses?.find((entry) => entry.statusPurpose === 'revocation')
+      return status && { idx: Number(status.statusListIndex), uri: status.statusListCredential as string }
+    },
+    statusOf: bitstringStatus,
+    wrongType: /^type \["VerifiableCredential","ConformanceCredential"\] was not requested/,
+    wrongNonce: /^the VP JWT nonce is not the request nonce/,
+    wrongAudience: /^the VP JWT aud is not '/,
+    untrusted: /^the issuer does not chain to a trust anchor of this tenant/,
   },
 }
 
@@ -175,13 +221,12 @@ describe.each(testDatabases())('issue 38: every registered credential format on 
       expect(JSON.stringify(session)).toContain('Erika')
     })
 
-    it('TSL §6, V-33: the credential names a status list entry, VALID until revoked; revoked, it is refused', async () => {
+    it('TSL §6, Bitstring Status List §3.2, V-33: the credential names a status list entry, VALID until revoked; revoked, it is refused', async () => {
       const issued = await issue()
       const entry = (await format.statusEntry(issued.credential)) as StatusEntry
       expect(entry).toStrictEqual({ idx: expect.any(Number), uri: expect.any(String) })
       expect(entry.uri.startsWith(`${baseUrl}/issuers/`)).toBe(true)
-      const bit = async () =>
-        getListFromStatusListJWT(await (await fetch(entry.uri)).text()).getStatus(entry.idx)
+      const bit = () => format.statusOf(entry)
       expect(await bit()).toBe(0)
       const revoked = await call(
         'POST',
@@ -195,6 +240,19 @@ describe.each(testDatabases())('issue 38: every registered credential format on 
         status: 'failed',
         failureReason: 'the credential is revoked (INVALID)',
       })
+    })
+
+    it('TSL §7.1, Bitstring Status List §2.1 (suspension): a suspended credential is refused, and verifies again once valid', async () => {
+      const issued = await issue()
+      const set = (status: string) =>
+        call('POST', `/api/sessions/${issued.sessionId}/status`, { status }, tenants.a)
+      expect((await set('suspended')).body).toMatchObject({ status: 'suspended', changed: 1 })
+      expect(await present(issued, check)).toMatchObject({
+        status: 'failed',
+        failureReason: 'the credential is suspended',
+      })
+      expect((await set('valid')).body).toMatchObject({ status: 'valid', changed: 1 })
+      expect(await present(issued, check)).toMatchObject({ status: 'verified', failureReason: null })
     })
 
     it('V-27: a credential of another type than the query asks for is refused', async () => {

@@ -106,7 +106,7 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
         encrypted_response_enc_values_supported: ['A128GCM', 'A256GCM'],
       },
     })
-    // V-09, OpenID4VP 1.0 B.3.4: fully specified JOSE names (RFC 9864: Ed25519, not EdDSA); B.2.2: COSE
+    // V-09, OpenID4VP 1.0 B.3.4 and B.1.3: fully specified JOSE names (RFC 9864: Ed25519, not EdDSA); B.2.2: COSE
     // ids, the fully specified ESP256 (-9) and ESP384 (-51) beside the header values HAIP names.
     expect(claims.client_metadata.vp_formats_supported).toStrictEqual({
       'dc+sd-jwt': {
@@ -114,6 +114,8 @@ describe.each(testDatabases())('OpenID4VP presentation requests on $name', (test
         'kb-jwt_alg_values': ['ES256', 'ES384', 'Ed25519'],
       },
       mso_mdoc: { issuerauth_alg_values: [-7, -9, -35, -51], deviceauth_alg_values: [-7, -9, -35, -51] },
+      // B.1.3 (jwt_vc): "alg_values: OPTIONAL … JWS algorithms" of the VC and the VP JWT.
+      jwt_vc_json: { alg_values: ['ES256', 'ES384', 'Ed25519'] },
     })
     expect(claims.redirect_uri).toBeUndefined() // V-01: response_uri and no redirect_uri
     expect(claims.nonce).toMatch(/^[A-Za-z0-9_-]{43}$/) // 256 bits, URL-safe

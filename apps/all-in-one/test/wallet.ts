@@ -209,6 +209,35 @@ export async function presentSdJwt(options: {
   })
 }
 
+/**
+ * The holder's VP JWT of a jwt_vc_json credential (OpenID4VP 1.0 B.1.3), built from the spec text:
+ * a VCDM 2.0 presentation secured as `vp+jwt` (VC-JOSE-COSE §3.2.2) enveloping the VC-JWT as
+ * `data:application/vc+jwt,…`, with `nonce` and `aud` as B.1.3 asks, signed by the bound key.
+ */
+export function presentVcJwt(options: {
+  credential: string
+  holder: HolderKeys
+  nonce: string
+  aud: string
+}) {
+  return new SignJWT({
+    '@context': ['https://www.w3.org/ns/credentials/v2'],
+    type: ['VerifiablePresentation'],
+    verifiableCredential: [
+      {
+        '@context': ['https://www.w3.org/ns/credentials/v2'],
+        type: ['EnvelopedVerifiableCredential'],
+        id: `data:application/vc+jwt,${options.credential}`,
+      },
+    ],
+    nonce: options.nonce,
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'vp+jwt' })
+    .setAudience(options.aud)
+    .setIssuedAt()
+    .sign(options.holder.privateKey)
+}
+
 // CBOR as ISO 18013-5 uses it (the issuer's settings): plain byte strings, maps kept as maps.
 const cbor = new Encoder({
   useRecords: false,

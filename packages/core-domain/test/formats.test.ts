@@ -1,9 +1,19 @@
 import { describe, expect, it } from 'vitest'
 import { zIssuerMetadataConfig } from '../src/contract/credential-config'
 import { formatMemberIssues } from '../src/formats/config-rules'
-import { CREDENTIAL_FORMATS } from '../src/formats/credential-format'
+import { CREDENTIAL_FORMATS, type CredentialFormat } from '../src/formats/credential-format'
 import { credentialTypeOf, formatSpecs } from '../src/formats/registry'
 import { checkDcqlQuery } from '../src/rules/dcql'
+
+/** A value of each format's type member, and the credential type it names. */
+const sampleTypes: { [F in CredentialFormat]: { value: unknown; type: string } } = {
+  'dc+sd-jwt': { value: 'urn:example:type', type: 'urn:example:type' },
+  mso_mdoc: { value: 'urn:example:type', type: 'urn:example:type' },
+  jwt_vc_json: {
+    value: ['VerifiableCredential', 'urn:example:type'],
+    type: 'VerifiableCredential urn:example:type',
+  },
+}
 
 describe('issue 38: the credential format registry', () => {
   it('has one spec per format of the enum, each under its own identifier', () => {
@@ -15,12 +25,16 @@ describe('issue 38: the credential format registry', () => {
     'spec §2.2: a %s config is its own member of the union, typed by its type member',
     (format) => {
       const { typeMember } = formatSpecs[format]
-      const config = zIssuerMetadataConfig.parse({ format, [typeMember]: 'urn:example:type' })
-      expect(credentialTypeOf(config)).toBe('urn:example:type')
+      const config = zIssuerMetadataConfig.parse({ format, [typeMember]: sampleTypes[format].value })
+      expect(credentialTypeOf(config)).toBe(sampleTypes[format].type)
       expect(zIssuerMetadataConfig.safeParse({ format }).success).toBe(false)
       const others = CREDENTIAL_FORMATS.filter((other) => other !== format)
       for (const other of others) {
-        const foreign = { format, [typeMember]: 'x', [formatSpecs[other].typeMember]: 'y' }
+        const foreign = {
+          format,
+          [typeMember]: sampleTypes[format].value,
+          [formatSpecs[other].typeMember]: sampleTypes[other].value,
+        }
         expect(zIssuerMetadataConfig.safeParse(foreign).success).toBe(false)
         expect(formatMemberIssues({ config: foreign })).toStrictEqual([
           {
@@ -33,10 +47,10 @@ describe('issue 38: the credential format registry', () => {
   )
 
   it('leaves an unknown format and a body without config to the parser', () => {
-    expect(formatMemberIssues({ config: { format: 'jwt_vc_json' } })).toStrictEqual([])
+    expect(formatMemberIssues({ config: { format: 'ldp_vc' } })).toStrictEqual([])
     expect(formatMemberIssues({ config: 'mso_mdoc' })).toStrictEqual([])
     expect(formatMemberIssues(null)).toStrictEqual([])
-    expect(zIssuerMetadataConfig.safeParse({ format: 'jwt_vc_json', vct: 'x' }).success).toBe(false)
+    expect(zIssuerMetadataConfig.safeParse({ format: 'ldp_vc', vct: 'x' }).success).toBe(false)
   })
 
   it('OpenID4VP 1.0 B.2.4, V-10: intent_to_retain only where the format has it, meta only of its own format', () => {

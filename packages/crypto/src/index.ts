@@ -108,6 +108,15 @@ export {
   type TrustedLists,
   trustedAuthoritiesRefusal,
 } from './trusted-authorities'
+export type { BitstringEntry, IssueVcJwtOptions, VcPresentationCheck, VerifiedVc } from './vcdm'
+export {
+  decodeBitstring,
+  didJwkKey,
+  issueVcJwt,
+  signBitstringStatusList,
+  verifyVcJwt,
+  verifyVcPresentation,
+} from './vcdm'
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'

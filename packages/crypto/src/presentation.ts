@@ -33,9 +33,14 @@ export interface PresentationTrust {
   /**
    * Resolves when the entry's status is VALID (TSL §8.3, checklist V-33); rejects with
    * PresentationRejected otherwise, an undetermined status included. `referencedBy` says which
-   * format names the entry: an mdoc's list is asked for as CWT first (ISO 18013-5 2nd ed.).
+   * format names the entry: an mdoc's list is asked for as CWT first (ISO 18013-5 2nd ed.); a
+   * W3C VC's entry is a BitstringStatusListEntry, its list a status list credential whose
+   * `statusPurpose` must be the entry's (Bitstring Status List §3.2).
    */
-  requireValidStatus: (entry: StatusListEntry, referencedBy?: 'mdoc' | 'sd-jwt') => Promise<void>
+  requireValidStatus: (
+    entry: StatusListEntry & { purpose?: string },
+    referencedBy?: 'mdoc' | 'sd-jwt' | 'vc',
+  ) => Promise<void>
 }
 
 /** What a credential query adds to the trust of its presentations. */

@@ -21,10 +21,15 @@ import { LabelRows } from './field-editor'
 
 type Form = UseFormReturnType<CredentialConfigValues>
 
-/** The input of each format's type member (FormatSpec `typeMember`). */
-const TYPE_INPUTS: { [F in CredentialFormat]: { label: string; description: string } } = {
+/** The input of each format's type member (FormatSpec `typeMember`); `list`: a set of values, and `@context`. */
+const TYPE_INPUTS: { [F in CredentialFormat]: { label: string; description: string; list?: true } } = {
   'dc+sd-jwt': { label: 'Verifiable credential type (vct)', description: 'e.g. urn:eudi:pid:1' },
   mso_mdoc: { label: 'Document type (docType)', description: 'e.g. org.iso.18013.5.1.mDL' },
+  jwt_vc_json: {
+    label: 'VC types (type)',
+    description: 'VerifiableCredential and the credential’s own, e.g. UniversityDegreeCredential',
+    list: true,
+  },
 }
 
 /** Ids to pick from for a reference (key chain, attribute provider…); empty when the roles cannot list them. */
@@ -46,6 +51,8 @@ export function ConfigIdentity({
   readOnly: boolean
 }) {
   const { format } = form.values.config
+  // A format whose type is a set of values (jwt_vc_json `type`) gets a tag input.
+  const TypeInput = TYPE_INPUTS[format].list ? TagsInput : TextInput
   return (
     <Stack gap="sm">
       <TextInput
@@ -76,13 +83,22 @@ export function ConfigIdentity({
           {...form.getInputProps('config.format')}
         />
       </Stack>
-      <TextInput
+      <TypeInput
         key={format}
-        {...TYPE_INPUTS[format]}
+        label={TYPE_INPUTS[format].label}
+        description={TYPE_INPUTS[format].description}
         required
         readOnly={readOnly}
         {...form.getInputProps(`config.${formatSpec(format).typeMember}`)}
       />
+      {TYPE_INPUTS[format].list && (
+        <TagsInput
+          label="@context"
+          description="Contexts after https://www.w3.org/ns/credentials/v2 (optional)"
+          readOnly={readOnly}
+          {...form.getInputProps('config.context')}
+        />
+      )}
       <TextInput
         label="Scope"
         description="OAuth scope of this credential (HAIP 4.3); default: the id"

@@ -57,7 +57,39 @@ const mdoc: CredentialConfigInput = {
   walletAttestation: 'optional',
 }
 
+const w3c: CredentialConfigInput = {
+  id: 'degree',
+  config: {
+    format: 'jwt_vc_json',
+    type: ['VerifiableCredential', 'UniversityDegreeCredential'],
+    context: ['https://www.w3.org/ns/credentials/examples/v2'],
+  },
+  fields: [{ path: ['credentialSubject', 'degree', 'name'], type: 'string', mandatory: true }],
+  keyChainId: 'signing',
+  lifetimeSeconds: 86400,
+  keyBinding: true,
+  statusManagement: true,
+  batchSize: 1,
+  refreshTokens: false,
+  dpop: 'optional',
+  walletAttestation: 'optional',
+}
+
 describe('field editor values ⇄ configuration JSON', () => {
+  it('OpenID4VCI 1.0 A.1.1: a jwt_vc_json configuration (type list, @context) comes back whole', () => {
+    const values = configValues(w3c)
+    expect(values.config.type).toStrictEqual(['VerifiableCredential', 'UniversityDegreeCredential'])
+    const body = configBody(values)
+    expect(body).toStrictEqual(w3c)
+    expect(checkCredentialConfig(zCredentialConfigInput.parse(body))).toStrictEqual([])
+  })
+
+  it('a row left disclosable stays out of a jwt_vc_json body (no selective disclosure)', () => {
+    const values = configValues(w3c)
+    values.fields = values.fields.map((row) => ({ ...row, disclosable: true }))
+    expect(configBody(values).fields[0]?.disclosable).toBeUndefined()
+  })
+
   it('an SD-JWT VC configuration comes back whole from its editor values', () => {
     expect(configBody(configValues(sdJwt))).toStrictEqual(sdJwt)
   })

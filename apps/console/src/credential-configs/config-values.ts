@@ -41,6 +41,9 @@ export type CredentialConfigValues = {
     /** The type member of each format (FormatSpec `typeMember`), kept while the format is switched. */
     vct: string
     docType: string
+    /** jwt_vc_json: the VC `type` values, and its `@context` entries after the base one. */
+    type: string[]
+    context: string[]
     scope: string
     display: CredentialDisplayRow[]
   }
@@ -135,7 +138,7 @@ export function fieldOfRow(row: FieldRow, format: CredentialFormat): ClaimField 
     path: parsePath(row.path),
     type: row.type,
     ...(row.mandatory ? { mandatory: true } : {}),
-    ...(row.disclosable ? { disclosable: true } : {}),
+    ...(row.disclosable && formatSpec(format).selectiveDisclosure ? { disclosable: true } : {}),
     ...(formatSpec(format).namespacedFields && optional(row.namespace)
       ? { namespace: row.namespace.trim() }
       : {}),
@@ -176,7 +179,9 @@ export function newFieldRow(previous?: FieldRow): FieldRow {
 /** The request body (CredentialConfigDefinition) of the editor's values: empty optional inputs left out. */
 export function configBody(values: CredentialConfigValues): CredentialConfigInput {
   const { config, userAuthentication, keyAttestation } = values
-  const typeMember = formatSpec(config.format).typeMember as TypeMember
+  const spec = formatSpec(config.format)
+  const typeMember = spec.typeMember as TypeMember
+  const member = config[typeMember]
   const claims = userAuthentication.claims.filter((row) => row.field.trim() || row.claim.trim())
   return withoutUndefined({
     id: values.id.trim(),
@@ -184,7 +189,9 @@ export function configBody(values: CredentialConfigValues): CredentialConfigInpu
     // Only the format's own type member; left empty, the API names it (formatMemberIssues).
     config: {
       format: config.format,
-      [typeMember]: optional(config[typeMember]),
+      [typeMember]: Array.isArray(member) ? (member.length ? member : undefined) : optional(member),
+      // The other members a format has besides its type (jwt_vc_json's `context`).
+      ...(spec.format === 'jwt_vc_json' && config.context.length ? { context: config.context } : {}),
       scope: optional(config.scope),
       display: config.display.length
         ? config.display.map((row) => ({ ...row.extra, name: row.name, locale: row.locale.trim() }))
@@ -233,11 +240,17 @@ function withoutUndefined<T>(value: T): T {
 }
 
 /** The type members the editor has an input for, one per format. */
-type TypeMember = 'vct' | 'docType'
+type TypeMember = 'vct' | 'docType' | 'type'
 
 /** A type member of a stored `config`, or empty when its format has another one. */
-const memberOf = (meta: CredentialConfigInput['config'] | undefined, member: TypeMember): string =>
+const memberOf = (meta: CredentialConfigInput['config'] | undefined, member: 'vct' | 'docType'): string =>
   meta && member in meta ? String((meta as Record<string, unknown>)[member]) : ''
+
+/** A list member of a stored `config` (jwt_vc_json `type`, `context`), or empty. */
+const listOf = (meta: CredentialConfigInput['config'] | undefined, member: 'type' | 'context'): string[] => {
+  const value = (meta as Record<string, unknown> | undefined)?.[member]
+  return Array.isArray(value) ? value.map(String) : []
+}
 
 /** The editor's values of a configuration (stored, imported, or none: a new SD-JWT VC one). */
 export function configValues(config?: CredentialConfigInput): CredentialConfigValues {
@@ -249,6 +262,8 @@ export function configValues(config?: CredentialConfigInput): CredentialConfigVa
       format: meta?.format ?? 'dc+sd-jwt',
       vct: memberOf(meta, 'vct'),
       docType: memberOf(meta, 'docType'),
+      type: listOf(meta, 'type'),
+      context: listOf(meta, 'context'),
       scope: meta?.scope ?? '',
       display: (meta?.display ?? []).map(({ name, locale, ...extra }) => ({ name, locale, extra })),
     },
@@ -292,6 +307,8 @@ export function configInputNames(values: CredentialConfigValues): string[] {
     'config.format',
     'config.vct',
     'config.docType',
+    'config.type',
+    'config.context',
     'config.scope',
     'config.display',
     'fields',

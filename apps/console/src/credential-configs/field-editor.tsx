@@ -26,6 +26,7 @@ export function FieldEditor({ form, readOnly }: { form: Form; readOnly: boolean 
   const { fields, config } = form.values
   // mdoc fields sit in a namespace and are released element by element.
   const mdoc = formatSpec(config.format).namespacedFields
+  const disclosable = formatSpec(config.format).selectiveDisclosure
   return (
     <Stack gap="sm">
       {fields.map((row, index) => {
@@ -70,11 +71,13 @@ export function FieldEditor({ form, readOnly }: { form: Form; readOnly: boolean 
                   disabled={readOnly}
                   {...form.getInputProps(`${at}.mandatory`, { type: 'checkbox' })}
                 />
-                <Checkbox
-                  label={mdoc ? 'Disclosable (released on its own)' : 'Disclosable (selective disclosure)'}
-                  disabled={readOnly}
-                  {...form.getInputProps(`${at}.disclosable`, { type: 'checkbox' })}
-                />
+                {disclosable && (
+                  <Checkbox
+                    label={mdoc ? 'Disclosable (released on its own)' : 'Disclosable (selective disclosure)'}
+                    disabled={readOnly}
+                    {...form.getInputProps(`${at}.disclosable`, { type: 'checkbox' })}
+                  />
+                )}
               </Group>
               <TextInput
                 label="Default value"

@@ -1,3 +1,4 @@
+import { type DcqlCredentialQuery, formatSpec } from '@credential-service/core-domain'
 import { Anchor, Button, Group, Stack, Table, Text, VisuallyHidden } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
 import { Link } from 'react-router'
@@ -9,11 +10,9 @@ import { PageTitle } from '../components/shell'
 import { presentationConfigsApi } from './configs-api'
 
 /** What a presentation configuration asks for, in a line: each credential query's type. */
-const asksFor = (query: {
-  credentials: { id: string; meta: { vct_values?: string[]; doctype_value?: string } }[]
-}) =>
+const asksFor = (query: { credentials: DcqlCredentialQuery[] }) =>
   query.credentials
-    .map((credential) => credential.meta.vct_values?.join(' or ') ?? credential.meta.doctype_value)
+    .map((credential) => formatSpec(credential.format).queriedTypes(credential.meta)?.join(' or '))
     .join(', ')
 
 /** Presentation configurations of the active tenant: list and delete; the editor creates and edits. */

@@ -1,13 +1,35 @@
-import { NotFoundError, zTenantId } from '@credential-service/core-domain'
+import { BITSTRING_PURPOSES, NotFoundError, zTenantId } from '@credential-service/core-domain'
 import type { ProtocolDeps } from '@credential-service/server-kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { createBitstringStatusListService } from '../services/bitstring-status-lists'
 import { perTenant } from '../services/per-tenant'
 import { createStatusListService, STATUS_LIST_TTL_SECONDS } from '../services/status-lists'
 import { tenantScope } from '../tenant-scope'
 import { matchesEtag, negotiateStatusListForm } from './status-list-accept'
 
+/**
+ * A signed list in one of its forms: cacheable for the list's `ttl`, with its ETag for conditional
+ * requests (304) and CORS open (browser-based verifiers fetch it too).
+ */
+function sendList(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  type: string,
+  found: { token: string | Uint8Array; etag: string; signedAt: Date },
+) {
+  reply
+    .header('cache-control', `public, max-age=${STATUS_LIST_TTL_SECONDS}`)
+    .header('etag', found.etag)
+    .header('last-modified', found.signedAt.toUTCString())
+    .header('access-control-allow-origin', '*')
+  if (matchesEtag(req.headers['if-none-match'], found.etag)) return reply.status(304).send()
+  return reply.type(type).send(typeof found.token === 'string' ? found.token : Buffer.from(found.token))
+}
+
 const params = z.object({ tenant: zTenantId, id: z.string().max(100) })
+const bitstringParams = params.extend({ purpose: z.enum(BITSTRING_PURPOSES) })
 
 /**
  * `{issuer}/status-lists/{id}` (draft-ietf-oauth-status-list §8.1, checklist F-32): the signed
@@ -18,7 +40,26 @@ const params = z.object({ tenant: zTenantId, id: z.string().max(100) })
  */
 export function statusListRoutes(deps: ProtocolDeps): FastifyPluginAsyncZod {
   const service = perTenant((tenant) => createStatusListService(tenantScope(deps, tenant)))
+  const bitstring = perTenant((tenant) => createBitstringStatusListService(tenantScope(deps, tenant)))
   return async (app) => {
+    /**
+     * `{list URI}/bitstring/{purpose}`: the list as a W3C BitstringStatusListCredential (Bitstring
+     * Status List §2.2) secured as `application/vc+jwt`, which jwt_vc_json credentials name;
+     * cacheable as the token, its `ttl` the same max-age.
+     */
+    app.get(
+      '/issuers/:tenant/status-lists/:id/bitstring/:purpose',
+      { schema: { params: bitstringParams } },
+      async (req, reply) => {
+        const { tenant, id, purpose } = req.params
+        const found = (await deps.tenants.tenant(tenant))
+          ? await bitstring(tenant).credential(id, purpose)
+          : undefined
+        if (!found) throw new NotFoundError('status list', id)
+        return sendList(req, reply, 'application/vc+jwt', found)
+      },
+    )
+
     app.get('/issuers/:tenant/status-lists/:id', { schema: { params } }, async (req, reply) => {
       const { tenant, id } = req.params
       const form = negotiateStatusListForm(req.headers.accept)
@@ -36,13 +77,7 @@ export function statusListRoutes(deps: ProtocolDeps): FastifyPluginAsyncZod {
           ? await service(tenant).cwt(id)
           : await service(tenant).token(id)
       if (!found) throw new NotFoundError('status list', id)
-      reply
-        .header('cache-control', `public, max-age=${STATUS_LIST_TTL_SECONDS}`)
-        .header('etag', found.etag)
-        .header('last-modified', found.signedAt.toUTCString())
-        .header('access-control-allow-origin', '*')
-      if (matchesEtag(req.headers['if-none-match'], found.etag)) return reply.status(304).send()
-      return reply.type(form).send(typeof found.token === 'string' ? found.token : Buffer.from(found.token))
+      return sendList(req, reply, form, found)
     })
   }
 }

@@ -14,7 +14,7 @@ export const zConfigId = z
 
 export const zCredentialFormat = z
   .enum(CREDENTIAL_FORMATS)
-  .describe('`dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)')
+  .describe('`dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT)')
   .meta({ id: 'CredentialFormat' })
 export type CredentialFormat = z.infer<typeof zCredentialFormat>
 

@@ -31,6 +31,15 @@ export const zDcqlCredentialQuery = z
     meta: z.union([
       z.object({ vct_values: z.array(z.string().min(1)).min(1).max(20) }).strict(),
       z.object({ doctype_value: z.string().min(1) }).strict(),
+      // OpenID4VP 1.0 B.1.1: "A non-empty array of string arrays", each a non-empty set of types.
+      z
+        .object({
+          type_values: z
+            .array(z.array(z.string().min(1).max(500)).min(1).max(20))
+            .min(1)
+            .max(20),
+        })
+        .strict(),
     ]),
     trusted_authorities: z
       .array(

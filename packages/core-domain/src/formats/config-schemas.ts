@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { CredentialFormat } from './credential-format'
+import { zJwtVcJsonConfig } from './jwt-vc-json/config'
 import { zMdocConfig } from './mso-mdoc/config'
 import { zSdJwtVcConfig } from './sd-jwt-vc/config'
 
@@ -10,6 +11,7 @@ import { zSdJwtVcConfig } from './sd-jwt-vc/config'
 export const configSchemas = {
   'dc+sd-jwt': zSdJwtVcConfig,
   mso_mdoc: zMdocConfig,
+  jwt_vc_json: zJwtVcJsonConfig,
 } satisfies { [F in CredentialFormat]: z.ZodType<{ format: F }> }
 
 export type ConfigSchema = (typeof configSchemas)[CredentialFormat]

@@ -23,13 +23,17 @@ export interface FormatSpec<F extends CredentialFormat = CredentialFormat> {
   title: string
   /** The member of `config` that names the credential type (spec §2.2): `vct`, `docType`. */
   typeMember: string
-  /** The credential type a configuration issues and a presentation of it names (`vct`, `docType`). */
+  /**
+   * The credential type a configuration issues and a presentation of it names (`vct`, `docType`; for
+   * jwt_vc_json its sorted `type` values, space-separated).
+   */
   typeOf(config: IssuerMetadataConfigOf<F>): string
   /**
    * The type as the format's metadata names it, in the issuer metadata entry (OpenID4VCI 1.0
-   * Appendix A) and a TS11 schema URI entry alike: `{ vct }`, `{ doctype }`.
+   * Appendix A) and a TS11 schema URI entry alike: `{ vct }`, `{ doctype }`,
+   * `{ credential_definition: { type } }`.
    */
-  typeMetadata(config: IssuerMetadataConfigOf<F>): Record<string, string>
+  typeMetadata(config: IssuerMetadataConfigOf<F>): Record<string, unknown>
   /**
    * Each field sits in a namespace (spec §2.3): claims are grouped by it when issued and asked for
    * as [namespace, element] (mdoc); otherwise a field is a path in one JSON object.
@@ -53,6 +57,8 @@ export interface FormatSpec<F extends CredentialFormat = CredentialFormat> {
   intentToRetain: boolean
   /** Rules of one DCQL claims query of this format (OpenID4VP 1.0 §7), paths relative to the claim. */
   dcqlClaimIssues(claim: DcqlClaimQuery): FormatIssue[]
+  /** Fields may be `disclosable` (SD-JWT disclosures, mdoc elements); a VC-JWT is presented whole. */
+  selectiveDisclosure: boolean
   /** A credential needs a holder key (mdoc: the MSO's deviceKey); none without key binding otherwise. */
   holderKeyRequired: boolean
   /** Transaction data hashes are checked in its presentations (OpenID4VP 1.0 §8.4). */

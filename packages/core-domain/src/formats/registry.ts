@@ -1,6 +1,7 @@
 import type { IssuerMetadataConfig } from '../contract/credential-config'
 import { CREDENTIAL_FORMATS, type CredentialFormat } from './credential-format'
 import type { FormatSpec } from './format-spec'
+import { jwtVcJsonSpec } from './jwt-vc-json/spec'
 import { mdocSpec } from './mso-mdoc/spec'
 import { sdJwtVcSpec } from './sd-jwt-vc/spec'
 
@@ -12,6 +13,7 @@ import { sdJwtVcSpec } from './sd-jwt-vc/spec'
 export const formatSpecs: { [F in CredentialFormat]: FormatSpec<F> } = {
   'dc+sd-jwt': sdJwtVcSpec,
   mso_mdoc: mdocSpec,
+  jwt_vc_json: jwtVcJsonSpec,
 }
 
 /**

@@ -69,6 +69,8 @@ export function checkCredentialConfig(config: CredentialConfigBody): ValidationI
     if (seen.has(key)) add(`fields.${index}.path`, `the same claim as fields.${seen.get(key)}`)
     seen.set(key, index)
     for (const issue of format.fieldIssues(field)) add(`fields.${index}.${issue.path}`, issue.message)
+    if (field.disclosable && !format.selectiveDisclosure)
+      add(`fields.${index}.disclosable`, `${format.format} credentials have no selective disclosure`)
     for (const name of claimPath(field).filter((part) => SD_JWT_STRUCTURE_NAMES.includes(part)))
       issues.push(structureIssue(`body.fields.${index}.path`, name))
     issues.push(...sdJwtStructureIssues(field.defaultValue, `body.fields.${index}.defaultValue`))

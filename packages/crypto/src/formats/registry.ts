@@ -1,5 +1,6 @@
 import type { CredentialFormat } from '@credential-service/core-domain'
 import type { FormatRuntime } from './format-runtime'
+import { jwtVcJsonRuntime } from './jwt-vc-json'
 import { mdocRuntime } from './mso-mdoc'
 import { sdJwtVcRuntime } from './sd-jwt-vc'
 
@@ -10,6 +11,7 @@ import { sdJwtVcRuntime } from './sd-jwt-vc'
 export const formatRuntimes: { [F in CredentialFormat]: FormatRuntime<F> } = {
   'dc+sd-jwt': sdJwtVcRuntime,
   mso_mdoc: mdocRuntime,
+  jwt_vc_json: jwtVcJsonRuntime,
 }
 
 /**

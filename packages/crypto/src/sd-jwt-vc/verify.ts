@@ -1,12 +1,10 @@
-import { createHash, type X509Certificate } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@credential-service/core-domain'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { trustedIssuerChain } from '../issuer-chain'
 import { issuerNameRefusal } from '../issuer-san'
-import { parseCertificate } from '../parsed-certificates'
 import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
-import { trustedAuthoritiesRefusal } from '../trusted-authorities'
-import { checkChain } from '../x5c-chain'
 import { checkDisclosures } from './disclosures'
 import { loadSdJwtLibraries } from './libraries'
 import { statusListEntryOf } from './status'
@@ -79,23 +77,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   if (!SD_JWT_VC_TYPES.includes(String(header.typ)))
     throw new PresentationRejected(`the SD-JWT typ '${String(header.typ)}' is not dc+sd-jwt`)
   // acceptAnyIssuer skips the trust decision only: the issuer still signs with its x5c leaf.
-  const chainProblem =
-    check.acceptAnyIssuer && Array.isArray(header.x5c) && header.x5c.length > 0
-      ? undefined
-      : await checkChain(header.x5c, check.anchors, check.now)
-  if (chainProblem) throw new PresentationRejected(chainProblem)
-  let chain: X509Certificate[]
-  try {
-    chain = (header.x5c as string[]).map((der) => parseCertificate(String(der)))
-  } catch {
-    throw new PresentationRejected('the x5c chain is not made of X.509 certificates')
-  }
-  const leaf = chain[0] as X509Certificate
-  const authorityProblem = await trustedAuthoritiesRefusal(chain, check.trustedAuthorities, 'x5c', {
-    byUrl: check.trustedLists ?? new Map(),
-    now: check.now,
-  })
-  if (authorityProblem) throw new PresentationRejected(authorityProblem)
+  const [leaf] = await trustedIssuerChain(header.x5c, check)
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
   const [{ digest }, { SDJwtVcInstance }] = await loadSdJwtLibraries()

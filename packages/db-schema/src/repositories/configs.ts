@@ -105,6 +105,7 @@ export function toCredentialConfig(row: CredentialConfigRow): CredentialConfig {
       format: row.format,
       ...optional('docType', row.docType),
       ...optional('vct', row.vct),
+      ...row.formatConfig,
       scope: row.scope,
       ...optional('display', row.display as CredentialConfig['config']['display'] | null),
     } as CredentialConfig['config'],
@@ -133,6 +134,12 @@ export function toCredentialConfig(row: CredentialConfigRow): CredentialConfig {
   }
 }
 
+/** A configuration's `config` without what every format has (its own columns): the format's members. */
+function formatMembers(config: CredentialConfigData['config']): Record<string, unknown> {
+  const { format: _format, scope: _scope, display: _display, ...members } = config
+  return members
+}
+
 export function credentialConfigColumns(config: CredentialConfigData) {
   return {
     id: config.id,
@@ -141,6 +148,7 @@ export function credentialConfigColumns(config: CredentialConfigData) {
     // One column per format's type member; the others stay null.
     docType: 'docType' in config.config ? config.config.docType : null,
     vct: 'vct' in config.config ? config.config.vct : null,
+    formatConfig: formatMembers(config.config),
     scope: config.config.scope ?? config.id,
     display: config.config.display ?? null,
     fields: config.fields,

@@ -104,6 +104,12 @@ export const credentialConfigs = pgTable(
     format: text().notNull(),
     docType: text(),
     vct: text(),
+    /**
+     * The format's own `config` members besides `format`, `scope` and `display` (its type member
+     * among them), so that a new format needs no column; `docType` and `vct` stay for the rows and
+     * queries that read them.
+     */
+    formatConfig: jsonb().$type<Record<string, unknown>>(),
     scope: text().notNull(),
     display: jsonb().$type<Record<string, unknown>[]>(),
     fields: jsonb().$type<ClaimField[]>().notNull(),

@@ -243,6 +243,8 @@ export interface components {
                 vct_values: string[];
             } | {
                 doctype_value: string;
+            } | {
+                type_values: string[][];
             };
             trusted_authorities?: {
                 type: string;
@@ -253,10 +255,10 @@ export interface components {
             claim_sets?: string[][];
         };
         /**
-         * @description `dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)
+         * @description `dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT)
          * @enum {string}
          */
-        CredentialFormat: "dc+sd-jwt" | "mso_mdoc";
+        CredentialFormat: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
         DcqlClaimQuery: {
             id?: string;
             path: (string | number | null)[];

@@ -2853,10 +2853,10 @@ export interface components {
          */
         CredentialEncryption: "optional" | "required";
         /**
-         * @description `dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc)
+         * @description `dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT)
          * @enum {string}
          */
-        CredentialFormat: "dc+sd-jwt" | "mso_mdoc";
+        CredentialFormat: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
         CredentialStatusChanged: {
             status: components["schemas"]["CredentialStatusValue"];
             /** @description Credentials with a status list entry that the change covers */
@@ -2890,6 +2890,8 @@ export interface components {
                 vct_values: string[];
             } | {
                 doctype_value: string;
+            } | {
+                type_values: string[][];
             };
             trusted_authorities?: {
                 type: string;
@@ -3029,12 +3031,29 @@ export interface components {
         };
         /** @enum {string} */
         IssuanceStatus: "offered" | "token_issued" | "credential_issued" | "completed" | "failed" | "expired";
-        IssuerMetadataCredentialConfig: components["schemas"]["SdJwtVcIssuerMetadataConfig"] | components["schemas"]["MdocIssuerMetadataConfig"];
+        IssuerMetadataCredentialConfig: components["schemas"]["SdJwtVcIssuerMetadataConfig"] | components["schemas"]["MdocIssuerMetadataConfig"] | components["schemas"]["JwtVcJsonIssuerMetadataConfig"];
         /** @description JWK Set (RFC 7517) of public keys */
         Jwks: {
             keys: {
                 [key: string]: unknown;
             }[];
+        };
+        JwtVcJsonIssuerMetadataConfig: {
+            /** @constant */
+            format: "jwt_vc_json";
+            /** @description jwt_vc_json: the VC `type` values, `VerifiableCredential` among them */
+            type: string[];
+            /** @description jwt_vc_json: `@context` entries after the base context https://www.w3.org/ns/credentials/v2 */
+            context?: string[];
+            /** @description OAuth scope of this credential (HAIP 4.3); defaults to the configuration id */
+            scope?: string;
+            /** @description Credential display per locale; extra members (logo, colours) are passed through */
+            display?: ({
+                name: string;
+                locale: string;
+            } & {
+                [key: string]: unknown;
+            })[];
         };
         /** @description Key attestation requirements (OpenID4VCI 1.0 Appendix D); attestations come with proofs, so this needs `keyBinding: true` (422 otherwise) */
         KeyAttestationPolicy: {
@@ -4155,7 +4174,7 @@ export interface components {
              * @description Attestation format of this schema
              * @enum {string}
              */
-            format?: "dc+sd-jwt" | "mso_mdoc";
+            format?: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
             /**
              * Format: uri
              * @description Where the schema document for this format is (required)

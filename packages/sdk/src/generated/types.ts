@@ -31,7 +31,7 @@ export type CredentialConfigDefinition = components['schemas']['CredentialConfig
 export type CredentialConfigPage = components['schemas']['CredentialConfigPage']
 /** Credential request and response encryption at the issuer (OpenID4VCI 1.0 §10): offered to wallets, or required of them */
 export type CredentialEncryption = components['schemas']['CredentialEncryption']
-/** `dc+sd-jwt` (SD-JWT VC) or `mso_mdoc` (ISO mdoc) */
+/** `dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT) */
 export type CredentialFormat = components['schemas']['CredentialFormat']
 export type CredentialStatusChanged = components['schemas']['CredentialStatusChanged']
 export type CredentialStatusValue = components['schemas']['CredentialStatusValue']
@@ -56,6 +56,7 @@ export type IssuanceStatus = components['schemas']['IssuanceStatus']
 export type IssuerMetadataCredentialConfig = components['schemas']['IssuerMetadataCredentialConfig']
 /** JWK Set (RFC 7517) of public keys */
 export type Jwks = components['schemas']['Jwks']
+export type JwtVcJsonIssuerMetadataConfig = components['schemas']['JwtVcJsonIssuerMetadataConfig']
 /** Key attestation requirements (OpenID4VCI 1.0 Appendix D); attestations come with proofs, so this needs `keyBinding: true` (422 otherwise) */
 export type KeyAttestationPolicy = components['schemas']['KeyAttestationPolicy']
 /** Key chain (spec §2.4): public keys and certificates only */

@@ -1,6 +1,7 @@
 import { type KeyObject, X509Certificate } from 'node:crypto'
 import { UpstreamError, UpstreamUnavailableError } from '@credential-service/core-domain'
 import {
+  decodeBitstring,
   decodeStatusListCwt,
   PresentationRejected,
   readStatusList,
@@ -37,11 +38,17 @@ export const unavailable = (reason: string) =>
     retryAfterSeconds: STATUS_RETRY_AFTER_SECONDS,
   })
 
+/** The media type of a status list credential secured as a JWT (VC-JOSE-COSE §6.1.1). */
+const VC_JWT_TYPE = 'application/vc+jwt'
+
 /** HTTP statuses of a server that may answer later (RFC 9110 §15.6, §15.5.9; RFC 6585 §4). */
 const retryableStatus = (status: number) => status >= 500 || status === 408 || status === 429
 
-/** The two forms of a Status List Token (TSL §5.1, §5.2). */
-export type StatusListForm = 'jwt' | 'cwt'
+/**
+ * The two forms of a Status List Token (TSL §5.1, §5.2), and a W3C status list credential
+ * (Bitstring Status List §2.2, a vc+jwt), which W3C VCs name.
+ */
+export type StatusListForm = 'jwt' | 'cwt' | 'bitstring'
 
 /** A Status List Token whose form and signature were checked, with how long it may be used. */
 export interface FetchedList extends CachedValue {
@@ -50,6 +57,8 @@ export interface FetchedList extends CachedValue {
   x5c: unknown
   list: StatusList
   etag: string | undefined
+  /** A status list credential's `statusPurpose` (Bitstring Status List §2.2); undefined for tokens. */
+  purpose: string | undefined
   /** `ttl` of the token (TSL §5.1), in seconds. */
   ttl: number | undefined
   /** End of its validity (ms): its `exp` and the earliest `notAfter` of its x5c chain. */
@@ -85,6 +94,7 @@ export interface FetchOptions {
 const ACCEPT: Record<StatusListForm, string> = {
   jwt: `application/statuslist+jwt, ${STATUS_LIST_CWT_TYPE};q=0.9`,
   cwt: `${STATUS_LIST_CWT_TYPE}, application/statuslist+jwt;q=0.9`,
+  bitstring: VC_JWT_TYPE,
 }
 
 type Headers = Record<string, string | string[] | undefined>
@@ -167,7 +177,12 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
     .split(';')[0]
     ?.trim()
     .toLowerCase()
-  const token = contentType === STATUS_LIST_CWT_TYPE ? await openCwt(response.body) : openJwt(response.body)
+  const token =
+    contentType === STATUS_LIST_CWT_TYPE
+      ? await openCwt(response.body)
+      : (previous?.form ?? options.prefer) === 'bitstring'
+        ? openStatusListCredential(response.body)
+        : openJwt(response.body)
   const { payload } = token
   if (payload.sub !== uri) throw unchecked('the status list token is for another URI')
   if (typeof payload.exp === 'number' && payload.exp * 1000 <= now)
@@ -200,6 +215,7 @@ export async function fetchStatusList(options: FetchOptions): Promise<FetchedLis
     form: token.form,
     x5c: token.x5c,
     list,
+    purpose: token.purpose,
     etag: typeof etag === 'string' ? etag : undefined,
     ttl,
     validUntil,
@@ -217,22 +233,25 @@ interface OpenedToken {
   form: StatusListForm
   x5c: unknown
   payload: { sub?: unknown; exp?: unknown; ttl?: unknown }
+  purpose?: string | undefined
   /** Throws unless the signature verifies with `key`. */
   verify(key: KeyObject): Promise<void>
   list(): StatusList
 }
 
+/** The header and claims of a JWT, unverified; one that does not decode is `<what> is not a JWT`. */
+function decodedJwt(token: string, what: string) {
+  try {
+    return { header: decodeProtectedHeader(token), payload: decodeJwt(token) }
+  } catch {
+    throw unchecked(`${what} is not a JWT`)
+  }
+}
+
 /** A Status List Token in JWT form (TSL §5.1): `typ` statuslist+jwt. */
 function openJwt(body: Buffer): OpenedToken {
   const token = body.toString('utf8')
-  let header: ReturnType<typeof decodeProtectedHeader>
-  let payload: ReturnType<typeof decodeJwt>
-  try {
-    header = decodeProtectedHeader(token)
-    payload = decodeJwt(token)
-  } catch {
-    throw unchecked('the status list is not a JWT')
-  }
+  const { header, payload } = decodedJwt(token, 'the status list')
   if (header.typ !== 'statuslist+jwt') throw unchecked('the status list token typ is not statuslist+jwt')
   return {
     form: 'jwt',
@@ -242,6 +261,44 @@ function openJwt(body: Buffer): OpenedToken {
       await compactVerify(token, key)
     },
     list: () => readStatusList(token),
+  }
+}
+
+/**
+ * A BitstringStatusListCredential as a vc+jwt (Bitstring Status List §2.2, VC-JOSE-COSE §3.1.1):
+ * its `id` stands for the token's `sub`, its `exp` (or `validUntil`) for `exp`, its `ttl`
+ * (milliseconds) for the token's (seconds). Its list is read by decodeBitstring.
+ */
+function openStatusListCredential(body: Buffer): OpenedToken {
+  const token = body.toString('utf8')
+  const { header, payload } = decodedJwt(token, 'the status list credential')
+  const subject = (payload.credentialSubject ?? {}) as {
+    type?: unknown
+    statusPurpose?: unknown
+    ttl?: unknown
+    encodedList?: unknown
+  }
+  if (
+    header.typ !== 'vc+jwt' ||
+    ![payload.type].flat().includes('BitstringStatusListCredential') ||
+    subject.type !== 'BitstringStatusList'
+  )
+    throw unchecked('the status list is not a BitstringStatusListCredential (vc+jwt)')
+  const validUntil =
+    typeof payload.validUntil === 'string' ? Date.parse(payload.validUntil) / 1000 : undefined
+  return {
+    form: 'bitstring',
+    x5c: header.x5c,
+    payload: {
+      sub: payload.id,
+      exp: Math.min(payload.exp ?? Number.POSITIVE_INFINITY, validUntil ?? Number.POSITIVE_INFINITY),
+      ttl: typeof subject.ttl === 'number' ? Math.floor(subject.ttl / 1000) : undefined,
+    },
+    purpose: typeof subject.statusPurpose === 'string' ? subject.statusPurpose : undefined,
+    verify: async (key) => {
+      await compactVerify(token, key)
+    },
+    list: () => decodeBitstring(subject.encodedList),
   }
 }
 

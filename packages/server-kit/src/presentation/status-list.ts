@@ -131,13 +131,20 @@ function requireValid(status: number): void {
  * rejects the presentation.
  */
 export async function requireValidEntry(
-  entry: StatusListEntry,
+  entry: StatusListEntry & { purpose?: string },
   check: StatusCheck,
-  referencedBy?: 'mdoc' | 'sd-jwt',
+  referencedBy?: 'mdoc' | 'sd-jwt' | 'vc',
 ): Promise<void> {
   // One list, two forms: mdocs ask for the CWT first (ISO 18013-5 2nd ed. relying parties read
-  // CBOR), everything else for the JWT. The cache holds the list whichever form brought it.
-  const list = await currentList(entry.uri, check, referencedBy === 'mdoc' ? 'cwt' : 'jwt')
+  // CBOR), everything else for the JWT. The cache holds the list whichever form brought it. A W3C
+  // VC names a status list credential instead, cached by the same rules.
+  const prefer = referencedBy === 'mdoc' ? 'cwt' : referencedBy === 'vc' ? 'bitstring' : 'jwt'
+  const list = await currentList(entry.uri, check, prefer)
+  if ((list.form === 'bitstring') !== (prefer === 'bitstring'))
+    throw unchecked('the status list is not of the kind the credential names')
+  // Bitstring Status List §3.2: "Verify that the status purpose is equal to a statusPurpose value".
+  if (list.form === 'bitstring' && list.purpose !== entry.purpose)
+    throw unchecked(`the status list credential is not for statusPurpose '${entry.purpose}'`)
   await requireTrusted(list, check)
   let status: number
   try {
@@ -146,7 +153,8 @@ export async function requireValidEntry(
     if (!(error instanceof StatusListError)) throw error
     throw unchecked(`the status list ${error.message}`)
   }
-  requireValid(status)
+  // A set bit of a `suspension` list is SUSPENDED; of any other purpose, INVALID.
+  requireValid(status !== 0 && entry.purpose === 'suspension' ? 2 : status)
 }
 
 /**

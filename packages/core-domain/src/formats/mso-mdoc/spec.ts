@@ -36,6 +36,7 @@ export const mdocSpec: FormatSpec<'mso_mdoc'> = {
     isElementPath(claim.path)
       ? []
       : [{ path: 'path', message: 'mso_mdoc claim paths are exactly [namespace, element identifier]' }],
+  selectiveDisclosure: true,
   holderKeyRequired: true,
   // Device-signed transaction data hashes are not verified: such a request is refused, not half-checked.
   transactionData: false,

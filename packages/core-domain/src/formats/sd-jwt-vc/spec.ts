@@ -22,6 +22,7 @@ export const sdJwtVcSpec: FormatSpec<'dc+sd-jwt'> = {
   dcqlMeta: (types) => ({ vct_values: types }),
   intentToRetain: false,
   dcqlClaimIssues: () => [],
+  selectiveDisclosure: true,
   holderKeyRequired: false,
   transactionData: true,
   annexC: false,

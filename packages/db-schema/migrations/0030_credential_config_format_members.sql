@@ -1,0 +1,1 @@
+ALTER TABLE "credential_configs" ADD COLUMN "format_config" jsonb;

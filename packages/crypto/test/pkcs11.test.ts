@@ -8,7 +8,12 @@ import { createPkcs11Provider } from '../src/providers/pkcs11'
 import { loadModule } from '../src/providers/pkcs11-token'
 import { KeyProviderError } from '../src/providers/provider'
 import { hashFor, type SigningAlgorithm, signJws } from '../src/signer'
-import { createSoftHsmToken, type SoftHsmToken } from '../src/testing/softhsm'
+import {
+  changeSoftHsmPin,
+  createSoftHsmToken,
+  dropSoftHsmSessions,
+  type SoftHsmToken,
+} from '../src/testing/softhsm'
 
 const cipher = createJwkCipher('pkcs11-test-master-secret-0123456789abcdef')
 const encoder = new TextEncoder()
@@ -178,20 +183,31 @@ describe('PKCS#11 provider (SoftHSM2)', () => {
     await hsm.close()
   })
 
-  it('sessions the token dropped are an outage (unavailable) for that call; the next call opens new ones', async () => {
+  it('sessions the token dropped are replaced: the signature is made again on a fresh session', async () => {
     const hsm = provider()
     const key = await (hsm.generate as NonNullable<typeof hsm.generate>)('dropped', 'ES256')
-    const { pkcs11 } = await loadModule(token.module)
-    const slot = pkcs11
-      .C_GetSlotList(true)
-      .find((s) => pkcs11.C_GetTokenInfo(s).label.trim() === token.tokenLabel)
-    // What a token reset or a network HSM's reconnect does to an application's sessions.
-    pkcs11.C_CloseAllSessions(slot as Buffer)
-    const failure = await hsm.sign('dropped', 'ES256', encoder.encode('x')).catch((error) => error)
-    expect(failure).toBeInstanceOf(KeyProviderError)
-    expect(failure.reason).toBe('unavailable')
+    const first = encoder.encode('before')
+    expect(verifies(key.publicJwk, 'ES256', first, await hsm.sign('dropped', 'ES256', first))).toBe(true)
+    // What a token reset or a network HSM's failover does to an application's sessions.
+    await dropSoftHsmSessions(token)
     const data = encoder.encode('after')
     expect(verifies(key.publicJwk, 'ES256', data, await hsm.sign('dropped', 'ES256', data))).toBe(true)
+    await hsm.close()
+  })
+
+  it('a token that refuses the login once its sessions dropped is misconfigured, until it accepts it again', async () => {
+    const own = await createSoftHsmToken()
+    const hsm = createPkcs11Provider(own)
+    const key = await (hsm.generate as NonNullable<typeof hsm.generate>)('relogin', 'ES256')
+    await changeSoftHsmPin(own, own.pin, 'changed-elsewhere')
+    const failure = await hsm.sign('relogin', 'ES256', encoder.encode('x')).catch((error) => error)
+    expect([failure.reason, failure.message]).toStrictEqual([
+      'misconfigured',
+      `PKCS#11 token '${own.tokenLabel}': login refused (CKR_PIN_INCORRECT)`,
+    ])
+    await changeSoftHsmPin(own, 'changed-elsewhere', own.pin)
+    const data = encoder.encode('back')
+    expect(verifies(key.publicJwk, 'ES256', data, await hsm.sign('relogin', 'ES256', data))).toBe(true)
     await hsm.close()
   })
 

@@ -3,12 +3,14 @@ import {
   type ActiveKeyMaterial,
   createAwsKmsProvider,
   createJwkCipher,
+  createPkcs11Provider,
   createSessionDataCipher,
   createSignerFactory,
   createVaultProvider,
   fingerprintsMatch,
   type JwkCipher,
   type KeyProvider,
+  KeyProviderError,
   type KmsProvider,
   masterSecretFingerprint,
   type SessionDataCipher,
@@ -19,6 +21,7 @@ import {
 import {
   createKeyChainRepository,
   type Database,
+  externalKeyChains,
   type KeyChainRow,
   recordMasterSecretFingerprint,
 } from '@credential-service/db-schema'
@@ -36,13 +39,19 @@ type KeyConfig = Pick<
   | 'VAULT_TRANSIT_MOUNT'
   | 'AWS_REGION'
   | 'AWS_ENDPOINT_URL_KMS'
+  | 'PKCS11_MODULE'
+  | 'PKCS11_TOKEN_LABEL'
+  | 'PKCS11_PIN'
+  | 'PKCS11_SESSIONS'
 >
+
+type Providers = Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>>
 
 export interface KeyRuntimeOptions {
   config: KeyConfig
   db: Database
   /** Replaces the providers built from the configuration (tests pass explicit credentials). */
-  providers?: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>>
+  providers?: Providers
   now?: () => Date
 }
 
@@ -51,6 +60,69 @@ export interface PublishedJwk extends Record<string, unknown> {
   alg: SigningAlgorithm
   use: 'sig'
   x5c?: string[]
+}
+
+/**
+ * The external providers the configuration sets up. Vault needs its address and token; AWS KMS
+ * takes the SDK's default credentials; PKCS#11 needs module, token and PIN together.
+ */
+export function providersOf(config: KeyConfig): Providers {
+  const pkcs11 = [config.PKCS11_MODULE, config.PKCS11_TOKEN_LABEL, config.PKCS11_PIN]
+  if (pkcs11.some(Boolean) && !pkcs11.every(Boolean)) {
+    throw new ConfigError([
+      'PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN go together: set all three for `pkcs11` key chains, or none',
+    ])
+  }
+  return {
+    ...(config.VAULT_ADDR && config.VAULT_TOKEN
+      ? {
+          vault: createVaultProvider({
+            address: config.VAULT_ADDR,
+            token: config.VAULT_TOKEN,
+            namespace: config.VAULT_NAMESPACE,
+            mount: config.VAULT_TRANSIT_MOUNT,
+          }),
+        }
+      : {}),
+    'aws-kms': createAwsKmsProvider({ region: config.AWS_REGION, endpoint: config.AWS_ENDPOINT_URL_KMS }),
+    ...(config.PKCS11_MODULE && config.PKCS11_TOKEN_LABEL && config.PKCS11_PIN
+      ? {
+          pkcs11: createPkcs11Provider({
+            module: config.PKCS11_MODULE,
+            tokenLabel: config.PKCS11_TOKEN_LABEL,
+            pin: config.PKCS11_PIN,
+            sessions: config.PKCS11_SESSIONS,
+          }),
+        }
+      : {}),
+  }
+}
+
+/**
+ * Start-up check of the key providers: a configured PKCS#11 token must be there and accept the
+ * PIN, and every `pkcs11` key chain needs the token configured and its key on it. A missing HSM
+ * stops the process with a message naming the variables, rather than failing the first wallet.
+ * (Vault and KMS are network services: their outages are answered per request with 503.)
+ */
+export async function verifyKeyProviders(db: Database, providers: Providers): Promise<void> {
+  const { pkcs11 } = providers
+  const chains = (await externalKeyChains(db)).filter((chain) => chain.kmsProvider === 'pkcs11')
+  if (!pkcs11) {
+    if (chains.length === 0) return
+    const names = chains.map((chain) => `'${chain.tenantId}/${chain.id}'`).join(', ')
+    throw new ConfigError([
+      `PKCS11_MODULE: key chain(s) ${names} sign on a PKCS#11 token; set PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN`,
+    ])
+  }
+  try {
+    await pkcs11.check?.()
+    for (const chain of chains) await pkcs11.describe(chain.externalKeyId as string)
+  } catch (error) {
+    if (!(error instanceof KeyProviderError)) throw error
+    throw new ConfigError([`PKCS11_MODULE / PKCS11_TOKEN_LABEL / PKCS11_PIN: ${error.message}`])
+  } finally {
+    await pkcs11.close?.()
+  }
 }
 
 function material(row: KeyChainRow): ActiveKeyMaterial {
@@ -75,19 +147,7 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
   const now = options.now ?? (() => new Date())
   const cipher: JwkCipher = createJwkCipher(config.MASTER_SECRET)
   const sessionData: SessionDataCipher = createSessionDataCipher(config.MASTER_SECRET)
-  const providers: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>> = options.providers ?? {
-    ...(config.VAULT_ADDR && config.VAULT_TOKEN
-      ? {
-          vault: createVaultProvider({
-            address: config.VAULT_ADDR,
-            token: config.VAULT_TOKEN,
-            namespace: config.VAULT_NAMESPACE,
-            mount: config.VAULT_TRANSIT_MOUNT,
-          }),
-        }
-      : {}),
-    'aws-kms': createAwsKmsProvider({ region: config.AWS_REGION, endpoint: config.AWS_ENDPOINT_URL_KMS }),
-  }
+  const providers: Providers = options.providers ?? providersOf(config)
   const signerFor = createSignerFactory({ cipher, providers })
 
   /**

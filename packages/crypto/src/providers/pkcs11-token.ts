@@ -47,7 +47,7 @@ const BAD_PIN = new Set([
   'CKR_PIN_LEN_RANGE',
 ])
 
-/** The PKCS#11 return value name of a binding error (`CKR_…`), if it is one. */
+/** The PKCS#11 return value name of a binding error (`CKR_...`), if it is one. */
 export function returnValue(error: unknown): string | undefined {
   const message = (error as { message?: string })?.message ?? ''
   return /^CKR_[A-Z_]+/.exec(message)?.[0]
@@ -239,7 +239,7 @@ export function openToken(options: Pkcs11TokenOptions) {
         throw new KeyProviderError(`${where}: ${code ?? (error as Error).message}`, { cause: error })
       }
     },
-    /** Mechanisms of the token (CKM_… numbers), to offer EdDSA only where the token has it. */
+    /** Mechanisms of the token (CKM_ numbers), to offer EdDSA only where the token has it. */
     async mechanisms(): Promise<number[]> {
       const { pkcs11 } = await loadModule(options.module)
       slot ??= findSlot()

@@ -159,8 +159,13 @@ export function createPkcs11Provider(options: Pkcs11Options): KeyProvider & { cl
       try {
         return await signOnce(externalKeyId, alg, data)
       } catch (error) {
-        // A handle from before the key was replaced on the token: look it up again, once.
-        if (!/HANDLE_INVALID/.test((error as Error).message) || !handles.delete(externalKeyId)) throw error
+        // Sessions the token dropped (a reset, an HSM failover; the pool replaced them), or a key
+        // handle from before the key was replaced: once more, on a fresh session and lookup.
+        const retry =
+          error instanceof KeyProviderError &&
+          (error.reason === 'unavailable' || /(OBJECT|KEY)_HANDLE_INVALID/.test(error.message))
+        if (!retry) throw error
+        handles.delete(externalKeyId)
         return signOnce(externalKeyId, alg, data)
       }
     },

@@ -36,4 +36,6 @@ export interface KeyProvider {
   generate?(externalKeyId: string, alg: SigningAlgorithm): Promise<ProvidedKey>
   /** Start-up check that the store is there and this service may use it (a PKCS#11 token and its login). */
   check?(): Promise<void>
+  /** Releases what the provider holds open (a PKCS#11 token's sessions). */
+  close?(): Promise<void>
 }

@@ -10,7 +10,13 @@ export {
   withSiblings,
 } from './hostile-lists'
 export type { SoftHsmToken } from './softhsm'
-export { createSoftHsmToken, SOFTHSM_MODULE } from './softhsm'
+export {
+  changeSoftHsmPin,
+  createSoftHsmToken,
+  dropSoftHsmSessions,
+  loadPkcs11Module,
+  SOFTHSM_MODULE,
+} from './softhsm'
 export type { TestCertificate, TestCertificateOptions, TestSubtree } from './test-certificates'
 export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadModule } from '../providers/pkcs11-token'
 
+/** The process's loaded PKCS#11 module, for tests that act on the token behind the provider's back. */
+export const loadPkcs11Module = loadModule
+
 /** Debian's SoftHSM2 module (`apt-get install softhsm2`); SOFTHSM2_MODULE names another. */
 export const SOFTHSM_MODULE = process.env.SOFTHSM2_MODULE ?? '/usr/lib/softhsm/libsofthsm2.so'
 
@@ -67,4 +70,36 @@ export async function createSoftHsmToken(): Promise<SoftHsmToken> {
     pkcs11.C_CloseSession(session)
   }
   return { module: SOFTHSM_MODULE, tokenLabel, pin, conf }
+}
+
+async function slotOf(token: SoftHsmToken) {
+  const { pkcs11 } = await loadModule(token.module)
+  const slot = pkcs11
+    .C_GetSlotList(true)
+    .find((s) => pkcs11.C_GetTokenInfo(s).label.trim() === token.tokenLabel)
+  if (!slot) throw new Error(`no token ${token.tokenLabel}`)
+  return slot
+}
+
+/** Every session this process has on the token closed, as a token reset or an HSM failover does. */
+export async function dropSoftHsmSessions(token: SoftHsmToken): Promise<void> {
+  const { pkcs11 } = await loadModule(token.module)
+  pkcs11.C_CloseAllSessions(await slotOf(token))
+}
+
+/** The user PIN changed behind the provider's back; the process's sessions and login are gone with it. */
+export async function changeSoftHsmPin(token: SoftHsmToken, from: string, to: string): Promise<void> {
+  await dropSoftHsmSessions(token)
+  const { binding, pkcs11 } = await loadModule(token.module)
+  const session = pkcs11.C_OpenSession(
+    await slotOf(token),
+    binding.CKF_SERIAL_SESSION | binding.CKF_RW_SESSION,
+  )
+  try {
+    pkcs11.C_Login(session, binding.CKU_USER, from)
+    pkcs11.C_SetPIN(session, from, to)
+    pkcs11.C_Logout(session)
+  } finally {
+    pkcs11.C_CloseSession(session)
+  }
 }

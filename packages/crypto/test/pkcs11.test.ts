@@ -6,7 +6,6 @@ import { createJwkCipher } from '../src/jwk-cipher'
 import { createSignerFactory, jwkContext } from '../src/key-chain-signer'
 import { createPkcs11Provider } from '../src/providers/pkcs11'
 import { loadModule } from '../src/providers/pkcs11-token'
-import { KeyProviderError } from '../src/providers/provider'
 import { hashFor, type SigningAlgorithm, signJws } from '../src/signer'
 import {
   changeSoftHsmPin,

@@ -99,30 +99,33 @@ export function providersOf(config: KeyConfig): Providers {
 }
 
 /**
- * Start-up check of the key providers: a configured PKCS#11 token must be there and accept the
- * PIN, and every `pkcs11` key chain needs the token configured and its key on it. A missing HSM
- * stops the process with a message naming the variables, rather than failing the first wallet.
- * (Vault and KMS are network services: their outages are answered per request with 503.)
+ * Start-up check of the key providers. A configured PKCS#11 token must be there and accept the
+ * PIN: otherwise the process stops with a message naming the variables, rather than failing the
+ * first wallet. A `pkcs11` key chain whose key is not on the token concerns one tenant, not every
+ * one the process serves: it is returned as a warning line, and that chain's wallets get 503s.
+ * Without PKCS#11 configured nothing is checked (a database may hold chains for other processes'
+ * tokens); Vault and KMS are network services, whose outages are answered per request with 503.
  */
-export async function verifyKeyProviders(db: Database, providers: Providers): Promise<void> {
+export async function verifyKeyProviders(db: Database, providers: Providers): Promise<string[]> {
   const { pkcs11 } = providers
+  if (!pkcs11) return []
   const chains = (await externalKeyChains(db)).filter((chain) => chain.kmsProvider === 'pkcs11')
-  if (!pkcs11) {
-    if (chains.length === 0) return
-    const names = chains.map((chain) => `'${chain.tenantId}/${chain.id}'`).join(', ')
-    throw new ConfigError([
-      `PKCS11_MODULE: key chain(s) ${names} sign on a PKCS#11 token; set PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN`,
-    ])
-  }
+  const warnings: string[] = []
   try {
     await pkcs11.check?.()
-    for (const chain of chains) await pkcs11.describe(chain.externalKeyId as string)
+    for (const chain of chains) {
+      await pkcs11.describe(chain.externalKeyId as string).catch((error: unknown) => {
+        if (!(error instanceof KeyProviderError) || error.reason !== 'not_found') throw error
+        warnings.push(`key chain '${chain.tenantId}/${chain.id}': ${error.message}`)
+      })
+    }
   } catch (error) {
     if (!(error instanceof KeyProviderError)) throw error
     throw new ConfigError([`PKCS11_MODULE / PKCS11_TOKEN_LABEL / PKCS11_PIN: ${error.message}`])
   } finally {
     await pkcs11.close?.()
   }
+  return warnings
 }
 
 function material(row: KeyChainRow): ActiveKeyMaterial {

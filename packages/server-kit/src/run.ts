@@ -81,7 +81,9 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
   let apps: FastifyPluginAsync[]
   try {
     await verifyMasterSecret(database.db, config.MASTER_SECRET)
-    await verifyKeyProviders(database.db, providersOf(config))
+    for (const warning of await verifyKeyProviders(database.db, providersOf(config))) {
+      console.error(`${options.name}: warning: ${warning}`)
+    }
     apps = await options.build(config, database, process.env)
   } catch (error) {
     return exitOnConfigError(error, () => database.close())

@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  DomainError,
   InvalidInputError,
   type KeyChain,
   type KeyChainCreate,
@@ -372,7 +373,15 @@ export async function rotateDueKeyChains(deps: KeyChainServiceDeps, limit = 20):
     const rotated: string[] = []
     for (const row of due) {
       if (!generatedHere(row)) continue
-      await rotateRow(deps, tx, row, {})
+      // A chain on a token this process cannot reach waits for a run that can; the others rotate.
+      // The provider is asked before anything is written, so its refusal leaves the row as it was.
+      if (row.kmsProvider !== 'db' && !deps.keys.providers[row.kmsProvider as ExternalProvider]) continue
+      try {
+        await rotateRow(deps, tx, row, {})
+      } catch (error) {
+        if (row.kmsProvider === 'db' || !(error instanceof DomainError)) throw error
+        continue
+      }
       await recordAudit(tx, {
         tenantId: row.tenantId,
         actorClientId: 'system:rotation',

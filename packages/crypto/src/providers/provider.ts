@@ -21,6 +21,11 @@ export class KeyProviderError extends Error {
 export interface ProvidedKey {
   publicJwk: JWK
   alg: SigningAlgorithm
+  /**
+   * The id to store when the provider pins what it was asked for (Azure: `name` becomes
+   * `name/version`); absent: the id as given.
+   */
+  externalKeyId?: string
 }
 
 /** Port of an external key store (Vault transit, AWS KMS, a PKCS#11 token): the private key never leaves it. */
@@ -34,6 +39,8 @@ export interface KeyProvider {
    * are made by its operator, and the service only registers them.
    */
   generate?(externalKeyId: string, alg: SigningAlgorithm): Promise<ProvidedKey>
+  /** The id that follows the key's current version, for a rotation that names no new key. Absent: the id as stored. */
+  unpinned?(externalKeyId: string): string
   /** Start-up check that the store is there and this service may use it (a PKCS#11 token and its login). */
   check?(): Promise<void>
   /** Releases what the provider holds open (a PKCS#11 token's sessions). */

@@ -2,7 +2,7 @@ import { inSpan } from '@credential-service/core-domain/tracing'
 import type { KeyProvider } from './provider'
 
 /** The key stores a span names (`key_provider.system`). */
-export type KeyProviderSystem = 'vault' | 'aws-kms' | 'pkcs11'
+export type KeyProviderSystem = 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault'
 
 /**
  * The provider with a client span around each call (`vault sign`, `aws-kms describe`,
@@ -15,11 +15,12 @@ export function tracedKeyProvider(system: KeyProviderSystem, provider: KeyProvid
       kind: 'client',
       attributes: () => ({ 'key_provider.system': system, 'key_provider.key_id': keyId }),
     })
-  const { generate, check } = provider
+  const { generate, check, unpinned } = provider
   return {
     describe: (keyId) => span('describe', keyId, () => provider.describe(keyId)),
     sign: (keyId, alg, data) => span('sign', keyId, () => provider.sign(keyId, alg, data)),
     ...(generate ? { generate: (keyId, alg) => span('generate', keyId, () => generate(keyId, alg)) } : {}),
     ...(check ? { check } : {}),
+    ...(unpinned ? { unpinned } : {}),
   }
 }

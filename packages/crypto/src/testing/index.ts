@@ -1,5 +1,6 @@
 // Local implementations of external key stores' wire protocols, for tests only.
 
+export { startFakeAzureKeyVault } from './fake-azure-key-vault'
 export { startFakeKms } from './fake-kms'
 export { startFakeVault } from './fake-vault'
 export {

@@ -122,6 +122,20 @@ export const zCommonEnv = z.object({
   AWS_ENDPOINT_URL_KMS: optionalEnv(z.url()).describe(
     'AWS KMS endpoint override (VPC endpoint or a local KMS)',
   ),
+  AZURE_KEY_VAULT_URL: optionalEnv(z.url()).describe(
+    'Azure Key Vault for `azure-key-vault` key chains, e.g. https://acme-issuer.vault.azure.net; keys are read from it only',
+  ),
+  AZURE_TENANT_ID: optionalEnv(z.string().min(1)).describe(
+    'Microsoft Entra tenant of the service principal that signs with the Azure Key Vault keys',
+  ),
+  AZURE_CLIENT_ID: optionalEnv(z.string().min(1)).describe(
+    'Application (client) id of that service principal',
+  ),
+  AZURE_CLIENT_SECRET: optionalEnv(z.string().min(1)).describe('Client secret of that service principal'),
+  AZURE_AUTHORITY_HOST: z
+    .url()
+    .default('https://login.microsoftonline.com')
+    .describe('Microsoft Entra token authority (another for sovereign clouds)'),
   PKCS11_MODULE: optionalEnv(z.string().min(1)).describe(
     'Path of the HSM vendor’s PKCS#11 module (shared library) for `pkcs11` key chains, e.g. /usr/lib/softhsm/libsofthsm2.so',
   ),

@@ -2,6 +2,7 @@ import { NotFoundError } from '@credential-service/core-domain'
 import {
   type ActiveKeyMaterial,
   createAwsKmsProvider,
+  createAzureKeyVaultProvider,
   createJwkCipher,
   createPkcs11Provider,
   createSessionDataCipher,
@@ -39,6 +40,11 @@ type KeyConfig = Pick<
   | 'VAULT_TRANSIT_MOUNT'
   | 'AWS_REGION'
   | 'AWS_ENDPOINT_URL_KMS'
+  | 'AZURE_KEY_VAULT_URL'
+  | 'AZURE_TENANT_ID'
+  | 'AZURE_CLIENT_ID'
+  | 'AZURE_CLIENT_SECRET'
+  | 'AZURE_AUTHORITY_HOST'
   | 'PKCS11_MODULE'
   | 'PKCS11_TOKEN_LABEL'
   | 'PKCS11_PIN'
@@ -73,7 +79,32 @@ export function providersOf(config: KeyConfig): Providers {
       'PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN go together: set all three for `pkcs11` key chains, or none',
     ])
   }
+  const azure = [
+    config.AZURE_KEY_VAULT_URL,
+    config.AZURE_TENANT_ID,
+    config.AZURE_CLIENT_ID,
+    config.AZURE_CLIENT_SECRET,
+  ]
+  if (azure.some(Boolean) && !azure.every(Boolean)) {
+    throw new ConfigError([
+      'AZURE_KEY_VAULT_URL, AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET go together: set all four for `azure-key-vault` key chains, or none',
+    ])
+  }
   return {
+    ...(config.AZURE_KEY_VAULT_URL &&
+    config.AZURE_TENANT_ID &&
+    config.AZURE_CLIENT_ID &&
+    config.AZURE_CLIENT_SECRET
+      ? {
+          'azure-key-vault': createAzureKeyVaultProvider({
+            vaultUrl: config.AZURE_KEY_VAULT_URL,
+            tenantId: config.AZURE_TENANT_ID,
+            clientId: config.AZURE_CLIENT_ID,
+            clientSecret: config.AZURE_CLIENT_SECRET,
+            authorityHost: config.AZURE_AUTHORITY_HOST,
+          }),
+        }
+      : {}),
     ...(config.VAULT_ADDR && config.VAULT_TOKEN
       ? {
           vault: createVaultProvider({

@@ -199,6 +199,15 @@ requestExamples.add(zKeyChainCreate, {
       externalKeyId: 'acme-document-signer-2026',
     },
   },
+  externalAzure: {
+    summary: 'Register an Azure Key Vault key (its current version is pinned)',
+    value: {
+      source: 'external',
+      id: 'acme-azure',
+      kmsProvider: 'azure-key-vault',
+      externalKeyId: 'acme-issuer-signing',
+    },
+  },
   externalVault: {
     summary: 'Register a HashiCorp Vault transit key',
     value: {

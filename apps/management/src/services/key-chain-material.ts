@@ -293,7 +293,7 @@ export async function createMaterial(
         kmsProvider: input.kmsProvider,
         ...(await externalActiveColumns(
           context,
-          { ...key, externalKeyId: input.externalKeyId },
+          { ...key, externalKeyId: key.externalKeyId ?? input.externalKeyId },
           certificates,
           input.certificateChain ? 'provided' : 'none',
         )),

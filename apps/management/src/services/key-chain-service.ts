@@ -148,8 +148,14 @@ async function rotateRow(
     const certificate = await certifyLocalKey(key, plan, root, now)
     active = await externalActiveColumns(context, key, [certificate], plan.mode)
   } else {
-    const externalKeyId = input.externalKeyId ?? (row.externalKeyId as string)
-    const key = await describeExternalKey(context, row.kmsProvider as ExternalProvider, externalKeyId)
+    // Without a new id: the key's current version, where the provider pins versions (Azure).
+    const stored = row.externalKeyId as string
+    const requested =
+      input.externalKeyId ??
+      deps.keys.providers[row.kmsProvider as ExternalProvider]?.unpinned?.(stored) ??
+      stored
+    const key = await describeExternalKey(context, row.kmsProvider as ExternalProvider, requested)
+    const externalKeyId = key.externalKeyId ?? requested
     if ((await thumbprint(key.publicJwk)) === row.activeKid) {
       throw new ConflictError(
         `key chain '${row.id}': the provider still holds the same key; rotate it there first or name a new externalKeyId`,

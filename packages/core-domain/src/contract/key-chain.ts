@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { zCountryCode, zTimestamp } from './common'
 
 export const zKmsProvider = z
-  .enum(['db', 'vault', 'aws-kms', 'pkcs11'])
+  .enum(['db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault'])
   .describe('Where the private key lives (spec §2.4)')
   .meta({ id: 'KmsProvider' })
 export type KmsProvider = z.infer<typeof zKmsProvider>
@@ -62,7 +62,7 @@ export const zKeyChain = z
       .string()
       .nullable()
       .describe(
-        'Key name in Vault, key id/ARN in AWS KMS, or the key’s CKA_LABEL (or `id:<hex>` CKA_ID) on the PKCS#11 token; null for `db`',
+        'Key name in Vault, key id/ARN in AWS KMS, the key’s CKA_LABEL (or `id:<hex>` CKA_ID) on the PKCS#11 token, or `name/version` in Azure Key Vault; null for `db`',
       ),
     algorithm: zSigningAlgorithm,
     certificateMode: zCertificateMode,
@@ -140,15 +140,15 @@ export const zKeyChainCreate = z
       .object({
         source: z
           .literal('external')
-          .describe('Register a key held by Vault transit, AWS KMS or a PKCS#11 token'),
+          .describe('Register a key held by Vault transit, AWS KMS, a PKCS#11 token or Azure Key Vault'),
         ...common,
-        kmsProvider: z.enum(['vault', 'aws-kms', 'pkcs11']),
+        kmsProvider: z.enum(['vault', 'aws-kms', 'pkcs11', 'azure-key-vault']),
         externalKeyId: z
           .string()
           .min(1)
           .max(2048)
           .describe(
-            'Vault transit key name, AWS KMS key id / ARN / alias, or the PKCS#11 key’s CKA_LABEL (or `id:<hex>` for its CKA_ID)',
+            'Vault transit key name, AWS KMS key id / ARN / alias, the PKCS#11 key’s CKA_LABEL (or `id:<hex>` for its CKA_ID), or an Azure Key Vault key `name` (its current version is pinned: stored as `name/version`) or `name/version`',
           ),
         certificateChain: zCertificateChain.optional(),
       })

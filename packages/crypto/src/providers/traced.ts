@@ -2,7 +2,7 @@ import { inSpan } from '@credential-service/core-domain/tracing'
 import type { KeyProvider } from './provider'
 
 /** The key stores a span names (`key_provider.system`). */
-export type KeyProviderSystem = 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault'
+export type KeyProviderSystem = 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault' | 'gcp-kms'
 
 /**
  * The provider with a client span around each call (`vault sign`, `aws-kms describe`,

@@ -1,6 +1,7 @@
 // Local implementations of external key stores' wire protocols, for tests only.
 
 export { startFakeAzureKeyVault } from './fake-azure-key-vault'
+export { startFakeGcpKms } from './fake-gcp-kms'
 export { startFakeKms } from './fake-kms'
 export { startFakeVault } from './fake-vault'
 export {

@@ -107,6 +107,18 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
     ])
   })
 
+  it('issue 40: GCP_KMS_CREDENTIALS names a service account key file, which must be one; its content is never shown', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'gcp-'))
+    const file = join(folder, 'key.json')
+    writeFileSync(file, '{"type":"service_account","client_email":"a@b","private_key":"secret-pem"}')
+    expect(
+      parseManagementConfig({ ...base, GCP_KMS_CREDENTIALS: `file:${file}` }).GCP_KMS_CREDENTIALS,
+    ).toContain('a@b')
+    expect(issuesOf({ ...base, GCP_KMS_CREDENTIALS: '{"client_email":"a@b"}' })).toStrictEqual([
+      'GCP_KMS_CREDENTIALS: must be a secret reference: env:NAME or file:/path',
+    ])
+  })
+
   it('spec §5.3: without OIDC every built-in variable is required, each named', () => {
     expect(issuesOf({})).toEqual(
       expect.arrayContaining([

@@ -27,7 +27,7 @@ export const zSecretReference = z
   .regex(/^(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)$/, 'must be a secret reference: env:NAME or file:/path')
 
 /** Variables holding a secret reference (zSecretReference), resolved by parseEnv. */
-const SECRET_REFERENCES = ['PKCS11_PIN'] as const
+const SECRET_REFERENCES = ['PKCS11_PIN', 'GCP_KMS_CREDENTIALS'] as const
 
 /** The secret a reference names; the error names the variable and the reference, never a value. */
 function resolveSecretReference(
@@ -136,6 +136,13 @@ export const zCommonEnv = z.object({
     .url()
     .default('https://login.microsoftonline.com')
     .describe('Microsoft Entra token authority (another for sovereign clouds)'),
+  GCP_KMS_CREDENTIALS: optionalEnv(zSecretReference).describe(
+    'Where the Google service account key (JSON) for `gcp-kms` key chains is: `file:/path` or `env:NAME`, read at start; never stored or logged',
+  ),
+  GCP_KMS_ENDPOINT: z
+    .url()
+    .default('https://cloudkms.googleapis.com')
+    .describe('Cloud KMS endpoint (a regional or private one)'),
   PKCS11_MODULE: optionalEnv(z.string().min(1)).describe(
     'Path of the HSM vendor’s PKCS#11 module (shared library) for `pkcs11` key chains, e.g. /usr/lib/softhsm/libsofthsm2.so',
   ),

@@ -3,12 +3,14 @@ import {
   type ActiveKeyMaterial,
   createAwsKmsProvider,
   createAzureKeyVaultProvider,
+  createGcpKmsProvider,
   createJwkCipher,
   createPkcs11Provider,
   createSessionDataCipher,
   createSignerFactory,
   createVaultProvider,
   fingerprintsMatch,
+  type GcpKmsOptions,
   type JwkCipher,
   type KeyProvider,
   KeyProviderError,
@@ -45,6 +47,8 @@ type KeyConfig = Pick<
   | 'AZURE_CLIENT_ID'
   | 'AZURE_CLIENT_SECRET'
   | 'AZURE_AUTHORITY_HOST'
+  | 'GCP_KMS_CREDENTIALS'
+  | 'GCP_KMS_ENDPOINT'
   | 'PKCS11_MODULE'
   | 'PKCS11_TOKEN_LABEL'
   | 'PKCS11_PIN'
@@ -66,6 +70,25 @@ export interface PublishedJwk extends Record<string, unknown> {
   alg: SigningAlgorithm
   use: 'sig'
   x5c?: string[]
+}
+
+/** The service account key file's fields the token request needs; the error never shows the file. */
+function serviceAccountOf(json: string): GcpKmsOptions['serviceAccount'] {
+  try {
+    const parsed = JSON.parse(json) as Partial<GcpKmsOptions['serviceAccount']>
+    if (typeof parsed.client_email === 'string' && typeof parsed.private_key === 'string') {
+      return {
+        client_email: parsed.client_email,
+        private_key: parsed.private_key,
+        ...(typeof parsed.token_uri === 'string' ? { token_uri: parsed.token_uri } : {}),
+      }
+    }
+  } catch {
+    // Reported below, without the content.
+  }
+  throw new ConfigError([
+    'GCP_KMS_CREDENTIALS: not a service account key (JSON with client_email and private_key)',
+  ])
 }
 
 /**
@@ -91,6 +114,14 @@ export function providersOf(config: KeyConfig): Providers {
     ])
   }
   return {
+    ...(config.GCP_KMS_CREDENTIALS
+      ? {
+          'gcp-kms': createGcpKmsProvider({
+            serviceAccount: serviceAccountOf(config.GCP_KMS_CREDENTIALS),
+            endpoint: config.GCP_KMS_ENDPOINT,
+          }),
+        }
+      : {}),
     ...(config.AZURE_KEY_VAULT_URL &&
     config.AZURE_TENANT_ID &&
     config.AZURE_CLIENT_ID &&

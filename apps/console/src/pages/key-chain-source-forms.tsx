@@ -92,7 +92,7 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
       source: 'external',
       id: optional(values.id),
       description: optional(values.description),
-      kmsProvider: values.kmsProvider as 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault',
+      kmsProvider: values.kmsProvider as 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault' | 'gcp-kms',
       externalKeyId: values.externalKeyId.trim(),
       certificateChain: pemsOf(values.certificateChain),
     }),
@@ -110,6 +110,7 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
             { value: 'aws-kms', label: 'AWS KMS' },
             { value: 'pkcs11', label: 'PKCS#11 token (HSM)' },
             { value: 'azure-key-vault', label: 'Azure Key Vault' },
+            { value: 'gcp-kms', label: 'Google Cloud KMS' },
           ]}
           allowDeselect={false}
           {...form.getInputProps('kmsProvider')}
@@ -131,7 +132,7 @@ export function ExternalKeyIdInput(props: React.ComponentProps<typeof TextInput>
   return (
     <TextInput
       label="External key id"
-      description="Vault transit key name, AWS KMS key id, ARN or alias, the PKCS#11 key's label (CKA_LABEL; id:<hex> for its CKA_ID), or the Azure Key Vault key's name (or name/version)."
+      description="Vault transit key name, AWS KMS key id, ARN or alias, the PKCS#11 key's label (CKA_LABEL; id:<hex> for its CKA_ID), the Azure Key Vault key's name (or name/version), or the Cloud KMS key version (projects/.../cryptoKeyVersions/N)."
       required
       {...props}
     />

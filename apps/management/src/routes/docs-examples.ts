@@ -208,6 +208,16 @@ requestExamples.add(zKeyChainCreate, {
       externalKeyId: 'acme-issuer-signing',
     },
   },
+  externalGcp: {
+    summary: 'Register a Google Cloud KMS key version',
+    value: {
+      source: 'external',
+      id: 'acme-gcp',
+      kmsProvider: 'gcp-kms',
+      externalKeyId:
+        'projects/acme/locations/europe-west3/keyRings/issuer/cryptoKeys/pid/cryptoKeyVersions/1',
+    },
+  },
   externalVault: {
     summary: 'Register a HashiCorp Vault transit key',
     value: {

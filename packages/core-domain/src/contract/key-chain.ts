@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { zCountryCode, zTimestamp } from './common'
 
 export const zKmsProvider = z
-  .enum(['db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault'])
+  .enum(['db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault', 'gcp-kms'])
   .describe('Where the private key lives (spec §2.4)')
   .meta({ id: 'KmsProvider' })
 export type KmsProvider = z.infer<typeof zKmsProvider>
@@ -62,7 +62,7 @@ export const zKeyChain = z
       .string()
       .nullable()
       .describe(
-        'Key name in Vault, key id/ARN in AWS KMS, the key’s CKA_LABEL (or `id:<hex>` CKA_ID) on the PKCS#11 token, or `name/version` in Azure Key Vault; null for `db`',
+        'Key name in Vault, key id/ARN in AWS KMS, the key’s CKA_LABEL (or `id:<hex>` CKA_ID) on the PKCS#11 token, `name/version` in Azure Key Vault, or the Cloud KMS key version `projects/…/cryptoKeyVersions/N`; null for `db`',
       ),
     algorithm: zSigningAlgorithm,
     certificateMode: zCertificateMode,
@@ -140,15 +140,17 @@ export const zKeyChainCreate = z
       .object({
         source: z
           .literal('external')
-          .describe('Register a key held by Vault transit, AWS KMS, a PKCS#11 token or Azure Key Vault'),
+          .describe(
+            'Register a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS',
+          ),
         ...common,
-        kmsProvider: z.enum(['vault', 'aws-kms', 'pkcs11', 'azure-key-vault']),
+        kmsProvider: z.enum(['vault', 'aws-kms', 'pkcs11', 'azure-key-vault', 'gcp-kms']),
         externalKeyId: z
           .string()
           .min(1)
           .max(2048)
           .describe(
-            'Vault transit key name, AWS KMS key id / ARN / alias, the PKCS#11 key’s CKA_LABEL (or `id:<hex>` for its CKA_ID), or an Azure Key Vault key `name` (its current version is pinned: stored as `name/version`) or `name/version`',
+            'Vault transit key name, AWS KMS key id / ARN / alias, the PKCS#11 key’s CKA_LABEL (or `id:<hex>` for its CKA_ID), an Azure Key Vault key `name` (its current version is pinned: stored as `name/version`) or `name/version`, or a Cloud KMS key version `projects/…/locations/…/keyRings/…/cryptoKeys/…/cryptoKeyVersions/N`',
           ),
         certificateChain: zCertificateChain.optional(),
       })

@@ -66,7 +66,7 @@ export const keyChains = pgTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     check(
       'key_chains_kms_provider_known',
-      sql`${t.kmsProvider} in ('db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault')`,
+      sql`${t.kmsProvider} in ('db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault', 'gcp-kms')`,
     ),
     check(
       'key_chains_external_key_id_required',

@@ -12,6 +12,7 @@
  *   BENCH_WARMUP        warm-up flows of each kind, eight in flight (default 300)
  *   BENCH_CEILING_ITERATIONS  flows per round of each ceiling (default: BENCH_FLOWS within 100–200)
  *   BENCH_OUT           output folder (default bench-results)
+ *   BENCH_KEY_PROVIDER  pkcs11: the key chain on a SoftHSM2 token (db: in the database, the default)
  *   BENCH_PODS          2: like --separate with two issuer and two verifier processes behind a
  *                       round-robin ingress (bench-results/bench-pods-2.*)
  */
@@ -22,6 +23,7 @@ import { measureCeilings } from './ceiling'
 import { compareCheckouts } from './compare'
 import { createFlows, type Flow, setUpTenant, WALLET_FLOW } from './flows'
 import { measureHttpFloor } from './http-floor'
+import { KEY_PROVIDER, prepareKeyProvider } from './key-provider'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs, rssMb } from './proc'
 import { measureRequestCosts, type RequestCost } from './request-costs'
@@ -221,6 +223,7 @@ async function main() {
     throw new Error('--separate and BENCH_PODS run the apps on PostgreSQL: set BENCH_DATABASE_URL')
   const loadAtStart = loadLine()
   console.log(`bench: ${loadAtStart}`)
+  await prepareKeyProvider()
   const service = separate
     ? await startSeparate(databaseUrl as string, PODS)
     : await startAllInOne(databaseUrl)
@@ -286,7 +289,8 @@ async function main() {
         : separate
           ? 'management, issuer and verifier as separate processes'
           : 'all-in-one process'
-    const setting = `${mode}, ${database}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
+    const keys = KEY_PROVIDER === 'db' ? '' : `, key chain on ${KEY_PROVIDER} (SoftHSM2)`
+    const setting = `${mode}, ${database}${keys}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
     const load = `${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end`
     const report = { setting, load, idleRssMb, ceilings, httpFloorMs, results, requestCosts }
     const out = process.env.BENCH_OUT ?? join(root, 'bench-results')

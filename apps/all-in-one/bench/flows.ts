@@ -10,6 +10,7 @@ import { CompactEncrypt, decodeJwt, generateKeyPair, importJWK, type JWK } from 
 import { issueOverHttp, kbSigner } from '../test/wallet'
 import { CODE_FLOW_CONFIG, createCodeFlow } from './code-flow'
 import { createInteractiveFlow, setUpInteractive } from './interactive-flow'
+import { keyChainProvider } from './key-provider'
 import { fromOwnAddress } from './wallet-address'
 
 // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers
@@ -67,6 +68,7 @@ export async function setUpTenant(
   await post('/api/key-chains', {
     source: 'generate',
     id: 'keys',
+    ...keyChainProvider(),
     certificate: { mode: 'internal-ca', subject: 'CN=Bench,C=DE' },
   })
   await post('/api/credentials', {

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../test/free-port'
+import { keyProviderEnv } from './key-provider'
 
 const root = new URL('../../..', import.meta.url).pathname
 
@@ -66,6 +67,7 @@ function spawnApp(app: string, env: Record<string, string>, checkout = root): Ch
       // The verifier reads the status lists of the service itself, at its http://127.0.0.1 origin.
       OUTBOUND_ALLOW_HTTP: 'true',
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+      ...keyProviderEnv(),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

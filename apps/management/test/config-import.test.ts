@@ -336,6 +336,27 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
     ])
   })
 
+  it('issue 40: a pkcs11 key chain file without externalKeyId, or self-signed on the token, is rejected naming the field', async () => {
+    const tenant = random('hsm')
+    const root = tree({
+      [`${tenant}/key-chains/external.json`]: { source: 'external', kmsProvider: 'pkcs11' },
+    })
+    expect((await run(root)).tenants[0]?.issues).toStrictEqual([
+      { file: `${tenant}/key-chains/external.json`, path: 'externalKeyId', message: expect.any(String) },
+    ])
+    const other = random('hsm')
+    const selfSigned = tree({
+      [`${other}/key-chains/made.json`]: {
+        source: 'generate',
+        kmsProvider: 'pkcs11',
+        certificate: { mode: 'self-signed' },
+      },
+    })
+    expect((await run(selfSigned)).tenants[0]?.issues).toStrictEqual([
+      { file: `${other}/key-chains/made.json`, path: 'certificate.mode', message: expect.any(String) },
+    ])
+  })
+
   it('issue 11: a client secret changed after its 72nd byte is re-imported; an old-style hash is replaced', async () => {
     const tenant = random('long')
     const clientId = random('importer')

@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { ConfigError, DEFAULT_HTTP_LIMITS, httpLimits } from '@credential-service/server-kit'
 import { describe, expect, it } from 'vitest'
 import { appEntry } from '../../../scripts/test-bundles'
@@ -83,6 +86,37 @@ describe('management configuration (spec §5.3, §5.4, §8)', () => {
     const issues = issuesOf({ ...base, MASTER_SECRET: 'short-secret-value' })
     expect(issues).toStrictEqual(['MASTER_SECRET must be at least 32 characters'])
     expect(issues.join()).not.toContain('short-secret-value')
+  })
+
+  it('issue 40: PKCS11_PIN is a secret reference (env:NAME or file:/path), read once; a plain PIN or a dangling reference is refused by name, never its value', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'pin-'))
+    const file = join(folder, 'pin')
+    writeFileSync(file, '4711-from-file\n')
+    expect(
+      parseManagementConfig({ ...base, PKCS11_PIN: 'env:HSM_PIN', HSM_PIN: '4711-from-env' }).PKCS11_PIN,
+    ).toBe('4711-from-env')
+    expect(parseManagementConfig({ ...base, PKCS11_PIN: `file:${file}` }).PKCS11_PIN).toBe('4711-from-file')
+    expect(issuesOf({ ...base, PKCS11_PIN: '4711' })).toStrictEqual([
+      'PKCS11_PIN: must be a secret reference: env:NAME or file:/path',
+    ])
+    expect(issuesOf({ ...base, PKCS11_PIN: 'env:UNSET_PIN' })).toStrictEqual([
+      'PKCS11_PIN: env:UNSET_PIN names a variable that is not set',
+    ])
+    expect(issuesOf({ ...base, PKCS11_PIN: `file:${folder}/none` })).toStrictEqual([
+      `PKCS11_PIN: file:${folder}/none cannot be read or is empty`,
+    ])
+  })
+
+  it('issue 40: GCP_KMS_CREDENTIALS names a service account key file, which must be one; its content is never shown', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'gcp-'))
+    const file = join(folder, 'key.json')
+    writeFileSync(file, '{"type":"service_account","client_email":"a@b","private_key":"secret-pem"}')
+    expect(
+      parseManagementConfig({ ...base, GCP_KMS_CREDENTIALS: `file:${file}` }).GCP_KMS_CREDENTIALS,
+    ).toContain('a@b')
+    expect(issuesOf({ ...base, GCP_KMS_CREDENTIALS: '{"client_email":"a@b"}' })).toStrictEqual([
+      'GCP_KMS_CREDENTIALS: must be a secret reference: env:NAME or file:/path',
+    ])
   })
 
   it('spec §5.3: without OIDC every built-in variable is required, each named', () => {

@@ -237,6 +237,9 @@ describe.each(testDatabases())('key chains on $name', (testDatabase) => {
         issuerPrivateJwk: pair.privateJwk,
         subject: 'CN=Given',
         validityDays: 30,
+        // The app's clock, set when this block was collected: after a slow first block it lags
+        // real time by more than the minute a certificate is backdated.
+        now: new Date(clock),
       })
       const chain = (
         await create({ source: 'import', privateKey: pair.privateJwk, certificateChain: [pem] })

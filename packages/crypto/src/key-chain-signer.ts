@@ -6,7 +6,7 @@ import type { KeyProvider } from './providers/provider'
 import { KeyProviderError } from './providers/provider'
 import { hashFor, type Signer, type SigningAlgorithm } from './signer'
 
-export type KmsProvider = 'db' | 'vault' | 'aws-kms'
+export type KmsProvider = 'db' | 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault' | 'gcp-kms'
 
 /** What a signer needs of a key chain's active key, as stored (spec §2.4). */
 export interface ActiveKeyMaterial {

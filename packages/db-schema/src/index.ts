@@ -55,6 +55,7 @@ export { createIssuanceSessionRepository } from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
 export {
   createKeyChainRepository,
+  externalKeyChains,
   forgetExpiredPreviousKeys,
   lockDueKeyChains,
   toKeyChain,

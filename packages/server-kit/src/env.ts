@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { z } from 'zod'
 
@@ -14,6 +15,39 @@ const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value)
 /** An optional variable where an empty string counts as unset (compose files often pass `VAR=`). */
 export function optionalEnv<T extends z.ZodType>(schema: T) {
   return z.preprocess(emptyAsUndefined, schema.optional())
+}
+
+/**
+ * A secret named rather than given, so that the variable listing, a compose file or a pod spec
+ * never shows it: `env:NAME` (the value of another variable) or `file:/path` (a mounted secret).
+ * `parseEnv` reads it once and replaces the reference with the secret.
+ */
+export const zSecretReference = z
+  .string()
+  .regex(/^(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)$/, 'must be a secret reference: env:NAME or file:/path')
+
+/** Variables holding a secret reference (zSecretReference), resolved by parseEnv. */
+const SECRET_REFERENCES = ['PKCS11_PIN', 'GCP_KMS_CREDENTIALS'] as const
+
+/** The secret a reference names; the error names the variable and the reference, never a value. */
+function resolveSecretReference(
+  variable: string,
+  reference: string,
+  env: Record<string, string | undefined>,
+): string {
+  if (reference.startsWith('env:')) {
+    const value = env[reference.slice(4)]
+    if (!value) throw new ConfigError([`${variable}: ${reference} names a variable that is not set`])
+    return value
+  }
+  try {
+    // A mounted secret file usually ends with a newline that is not part of the secret.
+    const value = readFileSync(reference.slice(5), 'utf8').replace(/\r?\n$/, '')
+    if (!value) throw new Error('empty')
+    return value
+  } catch {
+    throw new ConfigError([`${variable}: ${reference} cannot be read or is empty`])
+  }
 }
 
 /** Variables every app reads. */
@@ -88,6 +122,43 @@ export const zCommonEnv = z.object({
   AWS_ENDPOINT_URL_KMS: optionalEnv(z.url()).describe(
     'AWS KMS endpoint override (VPC endpoint or a local KMS)',
   ),
+  AZURE_KEY_VAULT_URL: optionalEnv(z.url()).describe(
+    'Azure Key Vault for `azure-key-vault` key chains, e.g. https://acme-issuer.vault.azure.net; keys are read from it only',
+  ),
+  AZURE_TENANT_ID: optionalEnv(z.string().min(1)).describe(
+    'Microsoft Entra tenant of the service principal that signs with the Azure Key Vault keys',
+  ),
+  AZURE_CLIENT_ID: optionalEnv(z.string().min(1)).describe(
+    'Application (client) id of that service principal',
+  ),
+  AZURE_CLIENT_SECRET: optionalEnv(z.string().min(1)).describe('Client secret of that service principal'),
+  AZURE_AUTHORITY_HOST: z
+    .url()
+    .default('https://login.microsoftonline.com')
+    .describe('Microsoft Entra token authority (another for sovereign clouds)'),
+  GCP_KMS_CREDENTIALS: optionalEnv(zSecretReference).describe(
+    'Where the Google service account key (JSON) for `gcp-kms` key chains is: `file:/path` or `env:NAME`, read at start; never stored or logged',
+  ),
+  GCP_KMS_ENDPOINT: z
+    .url()
+    .default('https://cloudkms.googleapis.com')
+    .describe('Cloud KMS endpoint (a regional or private one)'),
+  PKCS11_MODULE: optionalEnv(z.string().min(1)).describe(
+    'Path of the HSM vendor’s PKCS#11 module (shared library) for `pkcs11` key chains, e.g. /usr/lib/softhsm/libsofthsm2.so',
+  ),
+  PKCS11_TOKEN_LABEL: optionalEnv(z.string().min(1)).describe(
+    'Label of the PKCS#11 token that holds the keys (its slot is found by it); required with PKCS11_MODULE',
+  ),
+  PKCS11_PIN: optionalEnv(zSecretReference).describe(
+    'Where the PKCS#11 token user’s PIN is: `env:NAME` (another variable) or `file:/path` (a mounted secret), read at start; required with PKCS11_MODULE. The PIN is never stored or logged',
+  ),
+  PKCS11_SESSIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(4)
+    .describe('PKCS#11 sessions per process: signatures made at once; further ones wait for a free session'),
   OUTBOUND_ALLOW_HTTP: z
     .stringbool()
     .default(false)
@@ -418,6 +489,11 @@ export function parseEnv<T extends z.ZodType>(
         return issue.message.includes(name) ? issue.message : `${name}: ${issue.message}`
       }),
     )
+  }
+  const data = result.data as Record<string, unknown>
+  for (const variable of SECRET_REFERENCES) {
+    const reference = data[variable]
+    if (typeof reference === 'string') data[variable] = resolveSecretReference(variable, reference, env)
   }
   return Object.freeze(result.data) as Readonly<z.output<T>>
 }

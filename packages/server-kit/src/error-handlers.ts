@@ -5,10 +5,11 @@ import {
   RateLimitedError,
   StoredDataUnreadableError,
   UnauthenticatedError,
+  UpstreamError,
   UpstreamUnavailableError,
   type ValidationIssue,
 } from '@credential-service/core-domain'
-import { DecryptionError } from '@credential-service/crypto'
+import { DecryptionError, KeyProviderError } from '@credential-service/crypto'
 import { databaseRefusal, isDatabaseUnavailable } from '@credential-service/db-schema'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
@@ -132,12 +133,32 @@ function frameworkIssue(error: HttpError): FrameworkIssue | undefined {
   return undefined
 }
 
+/** `Retry-After` of a key store outage: a token or KMS that dropped its sessions is back within seconds. */
+const KEY_PROVIDER_RETRY_AFTER_SECONDS = 5
+
+/**
+ * A key chain's provider failed to sign (Vault, AWS KMS, a PKCS#11 token). Gone or unusable for
+ * now (unreachable, sessions dropped, token or module missing): 503 with `Retry-After`, as nothing
+ * about the request is wrong. An error answer: 502. The provider's message (key names, addresses)
+ * stays in `cause`, for the log only.
+ */
+function keyProviderFailure(error: KeyProviderError): DomainError {
+  if (error.reason === 'unavailable' || error.reason === 'misconfigured') {
+    return new UpstreamUnavailableError('the signing key is unavailable; retry later', {
+      cause: error,
+      retryAfterSeconds: KEY_PROVIDER_RETRY_AFTER_SECONDS,
+    })
+  }
+  return new UpstreamError('the key provider did not sign', { cause: error })
+}
+
 /**
  * A database that cannot answer surfaces as whatever the driver threw (a refused socket, a
  * statement timeout, an admin shutdown): give it its domain meaning before rendering.
  */
 function classify(thrown: unknown): unknown {
   if (thrown instanceof DecryptionError) return new StoredDataUnreadableError({ cause: thrown })
+  if (thrown instanceof KeyProviderError) return keyProviderFailure(thrown)
   return !(thrown instanceof DomainError) && isDatabaseUnavailable(thrown)
     ? new DatabaseUnavailableError({ cause: thrown })
     : thrown

@@ -2,13 +2,18 @@ import { NotFoundError } from '@credential-service/core-domain'
 import {
   type ActiveKeyMaterial,
   createAwsKmsProvider,
+  createAzureKeyVaultProvider,
+  createGcpKmsProvider,
   createJwkCipher,
+  createPkcs11Provider,
   createSessionDataCipher,
   createSignerFactory,
   createVaultProvider,
   fingerprintsMatch,
+  type GcpKmsOptions,
   type JwkCipher,
   type KeyProvider,
+  KeyProviderError,
   type KmsProvider,
   masterSecretFingerprint,
   type SessionDataCipher,
@@ -19,6 +24,7 @@ import {
 import {
   createKeyChainRepository,
   type Database,
+  externalKeyChains,
   type KeyChainRow,
   recordMasterSecretFingerprint,
 } from '@credential-service/db-schema'
@@ -36,13 +42,26 @@ type KeyConfig = Pick<
   | 'VAULT_TRANSIT_MOUNT'
   | 'AWS_REGION'
   | 'AWS_ENDPOINT_URL_KMS'
+  | 'AZURE_KEY_VAULT_URL'
+  | 'AZURE_TENANT_ID'
+  | 'AZURE_CLIENT_ID'
+  | 'AZURE_CLIENT_SECRET'
+  | 'AZURE_AUTHORITY_HOST'
+  | 'GCP_KMS_CREDENTIALS'
+  | 'GCP_KMS_ENDPOINT'
+  | 'PKCS11_MODULE'
+  | 'PKCS11_TOKEN_LABEL'
+  | 'PKCS11_PIN'
+  | 'PKCS11_SESSIONS'
 >
+
+type Providers = Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>>
 
 export interface KeyRuntimeOptions {
   config: KeyConfig
   db: Database
   /** Replaces the providers built from the configuration (tests pass explicit credentials). */
-  providers?: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>>
+  providers?: Providers
   now?: () => Date
 }
 
@@ -51,6 +70,124 @@ export interface PublishedJwk extends Record<string, unknown> {
   alg: SigningAlgorithm
   use: 'sig'
   x5c?: string[]
+}
+
+/** The service account key file's fields the token request needs; the error never shows the file. */
+function serviceAccountOf(json: string): GcpKmsOptions['serviceAccount'] {
+  try {
+    const parsed = JSON.parse(json) as Partial<GcpKmsOptions['serviceAccount']>
+    if (typeof parsed.client_email === 'string' && typeof parsed.private_key === 'string') {
+      return {
+        client_email: parsed.client_email,
+        private_key: parsed.private_key,
+        ...(typeof parsed.token_uri === 'string' ? { token_uri: parsed.token_uri } : {}),
+      }
+    }
+  } catch {
+    // Reported below, without the content.
+  }
+  throw new ConfigError([
+    'GCP_KMS_CREDENTIALS: not a service account key (JSON with client_email and private_key)',
+  ])
+}
+
+/**
+ * The external providers the configuration sets up. Vault needs its address and token; AWS KMS
+ * takes the SDK's default credentials; PKCS#11 needs module, token and PIN together.
+ */
+export function providersOf(config: KeyConfig): Providers {
+  const pkcs11 = [config.PKCS11_MODULE, config.PKCS11_TOKEN_LABEL, config.PKCS11_PIN]
+  if (pkcs11.some(Boolean) && !pkcs11.every(Boolean)) {
+    throw new ConfigError([
+      'PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN go together: set all three for `pkcs11` key chains, or none',
+    ])
+  }
+  const azure = [
+    config.AZURE_KEY_VAULT_URL,
+    config.AZURE_TENANT_ID,
+    config.AZURE_CLIENT_ID,
+    config.AZURE_CLIENT_SECRET,
+  ]
+  if (azure.some(Boolean) && !azure.every(Boolean)) {
+    throw new ConfigError([
+      'AZURE_KEY_VAULT_URL, AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET go together: set all four for `azure-key-vault` key chains, or none',
+    ])
+  }
+  return {
+    ...(config.GCP_KMS_CREDENTIALS
+      ? {
+          'gcp-kms': createGcpKmsProvider({
+            serviceAccount: serviceAccountOf(config.GCP_KMS_CREDENTIALS),
+            endpoint: config.GCP_KMS_ENDPOINT,
+          }),
+        }
+      : {}),
+    ...(config.AZURE_KEY_VAULT_URL &&
+    config.AZURE_TENANT_ID &&
+    config.AZURE_CLIENT_ID &&
+    config.AZURE_CLIENT_SECRET
+      ? {
+          'azure-key-vault': createAzureKeyVaultProvider({
+            vaultUrl: config.AZURE_KEY_VAULT_URL,
+            tenantId: config.AZURE_TENANT_ID,
+            clientId: config.AZURE_CLIENT_ID,
+            clientSecret: config.AZURE_CLIENT_SECRET,
+            authorityHost: config.AZURE_AUTHORITY_HOST,
+          }),
+        }
+      : {}),
+    ...(config.VAULT_ADDR && config.VAULT_TOKEN
+      ? {
+          vault: createVaultProvider({
+            address: config.VAULT_ADDR,
+            token: config.VAULT_TOKEN,
+            namespace: config.VAULT_NAMESPACE,
+            mount: config.VAULT_TRANSIT_MOUNT,
+          }),
+        }
+      : {}),
+    'aws-kms': createAwsKmsProvider({ region: config.AWS_REGION, endpoint: config.AWS_ENDPOINT_URL_KMS }),
+    ...(config.PKCS11_MODULE && config.PKCS11_TOKEN_LABEL && config.PKCS11_PIN
+      ? {
+          pkcs11: createPkcs11Provider({
+            module: config.PKCS11_MODULE,
+            tokenLabel: config.PKCS11_TOKEN_LABEL,
+            pin: config.PKCS11_PIN,
+            sessions: config.PKCS11_SESSIONS,
+          }),
+        }
+      : {}),
+  }
+}
+
+/**
+ * Start-up check of the key providers. A configured PKCS#11 token must be there and accept the
+ * PIN: otherwise the process stops with a message naming the variables, rather than failing the
+ * first wallet. A `pkcs11` key chain whose key is not on the token concerns one tenant, not every
+ * one the process serves: it is returned as a warning line, and that chain's wallets get 503s.
+ * Without PKCS#11 configured nothing is checked (a database may hold chains for other processes'
+ * tokens); Vault and KMS are network services, whose outages are answered per request with 503.
+ */
+export async function verifyKeyProviders(db: Database, providers: Providers): Promise<string[]> {
+  const { pkcs11 } = providers
+  if (!pkcs11) return []
+  const chains = (await externalKeyChains(db)).filter((chain) => chain.kmsProvider === 'pkcs11')
+  const warnings: string[] = []
+  try {
+    await pkcs11.check?.()
+    for (const chain of chains) {
+      await pkcs11.describe(chain.externalKeyId as string).catch((error: unknown) => {
+        if (!(error instanceof KeyProviderError) || error.reason !== 'not_found') throw error
+        warnings.push(`key chain '${chain.tenantId}/${chain.id}': ${error.message}`)
+      })
+    }
+  } catch (error) {
+    if (!(error instanceof KeyProviderError)) throw error
+    throw new ConfigError([`PKCS11_MODULE / PKCS11_TOKEN_LABEL / PKCS11_PIN: ${error.message}`])
+  } finally {
+    await pkcs11.close?.()
+  }
+  return warnings
 }
 
 function material(row: KeyChainRow): ActiveKeyMaterial {
@@ -75,19 +212,7 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
   const now = options.now ?? (() => new Date())
   const cipher: JwkCipher = createJwkCipher(config.MASTER_SECRET)
   const sessionData: SessionDataCipher = createSessionDataCipher(config.MASTER_SECRET)
-  const providers: Partial<Record<Exclude<KmsProvider, 'db'>, KeyProvider>> = options.providers ?? {
-    ...(config.VAULT_ADDR && config.VAULT_TOKEN
-      ? {
-          vault: createVaultProvider({
-            address: config.VAULT_ADDR,
-            token: config.VAULT_TOKEN,
-            namespace: config.VAULT_NAMESPACE,
-            mount: config.VAULT_TRANSIT_MOUNT,
-          }),
-        }
-      : {}),
-    'aws-kms': createAwsKmsProvider({ region: config.AWS_REGION, endpoint: config.AWS_ENDPOINT_URL_KMS }),
-  }
+  const providers: Providers = options.providers ?? providersOf(config)
   const signerFor = createSignerFactory({ cipher, providers })
 
   /**

@@ -7,7 +7,7 @@ import { DatabaseStartupError, migrateAtStart } from './database-startup'
 import { guardDeadConnectionErrors } from './dead-connection-guard'
 import { ConfigError, type zCommonEnv } from './env'
 import { httpLimits } from './http-limits'
-import { verifyMasterSecret } from './key-runtime'
+import { providersOf, verifyKeyProviders, verifyMasterSecret } from './key-runtime'
 import { logStreamFor } from './log-format'
 import { onShutdownSignal } from './shutdown'
 import { startTelemetry } from './telemetry'
@@ -81,6 +81,9 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
   let apps: FastifyPluginAsync[]
   try {
     await verifyMasterSecret(database.db, config.MASTER_SECRET)
+    for (const warning of await verifyKeyProviders(database.db, providersOf(config))) {
+      console.error(`${options.name}: warning: ${warning}`)
+    }
     apps = await options.build(config, database, process.env)
   } catch (error) {
     return exitOnConfigError(error, () => database.close())

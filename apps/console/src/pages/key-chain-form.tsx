@@ -7,6 +7,7 @@ import { optional, useApiForm } from '../forms/use-api-form'
 const FIELDS = [
   'id',
   'description',
+  'kmsProvider',
   'algorithm',
   'certificate.mode',
   'certificate.subject',
@@ -17,7 +18,10 @@ const FIELDS = [
 
 type Generate = Extract<KeyChainCreate, { source: 'generate' }>
 
-/** A new key chain with its key in the database (`source: generate`), certified as chosen. */
+/**
+ * A new key chain (`source: generate`), its key made in the database or on the server's PKCS#11
+ * token (not extractable; certified by the chain's own root), certified as chosen.
+ */
 export function GenerateKeyChainForm({
   create,
   onCreated,
@@ -29,6 +33,7 @@ export function GenerateKeyChainForm({
     initialValues: {
       id: '',
       description: '',
+      kmsProvider: 'db',
       algorithm: 'ES256',
       certificate: {
         mode: 'internal-ca',
@@ -44,6 +49,7 @@ export function GenerateKeyChainForm({
       source: 'generate',
       id: optional(values.id),
       description: optional(values.description),
+      kmsProvider: values.kmsProvider as Generate['kmsProvider'],
       algorithm: values.algorithm as Generate['algorithm'],
       certificate: {
         mode: values.certificate.mode as 'internal-ca' | 'self-signed',
@@ -65,6 +71,16 @@ export function GenerateKeyChainForm({
           {...form.getInputProps('id')}
         />
         <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
+        <Select
+          label="Where the key is made"
+          description="A PKCS#11 token (HSM) needs PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN on the server."
+          data={[
+            { value: 'db', label: 'In the database (encrypted)' },
+            { value: 'pkcs11', label: 'On the PKCS#11 token (HSM), not extractable' },
+          ]}
+          allowDeselect={false}
+          {...form.getInputProps('kmsProvider')}
+        />
         <Select
           label="Algorithm"
           description="ES256 is what HAIP wallets require."

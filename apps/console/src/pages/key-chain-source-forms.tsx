@@ -79,8 +79,9 @@ export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
 const EXTERNAL_FIELDS = ['id', 'description', 'kmsProvider', 'externalKeyId', 'certificateChain'] as const
 
 /**
- * A key held by Vault transit or AWS KMS (`source: external`): the service signs through the
- * provider (VAULT_ADDR / AWS_REGION on the server) and reads the public key from it.
+ * A key held by Vault transit, AWS KMS or a PKCS#11 token (`source: external`): the service signs
+ * through the provider (VAULT_ADDR / AWS_REGION / PKCS11_MODULE on the server) and reads the
+ * public key from it.
  */
 export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
   const { form, onSubmit, pending } = useApiForm({
@@ -91,7 +92,7 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
       source: 'external',
       id: optional(values.id),
       description: optional(values.description),
-      kmsProvider: values.kmsProvider as 'vault' | 'aws-kms',
+      kmsProvider: values.kmsProvider as 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault' | 'gcp-kms',
       externalKeyId: values.externalKeyId.trim(),
       certificateChain: pemsOf(values.certificateChain),
     }),
@@ -107,6 +108,9 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
           data={[
             { value: 'vault', label: 'HashiCorp Vault transit' },
             { value: 'aws-kms', label: 'AWS KMS' },
+            { value: 'pkcs11', label: 'PKCS#11 token (HSM)' },
+            { value: 'azure-key-vault', label: 'Azure Key Vault' },
+            { value: 'gcp-kms', label: 'Google Cloud KMS' },
           ]}
           allowDeselect={false}
           {...form.getInputProps('kmsProvider')}
@@ -123,12 +127,12 @@ export function ExternalKeyChainForm({ create, onCreated }: SourceFormProps) {
   )
 }
 
-/** The key's name in the provider: a Vault transit key name, or an AWS KMS key id, ARN or alias. */
+/** The key's name in the provider: a Vault transit key name, an AWS KMS key id, ARN or alias, or a token key's label. */
 export function ExternalKeyIdInput(props: React.ComponentProps<typeof TextInput>) {
   return (
     <TextInput
       label="External key id"
-      description="Vault transit key name, or AWS KMS key id, ARN or alias."
+      description="Vault transit key name, AWS KMS key id, ARN or alias, the PKCS#11 key's label (CKA_LABEL; id:<hex> for its CKA_ID), the Azure Key Vault key's name (or name/version), or the Cloud KMS key version (projects/.../cryptoKeyVersions/N)."
       required
       {...props}
     />

@@ -1,4 +1,8 @@
-import type { PresentationConfigData, Principal } from '@credential-service/core-domain'
+import {
+  InvalidInputError,
+  type PresentationConfigData,
+  type Principal,
+} from '@credential-service/core-domain'
 import { hashSecret, isLegacySecretHash, type SecretVerifier } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
@@ -87,7 +91,16 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       const columns = await keyChainColumns(deps.keyChains, tenantId, data.id, data, now).catch(
         (error: Error) => {
           const file = plan.keyChains.find((k) => k.data.id === data.id)?.file ?? ''
-          throw new ImportRejected([{ file, path: '', message: error.message }])
+          // A refusal of the API names `body.<field>`: the file's field is the same one.
+          const issues =
+            error instanceof InvalidInputError && error.issues.length
+              ? error.issues.map((issue) => ({
+                  file,
+                  path: issue.path.replace(/^body\./, ''),
+                  message: error.message,
+                }))
+              : [{ file, path: '', message: error.message }]
+          throw new ImportRejected(issues)
         },
       )
       await keyChains.insert(columns, tx)

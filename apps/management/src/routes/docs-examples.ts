@@ -180,6 +180,44 @@ requestExamples.add(zKeyChainCreate, {
       privateKey: PUBLISHED_EXAMPLE_KEY,
     },
   },
+  generatePkcs11: {
+    summary: 'Generate a key on the PKCS#11 token (HSM), certified by the key chain’s internal CA',
+    value: {
+      source: 'generate',
+      id: 'acme-hsm',
+      kmsProvider: 'pkcs11',
+      algorithm: 'ES256',
+      certificate: { subject: 'CN=ACME PID Issuer,O=ACME', country: 'DE' },
+    },
+  },
+  externalPkcs11: {
+    summary: 'Register a key on the PKCS#11 token by its label (CKA_LABEL)',
+    value: {
+      source: 'external',
+      id: 'acme-hsm-dsc',
+      kmsProvider: 'pkcs11',
+      externalKeyId: 'acme-document-signer-2026',
+    },
+  },
+  externalAzure: {
+    summary: 'Register an Azure Key Vault key (its current version is pinned)',
+    value: {
+      source: 'external',
+      id: 'acme-azure',
+      kmsProvider: 'azure-key-vault',
+      externalKeyId: 'acme-issuer-signing',
+    },
+  },
+  externalGcp: {
+    summary: 'Register a Google Cloud KMS key version',
+    value: {
+      source: 'external',
+      id: 'acme-gcp',
+      kmsProvider: 'gcp-kms',
+      externalKeyId:
+        'projects/acme/locations/europe-west3/keyRings/issuer/cryptoKeys/pid/cryptoKeyVersions/1',
+    },
+  },
   externalVault: {
     summary: 'Register a HashiCorp Vault transit key',
     value: {
@@ -214,7 +252,8 @@ requestExamples.add(zKeyChainUpdate, {
 requestExamples.add(zKeyChainRotate, {
   database: { summary: 'A key chain of the database (`db`): a new key is generated', value: {} },
   external: {
-    summary: 'An external key chain: the new key, created in Vault or AWS KMS beforehand',
+    summary:
+      'A registered external key chain: the new key, created in Vault, AWS KMS or on the token beforehand (a chain generated on a PKCS#11 token gets a new token key with `{}`)',
     value: { externalKeyId: 'acme-issuer-signing-2026' },
   },
 })

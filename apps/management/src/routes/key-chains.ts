@@ -58,9 +58,10 @@ export function keyChainRoutes(
         schema: {
           operationId: op('createKeyChain'),
           tags,
-          summary: 'Create a key chain: generate, import, or register a Vault / AWS KMS key',
+          summary:
+            'Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key',
           description:
-            '`source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.',
+            '`source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.',
           params: listParams,
           body: zKeyChainCreate,
           response: { 201: zKeyChain, ...problemResponses },

@@ -1,4 +1,5 @@
-import type { KeyChainCreate } from '@credential-service/core-domain'
+import { randomBytes } from 'node:crypto'
+import type { KeyChainCreate, SigningAlgorithm } from '@credential-service/core-domain'
 import { InvalidInputError, UpstreamError } from '@credential-service/core-domain'
 import {
   createCertificate,
@@ -9,6 +10,8 @@ import {
   type KeyPairJwks,
   type KeyProvider,
   KeyProviderError,
+  type KmsProvider,
+  type ProvidedKey,
   parseCertificateChain,
   thumbprint,
 } from '@credential-service/crypto'
@@ -19,11 +22,14 @@ import type { JWK } from 'jose'
 const DEFAULT_VALIDITY_DAYS = 365
 const ROOT_VALIDITY_DAYS = 3650
 
+/** Where a key chain's key lives when not in the database. */
+export type ExternalProvider = Exclude<KmsProvider, 'db'>
+
 export interface MaterialContext {
   tenantId: string
   keyChainId: string
   cipher: JwkCipher
-  providers: Partial<Record<'vault' | 'aws-kms', KeyProvider>>
+  providers: Partial<Record<ExternalProvider, KeyProvider>>
   now: Date
 }
 
@@ -34,26 +40,85 @@ type ActiveColumns = Pick<
 
 const invalid = (path: string, message: string) => new InvalidInputError(message, [{ path, message }])
 
-/** Reads a provider's key; a provider failure becomes a clear error naming the key chain. */
-export async function describeExternalKey(
-  context: MaterialContext,
-  kmsProvider: 'vault' | 'aws-kms',
-  externalKeyId: string,
-) {
+function configuredProvider(context: MaterialContext, kmsProvider: ExternalProvider): KeyProvider {
   const provider = context.providers[kmsProvider]
-  const name = `key chain '${context.keyChainId}'`
   if (!provider)
     throw invalid(
       'body.kmsProvider',
-      `${name}: the ${kmsProvider} provider is not configured on this service`,
+      `key chain '${context.keyChainId}': the ${kmsProvider} provider is not configured on this service`,
     )
+  return provider
+}
+
+/**
+ * A provider failure as the caller's answer, naming the key chain: an unknown key names
+ * `externalKeyId`, a provider this service cannot use (a PKCS#11 module or token missing, a PIN
+ * refused) names `kmsProvider` (400 both); anything else is the provider's fault (502).
+ */
+function providerFailure(context: MaterialContext, error: unknown): Error {
+  const name = `key chain '${context.keyChainId}'`
+  if (error instanceof KeyProviderError && error.reason === 'not_found') {
+    return invalid('body.externalKeyId', `${name}: ${error.message}`)
+  }
+  if (error instanceof KeyProviderError && error.reason === 'misconfigured') {
+    return invalid('body.kmsProvider', `${name}: ${error.message}`)
+  }
+  return new UpstreamError(`${name}: ${(error as Error).message}`, { cause: error })
+}
+
+/** Reads a provider's key; a provider failure becomes a clear error naming the key chain. */
+export async function describeExternalKey(
+  context: MaterialContext,
+  kmsProvider: ExternalProvider,
+  externalKeyId: string,
+): Promise<ProvidedKey> {
+  const provider = configuredProvider(context, kmsProvider)
   try {
     return await provider.describe(externalKeyId)
   } catch (error) {
-    if (error instanceof KeyProviderError && error.reason === 'not_found') {
-      throw invalid('body.externalKeyId', `${name}: ${error.message}`)
-    }
-    throw new UpstreamError(`${name}: ${(error as Error).message}`, { cause: error })
+    throw providerFailure(context, error)
+  }
+}
+
+/**
+ * Makes a new key in a provider that can (a PKCS#11 token: sensitive, not extractable), named
+ * after the key chain with a random suffix, so that two tenants' chains of one name never meet.
+ */
+export async function generateExternalKey(
+  context: MaterialContext,
+  kmsProvider: ExternalProvider,
+  alg: SigningAlgorithm,
+): Promise<ProvidedKey & { externalKeyId: string }> {
+  const provider = configuredProvider(context, kmsProvider)
+  if (!provider.generate) {
+    throw invalid(
+      'body.kmsProvider',
+      `key chain '${context.keyChainId}': ${kmsProvider} keys are made in the provider`,
+    )
+  }
+  const externalKeyId = `${context.tenantId}/${context.keyChainId}/${randomBytes(4).toString('hex')}`
+  try {
+    return { ...(await provider.generate(externalKeyId, alg)), externalKeyId }
+  } catch (error) {
+    throw providerFailure(context, error)
+  }
+}
+
+/** The active key columns of a key held by a provider: its public JWK only. */
+export async function externalActiveColumns(
+  context: MaterialContext,
+  key: ProvidedKey & { externalKeyId: string },
+  certificates: string[],
+  mode: string,
+): Promise<ActiveColumns & Pick<NewKeyChainRow, 'externalKeyId'>> {
+  return {
+    externalKeyId: key.externalKeyId,
+    algorithm: key.alg,
+    activeJwk: context.cipher.encrypt(key.publicJwk, jwkContext(context.tenantId, context.keyChainId)),
+    activeKid: await thumbprint(key.publicJwk),
+    activePublicJwk: key.publicJwk,
+    activeCertificates: certificates,
+    certificateMode: mode,
   }
 }
 
@@ -104,15 +169,18 @@ export function withCountry(subject: string, country: string | undefined): strin
  * so one key chain signs mdoc and SD-JWT credentials alike.
  */
 export async function certifyLocalKey(
-  pair: KeyPairJwks,
+  pair: { publicJwk: JWK; privateJwk?: JWK },
   plan: CertificatePlan,
   root: { privateJwk: JWK; certificate: string } | undefined,
   now: Date,
 ): Promise<string> {
+  const issuerPrivateJwk = root?.privateJwk ?? pair.privateJwk
+  // A key in a provider has no private JWK here: only an internal CA certifies it.
+  if (!issuerPrivateJwk) throw new Error('a self-signed certificate needs the private key')
   return createCertificate({
     subjectPublicJwk: pair.publicJwk,
     subject: plan.subject,
-    issuerPrivateJwk: root?.privateJwk ?? pair.privateJwk,
+    issuerPrivateJwk,
     ...(root ? { issuerCertificate: root.certificate } : {}),
     validityDays: plan.validityDays,
     dnsNames: plan.dnsNames,
@@ -158,40 +226,28 @@ export async function createMaterial(
         issuerUri: defaults.issuerUri,
         crlUri: crlUriOf(defaults.issuerUri, context.keyChainId),
       }
-      const pair = await generateKeyPair(input.algorithm)
-      let root: { privateJwk: JWK; certificate: string } | undefined
-      let rootColumns = {}
-      if (plan.mode === 'internal-ca') {
-        const rootPair = await generateKeyPair(input.algorithm)
-        const certificate = await createCertificate({
-          subjectPublicJwk: rootPair.publicJwk,
-          issuerPrivateJwk: rootPair.privateJwk,
-          subject: /CN=/.test(plan.subject)
-            ? plan.subject.replace(/CN=([^,]+)/, 'CN=$1 Root CA')
-            : `CN=Root CA,${plan.subject}`,
-          validityDays: ROOT_VALIDITY_DAYS,
-          ca: true,
-          issuerAltNameUri: plan.issuerUri,
-          now: context.now,
-        })
-        root = { privateJwk: rootPair.privateJwk, certificate }
-        rootColumns = {
-          rootJwk: context.cipher.encrypt(
-            rootPair.privateJwk,
-            jwkContext(context.tenantId, context.keyChainId),
-          ),
-          rootCertificate: certificate,
+      if (input.kmsProvider !== 'db' && plan.mode !== 'internal-ca') {
+        throw invalid(
+          'body.certificate.mode',
+          `a key generated on a ${input.kmsProvider} token is certified by the key chain's internal CA (internal-ca); self-signed needs the private key`,
+        )
+      }
+      const root =
+        plan.mode === 'internal-ca' ? await internalRoot(context, plan, input.algorithm) : undefined
+      const rootColumns = root ? { rootJwk: root.encryptedJwk, rootCertificate: root.certificate } : {}
+      const named = { ...base, subject: plan.subject, dnsNames: plan.dnsNames, ...rootColumns }
+      if (input.kmsProvider !== 'db') {
+        const key = await generateExternalKey(context, input.kmsProvider, input.algorithm)
+        const leaf = await certifyLocalKey(key, plan, root, context.now)
+        return {
+          ...named,
+          kmsProvider: input.kmsProvider,
+          ...(await externalActiveColumns(context, key, [leaf], plan.mode)),
         }
       }
+      const pair = await generateKeyPair(input.algorithm)
       const leaf = await certifyLocalKey(pair, plan, root, context.now)
-      return {
-        ...base,
-        subject: plan.subject,
-        dnsNames: plan.dnsNames,
-        kmsProvider: 'db',
-        ...localActiveColumns(context, pair, [leaf], plan.mode),
-        ...rootColumns,
-      }
+      return { ...named, kmsProvider: 'db', ...localActiveColumns(context, pair, [leaf], plan.mode) }
     }
     case 'import': {
       let pair: KeyPairJwks
@@ -228,22 +284,45 @@ export async function createMaterial(
       }
     }
     case 'external': {
-      const { publicJwk, alg } = await describeExternalKey(context, input.kmsProvider, input.externalKeyId)
+      const key = await describeExternalKey(context, input.kmsProvider, input.externalKeyId)
       const certificates = input.certificateChain
-        ? await verifiedChain(input.certificateChain, publicJwk, 'body.certificateChain', context.now)
+        ? await verifiedChain(input.certificateChain, key.publicJwk, 'body.certificateChain', context.now)
         : []
       return {
         ...base,
         kmsProvider: input.kmsProvider,
-        externalKeyId: input.externalKeyId,
-        algorithm: alg,
-        activeJwk: context.cipher.encrypt(publicJwk, jwkContext(context.tenantId, context.keyChainId)),
-        activeKid: await thumbprint(publicJwk),
-        activePublicJwk: publicJwk,
-        activeCertificates: certificates,
-        certificateMode: input.certificateChain ? 'provided' : 'none',
+        ...(await externalActiveColumns(
+          context,
+          { ...key, externalKeyId: key.externalKeyId ?? input.externalKeyId },
+          certificates,
+          input.certificateChain ? 'provided' : 'none',
+        )),
       }
     }
+  }
+}
+
+/** The root of a key chain's internal CA: a db key (its private JWK encrypted) and its certificate. */
+async function internalRoot(context: MaterialContext, plan: CertificatePlan, alg: SigningAlgorithm) {
+  const rootPair = await generateKeyPair(alg)
+  const certificate = await createCertificate({
+    subjectPublicJwk: rootPair.publicJwk,
+    issuerPrivateJwk: rootPair.privateJwk,
+    subject: /CN=/.test(plan.subject)
+      ? plan.subject.replace(/CN=([^,]+)/, 'CN=$1 Root CA')
+      : `CN=Root CA,${plan.subject}`,
+    validityDays: ROOT_VALIDITY_DAYS,
+    ca: true,
+    issuerAltNameUri: plan.issuerUri,
+    now: context.now,
+  })
+  return {
+    privateJwk: rootPair.privateJwk,
+    certificate,
+    encryptedJwk: context.cipher.encrypt(
+      rootPair.privateJwk,
+      jwkContext(context.tenantId, context.keyChainId),
+    ),
   }
 }
 

@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  DomainError,
   InvalidInputError,
   type KeyChain,
   type KeyChainCreate,
@@ -37,6 +38,9 @@ import {
   createMaterial,
   crlUriOf,
   describeExternalKey,
+  type ExternalProvider,
+  externalActiveColumns,
+  generateExternalKey,
   localActiveColumns,
   type MaterialContext,
   retireActive,
@@ -61,16 +65,20 @@ export const issuerUriOf = (deps: Pick<KeyChainServiceDeps, 'publicUrl'>, tenant
 
 const addDays = (date: Date, days: number) => new Date(date.getTime() + days * DAY)
 
+/** Whether the service makes this chain's keys itself: in the database, or on a token with the chain's CA. */
+const generatedHere = (row: Pick<KeyChainRow, 'kmsProvider' | 'rootJwk'>) =>
+  row.kmsProvider === 'db' || Boolean(row.rootJwk)
+
 /** Rotation policy columns; automatic rotation is for keys the service can generate itself. */
 export function policyColumns(
-  row: Pick<KeyChainRow, 'kmsProvider'>,
+  row: Pick<KeyChainRow, 'kmsProvider' | 'rootJwk'>,
   policy: KeyChain['rotationPolicy'] | undefined,
   from: Date,
 ) {
   if (!policy) return {}
-  if (policy.enabled && row.kmsProvider !== 'db') {
+  if (policy.enabled && !generatedHere(row)) {
     const message =
-      'automatic rotation needs a key the service generates (`db`); rotate external keys in their provider'
+      'automatic rotation needs a key the service generates (`source: generate`); rotate registered external keys in their provider'
     throw new InvalidInputError(message, [{ path: 'body.rotationPolicy.enabled', message }])
   }
   return {
@@ -113,45 +121,47 @@ async function rotateRow(
     now,
   }
   let active: KeyChainPatch
+  const root = rootOf(deps, row)
+  const plan = {
+    mode: root ? ('internal-ca' as const) : ('self-signed' as const),
+    subject: row.subject,
+    validityDays: Math.max(365, row.rotationIntervalDays + row.rotationGraceDays),
+    dnsNames: row.dnsNames,
+    issuerUri: issuerUriOf(deps, row.tenantId),
+    crlUri: crlUriOf(issuerUriOf(deps, row.tenantId), row.id),
+  }
   if (row.kmsProvider === 'db') {
     if (input.externalKeyId !== undefined) {
-      const message = 'externalKeyId applies to vault and aws-kms key chains only'
+      const message = 'externalKeyId applies to key chains held by an external provider only'
       throw new InvalidInputError(message, [{ path: 'body.externalKeyId', message }])
     }
     const pair = await generateKeyPair(row.algorithm as SigningAlgorithm)
-    const root = rootOf(deps, row)
-    const plan = {
-      mode: root ? ('internal-ca' as const) : ('self-signed' as const),
-      subject: row.subject,
-      validityDays: Math.max(365, row.rotationIntervalDays + row.rotationGraceDays),
-      dnsNames: row.dnsNames,
-      issuerUri: issuerUriOf(deps, row.tenantId),
-      crlUri: crlUriOf(issuerUriOf(deps, row.tenantId), row.id),
-    }
     const certificate = await certifyLocalKey(pair, plan, root, now)
     active = localActiveColumns(context, pair, [certificate], plan.mode)
-  } else {
-    const externalKeyId = input.externalKeyId ?? (row.externalKeyId as string)
-    const { publicJwk, alg } = await describeExternalKey(
+  } else if (root && input.externalKeyId === undefined) {
+    // A key chain generated in its provider (a PKCS#11 token): a new key there, certified by the chain's CA.
+    const key = await generateExternalKey(
       context,
-      row.kmsProvider as 'vault' | 'aws-kms',
-      externalKeyId,
+      row.kmsProvider as ExternalProvider,
+      row.algorithm as SigningAlgorithm,
     )
-    const kid = await thumbprint(publicJwk)
-    if (kid === row.activeKid) {
+    const certificate = await certifyLocalKey(key, plan, root, now)
+    active = await externalActiveColumns(context, key, [certificate], plan.mode)
+  } else {
+    // Without a new id: the key's current version, where the provider pins versions (Azure).
+    const stored = row.externalKeyId as string
+    const requested =
+      input.externalKeyId ??
+      deps.keys.providers[row.kmsProvider as ExternalProvider]?.unpinned?.(stored) ??
+      stored
+    const key = await describeExternalKey(context, row.kmsProvider as ExternalProvider, requested)
+    const externalKeyId = key.externalKeyId ?? requested
+    if ((await thumbprint(key.publicJwk)) === row.activeKid) {
       throw new ConflictError(
         `key chain '${row.id}': the provider still holds the same key; rotate it there first or name a new externalKeyId`,
       )
     }
-    active = {
-      externalKeyId,
-      algorithm: alg,
-      activeJwk: deps.keys.cipher.encrypt(publicJwk, jwkContext(row.tenantId, row.id)),
-      activeKid: kid,
-      activePublicJwk: publicJwk,
-      activeCertificates: [],
-      certificateMode: 'none',
-    }
+    active = await externalActiveColumns(context, { ...key, externalKeyId }, [], 'none')
   }
   const repo = createKeyChainRepository(deps.db, row.tenantId)
   const updated = await repo.update(
@@ -217,7 +227,11 @@ export async function keyChainColumns(
     id,
     description: input.description ?? null,
     ...material,
-    ...policyColumns({ kmsProvider: material.kmsProvider ?? 'db' }, input.rotationPolicy, now),
+    ...policyColumns(
+      { kmsProvider: material.kmsProvider ?? 'db', rootJwk: material.rootJwk ?? null },
+      input.rotationPolicy,
+      now,
+    ),
   }
 }
 
@@ -364,8 +378,16 @@ export async function rotateDueKeyChains(deps: KeyChainServiceDeps, limit = 20):
     const due = await lockDueKeyChains(tx, now, limit)
     const rotated: string[] = []
     for (const row of due) {
-      if (row.kmsProvider !== 'db') continue
-      await rotateRow(deps, tx, row, {})
+      if (!generatedHere(row)) continue
+      // A chain on a token this process cannot reach waits for a run that can; the others rotate.
+      // The provider is asked before anything is written, so its refusal leaves the row as it was.
+      if (row.kmsProvider !== 'db' && !deps.keys.providers[row.kmsProvider as ExternalProvider]) continue
+      try {
+        await rotateRow(deps, tx, row, {})
+      } catch (error) {
+        if (row.kmsProvider === 'db' || !(error instanceof DomainError)) throw error
+        continue
+      }
       await recordAudit(tx, {
         tenantId: row.tenantId,
         actorClientId: 'system:rotation',

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { zCountryCode, zTimestamp } from './common'
 
 export const zKmsProvider = z
-  .enum(['db', 'vault', 'aws-kms'])
+  .enum(['db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault', 'gcp-kms'])
   .describe('Where the private key lives (spec §2.4)')
   .meta({ id: 'KmsProvider' })
 export type KmsProvider = z.infer<typeof zKmsProvider>
@@ -61,7 +61,9 @@ export const zKeyChain = z
     externalKeyId: z
       .string()
       .nullable()
-      .describe('Key name in Vault or key id/ARN in AWS KMS; null for `db`'),
+      .describe(
+        'Key name in Vault, key id/ARN in AWS KMS, the key’s CKA_LABEL (or `id:<hex>` CKA_ID) on the PKCS#11 token, `name/version` in Azure Key Vault, or the Cloud KMS key version `projects/…/cryptoKeyVersions/N`; null for `db`',
+      ),
     algorithm: zSigningAlgorithm,
     certificateMode: zCertificateMode,
     activeKey: zPublicKeyInfo,
@@ -96,9 +98,15 @@ export const zKeyChainCreate = z
         source: z
           .literal('generate')
           .describe(
-            'A new key in the database (`db` provider), certified by an internal CA of its own unless `certificate.mode` is `self-signed`',
+            'A new key, certified by an internal CA of its own unless `certificate.mode` is `self-signed`',
           ),
         ...common,
+        kmsProvider: z
+          .enum(['db', 'pkcs11'])
+          .default('db')
+          .describe(
+            'Where the new key is made: in the database (`db`, default), or on the PKCS#11 token (`pkcs11`: sensitive and not extractable, named `externalKeyId`; needs `certificate.mode` `internal-ca`)',
+          ),
         algorithm: zSigningAlgorithm.default('ES256'),
         certificate: z
           .object({
@@ -130,14 +138,20 @@ export const zKeyChainCreate = z
       .meta({ id: 'KeyChainGenerate' }),
     z
       .object({
-        source: z.literal('external').describe('Register a key held by Vault transit or AWS KMS'),
+        source: z
+          .literal('external')
+          .describe(
+            'Register a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS',
+          ),
         ...common,
-        kmsProvider: z.enum(['vault', 'aws-kms']),
+        kmsProvider: z.enum(['vault', 'aws-kms', 'pkcs11', 'azure-key-vault', 'gcp-kms']),
         externalKeyId: z
           .string()
           .min(1)
           .max(2048)
-          .describe('Vault transit key name, or AWS KMS key id / ARN / alias'),
+          .describe(
+            'Vault transit key name, AWS KMS key id / ARN / alias, the PKCS#11 key’s CKA_LABEL (or `id:<hex>` for its CKA_ID), an Azure Key Vault key `name` (its current version is pinned: stored as `name/version`) or `name/version`, or a Cloud KMS key version `projects/…/locations/…/keyRings/…/cryptoKeys/…/cryptoKeyVersions/N`',
+          ),
         certificateChain: zCertificateChain.optional(),
       })
       .strict()
@@ -181,7 +195,9 @@ export const zKeyChainRotate = z
       .min(1)
       .max(2048)
       .optional()
-      .describe('External key chains: the new key in the provider (required for them, refused for `db`)'),
+      .describe(
+        'External key chains: the new key in the provider (required for them, refused for `db`; a key chain generated on a PKCS#11 token gets a new token key when absent)',
+      ),
   })
   .strict()
   .meta({ id: 'KeyChainRotate' })

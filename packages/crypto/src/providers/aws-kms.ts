@@ -63,12 +63,15 @@ export function createAwsKmsProvider(options: AwsKmsOptions): KeyProvider {
   const failure = (keyId: string, cause: unknown) => {
     const name = (cause as { name?: string })?.name ?? 'Error'
     const message = (cause as { message?: string })?.message ?? ''
+    // The SDK gives every failure `$metadata`, a refused connection too (with attempts, no status):
+    // only an answer with an HTTP status is KMS refusing; none, a 5xx or throttling is KMS away.
+    const status = (cause as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode
     const reason =
       name === 'NotFoundException'
         ? 'not_found'
-        : (cause as { $metadata?: unknown })?.$metadata
-          ? 'refused'
-          : 'unavailable'
+        : status === undefined || status >= 500 || name === 'ThrottlingException'
+          ? 'unavailable'
+          : 'refused'
     return new KeyProviderError(`AWS KMS key '${keyId}': ${name}${message ? ` (${message})` : ''}`, {
       cause,
       reason,

@@ -1,26 +1,26 @@
 import { inSpan } from '@credential-service/core-domain/tracing'
 import type { KeyProvider } from './provider'
 
+/** The key stores a span names (`key_provider.system`). */
+export type KeyProviderSystem = 'vault' | 'aws-kms' | 'pkcs11' | 'azure-key-vault' | 'gcp-kms'
+
 /**
- * The provider with a client span around each call (`vault sign`, `aws-kms describe`), carrying
- * the key's external id: the key name is configuration, not a secret. Tracing off: the calls as
- * they are, after one flag read.
+ * The provider with a client span around each call (`vault sign`, `aws-kms describe`,
+ * `pkcs11 generate`), carrying the key's external id: the key name is configuration, not a
+ * secret. Tracing off: the calls as they are, after one flag read.
  */
-export function tracedKeyProvider(system: 'vault' | 'aws-kms', provider: KeyProvider): KeyProvider {
-  const attributes = (keyId: string) => () => ({
-    'key_provider.system': system,
-    'key_provider.key_id': keyId,
-  })
+export function tracedKeyProvider(system: KeyProviderSystem, provider: KeyProvider): KeyProvider {
+  const span = <T>(operation: string, keyId: string, call: () => Promise<T>) =>
+    inSpan(`${system} ${operation}`, call, {
+      kind: 'client',
+      attributes: () => ({ 'key_provider.system': system, 'key_provider.key_id': keyId }),
+    })
+  const { generate, check, unpinned } = provider
   return {
-    describe: (keyId) =>
-      inSpan(`${system} describe`, () => provider.describe(keyId), {
-        kind: 'client',
-        attributes: attributes(keyId),
-      }),
-    sign: (keyId, alg, data) =>
-      inSpan(`${system} sign`, () => provider.sign(keyId, alg, data), {
-        kind: 'client',
-        attributes: attributes(keyId),
-      }),
+    describe: (keyId) => span('describe', keyId, () => provider.describe(keyId)),
+    sign: (keyId, alg, data) => span('sign', keyId, () => provider.sign(keyId, alg, data)),
+    ...(generate ? { generate: (keyId, alg) => span('generate', keyId, () => generate(keyId, alg)) } : {}),
+    ...(check ? { check } : {}),
+    ...(unpinned ? { unpinned } : {}),
   }
 }

@@ -1,5 +1,7 @@
 // Local implementations of external key stores' wire protocols, for tests only.
 
+export { startFakeAzureKeyVault } from './fake-azure-key-vault'
+export { startFakeGcpKms } from './fake-gcp-kms'
 export { startFakeKms } from './fake-kms'
 export { startFakeVault } from './fake-vault'
 export {
@@ -9,6 +11,14 @@ export {
   nestedList,
   withSiblings,
 } from './hostile-lists'
+export type { SoftHsmToken } from './softhsm'
+export {
+  changeSoftHsmPin,
+  createSoftHsmToken,
+  dropSoftHsmSessions,
+  loadPkcs11Module,
+  SOFTHSM_MODULE,
+} from './softhsm'
 export type { TestCertificate, TestCertificateOptions, TestSubtree } from './test-certificates'
 export { certificateSigner, issueTestCertificate, nameConstraintsDer } from './test-certificates'
 export type { GeneratedKey } from './test-keys'

@@ -1,5 +1,5 @@
 import type { KeyChain, PageQuery, SigningAlgorithm } from '@credential-service/core-domain'
-import { and, asc, eq, gt, lte, type SQL } from 'drizzle-orm'
+import { and, asc, eq, gt, lte, ne, type SQL } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type KeyChainRow, keyChains, type NewKeyChainRow } from '../schema'
 import { decodeCursor, toPage } from './pagination'
@@ -169,4 +169,22 @@ export async function forgetExpiredPreviousKeys(tx: Executor, now: Date): Promis
       previousExpiresAt: null,
     })
     .where(lte(keyChains.previousExpiresAt, now))
+}
+
+/**
+ * Every tenant's key chains held by an external provider, for the start-up check that each
+ * provider they need is configured and holds the key (a start refused, not a first wallet).
+ */
+export function externalKeyChains(
+  db: Database,
+): Promise<Array<Pick<KeyChainRow, 'tenantId' | 'id' | 'kmsProvider' | 'externalKeyId'>>> {
+  return db
+    .select({
+      tenantId: keyChains.tenantId,
+      id: keyChains.id,
+      kmsProvider: keyChains.kmsProvider,
+      externalKeyId: keyChains.externalKeyId,
+    })
+    .from(keyChains)
+    .where(ne(keyChains.kmsProvider, 'db'))
 }

@@ -64,7 +64,10 @@ export const keyChains = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
-    check('key_chains_kms_provider_known', sql`${t.kmsProvider} in ('db', 'vault', 'aws-kms')`),
+    check(
+      'key_chains_kms_provider_known',
+      sql`${t.kmsProvider} in ('db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault', 'gcp-kms')`,
+    ),
     check(
       'key_chains_external_key_id_required',
       sql`${t.kmsProvider} = 'db' or ${t.externalKeyId} is not null`,

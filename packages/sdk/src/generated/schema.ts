@@ -312,8 +312,8 @@ export interface paths {
         get: operations["listKeyChainsOfTenant"];
         put?: never;
         /**
-         * Create a key chain: generate, import, or register a Vault / AWS KMS key
-         * @description `source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
+         * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
+         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -386,8 +386,8 @@ export interface paths {
         get: operations["listKeyChains"];
         put?: never;
         /**
-         * Create a key chain: generate, import, or register a Vault / AWS KMS key
-         * @description `source: generate` makes a new key in the database, its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit or AWS KMS by `externalKeyId`.
+         * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
+         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -3070,7 +3070,7 @@ export interface components {
             id: string;
             description: string | null;
             kmsProvider: components["schemas"]["KmsProvider"];
-            /** @description Key name in Vault or key id/ARN in AWS KMS; null for `db` */
+            /** @description Key name in Vault, key id/ARN in AWS KMS, the key’s CKA_LABEL (or `id:<hex>` CKA_ID) on the PKCS#11 token, `name/version` in Azure Key Vault, or the Cloud KMS key version `projects/…/cryptoKeyVersions/N`; null for `db` */
             externalKeyId: string | null;
             algorithm: components["schemas"]["SigningAlgorithm"];
             certificateMode: components["schemas"]["CertificateMode"];
@@ -3110,7 +3110,7 @@ export interface components {
         KeyChainCreate: components["schemas"]["KeyChainGenerate"] | components["schemas"]["KeyChainExternal"] | components["schemas"]["KeyChainImport"];
         KeyChainExternal: {
             /**
-             * @description Register a key held by Vault transit or AWS KMS
+             * @description Register a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS
              * @constant
              */
             source: "external";
@@ -3119,15 +3119,15 @@ export interface components {
             description?: string;
             rotationPolicy?: components["schemas"]["RotationPolicyInput"];
             /** @enum {string} */
-            kmsProvider: "vault" | "aws-kms";
-            /** @description Vault transit key name, or AWS KMS key id / ARN / alias */
+            kmsProvider: "vault" | "aws-kms" | "pkcs11" | "azure-key-vault" | "gcp-kms";
+            /** @description Vault transit key name, AWS KMS key id / ARN / alias, the PKCS#11 key’s CKA_LABEL (or `id:<hex>` for its CKA_ID), an Azure Key Vault key `name` (its current version is pinned: stored as `name/version`) or `name/version`, or a Cloud KMS key version `projects/…/locations/…/keyRings/…/cryptoKeys/…/cryptoKeyVersions/N` */
             externalKeyId: string;
             /** @description PEM certificates, leaf first */
             certificateChain?: string[];
         };
         KeyChainGenerate: {
             /**
-             * @description A new key in the database (`db` provider), certified by an internal CA of its own unless `certificate.mode` is `self-signed`
+             * @description A new key, certified by an internal CA of its own unless `certificate.mode` is `self-signed`
              * @constant
              */
             source: "generate";
@@ -3135,6 +3135,12 @@ export interface components {
             id?: string;
             description?: string;
             rotationPolicy?: components["schemas"]["RotationPolicyInput"];
+            /**
+             * @description Where the new key is made: in the database (`db`, default), or on the PKCS#11 token (`pkcs11`: sensitive and not extractable, named `externalKeyId`; needs `certificate.mode` `internal-ca`)
+             * @default db
+             * @enum {string}
+             */
+            kmsProvider?: "db" | "pkcs11";
             /** @default ES256 */
             algorithm?: components["schemas"]["SigningAlgorithm"];
             certificate?: {
@@ -3177,7 +3183,7 @@ export interface components {
             nextCursor: string | null;
         };
         KeyChainRotate: {
-            /** @description External key chains: the new key in the provider (required for them, refused for `db`) */
+            /** @description External key chains: the new key in the provider (required for them, refused for `db`; a key chain generated on a PKCS#11 token gets a new token key when absent) */
             externalKeyId?: string;
         };
         KeyChainUpdate: {
@@ -3190,7 +3196,7 @@ export interface components {
          * @description Where the private key lives (spec §2.4)
          * @enum {string}
          */
-        KmsProvider: "db" | "vault" | "aws-kms";
+        KmsProvider: "db" | "vault" | "aws-kms" | "pkcs11" | "azure-key-vault" | "gcp-kms";
         LocalizedName: {
             name: string;
             locale: string;

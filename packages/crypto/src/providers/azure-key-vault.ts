@@ -1,0 +1,180 @@
+import { createHash } from 'node:crypto'
+import { base64url, type JWK } from 'jose'
+import type { SigningAlgorithm } from '../signer'
+import { type KeyProvider, KeyProviderError, type ProvidedKey } from './provider'
+import { tracedKeyProvider } from './traced'
+
+export interface AzureKeyVaultOptions {
+  /** The vault, e.g. `https://acme-issuer.vault.azure.net`: every key is read from it, no other host. */
+  vaultUrl: string
+  /** Microsoft Entra tenant, application (client) id and secret of the service principal. */
+  tenantId: string
+  clientId: string
+  clientSecret: string
+  /** Token authority (default `https://login.microsoftonline.com`; sovereign clouds, or a local one in tests). */
+  authorityHost?: string | undefined
+  fetch?: typeof fetch
+}
+
+const API_VERSION = '7.4'
+const CURVES: Record<string, SigningAlgorithm> = { 'P-256': 'ES256', 'P-384': 'ES384' }
+
+interface AzureError {
+  error?: { code?: string; message?: string }
+}
+
+/**
+ * Azure Key Vault keys over its REST API (no SDK): `GET /keys/{name}/{version}` for the public
+ * JWK and `POST /keys/{name}/{version}/sign` with the SHA-2 digest (ES256, ES384; the answer is
+ * r‖s already), as the service principal of a client-credentials token for `vault.azure.net`.
+ * `externalKeyId` is `name/version`; a bare `name` is the key's current version, which `describe`
+ * pins (the answer's `externalKeyId`), so a rotation in the vault never changes the key a chain
+ * signs with behind its published JWK.
+ */
+export function createAzureKeyVaultProvider(options: AzureKeyVaultOptions): KeyProvider {
+  const doFetch = options.fetch ?? fetch
+  const vault = options.vaultUrl.replace(/\/+$/, '')
+  const authority = (options.authorityHost ?? 'https://login.microsoftonline.com').replace(/\/+$/, '')
+  let token: { value: Promise<string>; expiresAt: number } | undefined
+
+  async function request(url: string, init: RequestInit, what: string): Promise<Response> {
+    try {
+      return await doFetch(url, { ...init, signal: AbortSignal.timeout(10_000) })
+    } catch (cause) {
+      throw new KeyProviderError(`${what} is unreachable`, { cause, reason: 'unavailable' })
+    }
+  }
+
+  function accessToken(): Promise<string> {
+    if (token && token.expiresAt > Date.now()) return token.value
+    const value = (async () => {
+      const response = await request(
+        `${authority}/${encodeURIComponent(options.tenantId)}/oauth2/v2.0/token`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'client_credentials',
+            client_id: options.clientId,
+            client_secret: options.clientSecret,
+            scope: 'https://vault.azure.net/.default',
+          }),
+        },
+        `the Azure token authority ${authority}`,
+      )
+      const json = (await response.json().catch(() => ({}))) as {
+        access_token?: string
+        expires_in?: number
+        error?: string
+      }
+      if (!response.ok || !json.access_token) {
+        throw new KeyProviderError(
+          `Azure token request refused: ${json.error ?? `HTTP ${response.status}`}`,
+          {
+            reason: response.status >= 500 ? 'unavailable' : 'misconfigured',
+          },
+        )
+      }
+      // A minute early: a token that expires on the way is a 401 (RFC 6750 §3.1).
+      token = {
+        value: Promise.resolve(json.access_token),
+        expiresAt: Date.now() + ((json.expires_in ?? 300) - 60) * 1000,
+      }
+      return json.access_token
+    })()
+    token = { value, expiresAt: Date.now() + 30_000 }
+    value.catch(() => {
+      token = undefined
+    })
+    return value
+  }
+
+  async function call<T>(
+    method: string,
+    path: string,
+    keyId: string,
+    body?: unknown,
+    retried = false,
+  ): Promise<T> {
+    const response = await request(
+      `${vault}/keys/${path}?api-version=${API_VERSION}`,
+      {
+        method,
+        headers: {
+          authorization: `Bearer ${await accessToken()}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      },
+      `Azure Key Vault ${vault}`,
+    )
+    if (response.status === 401 && !retried) {
+      token = undefined
+      return call(method, path, keyId, body, true)
+    }
+    const json = (await response.json().catch(() => ({}))) as T & AzureError
+    if (response.ok) return json
+    const code = json.error?.code ?? `HTTP ${response.status}`
+    const reason =
+      response.status === 404
+        ? 'not_found'
+        : response.status === 429 || response.status >= 500
+          ? 'unavailable'
+          : response.status === 401 || response.status === 403
+            ? 'misconfigured'
+            : 'refused'
+    throw new KeyProviderError(`Azure Key Vault key '${keyId}': ${code}`, { reason })
+  }
+
+  /** `name` or `name/version`, each one path segment. */
+  function keyPath(keyId: string): string {
+    const parts = keyId.split('/')
+    if (parts.length > 2 || parts.some((part) => !/^[0-9a-zA-Z-]{1,127}$/.test(part))) {
+      throw new KeyProviderError(`Azure Key Vault key '${keyId}': not a key name or name/version`, {
+        reason: 'not_found',
+      })
+    }
+    return parts.join('/')
+  }
+
+  return tracedKeyProvider('azure-key-vault', {
+    async describe(keyId): Promise<ProvidedKey> {
+      const { key, attributes } = await call<{
+        key: JWK & { kid: string; key_ops?: string[] }
+        attributes?: { enabled?: boolean }
+      }>('GET', keyPath(keyId), keyId)
+      const alg = key.crv ? CURVES[key.crv] : undefined
+      if (!alg || !String(key.kty).startsWith('EC') || !(key.key_ops ?? ['sign']).includes('sign')) {
+        throw new KeyProviderError(`Azure Key Vault key '${keyId}' is not a P-256 or P-384 signing key`)
+      }
+      if (attributes?.enabled === false)
+        throw new KeyProviderError(`Azure Key Vault key '${keyId}' is disabled`)
+      // kid: https://{vault}/keys/{name}/{version}
+      const pinned = new URL(key.kid).pathname.replace(/^\/keys\//, '')
+      return { alg, publicJwk: { kty: 'EC', crv: key.crv, x: key.x, y: key.y } as JWK, externalKeyId: pinned }
+    },
+
+    async sign(keyId, alg, data) {
+      if (alg === 'EdDSA')
+        throw new KeyProviderError(`Azure Key Vault key '${keyId}': EdDSA is not supported`)
+      const digest = createHash(alg === 'ES256' ? 'sha256' : 'sha384')
+        .update(data)
+        .digest()
+      // An unpinned name signs with the current version (an empty version segment, as Azure's SDKs send).
+      const path = keyPath(keyId)
+      const { value } = await call<{ value?: string }>(
+        'POST',
+        `${path.includes('/') ? path : `${path}/`}/sign`,
+        keyId,
+        {
+          alg,
+          value: base64url.encode(digest),
+        },
+      )
+      if (!value) throw new KeyProviderError(`Azure Key Vault key '${keyId}': no signature returned`)
+      return base64url.decode(value)
+    },
+
+    unpinned: (keyId) => keyId.split('/')[0] as string,
+  })
+}

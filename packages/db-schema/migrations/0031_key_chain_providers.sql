@@ -1,0 +1,2 @@
+ALTER TABLE "key_chains" DROP CONSTRAINT "key_chains_kms_provider_known";--> statement-breakpoint
+ALTER TABLE "key_chains" ADD CONSTRAINT "key_chains_kms_provider_known" CHECK ("key_chains"."kms_provider" in ('db', 'vault', 'aws-kms', 'pkcs11', 'azure-key-vault', 'gcp-kms'));

@@ -557,7 +557,11 @@ api.getTenant(1)
 api.createCredentialConfig({ claims: {} })
 // Issue 38: a configuration's \`config\` is a union on \`format\`; its type member is read after narrowing.
 export const typeOf = (config: CredentialConfig['config']): string =>
-  config.format === 'mso_mdoc' ? config.docType : config.vct
+  config.format === 'mso_mdoc'
+    ? config.docType
+    : config.format === 'jwt_vc_json'
+      ? config.type.join(' ')
+      : config.vct
 // @ts-expect-error an mso_mdoc configuration names a docType, never a vct
 export const mixed: CredentialConfig['config'] = { format: 'mso_mdoc', vct: 'urn:example:pid:1' }
 // Issue 21: a webhook handler narrows the typed body by \`type\` and \`status\`.

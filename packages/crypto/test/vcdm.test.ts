@@ -205,3 +205,17 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
     ])
   })
 })
+
+describe('Bitstring Status List: a hostile encodedList (checklist S-124)', () => {
+  it('a GZIP bomb past MAX_STATUS_LIST_BYTES is refused quickly, not inflated', async () => {
+    const { decodeBitstring } = await import('../src/vcdm/bitstring-status-list')
+    const { MAX_STATUS_LIST_BYTES, StatusListError } = await import('../src/status-list-token')
+    // 64 MiB of zeros compress to ~64 KB: four times the cap.
+    const bomb = `u${gzipSync(Buffer.alloc(4 * MAX_STATUS_LIST_BYTES)).toString('base64url')}`
+    const started = process.cpuUsage()
+    expect(() => decodeBitstring(bomb)).toThrow(StatusListError)
+    const cpu = process.cpuUsage(started)
+    // Inflating stops at the cap: far less CPU than the whole 64 MiB would take.
+    expect((cpu.user + cpu.system) / 1000).toBeLessThan(500)
+  })
+})

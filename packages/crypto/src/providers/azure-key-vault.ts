@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { base64url, type JWK } from 'jose'
 import type { SigningAlgorithm } from '../signer'
 import { type KeyProvider, KeyProviderError, type ProvidedKey } from './provider'
+import { restRequest, tokenCache } from './rest-token'
 import { tracedKeyProvider } from './traced'
 
 export interface AzureKeyVaultOptions {
@@ -35,59 +36,26 @@ export function createAzureKeyVaultProvider(options: AzureKeyVaultOptions): KeyP
   const doFetch = options.fetch ?? fetch
   const vault = options.vaultUrl.replace(/\/+$/, '')
   const authority = (options.authorityHost ?? 'https://login.microsoftonline.com').replace(/\/+$/, '')
-  let token: { value: Promise<string>; expiresAt: number } | undefined
 
-  async function request(url: string, init: RequestInit, what: string): Promise<Response> {
-    try {
-      return await doFetch(url, { ...init, signal: AbortSignal.timeout(10_000) })
-    } catch (cause) {
-      throw new KeyProviderError(`${what} is unreachable`, { cause, reason: 'unavailable' })
-    }
-  }
+  const request = restRequest(doFetch)
 
-  function accessToken(): Promise<string> {
-    if (token && token.expiresAt > Date.now()) return token.value
-    const value = (async () => {
-      const response = await request(
-        `${authority}/${encodeURIComponent(options.tenantId)}/oauth2/v2.0/token`,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            grant_type: 'client_credentials',
-            client_id: options.clientId,
-            client_secret: options.clientSecret,
-            scope: 'https://vault.azure.net/.default',
-          }),
-        },
-        `the Azure token authority ${authority}`,
-      )
-      const json = (await response.json().catch(() => ({}))) as {
-        access_token?: string
-        expires_in?: number
-        error?: string
-      }
-      if (!response.ok || !json.access_token) {
-        throw new KeyProviderError(
-          `Azure token request refused: ${json.error ?? `HTTP ${response.status}`}`,
-          {
-            reason: response.status >= 500 ? 'unavailable' : 'misconfigured',
-          },
-        )
-      }
-      // A minute early: a token that expires on the way is a 401 (RFC 6750 §3.1).
-      token = {
-        value: Promise.resolve(json.access_token),
-        expiresAt: Date.now() + ((json.expires_in ?? 300) - 60) * 1000,
-      }
-      return json.access_token
-    })()
-    token = { value, expiresAt: Date.now() + 30_000 }
-    value.catch(() => {
-      token = undefined
-    })
-    return value
-  }
+  const tokens = tokenCache(async () => {
+    return request(
+      `${authority}/${encodeURIComponent(options.tenantId)}/oauth2/v2.0/token`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: options.clientId,
+          client_secret: options.clientSecret,
+          scope: 'https://vault.azure.net/.default',
+        }),
+      },
+      `the Azure token authority ${authority}`,
+    )
+  }, 'Azure')
+  const accessToken = tokens.get
 
   async function call<T>(
     method: string,
@@ -109,7 +77,7 @@ export function createAzureKeyVaultProvider(options: AzureKeyVaultOptions): KeyP
       `Azure Key Vault ${vault}`,
     )
     if (response.status === 401 && !retried) {
-      token = undefined
+      tokens.drop()
       return call(method, path, keyId, body, true)
     }
     const json = (await response.json().catch(() => ({}))) as T & AzureError

@@ -4,6 +4,7 @@ import { publicPart } from '../keys'
 import type { SigningAlgorithm } from '../signer'
 import { derToJoseSignature } from './aws-kms'
 import { type KeyProvider, KeyProviderError, type ProvidedKey } from './provider'
+import { restRequest, tokenCache } from './rest-token'
 import { tracedKeyProvider } from './traced'
 
 export interface GcpKmsOptions {
@@ -44,61 +45,29 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
   const doFetch = options.fetch ?? fetch
   const endpoint = (options.endpoint ?? 'https://cloudkms.googleapis.com').replace(/\/+$/, '')
   const tokenUri = options.serviceAccount.token_uri ?? 'https://oauth2.googleapis.com/token'
-  let token: { value: Promise<string>; expiresAt: number } | undefined
 
-  async function request(url: string, init: RequestInit, what: string): Promise<Response> {
-    try {
-      return await doFetch(url, { ...init, signal: AbortSignal.timeout(10_000) })
-    } catch (cause) {
-      throw new KeyProviderError(`${what} is unreachable`, { cause, reason: 'unavailable' })
-    }
-  }
+  const request = restRequest(doFetch)
 
-  function accessToken(): Promise<string> {
-    if (token && token.expiresAt > Date.now()) return token.value
-    const value = (async () => {
-      const now = Math.floor(Date.now() / 1000)
-      const assertion = await new SignJWT({ scope: 'https://www.googleapis.com/auth/cloudkms' })
-        .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
-        .setIssuer(options.serviceAccount.client_email)
-        .setAudience(tokenUri)
-        .setIssuedAt(now)
-        .setExpirationTime(now + 3600)
-        .sign(await importPKCS8(options.serviceAccount.private_key, 'RS256'))
-      const response = await request(
-        tokenUri,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
-        },
-        `the Google token endpoint ${tokenUri}`,
-      )
-      const json = (await response.json().catch(() => ({}))) as {
-        access_token?: string
-        expires_in?: number
-        error?: string
-      }
-      if (!response.ok || !json.access_token) {
-        throw new KeyProviderError(
-          `Google token request refused: ${json.error ?? `HTTP ${response.status}`}`,
-          {
-            reason: response.status >= 500 ? 'unavailable' : 'misconfigured',
-          },
-        )
-      }
-      token = {
-        value: Promise.resolve(json.access_token),
-        expiresAt: Date.now() + ((json.expires_in ?? 300) - 60) * 1000,
-      }
-      return json.access_token
-    })()
-    token = { value, expiresAt: Date.now() + 30_000 }
-    value.catch(() => {
-      token = undefined
-    })
-    return value
-  }
+  const tokens = tokenCache(async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const assertion = await new SignJWT({ scope: 'https://www.googleapis.com/auth/cloudkms' })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+      .setIssuer(options.serviceAccount.client_email)
+      .setAudience(tokenUri)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 3600)
+      .sign(await importPKCS8(options.serviceAccount.private_key, 'RS256'))
+    return request(
+      tokenUri,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
+      },
+      `the Google token endpoint ${tokenUri}`,
+    )
+  }, 'Google')
+  const accessToken = tokens.get
 
   async function call<T>(keyId: string, suffix: string, body?: unknown, retried = false): Promise<T> {
     if (
@@ -125,7 +94,7 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
       `Cloud KMS ${endpoint}`,
     )
     if (response.status === 401 && !retried) {
-      token = undefined
+      tokens.drop()
       return call(keyId, suffix, body, true)
     }
     const json = (await response.json().catch(() => ({}))) as T & { error?: { status?: string } }

@@ -44,6 +44,24 @@ describe.each(testDatabases())('rate limit counters shared through $name (issue 
     }
   })
 
+  it('S-126: a read while the first hit is being flushed counts it once (not 0, not 2)', async () => {
+    const database = await open()
+    // A flush interval of 1 ms lands the flush in the middle of the read's statement.
+    const counter = createSharedCounter(database.db, { flushMs: 1 })
+    try {
+      const counts: number[] = []
+      for (let n = 0; n < 40; n++) {
+        const k = key()
+        counter.hit(k, WINDOW)
+        counts.push((await counter.read(k)).count)
+      }
+      expect(counts).toStrictEqual(counts.map(() => 1))
+    } finally {
+      await counter.close()
+      await database.close()
+    }
+  })
+
   it('S-126: two processes exceed a limit by at most one first hit each, and count exactly once it is saved', async () => {
     const database = await open()
     // Two counters on one database, as two processes have (PGlite: one handle stands for both).

@@ -96,12 +96,17 @@ export function createSharedCounter(db: Database, options: SharedCounterOptions 
 
     /** The count of `key` without counting: the database's, and what this process has pending. */
     async read(key: string): Promise<RateLimitCount> {
-      await carrying.get(key)?.catch(() => {})
-      const counted = await readRateLimit(db, key)
-      const waiting = pending.get(key)
-      return {
-        count: counted.count + (waiting?.amount ?? 0),
-        ttlMs: counted.ttlMs || (waiting?.windowMs ?? 0),
+      for (;;) {
+        await carrying.get(key)?.catch(() => {})
+        const waiting = pending.get(key)
+        const counted = await readRateLimit(db, key)
+        // A flush that took the key while the database was read may or may not be in `counted`:
+        // wait for it and read again rather than count its hit twice or not at all.
+        if (pending.get(key) !== waiting) continue
+        return {
+          count: counted.count + (waiting?.amount ?? 0),
+          ttlMs: counted.ttlMs || (waiting?.windowMs ?? 0),
+        }
       }
     },
 

@@ -516,6 +516,13 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     flow = await codeFor(await state())
     const { code_verifier: _v, ...noVerifier } = base(flow.code, flow.verifier)
     expect((await token(noVerifier)).body.error).toBe('invalid_request')
+    // §4.1.3: "redirect_uri REQUIRED, if the redirect_uri parameter was included in the authorization
+    // request": without it the request is refused and the code is not spent.
+    flow = await codeFor(await state())
+    const { redirect_uri: _r, ...noRedirect } = base(flow.code, flow.verifier)
+    const omitted = await token(noRedirect)
+    expect([omitted.status, omitted.body.error]).toStrictEqual([400, 'invalid_request'])
+    expect((await token(base(flow.code, flow.verifier))).status).toBe(200)
 
     flow = await codeFor(await state())
     const first = await token(base(flow.code, flow.verifier))

@@ -36,16 +36,17 @@ export async function authorizationCodeGrant(
   // RFC 6749 §4.1.3: client_id is required only of a client that does not authenticate; an
   // attested wallet is identified by its attestation's sub (oid4vc-ts sends no client_id then).
   const clientId = request.client_id ?? context.walletClient?.clientId
-  // RFC 6749 §4.1.3: redirect_uri is required when the authorization request had one; an
-  // Interactive Authorization request (OpenID4VCI 1.1, FiPA -03) may have none (stored as '').
-  if (!redirectUri && (await knownRow())?.redirectUri !== '')
-    throw new ProtocolError('invalid_request', 'redirect_uri is required')
   if (!clientId) throw new ProtocolError('invalid_request', 'client_id is required')
   if (!codeVerifier) throw new ProtocolError('invalid_request', 'code_verifier is required (PKCE)')
   const now = context.deps.now()
-  const row = await requests.redeemCode(hash, now)
+  const row = await requests.redeemCode(hash, now, redirectUri || undefined)
   if (!row) {
     const known = await requests.byCodeHash(hash)
+    // RFC 6749 §4.1.3: redirect_uri is required when the authorization request had one; an
+    // Interactive Authorization request (OpenID4VCI 1.1, FiPA -03) may have none (stored as ''). The
+    // code was left unspent: the wallet may retry with it.
+    if (!redirectUri && known?.status === 'code_issued' && known.redirectUri !== '')
+      throw new ProtocolError('invalid_request', 'redirect_uri is required')
     if (known && ['redeemed', 'revoked'].includes(known.status))
       await revokeGrant(context, known, 'an authorization code of this session was used twice')
     throw invalidGrant('the authorization code is invalid, expired or already used')

@@ -1,8 +1,8 @@
-import { newId } from '@credential-service/core-domain'
+import { newId, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import type { AuthorizationRequestRow } from '@credential-service/db-schema'
 import { offerClaims } from '@credential-service/server-kit'
-import { issueCode } from './issue-code'
+import { CODE_SECONDS, issueCode } from './issue-code'
 import { type HolderLogin, loginClaims } from './login-claims'
 import { configsOf, type LoginScope, newHandle } from './login-scope'
 
@@ -28,16 +28,16 @@ export async function completeLogin(
   const sessionId = row.sessionId ?? newId('ses')
   const claims = await loginClaims(scope, { sessionId, configs, login })
   if (!claims.ok) return { denied: claims.reason }
-  if (!row.sessionId) {
-    await startSession(
-      scope,
-      row,
-      sessionId,
-      configs.map((c) => c.id),
-      claims.claims,
-    )
-    return { code: await issueCode(scope, row, sessionId) }
-  }
+  if (!row.sessionId)
+    return {
+      code: await issueCodeWithSession(
+        scope,
+        row,
+        sessionId,
+        configs.map((c) => c.id),
+        claims.claims,
+      ),
+    }
   const sealed = await withOfferClaims(scope, sessionId, claims.claims)
   if (!sealed) return { denied: 'the offer is no longer open' }
   return { code: await issueCode(scope, row, sessionId, sealed) }
@@ -60,23 +60,31 @@ async function withOfferClaims(
   return deps.keys.sessionData.sealClaims(tenantId, sessionId, { ...existing, ...claims })
 }
 
-/** A wallet-initiated flow's own session, with the login's claims (sealed). */
-async function startSession(
+/** The code of a wallet-initiated flow, with the flow's own session holding the login's claims (sealed). */
+async function issueCodeWithSession(
   scope: LoginScope,
   row: AuthorizationRequestRow,
   sessionId: string,
   credentialConfigurationIds: string[],
   claims: ClaimsByConfiguration,
-) {
+): Promise<string> {
   const { deps, tenantId } = scope
-  await scope.sessions.insert({
-    id: sessionId,
-    status: 'offered',
-    credentialConfigurationIds,
-    claimsEncrypted: deps.keys.sessionData.sealClaims(tenantId, sessionId, claims),
-    // Never handed out: a wallet-initiated session redeems through its authorization code only.
-    preAuthorizedCodeHash: codeHash(newHandle()),
-    createdByClientId: `wallet:${row.clientId}`.slice(0, 200),
-    expiresAt: new Date(deps.now().getTime() + SESSION_SECONDS * 1000),
-  })
+  const code = newHandle()
+  const now = deps.now().getTime()
+  const issued = await scope.requests.issueCodeWithSession(
+    row.id,
+    row.status,
+    { codeHash: codeHash(code), expiresAt: new Date(now + CODE_SECONDS * 1000) },
+    {
+      id: sessionId,
+      credentialConfigurationIds,
+      claimsEncrypted: deps.keys.sessionData.sealClaims(tenantId, sessionId, claims),
+      // Never handed out: a wallet-initiated session redeems through its authorization code only.
+      preAuthorizedCodeHash: codeHash(newHandle()),
+      createdByClientId: `wallet:${row.clientId}`.slice(0, 200),
+      expiresAt: new Date(now + SESSION_SECONDS * 1000),
+    },
+  )
+  if (!issued) throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
+  return code
 }

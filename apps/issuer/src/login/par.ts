@@ -23,7 +23,7 @@ export async function pushAuthorizationRequest(scope: LoginScope, request: ParRe
 
 /**
  * Stores a pushed request (PAR, or the parameters of an Interactive Authorization Initial
- * Request): its row id, the request_uri handle (without its prefix) and the configurations
+ * Request): its row, the request_uri handle (without its prefix) and the configurations
  * requested.
  */
 export async function storePushedRequest(scope: LoginScope, request: ParRequest, sender: PushSender = {}) {
@@ -52,7 +52,7 @@ export async function storePushedRequest(scope: LoginScope, request: ParRequest,
   )
   const requestUri = newHandle()
   const id = newId('par')
-  await scope.requests.insert({
+  const row = await scope.requests.insert({
     id,
     requestUriHash: codeHash(requestUri),
     clientId: pushed.clientId,
@@ -67,5 +67,5 @@ export async function storePushedRequest(scope: LoginScope, request: ParRequest,
     attestationJkt: walletClient?.instanceJkt ?? null,
     expiresAt: new Date(now.getTime() + REQUEST_URI_SECONDS * 1000),
   })
-  return { id, requestUri, requested: configs.filter((c) => requested.includes(c.id)) }
+  return { row, requestUri, requested: configs.filter((c) => requested.includes(c.id)) }
 }

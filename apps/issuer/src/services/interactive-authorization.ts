@@ -80,8 +80,7 @@ export function createInteractiveAuthorizationService(
       { ...parameters, redirect_uri: parameters.redirect_uri ?? '' },
       sender,
     )
-    const row = await requests.byId(pushed.id)
-    if (!row) throw new ProtocolError('server_error', 'the pushed request is gone')
+    const { row } = pushed
     const providerId = loginProviderOf(pushed.requested)
     if (!providerId) {
       // An offer's own claims stand for the holder: authorized as it is (FiPA §5.2.1).
@@ -151,8 +150,7 @@ export function createInteractiveAuthorizationService(
       createdByClientId: `wallet:${row.clientId}`.slice(0, 200),
       responseUri: () => endpoint,
     })
-    const session = await presentations.get(created.id)
-    if (!session) throw new ProtocolError('server_error', 'the presentation session is gone')
+    const { session } = created
     const signed = dcApiProtocolUnfit('openid4vp-v1-signed', config) === undefined
     const [entry] = await dcApiRequests(deps, tenantId, config, {
       origin: iaOrigin(endpoint),
@@ -184,21 +182,14 @@ export function createInteractiveAuthorizationService(
   async function presented(request: IaPresentationRequest, sender: PushSender): Promise<IaOutcome> {
     const hash = authSessionHash(request.auth_session)
     const now = deps.now()
-    const waiting = await requests.byAuthSession(hash, now)
-    if (!waiting) throw invalidSession('auth_session is unknown, expired or used')
-    if (waiting.interactionType !== 'presentation')
-      throw new ProtocolError('invalid_request', 'this auth_session continues in the browser (request_uri)')
     // §"Preventing Session Fixation Attacks" / "Preventing Forwarding": the follow-up comes from the
-    // wallet that started the request; a mismatch leaves the auth_session to its owner.
-    if (waiting.dpopJkt && sender.dpopJkt !== waiting.dpopJkt)
-      throw new ProtocolError('invalid_dpop_proof', 'the Initial Request was bound to another DPoP key')
-    // The same wallet instance (its attestation key), not only the same wallet product.
-    if (waiting.attestationJkt && sender.walletClient?.instanceJkt !== waiting.attestationJkt)
-      throw new ProtocolError('invalid_client', 'the Initial Request was made by another attested wallet', {
-        status: 401,
-      })
-    const row = await requests.takeAuthSession(hash, now)
-    if (!row) throw invalidSession('auth_session is unknown, expired or used')
+    // wallet that started the request (its DPoP key, its attested wallet instance); another
+    // sender's follow-up leaves the auth_session to its owner.
+    const row = await requests.takeAuthSession(hash, now, {
+      dpopJkt: sender.dpopJkt ?? null,
+      attestationJkt: sender.walletClient?.instanceJkt ?? null,
+    })
+    if (!row) throw await notTaken(hash, now, sender)
     const session = row.presentationSessionId ? await presentations.get(row.presentationSessionId) : undefined
     if (session?.status !== 'pending' || session.expiresAt <= now) {
       await requests.fail(row.id)
@@ -223,6 +214,23 @@ export function createInteractiveAuthorizationService(
         await fail(error instanceof Error ? error.message : 'the presentation failed')
       throw error
     }
+  }
+
+  /** Why an auth_session could not be taken: read only on this refused path. */
+  async function notTaken(hash: string, now: Date, sender: PushSender): Promise<ProtocolError> {
+    const waiting = await requests.byAuthSession(hash, now)
+    if (!waiting) return invalidSession('auth_session is unknown, expired or used')
+    if (waiting.interactionType !== 'presentation')
+      return new ProtocolError('invalid_request', 'this auth_session continues in the browser (request_uri)')
+    if (waiting.dpopJkt && sender.dpopJkt !== waiting.dpopJkt)
+      return new ProtocolError('invalid_dpop_proof', 'the Initial Request was bound to another DPoP key')
+    // The same wallet instance (its attestation key), not only the same wallet product.
+    if (waiting.attestationJkt && sender.walletClient?.instanceJkt !== waiting.attestationJkt)
+      return new ProtocolError('invalid_client', 'the Initial Request was made by another attested wallet', {
+        status: 401,
+      })
+    // Taken by a concurrent follow-up between the two statements.
+    return invalidSession('auth_session is unknown, expired or used')
   }
 
   async function verified(

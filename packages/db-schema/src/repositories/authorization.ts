@@ -1,8 +1,9 @@
-import { and, eq, gt, or, sql } from 'drizzle-orm'
+import { and, eq, gt, isNull, or, sql } from 'drizzle-orm'
 import type { Database } from '../database'
 import { type AuthorizationRequestRow, authorizationRequests, issuanceSessions } from '../schema'
 import { deleteExpiredBatch } from './delete-expired-batch'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
+import { rowsOf } from './rows'
 
 export type NewAuthorizationRequest = Omit<
   typeof authorizationRequests.$inferInsert,
@@ -67,9 +68,17 @@ const statements = {
     ),
   redeemCode: (db: Database) =>
     prepared(db, 'authz_redeem_code', (d) =>
-      stepOf(d, and(eq(t.codeHash, param('codeHash')), eq(t.status, 'code_issued'), gt(t.expiresAt, at)), {
-        status: 'redeemed',
-      }),
+      stepOf(
+        d,
+        and(
+          eq(t.codeHash, param('codeHash')),
+          eq(t.status, 'code_issued'),
+          gt(t.expiresAt, at),
+          // A token request without redirect_uri redeems only a code whose request had none.
+          eq(t.redirectUri, sql`coalesce(${param('redirectUriOmitted')}::text, ${t.redirectUri})`),
+        ),
+        { status: 'redeemed' },
+      ),
     ),
   setRefreshToken: (db: Database) =>
     prepared(db, 'authz_set_refresh_token', (d) =>
@@ -117,9 +126,10 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
   }
 
   return {
-    async insert(row: NewAuthorizationRequest): Promise<void> {
+    async insert(row: NewAuthorizationRequest): Promise<AuthorizationRequestRow> {
       const values = insertValues(t, INSERT_COLUMNS, { ...row, tenantId, status: 'pushed' })
-      await preparedInsert(db, 'authz_insert', t, INSERT_COLUMNS).execute(values)
+      const [inserted] = await preparedInsert(db, 'authz_insert', t, INSERT_COLUMNS).execute(values)
+      return inserted as AuthorizationRequestRow
     },
 
     /**
@@ -261,6 +271,43 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
     },
 
     /**
+     * issueCode for a flow without an offer: the code and the flow's own issuance session (status
+     * `offered`) in one statement. The session is stored only when the code is handed out.
+     */
+    async issueCodeWithSession(
+      id: string,
+      from: string,
+      code: { codeHash: string; expiresAt: Date },
+      session: {
+        id: string
+        credentialConfigurationIds: string[]
+        claimsEncrypted: string
+        preAuthorizedCodeHash: string
+        createdByClientId: string
+        expiresAt: Date
+      },
+    ): Promise<boolean> {
+      const v = insertValues(issuanceSessions, ['credentialConfigurationIds', 'expiresAt'], session)
+      const result = await db.execute(sql`
+        with issued as (
+          update ${t} set status = 'code_issued', code_hash = ${code.codeHash}, session_id = ${session.id},
+            expires_at = ${iso(code.expiresAt)}::timestamptz, login_claims_encrypted = null,
+            login_state_hash = null, login_secrets_encrypted = null, login_browser_hash = null,
+            updated_at = now()
+          where tenant_id = ${tenantId} and id = ${id} and status = ${from}
+          returning id
+        )
+        insert into ${issuanceSessions} (tenant_id, id, status, credential_configuration_ids,
+          claims_encrypted, pre_authorized_code_hash, created_by_client_id, expires_at)
+        select ${tenantId}::text, ${session.id}::text, 'offered', ${v.credentialConfigurationIds}::text[],
+          ${session.claimsEncrypted}::text, ${session.preAuthorizedCodeHash}::text,
+          ${session.createdByClientId}::text, ${v.expiresAt}::timestamptz
+        from issued
+        returning id`)
+      return rowsOf(result).length > 0
+    },
+
+    /**
      * OpenID4VCI 1.1 Interactive Authorization: the pushed request now waits for its interaction,
      * reachable by the `auth_session` (hashed) until `expiresAt`.
      */
@@ -276,7 +323,7 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       return step(and(eq(t.id, id), eq(t.status, 'pushed')), interaction)
     },
 
-    /** The request an `auth_session` names while it waits, without taking it (sender checks first). */
+    /** The request an `auth_session` names while it waits, without taking it (why a take failed). */
     async byAuthSession(authSessionHash: string, at: Date): Promise<AuthorizationRequestRow | undefined> {
       const [row] = await db
         .select()
@@ -286,16 +333,24 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
     },
 
     /**
-     * Takes a presentation interaction's `auth_session` (single use): one conditional update, so of
-     * two follow-ups with the same auth_session, in any process, exactly one gets the row.
+     * Takes a presentation interaction's `auth_session` (single use) for the sender of its Initial
+     * Request (its DPoP key and attested wallet instance, where it had them): one conditional
+     * update, so of two follow-ups with the same auth_session, in any process, exactly one gets the
+     * row, and another sender's follow-up leaves it to its owner.
      */
-    takeAuthSession(authSessionHash: string, at: Date) {
+    takeAuthSession(
+      authSessionHash: string,
+      at: Date,
+      sender: { dpopJkt: string | null; attestationJkt: string | null },
+    ) {
       return step(
         and(
           eq(t.authSessionHash, authSessionHash),
           eq(t.interactionType, 'presentation'),
           eq(t.status, 'pushed'),
           gt(t.expiresAt, at),
+          or(isNull(t.dpopJkt), eq(t.dpopJkt, sender.dpopJkt ?? '')),
+          or(isNull(t.attestationJkt), eq(t.attestationJkt, sender.attestationJkt ?? '')),
         ),
         { status: 'authorizing' },
       )
@@ -316,9 +371,22 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
       })
     },
 
-    /** RFC 6749 §4.1.3: the code is single-use and short-lived; the caller checks its bindings. */
-    async redeemCode(codeHash: string, at: Date): Promise<AuthorizationRequestRow | undefined> {
-      const [row] = await statements.redeemCode(db).execute({ tenantId, codeHash, at: iso(at) })
+    /**
+     * RFC 6749 §4.1.3: the code is single-use and short-lived; the caller checks its bindings.
+     * Without a `redirectUri` only a code whose request had none (Interactive Authorization) is
+     * redeemed: another is left unspent for the wallet to retry with one.
+     */
+    async redeemCode(
+      codeHash: string,
+      at: Date,
+      redirectUri: string | undefined,
+    ): Promise<AuthorizationRequestRow | undefined> {
+      const [row] = await statements.redeemCode(db).execute({
+        tenantId,
+        codeHash,
+        at: iso(at),
+        redirectUriOmitted: redirectUri === undefined ? '' : null,
+      })
       return row
     },
 

@@ -23,7 +23,11 @@ import {
   verifierAttestationIssues,
   verifierClientId,
 } from '@credential-service/crypto'
-import { createPresentationSessionRepository, type Database } from '@credential-service/db-schema'
+import {
+  createPresentationSessionRepository,
+  type Database,
+  type PresentationSessionRow,
+} from '@credential-service/db-schema'
 import { requestDcqlQuery } from '../issuer-anchors'
 import type { KeyRuntime } from '../key-runtime'
 import type { FlowMetrics } from '../metrics'
@@ -75,6 +79,8 @@ export interface PresentationSessionCreate {
 
 export interface PresentationSessionCreated {
   id: string
+  /** The stored session, as inserted (its caller need not read it back). */
+  session: PresentationSessionRow
   requestId: string
   clientId: string
   /** The request object's URI (the verifier's), null for a `redirect_uri` request passed by value. */
@@ -114,7 +120,7 @@ export async function createPresentationSession(
   const transactionData =
     input.transactionData?.map((entry) => Buffer.from(JSON.stringify(entry)).toString('base64url')) ?? null
   const encryptionKid = randomBytes(12).toString('base64url')
-  await sessions.insert({
+  const session = await sessions.insert({
     id,
     requestId,
     status: 'pending',
@@ -168,6 +174,7 @@ export async function createPresentationSession(
   deps.metrics.presentationRequested(tenantId)
   return {
     id,
+    session,
     requestId,
     clientId,
     requestUri,

@@ -27,7 +27,8 @@ import { KEY_PROVIDER, prepareKeyProvider } from './key-provider'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
 import { cpuMs, rssMb } from './proc'
 import { measureRequestCosts, type RequestCost } from './request-costs'
-import { type ServerProcess, startAllInOne, startSeparate } from './service'
+import { measureRssFloor } from './rss-floor'
+import { appNodeArgs, type ServerProcess, startAllInOne, startSeparate } from './service'
 import { metricsToken, statementsByProcess } from './statements'
 import { requestsSentByFlows } from './wallet-address'
 import { createWalletFlow } from './wallet-flow'
@@ -169,6 +170,7 @@ function markdown(report: {
   setting: string
   load: string
   idleRssMb: Record<string, number>
+  idleRssFloorMb: number
   ceilings: { flow: string; cpuMsPerFlow: number; sqlStatements: number }[]
   httpFloorMs: Record<string, number>
   results: Row[]
@@ -180,7 +182,7 @@ function markdown(report: {
       .join(', ')
   const noisy = report.results.filter((r) => r.noisy).length
   return [
-    `${report.setting}; idle RSS MB: ${rss(report.idleRssMb)}; ${report.load}.`,
+    `${report.setting}; idle RSS MB: ${rss(report.idleRssMb)} (the apps' dependencies alone, apps/all-in-one/bench/rss-floor.ts: ${report.idleRssFloorMb}); ${report.load}.`,
     '',
     '| flow | concurrency | flows/s | p50 ms | p95 ms | p99 ms | server CPU ms/flow | × ceiling | × ceiling with HTTP | HTTP requests/flow | SQL statements/flow | peak RSS MB | errors | other CPU |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -239,6 +241,7 @@ async function main() {
     // Idle: started, set up, one flow of each kind done, nothing in flight.
     await new Promise((resolve) => setTimeout(resolve, 1000))
     const idleRssMb = Object.fromEntries(service.processes.map((p) => [p.name, round(rssMb(p.pid), 0)]))
+    const idleRssFloorMb = round(await measureRssFloor(appNodeArgs(), databaseUrl), 0)
     const results: Row[] = []
     // Warm-up: every flow several times, so the first measured level does not pay for JIT compilation.
     // Round robin splits it between the pods: each pod gets as many as one process would.
@@ -292,7 +295,7 @@ async function main() {
     const keys = KEY_PROVIDER === 'db' ? '' : `, key chain on ${KEY_PROVIDER} (SoftHSM2)`
     const setting = `${mode}, ${database}${keys}, ${FLOWS_PER_LEVEL} flows per level, ${cpus().length} cores (${cpus()[0]?.model.trim()})`
     const load = `${loadAtStart} at the start, ${loadLine().replace('load average ', '')} at the end`
-    const report = { setting, load, idleRssMb, ceilings, httpFloorMs, results, requestCosts }
+    const report = { setting, load, idleRssMb, idleRssFloorMb, ceilings, httpFloorMs, results, requestCosts }
     const out = process.env.BENCH_OUT ?? join(root, 'bench-results')
     mkdirSync(out, { recursive: true })
     const file = PODS > 1 ? `bench-pods-${PODS}` : separate ? 'bench-separate' : 'bench'

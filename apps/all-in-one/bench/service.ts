@@ -37,13 +37,16 @@ const SECRETS = {
 }
 const rootClient = { id: SECRETS.AUTH_CLIENT_ID, secret: SECRETS.AUTH_CLIENT_SECRET }
 
+/** The apps' Node flags: as docker/entrypoint.sh starts them; BENCH_NODE_ARGS replaces these. */
+export const appNodeArgs = () =>
+  (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean)
+
 function spawnApp(app: string, env: Record<string, string>, checkout = root): ChildProcess {
   // BENCH_PROFILE=<dir>: V8 CPU profiles of the servers, for finding hot paths.
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : []
-  // As docker/entrypoint.sh starts the apps; BENCH_NODE_ARGS replaces these flags.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean)
+  const nodeArgs = appNodeArgs()
   // BENCH_FROM_SOURCE=1 runs the TypeScript sources; the built apps otherwise, from `dist` or the
   // folder BENCH_BUNDLE_DIR names (the bench's own test runs the tests' bundles).
   const entry = process.env.BENCH_FROM_SOURCE

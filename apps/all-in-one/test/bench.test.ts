@@ -81,6 +81,9 @@ describe('pnpm bench', () => {
     const report = JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8'))
     expect(report.setting).toContain('all-in-one process, embedded PGlite')
     expect(report.idleRssMb['all-in-one']).toBeGreaterThan(0)
+    // Issue 44 item 5: the floor of idle RSS, a process with the apps' start-up dependencies only.
+    expect(report.idleRssFloorMb).toBeGreaterThan(30)
+    expect(report.idleRssFloorMb).toBeLessThan(report.idleRssMb['all-in-one'])
     expect(report.ceilings.map((c: { flow: string }) => c.flow)).toStrictEqual([
       'issuance (SD-JWT VC)',
       'issuance (mdoc)',

@@ -53,16 +53,21 @@ const result = await build({
     },
   ],
 })
-// What `charset: 'ascii'` leaves alone (comments esbuild keeps, regular expression literals): name
-// it, so that it is written as an escape or plain ASCII in the source.
+// What `charset: 'ascii'` leaves alone (comments esbuild keeps, regular expression literals) fails
+// the build: one such character makes V8 hold the whole bundle as a two-byte string (issue 44).
+let wide = 0
 for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js'))) {
   readFileSync(file, 'utf8')
     .split('\n')
     .forEach((line, i) => {
-      if (/[\u0100-\uffff]/.test(line))
-        console.warn(`${file}:${i + 1}: a character past U+00FF doubles the memory of the bundle's source`)
+      if (!/[\u0100-\uffff]/.test(line)) return
+      wide++
+      console.error(
+        `${file}:${i + 1}: a character past U+00FF doubles the memory of the bundle's source: write it as an escape or in ASCII`,
+      )
     })
 }
+if (wide > 0) process.exit(1)
 // The migrator reads SQL files at run time: ship them beside the bundle.
 cpSync(join(root, 'packages/db-schema/migrations'), join(outdir, 'migrations'), { recursive: true })
 

@@ -39,4 +39,17 @@ describe('issue 13: scripts/build-app.mjs (the image installs only what an app d
     expect(result.status, result.stderr).toBe(0)
     expect(readdirSync(join(dir, 'dist')).sort()).toStrictEqual(['main.js', 'main.js.map', 'migrations'])
   })
+
+  it('issue 44: fails, naming the line, when the bundle keeps a character past U+00FF (the whole source would be held as a two-byte string)', () => {
+    const dir = app(['node:fs'], {})
+    writeFileSync(
+      join(dir, 'src/main.ts'),
+      "// kept by esbuild: a regular expression literal\nconsole.log(/a…b/.test('x'))\n",
+    )
+    const wide = build(dir)
+    expect(wide.status).toBe(1)
+    expect(wide.stderr).toMatch(/dist\/main\.js:\d+: a character past U\+00FF doubles the memory/)
+    writeFileSync(join(dir, 'src/main.ts'), "console.log(/a\\u2026b/.test('x'), '§ is Latin-1')\n")
+    expect(build(dir).status).toBe(0)
+  })
 })

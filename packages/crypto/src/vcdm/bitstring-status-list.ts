@@ -71,7 +71,7 @@ export function bitstringStatusEntries(idx: number, listUri: string): Record<str
     id: `${bitstringStatusListUri(listUri, purpose)}#${idx}`,
     type: 'BitstringStatusListEntry',
     statusPurpose: purpose,
-    // §2.1: "The statusListIndex property MUST be an arbitrary size integer … expressed as a string".
+    // §2.1: "The statusListIndex property MUST be an arbitrary size integer ... expressed as a string".
     statusListIndex: String(idx),
     statusListCredential: bitstringStatusListUri(listUri, purpose),
   }))

@@ -12,7 +12,7 @@ export const jwtVcJsonSpec: FormatSpec<'jwt_vc_json'> = {
   title: 'W3C VC (JWT)',
   typeMember: 'type',
   typeOf: (config) => vcTypeKey(config.type),
-  // A.1.1: "credential_definition: REQUIRED … type: REQUIRED. Array designating the types".
+  // A.1.1: "credential_definition: REQUIRED ... type: REQUIRED. Array designating the types".
   typeMetadata: (config) => ({ credential_definition: { type: config.type } }),
   namespacedFields: false,
   fieldIssues: jwtVcJsonFieldIssues,

@@ -10,6 +10,7 @@ const CLOSING_LINE = /^Tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/m
 /** A real vitest run of the named fixture files with the summary reporter: its line and exit code. */
 function runVitest(
   files: string[],
+  slowest?: string[],
 ): Promise<{ passed: number; failed: number; skipped: number; exitCode: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
@@ -28,6 +29,13 @@ function runVitest(
     child.on('close', (exitCode) => {
       const match = CLOSING_LINE.exec(output)
       if (!match) return reject(new Error(`no closing line in:\n${output}`))
+      const listed = /\nSlowest files:\n((?: +[\d.]+ s {2}\S+\n)+)/.exec(output)?.[1] ?? ''
+      slowest?.push(
+        ...listed
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => line.trim().split(/\s+/)[2] as string),
+      )
       resolve({
         passed: Number(match[1]),
         failed: Number(match[2]),
@@ -54,7 +62,15 @@ describe('issue 43 item 2: the closing line agrees with the exit code', () => {
     60_000,
   )
 
-  it('every fixture at once: each failure counted once, exit code 1', async () => {
-    expect(await runVitest([])).toStrictEqual({ passed: 4, failed: 4, skipped: 1, exitCode: 1 })
+  it('every fixture at once: each failure counted once, exit code 1; the slowest files named before it', async () => {
+    const slowest: string[] = []
+    expect(await runVitest([], slowest)).toStrictEqual({ passed: 4, failed: 4, skipped: 1, exitCode: 1 })
+    expect(slowest.toSorted()).toStrictEqual([
+      'after-all.fixture.ts',
+      'before-all.fixture.ts',
+      'import-error.fixture.ts',
+      'passing.fixture.ts',
+      'unhandled.fixture.ts',
+    ])
   }, 60_000)
 })

@@ -6,6 +6,9 @@ import type { Reporter, TestCase, TestModule, TestSuite } from 'vitest/node'
  * unhandled error), so the line says "0 failed" only when vitest exits 0 (issue 43). Tests a failed
  * hook kept from running are not counted as skipped: the hook's failure stands for them.
  */
+/** How many of the slowest files the summary names. */
+const SLOWEST = 20
+
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>) {
     let passed = 0
@@ -20,6 +23,15 @@ export default class SummaryReporter implements Reporter {
         else if (!keptFromRunning(test)) skipped++
       }
     }
+    // Where the run's time goes (the suite must stay near 10 minutes on two cores).
+    const slowest = [...testModules]
+      .map((module) => ({ file: module.relativeModuleId, ms: module.diagnostic().duration }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, SLOWEST)
+    if (slowest.length > 0)
+      console.log(
+        `\nSlowest files:\n${slowest.map(({ file, ms }) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}`).join('\n')}`,
+      )
     console.log(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped`)
   }
 }

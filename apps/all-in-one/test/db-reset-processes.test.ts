@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto'
+import { decodeJwt } from 'jose'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startReceiver } from './harness'
 import {
+  clientToken,
   type FreshDatabase,
   freshDatabase,
+  managementPoster,
   type ServiceProcess,
   startDeployment,
   tenantAdmin,
@@ -18,6 +21,8 @@ const PRESENTATIONS = 300
 const ISSUANCES = 60
 const IN_FLIGHT = 12
 const RESETS = 3
+const ALLOCATIONS = 48
+const ALLOCATING = 8
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 type Json = Record<string, unknown>
@@ -68,6 +73,80 @@ describe.skipIf(!databaseUrl)(
       await Promise.all(processes.map((process) => process.stop()))
       await admin?.end()
       await database?.drop()
+    })
+
+    /** Credentials each issuer process counted (`credentials_issued_total`, its own /api/metrics). */
+    const issuedByProcess = async () => {
+      const operator = managementPoster(
+        balancer.origin,
+        await clientToken(balancer.origin, root.id, root.secret),
+      )
+      const reader = {
+        clientId: `metrics-${randomBytes(4).toString('hex')}`,
+        clientSecret: randomBytes(24).toString('base64url'),
+      }
+      await operator('/clients', { ...reader, roles: ['tenant:manage', 'metrics:read'] })
+      const token = await clientToken(balancer.origin, reader.clientId, reader.clientSecret)
+      return Promise.all(
+        processes.slice(1, 3).map(async (issuer) => {
+          const text = await (
+            await fetch(`${issuer.origin}/api/metrics`, { headers: { authorization: `Bearer ${token}` } })
+          ).text()
+          return [
+            ...text.matchAll(/^credential_service_credentials_issued_total(?:\{[^}]*\})? (\d+)$/gm),
+          ].reduce((sum, match) => sum + Number(match[1]), 0)
+        }),
+      )
+    }
+
+    // Issue 44 (the one-statement status list allocation), Token Status List §4 (F-30): the two issuer
+    // processes allocate entries at once; the reservation (a conditional update under the list's row
+    // lock) and the entries' primary key hold across processes. Before the resets, on the same world.
+    it('F-30: two issuer processes allocating status list entries at once: every credential an index of its own, the list counts each once', async () => {
+      const tenant = `alloc-${randomBytes(4).toString('hex')}`
+      const { auth, post } = await tenantAdmin(balancer.origin, root, tenant, [
+        'key:manage',
+        'issuance:config',
+        'issuance:offer',
+      ])
+      await post('/key-chains', { source: 'generate', id: 'keys' })
+      await post('/credentials', {
+        id: 'badge',
+        config: { format: 'dc+sd-jwt', vct: 'urn:example:badge' },
+        keyChainId: 'keys',
+        statusManagement: true,
+        fields: [{ path: ['name'], type: 'string', disclosable: true }],
+      })
+      balancer.answers.length = 0
+
+      const entries: string[] = []
+      let next = 0
+      const wallet = async () => {
+        while (next++ < ALLOCATIONS) {
+          const { credential } = await issueOverHttp({
+            apiBase: balancer.origin,
+            auth,
+            configurationId: 'badge',
+            claims: { name: 'Erika' },
+          })
+          const { status } = decodeJwt(credential.split('~')[0] as string) as {
+            status: { status_list: { idx: number; uri: string } }
+          }
+          entries.push(`${status.status_list.uri}#${status.status_list.idx}`)
+        }
+      }
+      await Promise.all(Array.from({ length: ALLOCATING }, wallet))
+
+      expect(entries).toHaveLength(ALLOCATIONS)
+      expect(new Set(entries).size).toBe(ALLOCATIONS)
+      const [counted] = await admin<{ entries: number; allocated: number }[]>`
+      select (select count(*)::int from status_list_entries where tenant_id = ${tenant}) as entries,
+             (select coalesce(sum(allocated), 0)::int from status_lists where tenant_id = ${tenant}) as allocated`
+      expect(counted).toStrictEqual({ entries: ALLOCATIONS, allocated: ALLOCATIONS })
+      // Round robin: both issuer processes issued (and so allocated) a share of them.
+      const issued = await issuedByProcess()
+      expect(issued.reduce((sum, n) => sum + n, 0)).toBe(ALLOCATIONS)
+      for (const count of issued) expect(count).toBeGreaterThan(ALLOCATIONS / 4)
     })
 
     it('no process exits, only in-flight requests fail (503 with Retry-After), every process is ready within 5 s, each verified session is delivered once', async () => {

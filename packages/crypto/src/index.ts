@@ -21,9 +21,25 @@ export type {
   FormatRuntime,
   HolderBinding,
   IssueCredentialOptions,
+  SignStatusListViewOptions,
+  StatusListView,
   VerifyPresentationOptions,
 } from './formats/format-runtime'
-export { formatRuntime, formatRuntimes } from './formats/registry'
+export type {
+  BitstringEntry,
+  IssueVcJwtOptions,
+  VcPresentationCheck,
+  VerifiedVc,
+} from './formats/jwt-vc-json'
+export {
+  decodeBitstring,
+  didJwkKey,
+  issueVcJwt,
+  signBitstringStatusList,
+  verifyVcJwt,
+  verifyVcPresentation,
+} from './formats/jwt-vc-json'
+export { allStatusListViews, formatRuntime, formatRuntimes } from './formats/registry'
 export { subresourceIntegrity } from './integrity'
 export { certificateNamesIssuer, issuerNameRefusal } from './issuer-san'
 export { DecryptionError } from './json-cipher'
@@ -63,7 +79,7 @@ export {
   MDOC_ISSUER_PROFILE,
   validatePath,
 } from './path-validation'
-export type { PresentationTrust } from './presentation'
+export type { PresentationTrust, StatusListForm } from './presentation'
 export { PresentationRejected } from './presentation'
 export type { AwsKmsOptions } from './providers/aws-kms'
 export { createAwsKmsProvider, derToJoseSignature } from './providers/aws-kms'
@@ -114,15 +130,6 @@ export {
   type TrustedLists,
   trustedAuthoritiesRefusal,
 } from './trusted-authorities'
-export type { BitstringEntry, IssueVcJwtOptions, VcPresentationCheck, VerifiedVc } from './vcdm'
-export {
-  decodeBitstring,
-  didJwkKey,
-  issueVcJwt,
-  signBitstringStatusList,
-  verifyVcJwt,
-  verifyVcPresentation,
-} from './vcdm'
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'

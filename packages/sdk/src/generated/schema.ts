@@ -2853,7 +2853,7 @@ export interface components {
          */
         CredentialEncryption: "optional" | "required";
         /**
-         * @description `dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT)
+         * @description `dc+sd-jwt`: SD-JWT VC; `mso_mdoc`: mdoc; `jwt_vc_json`: W3C VC (JWT)
          * @enum {string}
          */
         CredentialFormat: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";

@@ -2,12 +2,17 @@ import { X509Certificate } from 'node:crypto'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { base64url, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
+import {
+  decodeBitstring,
+  encodeBitstring,
+  issueVcJwt,
+  verifyVcPresentation,
+} from '../src/formats/jwt-vc-json'
 import type { KeyPairJwks } from '../src/keys'
 import type { PresentationTrust } from '../src/presentation'
 import type { Signer } from '../src/signer'
 import { signJws } from '../src/signer'
 import { statusAt } from '../src/status-list-token'
-import { decodeBitstring, encodeBitstring, issueVcJwt, verifyVcPresentation } from '../src/vcdm'
 import { testLeaf, testRoot, testSigner, testVcOptions } from './test-signer'
 
 const ISSUER = 'https://issuer.example/issuers/t'
@@ -236,7 +241,7 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
 
 describe('Bitstring Status List: a hostile encodedList (checklist S-124)', () => {
   it('a GZIP bomb past MAX_STATUS_LIST_BYTES is refused quickly, not inflated', async () => {
-    const { decodeBitstring } = await import('../src/vcdm/bitstring-status-list')
+    const { decodeBitstring } = await import('../src/formats/jwt-vc-json/bitstring-status-list')
     const { MAX_STATUS_LIST_BYTES, StatusListError } = await import('../src/status-list-token')
     // 64 MiB of zeros compress to ~64 KB: four times the cap.
     const bomb = `u${gzipSync(Buffer.alloc(4 * MAX_STATUS_LIST_BYTES)).toString('base64url')}`

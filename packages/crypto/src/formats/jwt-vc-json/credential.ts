@@ -1,9 +1,9 @@
 import type { X509Certificate } from 'node:crypto'
 import { exceedsJsonDepth, MAX_JSON_DEPTH, VCDM2_CONTEXT } from '@credential-service/core-domain'
 import { base64url, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
-import { trustedIssuerChain } from '../issuer-chain'
-import { issuerNameRefusal } from '../issuer-san'
-import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
+import { trustedIssuerChain } from '../../issuer-chain'
+import { issuerNameRefusal } from '../../issuer-san'
+import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../../presentation'
 import { type BitstringEntry, bitstringEntriesOf } from './bitstring-status-list'
 
 /** VCDM 1.1 §4.1: the base context of the VCDM 1.1 JWT encoding (its `vc` claim). */

@@ -5,9 +5,9 @@ import {
   bitstringStatusListUri,
 } from '@credential-service/core-domain'
 import { base64url } from 'jose'
-import { PresentationRejected } from '../presentation'
-import type { Signer } from '../signer'
-import { MAX_STATUS_LIST_BYTES, type StatusList, StatusListError } from '../status-list-token'
+import { PresentationRejected } from '../../presentation'
+import type { Signer } from '../../signer'
+import { MAX_STATUS_LIST_BYTES, type StatusList, StatusListError } from '../../status-list-token'
 import { issueVcJwt } from './issue'
 
 /** Bitstring Status List §3.1: "Let |minimumNumberOfEntries| be 131,072". */
@@ -71,7 +71,7 @@ export function bitstringStatusEntries(idx: number, listUri: string): Record<str
     id: `${bitstringStatusListUri(listUri, purpose)}#${idx}`,
     type: 'BitstringStatusListEntry',
     statusPurpose: purpose,
-    // §2.1: "The statusListIndex property MUST be an arbitrary size integer … expressed as a string".
+    // §2.1: "The statusListIndex property MUST be an arbitrary size integer ... expressed as a string".
     statusListIndex: String(idx),
     statusListCredential: bitstringStatusListUri(listUri, purpose),
   }))

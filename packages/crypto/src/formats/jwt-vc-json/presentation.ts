@@ -8,7 +8,7 @@ import {
   type JWK,
   type JWTPayload,
 } from 'jose'
-import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
+import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../../presentation'
 import { didJwkKey, refuseDeepJson, VC_JWT_ALGORITHMS, type VerifiedVc, verifyVcJwt } from './credential'
 
 /** VC-JOSE-COSE §3.2.2: an enveloped credential's id is this data: URL of the VC-JWT. */
@@ -138,6 +138,6 @@ export async function verifyVcPresentation(check: VcPresentationCheck): Promise<
     throw new PresentationRejected(`type ${JSON.stringify(vc.types)} was not requested`)
   if (isVp) await verifyHolderBinding(check.presentation, vc, check)
   // Bitstring Status List §3.2, checklist V-33: the status once the credential and its binding verified.
-  for (const entry of vc.statuses) await check.requireValidStatus(entry, 'vc')
+  for (const entry of vc.statuses) await check.requireValidStatus(entry, 'bitstring')
   return vc
 }

@@ -152,6 +152,13 @@ describe.each(testDatabases())('key provider contract on $name', (testDatabase) 
     for (const store of Object.values(all ?? {})) await store.close()
   })
 
+  /** The count of the provider call histogram (credential_service_key_provider_call_duration_seconds). */
+  async function providerCalls(provider: string, operation: string, outcome: string): Promise<number> {
+    const series = `credential_service_key_provider_call_duration_seconds_count{provider="${provider}",operation="${operation}",outcome="${outcome}"}`
+    const line = (await h.metrics.render()).split('\n').find((text) => text.startsWith(`${series} `))
+    return Number(line?.slice(series.length + 1) ?? 0)
+  }
+
   async function verifiesWithJwks(keyChainId: string) {
     const signer = await h.keys.signer(h.tenantA, keyChainId)
     const jws = await signJws(signer, { kid: signer.kid }, { sub: keyChainId })
@@ -194,12 +201,21 @@ describe.each(testDatabases())('key provider contract on $name', (testDatabase) 
       expect(await verifiesWithJwks(id)).toBe(rotated.json().activeKey.kid)
 
       if (!store.outage) return
+      // Issue 40 item 3: every provider call is measured by provider, operation and outcome.
+      // The key was read (describe) or made (generate: pkcs11) through the provider.
+      const made =
+        (await providerCalls(kind, 'describe', 'ok')) + (await providerCalls(kind, 'generate', 'ok'))
+      expect(made).toBeGreaterThan(0)
+      const signed = await providerCalls(kind, 'sign', 'ok')
+      expect(signed).toBeGreaterThanOrEqual(2)
       await store.outage()
       const signer = await h.keys.signer(h.tenantA, id)
       const failure = await signer.sign(new Uint8Array([1])).catch((error) => error)
       expect(failure).toBeInstanceOf(KeyProviderError)
       // Both are answered 503 with Retry-After on the wallet path (server-kit error-handlers.ts).
       expect(['unavailable', 'misconfigured']).toContain(failure.reason)
+      expect(await providerCalls(kind, 'sign', failure.reason)).toBe(1)
+      expect(await providerCalls(kind, 'sign', 'ok')).toBe(signed)
     })
   }
 

@@ -13,9 +13,11 @@ import {
   type GcpKmsOptions,
   type JwkCipher,
   type KeyProvider,
+  type KeyProviderCallObserver,
   KeyProviderError,
   type KmsProvider,
   masterSecretFingerprint,
+  meteredKeyProviders,
   type SessionDataCipher,
   type Signer,
   type SigningAlgorithm,
@@ -62,6 +64,8 @@ export interface KeyRuntimeOptions {
   db: Database
   /** Replaces the providers built from the configuration (tests pass explicit credentials). */
   providers?: Providers
+  /** Reports each provider call's duration and outcome (the process's metrics). */
+  observeProviderCall?: KeyProviderCallObserver
   now?: () => Date
 }
 
@@ -212,7 +216,10 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
   const now = options.now ?? (() => new Date())
   const cipher: JwkCipher = createJwkCipher(config.MASTER_SECRET)
   const sessionData: SessionDataCipher = createSessionDataCipher(config.MASTER_SECRET)
-  const providers: Providers = options.providers ?? providersOf(config)
+  const configured: Providers = options.providers ?? providersOf(config)
+  const providers = options.observeProviderCall
+    ? meteredKeyProviders(configured, options.observeProviderCall)
+    : configured
   const signerFor = createSignerFactory({ cipher, providers })
 
   /**

@@ -28,11 +28,16 @@ export async function composeApps(
 ): Promise<FastifyPluginAsync[]> {
   await bootstrapRootClient(database.db, config)
   const signingKey = await deriveManagementSigningKey(config.MASTER_SECRET)
-  // One key runtime for the process: one cache of imported keys, one set of provider clients.
-  const keys = createKeyRuntime({ config, db: database.db, ...(now ? { now } : {}) })
-  const tenants = createTenantCache({ db: database.db })
   // One registry for the process: /api/metrics shows the three apps and the one database client.
   const metrics = createMetrics({ tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT, database })
+  // One key runtime for the process: one cache of imported keys, one set of provider clients.
+  const keys = createKeyRuntime({
+    config,
+    db: database.db,
+    observeProviderCall: metrics.keyProviderCall,
+    ...(now ? { now } : {}),
+  })
+  const tenants = createTenantCache({ db: database.db })
   // One outbox: the process drains it once, and a replay through /api is sent at once.
   const outbox = createWebhookOutbox({
     db: database.db,

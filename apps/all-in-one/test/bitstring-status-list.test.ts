@@ -1,9 +1,10 @@
 import { testDatabases } from '@credential-service/db-schema/testing'
 import type { FastifyInstance } from 'fastify'
-import { decodeJwt, decodeProtectedHeader } from 'jose'
+import { decodeJwt, decodeProtectedHeader, exportJWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './free-port'
 import { startAllInOneWorld } from './harness'
+import { checkVcJwt } from './vcdm-verifier'
 import { issueOverHttp } from './wallet'
 
 type Entry = Record<string, string>
@@ -25,15 +26,43 @@ describe.each(testDatabases())(
     })
     afterAll(() => app.close())
 
-    const entries = async () => {
-      const issued = await issueOverHttp({
+    const issue = () =>
+      issueOverHttp({
         apiBase: baseUrl,
         auth,
         configurationId: 'w3c-vc',
         claims: { credentialSubject: { given_name: 'Erika' } },
       })
-      return (decodeJwt(issued.credential) as { credentialStatus: Entry[] }).credentialStatus
-    }
+    const entries = async () =>
+      (decodeJwt((await issue()).credential) as { credentialStatus: Entry[] }).credentialStatus
+
+    it('VCDM 2.0 §4 and VC-JOSE-COSE §3, checked by a verifier written from their text: our credential breaks no rule and binds the proof key', async () => {
+      const issued = await issue()
+      const { problems, payload } = checkVcJwt(issued.credential)
+      expect(problems).toStrictEqual([])
+      expect(payload).toMatchObject({
+        type: ['VerifiableCredential', 'ConformanceCredential'],
+        credentialSubject: { given_name: 'Erika' },
+        cnf: { jwk: await exportJWK(issued.holder.publicKey) },
+      })
+      // The status list credential it names is a VC-JWT of the same issuer, under the same rules.
+      const [entry] = payload.credentialStatus as Entry[]
+      const list = checkVcJwt(await (await fetch(entry?.statusListCredential as string)).text())
+      expect(list.problems).toStrictEqual([])
+      expect(list.payload.issuer).toBe(payload.issuer)
+    })
+
+    it('the independent verifier can fail: a payload changed under the signature, a vc claim, no issuer', async () => {
+      const [header, body, signature] = (await issue()).credential.split('.')
+      const changed = { ...(decodeJwt(`${header}.${body}.`) as Record<string, unknown>), vc: {}, issuer: 7 }
+      const forged = `${header}.${Buffer.from(JSON.stringify(changed)).toString('base64url')}.${signature}`
+      expect(checkVcJwt(forged).problems).toStrictEqual([
+        'a vc or vp claim is present',
+        'the signature does not verify with the x5c leaf',
+        'issuer is not a URL',
+        'iss does not match issuer',
+      ])
+    })
 
     it('§2.1: a revocation and a suspension BitstringStatusListEntry at one index, statusListIndex a string', async () => {
       const [revocation, suspension] = await entries()

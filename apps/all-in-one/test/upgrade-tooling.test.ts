@@ -261,17 +261,34 @@ describe('operator commands', () => {
     expect(after.status).toBe(0)
   }, 240_000)
 
-  it('upgrade:check names an external key chain file without externalKeyId', () => {
+  it('upgrade:check names what a key chain file lacks: externalKeyId, and the variables of its provider (issue 40)', () => {
     const { dir, tenant } = legacyCopy()
     const out = join(temp(), 'v5')
     migrateConfigDir(dir, out)
-    writeFileSync(
-      join(out, tenant, 'key-chains', 'kms.json'),
-      JSON.stringify({ source: 'external', kmsProvider: 'aws-kms' }),
-    )
-    const result = cli('upgrade-check', [out])
+    const file = (name: string, json: object) =>
+      writeFileSync(join(out, tenant, 'key-chains', `${name}.json`), JSON.stringify(json))
+    file('kms', { source: 'external', kmsProvider: 'aws-kms' })
+    file('azure', { source: 'external', kmsProvider: 'azure-key-vault' })
+    file('gcp', { source: 'generate', kmsProvider: 'gcp-kms' })
+    file('hsm', { source: 'external', kmsProvider: 'pkcs11', externalKeyId: 'issuer' })
+    const result = cli('upgrade-check', [out], { PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so' })
     expect(result.status).toBe(1)
-    expect(result.stdout).toContain(`config ${tenant}/key-chains/kms.json externalKeyId:`)
+    const lines = result.stdout.split('\n')
+    const of = (name: string) =>
+      lines.filter((line) => line.startsWith(`config ${tenant}/key-chains/${name}.json`))
+    expect(of('kms')).toStrictEqual([
+      `config ${tenant}/key-chains/kms.json externalKeyId: an external aws-kms key chain names its key in externalKeyId: the AWS KMS key id, ARN or alias`,
+    ])
+    expect(of('azure')).toStrictEqual([
+      `config ${tenant}/key-chains/azure.json externalKeyId: an external azure-key-vault key chain names its key in externalKeyId: the Azure Key Vault key name (or name/version)`,
+      `config ${tenant}/key-chains/azure.json kmsProvider: the azure-key-vault provider needs AZURE_KEY_VAULT_URL, AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, not set on this process`,
+    ])
+    expect(of('gcp')).toStrictEqual([
+      `config ${tenant}/key-chains/gcp.json kmsProvider: the gcp-kms provider (generating keys) needs GCP_KMS_CREDENTIALS, GCP_KMS_KEY_RING, not set on this process`,
+    ])
+    expect(of('hsm')).toStrictEqual([
+      `config ${tenant}/key-chains/hsm.json kmsProvider: the pkcs11 provider needs PKCS11_TOKEN_LABEL, PKCS11_PIN, not set on this process`,
+    ])
   }, 120_000)
 
   it('config:import exits 1 and names the file when a tenant is rejected', () => {

@@ -172,6 +172,51 @@ describe.skipIf(skipWithoutChromium('configs.test.ts'))('configurations in the c
     })
   })
 
+  it('creates a jwt_vc_json configuration: the VC types and @context are tag inputs from its format spec; a type list the schema refuses is named on its input', async () => {
+    await page.getByRole('link', { name: 'New credential configuration' }).click()
+    await page.getByLabel('Id', { exact: false }).first().fill('degree')
+    await page.getByText('W3C VC (JWT) (jwt_vc_json)').click()
+    const types = page.getByRole('combobox', { name: 'VC types (type)' })
+    await types.fill('UniversityDegreeCredential')
+    await page.keyboard.press('Enter')
+    await field(1).getByLabel('Path').fill('credentialSubject.degree')
+    // A VC-JWT is presented whole: no disclosable checkbox (FormatSpec.selectiveDisclosure).
+    expect(
+      await field(1)
+        .getByRole('checkbox', { name: /Disclosable/ })
+        .count(),
+    ).toBe(0)
+    await page.getByRole('combobox', { name: 'Key chain' }).fill('signing')
+    await page.keyboard.press('Escape')
+    // VCDM 2.0 §4.5: "one value of the type property MUST be VerifiableCredential" (the domain schema, in the browser).
+    await page.getByRole('button', { name: 'Create configuration' }).click()
+    await expect.poll(() => types.getAttribute('aria-invalid')).toBe('true')
+    await page.getByText('the type must include VerifiableCredential').waitFor()
+    await types.fill('VerifiableCredential')
+    await page.keyboard.press('Enter')
+    const context = page.getByRole('combobox', { name: '@context' })
+    await context.fill('https://www.w3.org/ns/credentials/examples/v2')
+    await page.keyboard.press('Enter')
+    expect(await liveJson('config-json')).toMatchObject({
+      config: {
+        format: 'jwt_vc_json',
+        type: ['UniversityDegreeCredential', 'VerifiableCredential'],
+        context: ['https://www.w3.org/ns/credentials/examples/v2'],
+      },
+    })
+    await expectAccessible(page, 'jwt_vc_json configuration editor')
+    await page.getByRole('button', { name: 'Create configuration' }).click()
+    await page.getByRole('link', { name: 'degree', exact: true }).waitFor()
+    expect(await api.getCredentialConfig('degree')).toMatchObject({
+      config: {
+        format: 'jwt_vc_json',
+        type: ['UniversityDegreeCredential', 'VerifiableCredential'],
+        context: ['https://www.w3.org/ns/credentials/examples/v2'],
+      },
+      fields: [{ path: ['credentialSubject', 'degree'], type: 'string' }],
+    })
+  })
+
   it('exports a configuration as config-import JSON and imports it into a new one', async () => {
     const [download] = await Promise.all([
       page.waitForEvent('download'),

@@ -171,7 +171,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
 
     const keyDeps: KeyChainServiceDeps = {
       db: database.db,
-      keys: deps.keys ?? createKeyRuntime({ config, db: database.db, now }),
+      keys:
+        deps.keys ??
+        createKeyRuntime({ config, db: database.db, now, observeProviderCall: metrics.keyProviderCall }),
       publicUrl: config.PUBLIC_URL,
       now,
     }

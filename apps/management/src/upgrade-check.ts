@@ -3,6 +3,7 @@ import { fingerprintsMatch, masterSecretFingerprint } from '@credential-service/
 import type { Database } from '@credential-service/db-schema'
 import { recordedMasterSecretFingerprint } from '@credential-service/db-schema'
 import { pendingMigrations } from '@credential-service/db-schema/client'
+import { keyChainProviderGaps } from './config-import/key-chain-files'
 import { readConfigDir } from './config-import/read-config-dir'
 import { validateTenantFolder } from './config-import/validate-tenant'
 
@@ -25,7 +26,11 @@ export async function upgradeCheck(options: UpgradeCheckOptions): Promise<string
     const tree = readConfigDir(options.dir, options.env)
     for (const folder of tree.tenants) {
       const { issues } = validateTenantFolder(folder, options.outbound)
-      for (const issue of [...(tree.issues.get(folder.tenant) ?? []), ...issues]) {
+      // A key chain's provider this process is not set up for: its import would be refused.
+      const gaps = folder.files['key-chains'].flatMap((file) =>
+        keyChainProviderGaps(file.json, options.env).map((gap) => ({ file: file.file, ...gap })),
+      )
+      for (const issue of [...(tree.issues.get(folder.tenant) ?? []), ...issues, ...gaps]) {
         findings.push(`config ${issue.file}${issue.path ? ` ${issue.path}` : ''}: ${issue.message}`)
       }
     }

@@ -5,9 +5,11 @@ import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { TEST_MASTER_SECRET, type TestDatabase } from '@credential-service/db-schema/testing'
 import {
   createKeyRuntime,
+  createMetrics,
   createServer,
   type KeyRuntime,
   type KeyRuntimeOptions,
+  type Metrics,
   type SecuredRoute,
 } from '@credential-service/server-kit'
 import type { FastifyInstance, FastifyPluginAsync, RouteOptions } from 'fastify'
@@ -42,6 +44,8 @@ export interface TestClient {
 export interface Harness {
   app: FastifyInstance
   keys: KeyRuntime
+  /** The app's metrics (key provider calls are reported to them). */
+  metrics: Metrics
   database: DatabaseHandle
   config: ManagementConfig
   securedRoutes: SecuredRoute[]
@@ -103,9 +107,11 @@ export async function createHarness(
   const config = testConfig({ KEY_ROTATION_CHECK_SECONDS: '0', ...options.env })
   await bootstrapRootClient(database.db, config)
   const securedRoutes: SecuredRoute[] = []
+  const metrics = createMetrics({ processMetrics: false })
   const keys = createKeyRuntime({
     config,
     db: database.db,
+    observeProviderCall: metrics.keyProviderCall,
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.now ? { now: options.now } : {}),
   })
@@ -116,6 +122,7 @@ export async function createHarness(
     signingKey: await deriveManagementSigningKey(config.MASTER_SECRET),
     securedRoutes,
     keys,
+    metrics,
     sessionRetentionSeconds: options.sessionRetentionSeconds ?? 0,
     ...(options.now ? { now: options.now } : {}),
   })
@@ -143,6 +150,7 @@ export async function createHarness(
   return {
     app,
     keys,
+    metrics,
     database,
     config,
     securedRoutes,

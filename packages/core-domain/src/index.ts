@@ -74,8 +74,9 @@ export {
   zStatusList,
   zStatusListQuery,
 } from './contract/credential-status'
-export type { DcqlQuery } from './contract/dcql'
+export type { DcqlCredentialQuery, DcqlQuery } from './contract/dcql'
 export { zDcqlClaim, zDcqlCredentialQuery, zDcqlCredentialSet, zDcqlQuery } from './contract/dcql'
+export type { DcqlClaimQuery } from './contract/dcql-claim'
 export type {
   AttributeProvider,
   AttributeProviderData,
@@ -280,13 +281,21 @@ export {
   UpstreamUnavailableError,
 } from './errors'
 export { formatMemberIssues } from './formats/config-rules'
-export { CREDENTIAL_FORMATS } from './formats/credential-format'
-export type { DcqlClaimQuery, DcqlCredentialQuery, FormatIssue, FormatSpec } from './formats/format-spec'
+export type { ConfigInput, FormatIssue, FormatSpec } from './formats/format-spec'
 export { VCDM2_CONTEXT } from './formats/jwt-vc-json/config'
 export type { BitstringPurpose } from './formats/jwt-vc-json/status'
 export { BITSTRING_PURPOSES, bitstringStatusListUri } from './formats/jwt-vc-json/status'
 export { vcTypeKey, vcTypesMatch } from './formats/jwt-vc-json/types'
-export { allFormatSpecs, credentialTypeOf, formatSpec, formatSpecs } from './formats/registry'
+export type { AnyFormatSpec, DcqlMeta } from './formats/registry'
+export {
+  allFormatSpecs,
+  CREDENTIAL_FORMATS,
+  credentialTypeOf,
+  dcqlMetaOf,
+  formatSpec,
+  formatSpecs,
+  queriedTypes,
+} from './formats/registry'
 export { newId } from './ids'
 export type { IdentityProviderAdmin, ProviderClient } from './ports/identity-provider'
 export type { AuthorizationRequestParamsOptions } from './protocol/authorization-request'

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { zIssuerMetadataConfig } from '../src/contract/credential-config'
 import { formatMemberIssues } from '../src/formats/config-rules'
-import { CREDENTIAL_FORMATS, type CredentialFormat } from '../src/formats/credential-format'
-import { credentialTypeOf, formatSpecs } from '../src/formats/registry'
+import {
+  CREDENTIAL_FORMATS,
+  type CredentialFormat,
+  credentialTypeOf,
+  formatSpecs,
+} from '../src/formats/registry'
 import { checkDcqlQuery } from '../src/rules/dcql'
 
 /** A value of each format's type member, and the credential type it names. */

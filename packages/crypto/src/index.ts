@@ -21,9 +21,25 @@ export type {
   FormatRuntime,
   HolderBinding,
   IssueCredentialOptions,
+  SignStatusListViewOptions,
+  StatusListView,
   VerifyPresentationOptions,
 } from './formats/format-runtime'
-export { formatRuntime, formatRuntimes } from './formats/registry'
+export type {
+  BitstringEntry,
+  IssueVcJwtOptions,
+  VcPresentationCheck,
+  VerifiedVc,
+} from './formats/jwt-vc-json'
+export {
+  decodeBitstring,
+  didJwkKey,
+  issueVcJwt,
+  signBitstringStatusList,
+  verifyVcJwt,
+  verifyVcPresentation,
+} from './formats/jwt-vc-json'
+export { allStatusListViews, formatRuntime, formatRuntimes } from './formats/registry'
 export { subresourceIntegrity } from './integrity'
 export { certificateNamesIssuer, issuerNameRefusal } from './issuer-san'
 export { DecryptionError } from './json-cipher'
@@ -63,7 +79,7 @@ export {
   MDOC_ISSUER_PROFILE,
   validatePath,
 } from './path-validation'
-export type { PresentationTrust } from './presentation'
+export type { PresentationTrust, StatusListForm } from './presentation'
 export { PresentationRejected } from './presentation'
 export type { AwsKmsOptions } from './providers/aws-kms'
 export { createAwsKmsProvider, derToJoseSignature } from './providers/aws-kms'
@@ -71,10 +87,13 @@ export type { AzureKeyVaultOptions } from './providers/azure-key-vault'
 export { createAzureKeyVaultProvider } from './providers/azure-key-vault'
 export type { GcpKmsOptions } from './providers/gcp-kms'
 export { createGcpKmsProvider } from './providers/gcp-kms'
+export type { KeyProviderCall, KeyProviderCallObserver } from './providers/metered'
+export { meteredKeyProviders } from './providers/metered'
 export type { Pkcs11Options } from './providers/pkcs11'
 export { createPkcs11Provider } from './providers/pkcs11'
 export type { KeyProvider, ProvidedKey } from './providers/provider'
 export { KeyProviderError } from './providers/provider'
+export type { KeyProviderOutcome } from './providers/traced'
 export type { VaultOptions } from './providers/vault'
 export { createVaultProvider } from './providers/vault'
 export type { RequestKeyReference } from './request-object'
@@ -114,15 +133,6 @@ export {
   type TrustedLists,
   trustedAuthoritiesRefusal,
 } from './trusted-authorities'
-export type { BitstringEntry, IssueVcJwtOptions, VcPresentationCheck, VerifiedVc } from './vcdm'
-export {
-  decodeBitstring,
-  didJwkKey,
-  issueVcJwt,
-  signBitstringStatusList,
-  verifyVcJwt,
-  verifyVcPresentation,
-} from './vcdm'
 export type { VerifierAttestationExpectations } from './verifier-attestation'
 export { verifierAttestationIssues } from './verifier-attestation'
 export { checkChain } from './x5c-chain'

@@ -19,6 +19,9 @@ export class PresentationRejected extends Error {
  * response, and the status port. The format modules read a credential's status list entry; the
  * verifier fetches, caches and trusts the list (outbound policy, per-process cache).
  */
+/** The forms of a status list a credential can name: a Token Status List as JWT or CWT, or a W3C status list credential. */
+export type StatusListForm = 'jwt' | 'cwt' | 'bitstring'
+
 export interface PresentationTrust {
   /** The tenant's trust anchors for credential issuers (HAIP 6.1.1). */
   anchors: X509Certificate[]
@@ -32,15 +35,13 @@ export interface PresentationTrust {
   trustedLists?: ReadonlyMap<string, TrustedListAnchors> | undefined
   /**
    * Resolves when the entry's status is VALID (TSL §8.3, checklist V-33); rejects with
-   * PresentationRejected otherwise, an undetermined status included. `referencedBy` says which
-   * format names the entry: an mdoc's list is asked for as CWT first (ISO 18013-5 2nd ed.); a
-   * W3C VC's entry is a BitstringStatusListEntry, its list a status list credential whose
-   * `statusPurpose` must be the entry's (Bitstring Status List §3.2).
+   * PresentationRejected otherwise, an undetermined status included. `form` is the list's form
+   * the format's credential names (its verifier says, no caller branches on the format): `jwt` by
+   * default; `cwt` first for an mdoc (ISO 18013-5 2nd ed.); `bitstring` for a W3C VC's
+   * BitstringStatusListEntry, whose list is a status list credential with the entry's
+   * `statusPurpose` (Bitstring Status List §3.2).
    */
-  requireValidStatus: (
-    entry: StatusListEntry & { purpose?: string },
-    referencedBy?: 'mdoc' | 'sd-jwt' | 'vc',
-  ) => Promise<void>
+  requireValidStatus: (entry: StatusListEntry & { purpose?: string }, form?: StatusListForm) => Promise<void>
 }
 
 /** What a credential query adds to the trust of its presentations. */

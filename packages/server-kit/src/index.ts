@@ -29,7 +29,14 @@ export {
   trustListCertificates,
 } from './issuer-anchors'
 export type { KeyRuntime, KeyRuntimeOptions, PublishedJwk } from './key-runtime'
-export { createKeyRuntime, providersOf, verifyKeyProviders, verifyMasterSecret } from './key-runtime'
+export {
+  createKeyRuntime,
+  missingProviderVariables,
+  PROVIDER_VARIABLES,
+  providersOf,
+  verifyKeyProviders,
+  verifyMasterSecret,
+} from './key-runtime'
 export type { IssuedToken, ManagementTokenOptions, ManagementTokens } from './management-token'
 export { registerManagementTokens } from './management-token'
 export type {

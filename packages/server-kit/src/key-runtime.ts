@@ -13,9 +13,11 @@ import {
   type GcpKmsOptions,
   type JwkCipher,
   type KeyProvider,
+  type KeyProviderCallObserver,
   KeyProviderError,
   type KmsProvider,
   masterSecretFingerprint,
+  meteredKeyProviders,
   type SessionDataCipher,
   type Signer,
   type SigningAlgorithm,
@@ -47,8 +49,10 @@ type KeyConfig = Pick<
   | 'AZURE_CLIENT_ID'
   | 'AZURE_CLIENT_SECRET'
   | 'AZURE_AUTHORITY_HOST'
+  | 'AZURE_KEY_VAULT_KEY_TYPE'
   | 'GCP_KMS_CREDENTIALS'
   | 'GCP_KMS_ENDPOINT'
+  | 'GCP_KMS_KEY_RING'
   | 'PKCS11_MODULE'
   | 'PKCS11_TOKEN_LABEL'
   | 'PKCS11_PIN'
@@ -62,6 +66,8 @@ export interface KeyRuntimeOptions {
   db: Database
   /** Replaces the providers built from the configuration (tests pass explicit credentials). */
   providers?: Providers
+  /** Reports each provider call's duration and outcome (the process's metrics). */
+  observeProviderCall?: KeyProviderCallObserver
   now?: () => Date
 }
 
@@ -70,6 +76,33 @@ export interface PublishedJwk extends Record<string, unknown> {
   alg: SigningAlgorithm
   use: 'sig'
   x5c?: string[]
+}
+
+/**
+ * The variables each external provider needs on a process (providersOf builds it from them), and
+ * those `source: generate` needs besides. AWS KMS takes the SDK's default credentials and region.
+ */
+export const PROVIDER_VARIABLES: Record<
+  Exclude<KmsProvider, 'db'>,
+  { required: readonly string[]; generate?: readonly string[] }
+> = {
+  vault: { required: ['VAULT_ADDR', 'VAULT_TOKEN'] },
+  'aws-kms': { required: [] },
+  pkcs11: { required: ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_PIN'] },
+  'azure-key-vault': {
+    required: ['AZURE_KEY_VAULT_URL', 'AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'],
+  },
+  'gcp-kms': { required: ['GCP_KMS_CREDENTIALS'], generate: ['GCP_KMS_KEY_RING'] },
+}
+
+/** The variables of `kmsProvider` (and of generating in it) that `env` lacks. */
+export function missingProviderVariables(
+  kmsProvider: Exclude<KmsProvider, 'db'>,
+  generate: boolean,
+  env: Record<string, string | undefined>,
+): string[] {
+  const { required, generate: more = [] } = PROVIDER_VARIABLES[kmsProvider]
+  return [...required, ...(generate ? more : [])].filter((name) => !env[name])
 }
 
 /** The service account key file's fields the token request needs; the error never shows the file. */
@@ -119,6 +152,7 @@ export function providersOf(config: KeyConfig): Providers {
           'gcp-kms': createGcpKmsProvider({
             serviceAccount: serviceAccountOf(config.GCP_KMS_CREDENTIALS),
             endpoint: config.GCP_KMS_ENDPOINT,
+            keyRing: config.GCP_KMS_KEY_RING,
           }),
         }
       : {}),
@@ -133,6 +167,7 @@ export function providersOf(config: KeyConfig): Providers {
             clientId: config.AZURE_CLIENT_ID,
             clientSecret: config.AZURE_CLIENT_SECRET,
             authorityHost: config.AZURE_AUTHORITY_HOST,
+            keyType: config.AZURE_KEY_VAULT_KEY_TYPE,
           }),
         }
       : {}),
@@ -212,7 +247,10 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
   const now = options.now ?? (() => new Date())
   const cipher: JwkCipher = createJwkCipher(config.MASTER_SECRET)
   const sessionData: SessionDataCipher = createSessionDataCipher(config.MASTER_SECRET)
-  const providers: Providers = options.providers ?? providersOf(config)
+  const configured: Providers = options.providers ?? providersOf(config)
+  const providers = options.observeProviderCall
+    ? meteredKeyProviders(configured, options.observeProviderCall)
+    : configured
   const signerFor = createSignerFactory({ cipher, providers })
 
   /**

@@ -1,3 +1,4 @@
+import type { KeyProviderCall } from '@credential-service/crypto'
 import type { DatabaseStats } from '@credential-service/db-schema'
 import type { FastifyInstance } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
@@ -49,6 +50,8 @@ export interface Metrics extends FlowMetrics {
   observeRequests(app: FastifyInstance, name: AppName): void
   /** Reports the durable webhook outbox (pending and failed deliveries) from `read` on each scrape. */
   watchWebhookOutbox(read: WebhookOutboxReader): void
+  /** A key provider call ended (key-runtime.ts `observeProviderCall`): its duration by provider, operation, outcome. */
+  keyProviderCall(call: KeyProviderCall): void
   /** A fetch of a tenant's trust list ended (refresh job). */
   trustListRefreshed(tenantId: string, outcome: 'ok' | 'failed'): void
   /** Reports each fetched trust list's age (now − ListIssueDateTime of the content held) on each scrape. */
@@ -165,6 +168,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   })
 
+  const providerCalls = new Histogram({
+    name: `${PREFIX}key_provider_call_duration_seconds`,
+    help: 'Key provider calls (Vault, AWS KMS, PKCS#11, Azure Key Vault, Cloud KMS), by provider, operation (sign, describe, generate) and outcome (ok, unavailable, not_found, misconfigured, refused, error)',
+    labelNames: ['provider', 'operation', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+
   const trustListRefreshes = new Counter({
     name: `${PREFIX}trust_list_refreshes_total`,
     help: 'Trust list fetches by the refresh job, by tenant and outcome (ok; failed: the last good content is kept)',
@@ -235,6 +246,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       if (!outbox) registry.registerMetric(outboxGauge)
       outbox = read
     },
+    keyProviderCall: ({ provider, operation, outcome, seconds }) =>
+      providerCalls.observe({ provider, operation, outcome }, seconds),
     trustListRefreshed: (tenantId, outcome) =>
       trustListRefreshes.inc({ tenant: tenantLabel(tenantId, true), outcome }),
     watchTrustLists(read) {

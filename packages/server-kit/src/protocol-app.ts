@@ -42,10 +42,12 @@ export interface ProtocolDeps {
 
 export function protocolDeps(app: FastifyInstance, options: ProtocolAppOptions): ProtocolDeps {
   const { config, database } = options
-  const keys = options.keys ?? createKeyRuntime({ config, db: database.db })
+  const metrics = options.metrics ?? createMetrics({ tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT })
+  const keys =
+    options.keys ??
+    createKeyRuntime({ config, db: database.db, observeProviderCall: metrics.keyProviderCall })
   const now = options.now ?? (() => new Date())
   const outbound = outboundPolicy(config)
-  const metrics = options.metrics ?? createMetrics({ tenantLabelLimit: config.METRICS_TENANT_LABEL_LIMIT })
   const outbox =
     options.outbox ??
     createWebhookOutbox({

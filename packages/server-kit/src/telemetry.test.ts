@@ -66,7 +66,7 @@ describe('issue 23 item 6: span helpers', () => {
     expect(exporter.getFinishedSpans()).toStrictEqual([])
   })
 
-  it('on: a key provider call is a client span under the active step, a failure is recorded', async () => {
+  it('on: a key provider call is a client span under the active step with its outcome, a failure is recorded', async () => {
     exporter.reset()
     markTracingOn(true)
     try {
@@ -87,9 +87,12 @@ describe('issue 23 item 6: span helpers', () => {
     expect(sign?.attributes).toStrictEqual({
       'key_provider.system': 'vault',
       'key_provider.key_id': 'issuer-key',
+      'key_provider.outcome': 'ok',
     })
     expect(sign?.status.code).toBe(0)
     expect(describeSpan?.status.code).toBe(2)
+    // The outcome is the KeyProviderError's reason (the metric's `outcome` label too).
+    expect(describeSpan?.attributes['key_provider.outcome']).toBe('not_found')
     expect(describeSpan?.events.map((e) => e.name)).toStrictEqual(['exception'])
   })
 })

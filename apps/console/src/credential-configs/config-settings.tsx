@@ -1,4 +1,4 @@
-import { allFormatSpecs, type CredentialFormat, formatSpec } from '@credential-service/core-domain'
+import { allFormatSpecs, formatSpec } from '@credential-service/core-domain'
 import {
   Autocomplete,
   Button,
@@ -21,17 +21,6 @@ import { LabelRows } from './field-editor'
 
 type Form = UseFormReturnType<CredentialConfigValues>
 
-/** The input of each format's type member (FormatSpec `typeMember`); `list`: a set of values, and `@context`. */
-const TYPE_INPUTS: { [F in CredentialFormat]: { label: string; description: string; list?: true } } = {
-  'dc+sd-jwt': { label: 'Verifiable credential type (vct)', description: 'e.g. urn:eudi:pid:1' },
-  mso_mdoc: { label: 'Document type (docType)', description: 'e.g. org.iso.18013.5.1.mDL' },
-  jwt_vc_json: {
-    label: 'VC types (type)',
-    description: 'VerifiableCredential and the credential’s own, e.g. UniversityDegreeCredential',
-    list: true,
-  },
-}
-
 /** Ids to pick from for a reference (key chain, attribute provider…); empty when the roles cannot list them. */
 export interface ReferenceOptions {
   keyChains: string[]
@@ -51,8 +40,6 @@ export function ConfigIdentity({
   readOnly: boolean
 }) {
   const { format } = form.values.config
-  // A format whose type is a set of values (jwt_vc_json `type`) gets a tag input.
-  const TypeInput = TYPE_INPUTS[format].list ? TagsInput : TextInput
   return (
     <Stack gap="sm">
       <TextInput
@@ -83,22 +70,22 @@ export function ConfigIdentity({
           {...form.getInputProps('config.format')}
         />
       </Stack>
-      <TypeInput
-        key={format}
-        label={TYPE_INPUTS[format].label}
-        description={TYPE_INPUTS[format].description}
-        required
-        readOnly={readOnly}
-        {...form.getInputProps(`config.${formatSpec(format).typeMember}`)}
-      />
-      {TYPE_INPUTS[format].list && (
-        <TagsInput
-          label="@context"
-          description="Contexts after https://www.w3.org/ns/credentials/v2 (optional)"
-          readOnly={readOnly}
-          {...form.getInputProps('config.context')}
-        />
-      )}
+      {formatSpec(format).configInputs.map((input) => {
+        // The format's own members (FormatSpec `configInputs`): a set of values gets a tag input.
+        const Input = input.list ? TagsInput : TextInput
+        return (
+          <Input
+            key={`${format} ${input.member}`}
+            label={input.label}
+            description={input.description}
+            required={input.required}
+            readOnly={readOnly}
+            {...form.getInputProps(`config.members.${input.member}`)}
+            // API problems name the member as the body has it (`config.vct`).
+            error={form.errors[`config.${input.member}`]}
+          />
+        )
+      })}
       <TextInput
         label="Scope"
         description="OAuth scope of this credential (HAIP 4.3); default: the id"

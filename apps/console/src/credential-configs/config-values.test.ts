@@ -78,10 +78,23 @@ const w3c: CredentialConfigInput = {
 describe('field editor values ⇄ configuration JSON', () => {
   it('OpenID4VCI 1.0 A.1.1: a jwt_vc_json configuration (type list, @context) comes back whole', () => {
     const values = configValues(w3c)
-    expect(values.config.type).toStrictEqual(['VerifiableCredential', 'UniversityDegreeCredential'])
+    expect(values.config.members.type).toStrictEqual(['VerifiableCredential', 'UniversityDegreeCredential'])
     const body = configBody(values)
     expect(body).toStrictEqual(w3c)
     expect(checkCredentialConfig(zCredentialConfigInput.parse(body))).toStrictEqual([])
+  })
+
+  it('the members of another format stay out of the body when the format is switched', () => {
+    const values = configValues(w3c)
+    values.config.format = 'dc+sd-jwt'
+    values.config.members.vct = 'urn:x'
+    expect(configBody(values).config).toStrictEqual({ format: 'dc+sd-jwt', vct: 'urn:x' })
+    values.config.format = 'jwt_vc_json'
+    values.config.members.context = []
+    expect(configBody(values).config).toStrictEqual({
+      format: 'jwt_vc_json',
+      type: ['VerifiableCredential', 'UniversityDegreeCredential'],
+    })
   })
 
   it('a row left disclosable stays out of a jwt_vc_json body (no selective disclosure)', () => {
@@ -114,7 +127,7 @@ describe('field editor values ⇄ configuration JSON', () => {
   it('a namespace stays out of an SD-JWT VC body, and vct out of an mdoc one', () => {
     const values = configValues(mdoc)
     values.config.format = 'dc+sd-jwt'
-    values.config.vct = 'urn:x'
+    values.config.members.vct = 'urn:x'
     const body = configBody(values)
     expect(body.fields.every((field) => field.namespace === undefined)).toBe(true)
     expect(body.config).toStrictEqual({ format: 'dc+sd-jwt', vct: 'urn:x' })

@@ -1,4 +1,5 @@
 import {
+  allFormatSpecs,
   type ClaimField,
   type CredentialConfigInput,
   type CredentialFormat,
@@ -38,12 +39,11 @@ export type CredentialConfigValues = {
   description: string
   config: {
     format: CredentialFormat
-    /** The type member of each format (FormatSpec `typeMember`), kept while the format is switched. */
-    vct: string
-    docType: string
-    /** jwt_vc_json: the VC `type` values, and its `@context` entries after the base one. */
-    type: string[]
-    context: string[]
+    /**
+     * Each format's own members by name (FormatSpec `configInputs`: `vct`, `docType`, `type`, …),
+     * a text or a list, kept while the format is switched.
+     */
+    members: Record<string, string | string[]>
     scope: string
     display: CredentialDisplayRow[]
   }
@@ -179,19 +179,14 @@ export function newFieldRow(previous?: FieldRow): FieldRow {
 /** The request body (CredentialConfigDefinition) of the editor's values: empty optional inputs left out. */
 export function configBody(values: CredentialConfigValues): CredentialConfigInput {
   const { config, userAuthentication, keyAttestation } = values
-  const spec = formatSpec(config.format)
-  const typeMember = spec.typeMember as TypeMember
-  const member = config[typeMember]
   const claims = userAuthentication.claims.filter((row) => row.field.trim() || row.claim.trim())
   return withoutUndefined({
     id: values.id.trim(),
     description: optional(values.description),
-    // Only the format's own type member; left empty, the API names it (formatMemberIssues).
+    // Only the format's own members; its type left empty, the API names it (formatMemberIssues).
     config: {
       format: config.format,
-      [typeMember]: Array.isArray(member) ? (member.length ? member : undefined) : optional(member),
-      // The other members a format has besides its type (jwt_vc_json's `context`).
-      ...(spec.format === 'jwt_vc_json' && config.context.length ? { context: config.context } : {}),
+      ...ownMembers(config),
       scope: optional(config.scope),
       display: config.display.length
         ? config.display.map((row) => ({ ...row.extra, name: row.name, locale: row.locale.trim() }))
@@ -239,18 +234,33 @@ function withoutUndefined<T>(value: T): T {
   ) as T
 }
 
-/** The type members the editor has an input for, one per format. */
-type TypeMember = 'vct' | 'docType' | 'type'
-
-/** A type member of a stored `config`, or empty when its format has another one. */
-const memberOf = (meta: CredentialConfigInput['config'] | undefined, member: 'vct' | 'docType'): string =>
-  meta && member in meta ? String((meta as Record<string, unknown>)[member]) : ''
-
-/** A list member of a stored `config` (jwt_vc_json `type`, `context`), or empty. */
-const listOf = (meta: CredentialConfigInput['config'] | undefined, member: 'type' | 'context'): string[] => {
-  const value = (meta as Record<string, unknown> | undefined)?.[member]
-  return Array.isArray(value) ? value.map(String) : []
+/** The format's own `config` members of the editor's values: empty ones left out. */
+function ownMembers(config: CredentialConfigValues['config']): Record<string, string | string[]> {
+  const members: Record<string, string | string[]> = {}
+  for (const { member, list } of formatSpec(config.format).configInputs) {
+    const value = config.members[member] ?? (list ? [] : '')
+    const given = Array.isArray(value) ? (value.length ? value : undefined) : optional(value)
+    if (given !== undefined) members[member] = given
+  }
+  return members
 }
+
+/** Every format's members of a stored `config` (another format's empty): a text or a list each. */
+function membersOf(meta: CredentialConfigInput['config'] | undefined): Record<string, string | string[]> {
+  const stored = (meta ?? {}) as Record<string, unknown>
+  const members: Record<string, string | string[]> = {}
+  for (const { member, list } of allFormatSpecs().flatMap((spec) => spec.configInputs)) {
+    const value = stored[member]
+    if (list) members[member] = Array.isArray(value) ? value.map(String) : []
+    else members[member] = value === undefined ? '' : String(value)
+  }
+  return members
+}
+
+/** The API paths of every format's own `config` members (`config.vct`, …), once each. */
+const memberInputNames = (): string[] => [
+  ...new Set(allFormatSpecs().flatMap((spec) => spec.configInputs.map(({ member }) => `config.${member}`))),
+]
 
 /** The editor's values of a configuration (stored, imported, or none: a new SD-JWT VC one). */
 export function configValues(config?: CredentialConfigInput): CredentialConfigValues {
@@ -260,10 +270,7 @@ export function configValues(config?: CredentialConfigInput): CredentialConfigVa
     description: config?.description ?? '',
     config: {
       format: meta?.format ?? 'dc+sd-jwt',
-      vct: memberOf(meta, 'vct'),
-      docType: memberOf(meta, 'docType'),
-      type: listOf(meta, 'type'),
-      context: listOf(meta, 'context'),
+      members: membersOf(meta),
       scope: meta?.scope ?? '',
       display: (meta?.display ?? []).map(({ name, locale, ...extra }) => ({ name, locale, extra })),
     },
@@ -305,10 +312,7 @@ export function configInputNames(values: CredentialConfigValues): string[] {
     'description',
     'config',
     'config.format',
-    'config.vct',
-    'config.docType',
-    'config.type',
-    'config.context',
+    ...memberInputNames(),
     'config.scope',
     'config.display',
     'fields',

@@ -24,8 +24,8 @@ const TEXT_DEFAULT = ['string', 'date', 'date-time']
  */
 export function FieldEditor({ form, readOnly }: { form: Form; readOnly: boolean }) {
   const { fields, config } = form.values
-  // mdoc fields sit in a namespace and are released element by element.
-  const mdoc = formatSpec(config.format).namespacedFields
+  // Fields of a namespaced format (mdoc) sit in a namespace and are released element by element.
+  const namespaced = formatSpec(config.format).namespacedFields
   const disclosable = formatSpec(config.format).selectiveDisclosure
   return (
     <Stack gap="sm">
@@ -40,15 +40,15 @@ export function FieldEditor({ form, readOnly }: { form: Form; readOnly: boolean 
             p="sm"
           >
             <Stack gap="xs">
-              <SimpleGrid cols={{ base: 1, sm: mdoc ? 3 : 2 }}>
+              <SimpleGrid cols={{ base: 1, sm: namespaced ? 3 : 2 }}>
                 <TextInput
                   label="Path"
-                  description={mdoc ? 'Element identifier' : 'Dotted, e.g. address.street'}
+                  description={namespaced ? 'Element identifier' : 'Dotted, e.g. address.street'}
                   required
                   readOnly={readOnly}
                   {...form.getInputProps(`${at}.path`)}
                 />
-                {mdoc && (
+                {namespaced && (
                   <TextInput
                     label="Namespace"
                     description="e.g. org.iso.18013.5.1"
@@ -73,7 +73,9 @@ export function FieldEditor({ form, readOnly }: { form: Form; readOnly: boolean 
                 />
                 {disclosable && (
                   <Checkbox
-                    label={mdoc ? 'Disclosable (released on its own)' : 'Disclosable (selective disclosure)'}
+                    label={
+                      namespaced ? 'Disclosable (released on its own)' : 'Disclosable (selective disclosure)'
+                    }
                     disabled={readOnly}
                     {...form.getInputProps(`${at}.disclosable`, { type: 'checkbox' })}
                   />

@@ -73,10 +73,12 @@ export function GenerateKeyChainForm({
         <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
         <Select
           label="Where the key is made"
-          description="A PKCS#11 token (HSM) needs PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN on the server."
+          description="A PKCS#11 token (HSM) needs PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN on the server; Azure Key Vault its AZURE_* variables; Cloud KMS GCP_KMS_CREDENTIALS and GCP_KMS_KEY_RING."
           data={[
             { value: 'db', label: 'In the database (encrypted)' },
             { value: 'pkcs11', label: 'On the PKCS#11 token (HSM), not extractable' },
+            { value: 'azure-key-vault', label: 'In Azure Key Vault, not exportable' },
+            { value: 'gcp-kms', label: 'In Google Cloud KMS (HSM), not exportable' },
           ]}
           allowDeselect={false}
           {...form.getInputProps('kmsProvider')}

@@ -1,4 +1,4 @@
-import { type DcqlCredentialQuery, formatSpec } from '@credential-service/core-domain'
+import { type DcqlCredentialQuery, queriedTypes } from '@credential-service/core-domain'
 import { Anchor, Button, Group, Stack, Table, Text, VisuallyHidden } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
 import { Link } from 'react-router'
@@ -11,9 +11,7 @@ import { presentationConfigsApi } from './configs-api'
 
 /** What a presentation configuration asks for, in a line: each credential query's type. */
 const asksFor = (query: { credentials: DcqlCredentialQuery[] }) =>
-  query.credentials
-    .map((credential) => formatSpec(credential.format).queriedTypes(credential.meta)?.join(' or '))
-    .join(', ')
+  query.credentials.map((credential) => queriedTypes(credential)?.join(' or ')).join(', ')
 
 /** Presentation configurations of the active tenant: list and delete; the editor creates and edits. */
 export default function PresentationConfigsPage() {

@@ -3,7 +3,9 @@ import {
   checkDcqlQuery,
   credentialTypeOf,
   type DcqlQuery,
+  dcqlMetaOf,
   formatSpec,
+  queriedTypes,
   zDcqlQuery,
 } from '@credential-service/core-domain'
 
@@ -35,12 +37,12 @@ export interface CredentialPick {
  * `[namespace, element]` (OpenID4VP §7.2), the element being the field's first segment.
  */
 export function claimOptions(config: PickableConfig): ClaimOption[] {
-  const mdoc = formatSpec(config.config.format).namespacedFields
+  const namespaced = formatSpec(config.config.format).namespacedFields
   const options = new Map<string, ClaimOption>()
   for (const field of config.fields) {
-    const path = mdoc ? [field.namespace ?? '', field.path[0] ?? ''] : field.path
+    const path = namespaced ? [field.namespace ?? '', field.path[0] ?? ''] : field.path
     const key = JSON.stringify(path)
-    if (!options.has(key)) options.set(key, { key, path, label: path.join(mdoc ? ' / ' : '.') })
+    if (!options.has(key)) options.set(key, { key, path, label: path.join(namespaced ? ' / ' : '.') })
   }
   return [...options.values()]
 }
@@ -80,7 +82,7 @@ export function buildDcql(picks: readonly CredentialPick[], configs: readonly Pi
           ...(spec.intentToRetain && pick.retain.includes(option.key) ? { intent_to_retain: true } : {}),
         }))
       const type = config ? credentialTypeOf(config.config) : ''
-      const meta = spec.dcqlMeta(type ? [type] : [])
+      const meta = dcqlMetaOf(format, type ? [type] : [])
       return {
         id: pick.queryId,
         format,
@@ -104,7 +106,7 @@ export function picksOf(query: DcqlQuery, configs: readonly PickableConfig[]): C
   const picks: CredentialPick[] = []
   for (const credential of query.credentials) {
     if (credential.trusted_authorities || credential.claim_sets) return undefined
-    const wanted = formatSpec(credential.format).queriedTypes(credential.meta) ?? []
+    const wanted = queriedTypes(credential) ?? []
     const config = configs.find(
       (candidate) =>
         candidate.config.format === credential.format &&

@@ -1,4 +1,4 @@
-import { credentialTypeOf, formatSpec } from '@credential-service/core-domain'
+import { credentialTypeOf, dcqlMetaOf, formatSpec } from '@credential-service/core-domain'
 import {
   Alert,
   Button,
@@ -222,7 +222,7 @@ function Builder({
               </SimpleGrid>
               {config && (
                 <Text size="xs" c="dimmed">
-                  {metaText(spec?.dcqlMeta([credentialTypeOf(config.config)]) ?? {})}
+                  {metaText(dcqlMetaOf(config.config.format, [credentialTypeOf(config.config)]))}
                 </Text>
               )}
               <Text size="sm" fw={500}>

@@ -1,10 +1,11 @@
-import { BITSTRING_PURPOSES, NotFoundError, zTenantId } from '@credential-service/core-domain'
+import { NotFoundError, zTenantId } from '@credential-service/core-domain'
+import { allStatusListViews } from '@credential-service/crypto'
 import type { ProtocolDeps } from '@credential-service/server-kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { createBitstringStatusListService } from '../services/bitstring-status-lists'
 import { perTenant } from '../services/per-tenant'
+import { createStatusListViewService } from '../services/status-list-views'
 import { createStatusListService, STATUS_LIST_TTL_SECONDS } from '../services/status-lists'
 import { tenantScope } from '../tenant-scope'
 import { matchesEtag, negotiateStatusListForm } from './status-list-accept'
@@ -29,7 +30,6 @@ function sendList(
 }
 
 const params = z.object({ tenant: zTenantId, id: z.string().max(100) })
-const bitstringParams = params.extend({ purpose: z.enum(BITSTRING_PURPOSES) })
 
 /**
  * `{issuer}/status-lists/{id}` (draft-ietf-oauth-status-list §8.1, checklist F-32): the signed
@@ -40,23 +40,37 @@ const bitstringParams = params.extend({ purpose: z.enum(BITSTRING_PURPOSES) })
  */
 export function statusListRoutes(deps: ProtocolDeps): FastifyPluginAsyncZod {
   const service = perTenant((tenant) => createStatusListService(tenantScope(deps, tenant)))
-  const bitstring = perTenant((tenant) => createBitstringStatusListService(tenantScope(deps, tenant)))
+  const views = perTenant((tenant) => createStatusListViewService(tenantScope(deps, tenant)))
+  const byName = new Map(allStatusListViews().map((view) => [view.name, view]))
+  /** `{view}/{variant}` of a list: one of a format's views, in one of its variants (else 400). */
+  const viewParams = z.union(
+    [...byName.values()].map((view) =>
+      params.extend({ view: z.literal(view.name), variant: z.enum(view.variants) }),
+    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  )
   return async (app) => {
     /**
-     * `{list URI}/bitstring/{purpose}`: the list as a W3C BitstringStatusListCredential (Bitstring
-     * Status List §2.2) secured as `application/vc+jwt`, which jwt_vc_json credentials name;
-     * cacheable as the token, its `ttl` the same max-age.
+     * `{list URI}/{view}/{variant}`: the list in a form a format's credentials name (its runtime's
+     * `statusListViews`: `bitstring/{purpose}`, a W3C BitstringStatusListCredential as
+     * `application/vc+jwt`, Bitstring Status List §2.2); cacheable as the token, the same max-age.
      */
     app.get(
-      '/issuers/:tenant/status-lists/:id/bitstring/:purpose',
-      { schema: { params: bitstringParams } },
+      '/issuers/:tenant/status-lists/:id/:view/:variant',
+      { schema: { params: viewParams } },
       async (req, reply) => {
-        const { tenant, id, purpose } = req.params
-        const found = (await deps.tenants.tenant(tenant))
-          ? await bitstring(tenant).credential(id, purpose)
-          : undefined
-        if (!found) throw new NotFoundError('status list', id)
-        return sendList(req, reply, 'application/vc+jwt', found)
+        const {
+          tenant,
+          id,
+          view: name,
+          variant,
+        } = req.params as { tenant: string; id: string; view: string; variant: string }
+        const view = byName.get(name)
+        const found =
+          view && (await deps.tenants.tenant(tenant))
+            ? await views(tenant).signedView(id, view, variant)
+            : undefined
+        if (!view || !found) throw new NotFoundError('status list', id)
+        return sendList(req, reply, view.contentType, found)
       },
     )
 

@@ -35,6 +35,7 @@ import type { z } from 'zod'
 import { pemIssues } from '../services/anchor-lists'
 import { walletProviderIssues } from '../services/config-service'
 import { trustListIssues } from '../services/trust-list-service'
+import { keyChainFileIssues } from './key-chain-files'
 import type { ConfigFile, ImportIssue, TenantFolder } from './read-config-dir'
 
 /** A parsed resource and the file it came from (for the report). */
@@ -136,7 +137,8 @@ export function validateTenantFolder(
 
   for (const file of folder.files['key-chains']) {
     const removed = findRemovedKeyChainFields(file.json, '')
-    if (removed.length) issues.push(...located(file.file, removed))
+    const lacking = removed.length ? removed : keyChainFileIssues(file.json)
+    if (lacking.length) issues.push(...located(file.file, lacking))
     else {
       const parsed = parse(zKeyChainCreate, file, issues)
       if (parsed) plan.keyChains.push({ file: file.file, data: { ...parsed, id: parsed.id ?? file.name } })

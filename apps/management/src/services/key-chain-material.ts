@@ -16,6 +16,7 @@ import {
   thumbprint,
 } from '@credential-service/crypto'
 import type { KeyChainPatch, NewKeyChainRow } from '@credential-service/db-schema'
+import { PROVIDER_VARIABLES } from '@credential-service/server-kit'
 import type { JWK } from 'jose'
 
 /** Certificates of generated keys outlive one rotation period comfortably. */
@@ -40,12 +41,18 @@ type ActiveColumns = Pick<
 
 const invalid = (path: string, message: string) => new InvalidInputError(message, [{ path, message }])
 
+/** `: set A, B` naming what a provider needs (README), or nothing when it needs no variable. */
+const variablesOf = (kmsProvider: ExternalProvider) => {
+  const { required } = PROVIDER_VARIABLES[kmsProvider]
+  return required.length ? ` (set ${required.join(', ')})` : ''
+}
+
 function configuredProvider(context: MaterialContext, kmsProvider: ExternalProvider): KeyProvider {
   const provider = context.providers[kmsProvider]
   if (!provider)
     throw invalid(
       'body.kmsProvider',
-      `key chain '${context.keyChainId}': the ${kmsProvider} provider is not configured on this service`,
+      `key chain '${context.keyChainId}': the ${kmsProvider} provider is not configured on this service${variablesOf(kmsProvider)}`,
     )
   return provider
 }
@@ -81,8 +88,10 @@ export async function describeExternalKey(
 }
 
 /**
- * Makes a new key in a provider that can (a PKCS#11 token: sensitive, not extractable), named
- * after the key chain with a random suffix, so that two tenants' chains of one name never meet.
+ * Makes a new key in a provider that can (a PKCS#11 token: sensitive, not extractable; Azure Key
+ * Vault and Cloud KMS: never exported), named after the key chain with a random suffix, so that two
+ * tenants' chains of one name never meet. The provider may answer another id (Azure: `name/version`
+ * pinned; Cloud KMS: the key's first version), which is the one stored.
  */
 export async function generateExternalKey(
   context: MaterialContext,
@@ -98,7 +107,8 @@ export async function generateExternalKey(
   }
   const externalKeyId = `${context.tenantId}/${context.keyChainId}/${randomBytes(4).toString('hex')}`
   try {
-    return { ...(await provider.generate(externalKeyId, alg)), externalKeyId }
+    const made = await provider.generate(externalKeyId, alg)
+    return { ...made, externalKeyId: made.externalKeyId ?? externalKeyId }
   } catch (error) {
     throw providerFailure(context, error)
   }

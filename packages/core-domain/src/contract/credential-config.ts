@@ -1,7 +1,6 @@
 import { z } from 'zod'
-import { type ConfigSchema, configSchemas } from '../formats/config-schemas'
-import { zLocale } from '../formats/config-shape'
-import { CREDENTIAL_FORMATS } from '../formats/credential-format'
+import { CREDENTIAL_FORMATS, configSchemas, formatList } from '../formats/registry'
+import { zClaimField } from './claim-field'
 import { zTimestamp } from './common'
 import { zKeyChainId } from './key-chain'
 
@@ -14,64 +13,19 @@ export const zConfigId = z
 
 export const zCredentialFormat = z
   .enum(CREDENTIAL_FORMATS)
-  .describe('`dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT)')
+  .describe(formatList)
   .meta({ id: 'CredentialFormat' })
 export type CredentialFormat = z.infer<typeof zCredentialFormat>
 
-/** Field labels: both shapes of spec §2.3 are accepted, `{name, locale}` and FieldDisplayDto `{lang, label}`. */
-export const zFieldDisplay = z
-  .union([
-    z
-      .object({ name: z.string().min(1).max(200), locale: zLocale })
-      .strict()
-      .meta({ id: 'LocalizedName' }),
-    z
-      .object({ lang: zLocale, label: z.string().min(1).max(200) })
-      .strict()
-      .meta({ id: 'FieldDisplayDto' }),
-  ])
-  .meta({ id: 'FieldDisplay' })
-export type FieldDisplay = z.infer<typeof zFieldDisplay>
-
-export const zFieldType = z
-  .enum(['string', 'number', 'integer', 'boolean', 'date', 'date-time', 'array', 'object'])
-  .describe('Value type of the claim')
-  .meta({ id: 'FieldType' })
-export type FieldType = z.infer<typeof zFieldType>
-
-/** ClaimFieldDefinitionDto (spec §2.3): one entry per leaf claim. */
-export const zClaimField = z
-  .object({
-    path: z
-      .array(z.string().min(1).max(200))
-      .min(1)
-      .max(10)
-      .describe('Path of the claim, e.g. `["address", "street"]`'),
-    type: zFieldType,
-    defaultValue: z.unknown().optional().describe('Value issued when no other source gives one'),
-    mandatory: z.boolean().optional().describe('Unset or false: optional'),
-    disclosable: z
-      .boolean()
-      .optional()
-      .describe('Selectively disclosable (SD-JWT) / individually released (mdoc)'),
-    namespace: z
-      .string()
-      .min(1)
-      .max(200)
-      .optional()
-      .describe('mso_mdoc only: namespace of the element; required there'),
-    display: z.array(zFieldDisplay).max(50).optional(),
-  })
-  .strict()
-  .meta({ id: 'ClaimFieldDefinitionDto' })
-export type ClaimField = z.infer<typeof zClaimField>
+export type { ClaimField, FieldDisplay, FieldType } from './claim-field'
+export { zClaimField, zFieldDisplay, zFieldType } from './claim-field'
 
 /**
  * IssuerMetadataCredentialConfig (spec §2.2): one member per format, told apart by `format`
  * (`dc+sd-jwt` names its `vct`, `mso_mdoc` its `docType`); the members are in core-domain/src/formats.
  */
 export const zIssuerMetadataConfig = z
-  .discriminatedUnion('format', Object.values(configSchemas) as [ConfigSchema, ...ConfigSchema[]])
+  .discriminatedUnion('format', configSchemas)
   .meta({ id: 'IssuerMetadataCredentialConfig' })
 export type IssuerMetadataConfig = z.infer<typeof zIssuerMetadataConfig>
 /** The `config` of a configuration of format `F`. */

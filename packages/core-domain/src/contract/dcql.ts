@@ -1,46 +1,17 @@
 import { z } from 'zod'
+import { dcqlMetaSchemas } from '../formats/registry'
 import { zCredentialFormat } from './credential-config'
+import { zDcqlClaim, zQueryId } from './dcql-claim'
 
-const zQueryId = z.string().regex(/^[A-Za-z0-9_-]+$/, 'alphanumeric, "_" or "-" (OpenID4VP §6.1)')
-
-/** Claims path pointer (OpenID4VP §7): strings select keys, integers array elements, null all elements. */
-const zClaimsPath = z
-  .array(z.union([z.string(), z.int().min(0), z.null()]))
-  .min(1)
-  .max(20)
-
-export const zDcqlClaim = z
-  .object({
-    id: zQueryId.optional(),
-    path: zClaimsPath,
-    values: z
-      .array(z.union([z.string(), z.number(), z.boolean()]))
-      .min(1)
-      .max(50)
-      .optional(),
-    intent_to_retain: z.boolean().optional().describe('mso_mdoc only'),
-  })
-  .strict()
-  .meta({ id: 'DcqlClaimQuery' })
+export { zDcqlClaim } from './dcql-claim'
 
 export const zDcqlCredentialQuery = z
   .object({
     id: zQueryId,
     format: zCredentialFormat,
     multiple: z.boolean().optional(),
-    meta: z.union([
-      z.object({ vct_values: z.array(z.string().min(1)).min(1).max(20) }).strict(),
-      z.object({ doctype_value: z.string().min(1) }).strict(),
-      // OpenID4VP 1.0 B.1.1: "A non-empty array of string arrays", each a non-empty set of types.
-      z
-        .object({
-          type_values: z
-            .array(z.array(z.string().min(1).max(500)).min(1).max(20))
-            .min(1)
-            .max(20),
-        })
-        .strict(),
-    ]),
+    // Each format's own `meta` (OpenID4VP 1.0 Appendix B), from its folder in formats/.
+    meta: z.union(dcqlMetaSchemas),
     trusted_authorities: z
       .array(
         z.object({ type: z.string().min(1), values: z.array(z.string().min(1)).min(1).max(100) }).strict(),
@@ -72,3 +43,4 @@ export const zDcqlQuery = z
   .strict()
   .meta({ id: 'DcqlQuery' })
 export type DcqlQuery = z.infer<typeof zDcqlQuery>
+export type DcqlCredentialQuery = DcqlQuery['credentials'][number]

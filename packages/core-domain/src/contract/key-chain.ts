@@ -102,10 +102,10 @@ export const zKeyChainCreate = z
           ),
         ...common,
         kmsProvider: z
-          .enum(['db', 'pkcs11'])
+          .enum(['db', 'pkcs11', 'azure-key-vault', 'gcp-kms'])
           .default('db')
           .describe(
-            'Where the new key is made: in the database (`db`, default), or on the PKCS#11 token (`pkcs11`: sensitive and not extractable, named `externalKeyId`; needs `certificate.mode` `internal-ca`)',
+            'Where the new key is made: in the database (`db`, default), on the PKCS#11 token (`pkcs11`: sensitive and not extractable), in Azure Key Vault (`azure-key-vault`: Create Key, `AZURE_KEY_VAULT_KEY_TYPE`, not exportable) or in Cloud KMS (`gcp-kms`: a new HSM key in `GCP_KMS_KEY_RING`). Its id in the provider is answered as `externalKeyId`; all but `db` need `certificate.mode` `internal-ca`',
           ),
         algorithm: zSigningAlgorithm.default('ES256'),
         certificate: z

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { CREDENTIAL_FORMATS } from '../formats/credential-format'
+import { CREDENTIAL_FORMATS } from '../formats/registry'
 import { zTimestamp } from './common'
 import { zConfigId } from './credential-config'
 import { zKeyChainId, zSigningAlgorithm } from './key-chain'

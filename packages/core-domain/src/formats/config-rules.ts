@@ -1,6 +1,5 @@
 import type { ValidationIssue } from '../errors'
-import { CREDENTIAL_FORMATS, type CredentialFormat } from './credential-format'
-import { allFormatSpecs, formatSpec } from './registry'
+import { allFormatSpecs, CREDENTIAL_FORMATS, type CredentialFormat, formatSpec } from './registry'
 
 const isFormat = (value: unknown): value is CredentialFormat =>
   (CREDENTIAL_FORMATS as readonly unknown[]).includes(value)

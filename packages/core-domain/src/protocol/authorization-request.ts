@@ -1,5 +1,5 @@
 import type { DcqlQuery } from '../contract/dcql'
-import type { CredentialFormat } from '../formats/credential-format'
+import type { CredentialFormat } from '../formats/registry'
 import { allFormatSpecs } from '../formats/registry'
 import type { IaFormResponseMode } from './interactive-authorization-forms'
 import type { RequestObject } from './z-request-object'

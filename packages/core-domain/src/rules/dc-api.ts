@@ -6,7 +6,7 @@ import {
   DEFAULT_DC_API_PROTOCOLS,
 } from '../contract/presentation-config'
 import type { ValidationIssue } from '../errors'
-import { formatSpec } from '../formats/registry'
+import { allFormatSpecs, formatSpec, queriedTypes } from '../formats/registry'
 import type { OutboundUrlPolicy } from './outbound-url'
 
 interface DcApiConfig {
@@ -39,8 +39,11 @@ export function dcApiProtocolUnfit(protocol: DcApiProtocol, config: DcApiConfig)
  * request asks for nothing). `values` are asked as the element and checked in the answer.
  */
 export function annexCUnfit(credential: DcqlQuery['credentials'][number]): string | undefined {
-  if (!formatSpec(credential.format).annexC || !('doctype_value' in credential.meta))
-    return 'ISO/IEC 18013-7 Annex C asks for an mso_mdoc credential with doctype_value'
+  if (!formatSpec(credential.format).annexC || !queriedTypes(credential)) {
+    // The formats an ItemsRequest can name (their spec's `annexC`: mso_mdoc, by its doctype_value).
+    const annexC = allFormatSpecs().filter((spec) => spec.annexC)
+    return `ISO/IEC 18013-7 Annex C asks for an ${annexC.map((spec) => spec.format).join(' or ')} credential with ${annexC.map((spec) => spec.metaMember).join(' or ')}`
+  }
   const cannot = (what: string) => `${what} cannot be expressed in an Annex C DeviceRequest`
   if (credential.claim_sets) return cannot('claim_sets')
   if (credential.multiple) return cannot('multiple')

@@ -1,6 +1,6 @@
 import type { DcqlQuery } from '../contract/dcql'
 import type { ValidationIssue } from '../errors'
-import { allFormatSpecs, formatSpec } from '../formats/registry'
+import { allFormatSpecs, formatSpec, queriedTypes } from '../formats/registry'
 
 /**
  * OpenID4VP 1.0 §6–7 rules a DCQL query must follow beyond its shape (checklist V-10): unique
@@ -23,7 +23,7 @@ export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): Val
     if (credentialIds.has(credential.id)) add(`${at}.id`, `credential id '${credential.id}' is used twice`)
     credentialIds.add(credential.id)
     const format = formatSpec(credential.format)
-    if (!format.queriedTypes(credential.meta))
+    if (!queriedTypes(credential))
       add(`${at}.meta`, `${format.format} queries need meta.${format.metaMember}`)
 
     const claimIds = new Set<string>()

@@ -1,7 +1,7 @@
 import type { ClaimField, CredentialFormat, LoginClaimSource } from '../contract/credential-config'
 import type { DcqlQuery } from '../contract/dcql'
 import type { ValidationIssue } from '../errors'
-import { formatSpec } from '../formats/registry'
+import { queriedTypes } from '../formats/registry'
 import { claimPath } from './claims-schema'
 
 /**
@@ -38,7 +38,7 @@ export interface KnownCredentialType {
 
 /** The field at `path` of a known type, or undefined (or 'unknown' when the type is not issued here). */
 function knownField(types: KnownCredentialType[], query: Query, path: PresentedPath) {
-  const wanted = formatSpec(query.format).queriedTypes(query.meta) ?? []
+  const wanted = queriedTypes(query) ?? []
   const type = types.find((t) => t.format === query.format && wanted.includes(t.type))
   if (!type) return 'unknown' as const
   return type.fields.find((f) => {

@@ -51,6 +51,36 @@ export interface VerifyPresentationOptions {
   trust: PresentationTrust
 }
 
+/** What a status list view is signed from: one of the issuer's status lists, as it is now. */
+export interface SignStatusListViewOptions {
+  signer: Signer
+  issuer: string
+  /** The list's URI (its Token Status List's); the view is published under it. */
+  listUri: string
+  /** Which of the view's variants. */
+  variant: string
+  size: number
+  /** The list's entries that are not VALID, with their status (TSL §7.1: 1 INVALID, 2 SUSPENDED). */
+  entries: readonly { idx: number; status: number }[]
+  issuedAt: Date
+  expiresAt: Date
+  ttlSeconds: number
+}
+
+/**
+ * Another form of the issuer's status lists that a format's credentials name, besides the Token
+ * Status List every format shares: served at `{list URI}/{name}/{variant}` by the issuer.
+ */
+export interface StatusListView {
+  /** Its path segment under a list's URI. */
+  name: string
+  /** The variants it is served in (W3C Bitstring Status List: one per status purpose). */
+  variants: readonly string[]
+  /** Its media type. */
+  contentType: string
+  sign(options: SignStatusListViewOptions): Promise<string>
+}
+
 /**
  * A credential format's crypto, registered once per format in `registry.ts`: the pure rules of
  * each are its spec in core-domain (`formats/<name>/spec.ts`).
@@ -65,4 +95,6 @@ export interface FormatRuntime<F extends CredentialFormat = CredentialFormat> {
    * disclosed claims; rejects with PresentationRejected.
    */
   verify(options: VerifyPresentationOptions): Promise<Record<string, unknown>>
+  /** The status list forms its credentials name beyond the Token Status List (none: that one only). */
+  statusListViews: readonly StatusListView[]
 }

@@ -1,8 +1,8 @@
 import type { CredentialFormat } from '@credential-service/core-domain'
-import type { FormatRuntime } from './format-runtime'
-import { jwtVcJsonRuntime } from './jwt-vc-json'
-import { mdocRuntime } from './mso-mdoc'
-import { sdJwtVcRuntime } from './sd-jwt-vc'
+import type { FormatRuntime, StatusListView } from './format-runtime'
+import { jwtVcJsonRuntime } from './jwt-vc-json/runtime'
+import { mdocRuntime } from './mso-mdoc/runtime'
+import { sdJwtVcRuntime } from './sd-jwt-vc/runtime'
 
 /**
  * Every credential format's runtime, by its identifier (core-domain's `formatSpecs` holds the pure
@@ -20,3 +20,10 @@ export const formatRuntimes: { [F in CredentialFormat]: FormatRuntime<F> } = {
  */
 export const formatRuntime = (format: CredentialFormat): FormatRuntime =>
   formatRuntimes[format] as FormatRuntime
+
+/**
+ * The status list views of every format (the issuer serves each under its lists). A function, so
+ * that a bundle importing the registry for something else keeps none of it (no top-level work).
+ */
+export const allStatusListViews = (): StatusListView[] =>
+  Object.values(formatRuntimes).flatMap((runtime) => runtime.statusListViews)

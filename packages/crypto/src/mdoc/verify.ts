@@ -130,7 +130,7 @@ export async function verifyMdocPresentation(check: MdocCheck): Promise<Record<s
   } catch {
     throw new PresentationRejected('the MSO status is not a status_list {idx, uri}')
   }
-  if (entry) await check.requireValidStatus(entry, 'mdoc')
+  if (entry) await check.requireValidStatus(entry, 'cwt')
   const claims: Record<string, unknown> = {}
   for (const namespace of document.issuerSigned.issuerNamespaces.issuerNamespaces.keys()) {
     claims[namespace] = document.issuerSigned.getPrettyClaims(namespace)

@@ -14,11 +14,22 @@ export interface AzureKeyVaultOptions {
   clientSecret: string
   /** Token authority (default `https://login.microsoftonline.com`; sovereign clouds, or a local one in tests). */
   authorityHost?: string | undefined
+  /** What `generate` makes: `EC-HSM` (HSM-protected, a Premium vault; default) or `EC`. */
+  keyType?: 'EC-HSM' | 'EC' | undefined
   fetch?: typeof fetch
 }
 
 const API_VERSION = '7.4'
 const CURVES: Record<string, SigningAlgorithm> = { 'P-256': 'ES256', 'P-384': 'ES384' }
+const CURVE_OF: Partial<Record<SigningAlgorithm, string>> = { ES256: 'P-256', ES384: 'P-384' }
+
+/** A key name Key Vault takes (`^[0-9a-zA-Z-]{1,127}$`) from the service's `tenant/chain/suffix`. */
+const keyNameOf = (hint: string) => hint.replace(/[^0-9a-zA-Z-]/g, '-').slice(-127)
+
+interface KeyBundle {
+  key: JWK & { kid: string; key_ops?: string[] }
+  attributes?: { enabled?: boolean }
+}
 
 interface AzureError {
   error?: { code?: string; message?: string }
@@ -105,21 +116,39 @@ export function createAzureKeyVaultProvider(options: AzureKeyVaultOptions): KeyP
     return parts.join('/')
   }
 
+  /** The key of a key bundle (Get Key, Create Key), pinned to its version. */
+  function providedKey(keyId: string, { key, attributes }: KeyBundle): ProvidedKey {
+    const alg = key.crv ? CURVES[key.crv] : undefined
+    if (!alg || !String(key.kty).startsWith('EC') || !(key.key_ops ?? ['sign']).includes('sign')) {
+      throw new KeyProviderError(`Azure Key Vault key '${keyId}' is not a P-256 or P-384 signing key`)
+    }
+    if (attributes?.enabled === false)
+      throw new KeyProviderError(`Azure Key Vault key '${keyId}' is disabled`)
+    // kid: https://{vault}/keys/{name}/{version}
+    const pinned = new URL(key.kid).pathname.replace(/^\/keys\//, '')
+    return { alg, publicJwk: { kty: 'EC', crv: key.crv, x: key.x, y: key.y } as JWK, externalKeyId: pinned }
+  }
+
   return tracedKeyProvider('azure-key-vault', {
     async describe(keyId): Promise<ProvidedKey> {
-      const { key, attributes } = await call<{
-        key: JWK & { kid: string; key_ops?: string[] }
-        attributes?: { enabled?: boolean }
-      }>('GET', keyPath(keyId), keyId)
-      const alg = key.crv ? CURVES[key.crv] : undefined
-      if (!alg || !String(key.kty).startsWith('EC') || !(key.key_ops ?? ['sign']).includes('sign')) {
-        throw new KeyProviderError(`Azure Key Vault key '${keyId}' is not a P-256 or P-384 signing key`)
-      }
-      if (attributes?.enabled === false)
-        throw new KeyProviderError(`Azure Key Vault key '${keyId}' is disabled`)
-      // kid: https://{vault}/keys/{name}/{version}
-      const pinned = new URL(key.kid).pathname.replace(/^\/keys\//, '')
-      return { alg, publicJwk: { kty: 'EC', crv: key.crv, x: key.x, y: key.y } as JWK, externalKeyId: pinned }
+      return providedKey(keyId, await call<KeyBundle>('GET', keyPath(keyId), keyId))
+    },
+
+    /**
+     * Create Key (`POST /keys/{name}/create`): an EC key for signing only, made in the vault and not
+     * exportable (`exportable: false`; HSM-protected with `EC-HSM`), pinned to its first version.
+     */
+    async generate(keyId, alg): Promise<ProvidedKey> {
+      const crv = CURVE_OF[alg]
+      if (!crv) throw new KeyProviderError(`Azure Key Vault: ${alg} keys are not supported`)
+      const name = keyNameOf(keyId)
+      const bundle = await call<KeyBundle>('POST', `${keyPath(name)}/create`, name, {
+        kty: options.keyType ?? 'EC-HSM',
+        crv,
+        key_ops: ['sign', 'verify'],
+        attributes: { enabled: true, exportable: false },
+      })
+      return providedKey(name, bundle)
     },
 
     async sign(keyId, alg, data) {

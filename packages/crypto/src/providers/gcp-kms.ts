@@ -12,6 +12,8 @@ export interface GcpKmsOptions {
   serviceAccount: { client_email: string; private_key: string; token_uri?: string }
   /** Cloud KMS endpoint (default `https://cloudkms.googleapis.com`; a regional one, or a local one in tests). */
   endpoint?: string | undefined
+  /** Where `generate` makes keys: a key ring `projects/P/locations/L/keyRings/R`; absent: keys are registered only. */
+  keyRing?: string | undefined
   fetch?: typeof fetch
 }
 
@@ -19,6 +21,15 @@ const ALGORITHMS: Record<string, SigningAlgorithm> = {
   EC_SIGN_P256_SHA256: 'ES256',
   EC_SIGN_P384_SHA384: 'ES384',
 }
+const ALGORITHM_OF: Partial<Record<SigningAlgorithm, string>> = {
+  ES256: 'EC_SIGN_P256_SHA256',
+  ES384: 'EC_SIGN_P384_SHA384',
+}
+const KEY_RING = /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+$/
+/** A crypto key id Cloud KMS takes (`[a-zA-Z0-9_-]{1,63}`) from the service's `tenant/chain/suffix`. */
+const cryptoKeyIdOf = (hint: string) => hint.replace(/[^a-zA-Z0-9_-]/g, '-').slice(-63)
+/** Tries of a new key's first version while Cloud KMS still generates it (PENDING_GENERATION). */
+const PENDING_TRIES = 10
 const VERSION_NAME =
   /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+\/cryptoKeyVersions\/[^/]+$/
 
@@ -69,7 +80,8 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
   }, 'Google')
   const accessToken = tokens.get
 
-  async function call<T>(keyId: string, suffix: string, body?: unknown, retried = false): Promise<T> {
+  /** A key version's resource name, checked before it goes into a URL. */
+  function versionName(keyId: string): string {
     if (
       !VERSION_NAME.test(keyId) ||
       keyId.split('/').some((segment) => segment === '.' || segment === '..')
@@ -81,6 +93,10 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
         },
       )
     }
+    return keyId
+  }
+
+  async function call<T>(keyId: string, suffix: string, body?: unknown, retried = false): Promise<T> {
     const response = await request(
       `${endpoint}/v1/${keyId}${suffix}`,
       {
@@ -116,13 +132,13 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
       reason: 'unavailable',
     })
 
-  return tracedKeyProvider('gcp-kms', {
+  const provider: KeyProvider = {
     async describe(keyId): Promise<ProvidedKey> {
       const { pem, pemCrc32c, algorithm } = await call<{
         pem?: string
         pemCrc32c?: string
         algorithm?: string
-      }>(keyId, '/publicKey')
+      }>(versionName(keyId), '/publicKey')
       const alg = algorithm ? ALGORITHMS[algorithm] : undefined
       if (!alg || !pem) throw new KeyProviderError(`Cloud KMS key '${keyId}' is not an EC_SIGN_P256/P384 key`)
       if (pemCrc32c !== undefined && Number(pemCrc32c) !== crc32c(Buffer.from(pem))) throw corrupted(keyId)
@@ -137,7 +153,7 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
         signature?: string
         signatureCrc32c?: string
         verifiedDigestCrc32c?: boolean
-      }>(keyId, ':asymmetricSign', {
+      }>(versionName(keyId), ':asymmetricSign', {
         digest: { [hash]: digest.toString('base64') },
         digestCrc32c: String(crc32c(digest)),
       })
@@ -148,5 +164,39 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
       }
       return derToJoseSignature(der, alg)
     },
-  })
+
+    /**
+     * `cryptoKeys.create` in the key ring: an ASYMMETRIC_SIGN key of protection level HSM (Cloud
+     * KMS never exports a private key), whose first version Cloud KMS makes with it; answered once
+     * that version is generated.
+     */
+    async generate(keyId, alg): Promise<ProvidedKey> {
+      const ring = options.keyRing
+      if (!ring || !KEY_RING.test(ring))
+        throw new KeyProviderError('Cloud KMS: set GCP_KMS_KEY_RING to generate keys', {
+          reason: 'misconfigured',
+        })
+      const algorithm = ALGORITHM_OF[alg]
+      if (!algorithm) throw new KeyProviderError(`Cloud KMS: ${alg} keys are not supported`)
+      const cryptoKeyId = cryptoKeyIdOf(keyId)
+      const created = await call<{ name?: string }>(
+        ring,
+        `/cryptoKeys?cryptoKeyId=${encodeURIComponent(cryptoKeyId)}`,
+        { purpose: 'ASYMMETRIC_SIGN', versionTemplate: { algorithm, protectionLevel: 'HSM' } },
+      )
+      const version = versionName(
+        `${created.name ?? `${ring}/cryptoKeys/${cryptoKeyId}`}/cryptoKeyVersions/1`,
+      )
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return { ...(await provider.describe(version)), externalKeyId: version }
+        } catch (error) {
+          const pending = error instanceof KeyProviderError && error.message.includes('FAILED_PRECONDITION')
+          if (!pending || attempt >= PENDING_TRIES) throw error
+          await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+        }
+      }
+    },
+  }
+  return tracedKeyProvider('gcp-kms', provider)
 }

@@ -9,8 +9,10 @@ import { type GeneratedKey, generateTestKey } from './test-keys'
  * A local stand-in for Azure Key Vault's keys REST API (api-version 7.4) and the Microsoft Entra
  * token endpoint that guards it: `POST /{tenant}/oauth2/v2.0/token` (client credentials, scope
  * `https://vault.azure.net/.default`), `GET /keys/{name}[/{version}]` and
- * `POST /keys/{name}/{version}/sign` (an empty version is the current one), with bearer checks and
- * Azure's `{ error: { code, message } }` answers. Keys have versions; `rotate` adds one.
+ * `POST /keys/{name}/{version}/sign` (an empty version is the current one) and
+ * `POST /keys/{name}/create` (Create Key: EC or EC-HSM, P-256 or P-384; an exportable key needs a
+ * release policy), with bearer checks and Azure's `{ error: { code, message } }` answers. Keys have
+ * versions; `rotate` adds one; `created` lists what Create Key was asked for.
  */
 export async function startFakeAzureKeyVault(credentials: {
   tenantId: string
@@ -20,6 +22,7 @@ export async function startFakeAzureKeyVault(credentials: {
   const keys = new Map<string, Array<{ version: string; key: GeneratedKey }>>()
   const tokens = new Set<string>()
   const requests: { method: string; path: string; body: unknown }[] = []
+  const created: { name: string; kty: string; crv: string; exportable: boolean }[] = []
   let origin = ''
 
   const server: Server = createServer((req, res) => {
@@ -27,7 +30,7 @@ export async function startFakeAzureKeyVault(credentials: {
     req.on('data', (chunk) => {
       raw += chunk
     })
-    req.on('end', () => {
+    req.on('end', async () => {
       const url = new URL(req.url ?? '/', 'http://localhost')
       const send = (status: number, json: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' })
@@ -80,6 +83,37 @@ export async function startFakeAzureKeyVault(credentials: {
         string | undefined,
         string | undefined,
       ]
+      if (version === 'create' && !sign && req.method === 'POST') {
+        const { kty, crv, key_ops, attributes, release_policy } = (body ?? {}) as {
+          kty?: string
+          crv?: string
+          key_ops?: string[]
+          attributes?: { exportable?: boolean }
+          release_policy?: unknown
+        }
+        if (!/^[0-9a-zA-Z-]{1,127}$/.test(name))
+          return error(400, 'BadParameter', 'The request URI contains an invalid name')
+        if (!['EC', 'EC-HSM'].includes(kty ?? '') || !['P-256', 'P-384'].includes(crv ?? ''))
+          return error(400, 'BadParameter', 'Invalid kty or crv for this operation.')
+        if (attributes?.exportable && !release_policy)
+          return error(400, 'BadParameter', 'Exportable keys must have a release policy.')
+        created.push({
+          name,
+          kty: kty as string,
+          crv: crv as string,
+          exportable: Boolean(attributes?.exportable),
+        })
+        const made = await rotate(name, crv === 'P-256' ? 'ES256' : 'ES384')
+        return send(200, {
+          key: {
+            kid: `${origin}/keys/${name}/${made.version}`,
+            kty,
+            key_ops: key_ops ?? ['sign', 'verify'],
+            ...made.publicJwk,
+          },
+          attributes: { enabled: true, exportable: false, recoveryLevel: 'Recoverable+Purgeable' },
+        })
+      }
       const versions = keys.get(name) ?? []
       const held = version ? versions.find((v) => v.version === version) : versions.at(-1)
       if (!held) {
@@ -118,6 +152,7 @@ export async function startFakeAzureKeyVault(credentials: {
     /** Both the vault URL and the token authority. */
     url: origin,
     requests,
+    created,
     addKey: rotate,
     rotate,
     /** Every token issued so far stops working, as when it expires. */

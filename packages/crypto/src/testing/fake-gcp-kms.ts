@@ -10,12 +10,15 @@ import { type GeneratedKey, generateTestKey } from './test-keys'
  * A local stand-in for Cloud KMS's REST API (v1) and Google's OAuth token endpoint: a service
  * account's JWT assertion (RFC 7523, RS256, verified with the account's key) buys a bearer token;
  * `GET /v1/{version}/publicKey` answers the PEM with `pemCrc32c`; `POST /v1/{version}:asymmetricSign`
- * checks `digestCrc32c` and answers a DER signature with `signatureCrc32c`. Errors in Google's
+ * checks `digestCrc32c` and answers a DER signature with `signatureCrc32c`;
+ * `POST /v1/{keyRing}/cryptoKeys?cryptoKeyId=` makes an ASYMMETRIC_SIGN key and its version 1,
+ * PENDING_GENERATION at its first read (as an HSM key can be) and ENABLED after. Errors in Google's
  * `{ error: { code, message, status } }` shape. `serviceAccount` is the key file the test uses.
  */
 export async function startFakeGcpKms() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
-  const keys = new Map<string, GeneratedKey & { enabled: boolean }>()
+  const keys = new Map<string, GeneratedKey & { enabled: boolean; pending?: boolean }>()
+  const created: { name: string; purpose: string; algorithm: string; protectionLevel: string }[] = []
   const tokens = new Set<string>()
   const requests: { method: string; path: string; body: unknown }[] = []
   let origin = ''
@@ -58,10 +61,43 @@ export async function startFakeGcpKms() {
       if (!bearer || !tokens.has(bearer)) {
         return error(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.')
       }
+      const ring = /^\/v1\/(projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+)\/cryptoKeys$/.exec(
+        url.pathname,
+      )
+      if (ring && req.method === 'POST') {
+        const id = url.searchParams.get('cryptoKeyId') ?? ''
+        const { purpose, versionTemplate } = (body ?? {}) as {
+          purpose?: string
+          versionTemplate?: { algorithm?: string; protectionLevel?: string }
+        }
+        const algorithm = versionTemplate?.algorithm ?? ''
+        if (!/^[a-zA-Z0-9_-]{1,63}$/.test(id)) return error(400, 'INVALID_ARGUMENT', 'Invalid cryptoKeyId.')
+        if (
+          purpose !== 'ASYMMETRIC_SIGN' ||
+          !['EC_SIGN_P256_SHA256', 'EC_SIGN_P384_SHA384'].includes(algorithm)
+        )
+          return error(400, 'INVALID_ARGUMENT', 'Algorithm must be compatible with purpose.')
+        const name = `${ring[1]}/cryptoKeys/${id}`
+        if (keys.has(`${name}/cryptoKeyVersions/1`))
+          return error(409, 'ALREADY_EXISTS', `CryptoKey ${name} already exists.`)
+        const protectionLevel = versionTemplate?.protectionLevel ?? 'SOFTWARE'
+        created.push({ name, purpose, algorithm, protectionLevel })
+        const key = await generateTestKey(algorithm === 'EC_SIGN_P256_SHA256' ? 'ES256' : 'ES384')
+        keys.set(`${name}/cryptoKeyVersions/1`, { ...key, enabled: true, pending: true })
+        return send(200, { name, purpose, versionTemplate: { algorithm, protectionLevel } })
+      }
       const match = /^\/v1\/(.+?)(\/publicKey|:asymmetricSign)$/.exec(url.pathname)
       const key = match ? keys.get(match[1] as string) : undefined
       if (!match) return error(404, 'NOT_FOUND', 'Method not found.')
       if (!key) return error(404, 'NOT_FOUND', `CryptoKeyVersion ${match[1]} not found.`)
+      if (key.pending) {
+        key.pending = false
+        return error(
+          400,
+          'FAILED_PRECONDITION',
+          `${match[1]} is not enabled, current state is: PENDING_GENERATION.`,
+        )
+      }
       if (!key.enabled)
         return error(400, 'FAILED_PRECONDITION', `${match[1]} is not enabled, current state is: DISABLED.`)
       const algorithm = key.alg === 'ES256' ? 'EC_SIGN_P256_SHA256' : 'EC_SIGN_P384_SHA384'
@@ -112,6 +148,8 @@ export async function startFakeGcpKms() {
       token_uri: `${origin}/token`,
     },
     requests,
+    /** The keys `cryptoKeys.create` made. */
+    created,
     /** A key version named `name` (a resource name …/cryptoKeyVersions/N). */
     async addKey(name: string, alg: 'ES256' | 'ES384' = 'ES256') {
       const key = await generateTestKey(alg)

@@ -255,7 +255,7 @@ export interface components {
             claim_sets?: string[][];
         };
         /**
-         * @description `dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT)
+         * @description `dc+sd-jwt`: SD-JWT VC; `mso_mdoc`: mdoc; `jwt_vc_json`: W3C VC (JWT)
          * @enum {string}
          */
         CredentialFormat: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";

@@ -2853,7 +2853,7 @@ export interface components {
          */
         CredentialEncryption: "optional" | "required";
         /**
-         * @description `dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT)
+         * @description `dc+sd-jwt`: SD-JWT VC; `mso_mdoc`: mdoc; `jwt_vc_json`: W3C VC (JWT)
          * @enum {string}
          */
         CredentialFormat: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
@@ -3136,11 +3136,11 @@ export interface components {
             description?: string;
             rotationPolicy?: components["schemas"]["RotationPolicyInput"];
             /**
-             * @description Where the new key is made: in the database (`db`, default), or on the PKCS#11 token (`pkcs11`: sensitive and not extractable, named `externalKeyId`; needs `certificate.mode` `internal-ca`)
+             * @description Where the new key is made: in the database (`db`, default), on the PKCS#11 token (`pkcs11`: sensitive and not extractable), in Azure Key Vault (`azure-key-vault`: Create Key, `AZURE_KEY_VAULT_KEY_TYPE`, not exportable) or in Cloud KMS (`gcp-kms`: a new HSM key in `GCP_KMS_KEY_RING`). Its id in the provider is answered as `externalKeyId`; all but `db` need `certificate.mode` `internal-ca`
              * @default db
              * @enum {string}
              */
-            kmsProvider?: "db" | "pkcs11";
+            kmsProvider?: "db" | "pkcs11" | "azure-key-vault" | "gcp-kms";
             /** @default ES256 */
             algorithm?: components["schemas"]["SigningAlgorithm"];
             certificate?: {

@@ -31,7 +31,7 @@ export type CredentialConfigDefinition = components['schemas']['CredentialConfig
 export type CredentialConfigPage = components['schemas']['CredentialConfigPage']
 /** Credential request and response encryption at the issuer (OpenID4VCI 1.0 §10): offered to wallets, or required of them */
 export type CredentialEncryption = components['schemas']['CredentialEncryption']
-/** `dc+sd-jwt` (SD-JWT VC), `mso_mdoc` (ISO mdoc) or `jwt_vc_json` (W3C VC signed as a JWT) */
+/** `dc+sd-jwt`: SD-JWT VC; `mso_mdoc`: mdoc; `jwt_vc_json`: W3C VC (JWT) */
 export type CredentialFormat = components['schemas']['CredentialFormat']
 export type CredentialStatusChanged = components['schemas']['CredentialStatusChanged']
 export type CredentialStatusValue = components['schemas']['CredentialStatusValue']

@@ -443,7 +443,7 @@ describe('Status List Tokens in CWT form (TSL §5.2, §8.3, V-33)', () => {
 
   it('TSL §8.1: an mdoc entry asks for the CWT first, any other entry for the JWT; either answer is read', async () => {
     const uri = await issuer.serveCwt('/cwt-accept', Uint8Array.of(0))
-    await requireValidEntry({ uri, idx: 0 }, check, 'mdoc')
+    await requireValidEntry({ uri, idx: 0 }, check, 'cwt')
     expect(issuer.accepts['/cwt-accept']).toBe('application/statuslist+cwt, application/statuslist+jwt;q=0.9')
     await requireValidEntry({ uri, idx: 0 }, check)
     expect(issuer.accepts['/cwt-accept']).toBe('application/statuslist+jwt, application/statuslist+cwt;q=0.9')
@@ -451,40 +451,40 @@ describe('Status List Tokens in CWT form (TSL §5.2, §8.3, V-33)', () => {
 
   it('TSL §5.2, §4.1: VALID passes, INVALID and SUSPENDED are refused', async () => {
     const uri = await issuer.serveCwt('/cwt-two-bits', Uint8Array.of(0xc9, 0x44, 0xf9), { bits: 2 })
-    expect(await reasonOf(requireValidEntry({ uri, idx: 2 }, check, 'mdoc'))).toBe('VALID')
-    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+    expect(await reasonOf(requireValidEntry({ uri, idx: 2 }, check, 'cwt'))).toBe('VALID')
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'cwt'))).toBe(
       'the credential is revoked (INVALID)',
     )
-    expect(await reasonOf(requireValidEntry({ uri, idx: 1 }, check, 'mdoc'))).toBe(
+    expect(await reasonOf(requireValidEntry({ uri, idx: 1 }, check, 'cwt'))).toBe(
       'the credential is suspended',
     )
   })
 
   it('TSL §8.3: a CWT whose COSE signature was tampered with is refused', async () => {
     const uri = await issuer.serveCwt('/cwt-tampered', Uint8Array.of(0), { tamper: true })
-    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'cwt'))).toBe(
       'the status list signature does not verify',
     )
-    expect(await toWalletOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(STATUS_UNCHECKED)
+    expect(await toWalletOf(requireValidEntry({ uri, idx: 0 }, check, 'cwt'))).toBe(STATUS_UNCHECKED)
   })
 
   it('TSL §5.2, §8.3: a CWT whose sub is another URI is refused', async () => {
     const uri = await issuer.serveCwt('/cwt-sub', Uint8Array.of(0), { sub: 'https://elsewhere.example/list' })
-    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'cwt'))).toBe(
       'the status list token is for another URI',
     )
   })
 
   it('TSL §5.2, §8.3: a CWT past its exp is refused', async () => {
     const uri = await issuer.serveCwt('/cwt-expired', Uint8Array.of(0), { exp: -60 })
-    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'cwt'))).toBe(
       'the status list token has expired',
     )
   })
 
   it('TSL §8.3, S-127: a CWT signed outside the trust anchors (its x5chain) is refused', async () => {
     const uri = await stranger.serveCwt('/cwt-stranger', Uint8Array.of(0))
-    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'mdoc'))).toBe(
+    expect(await reasonOf(requireValidEntry({ uri, idx: 0 }, check, 'cwt'))).toBe(
       'status list: the issuer does not chain to a trust anchor of this tenant',
     )
   })
@@ -493,7 +493,7 @@ describe('Status List Tokens in CWT form (TSL §5.2, §8.3, V-33)', () => {
     const lists = cache()
     const uri = await issuer.serveCwt('/cwt-cached', Uint8Array.of(0), { ttl: 10, headers: { etag: '"c1"' } })
     const at0 = { ...check, statusLists: lists, now: at(0) }
-    await requireValidEntry({ uri, idx: 0 }, at0, 'mdoc')
+    await requireValidEntry({ uri, idx: 0 }, at0, 'cwt')
     await requireValidEntry({ uri, idx: 0 }, { ...at0, now: at(9) })
     expect(issuer.requests['/cwt-cached']).toBe(1)
     // An SD-JWT entry on the same list revalidates the CWT copy, so asks for the CWT first too.

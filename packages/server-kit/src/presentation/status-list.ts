@@ -133,12 +133,11 @@ function requireValid(status: number): void {
 export async function requireValidEntry(
   entry: StatusListEntry & { purpose?: string },
   check: StatusCheck,
-  referencedBy?: 'mdoc' | 'sd-jwt' | 'vc',
+  prefer: StatusListForm = 'jwt',
 ): Promise<void> {
-  // One list, two forms: mdocs ask for the CWT first (ISO 18013-5 2nd ed. relying parties read
-  // CBOR), everything else for the JWT. The cache holds the list whichever form brought it. A W3C
-  // VC names a status list credential instead, cached by the same rules.
-  const prefer = referencedBy === 'mdoc' ? 'cwt' : referencedBy === 'vc' ? 'bitstring' : 'jwt'
+  // One list, two forms: the format's verifier names the one it asks for first (an mdoc the CWT,
+  // as ISO 18013-5 2nd ed. relying parties read CBOR). The cache holds the list whichever form
+  // brought it. A W3C VC names a status list credential instead, cached by the same rules.
   const list = await currentList(entry.uri, check, prefer)
   if ((list.form === 'bitstring') !== (prefer === 'bitstring'))
     throw unchecked('the status list is not of the kind the credential names')
@@ -168,6 +167,6 @@ export function presentationTrust(check: StatusCheck): PresentationTrust {
     anchors,
     acceptAnyIssuer,
     now,
-    requireValidStatus: (entry, referencedBy) => requireValidEntry(entry, check, referencedBy),
+    requireValidStatus: (entry, form) => requireValidEntry(entry, check, form),
   }
 }

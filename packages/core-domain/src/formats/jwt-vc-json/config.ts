@@ -31,3 +31,13 @@ export const zJwtVcJsonConfig = z
   })
   .strict()
   .meta({ id: 'JwtVcJsonIssuerMetadataConfig' })
+
+/** The DCQL `meta` of a W3C VC query (OpenID4VP 1.0 B.1.1): "A non-empty array of string arrays". */
+export const zJwtVcJsonDcqlMeta = z
+  .object({
+    type_values: z
+      .array(z.array(z.string().min(1).max(500)).min(1).max(20))
+      .min(1)
+      .max(20),
+  })
+  .strict()

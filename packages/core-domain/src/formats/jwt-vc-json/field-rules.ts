@@ -1,4 +1,4 @@
-import type { ClaimField } from '../../contract/credential-config'
+import type { ClaimField } from '../../contract/claim-field'
 import type { FormatIssue } from '../format-spec'
 
 /**

@@ -1,4 +1,5 @@
 import type { FormatSpec } from '../format-spec'
+import { VCDM2_CONTEXT, zJwtVcJsonConfig, zJwtVcJsonDcqlMeta } from './config'
 import { jwtVcJsonFieldIssues } from './field-rules'
 import { vcTypeKey, vcTypesOfKey } from './types'
 
@@ -7,10 +8,28 @@ import { vcTypeKey, vcTypesOfKey } from './types'
  * Appendix B.1). The credential is VCDM 2.0 secured with VC-JOSE-COSE (`typ` vc+jwt); the holder
  * key the `jwk` proof proved is bound as `cnf.jwk` (docs/issuance.md).
  */
-export const jwtVcJsonSpec: FormatSpec<'jwt_vc_json'> = {
+export const jwtVcJsonSpec: FormatSpec<typeof zJwtVcJsonConfig, typeof zJwtVcJsonDcqlMeta> = {
   format: 'jwt_vc_json',
+  configSchema: zJwtVcJsonConfig,
+  dcqlMetaSchema: zJwtVcJsonDcqlMeta,
   title: 'W3C VC (JWT)',
   typeMember: 'type',
+  configInputs: [
+    {
+      member: 'type',
+      label: 'VC types (type)',
+      description: 'VerifiableCredential and its own types, e.g. UniversityDegreeCredential',
+      list: true,
+      required: true,
+    },
+    {
+      member: 'context',
+      label: '@context',
+      description: `Contexts after ${VCDM2_CONTEXT} (optional)`,
+      list: true,
+      required: false,
+    },
+  ],
   typeOf: (config) => vcTypeKey(config.type),
   // A.1.1: "credential_definition: REQUIRED ... type: REQUIRED. Array designating the types".
   typeMetadata: (config) => ({ credential_definition: { type: config.type } }),
@@ -23,7 +42,7 @@ export const jwtVcJsonSpec: FormatSpec<'jwt_vc_json'> = {
   // B.1.3 `alg_values` of the VC and the VP JWT: fully specified names (RFC 9864: Ed25519, not EdDSA).
   vpFormatsSupported: { alg_values: ['ES256', 'ES384', 'Ed25519'] },
   metaMember: 'type_values',
-  queriedTypes: (meta) => ('type_values' in meta ? meta.type_values.map(vcTypeKey) : undefined),
+  queriedTypes: (meta) => meta.type_values.map(vcTypeKey),
   dcqlMeta: (types) => ({ type_values: types.map(vcTypesOfKey) }),
   intentToRetain: false,
   dcqlClaimIssues: () => [],

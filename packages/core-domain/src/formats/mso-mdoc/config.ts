@@ -10,3 +10,6 @@ export const zMdocConfig = z
   })
   .strict()
   .meta({ id: 'MdocIssuerMetadataConfig' })
+
+/** The DCQL `meta` of an mdoc query (OpenID4VP 1.0 B.2.3): the one doctype asked for. */
+export const zMdocDcqlMeta = z.object({ doctype_value: z.string().min(1) }).strict()

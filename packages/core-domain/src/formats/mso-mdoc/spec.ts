@@ -1,4 +1,5 @@
 import type { FormatSpec } from '../format-spec'
+import { zMdocConfig, zMdocDcqlMeta } from './config'
 
 /**
  * `credential_signing_alg_values_supported` of an mdoc per key algorithm (OpenID4VCI 1.0 App. A.2.2,
@@ -12,10 +13,21 @@ const MDOC_SIGNING_ALGS: Record<string, number[]> = { ES256: [-7, -9], ES384: [-
 const isElementPath = (path: unknown[]) => path.length === 2 && path.every((part) => typeof part === 'string')
 
 /** ISO/IEC 18013-5 mdoc (OpenID4VCI 1.0 Appendix A.2, OpenID4VP 1.0 Appendix B.2). */
-export const mdocSpec: FormatSpec<'mso_mdoc'> = {
+export const mdocSpec: FormatSpec<typeof zMdocConfig, typeof zMdocDcqlMeta> = {
   format: 'mso_mdoc',
+  configSchema: zMdocConfig,
+  dcqlMetaSchema: zMdocDcqlMeta,
   title: 'mdoc',
   typeMember: 'docType',
+  configInputs: [
+    {
+      member: 'docType',
+      label: 'Document type (docType)',
+      description: 'e.g. org.iso.18013.5.1.mDL',
+      list: false,
+      required: true,
+    },
+  ],
   typeOf: (config) => config.docType,
   typeMetadata: (config) => ({ doctype: config.docType }),
   namespacedFields: true,
@@ -29,7 +41,7 @@ export const mdocSpec: FormatSpec<'mso_mdoc'> = {
     deviceauth_alg_values: [-7, -9, -35, -51],
   },
   metaMember: 'doctype_value',
-  queriedTypes: (meta) => ('doctype_value' in meta ? [meta.doctype_value] : undefined),
+  queriedTypes: (meta) => [meta.doctype_value],
   dcqlMeta: (types) => ({ doctype_value: types[0] ?? '' }),
   intentToRetain: true,
   dcqlClaimIssues: (claim) =>

@@ -10,3 +10,6 @@ export const zSdJwtVcConfig = z
   })
   .strict()
   .meta({ id: 'SdJwtVcIssuerMetadataConfig' })
+
+/** The DCQL `meta` of an SD-JWT VC query (OpenID4VP 1.0 B.3.5): the `vct` values accepted. */
+export const zSdJwtVcDcqlMeta = z.object({ vct_values: z.array(z.string().min(1)).min(1).max(20) }).strict()

@@ -4,10 +4,14 @@ import { ES256Signer } from 'did-jwt'
 import { createVerifiableCredentialJwt, createVerifiablePresentationJwt } from 'did-jwt-vc'
 import { base64url, decodeJwt } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createCertificate } from '../src/certificates'
+import {
+  decodeBitstring,
+  encodeBitstring,
+  issueVcJwt,
+  verifyVcPresentation,
+} from '../src/formats/jwt-vc-json'
 import { generateKeyPair, type KeyPairJwks } from '../src/keys'
 import { statusAt } from '../src/status-list-token'
-import { decodeBitstring, encodeBitstring, issueVcJwt, verifyVcPresentation } from '../src/vcdm'
 import { testLeaf, testRoot, testSigner, testVcOptions } from './test-signer'
 
 const ISSUER = 'https://issuer.example/issuers/t'

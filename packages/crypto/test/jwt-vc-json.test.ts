@@ -2,13 +2,17 @@ import { X509Certificate } from 'node:crypto'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { base64url, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createCertificate } from '../src/certificates'
-import { generateKeyPair as generateJwks, type KeyPairJwks } from '../src/keys'
+import {
+  decodeBitstring,
+  encodeBitstring,
+  issueVcJwt,
+  verifyVcPresentation,
+} from '../src/formats/jwt-vc-json'
+import type { KeyPairJwks } from '../src/keys'
 import type { PresentationTrust } from '../src/presentation'
 import type { Signer } from '../src/signer'
 import { signJws } from '../src/signer'
 import { statusAt } from '../src/status-list-token'
-import { decodeBitstring, encodeBitstring, issueVcJwt, verifyVcPresentation } from '../src/vcdm'
 import { testLeaf, testRoot, testSigner, testVcOptions } from './test-signer'
 
 const ISSUER = 'https://issuer.example/issuers/t'
@@ -158,6 +162,35 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
     )
   })
 
+  const didJwkOf = (jwk: JWK) => `did:jwk:${base64url.encode(JSON.stringify(jwk))}`
+
+  it('OpenID4VP 1.0 B.1, VCDM 1.1 §6.3.1 "iss MUST represent the holder": a VP naming the bound key as its holder verifies', async () => {
+    const credential = await issue()
+    await expect(verify(await vp11(credential, { iss: didJwkOf(holderJwk) }))).resolves.toMatchObject({
+      types: TYPES,
+    })
+    const other = await exportJWK((await generateKeyPair('ES256')).publicKey)
+    // Signed by the bound key, but claiming another holder: refused though the signature holds.
+    await expect(verify(await vp11(credential, { iss: didJwkOf(other) }))).rejects.toThrow(
+      `the VP names "${didJwkOf(other)}" as its holder, not the credential's`,
+    )
+    await expect(verify(await vp11(credential, { iss: 'did:example:someone-else' }))).rejects.toThrow(
+      'the VP names "did:example:someone-else" as its holder',
+    )
+  })
+
+  it('OpenID4VP 1.0 B.1, VCDM 2.0 §4.13: the VP holder (a value or an object with id) must be the subject id of the credential', async () => {
+    const subject = 'did:example:holder-1'
+    const credential = await signVc2({ issuer: ISSUER, credentialSubject: { id: subject } })
+    await expect(verify(await vp11(credential, { holder: subject }))).resolves.toMatchObject({ types: TYPES })
+    await expect(verify(await vp11(credential, { holder: { id: 'did:example:holder-2' } }))).rejects.toThrow(
+      'the VP names "did:example:holder-2" as its holder',
+    )
+    await expect(
+      verify(await vp11(credential, { vp: { verifiableCredential: [credential], holder: 'did:example:x' } })),
+    ).rejects.toThrow('the VP names "did:example:x" as its holder')
+  })
+
   it('V-35, OpenID4VP 1.0 B.1.3: over the DC API the VP aud is origin:<origin>, not the client id', async () => {
     const credential = await issue()
     const origin = ['origin:https://rp.example']
@@ -208,7 +241,7 @@ describe('issue 38 step 2: W3C VCs as JWTs (jwt_vc_json)', () => {
 
 describe('Bitstring Status List: a hostile encodedList (checklist S-124)', () => {
   it('a GZIP bomb past MAX_STATUS_LIST_BYTES is refused quickly, not inflated', async () => {
-    const { decodeBitstring } = await import('../src/vcdm/bitstring-status-list')
+    const { decodeBitstring } = await import('../src/formats/jwt-vc-json/bitstring-status-list')
     const { MAX_STATUS_LIST_BYTES, StatusListError } = await import('../src/status-list-token')
     // 64 MiB of zeros compress to ~64 KB: four times the cap.
     const bomb = `u${gzipSync(Buffer.alloc(4 * MAX_STATUS_LIST_BYTES)).toString('base64url')}`

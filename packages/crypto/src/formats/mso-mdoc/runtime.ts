@@ -1,8 +1,8 @@
-import { formatSpecs } from '@credential-service/core-domain'
+import { queriedTypes } from '@credential-service/core-domain'
 import { base64url } from 'jose'
-import { issueMdoc } from '../mdoc/issue'
-import { verifyMdocPresentation } from '../mdoc/verify'
-import type { FormatRuntime } from './format-runtime'
+import { issueMdoc } from '../../mdoc/issue'
+import { verifyMdocPresentation } from '../../mdoc/verify'
+import type { FormatRuntime } from '../format-runtime'
 
 /** ISO 18013-5 mdoc: IssuerSigned, presented as a DeviceResponse (OpenID4VP 1.0 Appendix B.2). */
 export const mdocRuntime: FormatRuntime<'mso_mdoc'> = {
@@ -29,9 +29,10 @@ export const mdocRuntime: FormatRuntime<'mso_mdoc'> = {
   verify: ({ presentation, query, binding, trust }) =>
     verifyMdocPresentation({
       presentation,
-      docType: formatSpecs.mso_mdoc.queriedTypes(query.meta)?.[0] ?? '',
+      docType: queriedTypes(query)?.[0] ?? '',
       transcript: binding.mdocTranscript,
       trustedAuthorities: query.trusted_authorities,
       ...trust,
     }),
+  statusListViews: [],
 }

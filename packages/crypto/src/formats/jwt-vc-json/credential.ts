@@ -1,9 +1,9 @@
 import type { X509Certificate } from 'node:crypto'
 import { exceedsJsonDepth, MAX_JSON_DEPTH, VCDM2_CONTEXT } from '@credential-service/core-domain'
 import { base64url, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
-import { trustedIssuerChain } from '../issuer-chain'
-import { issuerNameRefusal } from '../issuer-san'
-import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
+import { trustedIssuerChain } from '../../issuer-chain'
+import { issuerNameRefusal } from '../../issuer-san'
+import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../../presentation'
 import { type BitstringEntry, bitstringEntriesOf } from './bitstring-status-list'
 
 /** VCDM 1.1 §4.1: the base context of the VCDM 1.1 JWT encoding (its `vc` claim). */
@@ -24,6 +24,8 @@ export interface VerifiedVc {
   types: string[]
   /** The holder's key: `cnf.jwk`, or a did:jwk subject; undefined for a credential without binding. */
   holderJwk: JWK | undefined
+  /** The subject's id (VCDM 2.0 `credentialSubject.id`, 1.1 `sub`), which a VP may name as its holder. */
+  subjectId: string | undefined
   /** Its BitstringStatusListEntry members (VCDM 2.0 §4.10 `credentialStatus`). */
   statuses: BitstringEntry[]
 }
@@ -137,6 +139,7 @@ export async function verifyVcJwt(jwt: string, trust: PresentationTrust & QueryT
     credential,
     types,
     holderJwk: cnf ?? didJwkKey(subjectId),
+    subjectId: typeof subjectId === 'string' ? subjectId : undefined,
     statuses: bitstringEntriesOf(credential.credentialStatus),
   }
 }

@@ -5,9 +5,9 @@ import {
   bitstringStatusListUri,
 } from '@credential-service/core-domain'
 import { base64url } from 'jose'
-import { PresentationRejected } from '../presentation'
-import type { Signer } from '../signer'
-import { MAX_STATUS_LIST_BYTES, type StatusList, StatusListError } from '../status-list-token'
+import { PresentationRejected } from '../../presentation'
+import type { Signer } from '../../signer'
+import { MAX_STATUS_LIST_BYTES, type StatusList, StatusListError } from '../../status-list-token'
 import { issueVcJwt } from './issue'
 
 /** Bitstring Status List §3.1: "Let |minimumNumberOfEntries| be 131,072". */

@@ -1,7 +1,15 @@
 import { vcTypesMatch } from '@credential-service/core-domain'
-import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK, type JWTPayload } from 'jose'
-import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
-import { refuseDeepJson, VC_JWT_ALGORITHMS, type VerifiedVc, verifyVcJwt } from './credential'
+import {
+  calculateJwkThumbprint,
+  compactVerify,
+  decodeJwt,
+  decodeProtectedHeader,
+  importJWK,
+  type JWK,
+  type JWTPayload,
+} from 'jose'
+import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../../presentation'
+import { didJwkKey, refuseDeepJson, VC_JWT_ALGORITHMS, type VerifiedVc, verifyVcJwt } from './credential'
 
 /** VC-JOSE-COSE §3.2.2: an enveloped credential's id is this data: URL of the VC-JWT. */
 const ENVELOPED_VC_PREFIX = 'data:application/vc+jwt,'
@@ -42,6 +50,37 @@ function credentialIn(payload: JWTPayload): string {
 }
 
 /**
+ * The holder a VP JWT names: VCDM 1.1 §6.3.1 "iss MUST represent the holder property of a
+ * verifiable presentation" (and `vp.holder`); VCDM 2.0 §4.13 `holder` of a vp+jwt payload, a URL
+ * or an object with an `id`. Each one given counts.
+ */
+function holdersNamed(payload: JWTPayload): unknown[] {
+  const vp = (payload.vp ?? {}) as { holder?: unknown }
+  return [payload.iss, vp.holder, (payload as { holder?: unknown }).holder]
+    .filter((holder) => holder !== undefined)
+    .map((holder) =>
+      typeof holder === 'object' && holder !== null ? (holder as { id?: unknown }).id : holder,
+    )
+}
+
+/**
+ * OpenID4VP 1.0 Appendix B.1 (its VP example: `iss` the DID the credential's subject is): a holder
+ * the VP names must be the credential's holder, its subject id or a did:jwk of the bound key. The
+ * signature check proves the key; this refuses a VP claiming to be someone else's.
+ */
+async function refuseOtherHolder(payload: JWTPayload, vc: VerifiedVc, holderJwk: JWK): Promise<void> {
+  const bound = await calculateJwkThumbprint(holderJwk)
+  for (const holder of holdersNamed(payload)) {
+    if (typeof holder === 'string' && holder === vc.subjectId) continue
+    const named = didJwkKey(holder)
+    if (named && (await calculateJwkThumbprint(named)) === bound) continue
+    throw new PresentationRejected(
+      `the VP names ${JSON.stringify(holder)} as its holder, not the credential's`,
+    )
+  }
+}
+
+/**
  * OpenID4VP 1.0 B.1.3: "the nonce claim MUST be the value of nonce from the Authorization Request;
  * the aud claim MUST be the value of the Client Identifier" (or `origin:` over the DC API); the VP
  * JWT signed by the key the credential binds (§14.1), and fresh.
@@ -59,6 +98,7 @@ async function verifyHolderBinding(vpJwt: string, vc: VerifiedVc, check: VcPrese
   } catch {
     throw new PresentationRejected('the VP JWT is not signed by the holder key of its credential')
   }
+  await refuseOtherHolder(payload, vc, vc.holderJwk)
   const aud = [payload.aud].flat()
   if (aud.length !== 1 || !check.audiences.includes(aud[0] as string))
     throw new PresentationRejected(
@@ -98,6 +138,6 @@ export async function verifyVcPresentation(check: VcPresentationCheck): Promise<
     throw new PresentationRejected(`type ${JSON.stringify(vc.types)} was not requested`)
   if (isVp) await verifyHolderBinding(check.presentation, vc, check)
   // Bitstring Status List §3.2, checklist V-33: the status once the credential and its binding verified.
-  for (const entry of vc.statuses) await check.requireValidStatus(entry, 'vc')
+  for (const entry of vc.statuses) await check.requireValidStatus(entry, 'bitstring')
   return vc
 }

@@ -1,6 +1,9 @@
-import { PresentationRejected } from '../presentation'
-import { bitstringStatusEntries, issueVcJwt, verifyVcPresentation } from '../vcdm'
-import type { FormatRuntime } from './format-runtime'
+import { PresentationRejected } from '../../presentation'
+import type { FormatRuntime } from '../format-runtime'
+import { bitstringStatusEntries } from './bitstring-status-list'
+import { issueVcJwt } from './issue'
+import { verifyVcPresentation } from './presentation'
+import { bitstringStatusListView } from './status-list-view'
 
 /**
  * W3C VC as a JWT (OpenID4VCI 1.0 Appendix A.1.1): a VCDM 2.0 vc+jwt bound to the proof key by
@@ -20,6 +23,7 @@ export const jwtVcJsonRuntime: FormatRuntime<'jwt_vc_json'> = {
       holderJwk: options.holderJwk,
       credentialStatus: options.status && bitstringStatusEntries(options.status.idx, options.status.uri),
     }),
+  statusListViews: [bitstringStatusListView],
   verify: async ({ presentation, query, binding, trust }) => {
     if (typeof presentation !== 'string') throw new PresentationRejected('a VP JWT is a string')
     if (!('type_values' in query.meta)) throw new PresentationRejected('the query has no meta.type_values')

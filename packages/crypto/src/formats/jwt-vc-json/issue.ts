@@ -1,6 +1,6 @@
 import { VCDM2_CONTEXT } from '@credential-service/core-domain'
 import type { JWK } from 'jose'
-import { type Signer, signJws } from '../signer'
+import { type Signer, signJws } from '../../signer'
 
 export interface IssueVcJwtOptions {
   signer: Signer

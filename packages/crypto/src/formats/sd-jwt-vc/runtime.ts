@@ -1,8 +1,8 @@
-import { formatSpecs } from '@credential-service/core-domain'
-import { PresentationRejected } from '../presentation'
-import { issueSdJwtVc } from '../sd-jwt-vc/issue'
-import { verifySdJwtPresentation } from '../sd-jwt-vc/verify'
-import type { FormatRuntime } from './format-runtime'
+import { queriedTypes } from '@credential-service/core-domain'
+import { PresentationRejected } from '../../presentation'
+import { issueSdJwtVc } from '../../sd-jwt-vc/issue'
+import { verifySdJwtPresentation } from '../../sd-jwt-vc/verify'
+import type { FormatRuntime } from '../format-runtime'
 
 /** SD-JWT VC: an SD-JWT with a KB-JWT over the nonce and audience (OpenID4VP 1.0 Appendix B.3). */
 export const sdJwtVcRuntime: FormatRuntime<'dc+sd-jwt'> = {
@@ -24,7 +24,7 @@ export const sdJwtVcRuntime: FormatRuntime<'dc+sd-jwt'> = {
     if (typeof presentation !== 'string') throw new PresentationRejected('an SD-JWT is a string')
     return verifySdJwtPresentation({
       presentation,
-      vctValues: formatSpecs['dc+sd-jwt'].queriedTypes(query.meta) ?? [],
+      vctValues: queriedTypes(query) ?? [],
       nonce: binding.nonce,
       audiences: binding.audiences,
       transactionData: binding.transactionData,
@@ -33,4 +33,5 @@ export const sdJwtVcRuntime: FormatRuntime<'dc+sd-jwt'> = {
       ...trust,
     })
   },
+  statusListViews: [],
 }

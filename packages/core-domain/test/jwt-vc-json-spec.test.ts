@@ -43,7 +43,7 @@ describe('issue 38 step 2: the jwt_vc_json format spec', () => {
     expect(checkCredentialConfig(body([{ path: ['given_name'], type: 'string' }]))).toStrictEqual([
       {
         path: 'body.fields.0.path',
-        message: "jwt_vc_json claims are under 'credentialSubject': ['credentialSubject', …]",
+        message: "jwt_vc_json claims are under 'credentialSubject': ['credentialSubject', ...]",
       },
     ])
     expect(

@@ -29,7 +29,7 @@ const xsdDateTime = (date: Date) => `${date.toISOString().slice(0, 19)}Z`
  * A VCDM 2.0 credential secured with JOSE (VC-JOSE-COSE §3.1.1): the JWS payload is the credential
  * itself, `typ` vc+jwt, with no `vc` claim ("The JWT Claim Names vc and vp MUST NOT be present").
  * `iat`/`exp` date the signature and `validFrom`/`validUntil` the data (both the same span here);
- * `cnf.jwk` is the holder's key (VC-JOSE-COSE §3.3.2: "Use of a proof-of-possession key … is
+ * `cnf.jwk` is the holder's key (VC-JOSE-COSE §3.3.2: "Use of a proof-of-possession key ... is
  * RECOMMENDED"). Signed through the Signer port with the key chain's `x5c`.
  */
 export function issueVcJwt(options: IssueVcJwtOptions): Promise<string> {

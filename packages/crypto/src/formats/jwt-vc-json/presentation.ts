@@ -29,7 +29,7 @@ export interface VcPresentationCheck extends PresentationTrust, QueryTrust {
 
 /**
  * The one VC-JWT a VP JWT carries: VCDM 2.0 (VC-JOSE-COSE §3.2.2, `typ` vp+jwt) enveloped as
- * `{ type: EnvelopedVerifiableCredential, id: data:application/vc+jwt,… }` in `verifiableCredential`,
+ * `{ type: EnvelopedVerifiableCredential, id: data:application/vc+jwt,... }` in `verifiableCredential`,
  * or VCDM 1.1 (§6.3.1) as a JWT string in `vp.verifiableCredential`, as OpenID4VP 1.0 B.1.3's example.
  */
 function credentialIn(payload: JWTPayload): string {

@@ -84,8 +84,10 @@ export type {
   WebhookEndpoint,
   WebhookEndpointData,
   WebhookEndpointInput,
+  WebhookSignatureHeaders,
 } from './contract/endpoint'
 export {
+  WEBHOOK_SIGNATURE_HEADERS,
   withSigningSecret,
   zAttributeProvider,
   zAttributeProviderInput,
@@ -94,6 +96,7 @@ export {
   zEndpointAuthInput,
   zWebhookEndpoint,
   zWebhookEndpointInput,
+  zSignatureHeaders,
   zWebhookEndpointWithSecret,
 } from './contract/endpoint'
 export type { Health } from './contract/health'
@@ -426,6 +429,8 @@ export {
   zRefreshTokenRequest,
 } from './protocol/z-token-request'
 export type {
+  CredentialIssuedEvent,
+  CredentialIssuedEventBody,
   IssuanceNotificationEvent,
   IssuanceNotificationEventBody,
   PresentationFailedEvent,
@@ -437,6 +442,7 @@ export type {
   WebhookEventBody,
 } from './protocol/z-webhook-events'
 export {
+  zCredentialIssuedEvent,
   zIssuanceNotificationEvent,
   zPresentationFailedEvent,
   zPresentationResultEvent,

@@ -15,6 +15,8 @@ export interface SendOptions {
   timeoutMs?: number
   /** The attempt's number, for the log line of a failure. */
   attempt?: number
+  /** The delivery id: the Standard Webhooks `webhook-id`. */
+  deliveryId?: string
   /** Receives one line per failed attempt, with the endpoint, the attempt and the cause. */
   log?: OutboundLog
   /** Counts the delivery while it runs and its outcome. */
@@ -44,7 +46,7 @@ export async function sendWebhook(
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          ...authHeaders(endpoint, 'webhook-endpoint', body, options.cipher),
+          ...authHeaders(endpoint, 'webhook-endpoint', body, options.cipher, options.deliveryId),
         },
         body,
         // The status says whether the event arrived; whatever the receiver writes is not read.

@@ -94,9 +94,9 @@ export {
   zAttributeProviderWithSecret,
   zEndpointAuth,
   zEndpointAuthInput,
+  zSignatureHeaders,
   zWebhookEndpoint,
   zWebhookEndpointInput,
-  zSignatureHeaders,
   zWebhookEndpointWithSecret,
 } from './contract/endpoint'
 export type { Health } from './contract/health'

@@ -64,7 +64,10 @@ async function checkXSignature(text: string, headers: Headers, secret: string): 
   // subtle.verify compares in constant time.
   const key = await hmacKey(encoder.encode(secret))
   if (!(await crypto.subtle.verify('HMAC', key, given, encoder.encode(`${timestamp}.${text}`))))
-    throw new WebhookVerificationError('bad_signature', 'the signature does not match the body and the secret')
+    throw new WebhookVerificationError(
+      'bad_signature',
+      'the signature does not match the body and the secret',
+    )
   return timestamp
 }
 
@@ -119,7 +122,10 @@ export async function verifyWebhook(
   const tolerance = options.toleranceSeconds ?? 300
   const age = (options.now ?? Date.now)() / 1000 - Number(timestamp)
   if (age > tolerance || age < -tolerance)
-    throw new WebhookVerificationError('stale', `the timestamp is more than ${tolerance} s away from now (a replay?)`)
+    throw new WebhookVerificationError(
+      'stale',
+      `the timestamp is more than ${tolerance} s away from now (a replay?)`,
+    )
   try {
     return JSON.parse(text) as WebhookEvent
   } catch {

@@ -10,7 +10,10 @@ export const TAGS = [
   { name: 'clients', description: 'API clients of a tenant and their roles' },
   { name: 'key-chains', description: 'Signing keys and certificates of a tenant' },
   { name: 'credential-configs', description: 'What the issuer issues: credential configurations' },
-  { name: 'schema-metadata', description: 'Type metadata and schemas published for credential configurations' },
+  {
+    name: 'schema-metadata',
+    description: 'Type metadata and schemas published for credential configurations',
+  },
   { name: 'attribute-providers', description: 'Services the issuer asks for claims at issuance' },
   { name: 'login-providers', description: 'How holders log in during the authorization code flow' },
   { name: 'offers', description: 'Credential offers: start an issuance' },

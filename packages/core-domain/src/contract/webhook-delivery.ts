@@ -29,7 +29,9 @@ export const zWebhookDelivery = z
   .object({
     id: zWebhookDeliveryId,
     webhookEndpointId: zConfigId,
-    eventType: z.string().describe('The event type (`credential.issued`, `issuance.notification`, `presentation.result`)'),
+    eventType: z
+      .string()
+      .describe('The event type (`credential.issued`, `issuance.notification`, `presentation.result`)'),
     sessionId: z.string().describe('The session the event is about'),
     status: zWebhookDeliveryStatus,
     attempts: z.number().int().describe('Attempts since the event was stored or last replayed'),

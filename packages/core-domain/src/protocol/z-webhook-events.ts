@@ -55,9 +55,13 @@ export const zCredentialIssuedEvent = z
           idx: z.number().int().describe('The credential’s index in that list'),
         }),
       )
-      .describe('One entry per credential, in the answer’s order; empty when the configuration manages no status'),
+      .describe(
+        'One entry per credential, in the answer’s order; empty when the configuration manages no status',
+      ),
     deferred: z.boolean().describe('True when a deferred credential request (OpenID4VCI §9) delivered them'),
-    notificationId: z.string().describe('The `notification_id` the wallet got (OpenID4VCI §8.3); its notifications name it'),
+    notificationId: z
+      .string()
+      .describe('The `notification_id` the wallet got (OpenID4VCI §8.3); its notifications name it'),
     at: zTimestamp.describe('When the credentials were issued'),
     deliveryId: zDeliveryIdField,
   })

@@ -210,8 +210,9 @@ const statements = {
       const queued = d.$with('queued').as(
         d
           .insert(webhookDeliveries)
-          .select((qb) =>
-            qb
+          .select(
+            // d, not the callback's query builder: that one has no snake_case casing for columns.
+            d
               .select({
                 tenantId: e.tenantId,
                 id: sql<string>`${param('deliveryId')}`.as('id'),

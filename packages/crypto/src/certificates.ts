@@ -1,5 +1,5 @@
-import { isIP } from 'node:net'
 import { randomBytes, webcrypto, X509Certificate } from 'node:crypto'
+import { isIP } from 'node:net'
 import type * as X509 from '@peculiar/x509'
 import { calculateJwkThumbprint, type JWK } from 'jose'
 import { loadX509, MDL_DOCUMENT_SIGNER_EKU } from './certificate-facts'

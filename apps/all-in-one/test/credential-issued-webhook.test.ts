@@ -12,6 +12,8 @@ type Headers = Record<string, string>
 // biome-ignore lint/suspicious/noExplicitAny: API answers are read loosely in tests
 type Loose = Record<string, any>
 
+/** Every log line of the app (trace level), for the flow's story. */
+const LOGS: string[] = []
 const LOCAL = { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }
 
 /**
@@ -65,7 +67,14 @@ describe.each(testDatabases())(
     }
 
     beforeAll(async () => {
-      const started = await startAllInOne(testDatabase, 'https://credentials.example.com', LOCAL)
+      LOGS.length = 0
+      const started = await startAllInOne(
+        testDatabase,
+        'https://credentials.example.com',
+        LOCAL,
+        undefined,
+        LOGS,
+      )
       app = started.app
       database = started.database
       const root = await bearer(app, started.rootClientId, started.rootSecret)
@@ -149,6 +158,21 @@ describe.each(testDatabases())(
         )
         expect(refused).toBeInstanceOf(WebhookVerificationError)
         expect((refused as WebhookVerificationError).reason).toBe('bad_signature')
+      }
+      // Issue 42 item 4: one info line per domain step, with tenant and session; no claim, no secret.
+      const lines = LOGS.map((line) => JSON.parse(line) as Loose)
+      for (const msg of ['offer created', 'token issued', 'credential issued', 'webhook delivered'])
+        expect(lines, msg).toContainEqual(
+          expect.objectContaining({ level: 30, msg, tenantId: tenant, sessionId }),
+        )
+      expect(lines).toContainEqual(
+        expect.objectContaining({ msg: 'credential issued', credentialConfigurationId: 'pid', count: 1 }),
+      )
+      for (const line of LOGS) {
+        expect(line).not.toContain('Erika-Unique-Value')
+        expect(line).not.toContain(signingSecret)
+        // No token, credential or code: none of them is logged whole (a JWT starts with eyJ).
+        expect(line).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}/)
       }
       const wrongId = await verifyWebhook(
         received.body,

@@ -6,6 +6,8 @@ import { authHeaders, type OutboundEndpoint } from './outbound-http'
 /** Where failed deliveries and outbound calls are reported (a pino logger). */
 export interface OutboundLog {
   warn(object: Record<string, unknown>, message: string): void
+  /** The flow's story (docs/operations.md "Flow log lines"): one line per domain step. */
+  info?(object: Record<string, unknown>, message: string): void
 }
 
 export interface SendOptions {

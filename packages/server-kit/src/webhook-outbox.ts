@@ -196,6 +196,19 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     const counted = options.metrics?.webhookDelivery(row.tenantId)
     const result = await attempt(row)
     counted?.(result.status === 'pending' ? 'retrying' : result.status)
+    // Delivered, or given up; a retry's failure has its own warn line (webhook-delivery.ts).
+    if (result.status !== 'pending')
+      log?.info?.(
+        {
+          tenantId: row.tenantId,
+          sessionId: row.sessionId,
+          webhookEndpointId: row.endpointId,
+          webhookDeliveryId: row.id,
+          eventType: row.eventType,
+          attempts: row.attempts,
+        },
+        result.status === 'delivered' ? 'webhook delivered' : 'webhook failed',
+      )
     // A claimed row whose outcome is not recorded waits for its lease to end (a minute), and is
     // then sent again: a reset connection is waited out instead (the update is conditional).
     await retryWhileUnavailable(

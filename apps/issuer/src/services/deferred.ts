@@ -20,7 +20,7 @@ import type { AccessGrant } from '../grants/verify-access-token'
 import type { TenantScope } from '../tenant-scope'
 import type { createClaimsSource } from './claims-source'
 import { issueCredentials } from './issue-credentials'
-import { credentialIssuedEvent } from './issued-event'
+import { credentialIssuedEvent, logIssued } from './issued-event'
 
 /** What the (deferred) credential endpoint answers: credentials (200) or a transaction (202). */
 export type CredentialOutcome =
@@ -167,6 +167,13 @@ export function createDeferredService(
         if (queued) void deps.outbox.kick([queued])
         delivered = true
         deps.metrics.credentialsIssued(tenantId, offered.config.format, credentials.length)
+        logIssued(deps, {
+          tenantId,
+          sessionId: session.id,
+          offered,
+          count: credentials.length,
+          deferred: true,
+        })
         return { status: 200, body: { credentials, notification_id: notificationId } }
       } finally {
         // Not delivered: the next poll may ask again after the interval.

@@ -27,7 +27,7 @@ import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
 import { issueCredentials } from './issue-credentials'
-import { credentialIssuedEvent } from './issued-event'
+import { credentialIssuedEvent, logIssued } from './issued-event'
 import { nonceNotSpent, verifyProofs } from './proofs'
 import type { ServerNonces } from './server-nonces'
 
@@ -209,6 +209,13 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
       if (recorded.queued && event) void deps.outbox.kick([event.id])
       const { credentials } = issued
       deps.metrics.credentialsIssued(tenantId, offered.config.format, credentials.length)
+      logIssued(deps, {
+        tenantId,
+        sessionId: session.id,
+        offered,
+        count: credentials.length,
+        deferred: false,
+      })
       return { status: 200, body: { credentials, notification_id: notificationId } }
     },
 

@@ -45,3 +45,27 @@ export function credentialIssuedEvent(
     body,
   })
 }
+
+/** The flow's "credential issued" line: what, for whom, never the claims. */
+export function logIssued(
+  deps: ProtocolDeps,
+  fields: {
+    tenantId: string
+    sessionId: string
+    offered: CredentialConfig
+    count: number
+    deferred: boolean
+  },
+): void {
+  deps.log.info?.(
+    {
+      tenantId: fields.tenantId,
+      sessionId: fields.sessionId,
+      credentialConfigurationId: fields.offered.id,
+      format: fields.offered.config.format,
+      count: fields.count,
+      deferred: fields.deferred,
+    },
+    'credential issued',
+  )
+}

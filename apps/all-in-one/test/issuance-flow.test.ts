@@ -320,7 +320,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     expect(payload).toMatchObject({ given_name: 'Erika', address: { locality: 'Berlin' } })
   })
 
-  it('I-08 / RFC 9864: an mdoc signed with an Ed25519 key advertises -19, not the polymorphic -8; I-64: Ed25519 and EdDSA proofs are accepted', async () => {
+  it('I-08 / RFC 9864, issue 42 item 6: an mdoc signed with an Ed25519 key advertises the -8 its IssuerAuth header carries (ISO 18013-5) and its fully specified -19; I-64: Ed25519 and EdDSA proofs are accepted', async () => {
     const chain = await app.inject({
       method: 'POST',
       url: '/api/key-chains',
@@ -350,7 +350,7 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
     ).json()
     expect(
       metadata.credential_configurations_supported['mdl-ed'].credential_signing_alg_values_supported,
-    ).toStrictEqual([-19])
+    ).toStrictEqual([-8, -19])
 
     for (const alg of ['Ed25519', 'EdDSA']) {
       const created = await offer()

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startReceiver, webhookEvent } from './harness'
 import { clientToken, type ServiceProcess, startDeployment } from './processes'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
@@ -26,6 +27,9 @@ describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (P
       ...(await startDeployment(databaseUrl as string, root, ['management', 'issuer', 'issuer'], {
         PUBLIC_URL,
         RATE_LIMIT_WALLET_PER_MINUTE: '100000',
+        // The webhook receiver of the credential.issued test.
+        OUTBOUND_ALLOW_HTTP: 'true',
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       })),
     )
     const management = processes[0] as ServiceProcess
@@ -57,11 +61,11 @@ describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (P
 
   afterAll(() => Promise.all(processes.map((p) => p.stop())))
 
-  /** An access token for a new offer, from the issuer process `at`. */
-  async function accessToken(at: ServiceProcess): Promise<string> {
+  /** An access token for a new offer (of `configurationId`), from the issuer process `at`. */
+  async function accessToken(at: ServiceProcess, configurationId = 'pid'): Promise<string> {
     const offer = await api('/offers', {
-      credentialConfigurationIds: ['pid'],
-      claims: { pid: { given_name: 'Erika' } },
+      credentialConfigurationIds: [configurationId],
+      claims: { [configurationId]: { given_name: 'Erika' } },
     })
     // biome-ignore lint/suspicious/noExplicitAny: the offer is read loosely
     const grants = (offer.credentialOffer as any).grants
@@ -107,6 +111,59 @@ describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (P
       expect(statuses, JSON.stringify(answers.map((answer) => answer.body.error))).toStrictEqual([200, 400])
       expect(answers.find((answer) => answer.status === 400)?.body.error).toBe('invalid_nonce')
       expect(answers.find((answer) => answer.status === 200)?.body.credentials).toHaveLength(1)
+    }
+  }, 60_000)
+
+  /** A credential request of one token at `at`, with a proof of a fresh nonce. */
+  async function credentialAt(at: ServiceProcess, token: string, configurationId: string) {
+    const nonce = await fetch(`${at.origin}/issuers/${tenant}/nonce`, { method: 'POST' })
+    const jwt = await proof(((await nonce.json()) as { c_nonce: string }).c_nonce)
+    const response = await fetch(`${at.origin}/issuers/${tenant}/credential`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ credential_configuration_id: configurationId, proofs: { jwt: [jwt] } }),
+    })
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+
+  it('issue 42 item 1: one credential.issued event per credential request across processes; the request that loses the race stores none', async () => {
+    const receiver = await startReceiver()
+    try {
+      await api('/webhook-endpoints', { id: 'events', url: `${receiver.url}/in` })
+      await api('/credentials', {
+        id: 'hooked',
+        config: { format: 'dc+sd-jwt', vct: 'urn:example:hooked' },
+        keyChainId: 'keys',
+        fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
+        webhookEndpointId: 'events',
+      })
+      const [a, b] = processes.slice(1) as [ServiceProcess, ServiceProcess]
+      const notificationIds: string[] = []
+      for (let round = 0; round < 3; round++) {
+        // One session's token at both processes at once, for the same configuration.
+        const token = await accessToken(a, 'hooked')
+        const answers = await Promise.all([
+          credentialAt(a, token, 'hooked'),
+          credentialAt(b, token, 'hooked'),
+        ])
+        expect(answers.map((answer) => answer.status).sort()).toStrictEqual([200, 400])
+        expect(answers.find((answer) => answer.status === 400)?.body.error).toBe('credential_request_denied')
+        const issued = answers.find((answer) => answer.status === 200)?.body
+        notificationIds.push(issued?.notification_id as string)
+      }
+      // Every event sent (each process kicks its own), then a pause in which no second one may come.
+      for (let i = 0; i < 200 && receiver.received.length < 3; i++)
+        await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, 1000))
+      const events = receiver.received.map((call) => webhookEvent(call))
+      expect(events.map((event) => event.type)).toStrictEqual(Array(3).fill('credential.issued'))
+      // One per request that got credentials: their notification ids, each once.
+      expect(
+        events.map((event) => (event as { notificationId: string }).notificationId).sort(),
+      ).toStrictEqual([...notificationIds].sort())
+      expect(new Set(events.map((event) => event.deliveryId)).size).toBe(3)
+    } finally {
+      receiver.close()
     }
   }, 60_000)
 })

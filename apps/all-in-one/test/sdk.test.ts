@@ -281,6 +281,13 @@ describe('SDK against a listening service', () => {
       const manifest = packed.npm.manifest as { exports: Record<string, unknown> } & Record<string, unknown>
       expect(manifest.dependencies).toBeUndefined()
       expect(manifest.peerDependencies).toBeUndefined()
+      // Issue 42 item 6: nor devDependencies, whose workspace:* and catalog: no registry resolves,
+      // from either tool; and the workspace manifest is back once packed.
+      for (const tool of ['npm', 'pnpm'] as const) {
+        expect(packed[tool].manifest.devDependencies).toBeUndefined()
+        expect(JSON.stringify(packed[tool].manifest)).not.toMatch(/workspace:|catalog:/)
+      }
+      expect(JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')).devDependencies).toBeDefined()
       // The workspace's own condition names sources that are not shipped; nobody else sets it.
       expect(manifest.exports['.']).toStrictEqual({
         '@credential-service/source': './src/index.ts',

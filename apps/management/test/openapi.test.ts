@@ -180,6 +180,7 @@ describe('OpenAPI description of the management API', () => {
       ]),
     )
     expect(bodies).toStrictEqual({
+      'credential.issued': { $ref: '#/components/schemas/CredentialIssuedEvent' },
       'issuance.notification': { $ref: '#/components/schemas/IssuanceNotificationEvent' },
       'presentation.result': { $ref: '#/components/schemas/PresentationResultEvent' },
     })
@@ -187,6 +188,9 @@ describe('OpenAPI description of the management API', () => {
       expect(item.post.parameters.map((p) => `${p.in} ${p.name}`)).toStrictEqual([
         'header X-Timestamp',
         'header X-Signature',
+        'header webhook-id',
+        'header webhook-timestamp',
+        'header webhook-signature',
       ])
     expect(live.components.schemas.PresentationResultEvent).toMatchObject({
       anyOf: [
@@ -197,6 +201,22 @@ describe('OpenAPI description of the management API', () => {
     })
     const notification = live.components.schemas.IssuanceNotificationEvent as { required: string[] }
     expect(notification.required).toEqual(expect.arrayContaining(['type', 'deliveryId', 'at', 'event']))
+  })
+
+  it('issue 42 item 6: a top-level tags list (OpenAPI 3.1 §4.8.1) names every tag in use, each once, with a description, and no unused one', () => {
+    const document = live as unknown as { tags: { name: string; description: string }[] }
+    const used = new Set<string>()
+    for (const item of Object.values(live.paths ?? {}))
+      for (const operation of Object.values(item as Record<string, { tags?: string[] }>))
+        for (const tag of operation.tags ?? []) used.add(tag)
+    for (const item of Object.values(
+      (live as unknown as { webhooks: Record<string, { post: { tags?: string[] } }> }).webhooks,
+    ))
+      for (const tag of item.post.tags ?? []) used.add(tag)
+    const listed = document.tags.map((tag) => tag.name)
+    expect(new Set(listed).size).toBe(listed.length)
+    expect([...listed].sort()).toStrictEqual([...used].sort())
+    for (const tag of document.tags) expect(tag.description.length).toBeGreaterThan(0)
   })
 
   it('issue 13: the database-free description the SDK is generated from equals the served one', async () => {

@@ -85,14 +85,17 @@ export type {
   WebhookEndpoint,
   WebhookEndpointData,
   WebhookEndpointInput,
+  WebhookSignatureHeaders,
 } from './contract/endpoint'
 export {
+  WEBHOOK_SIGNATURE_HEADERS,
   withSigningSecret,
   zAttributeProvider,
   zAttributeProviderInput,
   zAttributeProviderWithSecret,
   zEndpointAuth,
   zEndpointAuthInput,
+  zSignatureHeaders,
   zWebhookEndpoint,
   zWebhookEndpointInput,
   zWebhookEndpointWithSecret,
@@ -435,6 +438,8 @@ export {
   zRefreshTokenRequest,
 } from './protocol/z-token-request'
 export type {
+  CredentialIssuedEvent,
+  CredentialIssuedEventBody,
   IssuanceNotificationEvent,
   IssuanceNotificationEventBody,
   PresentationFailedEvent,
@@ -446,6 +451,7 @@ export type {
   WebhookEventBody,
 } from './protocol/z-webhook-events'
 export {
+  zCredentialIssuedEvent,
   zIssuanceNotificationEvent,
   zPresentationFailedEvent,
   zPresentationResultEvent,

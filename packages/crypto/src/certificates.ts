@@ -1,4 +1,5 @@
 import { randomBytes, webcrypto, X509Certificate } from 'node:crypto'
+import { isIP } from 'node:net'
 import type * as X509 from '@peculiar/x509'
 import { calculateJwkThumbprint, type JWK } from 'jose'
 import { loadX509, MDL_DOCUMENT_SIGNER_EKU } from './certificate-facts'
@@ -44,7 +45,11 @@ export interface CertificateOptions {
   ca?: boolean
   /** basicConstraints pathLenConstraint of a CA certificate: 0 (the default) lets it issue leaves only. */
   pathLength?: number
-  /** SAN dNSName entries (OpenID4VP `x509_san_dns` takes the client id from here). */
+  /**
+   * SAN dNSName entries (OpenID4VP `x509_san_dns` takes the client id from here). An IP address
+   * among them (a PUBLIC_URL of `http://127.0.0.1:3000` in development) becomes an iPAddress
+   * entry: RFC 5280 §4.2.1.6 keeps addresses out of dNSName, and TLS clients check them there.
+   */
   dnsNames?: string[]
   /**
    * SAN uniformResourceIdentifier entries, in the same SAN extension as `dnsNames` (SD-JWT VC §3.5:
@@ -64,6 +69,12 @@ export interface CertificateOptions {
 }
 
 export { MDL_DOCUMENT_SIGNER_EKU }
+
+/** A SAN entry for a host name: iPAddress for an address (URL.hostname brackets IPv6 ones), else dNSName. */
+function hostName(name: string): { type: 'ip' | 'dns'; value: string } {
+  const address = name.replace(/^\[(.*)\]$/, '$1')
+  return isIP(address) ? { type: 'ip', value: address } : { type: 'dns', value: name }
+}
 
 /** Issues an X.509 certificate with WebCrypto through @peculiar/x509; returns PEM. */
 export async function createCertificate(options: CertificateOptions): Promise<string> {
@@ -105,7 +116,7 @@ export async function createCertificate(options: CertificateOptions): Promise<st
   if (options.crlDistributionPoints?.length)
     extensions.push(new x509.CRLDistributionPointsExtension(options.crlDistributionPoints))
   const altNames = [
-    ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(options.dnsNames ?? []).map(hostName),
     ...(options.uris ?? []).map((value) => ({ type: 'url' as const, value })),
   ]
   if (altNames.length) extensions.push(new x509.SubjectAlternativeNameExtension(altNames))

@@ -1,4 +1,5 @@
 import { createPrivateKey, randomBytes, sign, X509Certificate } from 'node:crypto'
+import { formatSpec } from '@credential-service/core-domain'
 import { Encoder, Tag } from 'cbor-x'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createCertificate } from '../src/certificates'
@@ -126,6 +127,27 @@ describe('mdoc issuer and device keys on P-256 and P-384', () => {
       await expect(present(issuerAlg, deviceAlg)).resolves.toEqual({
         [NS]: { family_name: 'Mustermann', age_over_18: true },
       })
+    },
+  )
+
+  it.each(['ES256', 'ES384', 'EdDSA'] as const)(
+    'I-08, issue 42 item 6: the IssuerAuth alg of a %s issuer is the first id the metadata advertises (ISO 18013-5 §9.1.3.6: -7, -35, -8), then its RFC 9864 fully specified id',
+    async (alg) => {
+      const signer = await testSigner(async () => [], alg)
+      const issued = await issueMdoc({
+        signer,
+        docType: DOCTYPE,
+        namespaces: { [NS]: { family_name: 'Mustermann' } },
+        deviceJwk: (await generateKeyPair('ES256')).publicJwk,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+        signedAt: new Date(Date.now() - 60_000),
+      })
+      const issuerAuth = (cbor.decode(issued) as Map<string, unknown>).get('issuerAuth') as unknown[]
+      const headerAlg = (cbor.decode(issuerAuth[0] as Uint8Array) as Map<number, number>).get(1)
+      const advertised = formatSpec('mso_mdoc').signingAlgValues(alg)
+      expect(advertised).toStrictEqual({ ES256: [-7, -9], ES384: [-35, -51], EdDSA: [-8, -19] }[alg])
+      expect(headerAlg).toBe(advertised[0])
     },
   )
 })

@@ -61,6 +61,7 @@ describe('SDK webhook event types', () => {
   it('issue 21: a webhook handler narrows the body by `type` and `status`', () => {
     const handle = (event: WebhookEvent): string => {
       if (event.type === 'issuance.notification') return `${event.credentialConfigurationId}: ${event.event}`
+      if (event.type === 'credential.issued') return `${event.count} × ${event.format}`
       if (event.status === 'failed') return event.failureReason
       return 'claims' in event ? Object.keys(event.claims).join(',') : 'response code required'
     }

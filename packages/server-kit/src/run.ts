@@ -10,7 +10,7 @@ import { httpLimits } from './http-limits'
 import { providersOf, verifyKeyProviders, verifyMasterSecret } from './key-runtime'
 import { logStreamFor } from './log-format'
 import { onShutdownSignal } from './shutdown'
-import { startTelemetry } from './telemetry'
+import { startTelemetry, telemetryStartLine, warnOnExportFailures } from './telemetry'
 
 type CommonConfig = Readonly<z.output<typeof zCommonEnv>>
 
@@ -100,6 +100,8 @@ export async function runProcess<C extends CommonConfig>(options: RunOptions<C>)
     corsOrigins: config.CORS_ORIGINS,
   })
   guardDeadConnectionErrors(server.log)
+  server.log.info(telemetryStartLine(config), telemetry ? 'tracing on' : 'tracing off')
+  if (telemetry) await warnOnExportFailures(server.log)
   server.addHook('onClose', async () => {
     await unlisten()
     await database.close()

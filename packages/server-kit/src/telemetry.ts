@@ -85,3 +85,62 @@ export async function startTelemetry(
     },
   }
 }
+
+/** An endpoint as a log line may show it: no user info, no query. */
+function shownEndpoint(url: string | undefined): string | undefined {
+  if (!url) return undefined
+  try {
+    const parsed = new URL(url)
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`
+  } catch {
+    return 'unparsable'
+  }
+}
+
+/**
+ * The start-up line about tracing: on or off, and where spans and metrics go (OTLP headers, which
+ * may hold credentials, are never shown).
+ */
+export function telemetryStartLine(config: TelemetryConfig): Record<string, unknown> {
+  if (!telemetryWanted(config)) return { tracing: false }
+  return {
+    tracing: true,
+    protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    tracesEndpoint: shownEndpoint(
+      config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    ),
+    metricsEndpoint: shownEndpoint(
+      config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    ),
+  }
+}
+
+/**
+ * Failed exports (the SDK reports them through its diagnostic logger) become one warn line per
+ * `intervalMs` at most, with how many were suppressed since: a collector that is down must not
+ * flood the log at every batch.
+ */
+export async function warnOnExportFailures(
+  log: { warn(object: Record<string, unknown>, message: string): void },
+  intervalMs = 60_000,
+  now: () => number = Date.now,
+): Promise<void> {
+  const { diag, DiagLogLevel } = await import('@opentelemetry/api')
+  let last = Number.NEGATIVE_INFINITY
+  let suppressed = 0
+  const report = (message: string, ...args: unknown[]) => {
+    if (now() - last < intervalMs) {
+      suppressed++
+      return
+    }
+    last = now()
+    const cause = args.find((arg) => arg instanceof Error) as Error | undefined
+    log.warn({ diagnostic: message, cause: cause?.message, suppressed }, 'telemetry export failed')
+    suppressed = 0
+  }
+  const quiet = () => {}
+  diag.setLogger(
+    { error: report, warn: report, info: quiet, debug: quiet, verbose: quiet },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  )
+}

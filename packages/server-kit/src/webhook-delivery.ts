@@ -6,6 +6,8 @@ import { authHeaders, type OutboundEndpoint } from './outbound-http'
 /** Where failed deliveries and outbound calls are reported (a pino logger). */
 export interface OutboundLog {
   warn(object: Record<string, unknown>, message: string): void
+  /** The flow's story (docs/operations.md "Flow log lines"): one line per domain step. */
+  info?(object: Record<string, unknown>, message: string): void
 }
 
 export interface SendOptions {
@@ -15,6 +17,8 @@ export interface SendOptions {
   timeoutMs?: number
   /** The attempt's number, for the log line of a failure. */
   attempt?: number
+  /** The delivery id: the Standard Webhooks `webhook-id`. */
+  deliveryId?: string
   /** Receives one line per failed attempt, with the endpoint, the attempt and the cause. */
   log?: OutboundLog
   /** Counts the delivery while it runs and its outcome. */
@@ -44,7 +48,7 @@ export async function sendWebhook(
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          ...authHeaders(endpoint, 'webhook-endpoint', body, options.cipher),
+          ...authHeaders(endpoint, 'webhook-endpoint', body, options.cipher, options.deliveryId),
         },
         body,
         // The status says whether the event arrived; whatever the receiver writes is not read.

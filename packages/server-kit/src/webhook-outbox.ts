@@ -9,6 +9,7 @@ import {
   type Executor,
   enqueueWebhookDelivery,
   finishWebhookDelivery,
+  type NewWebhookDelivery,
   type WebhookDeliveryRow,
 } from '@credential-service/db-schema'
 import type { FastifyInstance } from 'fastify'
@@ -80,11 +81,15 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   // A database outage is one warn line per outage, not an error per drain and row.
   const outage = createOutageLog('webhook outbox')
 
-  /** Stores the event when the endpoint subscribes to its type; returns the delivery id if stored. */
-  async function enqueue(tx: Executor, event: WebhookEvent): Promise<string | undefined> {
+  /**
+   * The outbox row of an event, its body sealed (encrypted under its new delivery id), for a
+   * statement of the caller's that stores it with the change it reports (`enqueue` is that
+   * statement alone). Kick the id once it committed and was stored.
+   */
+  function seal(event: WebhookEvent): NewWebhookDelivery {
     const id = newId('whd')
     const body = JSON.stringify({ ...event.body, deliveryId: id })
-    const stored = await enqueueWebhookDelivery(tx, {
+    return {
       tenantId: event.tenantId,
       id,
       endpointId: event.endpointId,
@@ -96,8 +101,13 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
       at: options.now(),
       // Whichever process delivers it later continues the trace of the change it reports.
       traceparent: currentTraceparent(),
-    })
-    return stored ? id : undefined
+    }
+  }
+
+  /** Stores the event when the endpoint subscribes to its type; returns the delivery id if stored. */
+  async function enqueue(tx: Executor, event: WebhookEvent): Promise<string | undefined> {
+    const delivery = seal(event)
+    return (await enqueueWebhookDelivery(tx, delivery)) ? delivery.id : undefined
   }
 
   /**
@@ -186,6 +196,19 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     const counted = options.metrics?.webhookDelivery(row.tenantId)
     const result = await attempt(row)
     counted?.(result.status === 'pending' ? 'retrying' : result.status)
+    // Delivered, or given up; a retry's failure has its own warn line (webhook-delivery.ts).
+    if (result.status !== 'pending')
+      log?.info?.(
+        {
+          tenantId: row.tenantId,
+          sessionId: row.sessionId,
+          webhookEndpointId: row.endpointId,
+          webhookDeliveryId: row.id,
+          eventType: row.eventType,
+          attempts: row.attempts,
+        },
+        result.status === 'delivered' ? 'webhook delivered' : 'webhook failed',
+      )
     // A claimed row whose outcome is not recorded waits for its lease to end (a minute), and is
     // then sent again: a reset connection is waited out instead (the update is conditional).
     await retryWhileUnavailable(
@@ -215,6 +238,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
             cipher: options.cipher,
             outbound: options.outbound,
             attempt: row.attempts,
+            deliveryId: row.id,
             ...(log ? { log } : {}),
           })
         : { ok: false as const, error: 'the event body is gone or does not decrypt with this MASTER_SECRET' }
@@ -254,6 +278,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   }
 
   return {
+    seal,
     enqueue,
     kick,
     close,

@@ -51,6 +51,10 @@ export async function issueAccessToken(scope: GrantScope, grant: AccessTokenGran
       ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
     },
   )
+  deps.log.info?.(
+    { tenantId, sessionId: grant.sessionId, credentialConfigurationIds: grant.configurationIds },
+    'token issued',
+  )
   return {
     access_token: accessToken,
     token_type: grant.dpopJkt ? 'DPoP' : 'Bearer',

@@ -20,6 +20,7 @@ import type { AccessGrant } from '../grants/verify-access-token'
 import type { TenantScope } from '../tenant-scope'
 import type { createClaimsSource } from './claims-source'
 import { issueCredentials } from './issue-credentials'
+import { credentialIssuedEvent, logIssued } from './issued-event'
 
 /** What the (deferred) credential endpoint answers: credentials (200) or a transaction (202). */
 export type CredentialOutcome =
@@ -134,8 +135,8 @@ export function createDeferredService(
         // Resolved before the transaction, which PGlite runs alone.
         const signer = await deps.keys.signer(tenantId, offered.keyChainId)
         const notificationId = newId('ntf')
-        // Delivery, status list entries and the session's record commit together, or none of them.
-        const credentials = await deps.db.transaction(async (tx) => {
+        // Delivery, status list entries, the session's record and the event commit together, or none.
+        const { credentials, queued } = await deps.db.transaction(async (tx) => {
           if (!(await transactions.take(hash, session.id, tx))) throw invalidTransaction()
           const issued = await issueCredentials(scope, {
             session,
@@ -144,17 +145,35 @@ export function createDeferredService(
             claims: answer.claims,
             tx: { tx, signer },
           })
+          const at = deps.now()
+          const event = credentialIssuedEvent(scope, {
+            sessionId: session.id,
+            offered,
+            issued,
+            notificationId,
+            deferred: true,
+            at,
+          })
           const recorded = await createIssuanceSessionRepository(tx, tenantId).recordIssued(
             session.id,
             configurationId,
             notificationId,
-            deps.now(),
+            at,
+            event,
           )
           if (!recorded) throw alreadyIssued(configurationId)
-          return issued
+          return { credentials: issued.credentials, queued: recorded.queued ? event?.id : undefined }
         })
+        if (queued) void deps.outbox.kick([queued])
         delivered = true
         deps.metrics.credentialsIssued(tenantId, offered.config.format, credentials.length)
+        logIssued(deps, {
+          tenantId,
+          sessionId: session.id,
+          offered,
+          count: credentials.length,
+          deferred: true,
+        })
         return { status: 200, body: { credentials, notification_id: notificationId } }
       } finally {
         // Not delivered: the next poll may ask again after the interval.

@@ -27,6 +27,7 @@ import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
 import { issueCredentials } from './issue-credentials'
+import { credentialIssuedEvent, logIssued } from './issued-event'
 import { nonceNotSpent, verifyProofs } from './proofs'
 import type { ServerNonces } from './server-nonces'
 
@@ -185,18 +186,36 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
       const answer = await claimsFor(session, offered)
       if (answer.status === 'pending')
         return deferred.begin(session, configurationId, holderKeys, answer.interval)
-      const credentials = await issueCredentials(scope, {
+      const issued = await issueCredentials(scope, {
         session,
         offered,
         holderKeys,
         claims: answer.claims,
       })
       const notificationId = newId('ntf')
+      const at = deps.now()
+      const event = credentialIssuedEvent(scope, {
+        sessionId: session.id,
+        offered,
+        issued,
+        notificationId,
+        deferred: false,
+        at,
+      })
       // A concurrent request for the same configuration may have recorded it since the read above:
       // its credentials then stay unsent (exactly one of the two gets any).
-      if (!(await sessions.recordIssued(session.id, configurationId, notificationId, deps.now())))
-        throw alreadyIssued(configurationId)
+      const recorded = await sessions.recordIssued(session.id, configurationId, notificationId, at, event)
+      if (!recorded) throw alreadyIssued(configurationId)
+      if (recorded.queued && event) void deps.outbox.kick([event.id])
+      const { credentials } = issued
       deps.metrics.credentialsIssued(tenantId, offered.config.format, credentials.length)
+      logIssued(deps, {
+        tenantId,
+        sessionId: session.id,
+        offered,
+        count: credentials.length,
+        deferred: false,
+      })
       return { status: 200, body: { credentials, notification_id: notificationId } }
     },
 

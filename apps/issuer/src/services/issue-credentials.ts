@@ -28,6 +28,12 @@ export interface IssueCredentialsOptions {
   tx?: { tx: Database; signer: Signer }
 }
 
+export interface IssuedCredentials {
+  credentials: { credential: string }[]
+  /** Each credential's status list entry, in the same order; empty without status management. */
+  statuses: { idx: number; uri: string }[]
+}
+
 /**
  * Signs one credential per holder key with these claims (the batch of OpenID4VCI §8.3), each with
  * its own status list entry when the configuration manages status. Shared by the credential
@@ -38,7 +44,7 @@ export const issueCredentials = traced('issuer sign credentials', issueCredentia
 async function issueCredentialsUntraced(
   scope: TenantScope<ProtocolDeps>,
   options: IssueCredentialsOptions,
-): Promise<{ credential: string }[]> {
+): Promise<IssuedCredentials> {
   const { deps, tenantId } = scope
   const { session, offered, holderKeys, claims, tx } = options
   // Checklist S-129: every source was checked when its claims came in, but an offer stored before
@@ -85,5 +91,8 @@ async function issueCredentialsUntraced(
       status: statuses[index],
     })
   }
-  return Promise.all(holderKeys.map(async (key, index) => ({ credential: await issueOne(key, index) })))
+  const credentials = await Promise.all(
+    holderKeys.map(async (key, index) => ({ credential: await issueOne(key, index) })),
+  )
+  return { credentials, statuses }
 }

@@ -117,7 +117,10 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       [
         plan.webhookEndpoints,
         createWebhookEndpointRepository(db, tenantId),
-        (d: { events?: string[] }) => ({ events: d.events ?? null }),
+        (d: { events?: string[]; signatureHeaders?: string }) => ({
+          events: d.events ?? null,
+          signatureHeaders: d.signatureHeaders ?? 'x-signature',
+        }),
         'webhook-endpoint',
       ],
     ] as const) {

@@ -1,4 +1,8 @@
-import { zIssuanceNotificationEvent, zPresentationResultEvent } from '@credential-service/core-domain'
+import {
+  zCredentialIssuedEvent,
+  zIssuanceNotificationEvent,
+  zPresentationResultEvent,
+} from '@credential-service/core-domain'
 import type { z } from 'zod'
 
 /** `$ref` to the component a named schema (`.meta({ id })`) becomes. */
@@ -23,10 +27,21 @@ const AUTH_HEADERS = [
     'HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received',
     '^sha256=[0-9a-f]{64}$',
   ),
+  header(
+    'webhook-id',
+    'HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt',
+    '^whd_[A-Za-z0-9]+$',
+  ),
+  header('webhook-timestamp', 'Standard Webhooks: Unix time in seconds of this attempt', '^[0-9]+$'),
+  header(
+    'webhook-signature',
+    'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes',
+    '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$',
+  ),
 ]
 
 const DELIVERY =
-  'Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.'
+  'Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.'
 
 function webhook(operationId: string, summary: string, description: string, schema: z.ZodType) {
   return {
@@ -56,6 +71,12 @@ function webhook(operationId: string, summary: string, description: string, sche
  * named body schemas of core-domain (so the SDK exports their types).
  */
 export const WEBHOOKS = {
+  'credential.issued': webhook(
+    'credentialIssuedWebhook',
+    'Credentials were issued',
+    'Sent once per credential request (or deferred credential request) that a wallet got credentials for, of a configuration with `webhookEndpointId`, whether or not the wallet sends a notification later. Carries the configuration, format, count and status list entries, never claim values.',
+    zCredentialIssuedEvent,
+  ),
   'issuance.notification': webhook(
     'issuanceNotificationWebhook',
     'A wallet notification about an issued credential',

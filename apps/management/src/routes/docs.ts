@@ -1,6 +1,7 @@
 import { ROLE_DESCRIPTIONS } from '@credential-service/core-domain'
 import { openApiTransform, openApiTransformObject, SERVICE_VERSION } from '@credential-service/server-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { TAGS } from './docs-tags'
 import { WEBHOOKS } from './docs-webhooks'
 
 export interface DocsOptions {
@@ -118,6 +119,7 @@ async function buildDocsApp(routes: readonly RouteOptions[], options: DocsOption
       // wherever the page was opened (http://127.0.0.1:3000 or PUBLIC_URL behind the ingress), and
       // a saved copy (the SDK's) names no host.
       servers: [{ url: '/', description: 'The origin this description is served from' }],
+      tags: [...TAGS],
       webhooks: WEBHOOKS,
       components: {
         securitySchemes: {

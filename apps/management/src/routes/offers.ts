@@ -45,7 +45,19 @@ export function offerRoutes(deps: OfferServiceDeps, mount: { tenantInPath: boole
           response: { 201: zOfferCreated, ...problemResponses },
         },
       },
-      async (req, reply) => reply.status(201).send(await service(req).create(req.body)),
+      async (req, reply) => {
+        const created = await service(req).create(req.body)
+        // The flow's first line; the offer and its codes are bearer values and stay out.
+        req.log.info(
+          {
+            tenantId: requireTenantScope(req),
+            sessionId: created.sessionId,
+            credentialConfigurationIds: req.body.credentialConfigurationIds,
+          },
+          'offer created',
+        )
+        return reply.status(201).send(created)
+      },
     )
 
     app.post(

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import {
   type AttributeProvider,
   type AttributeProviderData,
@@ -257,7 +258,9 @@ export async function endpointColumns(
     if (previous?.authType === 'hmac' && previous.authSecret) {
       return { columns: { ...common, authType: 'hmac', authHeader: null, authSecret: previous.authSecret } }
     }
-    const signingSecret = generateSecret()
+    // Standard Webhooks libraries take a `whsec_<base64>` secret and sign with its decoded bytes.
+    const standard = 'signatureHeaders' in input && input.signatureHeaders !== 'x-signature'
+    const signingSecret = standard ? `whsec_${randomBytes(32).toString('base64')}` : generateSecret()
     return {
       columns: {
         ...common,
@@ -313,7 +316,7 @@ export const createWebhookEndpointService = (deps: ConfigServiceDeps, tenantId: 
     actor,
     'webhook-endpoint',
     createWebhookEndpointRepository(deps.db, tenantId),
-    (input) => ({ events: input.events ?? null }),
+    (input) => ({ events: input.events ?? null, signatureHeaders: input.signatureHeaders }),
   )
 
 /**

@@ -61,6 +61,20 @@ export const zAttributeProviderInput = z
 export type AttributeProviderInput = z.input<typeof zAttributeProviderInput>
 export type AttributeProviderData = z.output<typeof zAttributeProviderInput>
 
+/**
+ * Which signature headers an HMAC endpoint's deliveries carry: today's `X-Timestamp` and
+ * `X-Signature`, the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`), or both (while a receiver moves from one to the other).
+ */
+export const WEBHOOK_SIGNATURE_HEADERS = ['x-signature', 'standard-webhooks', 'both'] as const
+export const zSignatureHeaders = z
+  .enum(WEBHOOK_SIGNATURE_HEADERS)
+  .describe(
+    'HMAC endpoints: `x-signature` (X-Timestamp, X-Signature), `standard-webhooks` (webhook-id, webhook-timestamp, webhook-signature `v1,<base64>`), or `both`. A generated secret is `whsec_<base64>` as Standard Webhooks libraries expect',
+  )
+  .meta({ id: 'WebhookSignatureHeaders' })
+export type WebhookSignatureHeaders = z.infer<typeof zSignatureHeaders>
+
 export const zWebhookEndpointInput = z
   .object({
     ...endpointInput,
@@ -69,8 +83,9 @@ export const zWebhookEndpointInput = z
       .max(50)
       .optional()
       .describe(
-        'Event types to deliver (`issuance.notification`, `presentation.result`); all when absent. Other events are never stored or sent',
+        'Event types to deliver (`credential.issued`, `issuance.notification`, `presentation.result`); all when absent. Other events are never stored or sent',
       ),
+    signatureHeaders: zSignatureHeaders.default('x-signature'),
   })
   .strict()
   .describe('Webhook endpoint, as sent to create or replace one')
@@ -91,7 +106,7 @@ export const zAttributeProvider = z
   .meta({ id: 'AttributeProvider' })
 export type AttributeProvider = z.infer<typeof zAttributeProvider>
 export const zWebhookEndpoint = z
-  .object({ ...endpointOutput, events: z.array(z.string()).nullable() })
+  .object({ ...endpointOutput, events: z.array(z.string()).nullable(), signatureHeaders: zSignatureHeaders })
   .meta({ id: 'WebhookEndpoint' })
 export type WebhookEndpoint = z.infer<typeof zWebhookEndpoint>
 

@@ -3,7 +3,11 @@ import { zPageQuery, zTimestamp } from './common'
 import { zConfigId } from './credential-config'
 
 /** The event types the service emits; a webhook endpoint's `events` names some of them. */
-export const WEBHOOK_EVENT_TYPES = ['issuance.notification', 'presentation.result'] as const
+export const WEBHOOK_EVENT_TYPES = [
+  'credential.issued',
+  'issuance.notification',
+  'presentation.result',
+] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
 
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const
@@ -25,7 +29,9 @@ export const zWebhookDelivery = z
   .object({
     id: zWebhookDeliveryId,
     webhookEndpointId: zConfigId,
-    eventType: z.string().describe('`issuance.notification` or `presentation.result`'),
+    eventType: z
+      .string()
+      .describe('The event type (`credential.issued`, `issuance.notification`, `presentation.result`)'),
     sessionId: z.string().describe('The session the event is about'),
     status: zWebhookDeliveryStatus,
     attempts: z.number().int().describe('Attempts since the event was stored or last replayed'),

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { zTimestamp } from '../contract/common'
+import { zCredentialFormat } from '../contract/credential-config'
 import { zWebhookDeliveryId } from '../contract/webhook-delivery'
 import { NOTIFICATION_EVENTS } from './z-notification-request'
 
@@ -33,6 +34,40 @@ export const zIssuanceNotificationEvent = z
   .describe('`issuance.notification`: a wallet’s notification (OpenID4VCI §11) about an issued credential')
   .meta({ id: 'IssuanceNotificationEvent' })
 export type IssuanceNotificationEvent = z.infer<typeof zIssuanceNotificationEvent>
+
+/**
+ * The service answered a credential request (OpenID4VCI §8) or a deferred credential request (§9)
+ * with credentials: one event per request, whether or not the wallet ever sends a notification.
+ * Never claim values: what was issued, how many, and where each one's status lives.
+ */
+export const zCredentialIssuedEvent = z
+  .object({
+    type: z.literal('credential.issued'),
+    tenantId,
+    sessionId,
+    credentialConfigurationId: z.string().describe('The configuration the credentials were issued for'),
+    format: zCredentialFormat,
+    count: z.number().int().min(1).describe('Credentials in the answer (the batch: one per holder key)'),
+    statusListEntries: z
+      .array(
+        z.object({
+          uri: z.string().describe('The status list (its `uri` claim in the credential)'),
+          idx: z.number().int().describe('The credential’s index in that list'),
+        }),
+      )
+      .describe(
+        'One entry per credential, in the answer’s order; empty when the configuration manages no status',
+      ),
+    deferred: z.boolean().describe('True when a deferred credential request (OpenID4VCI §9) delivered them'),
+    notificationId: z
+      .string()
+      .describe('The `notification_id` the wallet got (OpenID4VCI §8.3); its notifications name it'),
+    at: zTimestamp.describe('When the credentials were issued'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe('`credential.issued`: credentials went out to a wallet (never their claims)')
+  .meta({ id: 'CredentialIssuedEvent' })
+export type CredentialIssuedEvent = z.infer<typeof zCredentialIssuedEvent>
 
 const zPresentationBase = z.object({
   type: z.literal('presentation.result'),
@@ -93,7 +128,7 @@ export type PresentationResultEvent = z.infer<typeof zPresentationResultEvent>
  * refuses).
  */
 export const zWebhookEvent = z
-  .union([zIssuanceNotificationEvent, zPresentationResultEvent])
+  .union([zCredentialIssuedEvent, zIssuanceNotificationEvent, zPresentationResultEvent])
   .describe('A webhook event body; `type` names the event')
   .meta({ id: 'WebhookEvent' })
 export type WebhookEvent = z.infer<typeof zWebhookEvent>
@@ -101,5 +136,6 @@ export type WebhookEvent = z.infer<typeof zWebhookEvent>
 type WithoutDeliveryId<T> = T extends unknown ? Omit<T, 'deliveryId'> : never
 /** An event body as a service builds it: the outbox adds `deliveryId` when it stores the event. */
 export type WebhookEventBody = WithoutDeliveryId<WebhookEvent>
+export type CredentialIssuedEventBody = WithoutDeliveryId<CredentialIssuedEvent>
 export type IssuanceNotificationEventBody = WithoutDeliveryId<IssuanceNotificationEvent>
 export type PresentationResultEventBody = WithoutDeliveryId<PresentationResultEvent>

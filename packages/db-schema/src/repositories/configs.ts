@@ -251,6 +251,7 @@ export function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
     url: row.url,
     auth: authOf(row),
     events: row.events,
+    signatureHeaders: row.signatureHeaders as WebhookEndpoint['signatureHeaders'],
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   }

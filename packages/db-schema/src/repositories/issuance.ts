@@ -1,7 +1,16 @@
 import { and, eq, getTableColumns, gt, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm'
+import type { QueryBuilder } from 'drizzle-orm/pg-core'
 import type { Database, Executor } from '../database'
-import { type IssuanceSessionRow, issuanceNotifications, issuanceSessions, nonces } from '../schema'
+import {
+  type IssuanceSessionRow,
+  issuanceNotifications,
+  issuanceSessions,
+  nonces,
+  webhookDeliveries,
+  webhookEndpoints,
+} from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
+import type { NewWebhookDelivery } from './webhook-deliveries'
 
 const INSERT_COLUMNS = [
   'tenantId',
@@ -37,6 +46,58 @@ const openByCode = and(
 )
 /** The failure reason of a session whose transaction code was guessed wrong too often. */
 const TX_CODE_LOCKED = 'too many wrong transaction codes'
+
+/**
+ * Claims an issued configuration: only a session that is still issuing and has not issued it yet
+ * matches, and the row lock makes one of two concurrent requests the only winner.
+ */
+function claimIssued(d: Database) {
+  const configurationId = param('configurationId')
+  const asArray = sql`array[${configurationId}]::text[]`
+  const completes = sql`${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${asArray})`
+  return d.$with('claimed').as(
+    d
+      .update(issuanceSessions)
+      .set({
+        issuedConfigurationIds: sql`${issuanceSessions.issuedConfigurationIds} || ${asArray}`,
+        status: sql`case when ${completes} then 'completed' else 'credential_issued' end`,
+        // Data minimisation: once every credential is out, the offer's claims serve nothing.
+        claimsEncrypted: sql`case when ${completes} then null else ${issuanceSessions.claimsEncrypted} end`,
+        legacyClaims: sql`case when ${completes} then null else ${issuanceSessions.legacyClaims} end`,
+        credentialIssuedAt: at,
+        updatedAt: sql`now()`,
+      })
+      .where(
+        and(
+          sessionById,
+          inArray(issuanceSessions.status, ['token_issued', 'credential_issued']),
+          sql`not (${issuanceSessions.issuedConfigurationIds} @> ${asArray})`,
+        ),
+      )
+      .returning({ sessionId: issuanceSessions.id }),
+  )
+}
+
+/**
+ * The notification id (OpenID4VCI §11) of a claim, recorded in the claim's statement. insert …
+ * select names every column in table order (drizzle checks it), defaults included.
+ */
+const notificationOf = (claimed: ReturnType<typeof claimIssued>) => (qb: QueryBuilder) =>
+  qb
+    .select({
+      tenantId: sql<string>`${tenant}`.as('tenant_id'),
+      id: sql<string>`${param('notificationId')}`.as('id'),
+      sessionId: sql<string>`${claimed.sessionId}`.as('session_id'),
+      credentialConfigurationId: sql<string>`${param('configurationId')}`.as('credential_configuration_id'),
+      event: sql<null>`null`.as('event'),
+      eventDescription: sql<null>`null`.as('event_description'),
+      receivedAt: sql<null>`null`.as('received_at'),
+      deliveryStatus: sql<string>`'none'`.as('delivery_status'),
+      deliveryAttempts: sql<number>`0`.as('delivery_attempts'),
+      deliveryError: sql<null>`null`.as('delivery_error'),
+      createdAt: sql<Date>`now()`.as('created_at'),
+    })
+    .from(claimed)
 
 // The statements of every issuance flow, prepared once per database (nonces: nonces.ts).
 const statements = {
@@ -126,55 +187,66 @@ const statements = {
     }),
   recordIssued: (db: Database) =>
     prepared(db, 'issuance_record_issued', (d) => {
-      const configurationId = param('configurationId')
-      const asArray = sql`array[${configurationId}]::text[]`
-      const completes = sql`${issuanceSessions.credentialConfigurationIds} <@ (${issuanceSessions.issuedConfigurationIds} || ${asArray})`
-      // Claims the configuration: only a session that is still issuing and has not issued it yet
-      // matches, and the row lock makes one of two concurrent requests the only winner.
-      const claimed = d.$with('claimed').as(
-        d
-          .update(issuanceSessions)
-          .set({
-            issuedConfigurationIds: sql`${issuanceSessions.issuedConfigurationIds} || ${asArray}`,
-            status: sql`case when ${completes} then 'completed' else 'credential_issued' end`,
-            // Data minimisation: once every credential is out, the offer's claims serve nothing.
-            claimsEncrypted: sql`case when ${completes} then null else ${issuanceSessions.claimsEncrypted} end`,
-            legacyClaims: sql`case when ${completes} then null else ${issuanceSessions.legacyClaims} end`,
-            credentialIssuedAt: at,
-            updatedAt: sql`now()`,
-          })
-          .where(
-            and(
-              sessionById,
-              inArray(issuanceSessions.status, ['token_issued', 'credential_issued']),
-              sql`not (${issuanceSessions.issuedConfigurationIds} @> ${asArray})`,
-            ),
-          )
-          .returning({ sessionId: issuanceSessions.id }),
-      )
-      // The notification id (OpenID4VCI §11) is recorded in the same statement, for a claim only.
-      // insert … select names every column in table order (drizzle checks it), defaults included.
-      return d
-        .with(claimed)
-        .insert(issuanceNotifications)
-        .select((qb) =>
-          qb
-            .select({
-              tenantId: sql<string>`${tenant}`.as('tenant_id'),
-              id: sql<string>`${param('notificationId')}`.as('id'),
-              sessionId: sql<string>`${claimed.sessionId}`.as('session_id'),
-              credentialConfigurationId: sql<string>`${configurationId}`.as('credential_configuration_id'),
-              event: sql<null>`null`.as('event'),
-              eventDescription: sql<null>`null`.as('event_description'),
-              receivedAt: sql<null>`null`.as('received_at'),
-              deliveryStatus: sql<string>`'none'`.as('delivery_status'),
-              deliveryAttempts: sql<number>`0`.as('delivery_attempts'),
-              deliveryError: sql<null>`null`.as('delivery_error'),
-              createdAt: sql<Date>`now()`.as('created_at'),
-            })
-            .from(claimed),
+      const claimed = claimIssued(d)
+      return d.with(claimed).insert(issuanceNotifications).select(notificationOf(claimed)).returning({
+        id: issuanceNotifications.id,
+      })
+    }),
+  // The same, and the outbox row of its `credential.issued` event when the endpoint subscribes
+  // (webhook-deliveries.ts `enqueueWebhookDelivery`): the event costs the hot path no statement.
+  recordIssuedWithEvent: (db: Database) =>
+    prepared(db, 'issuance_record_issued_event', (d) => {
+      const claimed = claimIssued(d)
+      const notified = d
+        .$with('notified')
+        .as(
+          d
+            .insert(issuanceNotifications)
+            .select(notificationOf(claimed))
+            .returning({ id: issuanceNotifications.id }),
         )
-        .returning({ id: issuanceNotifications.id })
+      const e = webhookEndpoints
+      const eventType = param('eventType')
+      const queued = d.$with('queued').as(
+        d
+          .insert(webhookDeliveries)
+          .select(
+            // d, not the callback's query builder: that one has no snake_case casing for columns.
+            d
+              .select({
+                tenantId: e.tenantId,
+                id: sql<string>`${param('deliveryId')}`.as('id'),
+                endpointId: e.id,
+                eventType: sql<string>`${eventType}`.as('event_type'),
+                sessionId: sql<string>`${id}`.as('session_id'),
+                notificationId: sql<null>`null`.as('notification_id'),
+                dropSessionResult: sql<boolean>`false`.as('drop_session_result'),
+                payloadEncrypted: sql<string>`${param('payloadEncrypted')}`.as('payload_encrypted'),
+                status: sql<string>`'pending'`.as('status'),
+                attempts: sql<number>`0`.as('attempts'),
+                nextAttemptAt: sql<Date>`${at}::timestamptz`.as('next_attempt_at'),
+                lastError: sql<null>`null`.as('last_error'),
+                createdAt: sql<Date>`now()`.as('created_at'),
+                updatedAt: sql<Date>`now()`.as('updated_at'),
+                deliveredAt: sql<null>`null`.as('delivered_at'),
+                traceparent: sql<string | null>`${param('traceparent')}::text`.as('traceparent'),
+              })
+              .from(e)
+              .where(
+                and(
+                  eq(e.tenantId, tenant),
+                  eq(e.id, param('endpointId')),
+                  sql`(${e.events} is null or ${eventType}::text = any(${e.events}))`,
+                  sql`exists (select 1 from ${notified})`,
+                ),
+              ),
+          )
+          .returning({ id: webhookDeliveries.id }),
+      )
+      return d
+        .with(claimed, notified, queued)
+        .select({ id: notified.id, queued: sql<boolean>`exists (select 1 from ${queued})`.as('queued') })
+        .from(notified)
     }),
   redeemAuthorized: (db: Database) =>
     prepared(db, 'issuance_redeem_authorized', (d) => {
@@ -340,20 +412,32 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
 
     /**
      * Records an issued configuration (`completed` once every offered configuration was issued)
-     * and the credential's notification id, in one statement. False when the session no longer
-     * issues (failed) or already issued this configuration: of two concurrent requests for the
-     * same configuration, exactly one records it.
+     * and the credential's notification id, in one statement; with `event` (sealed by the webhook
+     * outbox), its outbox row too, when the endpoint subscribes to its type. Undefined when the
+     * session no longer issues (failed) or already issued this configuration: of two concurrent
+     * requests for the same configuration, exactly one records it. `queued`: the event was stored.
      */
     async recordIssued(
       id: string,
       configurationId: string,
       notificationId: string,
       at: Date,
-    ): Promise<boolean> {
-      const rows = await statements
-        .recordIssued(db)
-        .execute({ tenantId, id, configurationId, notificationId, at: at.toISOString() })
-      return rows.length === 1
+      event?: NewWebhookDelivery,
+    ): Promise<{ queued: boolean } | undefined> {
+      const values = { tenantId, id, configurationId, notificationId, at: at.toISOString() }
+      if (!event) {
+        const rows = await statements.recordIssued(db).execute(values)
+        return rows.length === 1 ? { queued: false } : undefined
+      }
+      const rows = await statements.recordIssuedWithEvent(db).execute({
+        ...values,
+        endpointId: event.endpointId,
+        eventType: event.eventType,
+        deliveryId: event.id,
+        payloadEncrypted: event.payloadEncrypted,
+        traceparent: event.traceparent ?? null,
+      })
+      return rows[0] ? { queued: Boolean(rows[0].queued) } : undefined
     },
   }
 }

@@ -48,8 +48,19 @@ export type AttributeProviderRow = typeof attributeProviders.$inferSelect
 
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',
-  { ...endpoint(), events: text().array() },
-  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+  {
+    ...endpoint(),
+    events: text().array(),
+    /** HMAC endpoints: `x-signature`, `standard-webhooks` or `both` (the headers deliveries carry). */
+    signatureHeaders: text().notNull().default('x-signature'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    check(
+      'webhook_endpoints_signature_headers',
+      sql`${t.signatureHeaders} in ('x-signature', 'standard-webhooks', 'both')`,
+    ),
+  ],
 )
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect
 

@@ -2458,6 +2458,28 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "credential.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Credentials were issued
+         * @description Sent once per credential request (or deferred credential request) that a wallet got credentials for, of a configuration with `webhookEndpointId`, whether or not the wallet sends a notification later. Carries the configuration, format, count and status list entries, never claim values.
+         *
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         */
+        post: operations["credentialIssuedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "issuance.notification": {
         parameters: {
             query?: never;
@@ -2471,7 +2493,7 @@ export interface webhooks {
          * A wallet notification about an issued credential
          * @description Sent when a wallet calls the notification endpoint (OpenID4VCI §11) for a credential of a configuration with `webhookEndpointId`.
          *
-         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
          */
         post: operations["issuanceNotificationWebhook"];
         delete?: never;
@@ -2493,7 +2515,7 @@ export interface webhooks {
          * A presentation session ended
          * @description Sent when a presentation session of a request or configuration with `webhookEndpointId` ends: verified with the claims (cross-device) or `responseCodeRequired` (same-device), or failed with the reason.
          *
-         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or `X-Timestamp` and `X-Signature`. At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
          */
         post: operations["presentationResultWebhook"];
         delete?: never;
@@ -2857,6 +2879,38 @@ export interface components {
          * @enum {string}
          */
         CredentialFormat: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
+        /** @description `credential.issued`: credentials went out to a wallet (never their claims) */
+        CredentialIssuedEvent: {
+            /** @constant */
+            type: "credential.issued";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The configuration the credentials were issued for */
+            credentialConfigurationId: string;
+            format: components["schemas"]["CredentialFormat"];
+            /** @description Credentials in the answer (the batch: one per holder key) */
+            count: number;
+            /** @description One entry per credential, in the answer’s order; empty when the configuration manages no status */
+            statusListEntries: {
+                /** @description The status list (its `uri` claim in the credential) */
+                uri: string;
+                /** @description The credential’s index in that list */
+                idx: number;
+            }[];
+            /** @description True when a deferred credential request (OpenID4VCI §9) delivered them */
+            deferred: boolean;
+            /** @description The `notification_id` the wallet got (OpenID4VCI §8.3); its notifications name it */
+            notificationId: string;
+            /**
+             * Format: date-time
+             * @description When the credentials were issued
+             */
+            at: string;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
+        };
         CredentialStatusChanged: {
             status: components["schemas"]["CredentialStatusValue"];
             /** @description Credentials with a status list entry that the change covers */
@@ -4343,7 +4397,7 @@ export interface components {
             /** @description Delivery id; the event body carries it as `deliveryId` */
             id: string;
             webhookEndpointId: string;
-            /** @description `issuance.notification` or `presentation.result` */
+            /** @description The event type (`credential.issued`, `issuance.notification`, `presentation.result`) */
             eventType: string;
             /** @description The session the event is about */
             sessionId: string;
@@ -4394,6 +4448,7 @@ export interface components {
              */
             updatedAt: string;
             events: string[] | null;
+            signatureHeaders: components["schemas"]["WebhookSignatureHeaders"];
         };
         /** @description Webhook endpoint, as sent to create or replace one */
         WebhookEndpointDefinition: {
@@ -4410,8 +4465,10 @@ export interface components {
              *     }
              */
             auth?: components["schemas"]["EndpointAuthDefinition"];
-            /** @description Event types to deliver (`issuance.notification`, `presentation.result`); all when absent. Other events are never stored or sent */
+            /** @description Event types to deliver (`credential.issued`, `issuance.notification`, `presentation.result`); all when absent. Other events are never stored or sent */
             events?: string[];
+            /** @default x-signature */
+            signatureHeaders?: components["schemas"]["WebhookSignatureHeaders"];
         };
         WebhookEndpointPage: {
             items: components["schemas"]["WebhookEndpoint"][];
@@ -4434,6 +4491,7 @@ export interface components {
              */
             updatedAt: string;
             events: string[] | null;
+            signatureHeaders: components["schemas"]["WebhookSignatureHeaders"];
             /** @description HMAC signing secret: shown once, on create or when auth changes to hmac */
             signingSecret?: string;
         };
@@ -4441,6 +4499,11 @@ export interface components {
             /** @description Failed deliveries queued again */
             replayed: number;
         };
+        /**
+         * @description HMAC endpoints: `x-signature` (X-Timestamp, X-Signature), `standard-webhooks` (webhook-id, webhook-timestamp, webhook-signature `v1,<base64>`), or `both`. A generated secret is `whsec_<base64>` as Standard Webhooks libraries expect
+         * @enum {string}
+         */
+        WebhookSignatureHeaders: "x-signature" | "standard-webhooks" | "both";
     };
     responses: never;
     parameters: never;
@@ -8292,6 +8355,46 @@ export interface operations {
             };
         };
     };
+    credentialIssuedWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                "X-Timestamp"?: string;
+                /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                "X-Signature"?: string;
+                /** @description HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: Unix time in seconds of this attempt */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialIssuedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered (the answer is not read) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     issuanceNotificationWebhook: {
         parameters: {
             query?: never;
@@ -8300,6 +8403,12 @@ export interface operations {
                 "X-Timestamp"?: string;
                 /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
                 "X-Signature"?: string;
+                /** @description HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: Unix time in seconds of this attempt */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8334,6 +8443,12 @@ export interface operations {
                 "X-Timestamp"?: string;
                 /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
                 "X-Signature"?: string;
+                /** @description HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: Unix time in seconds of this attempt */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;

@@ -33,6 +33,8 @@ export type CredentialConfigPage = components['schemas']['CredentialConfigPage']
 export type CredentialEncryption = components['schemas']['CredentialEncryption']
 /** `dc+sd-jwt`: SD-JWT VC; `mso_mdoc`: mdoc; `jwt_vc_json`: W3C VC (JWT) */
 export type CredentialFormat = components['schemas']['CredentialFormat']
+/** `credential.issued`: credentials went out to a wallet (never their claims) */
+export type CredentialIssuedEvent = components['schemas']['CredentialIssuedEvent']
 export type CredentialStatusChanged = components['schemas']['CredentialStatusChanged']
 export type CredentialStatusValue = components['schemas']['CredentialStatusValue']
 /** Presentations over the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A, ISO/IEC 18013-7 Annex C) */
@@ -175,3 +177,5 @@ export type WebhookEndpointDefinition = components['schemas']['WebhookEndpointDe
 export type WebhookEndpointPage = components['schemas']['WebhookEndpointPage']
 export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret']
 export type WebhookReplayResult = components['schemas']['WebhookReplayResult']
+/** HMAC endpoints: `x-signature` (X-Timestamp, X-Signature), `standard-webhooks` (webhook-id, webhook-timestamp, webhook-signature `v1,<base64>`), or `both`. A generated secret is `whsec_<base64>` as Standard Webhooks libraries expect */
+export type WebhookSignatureHeaders = components['schemas']['WebhookSignatureHeaders']

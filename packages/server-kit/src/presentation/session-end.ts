@@ -31,7 +31,18 @@ export async function finishSession(
   now: Date,
 ): Promise<boolean> {
   const ended = await endSession(deps, row, outcome, event, now)
-  if (ended) deps.metrics.presentationFinished(row.tenantId, outcome.status)
+  if (ended) {
+    deps.metrics.presentationFinished(row.tenantId, outcome.status)
+    deps.log.info?.(
+      {
+        tenantId: row.tenantId,
+        sessionId: row.id,
+        presentationConfigId: row.presentationConfigId,
+        ...(outcome.failureReason ? { failureReason: outcome.failureReason } : {}),
+      },
+      outcome.status === 'verified' ? 'presentation verified' : 'presentation failed',
+    )
+  }
   return ended
 }
 

@@ -3,11 +3,13 @@ import { zMdocConfig, zMdocDcqlMeta } from './config'
 
 /**
  * `credential_signing_alg_values_supported` of an mdoc per key algorithm (OpenID4VCI 1.0 App. A.2.2,
- * checklist I-08): the IssuerAuth header's COSE id for ECDSA (-7, -35: what HAIP and ISO 18013-5
- * wallets match literally) and the fully specified id that the header and key curve amount to
- * (RFC 9864: ESP256 -9, ESP384 -51, Ed25519 -19). EdDSA's own id -8 is polymorphic and deprecated.
+ * checklist I-08): first the COSE id the IssuerAuth header carries (crypto `COSE_ALG`: -7, -35,
+ * -8, the ids ISO 18013-5 §9.1.3.6 lists and its readers match literally), then the fully
+ * specified id that header and the key's curve amount to (RFC 9864: ESP256 -9, ESP384 -51,
+ * Ed25519 -19). RFC 9864 deprecates the polymorphic -8 but ISO 18013-5 readers know no -19, so
+ * the header keeps -8 and both are advertised, as -7 and -9 are.
  */
-const MDOC_SIGNING_ALGS: Record<string, number[]> = { ES256: [-7, -9], ES384: [-35, -51], EdDSA: [-19] }
+const MDOC_SIGNING_ALGS: Record<string, number[]> = { ES256: [-7, -9], ES384: [-35, -51], EdDSA: [-8, -19] }
 
 /** OpenID4VP 1.0 B.2.4: an mdoc claim is asked for by [namespace, element identifier]. */
 const isElementPath = (path: unknown[]) => path.length === 2 && path.every((part) => typeof part === 'string')

@@ -1,0 +1,2 @@
+ALTER TABLE "webhook_endpoints" ADD COLUMN "signature_headers" text DEFAULT 'x-signature' NOT NULL;--> statement-breakpoint
+ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "webhook_endpoints_signature_headers" CHECK ("webhook_endpoints"."signature_headers" in ('x-signature', 'standard-webhooks', 'both'));

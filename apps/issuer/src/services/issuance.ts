@@ -17,6 +17,7 @@ import {
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps, StatusLists } from '@credential-service/server-kit'
+import type { ExternalTokenDeps } from '../external-tokens/verify-external-access'
 import {
   type AccessGrant,
   invalidToken,
@@ -39,7 +40,7 @@ export type IssuanceDeps = ProtocolDeps & {
   dpop: DpopSettings
   /** Challenges for wallet attestation PoPs (ABCA `challenge_endpoint`). */
   attestationChallenges: ServerNonces
-}
+} & ExternalTokenDeps
 
 const _seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 /**

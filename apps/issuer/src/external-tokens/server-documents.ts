@@ -64,6 +64,11 @@ export function createServerDocuments(deps: ServerDocumentDeps) {
   const metadata = new Map<string, { value: Promise<ServerMetadata>; at: number }>()
   const jwks = new Map<string, { value: Promise<JSONWebKeySet>; at: number }>()
   const seconds = () => deps.now().getTime() / 1000
+  /** Seconds since `at`; a copy from the future (the clock went back) counts as old. */
+  const ageOf = (at: number) => {
+    const age = seconds() - at
+    return age < 0 ? Number.POSITIVE_INFINITY : age
+  }
 
   async function discover(issuer: string): Promise<ServerMetadata> {
     const name = `authorization server '${issuer}'`
@@ -100,14 +105,14 @@ export function createServerDocuments(deps: ServerDocumentDeps) {
   return {
     metadata(issuer: string): Promise<ServerMetadata> {
       const known = metadata.get(issuer)
-      if (known && seconds() - known.at < METADATA_SECONDS) return known.value
+      if (known && ageOf(known.at) < METADATA_SECONDS) return known.value
       return cached(metadata, issuer, () => discover(issuer))
     },
 
     /** The JWKS at `uri`; `refresh` asks for a new copy, given only after the cooldown. */
     jwks(uri: string, refresh = false): Promise<JSONWebKeySet> {
       const known = jwks.get(uri)
-      const age = known ? seconds() - known.at : Number.POSITIVE_INFINITY
+      const age = known ? ageOf(known.at) : Number.POSITIVE_INFINITY
       if (known && age < JWKS_MAX_AGE_SECONDS && (!refresh || age < JWKS_REFRESH_COOLDOWN_SECONDS))
         return known.value
       return cached(jwks, uri, async () => {

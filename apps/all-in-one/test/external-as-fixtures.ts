@@ -226,16 +226,14 @@ export async function externalWallet() {
     /** An access token from a server the issuer lists, for `configurationId` (RAR) or `scope`. */
     async authorize(
       credentialIssuer: string,
-      ask: { configurationId?: string; scope?: string; issuerState?: string; server?: string },
+      ask: { configurationId?: string; scope?: string; issuerState?: string; server?: string; via?: string },
     ) {
-      const issuerMetadata = (await (
-        await fetch(
-          new URL(
-            `/.well-known/openid-credential-issuer${new URL(credentialIssuer).pathname}`,
-            credentialIssuer,
-          ),
-        )
-      ).json()) as Json
+      // `via`: the origin that serves the issuer (a process behind the ingress of PUBLIC_URL).
+      const metadataUrl = new URL(
+        `/.well-known/openid-credential-issuer${new URL(credentialIssuer).pathname}`,
+        ask.via ?? credentialIssuer,
+      )
+      const issuerMetadata = (await (await fetch(metadataUrl)).json()) as Json
       // The offer's authorization_server, else the first server that is not the issuer itself.
       const listed = issuerMetadata.authorization_servers as string[]
       const asIssuer = ask.server ?? (listed.find((s) => s !== credentialIssuer) as string)

@@ -51,7 +51,8 @@ export function serverOf(token: string, servers: AuthServerRow[]): AuthServerRow
     throw new TokenRefused('the access token is invalid or expired')
   }
   const server = servers.find((candidate) => candidate.issuer === issuer)
-  if (!server) throw new TokenRefused('the access token is from no authorization server of this issuer')
+  // The same answer as for a bad token of the issuer's own (an expired one comes here too).
+  if (!server) throw new TokenRefused('the access token is invalid or expired')
   return server
 }
 

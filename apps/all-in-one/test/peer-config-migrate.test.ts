@@ -208,6 +208,33 @@ describe('config:migrate from the peer layout (EUDIPLO)', () => {
     )
   })
 
+  it('issue 41: the peer’s authServers become auth-servers/ authorising every credential; one that is no URL stops the migration', () => {
+    const tenant = 'peer-as'
+    const input = peerFolder(tenant, (dir) =>
+      writeJson(join(dir, 'issuance', 'issuance.json'), {
+        authServers: ['https://login.peer.example/realms/wallets'],
+        batchSize: 5,
+        dPopRequired: false,
+      }),
+    )
+    const out = join(temp(), 'ours')
+    const result = migrateConfigDir(input, out)
+    expect(read(join(out, tenant, 'auth-servers/as-1.json'))).toStrictEqual({
+      id: 'as-1',
+      issuer: 'https://login.peer.example/realms/wallets',
+      credentialConfigurationIds: ['pid-mdoc', 'pid'],
+    })
+    expect(result.changes).toContain(
+      `${tenant}/issuance/issuance.json: authServers.0 → auth-servers/as-1.json (JWT access tokens for every credential; check tokenCheck, mapping and claimsSource)`,
+    )
+    const bad = peerFolder('peer-as-bad', (dir) =>
+      writeJson(join(dir, 'issuance', 'issuance.json'), { authServers: [42] }),
+    )
+    expect(() => migrateConfigDir(bad, join(temp(), 'ours'))).toThrow(
+      'peer-as-bad/issuance/issuance.json: authServers.0: not an issuer URL',
+    )
+  })
+
   it('parts without an equivalent stop the migration, one line each naming file and field; nothing is written', () => {
     const tenant = 'peer-bad'
     const input = peerFolder(tenant, (dir) => {

@@ -20,6 +20,7 @@ import {
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
+import { createExternalTokens } from './external-tokens/check-token'
 import { crlRoutes } from './routes/crl'
 import { jwksRoutes } from './routes/jwks'
 import { oid4vciRoutes } from './routes/oid4vci'
@@ -57,6 +58,8 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
       ),
       // Presentations during issuance are verified here too (Interactive Authorization).
       statusLists: appStatusLists(app, options.config),
+      // External authorization servers' metadata, JWKS and introspection answers (this process's).
+      externalTokens: createExternalTokens({ outbound: base.outbound, now: base.now }),
     }
     deps.metrics.observeRequests(app, 'issuer')
     // Every process may run it: each due list is claimed by one of them (claimDueTrustLists).

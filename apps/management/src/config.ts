@@ -63,7 +63,7 @@ export const zManagementEnv = zCommonEnv
         'Folder of the admin console’s static build, served under /console (relative to the working directory; the image sets /app/console)',
       ),
     CONFIG_IMPORT_DIR: optionalEnv(z.string().min(1)).describe(
-      'Folder imported at start-up: <dir>/<tenant>/tenant.json and <dir>/<tenant>/{key-chains,attribute-providers,webhook-endpoints,trust-lists,wallet-providers,presentations,login-providers,credentials,clients}/*.json, applied in that order; see docs/configuration-import.md',
+      'Folder imported at start-up: <dir>/<tenant>/tenant.json and <dir>/<tenant>/{key-chains,attribute-providers,webhook-endpoints,trust-lists,wallet-providers,presentations,login-providers,credentials,auth-servers,clients}/*.json, applied in that order; see docs/configuration-import.md',
     ),
     OIDC: optionalEnv(z.url()).describe(
       'Issuer URL of an external OpenID Connect provider (a Keycloak realm, <base>/realms/<realm>); switches to external OIDC mode, see docs/oidc-mode.md',

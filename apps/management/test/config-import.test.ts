@@ -84,6 +84,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
             walletProviders: 0,
             credentials: 2,
             presentations: 1,
+            authServers: 0,
             clients: 1,
           },
         },

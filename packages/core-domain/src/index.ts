@@ -13,6 +13,21 @@ export {
   zOperatorAuditEventQuery,
 } from './contract/audit'
 export type {
+  AuthServer,
+  AuthServerClaimsSource,
+  AuthServerData,
+  AuthServerInput,
+  AuthServerMapping,
+  AuthServerTokenCheck,
+} from './contract/auth-server'
+export {
+  AUTH_SERVER_CLAIMS_SOURCES,
+  AUTH_SERVER_MAPPINGS,
+  AUTH_SERVER_TOKEN_CHECKS,
+  zAuthServer,
+  zAuthServerInput,
+} from './contract/auth-server'
+export type {
   Client,
   ClientCreate,
   ClientSecretRotate,
@@ -107,6 +122,7 @@ export {
   AUTHORIZATION_CODE_GRANT,
   buildCredentialOffer,
   ISSUANCE_STATUSES,
+  offerGrantServers,
   PRE_AUTHORIZED_CODE_GRANT,
   zIssuanceSession,
   zIssuanceStatus,

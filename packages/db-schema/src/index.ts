@@ -36,6 +36,7 @@ export {
 export type { OwnedRepository } from './repositories/configs'
 export {
   createAttributeProviderRepository,
+  createAuthServerRepository,
   createCredentialConfigRepository,
   createLoginProviderRepository,
   createPresentationConfigRepository,
@@ -50,6 +51,8 @@ export {
   createDeferredCredentialRepository,
 } from './repositories/deferred'
 export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
+export type { ExternalTokenSessionRepository } from './repositories/external-tokens'
+export { createExternalTokenSessionRepository } from './repositories/external-tokens'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
 export { createIssuanceSessionRepository } from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
@@ -144,6 +147,7 @@ export {
 export type {
   AttributeProviderRow,
   AuthorizationRequestRow,
+  AuthServerRow,
   DeferredCredentialRow,
   IssuanceSessionRow,
   KeyChainRow,

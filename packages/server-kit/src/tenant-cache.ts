@@ -1,5 +1,7 @@
 import type { Client, CredentialConfig, PresentationConfig, Tenant } from '@credential-service/core-domain'
 import {
+  type AuthServerRow,
+  createAuthServerRepository,
   createClientRepository,
   createCredentialConfigRepository,
   createLoginProviderRepository,
@@ -26,6 +28,8 @@ export interface TenantSnapshot {
   trustLists: TrustListRow[]
   /** Login providers as stored (client secrets sealed): the issuer reads one per holder login. */
   loginProviders: LoginProviderRow[]
+  /** External authorization servers as stored (introspection secrets sealed). */
+  authServers: AuthServerRow[]
   /** The registrar's certificates by presentation configuration id (`verifier_info`). */
   registrationCertificates: Map<string, RegistrationCertificateRow>
 }
@@ -49,6 +53,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       trustLists,
       loginProviders,
       registrationCertificates,
+      authServers,
     ] = await Promise.all([
       createTenantRepository(db).getWithGeneration(tenantId),
       createCredentialConfigRepository(db, tenantId).all(),
@@ -57,6 +62,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       createTrustListRepository(db, tenantId).rows(),
       createLoginProviderRepository(db, tenantId).rows(),
       createRegistrarRepository(db, tenantId).registrationCertificates(),
+      createAuthServerRepository(db, tenantId).rows(),
     ])
     return {
       tenant: found?.tenant,
@@ -67,6 +73,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       trustLists,
       loginProviders,
       registrationCertificates,
+      authServers,
     }
   })
 
@@ -88,6 +95,8 @@ export function createTenantCache(options: TenantCacheOptions) {
       snapshots.find(tenantId, (s) => s.clients.find((client) => client.clientId === clientId)),
     loginProvider: (tenantId: string, id: string) =>
       snapshots.find(tenantId, (s) => s.loginProviders.find((provider) => provider.id === id)),
+    /** The tenant's external authorization servers (OpenID4VCI 1.0 §12.2.4). */
+    authServers: async (tenantId: string) => (await snapshots.get(tenantId)).authServers,
     registrationCertificate: async (tenantId: string, presentationConfigId: string) =>
       (await snapshots.get(tenantId)).registrationCertificates.get(presentationConfigId),
   }

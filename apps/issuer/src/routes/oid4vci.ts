@@ -48,8 +48,9 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     if (!found) throw new NotFoundError('issuer', tenant)
     const configs = await deps.tenants.credentialConfigs(tenant)
     const chains = await deps.keys.keyChains(tenant)
+    const authServers = await deps.tenants.authServers(tenant)
     const known = built.get(configs)
-    if (known?.sources[0] === found && known.sources[1] === chains)
+    if (known?.sources[0] === found && known.sources[1] === chains && known.sources[2] === authServers)
       return { metadata: known.metadata, document: known.document, configs }
     const withAlgs = configs.map((config) => ({
       config,
@@ -59,13 +60,14 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       issuer: service(tenant).issuer,
       tenantName: found.name,
       configs: withAlgs,
+      authorizationServers: authServers.map((server) => server.issuer),
       encryption: {
         key: await encryption(tenant).publicKey(),
         required: found.credentialEncryption === 'required',
       },
     })
     const document = cachedJson(metadata)
-    built.set(configs, { sources: [found, chains], metadata, document })
+    built.set(configs, { sources: [found, chains, authServers], metadata, document })
     return { metadata, document, configs }
   }
 

@@ -6,6 +6,7 @@ import {
   type NonceResponse,
   type NotificationRequest,
   newId,
+  offerGrantServers,
   ProtocolError,
 } from '@credential-service/core-domain'
 import { tracedSteps } from '@credential-service/core-domain/tracing'
@@ -16,6 +17,7 @@ import {
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 import type { ProtocolDeps, StatusLists } from '@credential-service/server-kit'
+import type { ExternalTokenDeps } from '../external-tokens/verify-external-access'
 import {
   type AccessGrant,
   invalidToken,
@@ -39,7 +41,7 @@ export type IssuanceDeps = ProtocolDeps & {
   dpop: DpopSettings
   /** Challenges for wallet attestation PoPs (ABCA `challenge_endpoint`). */
   attestationChallenges: ServerNonces
-}
+} & ExternalTokenDeps
 
 const _seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 /**
@@ -99,18 +101,26 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
       const row = await sessions.fetchOffer(sessionId, deps.now())
       if (!row?.offerCodeEncrypted) return undefined
       // A string: the pre-authorized code; an object: an offer with the authorization code grant.
-      const stored = deps.keys.cipher.decrypt<string | { code: string | null; issuerState: string }>(
-        row.offerCodeEncrypted,
-        `offer:${tenantId}/${sessionId}`,
-      )
+      const stored = deps.keys.cipher.decrypt<
+        string | { code: string | null; issuerState: string; authorizationServer?: string }
+      >(row.offerCodeEncrypted, `offer:${tenantId}/${sessionId}`)
+      const external = (await deps.tenants.authServers(tenantId)).length
       if (typeof stored === 'string')
-        return buildCredentialOffer(issuer, row.credentialConfigurationIds, stored, row.txCodeSpec)
+        return buildCredentialOffer(
+          issuer,
+          row.credentialConfigurationIds,
+          stored,
+          row.txCodeSpec,
+          null,
+          offerGrantServers(issuer, external),
+        )
       return buildCredentialOffer(
         issuer,
         row.credentialConfigurationIds,
         stored.code,
         row.txCodeSpec,
         stored.issuerState,
+        offerGrantServers(issuer, external, stored.authorizationServer),
       )
     },
 

@@ -87,6 +87,8 @@ export interface IssuerMetadataInput {
   issuer: string
   tenantName: string
   configs: { config: CredentialConfig; signingAlg: string }[]
+  /** Issuer identifiers of the tenant's external authorization servers; empty: none. */
+  authorizationServers?: string[]
   /** The tenant's request encryption key and whether encryption is required (OpenID4VCI §10). */
   encryption: { key: PublishedEncryptionKey; required: boolean }
 }
@@ -104,11 +106,17 @@ export function advertisedBatchSize(configs: Pick<CredentialConfig, 'keyBinding'
   return sizes.length && smallest >= 2 ? smallest : undefined
 }
 
-/** Credential issuer metadata (OpenID4VCI §12.2). The issuer is its own authorization server. */
+/**
+ * Credential issuer metadata (OpenID4VCI §12.2). The issuer is its own authorization server; with
+ * external ones, `authorization_servers` lists it first (its pre-authorized code grant goes on),
+ * then theirs (§12.2.4: omitted, the issuer alone is meant).
+ */
 export function issuerMetadata(input: IssuerMetadataInput): CredentialIssuerMetadata {
   const batch = advertisedBatchSize(input.configs.map(({ config }) => config))
+  const external = input.authorizationServers ?? []
   return {
     credential_issuer: input.issuer,
+    ...(external.length ? { authorization_servers: [input.issuer, ...external] } : {}),
     credential_endpoint: `${input.issuer}/credential`,
     deferred_credential_endpoint: `${input.issuer}/deferred-credential`,
     nonce_endpoint: `${input.issuer}/nonce`,

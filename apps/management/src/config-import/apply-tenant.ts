@@ -6,6 +6,7 @@ import {
 import { hashSecret, isLegacySecretHash, type SecretVerifier } from '@credential-service/crypto'
 import {
   createAttributeProviderRepository,
+  createAuthServerRepository,
   createClientRepository,
   createCredentialConfigRepository,
   createKeyChainRepository,
@@ -25,6 +26,7 @@ import {
   trustListColumns,
 } from '@credential-service/db-schema'
 import { convertTrustAnchors } from '../services/anchor-lists'
+import { authServerColumns, authServerIssues } from '../services/auth-server-service'
 import {
   type ConfigServiceDeps,
   endpointColumns,
@@ -65,6 +67,7 @@ export interface AppliedCounts {
   walletProviders: number
   credentials: number
   presentations: number
+  authServers: number
   clients: number
 }
 
@@ -219,6 +222,20 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       )
       if (!issues.length) await credentials.upsert(credentialConfigColumns(data), tx)
     }
+    // After the credentials they may authorise.
+    const authServers = createAuthServerRepository(db, tenantId)
+    for (const { file, data } of plan.authServers) {
+      const { columns, issues } = authServerColumns(
+        deps.configs,
+        tenantId,
+        data,
+        await authServers.row(data.id, tx),
+        '',
+      )
+      issues.push(...(await authServerIssues(db, tenantId, data, '', tx)))
+      rejected.push(...issues.map((issue) => ({ file, ...issue })))
+      if (!issues.length) await authServers.upsert(columns, tx)
+    }
     rejected.push(...(await applyClients(deps, db, tx, plan)))
     // By file, whatever order they were applied in (dependencies decide that).
     rejected.sort((a, b) => a.file.localeCompare(b.file))
@@ -241,6 +258,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       walletProviders: plan.walletProviders.length,
       credentials: plan.credentials.length,
       presentations: plan.presentations.length,
+      authServers: plan.authServers.length,
       clients: plan.clients.length,
     }
   })
@@ -310,6 +328,7 @@ function countFiles(plan: TenantPlan) {
     plan.walletProviders.length +
     plan.credentials.length +
     plan.presentations.length +
+    plan.authServers.length +
     plan.clients.length
   )
 }

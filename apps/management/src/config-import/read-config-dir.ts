@@ -18,6 +18,7 @@ export const RESOURCE_KINDS = [
   'wallet-providers',
   'credentials',
   'presentations',
+  'auth-servers',
   'clients',
 ] as const
 export type ResourceKind = (typeof RESOURCE_KINDS)[number]

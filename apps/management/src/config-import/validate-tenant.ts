@@ -1,5 +1,6 @@
 import {
   type AttributeProviderData,
+  type AuthServerData,
   type ClientCreate,
   type CredentialConfigBody,
   checkClientTenantBinding,
@@ -20,6 +21,7 @@ import {
   type WalletProviderData,
   type WebhookEndpointData,
   zAttributeProviderInput,
+  zAuthServerInput,
   zClientCreate,
   zCredentialConfigInput,
   zKeyChainCreate,
@@ -56,6 +58,7 @@ export interface TenantPlan {
   walletProviders: Planned<WalletProviderData>[]
   credentials: Planned<CredentialConfigBody>[]
   presentations: Planned<PresentationConfigData>[]
+  authServers: Planned<AuthServerData>[]
   clients: Planned<ClientCreate & { clientId: string; clientSecret: string }>[]
 }
 
@@ -132,6 +135,7 @@ export function validateTenantFolder(
     walletProviders: [],
     credentials: [],
     presentations: [],
+    authServers: [],
     clients: [],
   }
 
@@ -162,6 +166,13 @@ export function validateTenantFolder(
     const urlIssues = parsed.issuer ? checkOutboundUrl(parsed.issuer, outbound, 'issuer') : []
     issues.push(...urlIssues.map((issue) => ({ file: file.file, ...issue })))
     if (!urlIssues.length) plan.loginProviders.push({ file: file.file, data: parsed })
+  }
+  for (const file of folder.files['auth-servers']) {
+    const parsed = parse(zAuthServerInput, file, issues)
+    if (!parsed) continue
+    const urlIssues = checkOutboundUrl(parsed.issuer, outbound, 'issuer')
+    issues.push(...urlIssues.map((issue) => ({ file: file.file, ...issue })))
+    if (!urlIssues.length) plan.authServers.push({ file: file.file, data: parsed })
   }
   for (const file of folder.files['trust-lists']) {
     const parsed = parse(zTrustListInput, file, issues)

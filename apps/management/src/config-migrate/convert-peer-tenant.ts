@@ -162,11 +162,6 @@ export function convertPeerTenant(src: string, tenant: string): PeerTenantConver
   if (existsSync(join(src, 'issuance', 'issuance.json'))) {
     issuance = read('issuance/issuance.json') ?? {}
     refuseUnknown('issuance/issuance.json', issuance, ['authServers', 'batchSize', 'dPopRequired', 'display'])
-    if (Array.isArray(issuance.authServers) && issuance.authServers.length)
-      error(
-        'issuance/issuance.json',
-        'authServers: external authorization servers are not supported; use login providers (docs/authorization-code-flow.md)',
-      )
     if (issuance.display !== undefined)
       change('issuance/issuance.json', 'display not migrated: the issuer display comes from the tenant name')
   }
@@ -215,6 +210,11 @@ export function convertPeerTenant(src: string, tenant: string): PeerTenantConver
         body: converted.webhookEndpoint.body,
       })
   }
+  convertAuthServers(
+    issuance.authServers,
+    out.files.filter((f) => f.path.startsWith('credentials/')).map((f) => String((f.body as Json).id)),
+    { files: out.files, change, error },
+  )
 
   const access = usage.get('access') ?? signing
   for (const { file, path, body } of filesOf('presentation', [
@@ -285,4 +285,42 @@ export function convertPeerTenant(src: string, tenant: string): PeerTenantConver
     }
   }
   return out
+}
+
+/**
+ * The peer's `authServers` (issuer URLs of external authorization servers) → `auth-servers/`, each
+ * authorising every converted credential configuration, with the defaults: RFC 9068 JWT access
+ * tokens, `authorization_details` and `scope`, claims from the token
+ * (docs/authorization-code-flow.md#external-authorization-servers).
+ */
+function convertAuthServers(
+  servers: unknown,
+  credentialIds: string[],
+  out: {
+    files: { path: string; body: unknown }[]
+    change: (file: string, message: string) => void
+    error: (file: string, message: string) => void
+  },
+) {
+  const file = 'issuance/issuance.json'
+  if (!Array.isArray(servers)) return
+  for (const [index, issuer] of servers.entries()) {
+    if (typeof issuer !== 'string' || !URL.canParse(issuer)) {
+      out.error(file, `authServers.${index}: not an issuer URL`)
+      continue
+    }
+    if (!credentialIds.length) {
+      out.error(file, `authServers.${index}: no credential configuration to authorise`)
+      continue
+    }
+    const id = `as-${index + 1}`
+    out.files.push({
+      path: `auth-servers/${id}.json`,
+      body: { id, issuer, credentialConfigurationIds: credentialIds },
+    })
+    out.change(
+      file,
+      `authServers.${index} → auth-servers/${id}.json (JWT access tokens for every credential; check tokenCheck, mapping and claimsSource)`,
+    )
+  }
 }

@@ -4,6 +4,8 @@ import {
   zAttributeProvider,
   zAttributeProviderInput,
   zAttributeProviderWithSecret,
+  zAuthServer,
+  zAuthServerInput,
   zClaimsJsonSchema,
   zConfigId,
   zCredentialConfig,
@@ -23,6 +25,7 @@ import {
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { createAuthServerService } from '../services/auth-server-service'
 import {
   type ConfigServiceDeps,
   createAttributeProviderService,
@@ -39,6 +42,12 @@ const LOGIN_PROVIDERS = [
   'What logs holders in for credential configurations with `userAuthentication` (authorization code flow, OpenID4VCI §5). Kind `openid`: an upstream OpenID provider; register `{PUBLIC_URL}/issuers/{tenantId}/authorize/callback` as a redirect URI of `clientId` at the provider. Kind `presentation` (presentation during issuance): the holder presents a credential, e.g. a PID, as the presentation configuration `presentationConfigId` asks, and `userAuthentication.claims` maps its claims paths to the fields; in a browser `/authorize` shows the request as a QR code and a same-device link, and wallets using Interactive Authorization (OpenID4VCI 1.1) present at `/authorize-challenge` (the current draft) or `/interactive-authorization` (the earlier form deployed wallets speak).',
   '`issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). At each login the issuer fetches its discovery document, token endpoint, JWKS and userinfo.',
   '`clientSecret` (client_secret_basic) is stored encrypted and never returned; `hasClientSecret` tells whether one is stored. On replace, leave it out to keep the stored secret, which is allowed only while `issuer` and `clientId` stay the same (else 422 `body.clientSecret`: the secret is never sent to another provider); send `null` to remove it (a public client).',
+].join('\n\n')
+
+const AUTH_SERVERS = [
+  "External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.",
+  "A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.",
+  '`issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.',
 ].join('\n\n')
 
 const WALLET_PROVIDERS = [
@@ -144,6 +153,26 @@ export async function registerConfigRoutes(app: FastifyInstance, deps: ConfigSer
           output: zLoginProvider,
           saved: zLoginProvider,
           service: (tenantId, req) => createLoginProviderService(deps, tenantId, req.principal),
+        },
+        mount,
+      ),
+    )
+    await app.register(
+      configCollectionRoutes(
+        {
+          collection: 'auth-servers',
+          itemKey: 'authServerId',
+          name: 'AuthServer',
+          label: 'authorization server',
+          tag: 'auth-servers',
+          deleteSummary:
+            'Delete an external authorization server; its tokens are refused at once (sessions it started keep their state)',
+          description: AUTH_SERVERS,
+          roles: { read: ['issuance:config'], write: ['issuance:config'] },
+          input: zAuthServerInput,
+          output: zAuthServer,
+          saved: zAuthServer,
+          service: (tenantId, req) => createAuthServerService(deps, tenantId, req.principal),
         },
         mount,
       ),

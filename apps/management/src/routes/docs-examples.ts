@@ -1,6 +1,7 @@
 import {
   zAccessCertificateRequest,
   zAttributeProviderInput,
+  zAuthServerInput,
   zClientCreate,
   zClientSecretRotate,
   zClientUpdate,
@@ -288,6 +289,33 @@ requestExamples.add(zAttributeProviderInput, {
       id: ATTRIBUTE_PROVIDER,
       url: 'https://registry.acme.example/credential-claims',
       auth: { type: 'api-key', headerName: 'x-api-key', value: 'registry-api-key-0123456789' },
+    },
+  },
+})
+
+requestExamples.add(zAuthServerInput, {
+  jwt: {
+    summary: 'A Keycloak realm issuing RFC 9068 JWT access tokens',
+    value: {
+      id: 'keycloak',
+      description: 'ACME Keycloak realm for wallets',
+      issuer: 'https://login.acme.example/realms/wallets',
+      credentialConfigurationIds: ['employee'],
+      mapping: ['authorization_details', 'scope'],
+      claimsSource: 'token',
+    },
+  },
+  introspection: {
+    summary: 'Opaque tokens checked by RFC 7662 introspection, claims from the attribute provider',
+    value: {
+      id: 'bank-as',
+      issuer: 'https://auth.bank.example',
+      tokenCheck: 'introspection',
+      clientId: 'credential-issuer',
+      clientSecret: 'bank-introspection-secret-0123',
+      credentialConfigurationIds: ['employee'],
+      claimsSource: 'attribute-provider',
+      singleUseTokens: true,
     },
   },
 })

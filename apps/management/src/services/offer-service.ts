@@ -9,6 +9,7 @@ import {
   type OfferCreate,
   type OfferCreated,
   type OutboundUrlPolicy,
+  offerGrantServers,
   type Principal,
   RuleViolationError,
   resolveClaims,
@@ -127,6 +128,17 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         if (resolved.ok) claims[id] = resolved.claims
         else issues.push(...resolved.issues)
       }
+      const authServers = await deps.tenants.authServers(tenantId)
+      const chosenServer = input.authorizationServerId
+        ? authServers.find((server) => server.id === input.authorizationServerId)
+        : undefined
+      if (input.authorizationServerId && (!chosenServer || input.grant === 'pre-authorized_code'))
+        issues.push({
+          path: 'body.authorizationServerId',
+          message: chosenServer
+            ? 'an authorization server belongs to the authorization_code grant'
+            : `no authorization server '${input.authorizationServerId}' in this tenant`,
+        })
       // With both grants the wallet may take the authorization code flow, which asks for no tx code.
       if (input.txCode && input.grant !== 'pre-authorized_code')
         issues.push({
@@ -164,7 +176,13 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         byReference: input.byReference,
         offerCodeEncrypted: input.byReference
           ? deps.cipher.encrypt(
-              issuerState ? { code: preAuthorized ? code : null, issuerState } : code,
+              issuerState
+                ? {
+                    code: preAuthorized ? code : null,
+                    issuerState,
+                    ...(chosenServer ? { authorizationServer: chosenServer.issuer } : {}),
+                  }
+                : code,
               `offer:${tenantId}/${sessionId}`,
             )
           : null,
@@ -178,6 +196,7 @@ export function createOfferService(deps: OfferServiceDeps, tenantId: string, act
         preAuthorized ? code : null,
         txCodeSpec,
         issuerState,
+        offerGrantServers(issuer, authServers.length, chosenServer?.issuer),
       )
       const credentialOfferUri = input.byReference ? `${issuer}/offers/${sessionId}` : null
       const offerUri = credentialOfferUri

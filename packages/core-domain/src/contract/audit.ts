@@ -13,6 +13,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'presentation-config',
   'attribute-provider',
   'login-provider',
+  'auth-server',
   'webhook-endpoint',
   'wallet-provider',
   'trust-list',

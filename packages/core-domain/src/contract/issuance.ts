@@ -39,6 +39,11 @@ export const zOfferCreate = z
         'Grant(s) of the offer (OpenID4VCI §4.1.1): `authorization_code` gives the wallet an `issuer_state` to start the authorization code flow with; `both` offers either',
       ),
     txCode: zTxCodeSpec.optional().describe('Require a transaction code sent to the holder out of band'),
+    authorizationServerId: zConfigId
+      .optional()
+      .describe(
+        'The external authorization server (`/api/auth-servers`) the wallet is to use for the `authorization_code` grant; its issuer is named in the grant as `authorization_server` (OpenID4VCI 1.0 §4.1.1). Without it, while the tenant has external servers, the grant names the credential issuer itself. Unknown id, or a `pre-authorized_code` offer: 422',
+      ),
     claims: z
       .record(zConfigId, z.record(z.string(), z.unknown()))
       .optional()
@@ -119,8 +124,18 @@ export const zIssuanceSession = z
 export type IssuanceSession = z.infer<typeof zIssuanceSession>
 
 /**
+ * The `authorization_server` of each grant (OpenID4VCI 1.0 §4.1.1): only while the metadata lists
+ * more than one (the issuer and `external` servers); the pre-authorized code grant is always the
+ * issuer's own, the authorization code grant the chosen server's (the issuer's when none is).
+ */
+export function offerGrantServers(issuer: string, external: number, chosen?: string | null) {
+  if (external === 0) return undefined
+  return { preAuthorized: issuer, authorizationCode: chosen ?? issuer }
+}
+
+/**
  * The credential offer object (OpenID4VCI §4.1.1): the pre-authorized code grant when `code` is
- * set, the authorization code grant when `issuerState` is.
+ * set, the authorization code grant when `issuerState` is; `servers` from offerGrantServers.
  */
 export function buildCredentialOffer(
   issuer: string,
@@ -128,13 +143,19 @@ export function buildCredentialOffer(
   code: string | null,
   txCode: { inputMode: string; length: number; description?: string | undefined } | null | undefined,
   issuerState?: string | null,
+  servers?: { preAuthorized: string; authorizationCode: string },
 ): Record<string, unknown> {
+  const server = (name: string | undefined) => (name ? { authorization_server: name } : {})
   return {
     credential_issuer: issuer,
     credential_configuration_ids: ids,
     grants: {
-      ...(issuerState ? { [AUTHORIZATION_CODE_GRANT]: { issuer_state: issuerState } } : {}),
-      ...(code === null ? {} : preAuthorizedGrant(code, txCode)),
+      ...(issuerState
+        ? {
+            [AUTHORIZATION_CODE_GRANT]: { issuer_state: issuerState, ...server(servers?.authorizationCode) },
+          }
+        : {}),
+      ...(code === null ? {} : preAuthorizedGrant(code, txCode, server(servers?.preAuthorized))),
     },
   }
 }
@@ -142,9 +163,11 @@ export function buildCredentialOffer(
 function preAuthorizedGrant(
   code: string,
   txCode: { inputMode: string; length: number; description?: string | undefined } | null | undefined,
+  server: { authorization_server?: string },
 ) {
   return {
     [PRE_AUTHORIZED_CODE_GRANT]: {
+      ...server,
       'pre-authorized_code': code,
       ...(txCode
         ? {

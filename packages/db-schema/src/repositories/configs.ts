@@ -1,5 +1,6 @@
 import type {
   AttributeProvider,
+  AuthServer,
   CredentialConfig,
   CredentialConfigData,
   EndpointAuth,
@@ -15,7 +16,9 @@ import type { PgColumn, PgTable } from 'drizzle-orm/pg-core'
 import type { Database, Executor } from '../database'
 import {
   type AttributeProviderRow,
+  type AuthServerRow,
   attributeProviders,
+  authServers,
   type CredentialConfigRow,
   credentialConfigs,
   type LoginProviderRow,
@@ -292,6 +295,26 @@ export const createLoginProviderRepository = (db: Database, tenantId: string) =>
     tenantId,
     toLoginProvider,
   )
+
+export function toAuthServer(row: AuthServerRow): AuthServer {
+  return {
+    id: row.id,
+    description: row.description,
+    issuer: row.issuer,
+    tokenCheck: row.tokenCheck === 'introspection' ? 'introspection' : 'jwt',
+    clientId: row.clientId,
+    credentialConfigurationIds: row.credentialConfigurationIds,
+    mapping: row.mapping as AuthServer['mapping'],
+    claimsSource: row.claimsSource === 'attribute-provider' ? 'attribute-provider' : 'token',
+    singleUseTokens: row.singleUseTokens,
+    hasClientSecret: row.clientSecretEncrypted !== null,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  }
+}
+
+export const createAuthServerRepository = (db: Database, tenantId: string) =>
+  owned<AuthServerRow, AuthServer>(db, authServers as unknown as OwnedTable, tenantId, toAuthServer)
 
 export function toWalletProvider(row: WalletProviderRow): WalletProvider {
   return {

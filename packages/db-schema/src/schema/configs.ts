@@ -16,6 +16,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core'
 import { keyChains } from './key-chains'
 import { tenants } from './tenants'
@@ -107,6 +108,45 @@ export const loginProviders = pgTable(
   ],
 )
 export type LoginProviderRow = typeof loginProviders.$inferSelect
+
+/**
+ * External OAuth authorization servers whose access tokens the tenant's credential endpoint
+ * accepts (OpenID4VCI 1.0 §12.2.4 `authorization_servers`). The introspection client secret is
+ * encrypted (key runtime cipher) and never returned.
+ */
+export const authServers = pgTable(
+  'auth_servers',
+  {
+    tenantId: text()
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: text().notNull(),
+    description: text(),
+    issuer: text().notNull(),
+    /** `jwt` (RFC 9068 against the JWKS) or `introspection` (RFC 7662). */
+    tokenCheck: text().notNull(),
+    clientId: text(),
+    clientSecretEncrypted: text(),
+    credentialConfigurationIds: text().array().notNull(),
+    /** `authorization_details` and/or `scope`. */
+    mapping: text().array().notNull(),
+    /** `token` or `attribute-provider`. */
+    claimsSource: text().notNull(),
+    singleUseTokens: boolean().notNull().default(false),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('auth_servers_issuer').on(t.tenantId, t.issuer),
+    check(
+      'auth_servers_token_check',
+      sql`(${t.tokenCheck} = 'jwt') or (${t.tokenCheck} = 'introspection' and ${t.clientId} is not null)`,
+    ),
+    check('auth_servers_claims_source_check', sql`${t.claimsSource} in ('token', 'attribute-provider')`),
+  ],
+)
+export type AuthServerRow = typeof authServers.$inferSelect
 
 export const credentialConfigs = pgTable(
   'credential_configs',

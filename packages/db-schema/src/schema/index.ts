@@ -6,6 +6,7 @@ export type { ClientRow } from './clients'
 export { clients } from './clients'
 export type {
   AttributeProviderRow,
+  AuthServerRow,
   CredentialConfigRow,
   LoginProviderRow,
   PresentationConfigRow,
@@ -13,6 +14,7 @@ export type {
 } from './configs'
 export {
   attributeProviders,
+  authServers,
   credentialConfigs,
   loginProviders,
   presentationConfigs,

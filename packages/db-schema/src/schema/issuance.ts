@@ -57,6 +57,11 @@ export const issuanceSessions = pgTable(
     txCodeAttempts: integer().notNull().default(0),
     /** Authorization code grant of the offer (OpenID4VCI §4.1.1): `issuer_state`, hashed. */
     issuerStateHash: text(),
+    /**
+     * The external access token bound to this session (its server id and `jti`, or its hash):
+     * the credential endpoint finds the session of a token it saw before by it.
+     */
+    externalTokenKey: text(),
     byReference: boolean().notNull().default(false),
     /** By-reference offers only: the pre-authorized code, encrypted, to serve the offer once. */
     offerCodeEncrypted: text(),
@@ -75,6 +80,7 @@ export const issuanceSessions = pgTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('issuance_sessions_code').on(t.tenantId, t.preAuthorizedCodeHash),
     uniqueIndex('issuance_sessions_issuer_state').on(t.tenantId, t.issuerStateHash),
+    uniqueIndex('issuance_sessions_external_token').on(t.tenantId, t.externalTokenKey),
     check('issuance_sessions_status_check', oneOf(t.status, ISSUANCE_SESSION_STATUSES)),
     index('issuance_sessions_status').on(t.tenantId, t.status, t.createdAt),
     // Newest-first session lists, and the retention job across tenants.

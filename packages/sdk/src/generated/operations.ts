@@ -10,6 +10,9 @@ import type {
   AttributeProviderPage,
   AttributeProviderWithSecret,
   AuditEventPage,
+  AuthServer,
+  AuthServerDefinition,
+  AuthServerPage,
   AuthorizationServerMetadata,
   ClaimsJsonSchema,
   Client,
@@ -143,6 +146,30 @@ export interface ManagementOperations {
    * Roles (any of): `issuance:config`.
    */
   createAttributeProviderOfTenant(tenantId: string, body: AttributeProviderDefinition, options?: CallOptions): Promise<AttributeProviderWithSecret>
+  /**
+   * Create an authorization server
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  createAuthServer(body: AuthServerDefinition, options?: CallOptions): Promise<AuthServer>
+  /**
+   * Create an authorization server
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  createAuthServerOfTenant(tenantId: string, body: AuthServerDefinition, options?: CallOptions): Promise<AuthServer>
   /**
    * Create an API client; the response carries its secret, shown only this once
    *
@@ -348,6 +375,30 @@ export interface ManagementOperations {
    */
   deleteAttributeProviderOfTenant(tenantId: string, attributeProviderId: string, options?: CallOptions): Promise<void>
   /**
+   * Delete an external authorization server; its tokens are refused at once (sessions it started keep their state)
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  deleteAuthServer(authServerId: string, options?: CallOptions): Promise<void>
+  /**
+   * Delete an external authorization server; its tokens are refused at once (sessions it started keep their state)
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  deleteAuthServerOfTenant(tenantId: string, authServerId: string, options?: CallOptions): Promise<void>
+  /**
    * Delete an API client
    *
    * Roles (any of): `tenant:manage`, `tenant:admin`.
@@ -541,6 +592,30 @@ export interface ManagementOperations {
    * Roles (any of): `issuance:config`.
    */
   getAttributeProviderOfTenant(tenantId: string, attributeProviderId: string, options?: CallOptions): Promise<AttributeProvider>
+  /**
+   * Get an authorization server
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  getAuthServer(authServerId: string, options?: CallOptions): Promise<AuthServer>
+  /**
+   * Get an authorization server
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  getAuthServerOfTenant(tenantId: string, authServerId: string, options?: CallOptions): Promise<AuthServer>
   /**
    * Get an API client (never its secret)
    *
@@ -808,6 +883,30 @@ export interface ManagementOperations {
    */
   listAuditEventsOfTenant(tenantId: string, query?: operations['listAuditEventsOfTenant']['parameters']['query'], options?: CallOptions): Promise<AuditEventPage>
   /**
+   * List authorization servers
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  listAuthServers(query?: operations['listAuthServers']['parameters']['query'], options?: CallOptions): Promise<AuthServerPage>
+  /**
+   * List authorization servers
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  listAuthServersOfTenant(tenantId: string, query?: operations['listAuthServersOfTenant']['parameters']['query'], options?: CallOptions): Promise<AuthServerPage>
+  /**
    * List API clients
    *
    * Shorthand: acts on the tenant of the access token; an operator token acts on operator clients.
@@ -1071,6 +1170,30 @@ export interface ManagementOperations {
    * Roles (any of): `issuance:config`.
    */
   replaceAttributeProviderOfTenant(tenantId: string, attributeProviderId: string, body: AttributeProviderDefinition, options?: CallOptions): Promise<AttributeProviderWithSecret>
+  /**
+   * Replace an authorization server (the path id wins over the body id)
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  replaceAuthServer(authServerId: string, body: AuthServerDefinition, options?: CallOptions): Promise<AuthServer>
+  /**
+   * Replace an authorization server (the path id wins over the body id)
+   *
+   * External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+   *
+   * A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+   *
+   * `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+   *
+   * Roles (any of): `issuance:config`.
+   */
+  replaceAuthServerOfTenant(tenantId: string, authServerId: string, body: AuthServerDefinition, options?: CallOptions): Promise<AuthServer>
   /**
    * Replace a credential configuration (the path id wins over the body id)
    *
@@ -1397,6 +1520,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   changeSessionStatusOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/sessions/{id}/status', pathParams: ['tenantId', 'id'], body: 'required', query: false, auth: true },
   createAttributeProvider: { method: 'POST', path: '/api/attribute-providers', pathParams: [], body: 'required', query: false, auth: true },
   createAttributeProviderOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/attribute-providers', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
+  createAuthServer: { method: 'POST', path: '/api/auth-servers', pathParams: [], body: 'required', query: false, auth: true },
+  createAuthServerOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/auth-servers', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createClient: { method: 'POST', path: '/api/clients', pathParams: [], body: 'required', query: false, auth: true },
   createClientOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/clients', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   createCredentialConfig: { method: 'POST', path: '/api/credentials', pathParams: [], body: 'required', query: false, auth: true },
@@ -1420,6 +1545,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   createWebhookEndpointOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/webhook-endpoints', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   deleteAttributeProvider: { method: 'DELETE', path: '/api/attribute-providers/{attributeProviderId}', pathParams: ['attributeProviderId'], body: 'none', query: false, auth: true },
   deleteAttributeProviderOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/attribute-providers/{attributeProviderId}', pathParams: ['tenantId', 'attributeProviderId'], body: 'none', query: false, auth: true },
+  deleteAuthServer: { method: 'DELETE', path: '/api/auth-servers/{authServerId}', pathParams: ['authServerId'], body: 'none', query: false, auth: true },
+  deleteAuthServerOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/auth-servers/{authServerId}', pathParams: ['tenantId', 'authServerId'], body: 'none', query: false, auth: true },
   deleteClient: { method: 'DELETE', path: '/api/clients/{clientId}', pathParams: ['clientId'], body: 'none', query: false, auth: true },
   deleteClientOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/clients/{clientId}', pathParams: ['tenantId', 'clientId'], body: 'none', query: false, auth: true },
   deleteCredentialConfig: { method: 'DELETE', path: '/api/credentials/{credentialConfigId}', pathParams: ['credentialConfigId'], body: 'none', query: false, auth: true },
@@ -1443,6 +1570,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   deleteWebhookEndpointOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: false, auth: true },
   getAttributeProvider: { method: 'GET', path: '/api/attribute-providers/{attributeProviderId}', pathParams: ['attributeProviderId'], body: 'none', query: false, auth: true },
   getAttributeProviderOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/attribute-providers/{attributeProviderId}', pathParams: ['tenantId', 'attributeProviderId'], body: 'none', query: false, auth: true },
+  getAuthServer: { method: 'GET', path: '/api/auth-servers/{authServerId}', pathParams: ['authServerId'], body: 'none', query: false, auth: true },
+  getAuthServerOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/auth-servers/{authServerId}', pathParams: ['tenantId', 'authServerId'], body: 'none', query: false, auth: true },
   getClient: { method: 'GET', path: '/api/clients/{clientId}', pathParams: ['clientId'], body: 'none', query: false, auth: true },
   getClientOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/clients/{clientId}', pathParams: ['tenantId', 'clientId'], body: 'none', query: false, auth: true },
   getCredentialClaimsSchema: { method: 'GET', path: '/api/credentials/{credentialConfigId}/schema', pathParams: ['credentialConfigId'], body: 'none', query: false, auth: true },
@@ -1478,6 +1607,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   listAttributeProvidersOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/attribute-providers', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listAuditEvents: { method: 'GET', path: '/api/audit-events', pathParams: [], body: 'none', query: true, auth: true },
   listAuditEventsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/audit-events', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
+  listAuthServers: { method: 'GET', path: '/api/auth-servers', pathParams: [], body: 'none', query: true, auth: true },
+  listAuthServersOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/auth-servers', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listClients: { method: 'GET', path: '/api/clients', pathParams: [], body: 'none', query: true, auth: true },
   listClientsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/clients', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   listCredentialConfigs: { method: 'GET', path: '/api/credentials', pathParams: [], body: 'none', query: true, auth: true },
@@ -1509,6 +1640,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   releaseSessionResultOfTenant: { method: 'POST', path: '/api/tenants/{tenantId}/sessions/{id}/result', pathParams: ['tenantId', 'id'], body: 'required', query: false, auth: true },
   replaceAttributeProvider: { method: 'PUT', path: '/api/attribute-providers/{attributeProviderId}', pathParams: ['attributeProviderId'], body: 'required', query: false, auth: true },
   replaceAttributeProviderOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/attribute-providers/{attributeProviderId}', pathParams: ['tenantId', 'attributeProviderId'], body: 'required', query: false, auth: true },
+  replaceAuthServer: { method: 'PUT', path: '/api/auth-servers/{authServerId}', pathParams: ['authServerId'], body: 'required', query: false, auth: true },
+  replaceAuthServerOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/auth-servers/{authServerId}', pathParams: ['tenantId', 'authServerId'], body: 'required', query: false, auth: true },
   replaceCredentialConfig: { method: 'PUT', path: '/api/credentials/{credentialConfigId}', pathParams: ['credentialConfigId'], body: 'required', query: false, auth: true },
   replaceCredentialConfigOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/credentials/{credentialConfigId}', pathParams: ['tenantId', 'credentialConfigId'], body: 'required', query: false, auth: true },
   replaceLoginProvider: { method: 'PUT', path: '/api/login-providers/{loginProviderId}', pathParams: ['loginProviderId'], body: 'required', query: false, auth: true },

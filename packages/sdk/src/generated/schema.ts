@@ -724,6 +724,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/auth-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List authorization servers
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        get: operations["listAuthServersOfTenant"];
+        put?: never;
+        /**
+         * Create an authorization server
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        post: operations["createAuthServerOfTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tenants/{tenantId}/auth-servers/{authServerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an authorization server
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        get: operations["getAuthServerOfTenant"];
+        /**
+         * Replace an authorization server (the path id wins over the body id)
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        put: operations["replaceAuthServerOfTenant"];
+        post?: never;
+        /**
+         * Delete an external authorization server; its tokens are refused at once (sessions it started keep their state)
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        delete: operations["deleteAuthServerOfTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/wallet-providers": {
         parameters: {
             query?: never;
@@ -1223,6 +1305,88 @@ export interface paths {
          *     Roles (any of): `issuance:config`.
          */
         delete: operations["deleteLoginProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List authorization servers
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        get: operations["listAuthServers"];
+        put?: never;
+        /**
+         * Create an authorization server
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        post: operations["createAuthServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth-servers/{authServerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an authorization server
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        get: operations["getAuthServer"];
+        /**
+         * Replace an authorization server (the path id wins over the body id)
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        put: operations["replaceAuthServer"];
+        post?: never;
+        /**
+         * Delete an external authorization server; its tokens are refused at once (sessions it started keep their state)
+         * @description External OAuth authorization servers whose access tokens the tenant's credential endpoint accepts (OpenID4VCI 1.0 §12.2.4): the credential issuer metadata lists them in `authorization_servers` after the issuer itself, and an offer names one in its `authorization_code` grant with `authorizationServerId` (`authorization_server`, sent only while more than one is listed). See docs/authorization-code-flow.md#external-authorization-servers.
+         *
+         *     A token is accepted when its `iss` is the server's, its `aud` names the credential issuer identifier `{PUBLIC_URL}/issuers/{tenantId}`, it is unexpired, and, when it carries `cnf.jkt`, it comes as `Authorization: DPoP` with a proof of that key (RFC 9449). It authorises the configurations it names (`mapping`) that are in `credentialConfigurationIds`. A token carrying `issuer_state` (the offer's, which the wallet sent to the server) redeems that offer: the offer's prepared claims are issued, once.
+         *
+         *     `issuer` follows the outbound policy (https, no internal address unless `OUTBOUND_ALLOW_HTTP` / `OUTBOUND_ALLOWED_HOSTS`; else 422 `body.issuer`). `clientSecret` is stored encrypted and never returned; `hasClientSecret` tells whether one is stored.
+         *
+         *     Roles (any of): `issuance:config`.
+         */
+        delete: operations["deleteAuthServer"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2609,7 +2773,7 @@ export interface components {
             /** @enum {string} */
             action: "create" | "update" | "delete" | "rotate-secret" | "replay";
             /** @enum {string} */
-            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
             resourceId: string;
             /** @description Names of the changed fields, for updates that record them */
             fields: string[];
@@ -2621,6 +2785,91 @@ export interface components {
         };
         AuditEventPage: {
             items: components["schemas"]["AuditEvent"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** @description A stored external authorization server */
+        AuthServer: {
+            id: string;
+            description: string | null;
+            /**
+             * Format: uri
+             * @description Issuer identifier of the authorization server (RFC 8414 §2). Its metadata is read from `/.well-known/oauth-authorization-server` inserted before the identifier's path (RFC 8414 §3.1), else from `<issuer>/.well-known/openid-configuration`; the document's `issuer` must equal this value. Listed in the credential issuer metadata's `authorization_servers` (OpenID4VCI 1.0 §12.2.4). Unique within the tenant
+             */
+            issuer: string;
+            /** @description The credential configurations this server may authorise. A token naming any other is refused for it (403 `insufficient_scope`). Unknown ids are a 422 naming `body.credentialConfigurationIds.<index>` */
+            credentialConfigurationIds: string[];
+            /** @description What of a token names configurations: `authorization_details` of type `openid_credential` (their `credential_configuration_id`, and `credential_identifiers` when the server returned some) and/or `scope` (each configuration's `config.scope`). Default both */
+            mapping: ("authorization_details" | "scope")[];
+            /**
+             * @description `token` (default): the claims of a credential are the token's (JWT payload or introspection answer) named by the configuration's top-level field names. `attribute-provider`: the configuration's attribute provider is asked, with `user` = `{ issuer, sub, claims }` of the token. Either way an offer bound through `issuer_state` issues its own prepared claims
+             * @enum {string}
+             */
+            claimsSource: "token" | "attribute-provider";
+            /** @description The server issues single-use tokens: a token (its `jti`, or its hash) is accepted for one credential request across all processes; a second use is `invalid_token` */
+            singleUseTokens: boolean;
+            clientId: string | null;
+            /**
+             * @description `jwt` (default): access tokens are RFC 9068 JWTs (`typ` `at+jwt`) signed with a key of the server's `jwks_uri`. `introspection`: tokens are checked at the server's `introspection_endpoint` (RFC 7662) with `clientId` and `clientSecret` (client_secret_basic); an active answer is cached until the token expires at most
+             * @enum {string}
+             */
+            tokenCheck: "jwt" | "introspection";
+            /** @description Whether a client secret is stored (it is never returned) */
+            hasClientSecret: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+        };
+        /** @description External authorization server, as sent to create or replace one */
+        AuthServerDefinition: {
+            id: string;
+            description?: string;
+            /**
+             * Format: uri
+             * @description Issuer identifier of the authorization server (RFC 8414 §2). Its metadata is read from `/.well-known/oauth-authorization-server` inserted before the identifier's path (RFC 8414 §3.1), else from `<issuer>/.well-known/openid-configuration`; the document's `issuer` must equal this value. Listed in the credential issuer metadata's `authorization_servers` (OpenID4VCI 1.0 §12.2.4). Unique within the tenant
+             */
+            issuer: string;
+            /** @description The credential configurations this server may authorise. A token naming any other is refused for it (403 `insufficient_scope`). Unknown ids are a 422 naming `body.credentialConfigurationIds.<index>` */
+            credentialConfigurationIds: string[];
+            /**
+             * @description What of a token names configurations: `authorization_details` of type `openid_credential` (their `credential_configuration_id`, and `credential_identifiers` when the server returned some) and/or `scope` (each configuration's `config.scope`). Default both
+             * @default [
+             *       "authorization_details",
+             *       "scope"
+             *     ]
+             */
+            mapping?: ("authorization_details" | "scope")[];
+            /**
+             * @description `token` (default): the claims of a credential are the token's (JWT payload or introspection answer) named by the configuration's top-level field names. `attribute-provider`: the configuration's attribute provider is asked, with `user` = `{ issuer, sub, claims }` of the token. Either way an offer bound through `issuer_state` issues its own prepared claims
+             * @default token
+             * @enum {string}
+             */
+            claimsSource?: "token" | "attribute-provider";
+            /**
+             * @description The server issues single-use tokens: a token (its `jti`, or its hash) is accepted for one credential request across all processes; a second use is `invalid_token`
+             * @default false
+             */
+            singleUseTokens?: boolean;
+            /** @description Our client id at the server, for introspection (`tokenCheck: introspection`) */
+            clientId?: string;
+            /**
+             * @description `jwt` (default): access tokens are RFC 9068 JWTs (`typ` `at+jwt`) signed with a key of the server's `jwks_uri`. `introspection`: tokens are checked at the server's `introspection_endpoint` (RFC 7662) with `clientId` and `clientSecret` (client_secret_basic); an active answer is cached until the token expires at most
+             * @default jwt
+             * @enum {string}
+             */
+            tokenCheck?: "jwt" | "introspection";
+            /** @description Client secret for introspection (client_secret_basic); stored encrypted, never returned. In a configuration import file keep it in a `${VAR}` placeholder. Absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422; `null` removes it */
+            clientSecret?: string | null;
+        };
+        AuthServerPage: {
+            items: components["schemas"]["AuthServer"][];
             /** @description Pass as `cursor` for the next page; null on the last page */
             nextCursor: string | null;
         };
@@ -3348,6 +3597,8 @@ export interface components {
             grant?: "pre-authorized_code" | "authorization_code" | "both";
             /** @description Require a transaction code sent to the holder out of band */
             txCode?: components["schemas"]["TxCodeSpec"];
+            /** @description The external authorization server (`/api/auth-servers`) the wallet is to use for the `authorization_code` grant; its issuer is named in the grant as `authorization_server` (OpenID4VCI 1.0 §4.1.1). Without it, while the tenant has external servers, the grant names the credential issuer itself. Unknown id, or a `pre-authorized_code` offer: 422 */
+            authorizationServerId?: string;
             /** @description Claims per configuration id; without them, the configuration’s attribute provider is asked */
             claims?: {
                 [key: string]: {
@@ -5893,6 +6144,135 @@ export interface operations {
             };
         };
     };
+    listAuthServersOfTenant: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServerPage"];
+                };
+            };
+        };
+    };
+    createAuthServerOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthServerDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServer"];
+                };
+            };
+        };
+    };
+    getAuthServerOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                authServerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServer"];
+                };
+            };
+        };
+    };
+    replaceAuthServerOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                authServerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthServerDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServer"];
+                };
+            };
+        };
+    };
+    deleteAuthServerOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+                authServerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listWalletProvidersOfTenant: {
         parameters: {
             query?: {
@@ -6756,6 +7136,123 @@ export interface operations {
             header?: never;
             path: {
                 loginProviderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listAuthServers: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Opaque cursor from the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServerPage"];
+                };
+            };
+        };
+    };
+    createAuthServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthServerDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServer"];
+                };
+            };
+        };
+    };
+    getAuthServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                authServerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServer"];
+                };
+            };
+        };
+    };
+    replaceAuthServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                authServerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthServerDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthServer"];
+                };
+            };
+        };
+    };
+    deleteAuthServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                authServerId: string;
             };
             cookie?: never;
         };
@@ -8296,7 +8793,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -8330,7 +8827,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

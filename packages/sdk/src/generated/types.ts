@@ -11,6 +11,11 @@ export type AttributeProviderPage = components['schemas']['AttributeProviderPage
 export type AttributeProviderWithSecret = components['schemas']['AttributeProviderWithSecret']
 export type AuditEvent = components['schemas']['AuditEvent']
 export type AuditEventPage = components['schemas']['AuditEventPage']
+/** A stored external authorization server */
+export type AuthServer = components['schemas']['AuthServer']
+/** External authorization server, as sent to create or replace one */
+export type AuthServerDefinition = components['schemas']['AuthServerDefinition']
+export type AuthServerPage = components['schemas']['AuthServerPage']
 export type AuthorizationServerMetadata = components['schemas']['AuthorizationServerMetadata']
 /** How the active certificate came to be: generated self-signed, issued by the chain’s root, given by the user, issued by the registrar (access certificate), or none */
 export type CertificateMode = components['schemas']['CertificateMode']

@@ -10,7 +10,10 @@ const anchorPolicy = {
       subset_of: ['authorization_code', 'refresh_token'],
       superset_of: ['authorization_code'],
     },
-    token_endpoint_auth_method: { one_of: ['private_key_jwt', 'self_signed_tls_client_auth'], essential: true },
+    token_endpoint_auth_method: {
+      one_of: ['private_key_jwt', 'self_signed_tls_client_auth'],
+      essential: true,
+    },
     token_endpoint_auth_signing_alg: { one_of: ['PS256', 'ES256'] },
     subject_type: { value: 'pairwise' },
     contacts: { add: ['helpdesk@federation.example.org'] },
@@ -93,9 +96,9 @@ describe('OpenID Federation 1.0 §6.1 metadata policy', () => {
   it('§6.1.3.1.4 one_of: a value outside the list is refused; an empty merge is a policy error', () => {
     const policy = resolveMetadataPolicy([{ t: { alg: { one_of: ['ES256'] } } }])
     expect(() => applyMetadataPolicy({ t: { alg: 'RS256' } }, policy)).toThrow(/not one of/)
-    expect(() => resolveMetadataPolicy([{ t: { p: { one_of: ['a'] } } }, { t: { p: { one_of: ['b'] } } }])).toThrow(
-      /one_of values are empty/,
-    )
+    expect(() =>
+      resolveMetadataPolicy([{ t: { p: { one_of: ['a'] } } }, { t: { p: { one_of: ['b'] } } }]),
+    ).toThrow(/one_of values are empty/)
   })
 
   it('§6.1.3.1.6 superset_of: metadata lacking a required value is refused', () => {
@@ -112,12 +115,16 @@ describe('OpenID Federation 1.0 §6.1 metadata policy', () => {
     expect(() =>
       resolveMetadataPolicy([{ t: { p: { subset_of: ['a'] } } }, { t: { p: { add: ['b'] } } }]),
     ).toThrow(/add must be a subset of subset_of/)
-    expect(() => resolveMetadataPolicy([{ t: { p: { value: null, essential: true } } }])).toThrow(/null value/)
+    expect(() => resolveMetadataPolicy([{ t: { p: { value: null, essential: true } } }])).toThrow(
+      /null value/,
+    )
   })
 
   it('§6.1.3.2: an unknown operator is ignored unless named in metadata_policy_crit', () => {
     expect(resolveMetadataPolicy([{ t: { p: { regexp: '^a' } } }])).toStrictEqual({ t: { p: {} } })
-    expect(() => resolveMetadataPolicy([{ t: { p: { regexp: '^a' } } }], ['regexp'])).toThrow(/critical operator/)
+    expect(() => resolveMetadataPolicy([{ t: { p: { regexp: '^a' } } }], ['regexp'])).toThrow(
+      /critical operator/,
+    )
   })
 
   it('§6.1.3.1.8: scope is handled as an array of space-separated values', () => {

@@ -112,7 +112,8 @@ function checkedPolicy(policy: unknown, critical: ReadonlySet<string>): Metadata
   if (!isObject(policy)) throw new MetadataPolicyError('metadata_policy must be a JSON object')
   const result: MetadataPolicy = {}
   for (const [entityType, parameters] of Object.entries(policy)) {
-    if (!isObject(parameters)) throw new MetadataPolicyError(`metadata_policy.${entityType} must be an object`)
+    if (!isObject(parameters))
+      throw new MetadataPolicyError(`metadata_policy.${entityType} must be an object`)
     result[entityType] = {}
     for (const [parameter, operators] of Object.entries(parameters))
       (result[entityType] as Record<string, Record<string, unknown>>)[parameter] = checkedParameterPolicy(
@@ -168,7 +169,11 @@ function applyOperators(where: string, input: unknown, operators: Record<string,
     fail(where, `the value ${key(current)} is not one of ${key(operators.one_of)}`)
   if ('subset_of' in operators && present())
     current = intersection(asArray('subset_of'), operators.subset_of as unknown[])
-  if ('superset_of' in operators && present() && !subset(operators.superset_of as unknown[], asArray('superset_of')))
+  if (
+    'superset_of' in operators &&
+    present() &&
+    !subset(operators.superset_of as unknown[], asArray('superset_of'))
+  )
     fail(where, `the value ${key(current)} does not contain ${key(operators.superset_of)}`)
   if (operators.essential === true && !present()) fail(where, 'an essential parameter is absent')
   return isScope && Array.isArray(current) ? current.join(' ') : current

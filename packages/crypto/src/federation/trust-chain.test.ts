@@ -10,7 +10,7 @@ import { verifyTrustChain } from './trust-chain'
 // issuer and a leaf (a credential issuer). Every statement is built here with jose from the text
 // of OpenID Federation 1.0 (§3 claims, §8.1 fetch endpoint, §9 well-known path), not by the code
 // under test.
-type Key = { privateKey: CryptoKey; jwk: JWK }
+type Key = { privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; jwk: JWK }
 const newKey = async (kid: string): Promise<Key> => {
   const { privateKey, publicKey } = await generateKeyPair('ES256')
   return { privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } }

@@ -50,6 +50,8 @@ export {
   createDeferredCredentialRepository,
 } from './repositories/deferred'
 export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
+export type { FederationMembershipValues, FederationRepository } from './repositories/federation'
+export { createFederationRepository } from './repositories/federation'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
 export { createIssuanceSessionRepository } from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
@@ -145,6 +147,7 @@ export type {
   AttributeProviderRow,
   AuthorizationRequestRow,
   DeferredCredentialRow,
+  FederationMembershipRow,
   IssuanceSessionRow,
   KeyChainRow,
   LoginProviderRow,

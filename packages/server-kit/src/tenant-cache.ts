@@ -2,12 +2,14 @@ import type { Client, CredentialConfig, PresentationConfig, Tenant } from '@cred
 import {
   createClientRepository,
   createCredentialConfigRepository,
+  createFederationRepository,
   createLoginProviderRepository,
   createPresentationConfigRepository,
   createRegistrarRepository,
   createTenantRepository,
   createTrustListRepository,
   type Database,
+  type FederationMembershipRow,
   type LoginProviderRow,
   type RegistrationCertificateRow,
   type TrustListRow,
@@ -28,6 +30,8 @@ export interface TenantSnapshot {
   loginProviders: LoginProviderRow[]
   /** The registrar's certificates by presentation configuration id (`verifier_info`). */
   registrationCertificates: Map<string, RegistrationCertificateRow>
+  /** The tenant's OpenID Federation membership, if its entities are federation entities. */
+  federation: FederationMembershipRow | undefined
 }
 
 export interface TenantCacheOptions {
@@ -49,6 +53,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       trustLists,
       loginProviders,
       registrationCertificates,
+      federation,
     ] = await Promise.all([
       createTenantRepository(db).getWithGeneration(tenantId),
       createCredentialConfigRepository(db, tenantId).all(),
@@ -57,6 +62,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       createTrustListRepository(db, tenantId).rows(),
       createLoginProviderRepository(db, tenantId).rows(),
       createRegistrarRepository(db, tenantId).registrationCertificates(),
+      createFederationRepository(db, tenantId).get(),
     ])
     return {
       tenant: found?.tenant,
@@ -67,6 +73,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       trustLists,
       loginProviders,
       registrationCertificates,
+      federation,
     }
   })
 
@@ -90,6 +97,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       snapshots.find(tenantId, (s) => s.loginProviders.find((provider) => provider.id === id)),
     registrationCertificate: async (tenantId: string, presentationConfigId: string) =>
       (await snapshots.get(tenantId)).registrationCertificates.get(presentationConfigId),
+    federation: (tenantId: string) => snapshots.find(tenantId, (s) => s.federation),
   }
 }
 export type TenantCache = ReturnType<typeof createTenantCache>

@@ -60,7 +60,7 @@ function membershipIssues(input: ReturnType<typeof zFederationMembershipInput.pa
   input.trustMarks.forEach((mark, index) => {
     const read = claimsOf(mark.trustMark)
     const path = `body.trustMarks.${index}.trustMark`
-    if (!read || read.header.typ !== 'trust-mark+jwt')
+    if (read?.header.typ !== 'trust-mark+jwt')
       issues.push({ path, message: 'not a trust mark JWT (typ trust-mark+jwt)' })
     else if (read.claims.trust_mark_type !== mark.trustMarkType)
       issues.push({ path, message: 'its trust_mark_type is not trustMarkType' })
@@ -73,7 +73,7 @@ function membershipIssues(input: ReturnType<typeof zFederationMembershipInput.pa
   input.subordinateStatements.forEach((jwt, index) => {
     const read = claimsOf(jwt)
     const path = `body.subordinateStatements.${index}`
-    if (!read || read.header.typ !== 'entity-statement+jwt')
+    if (read?.header.typ !== 'entity-statement+jwt')
       issues.push({ path, message: 'not an entity statement (typ entity-statement+jwt)' })
     else if (!entities.includes(String(read.claims.sub)))
       issues.push({

@@ -137,7 +137,8 @@ export function resolveMetadataPolicy(policies: unknown[], critical: Iterable<st
     const policy = checkedPolicy(next, crit)
     const merged: MetadataPolicy = structuredClone(current)
     for (const [entityType, parameters] of Object.entries(policy)) {
-      const target = (merged[entityType] ??= {})
+      const target = merged[entityType] ?? {}
+      merged[entityType] = target
       for (const [parameter, operators] of Object.entries(parameters)) {
         const where = `${entityType}.${parameter}`
         const into = { ...(target[parameter] ?? {}) }

@@ -36,6 +36,7 @@ export type OutboundPurpose =
   | 'login-provider'
   | 'registrar'
   | 'trust-list'
+  | 'federation'
 
 export interface OutboundRequest {
   /** What is called, for error details: `attribute provider 'hr'`, `the status list`. */

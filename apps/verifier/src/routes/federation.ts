@@ -1,4 +1,4 @@
-import { NotFoundError, VP_FORMATS_SUPPORTED, zTenantId } from '@credential-service/core-domain'
+import { NotFoundError, zTenantId } from '@credential-service/core-domain'
 import {
   ENTITY_STATEMENT_TYPE,
   type ProtocolDeps,
@@ -14,7 +14,7 @@ export const verifierEntityId = (publicUrl: string, tenant: string) => `${public
 
 /**
  * The tenant verifier as a federation entity (OpenID Federation 1.0 §9): its entity configuration
- * with `openid_credential_verifier` metadata (OpenID4VP 1.0 §11: the formats it accepts), for
+ * with `openid_credential_verifier` metadata (OpenID4VP 1.0 §11: its formats and request keys), for
  * wallets resolving an `openid_federation:` client identifier.
  */
 export function federationRoutes(
@@ -27,9 +27,13 @@ export function federationRoutes(
       async (req, reply) => {
         const { tenant } = req.params
         if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('verifier', tenant)
-        const jwt = await signEntityConfiguration(deps, tenant, verifierEntityId(deps.publicUrl, tenant), {
-          openid_credential_verifier: { vp_formats_supported: VP_FORMATS_SUPPORTED },
-        })
+        const metadata = await verifierEntityMetadata(deps, tenant)
+        const jwt = await signEntityConfiguration(
+          deps,
+          tenant,
+          verifierEntityId(deps.publicUrl, tenant),
+          metadata,
+        )
         return reply.type(ENTITY_STATEMENT_TYPE).header('cache-control', 'public, max-age=60').send(jwt)
       },
     )

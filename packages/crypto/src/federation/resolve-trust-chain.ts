@@ -16,6 +16,8 @@ export interface ResolveTrustChainOptions
   maxIntermediates?: number
   /** Most authority_hints followed per entity; default 4. */
   maxHints?: number
+  /** Subordinate statements already held (e.g. given by the superior): used instead of fetching while unexpired. */
+  knownStatements?: string[]
 }
 
 /** §9: the entity configuration is at the well-known path appended to the entity identifier. */
@@ -72,6 +74,12 @@ export async function resolveTrustChain(
     return pending
   }
 
+  const heldStatement = (issuer: string, subject: string) =>
+    options.knownStatements?.find((jwt) => {
+      const claims = decodeEntityStatement(jwt)
+      return claims.iss === issuer && claims.sub === subject && claims.exp * 1000 > options.now.getTime()
+    })
+
   // Trust marks issued by others than the anchor: the issuer's keys through its own chain.
   const issuerKeys = async (issuer: string) => {
     const chain = await resolveTrustChain(issuer, { ...options, requiredTrustMarks: [] })
@@ -96,7 +104,7 @@ export async function resolveTrustChain(
           throw new FederationTrustError(`${hint} has no federation_fetch_endpoint`)
         const url = new URL(endpoint)
         url.searchParams.set('sub', current.sub)
-        const statement = await fetchJwt(url.toString())
+        const statement = heldStatement(hint, current.sub) ?? (await fetchJwt(url.toString()))
         const anchor = options.anchors.find((candidate) => candidate.entityId === hint)
         if (anchor)
           return await verifyTrustChain([...path, statement, superior.jwt], {

@@ -3,6 +3,7 @@ import {
   ENTITY_STATEMENT_TYPE,
   type ProtocolDeps,
   signEntityConfiguration,
+  verifierEntityMetadata,
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'

@@ -8,7 +8,6 @@ import {
   newId,
   type OfferCreate,
   type OfferCreated,
-  type OutboundUrlPolicy,
   type Principal,
   RuleViolationError,
   resolveClaims,
@@ -21,7 +20,7 @@ import {
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 
-import type { FlowMetrics, KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import type { FlowMetrics, KeyRuntime, OutboundPolicy, TenantCache } from '@credential-service/server-kit'
 import { rememberSessionKind } from './session-kinds'
 
 export interface OfferServiceDeps {
@@ -29,7 +28,7 @@ export interface OfferServiceDeps {
   cipher: JwkCipher
   keys: KeyRuntime
   tenants: TenantCache
-  outbound: OutboundUrlPolicy
+  outbound: OutboundPolicy
   publicUrl: string
   metrics: FlowMetrics
   now: () => Date

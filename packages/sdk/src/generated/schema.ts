@@ -3483,7 +3483,7 @@ export interface components {
             /** @description Key chain that signs request objects */
             keyChainId: string;
             /** @enum {string} */
-            clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier";
+            clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier" | "openid_federation";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];
@@ -3539,7 +3539,7 @@ export interface components {
              * @default x509_san_dns
              * @enum {string}
              */
-            clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier";
+            clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier" | "openid_federation";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];

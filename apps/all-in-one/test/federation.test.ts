@@ -1,6 +1,13 @@
-import { resolveTrustChain } from '@credential-service/crypto'
+import { resolveTrustChain, verifyTrustChain } from '@credential-service/crypto'
 import type { FastifyInstance } from 'fastify'
-import { decodeJwt, decodeProtectedHeader, type JWK } from 'jose'
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  type JSONWebKeySet,
+  type JWK,
+  jwtVerify,
+} from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, listenAllInOneWorld } from './harness'
 import { type LocalFederation, startLocalFederation } from './local-federation'
@@ -38,7 +45,11 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
   })
 
   beforeAll(async () => {
-    const started = await listenAllInOneWorld('verifier-interop', { OUTBOUND_ALLOW_HTTP: 'true' })
+    const started = await listenAllInOneWorld('verifier-interop', {
+      OUTBOUND_ALLOW_HTTP: 'true',
+      // The local federation listens on loopback, which the outbound policy refuses unless allowed.
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    })
     app = started.app
     baseUrl = started.baseUrl
     auth = started.tenants.a.auth
@@ -111,6 +122,8 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
     expect(after).not.toBe(before)
     expect(decodeProtectedHeader(jwt).kid).toBe(after)
     expect((decodeJwt(jwt).jwks as { keys: JWK[] }).keys.map((key) => key.kid)).toStrictEqual([after, before])
+    // §11.1: the superior learns the new key too; until then a chain through it does not verify.
+    for (const entity of [issuerId, verifierId]) federation.enrol(entity, await federationKeys())
   })
 
   it('management: a key chain that signs configurations, or a trust mark about another entity, is a 422 naming the field', async () => {
@@ -132,6 +145,72 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
   it('tenancy: another tenant’s issuer and verifier, no federation members, serve no entity configuration', async () => {
     expect((await entityConfiguration(otherIds.verifier)).status).toBe(404)
     expect((await entityConfiguration(otherIds.issuer)).status).toBe(404)
+  })
+
+  describe('OpenID4VP 1.0 §5.9.3 openid_federation client identifier prefix', () => {
+    const PID_QUERY = {
+      credentials: [
+        {
+          id: 'pid',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: ['urn:eudi:pid:1'] },
+          claims: [{ path: ['given_name'] }],
+        },
+      ],
+    }
+    const requestObject = async () => {
+      const answer = await send('POST', '/api/presentation-requests', { presentationConfigId: 'federated' })
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201)
+      const created = answer.body
+      return { created, jwt: await (await fetch(created.requestUri)).text() }
+    }
+
+    it('§5.9.3 and OpenID Federation 1.0 §4.3: client_id openid_federation:<entity id>; the request object carries a trust_chain a wallet verifies to the anchor, and its key is in the resolved verifier metadata', async () => {
+      const saved = await send('POST', '/api/presentations', {
+        id: 'federated',
+        dcqlQuery: PID_QUERY,
+        responseMode: 'direct_post',
+        keyChainId: 'keys',
+        clientIdPrefix: 'openid_federation',
+      })
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201)
+      const { created, jwt } = await requestObject()
+      expect(created.clientId).toBe(`openid_federation:${verifierId}`)
+      const header = decodeProtectedHeader(jwt)
+      expect(header).toMatchObject({ typ: 'oauth-authz-req+jwt', kid: expect.any(String) })
+      expect(header.x5c).toBeUndefined()
+      const chain = header.trust_chain as string[]
+      expect(chain).toHaveLength(4)
+      const resolved = await verifyTrustChain(chain, {
+        anchors: [{ entityId: federation.anchorId, jwks: federation.anchorJwks }],
+        now: new Date(),
+      })
+      expect(resolved.subject).toBe(verifierId)
+      // The wallet takes the request key from the chain's metadata, never from client_metadata.
+      const metadata = resolved.metadata.openid_credential_verifier as { jwks: JSONWebKeySet }
+      const { payload } = await jwtVerify(jwt, createLocalJWKSet(metadata.jwks))
+      expect(payload.client_id).toBe(`openid_federation:${verifierId}`)
+    })
+
+    it('the chain is resolved once per process and reused until its earliest exp', async () => {
+      const first = decodeProtectedHeader((await requestObject()).jwt).trust_chain as string[]
+      const second = decodeProtectedHeader((await requestObject()).jwt).trust_chain as string[]
+      expect(second).toStrictEqual(first)
+    })
+
+    it('§5.9.3: direct_post.jwt with openid_federation is a 422 (the wallet ignores client_metadata, so the encryption key)', async () => {
+      const saved = await send('POST', '/api/presentations', {
+        id: 'federated-jwt',
+        dcqlQuery: PID_QUERY,
+        responseMode: 'direct_post.jwt',
+        keyChainId: 'keys',
+        clientIdPrefix: 'openid_federation',
+      })
+      expect(saved.status).toBe(422)
+      expect(saved.body.errors.map((error: { path: string }) => error.path)).toStrictEqual([
+        'body.responseMode',
+      ])
+    })
   })
 
   it('leaving the federation: after DELETE the entity configurations are gone', async () => {

@@ -41,6 +41,7 @@ import { registerConfigRoutes } from './routes/configs'
 import { consoleRoutes } from './routes/console'
 import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
+import { federationRoutes } from './routes/federation'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
 import { oauthRoutes, providerTokenNotice } from './routes/oauth'
@@ -215,6 +216,9 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     }
     await app.register(registrarRoutes(registrarDeps, { tenantInPath: true }))
     await app.register(registrarRoutes(registrarDeps, { tenantInPath: false }))
+    const federationDeps = { db: database.db, publicUrl: config.PUBLIC_URL }
+    await app.register(federationRoutes(federationDeps, { tenantInPath: true }))
+    await app.register(federationRoutes(federationDeps, { tenantInPath: false }))
     const sessionDeps = { db: database.db, sessionData: keyDeps.keys.sessionData, now }
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: true }))
     await app.register(sessionRoutes(sessionDeps, { tenantInPath: false }))

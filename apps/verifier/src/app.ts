@@ -14,6 +14,7 @@ import {
 import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { didDocumentRoutes } from './routes/did-document'
+import { federationRoutes } from './routes/federation'
 import { requestRoutes } from './routes/requests'
 
 export const zVerifierEnv = zCommonEnv
@@ -44,5 +45,6 @@ export function buildVerifierApp(options: VerifierDeps): FastifyPluginAsync {
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(requestRoutes(deps, walletLimits(options.config)))
     await app.register(didDocumentRoutes(deps))
+    await app.register(federationRoutes(deps))
   }
 }

@@ -115,6 +115,14 @@ export {
   zWebhookEndpointInput,
   zWebhookEndpointWithSecret,
 } from './contract/endpoint'
+export type { FederationAnchor, FederationMembership, FederationMembershipInput } from './contract/federation'
+export {
+  zEntityId,
+  zFederationAnchor,
+  zFederationMembership,
+  zFederationMembershipInput,
+  zFederationTrustMark,
+} from './contract/federation'
 export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
 export type { IssuanceSession, OfferCreate, OfferCreated } from './contract/issuance'

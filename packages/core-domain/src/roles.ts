@@ -31,7 +31,8 @@ export const ROLE_DESCRIPTIONS: Record<(typeof ROLES)[number], string> = {
   'presentation:config': 'Manage presentation configurations, webhook endpoints and their deliveries',
   'key:manage': 'Create, import, update, rotate and delete key chains',
   'key:read': 'Read key chains and their certificates',
-  'registrar:manage': 'Manage the registrar connection, registration and access certificates',
+  'registrar:manage':
+    'Manage the registrar connection, registration and access certificates, and the OpenID Federation membership',
   'metrics:read': 'Read the Prometheus metrics',
 }
 

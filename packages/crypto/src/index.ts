@@ -17,6 +17,15 @@ export type { ListOfTrustedLists, TrustedListPointer } from './etsi-lotl'
 export { readListOfTrustedLists } from './etsi-lotl'
 export type { TrustedListContent } from './etsi-trusted-list'
 export { readTrustedList, TrustedListError } from './etsi-trusted-list'
+export type { EntityStatement, FederationConstraints } from './federation/entity-statement'
+export { decodeEntityStatement, FederationTrustError } from './federation/entity-statement'
+export type { EntityMetadata, MetadataPolicy } from './federation/metadata-policy'
+export { applyMetadataPolicy, MetadataPolicyError, resolveMetadataPolicy } from './federation/metadata-policy'
+export type { FetchFederationJwt, ResolveTrustChainOptions } from './federation/resolve-trust-chain'
+export { entityConfigurationUrl, resolveTrustChain } from './federation/resolve-trust-chain'
+export type { TrustChainResult, VerifyTrustChainOptions } from './federation/trust-chain'
+export { verifyTrustChain } from './federation/trust-chain'
+export type { FederationAnchor } from './federation/trust-marks'
 export type {
   FormatRuntime,
   HolderBinding,

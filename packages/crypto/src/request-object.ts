@@ -19,6 +19,8 @@ export type RequestKeyReference =
   | { kind: 'attestation'; jwt: string }
   /** decentralized_identifier: `kid` is a DID URL of the verifier's DID document. */
   | { kind: 'did'; did: string }
+  /** openid_federation: the verifier's trust chain in the `trust_chain` header (OpenID Federation 1.0 §4.3). */
+  | { kind: 'federation'; trustChain: string[] }
 
 /**
  * The key reference of a configuration's requests. A `verifier_attestation` configuration without
@@ -26,8 +28,10 @@ export type RequestKeyReference =
  */
 export function requestKeyReference(
   config: { clientIdPrefix: ClientIdPrefix; verifierAttestation?: string | undefined },
-  verifier: { publicUrl: string; tenantId: string },
+  verifier: { publicUrl: string; tenantId: string; trustChain?: string[] | undefined },
 ): RequestKeyReference {
+  if (config.clientIdPrefix === 'openid_federation' && verifier.trustChain)
+    return { kind: 'federation', trustChain: verifier.trustChain }
   if (config.clientIdPrefix === 'decentralized_identifier')
     return { kind: 'did', did: verifierDid(verifier.publicUrl, verifier.tenantId) }
   if (config.clientIdPrefix === 'verifier_attestation' && config.verifierAttestation)
@@ -46,6 +50,8 @@ export function signRequestObject(
       ? { kid: `${key.did}#${signer.kid}` }
       : key.kind === 'attestation'
         ? { kid: signer.kid, jwt: key.jwt }
-        : { kid: signer.kid, x5c: requestX5c(signer.x5c) }
+        : key.kind === 'federation'
+          ? { kid: signer.kid, trust_chain: key.trustChain }
+          : { kid: signer.kid, x5c: requestX5c(signer.x5c) }
   return signJws(signer, { typ: 'oauth-authz-req+jwt', ...header }, claims)
 }

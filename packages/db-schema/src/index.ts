@@ -53,6 +53,8 @@ export {
 export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
 export type { ExternalTokenSessionRepository } from './repositories/external-tokens'
 export { createExternalTokenSessionRepository } from './repositories/external-tokens'
+export type { FederationMembershipValues, FederationRepository } from './repositories/federation'
+export { createFederationRepository } from './repositories/federation'
 export type { IssuanceSessionRepository, NewIssuanceSession } from './repositories/issuance'
 export { createIssuanceSessionRepository } from './repositories/issuance'
 export type { KeyChainPatch, KeyChainRepository } from './repositories/key-chains'
@@ -149,6 +151,7 @@ export type {
   AuthorizationRequestRow,
   AuthServerRow,
   DeferredCredentialRow,
+  FederationMembershipRow,
   IssuanceSessionRow,
   KeyChainRow,
   LoginProviderRow,

@@ -322,6 +322,15 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
       return keySet
     },
 
+    /**
+     * One key chain's published keys (active, and the rotated-out one within its grace): the
+     * federation entity keys of an entity configuration. Empty when the tenant has no such chain.
+     */
+    async chainJwks(tenantId: string, keyChainId: string): Promise<{ keys: PublishedJwk[] }> {
+      const rows = (await chains.get(tenantId)).filter((row) => row.id === keyChainId)
+      return publishedKeys(rows)
+    },
+
     /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
     async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
       return publishedKeys(await chains.get(tenantId))

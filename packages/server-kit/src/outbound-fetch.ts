@@ -37,6 +37,7 @@ export type OutboundPurpose =
   | 'registrar'
   | 'trust-list'
   | 'authorization-server'
+  | 'federation'
 
 export interface OutboundRequest {
   /** What is called, for error details: `attribute provider 'hr'`, `the status list`. */

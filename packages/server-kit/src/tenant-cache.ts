@@ -4,12 +4,14 @@ import {
   createAuthServerRepository,
   createClientRepository,
   createCredentialConfigRepository,
+  createFederationRepository,
   createLoginProviderRepository,
   createPresentationConfigRepository,
   createRegistrarRepository,
   createTenantRepository,
   createTrustListRepository,
   type Database,
+  type FederationMembershipRow,
   type LoginProviderRow,
   type RegistrationCertificateRow,
   type TrustListRow,
@@ -32,6 +34,8 @@ export interface TenantSnapshot {
   authServers: AuthServerRow[]
   /** The registrar's certificates by presentation configuration id (`verifier_info`). */
   registrationCertificates: Map<string, RegistrationCertificateRow>
+  /** The tenant's OpenID Federation membership, if its entities are federation entities. */
+  federation: FederationMembershipRow | undefined
 }
 
 export interface TenantCacheOptions {
@@ -54,6 +58,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       loginProviders,
       registrationCertificates,
       authServers,
+      federation,
     ] = await Promise.all([
       createTenantRepository(db).getWithGeneration(tenantId),
       createCredentialConfigRepository(db, tenantId).all(),
@@ -63,6 +68,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       createLoginProviderRepository(db, tenantId).rows(),
       createRegistrarRepository(db, tenantId).registrationCertificates(),
       createAuthServerRepository(db, tenantId).rows(),
+      createFederationRepository(db, tenantId).get(),
     ])
     return {
       tenant: found?.tenant,
@@ -74,6 +80,7 @@ export function createTenantCache(options: TenantCacheOptions) {
       loginProviders,
       registrationCertificates,
       authServers,
+      federation,
     }
   })
 
@@ -99,6 +106,7 @@ export function createTenantCache(options: TenantCacheOptions) {
     authServers: async (tenantId: string) => (await snapshots.get(tenantId)).authServers,
     registrationCertificate: async (tenantId: string, presentationConfigId: string) =>
       (await snapshots.get(tenantId)).registrationCertificates.get(presentationConfigId),
+    federation: (tenantId: string) => snapshots.find(tenantId, (s) => s.federation),
   }
 }
 export type TenantCache = ReturnType<typeof createTenantCache>

@@ -3,7 +3,12 @@ import {
   parseAccessTokenRequest,
   parseNotificationRequest,
 } from '@credential-service/core-domain'
-import { type WalletLimits, walletLimit } from '@credential-service/server-kit'
+import {
+  ENTITY_STATEMENT_TYPE,
+  signEntityConfiguration,
+  type WalletLimits,
+  walletLimit,
+} from '@credential-service/server-kit'
 import formbody from '@fastify/formbody'
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -114,6 +119,22 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
           authorizationServer.set(configs, document)
         }
         return sendCachedJson(req, reply, document, REVALIDATE)
+      },
+    )
+
+    // OpenID Federation 1.0 §9: the issuer as a federation entity, with the metadata it publishes.
+    app.get(
+      '/issuers/:tenant/.well-known/openid-federation',
+      { schema: { params: tenantParams } },
+      async (req, reply) => {
+        const { tenant } = req.params
+        const { metadata, configs } = await metadataOf(tenant)
+        const issuer = service(tenant).issuer
+        const jwt = await signEntityConfiguration(deps, tenant, issuer, {
+          openid_credential_issuer: metadata,
+          oauth_authorization_server: authorizationServerMetadata(issuer, configs),
+        })
+        return reply.type(ENTITY_STATEMENT_TYPE).header('cache-control', 'public, max-age=60').send(jwt)
       },
     )
 

@@ -6,6 +6,7 @@ import {
   zClientSecretRotate,
   zClientUpdate,
   zCredentialConfigInput,
+  zFederationMembershipInput,
   zHandleStatusChange,
   zKeyChainCreate,
   zKeyChainRotate,
@@ -807,6 +808,34 @@ requestExamples.add(zRegistrarConfigInput, {
       tokenUrl: 'https://registrar.example.eu/oauth2/token',
       clientId: TENANT,
       clientSecret: 'registrar-client-secret-0123',
+    },
+  },
+})
+
+requestExamples.add(zFederationMembershipInput, {
+  intermediate: {
+    summary: 'Issuer and verifier under a national intermediate, chains ending at the federation’s anchor',
+    value: {
+      keyChainId: 'federation',
+      authorityHints: ['https://intermediate.example.eu'],
+      trustAnchors: [
+        {
+          entityId: 'https://anchor.example.eu',
+          jwks: {
+            keys: [
+              {
+                kty: 'EC',
+                crv: 'P-256',
+                kid: 'anchor-2026',
+                x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+                y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+              },
+            ],
+          },
+        },
+      ],
+      lifetimeSeconds: 86400,
+      organizationName: 'ACME Corporation',
     },
   },
 })

@@ -221,6 +221,7 @@ export async function presentationConfigIssues(
     ...missing,
     ...(await missingTrustLists(db, tenantId, config.trustListIds, prefix, options.tx ?? db)),
     ...(missing.length ? [] : await verifierAttestationFieldIssues(db, tenantId, config, prefix, options)),
+    ...federationPrefixIssues(config, prefix),
     ...(await trustedAuthorityIssues(db, tenantId, config, prefix, options.tx ?? db)),
     ...(await loginMappingIssues(
       db,
@@ -341,6 +342,22 @@ async function trustedAuthorityIssues(
     })
   })
   return issues
+}
+
+/**
+ * OpenID4VP 1.0 §5.9.3: with `openid_federation` the wallet ignores `client_metadata` and takes the
+ * verifier's metadata from its trust chain, so the per-request encryption key of `direct_post.jwt`
+ * would never reach it: refused rather than answered in the clear or not at all.
+ */
+function federationPrefixIssues(config: PresentationConfigData, prefix: string): ValidationIssue[] {
+  if (config.clientIdPrefix !== 'openid_federation' || config.responseMode !== 'direct_post.jwt') return []
+  return [
+    {
+      path: `${prefix}.responseMode`,
+      message:
+        'openid_federation requests carry no client_metadata a wallet reads (OpenID4VP 1.0 §5.9.3), so no response encryption key: use direct_post',
+    },
+  ]
 }
 
 /**

@@ -8,7 +8,6 @@ import {
   newId,
   type OfferCreate,
   type OfferCreated,
-  type OutboundUrlPolicy,
   offerGrantServers,
   type Principal,
   RuleViolationError,
@@ -22,7 +21,7 @@ import {
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
 
-import type { FlowMetrics, KeyRuntime, TenantCache } from '@credential-service/server-kit'
+import type { FlowMetrics, KeyRuntime, OutboundPolicy, TenantCache } from '@credential-service/server-kit'
 import { rememberSessionKind } from './session-kinds'
 
 export interface OfferServiceDeps {
@@ -30,7 +29,7 @@ export interface OfferServiceDeps {
   cipher: JwkCipher
   keys: KeyRuntime
   tenants: TenantCache
-  outbound: OutboundUrlPolicy
+  outbound: OutboundPolicy
   publicUrl: string
   metrics: FlowMetrics
   now: () => Date

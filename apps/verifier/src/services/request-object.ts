@@ -15,6 +15,7 @@ import {
   requestDcqlQuery,
   verifierInfoOf,
   verifierResponseUri,
+  verifierTrustChain,
 } from '@credential-service/server-kit'
 
 export interface VerifierDeps extends PresentationDeps {
@@ -88,9 +89,12 @@ async function requestObjectUntraced(
     throw new ProtocolError('invalid_request', 'the configuration has no verifier attestation', {
       status: 404,
     })
+  // openid_federation (§5.9.3): the verifier's trust chain, cached per process until its earliest exp.
+  const trustChain =
+    config.clientIdPrefix === 'openid_federation' ? await verifierTrustChain(deps, tenantId) : undefined
   return signRequestObject(
     signer,
     claims,
-    requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId }),
+    requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId, trustChain }),
   )
 }

@@ -18,6 +18,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'wallet-provider',
   'trust-list',
   'registrar-config',
+  'federation-membership',
   'registration-certificate',
   'session',
   'credential-status',

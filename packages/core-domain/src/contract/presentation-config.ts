@@ -11,6 +11,7 @@ export const zClientIdPrefix = z.enum([
   'redirect_uri',
   'verifier_attestation',
   'decentralized_identifier',
+  'openid_federation',
 ])
 export type ClientIdPrefix = z.infer<typeof zClientIdPrefix>
 

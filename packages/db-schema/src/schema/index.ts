@@ -22,6 +22,8 @@ export {
 } from './configs'
 export type { CredentialEncryptionKeyRow, DeferredCredentialRow } from './deferred'
 export { credentialEncryptionKeys, deferredCredentials } from './deferred'
+export type { FederationAnchorValue, FederationMembershipRow, FederationTrustMarkValue } from './federation'
+export { federationMemberships } from './federation'
 export type { IssuanceNotificationRow, IssuanceSessionRow } from './issuance'
 export { ISSUANCE_SESSION_STATUSES, issuanceNotifications, issuanceSessions, nonces } from './issuance'
 export type { KeyChainRow, NewKeyChainRow } from './key-chains'

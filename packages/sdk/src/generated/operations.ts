@@ -25,6 +25,8 @@ import type {
   CredentialConfigDefinition,
   CredentialConfigPage,
   CredentialStatusChanged,
+  FederationMembership,
+  FederationMembershipDefinition,
   HandleStatusChange,
   Health,
   Jwks,
@@ -431,6 +433,18 @@ export interface ManagementOperations {
    */
   deleteCredentialConfigOfTenant(tenantId: string, credentialConfigId: string, options?: CallOptions): Promise<void>
   /**
+   * Leave the federation: the entity configurations are no longer served
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  deleteFederationMembership(options?: CallOptions): Promise<void>
+  /**
+   * Leave the federation: the entity configurations are no longer served
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  deleteFederationMembershipOfTenant(tenantId: string, options?: CallOptions): Promise<void>
+  /**
    * Delete a key chain
    *
    * Roles (any of): `key:manage`.
@@ -660,6 +674,18 @@ export interface ManagementOperations {
    * Roles (any of): `issuance:config`.
    */
   getCredentialConfigOfTenant(tenantId: string, credentialConfigId: string, options?: CallOptions): Promise<CredentialConfig>
+  /**
+   * The tenant’s OpenID Federation membership
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  getFederationMembership(options?: CallOptions): Promise<FederationMembership>
+  /**
+   * The tenant’s OpenID Federation membership
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  getFederationMembershipOfTenant(tenantId: string, options?: CallOptions): Promise<FederationMembership>
   /** Service status, version and database reachability (no authentication) */
   getHealth(options?: CallOptions): Promise<Health>
   /**
@@ -1111,6 +1137,22 @@ export interface ManagementOperations {
    */
   listWebhookEndpointsOfTenant(tenantId: string, query?: operations['listWebhookEndpointsOfTenant']['parameters']['query'], options?: CallOptions): Promise<WebhookEndpointPage>
   /**
+   * Make the tenant’s issuer and verifier federation entities, or change their membership
+   *
+   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  putFederationMembership(body: FederationMembershipDefinition, options?: CallOptions): Promise<FederationMembership>
+  /**
+   * Make the tenant’s issuer and verifier federation entities, or change their membership
+   *
+   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+   *
+   * Roles (any of): `registrar:manage`.
+   */
+  putFederationMembershipOfTenant(tenantId: string, body: FederationMembershipDefinition, options?: CallOptions): Promise<FederationMembership>
+  /**
    * Create or replace the registrar connection
    *
    * URLs follow the outbound policy (https, public hosts unless OUTBOUND_ALLOWED_HOSTS). The client secret is stored encrypted; omit it to keep the stored one. A new `baseUrl` drops the registration.
@@ -1551,6 +1593,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   deleteClientOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/clients/{clientId}', pathParams: ['tenantId', 'clientId'], body: 'none', query: false, auth: true },
   deleteCredentialConfig: { method: 'DELETE', path: '/api/credentials/{credentialConfigId}', pathParams: ['credentialConfigId'], body: 'none', query: false, auth: true },
   deleteCredentialConfigOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/credentials/{credentialConfigId}', pathParams: ['tenantId', 'credentialConfigId'], body: 'none', query: false, auth: true },
+  deleteFederationMembership: { method: 'DELETE', path: '/api/federation', pathParams: [], body: 'none', query: false, auth: true },
+  deleteFederationMembershipOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/federation', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   deleteKeyChain: { method: 'DELETE', path: '/api/key-chains/{keyChainId}', pathParams: ['keyChainId'], body: 'none', query: false, auth: true },
   deleteKeyChainOfTenant: { method: 'DELETE', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}', pathParams: ['tenantId', 'keyChainId'], body: 'none', query: false, auth: true },
   deleteLoginProvider: { method: 'DELETE', path: '/api/login-providers/{loginProviderId}', pathParams: ['loginProviderId'], body: 'none', query: false, auth: true },
@@ -1578,6 +1622,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getCredentialClaimsSchemaOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/credentials/{credentialConfigId}/schema', pathParams: ['tenantId', 'credentialConfigId'], body: 'none', query: false, auth: true },
   getCredentialConfig: { method: 'GET', path: '/api/credentials/{credentialConfigId}', pathParams: ['credentialConfigId'], body: 'none', query: false, auth: true },
   getCredentialConfigOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/credentials/{credentialConfigId}', pathParams: ['tenantId', 'credentialConfigId'], body: 'none', query: false, auth: true },
+  getFederationMembership: { method: 'GET', path: '/api/federation', pathParams: [], body: 'none', query: false, auth: true },
+  getFederationMembershipOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/federation', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   getHealth: { method: 'GET', path: '/api/health', pathParams: [], body: 'none', query: false, auth: false },
   getKeyChain: { method: 'GET', path: '/api/key-chains/{keyChainId}', pathParams: ['keyChainId'], body: 'none', query: false, auth: true },
   getKeyChainOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}', pathParams: ['tenantId', 'keyChainId'], body: 'none', query: false, auth: true },
@@ -1632,6 +1678,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   listWebhookDeliveriesOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints/{webhookEndpointId}/deliveries', pathParams: ['tenantId', 'webhookEndpointId'], body: 'none', query: true, auth: true },
   listWebhookEndpoints: { method: 'GET', path: '/api/webhook-endpoints', pathParams: [], body: 'none', query: true, auth: true },
   listWebhookEndpointsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/webhook-endpoints', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
+  putFederationMembership: { method: 'PUT', path: '/api/federation', pathParams: [], body: 'required', query: false, auth: true },
+  putFederationMembershipOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/federation', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   putRegistrarConfig: { method: 'PUT', path: '/api/registrar', pathParams: [], body: 'required', query: false, auth: true },
   putRegistrarConfigOfTenant: { method: 'PUT', path: '/api/tenants/{tenantId}/registrar', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
   registerRelyingParty: { method: 'POST', path: '/api/registrar/relying-party', pathParams: [], body: 'required', query: false, auth: true },

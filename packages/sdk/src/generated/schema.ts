@@ -1998,6 +1998,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/federation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s OpenID Federation membership
+         * @description Roles (any of): `registrar:manage`.
+         */
+        get: operations["getFederationMembershipOfTenant"];
+        /**
+         * Make the tenant’s issuer and verifier federation entities, or change their membership
+         * @description The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        put: operations["putFederationMembershipOfTenant"];
+        post?: never;
+        /**
+         * Leave the federation: the entity configurations are no longer served
+         * @description Roles (any of): `registrar:manage`.
+         */
+        delete: operations["deleteFederationMembershipOfTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/federation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s OpenID Federation membership
+         * @description Roles (any of): `registrar:manage`.
+         */
+        get: operations["getFederationMembership"];
+        /**
+         * Make the tenant’s issuer and verifier federation entities, or change their membership
+         * @description The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+         *
+         *     Roles (any of): `registrar:manage`.
+         */
+        put: operations["putFederationMembership"];
+        post?: never;
+        /**
+         * Leave the federation: the entity configurations are no longer served
+         * @description Roles (any of): `registrar:manage`.
+         */
+        delete: operations["deleteFederationMembership"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/sessions": {
         parameters: {
             query?: never;
@@ -2773,7 +2833,7 @@ export interface components {
             /** @enum {string} */
             action: "create" | "update" | "delete" | "rotate-secret" | "replay";
             /** @enum {string} */
-            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+            resourceType: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "federation-membership" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
             resourceId: string;
             /** @description Names of the changed fields, for updates that record them */
             fields: string[];
@@ -3239,6 +3299,81 @@ export interface components {
             /** @description Your own signing secret (e.g. from an import file); generated when absent */
             secret?: string;
         };
+        FederationAnchor: {
+            /**
+             * Format: uri
+             * @description The trust anchor’s entity identifier
+             */
+            entityId: string;
+            /** @description The trust anchor’s federation keys (a JWK Set), obtained out of band (OpenID Federation 1.0 §4) */
+            jwks: {
+                keys: {
+                    [key: string]: unknown;
+                }[];
+            };
+        };
+        /** @description The tenant’s OpenID Federation membership */
+        FederationMembership: {
+            /** @description Key chain identifier, referenced as `keyChainId` */
+            keyChainId: string;
+            authorityHints: string[];
+            trustAnchors: components["schemas"]["FederationAnchor"][];
+            trustMarks: components["schemas"]["FederationTrustMark"][];
+            subordinateStatements: string[];
+            lifetimeSeconds: number;
+            organizationName: string | null;
+            /** @description Entity configurations are served at `<entity id>/.well-known/openid-federation` */
+            entityIds: {
+                /** @description The issuer’s entity identifier (its credential issuer identifier) */
+                issuer: string;
+                /** @description The verifier’s entity identifier */
+                verifier: string;
+            };
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (UTC)
+             */
+            updatedAt: string;
+        };
+        FederationMembershipDefinition: {
+            /** @description Key chain whose key signs the entity configurations (federation entity key). It must not sign credentials or presentation requests; rotating it publishes the previous key until its grace period ends */
+            keyChainId: string;
+            /** @description The immediate superiors (intermediates or trust anchors) of the tenant’s issuer and verifier */
+            authorityHints: string[];
+            /**
+             * @description Trust anchors the tenant’s own trust chains end at: the `trust_chain` of `openid_federation` request objects is resolved to one of them
+             * @default []
+             */
+            trustAnchors?: components["schemas"]["FederationAnchor"][];
+            /**
+             * @description Trust marks given to the tenant; each entity configuration carries those about it
+             * @default []
+             */
+            trustMarks?: components["schemas"]["FederationTrustMark"][];
+            /**
+             * @description Subordinate statements (typ entity-statement+jwt) superiors issued about the tenant’s issuer or verifier; used for its trust chains instead of fetching them while they have not expired
+             * @default []
+             */
+            subordinateStatements?: string[];
+            /**
+             * @description Lifetime (`exp` − `iat`) of the entity configurations
+             * @default 86400
+             */
+            lifetimeSeconds?: number;
+            /** @description `organization_name` of the federation_entity metadata */
+            organizationName?: string;
+        };
+        FederationTrustMark: {
+            /** @description The trust mark type identifier (`trust_mark_type`) */
+            trustMarkType: string;
+            /** @description The trust mark JWT (typ trust-mark+jwt) its issuer gave; its `sub` is the tenant’s issuer or verifier entity identifier */
+            trustMark: string;
+        };
         FieldDisplay: components["schemas"]["LocalizedName"] | components["schemas"]["FieldDisplayDto"];
         FieldDisplayDto: {
             lang: string;
@@ -3653,7 +3788,7 @@ export interface components {
             /** @description Key chain that signs request objects */
             keyChainId: string;
             /** @enum {string} */
-            clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier";
+            clientIdPrefix: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier" | "openid_federation";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];
@@ -3709,7 +3844,7 @@ export interface components {
              * @default x509_san_dns
              * @enum {string}
              */
-            clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier";
+            clientIdPrefix?: "x509_san_dns" | "x509_hash" | "redirect_uri" | "verifier_attestation" | "decentralized_identifier" | "openid_federation";
             /** @description Only with clientIdPrefix `verifier_attestation` (OpenID4VP 1.0 §12): a Verifier Attestation JWT issued to this tenant by a party wallets trust. Checked at save: `typ` `verifier-attestation+jwt`, `iss`, `sub` = `{PUBLIC_URL}/verifiers/{tenant}`, `exp` in the future, `cnf.jwk` = the public key of `keyChainId`. Sent in the JOSE header `jwt` of every request object */
             verifierAttestation?: string;
             dcApi?: components["schemas"]["DcApiSettings"];
@@ -8108,6 +8243,139 @@ export interface operations {
             };
         };
     };
+    getFederationMembershipOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FederationMembership"];
+                };
+            };
+        };
+    };
+    putFederationMembershipOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FederationMembershipDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FederationMembership"];
+                };
+            };
+        };
+    };
+    deleteFederationMembershipOfTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getFederationMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FederationMembership"];
+                };
+            };
+        };
+    };
+    putFederationMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FederationMembershipDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FederationMembership"];
+                };
+            };
+        };
+    };
+    deleteFederationMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listSessionsOfTenant: {
         parameters: {
             query?: {
@@ -8793,7 +9061,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "federation-membership" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -8827,7 +9095,7 @@ export interface operations {
                 /** @description Opaque cursor from the previous page */
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
-                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "federation-membership" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

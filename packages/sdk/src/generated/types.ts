@@ -50,6 +50,11 @@ export type DcqlCredentialSetQuery = components['schemas']['DcqlCredentialSetQue
 export type DcqlQuery = components['schemas']['DcqlQuery']
 export type EndpointAuth = components['schemas']['EndpointAuth']
 export type EndpointAuthDefinition = components['schemas']['EndpointAuthDefinition']
+export type FederationAnchor = components['schemas']['FederationAnchor']
+/** The tenant’s OpenID Federation membership */
+export type FederationMembership = components['schemas']['FederationMembership']
+export type FederationMembershipDefinition = components['schemas']['FederationMembershipDefinition']
+export type FederationTrustMark = components['schemas']['FederationTrustMark']
 export type FieldDisplay = components['schemas']['FieldDisplay']
 export type FieldDisplayDto = components['schemas']['FieldDisplayDto']
 /** Value type of the claim */

@@ -8,7 +8,6 @@ import {
   dcApiResponseMode,
   type IaFormResponseMode,
   newId,
-  type OutboundUrlPolicy,
   originIssue,
   type PresentationConfig,
   type PresentationRequestCreate,
@@ -28,9 +27,11 @@ import {
   type Database,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
+import { verifierTrustChain } from '../federation/own-trust-chain'
 import { requestDcqlQuery } from '../issuer-anchors'
 import type { KeyRuntime } from '../key-runtime'
 import type { FlowMetrics } from '../metrics'
+import type { OutboundPolicy } from '../outbound-fetch'
 import type { TenantCache } from '../tenant-cache'
 import { verifierResponseUri } from './response-uri'
 import { verifierInfoOf } from './verifier-info'
@@ -46,8 +47,8 @@ export interface PresentationRequestDeps {
   publicUrl: string
   metrics: FlowMetrics
   now: () => Date
-  /** OUTBOUND_ALLOW_HTTP decides whether an http redirect URI is accepted. */
-  outbound: OutboundUrlPolicy
+  /** OUTBOUND_ALLOW_HTTP decides whether an http redirect URI is accepted; federation fetches follow it. */
+  outbound: OutboundPolicy
 }
 
 /** A `dc-api` request's page origin and the protocols it offers (dcApiTransport). */
@@ -286,7 +287,9 @@ export async function dcApiRequests(
         ...params,
         ...(info ? { verifier_info: info } : {}),
       }
-      const key = requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId })
+      const trustChain =
+        config.clientIdPrefix === 'openid_federation' ? await verifierTrustChain(deps, tenantId) : undefined
+      const key = requestKeyReference(config, { publicUrl: deps.publicUrl, tenantId, trustChain })
       requests.push({ protocol, data: { request: await signRequestObject(signer, claims, key) } })
     }
     if (protocol === 'org-iso-mdoc') {
@@ -342,6 +345,12 @@ export async function requestClientId(
   // did:web of the verifier, whose DID document lists the tenant's key chain keys (did-document.ts).
   if (config.clientIdPrefix === 'decentralized_identifier')
     return `decentralized_identifier:${verifierDid(deps.publicUrl, tenantId)}`
+  // The verifier's entity identifier; its chain is resolved now, so one that does not resolve
+  // fails the creation (422) instead of every wallet's check (OpenID Federation 1.0 §10).
+  if (config.clientIdPrefix === 'openid_federation') {
+    await verifierTrustChain(deps, tenantId)
+    return `openid_federation:${deps.publicUrl}/verifiers/${tenantId}`
+  }
   const chain = (await deps.keys.keyChains(tenantId)).find((row) => row.id === config.keyChainId)
   if (config.clientIdPrefix === 'verifier_attestation') {
     const sub = verifierIdentifierOf(deps.publicUrl, tenantId)

@@ -1,0 +1,222 @@
+import { resolveTrustChain, verifyTrustChain } from '@credential-service/crypto'
+import type { FastifyInstance } from 'fastify'
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  type JSONWebKeySet,
+  type JWK,
+  jwtVerify,
+} from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { apiClient, listenAllInOneWorld } from './harness'
+import { type LocalFederation, startLocalFederation } from './local-federation'
+
+const MARK = 'https://marks.test/verified-rp'
+
+describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federation entities', () => {
+  let app: FastifyInstance
+  let baseUrl: string
+  let auth: Record<string, string>
+  let otherIds: { issuer: string; verifier: string }
+  let issuerId: string
+  let verifierId: string
+  let federation: LocalFederation
+  const send = apiClient(
+    () => baseUrl,
+    () => auth,
+  )
+  const federationKeys = async (): Promise<{ keys: JWK[] }> => {
+    const chain = (await send('GET', '/api/key-chains/federation')).body
+    const keys = [chain.activeKey, ...(chain.previousKey ? [chain.previousKey] : [])]
+    return { keys: keys.map((key: { publicJwk: JWK; kid: string }) => ({ ...key.publicJwk, kid: key.kid })) }
+  }
+  const entityConfiguration = async (entityId: string) => {
+    const answer = await fetch(`${entityId}/.well-known/openid-federation`)
+    return { status: answer.status, type: answer.headers.get('content-type'), jwt: await answer.text() }
+  }
+  const membership = async () => ({
+    keyChainId: 'federation',
+    authorityHints: [federation.intermediateId],
+    trustAnchors: [{ entityId: federation.anchorId, jwks: federation.anchorJwks }],
+    trustMarks: [{ trustMarkType: MARK, trustMark: await federation.trustMark(verifierId, MARK) }],
+    lifetimeSeconds: 3600,
+    organizationName: 'Verifier Interop',
+  })
+
+  beforeAll(async () => {
+    const started = await listenAllInOneWorld('verifier-interop', {
+      OUTBOUND_ALLOW_HTTP: 'true',
+      // The local federation listens on loopback, which the outbound policy refuses unless allowed.
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    })
+    app = started.app
+    baseUrl = started.baseUrl
+    auth = started.tenants.a.auth
+    otherIds = { issuer: started.tenants.b.issuer, verifier: started.tenants.b.verifier }
+    issuerId = started.tenants.a.issuer
+    verifierId = started.tenants.a.verifier
+    federation = await startLocalFederation({
+      anchorPolicy: { openid_credential_verifier: { vp_formats_supported: { essential: true } } },
+    })
+    expect((await send('POST', '/api/key-chains', { source: 'generate', id: 'federation' })).status).toBe(201)
+    const saved = await send('PUT', '/api/federation', await membership())
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200)
+    for (const entity of [issuerId, verifierId]) federation.enrol(entity, await federationKeys())
+  })
+  afterAll(async () => {
+    await app.close()
+    await federation.close()
+  })
+
+  it('§9: the verifier’s entity configuration is self-signed with the federation key and carries its metadata, hints and trust marks', async () => {
+    const { status, type, jwt } = await entityConfiguration(verifierId)
+    expect(status).toBe(200)
+    expect(type).toBe('application/entity-statement+jwt')
+    const header = decodeProtectedHeader(jwt)
+    const keys = await federationKeys()
+    expect(header).toMatchObject({ typ: 'entity-statement+jwt', kid: keys.keys[0]?.kid })
+    const claims = decodeJwt(jwt)
+    expect(claims).toMatchObject({
+      iss: verifierId,
+      sub: verifierId,
+      authority_hints: [federation.intermediateId],
+      metadata: {
+        federation_entity: { organization_name: 'Verifier Interop' },
+        openid_credential_verifier: { vp_formats_supported: expect.any(Object) },
+      },
+      trust_marks: [{ trust_mark_type: MARK, trust_mark: expect.any(String) }],
+    })
+    expect((claims.exp as number) - (claims.iat as number)).toBe(3600)
+    expect((claims.jwks as { keys: JWK[] }).keys.map((key) => key.kid)).toStrictEqual(
+      keys.keys.map((key) => key.kid),
+    )
+  })
+
+  it('§9: the issuer’s entity configuration carries the credential issuer and authorization server metadata, and no trust mark about the verifier', async () => {
+    const claims = decodeJwt((await entityConfiguration(issuerId)).jwt)
+    expect(claims.iss).toBe(issuerId)
+    expect(claims.trust_marks).toBeUndefined()
+    const metadata = claims.metadata as Record<string, Record<string, unknown>>
+    expect(metadata.openid_credential_issuer?.credential_issuer).toBe(issuerId)
+    expect(metadata.oauth_authorization_server?.issuer).toBe(issuerId)
+  })
+
+  it('§10, §6.1, §7.3: a wallet resolves the verifier’s chain through the intermediate to the anchor, applies the policy and checks the trust mark', async () => {
+    const result = await resolveTrustChain(verifierId, {
+      anchors: [{ entityId: federation.anchorId, jwks: federation.anchorJwks }],
+      now: new Date(),
+      fetch: async (url) => (await fetch(url)).text(),
+      requiredTrustMarks: [MARK],
+    })
+    expect(result.anchor).toBe(federation.anchorId)
+    expect(result.statements).toHaveLength(4)
+    expect(result.metadata.openid_credential_verifier?.vp_formats_supported).toBeDefined()
+  })
+
+  it('§11.1 key rollover: after a rotation the configuration is signed with the new key and publishes both', async () => {
+    const before = (await federationKeys()).keys[0]?.kid
+    expect((await send('POST', '/api/key-chains/federation/rotate', {})).status).toBe(200)
+    const jwt = (await entityConfiguration(verifierId)).jwt
+    const after = (await federationKeys()).keys[0]?.kid
+    expect(after).not.toBe(before)
+    expect(decodeProtectedHeader(jwt).kid).toBe(after)
+    expect((decodeJwt(jwt).jwks as { keys: JWK[] }).keys.map((key) => key.kid)).toStrictEqual([after, before])
+    // §11.1: the superior learns the new key too; until then a chain through it does not verify.
+    for (const entity of [issuerId, verifierId]) federation.enrol(entity, await federationKeys())
+  })
+
+  it('management: a key chain that signs configurations, or a trust mark about another entity, is a 422 naming the field', async () => {
+    const body = await membership()
+    const answer = await send('PUT', '/api/federation', {
+      ...body,
+      keyChainId: 'keys',
+      trustMarks: [
+        { trustMarkType: MARK, trustMark: await federation.trustMark(`${baseUrl}/verifiers/other`, MARK) },
+      ],
+    })
+    expect(answer.status).toBe(422)
+    expect(answer.body.errors.map((error: { path: string }) => error.path).sort()).toStrictEqual([
+      'body.keyChainId',
+      'body.trustMarks.0.trustMark',
+    ])
+  })
+
+  it('tenancy: another tenant’s issuer and verifier, no federation members, serve no entity configuration', async () => {
+    expect((await entityConfiguration(otherIds.verifier)).status).toBe(404)
+    expect((await entityConfiguration(otherIds.issuer)).status).toBe(404)
+  })
+
+  describe('OpenID4VP 1.0 §5.9.3 openid_federation client identifier prefix', () => {
+    const PID_QUERY = {
+      credentials: [
+        {
+          id: 'pid',
+          format: 'dc+sd-jwt',
+          meta: { vct_values: ['urn:eudi:pid:1'] },
+          claims: [{ path: ['given_name'] }],
+        },
+      ],
+    }
+    const requestObject = async () => {
+      const answer = await send('POST', '/api/presentation-requests', { presentationConfigId: 'federated' })
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201)
+      const created = answer.body
+      return { created, jwt: await (await fetch(created.requestUri)).text() }
+    }
+
+    it('§5.9.3 and OpenID Federation 1.0 §4.3: client_id openid_federation:<entity id>; the request object carries a trust_chain a wallet verifies to the anchor, and its key is in the resolved verifier metadata', async () => {
+      const saved = await send('POST', '/api/presentations', {
+        id: 'federated',
+        dcqlQuery: PID_QUERY,
+        responseMode: 'direct_post',
+        keyChainId: 'keys',
+        clientIdPrefix: 'openid_federation',
+      })
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201)
+      const { created, jwt } = await requestObject()
+      expect(created.clientId).toBe(`openid_federation:${verifierId}`)
+      const header = decodeProtectedHeader(jwt)
+      expect(header).toMatchObject({ typ: 'oauth-authz-req+jwt', kid: expect.any(String) })
+      expect(header.x5c).toBeUndefined()
+      const chain = header.trust_chain as string[]
+      expect(chain).toHaveLength(4)
+      const resolved = await verifyTrustChain(chain, {
+        anchors: [{ entityId: federation.anchorId, jwks: federation.anchorJwks }],
+        now: new Date(),
+      })
+      expect(resolved.subject).toBe(verifierId)
+      // The wallet takes the request key from the chain's metadata, never from client_metadata.
+      const metadata = resolved.metadata.openid_credential_verifier as { jwks: JSONWebKeySet }
+      const { payload } = await jwtVerify(jwt, createLocalJWKSet(metadata.jwks))
+      expect(payload.client_id).toBe(`openid_federation:${verifierId}`)
+    })
+
+    it('the chain is resolved once per process and reused until its earliest exp', async () => {
+      const first = decodeProtectedHeader((await requestObject()).jwt).trust_chain as string[]
+      const second = decodeProtectedHeader((await requestObject()).jwt).trust_chain as string[]
+      expect(second).toStrictEqual(first)
+    })
+
+    it('§5.9.3: direct_post.jwt with openid_federation is a 422 (the wallet ignores client_metadata, so the encryption key)', async () => {
+      const saved = await send('POST', '/api/presentations', {
+        id: 'federated-jwt',
+        dcqlQuery: PID_QUERY,
+        responseMode: 'direct_post.jwt',
+        keyChainId: 'keys',
+        clientIdPrefix: 'openid_federation',
+      })
+      expect(saved.status).toBe(422)
+      expect(saved.body.errors.map((error: { path: string }) => error.path)).toStrictEqual([
+        'body.responseMode',
+      ])
+    })
+  })
+
+  it('leaving the federation: after DELETE the entity configurations are gone', async () => {
+    const deleted = await fetch(`${baseUrl}/api/federation`, { method: 'DELETE', headers: auth })
+    expect(deleted.status).toBe(204)
+    expect((await entityConfiguration(verifierId)).status).toBe(404)
+    expect((await entityConfiguration(issuerId)).status).toBe(404)
+  })
+})

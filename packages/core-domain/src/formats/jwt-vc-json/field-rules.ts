@@ -9,7 +9,10 @@ import type { FormatIssue } from '../format-spec'
 export function jwtVcJsonFieldIssues(field: ClaimField): FormatIssue[] {
   if (field.path[0] !== 'credentialSubject' || field.path.length < 2)
     return [
-      { path: 'path', message: "jwt_vc_json claims are under 'credentialSubject': ['credentialSubject', ...]" },
+      {
+        path: 'path',
+        message: "jwt_vc_json claims are under 'credentialSubject': ['credentialSubject', ...]",
+      },
     ]
   return []
 }

@@ -203,6 +203,8 @@ describe('issue 23 item 6: OpenTelemetry traces over OTLP/HTTP', () => {
       id: 'events',
       url: `${webhook.url}/events`,
       auth: { type: 'hmac' },
+      // The notification's delivery is the one this test follows (not credential.issued).
+      events: ['issuance.notification'],
     })
     await call('/api/credentials', admin, {
       id: 'employee',

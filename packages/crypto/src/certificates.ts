@@ -70,10 +70,16 @@ export interface CertificateOptions {
 
 export { MDL_DOCUMENT_SIGNER_EKU }
 
-/** A SAN entry for a host name: iPAddress for an address (URL.hostname brackets IPv6 ones), else dNSName. */
-function hostName(name: string): { type: 'ip' | 'dns'; value: string } {
+/**
+ * The SAN entries for a host name: a dNSName, and for an address (URL.hostname brackets IPv6 ones)
+ * an iPAddress first. The dNSName of an address stays for development only: an `x509_san_dns`
+ * client identifier on `http://127.0.0.1:3000` is matched against it (a strict wallet refuses an
+ * address as a DNS name: use a host name or `x509_hash` beyond development).
+ */
+function hostNames(name: string): { type: 'ip' | 'dns'; value: string }[] {
   const address = name.replace(/^\[(.*)\]$/, '$1')
-  return isIP(address) ? { type: 'ip', value: address } : { type: 'dns', value: name }
+  const dns = { type: 'dns' as const, value: name }
+  return isIP(address) ? [{ type: 'ip', value: address }, dns] : [dns]
 }
 
 /** Issues an X.509 certificate with WebCrypto through @peculiar/x509; returns PEM. */
@@ -116,7 +122,7 @@ export async function createCertificate(options: CertificateOptions): Promise<st
   if (options.crlDistributionPoints?.length)
     extensions.push(new x509.CRLDistributionPointsExtension(options.crlDistributionPoints))
   const altNames = [
-    ...(options.dnsNames ?? []).map(hostName),
+    ...(options.dnsNames ?? []).flatMap(hostNames),
     ...(options.uris ?? []).map((value) => ({ type: 'url' as const, value })),
   ]
   if (altNames.length) extensions.push(new x509.SubjectAlternativeNameExtension(altNames))

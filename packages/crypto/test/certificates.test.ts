@@ -104,7 +104,7 @@ describe('ISO 18013-5 Annex B.1 certificate profile', () => {
 })
 
 describe('subjectAltName host entries (issue 42 item 6)', () => {
-  it('RFC 5280 §4.2.1.6: a host that is an IP address goes into iPAddress, never dNSName; names stay dNSName', async () => {
+  it('RFC 5280 §4.2.1.6: a host that is an IP address goes into iPAddress (and, for development x509_san_dns client ids, dNSName); names stay dNSName', async () => {
     const pair = await generateKeyPair('ES256')
     const pem = await createCertificate({
       subjectPublicJwk: pair.publicJwk,
@@ -118,7 +118,9 @@ describe('subjectAltName host entries (issue 42 item 6)', () => {
     // Node prints the SAN with its own reader: DNS:<name>, IP Address:<address>, URI:<uri>.
     expect(new X509Certificate(pem).subjectAltName?.split(', ')).toStrictEqual([
       'IP Address:127.0.0.1',
+      'DNS:127.0.0.1',
       'IP Address:0:0:0:0:0:0:0:1',
+      'DNS:[::1]',
       'DNS:localhost',
       'URI:http://127.0.0.1:3000/issuers/t',
     ])

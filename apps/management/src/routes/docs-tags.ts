@@ -16,6 +16,10 @@ export const TAGS = [
   },
   { name: 'attribute-providers', description: 'Services the issuer asks for claims at issuance' },
   { name: 'login-providers', description: 'How holders log in during the authorization code flow' },
+  {
+    name: 'auth-servers',
+    description: 'External OAuth authorization servers whose access tokens the issuer accepts',
+  },
   { name: 'offers', description: 'Credential offers: start an issuance' },
   { name: 'credential-status', description: 'Status lists and the status of issued credentials' },
   { name: 'presentation-configs', description: 'What the verifier asks for: presentation configurations' },
@@ -23,6 +27,7 @@ export const TAGS = [
   { name: 'trust-lists', description: 'Trusted lists of issuers and wallet providers' },
   { name: 'wallet-providers', description: 'Wallet providers whose attestations the issuer accepts' },
   { name: 'registrar', description: 'Registration of the tenant as a relying party' },
+  { name: 'federation', description: "The tenant's OpenID Federation membership and entity configurations" },
   { name: 'sessions', description: 'Issuance and presentation sessions, their state and event stream' },
   { name: 'webhook-endpoints', description: 'Where events are delivered, and their deliveries' },
   { name: 'webhooks', description: 'The events webhook endpoints receive' },

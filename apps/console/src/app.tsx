@@ -125,7 +125,7 @@ function Gate() {
     // Signed out, a 401 is the sign-in page's own answer (a wrong secret), shown there.
     if (!session) return
     const unauthorized = (error: unknown) => error instanceof ManagementApiError && error.status === 401
-    const end = () => signOut('The service no longer accepts your token. Sign in again.')
+    const end = () => signOut('Your session has ended. Sign in again.')
     const queries = queryClient.getQueryCache().subscribe((event) => {
       if (event.type === 'updated' && event.action.type === 'error' && unauthorized(event.action.error)) end()
     })

@@ -1,6 +1,8 @@
+import { UnauthenticatedError } from '@credential-service/core-domain'
 import { createSecretVerifier, type ManagementSigningKey } from '@credential-service/crypto'
 import {
   countWebhookBacklog,
+  createConsoleSessionRepository,
   type Database,
   type DatabaseKind,
   type DatabaseStats,
@@ -39,6 +41,7 @@ import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
 import { consoleRoutes } from './routes/console'
+import { registerConsoleSessions } from './routes/console-session'
 import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
@@ -51,11 +54,12 @@ import { sessionEventRoutes } from './routes/session-events'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries'
+import { createConsoleSessionService } from './services/console-session-service'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
 import { createSessionEventHub } from './services/session-events'
 import { applySessionRetention } from './services/session-retention'
 import { createTenantService } from './services/tenant-service'
-import { createTokenService } from './services/token-service'
+import { createClientAuthenticator, createTokenService } from './services/token-service'
 
 export interface ManagementDeps {
   config: ManagementConfig
@@ -145,10 +149,24 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       pushRootClientWhenReady(app, () => pushRootClient(database.db, config, oidc.admin))
     } else {
       await registerRateLimits(app, { store: rateLimitStore(config), db: database.db })
-      const exchange = createTokenService({
-        findClient: (clientId) => findClientCredentials(database.db, clientId),
+      const clientDeps = {
+        findClient: (clientId: string) => findClientCredentials(database.db, clientId),
         verifySecret: createSecretVerifier(),
         issueToken: tokens.issue,
+      }
+      const exchange = createTokenService(clientDeps)
+      await registerConsoleSessions(app, {
+        service: createConsoleSessionService({
+          ...clientDeps,
+          sessions: createConsoleSessionRepository(database.db, {
+            idleSeconds: config.CONSOLE_SESSION_IDLE_SECONDS,
+          }),
+          maxSeconds: config.CONSOLE_SESSION_MAX_SECONDS,
+        }),
+        authenticate: createClientAuthenticator(clientDeps, (detail) => new UnauthenticatedError(detail)),
+        origin: new URL(config.PUBLIC_URL).origin,
+        maxSeconds: config.CONSOLE_SESSION_MAX_SECONDS,
+        failuresPerMinute: config.RATE_LIMIT_TOKEN_PER_MINUTE,
       })
       await app.register(
         oauthRoutes({ exchange, issuer, jwks, failuresPerMinute: config.RATE_LIMIT_TOKEN_PER_MINUTE }),

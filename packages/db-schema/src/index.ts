@@ -44,6 +44,8 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
+export type { ConsoleSessionRecord, ConsoleSessionRepository } from './repositories/console-sessions'
+export { createConsoleSessionRepository } from './repositories/console-sessions'
 export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
 export {
   createCredentialEncryptionKeyRepository,

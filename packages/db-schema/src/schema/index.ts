@@ -18,6 +18,8 @@ export {
   presentationConfigs,
   webhookEndpoints,
 } from './configs'
+export type { ConsoleSessionRow } from './console-sessions'
+export { consoleSessions } from './console-sessions'
 export type { CredentialEncryptionKeyRow, DeferredCredentialRow } from './deferred'
 export { credentialEncryptionKeys, deferredCredentials } from './deferred'
 export type { IssuanceNotificationRow, IssuanceSessionRow } from './issuance'

@@ -221,8 +221,16 @@ export {
   zSessionResultRequest,
   zSessionStatus,
 } from './contract/session'
-export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
-export { zCredentialEncryption, zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
+export type { IssuerDisplay, Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
+export {
+  zCredentialEncryption,
+  zIssuerDisplay,
+  zIssuerDisplayList,
+  zTenant,
+  zTenantCreate,
+  zTenantId,
+  zTenantUpdate,
+} from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
 export {
   zAccessTokenClaims,

@@ -58,6 +58,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     const metadata = issuerMetadata({
       issuer: service(tenant).issuer,
       tenantName: found.name,
+      issuerDisplay: found.issuerDisplay,
       configs: withAlgs,
       encryption: {
         key: await encryption(tenant).publicKey(),

@@ -37,6 +37,20 @@ function cookieOf(request: FastifyRequest): string | undefined {
   return undefined
 }
 
+/**
+ * Login CSRF: a browser names the page that posts. The console's own origin is PUBLIC_URL's, or
+ * the host the request came to (the console opened at 127.0.0.1 while PUBLIC_URL says localhost).
+ */
+function sameOrigin(request: FastifyRequest, publicOrigin: string): boolean {
+  const origin = request.headers.origin
+  if (origin === undefined || origin === publicOrigin) return true
+  try {
+    return new URL(origin).host === request.headers.host
+  } catch {
+    return false
+  }
+}
+
 const csrfOf = (request: FastifyRequest) => {
   const value = request.headers[CSRF_HEADER]
   return typeof value === 'string' ? value : undefined
@@ -89,9 +103,7 @@ export async function registerConsoleSessions(app: FastifyInstance, options: Con
 
   const typed = app.withTypeProvider<ZodTypeProvider>()
   typed.post('/console/session', { schema: { hide: true, body: zSignIn } }, async (request, reply) => {
-    // Login CSRF: a browser names the page that posts; only the console's own origin may.
-    const origin = request.headers.origin
-    if (origin !== undefined && origin !== options.origin)
+    if (!sameOrigin(request, options.origin))
       throw new ForbiddenError('a console sign-in must come from the console')
     const { clientId, clientSecret } = request.body
     const found = await options.authenticate(clientId, clientSecret, {

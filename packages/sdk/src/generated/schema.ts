@@ -3031,6 +3031,23 @@ export interface components {
         };
         /** @enum {string} */
         IssuanceStatus: "offered" | "token_issued" | "credential_issued" | "completed" | "failed" | "expired";
+        IssuerDisplay: {
+            /** @description BCP 47 language tag of this entry; absent: any */
+            locale?: string;
+            /** @description Issuer name shown to the holder */
+            name?: string;
+            logo?: {
+                /**
+                 * Format: uri
+                 * @description Logo URL: an uploaded logo (`POST /api/logos`) or any https image
+                 */
+                uri: string;
+                /** @description Alternative text of the logo */
+                alt_text?: string;
+            };
+            background_color?: string;
+            text_color?: string;
+        };
         IssuerMetadataCredentialConfig: components["schemas"]["SdJwtVcIssuerMetadataConfig"] | components["schemas"]["MdocIssuerMetadataConfig"] | components["schemas"]["JwtVcJsonIssuerMetadataConfig"];
         /** @description JWK Set (RFC 7517) of public keys */
         Jwks: {
@@ -3912,6 +3929,8 @@ export interface components {
             credentialEncryption: components["schemas"]["CredentialEncryption"];
             /** @description Country of the issuing authority (ISO 3166-1 alpha-2): the `C=` of the default key chain made on first need, which mso_mdoc configurations need (ISO 18013-5 Annex B.1). Null: none stated */
             country: string | null;
+            /** @description The issuer's `display` in its metadata (OpenID4VCI 1.0 §12.2.4); null: the tenant name alone */
+            issuerDisplay: components["schemas"]["IssuerDisplay"][] | null;
             /** @description Default signing key chain: signs credential configurations created without `keyChainId`. Null until set, or until the first such configuration creates one (`default`, the `POST /api/key-chains` `source: generate` defaults) */
             defaultKeyChainId: string | null;
             /**
@@ -3936,6 +3955,8 @@ export interface components {
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
             /** @description Country of the issuing authority (ISO 3166-1 alpha-2), e.g. DE: the default key chain made on first need names it (`C=`), as mso_mdoc configurations require */
             country?: string;
+            /** @description The issuer's `display` in its credential issuer metadata (OpenID4VCI 1.0 §12.2.4), one entry per locale */
+            issuerDisplay?: components["schemas"]["IssuerDisplay"][];
         };
         TenantPage: {
             items: components["schemas"]["Tenant"][];
@@ -3949,6 +3970,7 @@ export interface components {
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
             /** @description Country of the issuing authority (ISO 3166-1 alpha-2); null: none. Used by the default key chain made after this (an existing one keeps its certificates) */
             country?: string | null;
+            issuerDisplay?: components["schemas"]["IssuerDisplay"][] | null;
             /** @description Make this key chain of the tenant its default signing key chain (422 when there is none by that id); null: no default, so the next configuration without `keyChainId` creates one */
             defaultKeyChainId?: string | null;
         };

@@ -53,6 +53,7 @@ export type Health = components['schemas']['Health']
 export type IssuanceNotificationEvent = components['schemas']['IssuanceNotificationEvent']
 export type IssuanceSession = components['schemas']['IssuanceSession']
 export type IssuanceStatus = components['schemas']['IssuanceStatus']
+export type IssuerDisplay = components['schemas']['IssuerDisplay']
 export type IssuerMetadataCredentialConfig = components['schemas']['IssuerMetadataCredentialConfig']
 /** JWK Set (RFC 7517) of public keys */
 export type Jwks = components['schemas']['Jwks']

@@ -22,6 +22,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { z } from 'zod'
 import { crlRoutes } from './routes/crl'
 import { jwksRoutes } from './routes/jwks'
+import { logoRoutes } from './routes/logos'
 import { oid4vciRoutes } from './routes/oid4vci'
 import { statusListRoutes } from './routes/status-lists'
 import { createServerNonces } from './services/server-nonces'
@@ -78,6 +79,7 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(jwksRoutes(deps))
     await app.register(crlRoutes(deps))
+    await app.register(logoRoutes(deps))
     await app.register(statusListRoutes(deps))
     await app.register(oid4vciRoutes(deps, walletLimits(options.config)))
   }

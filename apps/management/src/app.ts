@@ -46,6 +46,7 @@ import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
+import { logoRoutes } from './routes/logos'
 import { oauthRoutes, providerTokenNotice } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
 import { registrarRoutes } from './routes/registrar'
@@ -56,6 +57,7 @@ import { tenantRoutes } from './routes/tenants'
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries'
 import { createConsoleSessionService } from './services/console-session-service'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
+import { createLogoService } from './services/logo-service'
 import { createSessionEventHub } from './services/session-events'
 import { applySessionRetention } from './services/session-retention'
 import { createTenantService } from './services/tenant-service'
@@ -184,6 +186,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     )
     await app.register(metricsRoute(metrics))
     await app.register(tenantRoutes(createTenantService(database.db, oidc?.admin)))
+    await app.register(logoRoutes(createLogoService({ db: database.db, publicUrl: config.PUBLIC_URL })))
     await app.register(clientRoutes(database.db, { tenantInPath: true }, oidc?.admin))
     await app.register(clientRoutes(database.db, { tenantInPath: false }, oidc?.admin))
 

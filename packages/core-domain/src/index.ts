@@ -221,11 +221,15 @@ export {
   zSessionResultRequest,
   zSessionStatus,
 } from './contract/session'
-export type { IssuerDisplay, Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
+export type { IssuerDisplay, Logo, LogoUpload, Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
 export {
+  LOGO_CONTENT_TYPES,
+  LOGO_MAX_BYTES,
   zCredentialEncryption,
   zIssuerDisplay,
   zIssuerDisplayList,
+  zLogo,
+  zLogoUpload,
   zTenant,
   zTenantCreate,
   zTenantId,

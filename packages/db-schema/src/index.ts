@@ -116,6 +116,8 @@ export {
   STATUS_SUSPENDED,
   STATUS_VALID,
 } from './repositories/status-lists'
+export type { StoredLogo } from './repositories/tenant-logos'
+export { createTenantLogoRepository } from './repositories/tenant-logos'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type { TrustListFetchResult, TrustListRepository, TrustListUsers } from './repositories/trust-lists'

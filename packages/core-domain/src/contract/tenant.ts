@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { zCountryCode, zTimestamp } from './common'
 import { zLocale } from '../formats/config-shape'
+import { zCountryCode, zTimestamp } from './common'
 import { zKeyChainId } from './key-chain'
 
 /** Tenant ids appear in URLs (`/issuers/{tenant}`), so they are lowercase slugs. */
@@ -140,3 +140,34 @@ export const zTenantUpdate = z
   .strict()
   .meta({ id: 'TenantUpdate' })
 export type TenantUpdate = z.infer<typeof zTenantUpdate>
+
+/** Image types a logo may have: what wallets render, nothing that runs. */
+export const LOGO_CONTENT_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/svg+xml'] as const
+/** Largest logo accepted, in bytes. */
+export const LOGO_MAX_BYTES = 256 * 1024
+
+export const zLogoUpload = z
+  .object({
+    contentType: z.enum(LOGO_CONTENT_TYPES),
+    data: z
+      .base64()
+      .max(Math.ceil(LOGO_MAX_BYTES / 3) * 4, `at most ${LOGO_MAX_BYTES / 1024} KiB of image`)
+      .describe('The image, base64'),
+  })
+  .strict()
+  .meta({ id: 'LogoUpload' })
+export type LogoUpload = z.infer<typeof zLogoUpload>
+
+export const zLogo = z
+  .object({
+    uri: z
+      .url()
+      .describe(
+        'Where the service serves it, for `issuerDisplay[].logo.uri`: the same URL always names the same image',
+      ),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    contentType: z.enum(LOGO_CONTENT_TYPES),
+    size: z.int().describe('Bytes'),
+  })
+  .meta({ id: 'Logo' })
+export type Logo = z.infer<typeof zLogo>

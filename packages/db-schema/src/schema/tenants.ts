@@ -1,5 +1,5 @@
-import { sql } from 'drizzle-orm'
 import type { IssuerDisplay } from '@credential-service/core-domain'
+import { sql } from 'drizzle-orm'
 import { jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 
 export const tenants = pgTable('tenants', {

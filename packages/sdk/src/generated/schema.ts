@@ -146,6 +146,28 @@ export interface paths {
         patch: operations["updateTenant"];
         trace?: never;
     };
+    "/api/tenants/{tenantId}/logos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a logo for the issuer display
+         * @description PNG, JPEG, WebP or SVG, at most 256 KiB, checked against its type. Answers the URL the issuer serves it at (content-addressed, cached for good by wallets), to set as `issuerDisplay[].logo.uri`. The same image again answers the same URL.
+         *
+         *     Roles (any of): `tenant:manage`, `tenant:admin`.
+         */
+        post: operations["uploadLogo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/clients": {
         parameters: {
             query?: never;
@@ -3280,6 +3302,27 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page */
             nextCursor: string | null;
         };
+        Logo: {
+            /**
+             * Format: uri
+             * @description Where the service serves it, for `issuerDisplay[].logo.uri`: the same URL always names the same image
+             */
+            uri: string;
+            sha256: string;
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/webp" | "image/svg+xml";
+            /** @description Bytes */
+            size: number;
+        };
+        LogoUpload: {
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/webp" | "image/svg+xml";
+            /**
+             * Format: base64
+             * @description The image, base64
+             */
+            data: string;
+        };
         MdocIssuerMetadataConfig: {
             /** @constant */
             format: "mso_mdoc";
@@ -4692,6 +4735,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Tenant"];
+                };
+            };
+        };
+    };
+    uploadLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LogoUpload"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Logo"];
                 };
             };
         };

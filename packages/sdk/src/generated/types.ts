@@ -77,6 +77,8 @@ export type LoginProvider = components['schemas']['LoginProvider']
 /** Login provider, as sent to create or replace one */
 export type LoginProviderDefinition = components['schemas']['LoginProviderDefinition']
 export type LoginProviderPage = components['schemas']['LoginProviderPage']
+export type Logo = components['schemas']['Logo']
+export type LogoUpload = components['schemas']['LogoUpload']
 export type MdocIssuerMetadataConfig = components['schemas']['MdocIssuerMetadataConfig']
 /** Prometheus text exposition format, version 0.0.4 */
 export type MetricsText = components['schemas']['MetricsText']

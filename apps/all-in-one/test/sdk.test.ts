@@ -519,6 +519,7 @@ declare const request: { headers: Record<string, string | string[] | undefined> 
 declare const signingSecret: string
 declare const proof: string
 declare const sessionId: string
+declare const pngBase64: string
 declare const process: { env: Record<string, string | undefined> }
 `
 

@@ -52,6 +52,10 @@ const router = createBrowserRouter(
         { index: true, element: <FirstPage /> },
         { path: 'tenants', ...lazyPage('tenants', () => import('./pages/tenants')) },
         { path: 'clients', ...lazyPage('clients', () => import('./pages/clients')) },
+        {
+          path: 'issuer-branding',
+          ...lazyPage('issuer-branding', () => import('./pages/issuer-branding')),
+        },
         { path: 'key-chains', ...lazyPage('key-chains', () => import('./pages/key-chains')) },
         {
           path: 'key-chains/:keyChainId',

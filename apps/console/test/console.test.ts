@@ -69,6 +69,7 @@ describe.skipIf(skip)('admin console in Chromium', () => {
     expect(await navigation().getByRole('link').allTextContents()).toStrictEqual([
       'Tenants',
       'API clients',
+      'Issuer branding',
       'Audit events',
       'Health and version',
     ])
@@ -127,6 +128,7 @@ describe.skipIf(skip)('admin console in Chromium', () => {
     await signIn(admin.id, admin.secret)
     expect(await navigation().getByRole('link').allTextContents()).toStrictEqual([
       'API clients',
+      'Issuer branding',
       'Key chains',
       'Audit events',
       'Health and version',

@@ -2,7 +2,19 @@ import { randomBytes } from 'node:crypto'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clientToken } from '../../all-in-one/test/processes'
-import { type ConsoleUnderTest, expectAccessible, signIn, skipWithoutChromium, startConsole } from './browser'
+import {
+  type ConsoleUnderTest,
+  errorOf,
+  expectAccessible,
+  signIn,
+  skipWithoutChromium,
+  startConsole,
+} from './browser'
+
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
+  'base64',
+)
 
 /**
  * Issue 42 item 2 in Chromium: the console's server-side session keeps an operator signed in
@@ -135,6 +147,55 @@ describe.skipIf(skip)('console session in Chromium (issue 42)', () => {
       .click()
     await page.getByText('Your session has ended. Sign in again.').waitFor()
     await page.getByLabel('Client id').waitFor()
+  })
+
+  it('issue 42 item 5: the issuer branding page uploads a logo, previews the entry and saves it into the metadata', async () => {
+    await page.goto(run.url('/issuer-branding'))
+    await signIn(page, admin.id, admin.secret)
+    await page.getByRole('heading', { name: `Issuer branding of ${tenant}` }).waitFor()
+    await page.getByRole('button', { name: 'Add display entry' }).click()
+    const entry = page.getByRole('group', { name: 'Display entry 1' })
+    await entry.getByLabel('Locale').fill('en')
+    await entry.getByLabel('Name', { exact: true }).fill('Session Test Issuer')
+    await entry.getByLabel('Logo alternative text').fill('Session test logo')
+    await entry.getByLabel('Background colour').fill('#12107c')
+    await entry.getByLabel('Text colour').fill('#ffffff')
+    // A 1x1 PNG, uploaded through the page's file chooser.
+    const chooser = page.waitForEvent('filechooser')
+    await entry.getByRole('button', { name: 'Upload logo 1' }).click()
+    await (await chooser).setFiles({ name: 'logo.png', mimeType: 'image/png', buffer: PNG })
+    await expect
+      .poll(() => entry.getByLabel('Logo URL').inputValue())
+      .toMatch(new RegExp(`/issuers/${tenant}/logos/[0-9a-f]{64}$`))
+    const preview = entry.getByLabel('Preview')
+    await preview.getByRole('img', { name: 'Session test logo' }).waitFor()
+    expect(await preview.getByRole('heading').textContent()).toBe('Session Test Issuer')
+    await expectAccessible(page, 'issuer branding page')
+    await page.getByRole('button', { name: 'Save branding' }).click()
+    await page.getByText('Saved: the issuer metadata shows it now.').waitFor()
+    const metadata = await fetch(
+      `${run.service.origin}/.well-known/openid-credential-issuer/issuers/${tenant}`,
+    )
+    const { display } = (await metadata.json()) as { display: unknown }
+    expect(display).toStrictEqual([
+      {
+        locale: 'en',
+        name: 'Session Test Issuer',
+        logo: { uri: await entry.getByLabel('Logo URL').inputValue(), alt_text: 'Session test logo' },
+        background_color: '#12107c',
+        text_color: '#ffffff',
+      },
+    ])
+  })
+
+  it('issue 42 item 5: a second entry for the same locale is refused at its locale field', async () => {
+    await page.getByRole('button', { name: 'Add display entry' }).click()
+    const second = page.getByRole('group', { name: 'Display entry 2' })
+    await second.getByLabel('Locale').fill('en')
+    await page.getByRole('button', { name: 'Save branding' }).click()
+    await expect
+      .poll(() => errorOf(page, second.getByLabel('Locale')))
+      .toContain('a second display entry for locale en')
   })
 
   it('at the session’s absolute end the page signs out by itself', async () => {

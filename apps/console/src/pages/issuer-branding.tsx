@@ -110,6 +110,10 @@ function BrandingForm({ tenant }: { tenant: Tenant }) {
     onDone: (updated) => {
       setSaved(true)
       queryClient.setQueryData(['tenant', tenant.id], updated)
+      // The form goes on from what was saved (useApiForm resets it to its first values).
+      const values = { issuerDisplay: (updated.issuerDisplay ?? []).map(valuesOf) }
+      form.setInitialValues(values)
+      form.setValues(values)
     },
   })
   const entries = form.values.issuerDisplay

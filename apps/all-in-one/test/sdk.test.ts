@@ -92,6 +92,7 @@ describe('SDK against a listening service', () => {
       name: 'SDK tenant',
       description: null,
       country: null,
+      issuerDisplay: null,
       presentationRetention: 'keep',
       credentialEncryption: 'optional',
       defaultKeyChainId: null,

@@ -92,6 +92,7 @@ describe('SDK against a listening service', () => {
       name: 'SDK tenant',
       description: null,
       country: null,
+      issuerDisplay: null,
       presentationRetention: 'keep',
       credentialEncryption: 'optional',
       defaultKeyChainId: null,
@@ -526,6 +527,7 @@ declare const request: { headers: Record<string, string | string[] | undefined> 
 declare const signingSecret: string
 declare const proof: string
 declare const sessionId: string
+declare const pngBase64: string
 declare const process: { env: Record<string, string | undefined> }
 `
 

@@ -40,6 +40,7 @@ export const SCREENSHOT_PAGES: Record<PageKey, string> = {
   'audit-events': 'audit-events.png',
   metrics: 'metrics.png',
   health: 'health.png',
+  'issuer-branding': 'issuer-branding.png',
 }
 
 const root = new URL('../../..', import.meta.url).pathname

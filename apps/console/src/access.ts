@@ -18,6 +18,14 @@ export const PAGES = {
     // An operator without a picked tenant sees the operator clients (`/api/clients`).
     tenantScoped: false,
   },
+  // Issue 42 item 5: the tenant's issuer display (PATCH /api/tenants/{id}, POST …/logos).
+  'issuer-branding': {
+    path: '/issuer-branding',
+    label: 'Issuer branding',
+    read: ['tenant:manage', 'tenant:admin'],
+    write: ['tenant:manage', 'tenant:admin'],
+    tenantScoped: true,
+  },
   'key-chains': {
     path: '/key-chains',
     label: 'Key chains',

@@ -52,6 +52,10 @@ const router = createBrowserRouter(
         { index: true, element: <FirstPage /> },
         { path: 'tenants', ...lazyPage('tenants', () => import('./pages/tenants')) },
         { path: 'clients', ...lazyPage('clients', () => import('./pages/clients')) },
+        {
+          path: 'issuer-branding',
+          ...lazyPage('issuer-branding', () => import('./pages/issuer-branding')),
+        },
         { path: 'key-chains', ...lazyPage('key-chains', () => import('./pages/key-chains')) },
         {
           path: 'key-chains/:keyChainId',
@@ -125,7 +129,7 @@ function Gate() {
     // Signed out, a 401 is the sign-in page's own answer (a wrong secret), shown there.
     if (!session) return
     const unauthorized = (error: unknown) => error instanceof ManagementApiError && error.status === 401
-    const end = () => signOut('The service no longer accepts your token. Sign in again.')
+    const end = () => signOut('Your session has ended. Sign in again.')
     const queries = queryClient.getQueryCache().subscribe((event) => {
       if (event.type === 'updated' && event.action.type === 'error' && unauthorized(event.action.error)) end()
     })

@@ -111,7 +111,15 @@ export async function expectAccessible(page: Page, what: string) {
   expect(violations, what).toStrictEqual([])
 }
 
+/** Signs in as the client; a session the browser still has (issue 42) is signed out first. */
 export async function signIn(page: Page, clientId: string, secret: string) {
+  const signOut = page.getByRole('button', { name: 'Sign out' })
+  const form = page.getByLabel('Client id')
+  await form.or(signOut).first().waitFor()
+  if (await signOut.isVisible()) {
+    await signOut.click()
+    await form.waitFor()
+  }
   await page.getByLabel('Client id').fill(clientId)
   await page.getByLabel('Client secret').fill(secret)
   await page.getByRole('button', { name: 'Sign in' }).click()

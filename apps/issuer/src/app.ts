@@ -23,6 +23,7 @@ import type { z } from 'zod'
 import { createExternalTokens } from './external-tokens/check-token'
 import { crlRoutes } from './routes/crl'
 import { jwksRoutes } from './routes/jwks'
+import { logoRoutes } from './routes/logos'
 import { oid4vciRoutes } from './routes/oid4vci'
 import { statusListRoutes } from './routes/status-lists'
 import { createServerNonces } from './services/server-nonces'
@@ -81,6 +82,7 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
     await registerRateLimits(app, { store: rateLimitStore(options.config), db: deps.db })
     await app.register(jwksRoutes(deps))
     await app.register(crlRoutes(deps))
+    await app.register(logoRoutes(deps))
     await app.register(statusListRoutes(deps))
     await app.register(oid4vciRoutes(deps, walletLimits(options.config)))
   }

@@ -1,6 +1,8 @@
+import { UnauthenticatedError } from '@credential-service/core-domain'
 import { createSecretVerifier, type ManagementSigningKey } from '@credential-service/crypto'
 import {
   countWebhookBacklog,
+  createConsoleSessionRepository,
   type Database,
   type DatabaseKind,
   type DatabaseStats,
@@ -39,11 +41,13 @@ import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
 import { consoleRoutes } from './routes/console'
+import { registerConsoleSessions } from './routes/console-session'
 import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { federationRoutes } from './routes/federation'
 import { healthRoutes } from './routes/health'
 import { keyChainRoutes } from './routes/key-chains'
+import { logoRoutes } from './routes/logos'
 import { oauthRoutes, providerTokenNotice } from './routes/oauth'
 import { offerRoutes } from './routes/offers'
 import { registrarRoutes } from './routes/registrar'
@@ -52,11 +56,13 @@ import { sessionEventRoutes } from './routes/session-events'
 import { sessionRoutes } from './routes/sessions'
 import { tenantRoutes } from './routes/tenants'
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries'
+import { createConsoleSessionService } from './services/console-session-service'
 import { type KeyChainServiceDeps, rotateDueKeyChains } from './services/key-chain-service'
+import { createLogoService } from './services/logo-service'
 import { createSessionEventHub } from './services/session-events'
 import { applySessionRetention } from './services/session-retention'
 import { createTenantService } from './services/tenant-service'
-import { createTokenService } from './services/token-service'
+import { createClientAuthenticator, createTokenService } from './services/token-service'
 
 export interface ManagementDeps {
   config: ManagementConfig
@@ -146,10 +152,24 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
       pushRootClientWhenReady(app, () => pushRootClient(database.db, config, oidc.admin))
     } else {
       await registerRateLimits(app, { store: rateLimitStore(config), db: database.db })
-      const exchange = createTokenService({
-        findClient: (clientId) => findClientCredentials(database.db, clientId),
+      const clientDeps = {
+        findClient: (clientId: string) => findClientCredentials(database.db, clientId),
         verifySecret: createSecretVerifier(),
         issueToken: tokens.issue,
+      }
+      const exchange = createTokenService(clientDeps)
+      await registerConsoleSessions(app, {
+        service: createConsoleSessionService({
+          ...clientDeps,
+          sessions: createConsoleSessionRepository(database.db, {
+            idleSeconds: config.CONSOLE_SESSION_IDLE_SECONDS,
+          }),
+          maxSeconds: config.CONSOLE_SESSION_MAX_SECONDS,
+        }),
+        authenticate: createClientAuthenticator(clientDeps, (detail) => new UnauthenticatedError(detail)),
+        origin: new URL(config.PUBLIC_URL).origin,
+        maxSeconds: config.CONSOLE_SESSION_MAX_SECONDS,
+        failuresPerMinute: config.RATE_LIMIT_TOKEN_PER_MINUTE,
       })
       await app.register(
         oauthRoutes({ exchange, issuer, jwks, failuresPerMinute: config.RATE_LIMIT_TOKEN_PER_MINUTE }),
@@ -167,6 +187,7 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     )
     await app.register(metricsRoute(metrics))
     await app.register(tenantRoutes(createTenantService(database.db, oidc?.admin)))
+    await app.register(logoRoutes(createLogoService({ db: database.db, publicUrl: config.PUBLIC_URL })))
     await app.register(clientRoutes(database.db, { tenantInPath: true }, oidc?.admin))
     await app.register(clientRoutes(database.db, { tenantInPath: false }, oidc?.admin))
 

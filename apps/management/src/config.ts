@@ -62,6 +62,22 @@ export const zManagementEnv = zCommonEnv
       .describe(
         'Folder of the admin console’s static build, served under /console (relative to the working directory; the image sets /app/console)',
       ),
+    CONSOLE_SESSION_IDLE_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(86_400)
+      .default(1800)
+      .describe(
+        'Admin console (client credentials sign-in): a session unused this many seconds ends; every process of the service reads it on the database clock',
+      ),
+    CONSOLE_SESSION_MAX_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(300)
+      .max(604_800)
+      .default(43_200)
+      .describe('Admin console: a session ends this many seconds after sign-in, however much it is used'),
     CONFIG_IMPORT_DIR: optionalEnv(z.string().min(1)).describe(
       'Folder imported at start-up: <dir>/<tenant>/tenant.json and <dir>/<tenant>/{key-chains,attribute-providers,webhook-endpoints,trust-lists,wallet-providers,presentations,login-providers,credentials,auth-servers,clients}/*.json, applied in that order; see docs/configuration-import.md',
     ),

@@ -28,6 +28,7 @@ describe.each(testDatabases())('tenants on $name', (testDatabase) => {
         presentationRetention: 'keep',
         credentialEncryption: 'optional',
         country: null,
+        issuerDisplay: null,
         defaultKeyChainId: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),

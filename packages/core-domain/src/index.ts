@@ -249,8 +249,20 @@ export {
   zSessionResultRequest,
   zSessionStatus,
 } from './contract/session'
-export type { Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
-export { zCredentialEncryption, zTenant, zTenantCreate, zTenantId, zTenantUpdate } from './contract/tenant'
+export type { IssuerDisplay, Logo, LogoUpload, Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
+export {
+  LOGO_CONTENT_TYPES,
+  LOGO_MAX_BYTES,
+  zCredentialEncryption,
+  zIssuerDisplay,
+  zIssuerDisplayList,
+  zLogo,
+  zLogoUpload,
+  zTenant,
+  zTenantCreate,
+  zTenantId,
+  zTenantUpdate,
+} from './contract/tenant'
 export type { AccessTokenClaims, TokenRequest, TokenResponse } from './contract/token'
 export {
   zAccessTokenClaims,

@@ -45,6 +45,8 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
+export type { ConsoleSessionRecord, ConsoleSessionRepository } from './repositories/console-sessions'
+export { createConsoleSessionRepository } from './repositories/console-sessions'
 export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
 export {
   createCredentialEncryptionKeyRepository,
@@ -119,6 +121,8 @@ export {
   STATUS_SUSPENDED,
   STATUS_VALID,
 } from './repositories/status-lists'
+export type { StoredLogo } from './repositories/tenant-logos'
+export { createTenantLogoRepository } from './repositories/tenant-logos'
 export type { TenantRepository } from './repositories/tenants'
 export { createTenantRepository } from './repositories/tenants'
 export type { TrustListFetchResult, TrustListRepository, TrustListUsers } from './repositories/trust-lists'

@@ -1,11 +1,24 @@
-import {
-  createManagementClient,
-  type ManagementClient,
-  requestClientCredentialsToken,
-} from '@credential-service/sdk'
+import { createManagementClient, type ManagementClient } from '@credential-service/sdk'
 import { useQueryClient } from '@tanstack/react-query'
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react'
+import {
+  createContext,
+  type ReactNode,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react'
 import { type ConsoleConfig, completeOidcSignIn, consoleConfig, startOidcSignIn } from './oidc-sign-in'
+import {
+  endSession,
+  resumeSession,
+  sessionFetch,
+  startSession,
+  type TabMessage,
+  tabChannel,
+} from './server-session'
 import { type Session, sessionOf, subjectOf } from './session'
 
 interface Auth {
@@ -44,9 +57,6 @@ export function useSession(): Session & { api: ManagementClient; activeTenant: s
   return { ...session, api, activeTenant }
 }
 
-/** The token endpoint of the built-in token server, on the console's own origin. */
-const tokenUrl = () => `${window.location.origin}/api/oauth2/token`
-
 export function AuthProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient()
   const [session, setSession] = useState<Session>()
@@ -69,7 +79,19 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       }
       if (!current) return
       setConfig(loaded)
-      if (loaded.mode !== 'oidc') return
+      if (loaded.mode !== 'oidc') {
+        // Reload, new tab, deep link: the service's session, if this browser has one.
+        setCompleting(true)
+        try {
+          const resumed = await resumeSession()
+          if (current && resumed) setSession(resumed)
+        } catch (error) {
+          if (current) setNotice(error instanceof Error ? error.message : String(error))
+        } finally {
+          if (current) setCompleting(false)
+        }
+        return
+      }
       setCompleting(true)
       try {
         const token = await completeOidcSignIn(loaded)
@@ -85,7 +107,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     }
   }, [])
 
-  const signOut = useCallback(
+  const channel = useRef<BroadcastChannel | undefined>(undefined)
+
+  const forget = useCallback(
     (why?: string) => {
       setSession(undefined)
       setPicked(undefined)
@@ -96,33 +120,73 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     [queryClient],
   )
 
+  const signOut = useCallback(
+    (why?: string) => {
+      const csrf = session?.csrfToken
+      forget(why)
+      if (!csrf) return
+      // The service ends the session (every tab's), then the other tabs hear of it.
+      void endSession(csrf).then(() => channel.current?.postMessage('signed-out' satisfies TabMessage))
+    },
+    [forget, session],
+  )
+
   const signIn = useCallback(async (clientId: string, clientSecret: string) => {
-    const token = await requestClientCredentialsToken({ tokenUrl: tokenUrl(), clientId, clientSecret })
+    const started = await startSession(clientId, clientSecret)
     setNotice(undefined)
-    setSession(sessionOf(clientId, token))
+    setSession(started)
+    channel.current?.postMessage('signed-in' satisfies TabMessage)
   }, [])
+
+  // Another tab signed out (the session is gone for this one too) or in (this one can join it).
+  useEffect(() => {
+    const opened = tabChannel()
+    channel.current = opened
+    if (!opened) return
+    opened.onmessage = (event: MessageEvent<TabMessage>) => {
+      if (event.data === 'signed-out') forget('You signed out in another tab.')
+      if (event.data === 'signed-in')
+        void resumeSession().then((resumed) => {
+          if (resumed) {
+            queryClient.clear()
+            setNotice(undefined)
+            setSession(resumed)
+          }
+        })
+    }
+    return () => {
+      opened.close()
+      channel.current = undefined
+    }
+  }, [forget, queryClient])
 
   const signInWithProvider = useCallback(async () => {
     if (config?.mode !== 'oidc') throw new Error('The console signs in with client credentials here.')
     await startOidcSignIn(config, `${window.location.pathname}${window.location.search}`)
   }, [config])
 
-  // The token is not renewed (the console keeps no secret): at its expiry the console signs out.
+  // At the session's absolute end (a server session) or the token's expiry (OIDC: not renewed,
+  // the console keeps no secret), the console signs out. The idle timeout shows as a 401 (app.tsx).
   useEffect(() => {
     if (!session) return
     const timer = setTimeout(
-      () => signOut('Your session expired. Sign in again.'),
-      Math.max(0, session.expiresAt - Date.now()),
+      () => forget('Your session expired. Sign in again.'),
+      // setTimeout fires at once past 2^31 - 1 ms.
+      Math.min(2 ** 31 - 1, Math.max(0, session.expiresAt - Date.now())),
     )
     return () => clearTimeout(timer)
-  }, [session, signOut])
+  }, [session, forget])
 
-  const api = useMemo(
-    () =>
-      session &&
-      createManagementClient({ baseUrl: window.location.origin, accessToken: () => session.accessToken }),
-    [session],
-  )
+  const api = useMemo(() => {
+    if (!session) return undefined
+    const baseUrl = window.location.origin
+    const { accessToken, csrfToken } = session
+    // A server session sends no token (the SDK sends no Authorization for an empty one): the
+    // cookie and its CSRF header stand in for it.
+    return csrfToken
+      ? createManagementClient({ baseUrl, accessToken: () => '', fetch: sessionFetch(csrfToken) })
+      : createManagementClient({ baseUrl, accessToken: () => accessToken ?? '' })
+  }, [session])
 
   const value = useMemo<Auth>(
     () => ({

@@ -2,17 +2,21 @@ import type { Role } from '@credential-service/core-domain'
 import type { TokenResponse } from '@credential-service/sdk'
 
 /**
- * Who is signed in, in memory only (issue 22): never in storage, cookies or URLs, so a reload or
- * another tab starts signed out, and signing out forgets the token.
+ * Who is signed in. With client credentials the session lives at the service (issue 42) and the
+ * tab knows only its CSRF token; in OIDC mode the provider's token lives in memory only (issue
+ * 22): never in storage, cookies or URLs.
  */
 export interface Session {
   /** The API client (client credentials), or who signed in at the identity provider (OIDC). */
   clientId: string
-  accessToken: string
+  /** OIDC mode: the provider's access token; undefined for a server session. */
+  accessToken?: string
+  /** A server session's CSRF token (server-session.ts); undefined in OIDC mode. */
+  csrfToken?: string
   roles: readonly Role[]
   /** The token's tenant (`sub`); undefined for operator clients, bound to no tenant. */
   tenantId: string | undefined
-  /** Epoch milliseconds after which the token is no longer accepted. */
+  /** Epoch milliseconds after which the token (the server session) is no longer accepted. */
   expiresAt: number
 }
 

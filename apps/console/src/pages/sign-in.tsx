@@ -36,7 +36,9 @@ export function SignInPage() {
         )}
         {body}
         <Text size="sm" c="dimmed">
-          The token stays in this tab’s memory only: reloading the page or signing out forgets it.
+          {config?.mode === 'oidc'
+            ? 'The token stays in this tab’s memory only: reloading the page or signing out forgets it.'
+            : 'The service keeps your session (no token reaches this page) until you sign out or leave it unused.'}
         </Text>
       </Stack>
     </Container>

@@ -64,6 +64,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     const metadata = issuerMetadata({
       issuer: service(tenant).issuer,
       tenantName: found.name,
+      issuerDisplay: found.issuerDisplay,
       configs: withAlgs,
       authorizationServers: authServers.map((server) => server.issuer),
       encryption: {

@@ -11,6 +11,7 @@ import {
   IAE_ENDPOINT_PATH,
   IAE_METADATA_PARAMETER,
   IAE_REQUIRED_METADATA_PARAMETER,
+  type IssuerDisplay,
 } from '@credential-service/core-domain'
 import { ATTESTATION_ALGORITHMS } from './attestation-trust'
 import { encryptionMetadata, type PublishedEncryptionKey } from './credential-encryption'
@@ -86,6 +87,8 @@ function proofTypesSupported(
 export interface IssuerMetadataInput {
   issuer: string
   tenantName: string
+  /** The tenant's issuer display entries; null or empty: its name alone. */
+  issuerDisplay?: readonly IssuerDisplay[] | null
   configs: { config: CredentialConfig; signingAlg: string }[]
   /** Issuer identifiers of the tenant's external authorization servers; empty: none. */
   authorizationServers?: string[]
@@ -122,7 +125,8 @@ export function issuerMetadata(input: IssuerMetadataInput): CredentialIssuerMeta
     nonce_endpoint: `${input.issuer}/nonce`,
     // §12.2.4: without it a wallet has nowhere to send the §11 notification, and (oid4vc-ts) refuses to.
     notification_endpoint: `${input.issuer}/notification`,
-    display: [{ name: input.tenantName }],
+    // §12.2.4 `display`: the tenant's entries per locale (name, logo), else its name.
+    display: input.issuerDisplay?.length ? [...input.issuerDisplay] : [{ name: input.tenantName }],
     ...(batch ? { batch_credential_issuance: { batch_size: batch } } : {}),
     ...encryptionMetadata(input.encryption.key, input.encryption.required),
     credential_configurations_supported: Object.fromEntries(

@@ -12,6 +12,7 @@ import {
   zKeyChainRotate,
   zKeyChainUpdate,
   zLoginProviderInput,
+  zLogoUpload,
   zOfferCreate,
   zPresentationConfigInput,
   zPresentationRequestCreate,
@@ -103,6 +104,35 @@ requestExamples.add(zTenantUpdate, {
   rename: {
     summary: 'Rename, drop the description',
     value: { name: 'ACME Group', description: null },
+  },
+  branding: {
+    summary: 'Brand the issuer per locale (OpenID4VCI 1.0 §12.2.4 display)',
+    value: {
+      issuerDisplay: [
+        {
+          locale: 'en',
+          name: 'ACME',
+          logo: { uri: 'https://cdn.acme.example/logo.png', alt_text: 'ACME logo' },
+          background_color: '#12107c',
+          text_color: '#ffffff',
+        },
+        {
+          locale: 'de',
+          name: 'ACME GmbH',
+          logo: { uri: 'https://cdn.acme.example/logo.png', alt_text: 'ACME-Logo' },
+        },
+      ],
+    },
+  },
+})
+
+requestExamples.add(zLogoUpload, {
+  png: {
+    summary: 'A PNG logo (here 1x1 pixel), base64',
+    value: {
+      contentType: 'image/png',
+      data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
+    },
   },
 })
 

@@ -38,6 +38,7 @@ function invalidClient(description: string): ProtocolError {
 
 /** The client credentials grant (RFC 6749 §4.4), the only grant of the management API (spec §5 rule 2). */
 export function createTokenService(deps: TokenServiceDeps) {
+  const authenticate = createClientAuthenticator(deps)
   return async function exchange(options: TokenExchangeOptions): Promise<TokenResponse> {
     if (!options.grantType) throw new ProtocolError('invalid_request', 'grant_type is required')
     if (options.grantType !== 'client_credentials') {
@@ -56,20 +57,10 @@ export function createTokenService(deps: TokenServiceDeps) {
     }
     const clientId = basicCredentials?.clientId ?? bodyCredentials.clientId
     const clientSecret = basicCredentials?.clientSecret ?? bodyCredentials.clientSecret
-    if (!clientId || !clientSecret) throw invalidClient('client authentication is required')
-
-    // Checked before the bcrypt compare, so a locked-out guesser costs no CPU.
-    await options.failures?.check()
-    const found = await deps.findClient(clientId)
-    // Unknown client and wrong secret answer alike, in content and in time (an unknown client is
-    // compared against a dummy hash), so client ids cannot be probed.
-    if (!(await deps.verifySecret(clientSecret, found?.secretHash)) || !found) {
-      await options.failures?.record()
-      throw invalidClient('client authentication failed')
-    }
+    const found = await authenticate(clientId, clientSecret, options.failures)
     const roles = narrowRoles(found.client.roles, options.scope)
     const token = await deps.issueToken({
-      clientId,
+      clientId: found.client.clientId,
       tenantId: found.client.tenantId ?? undefined,
       tenantGeneration: found.tenantGeneration ?? undefined,
       roles,
@@ -80,6 +71,34 @@ export function createTokenService(deps: TokenServiceDeps) {
       expires_in: token.expiresIn,
       scope: roles.join(' '),
     }
+  }
+}
+
+/**
+ * A client's id and secret checked (the token endpoint's and the console sign-in's one check):
+ * its record, or `invalid_client`.
+ */
+export function createClientAuthenticator(
+  deps: Pick<TokenServiceDeps, 'findClient' | 'verifySecret'>,
+  /** The refusal in the caller's terms (the token endpoint's is `invalid_client`, RFC 6749 §5.2). */
+  refuse: (description: string) => Error = invalidClient,
+) {
+  return async (
+    clientId: string | undefined,
+    clientSecret: string | undefined,
+    failures: AuthFailures | undefined,
+  ): Promise<ClientCredentials> => {
+    if (!clientId || !clientSecret) throw refuse('client authentication is required')
+    // Checked before the bcrypt compare, so a locked-out guesser costs no CPU.
+    await failures?.check()
+    const found = await deps.findClient(clientId)
+    // Unknown client and wrong secret answer alike, in content and in time (an unknown client is
+    // compared against a dummy hash), so client ids cannot be probed.
+    if (!(await deps.verifySecret(clientSecret, found?.secretHash)) || !found) {
+      await failures?.record()
+      throw refuse('client authentication failed')
+    }
+    return found
   }
 }
 

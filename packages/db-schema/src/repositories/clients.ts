@@ -1,7 +1,7 @@
 import type { Client, PageQuery, Role } from '@credential-service/core-domain'
 import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
-import { type ClientRow, clients, tenants } from '../schema'
+import { type ClientRow, clients, consoleSessions, tenants } from '../schema'
 import { decodeCursor, toPage } from './pagination'
 import { param, prepared } from './prepared'
 
@@ -118,6 +118,8 @@ export function createClientRepository(db: Database, tenantId: string | null) {
         .set({ secretHash, updatedAt: now, secretRotatedAt: now })
         .where(inScope(clientId))
         .returning()
+      // A rotation is often a response to a leak: the console sessions of the old secret end too.
+      if (row) await tx.delete(consoleSessions).where(eq(consoleSessions.clientId, row.clientId))
       return row && toClient(row)
     },
 

@@ -1,4 +1,4 @@
-import type { PageQuery, Tenant, TenantUpdate } from '@credential-service/core-domain'
+import type { IssuerDisplay, PageQuery, Tenant, TenantUpdate } from '@credential-service/core-domain'
 import { and, asc, eq, getTableColumns, gt, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { keyChains, type TenantRow, tenants } from '../schema'
@@ -21,6 +21,7 @@ function toTenant(row: TenantView): Tenant {
     name: row.name,
     description: row.description,
     country: row.country,
+    issuerDisplay: row.issuerDisplay,
     defaultKeyChainId: row.defaultKeyChainId,
     presentationRetention: row.presentationRetention as Tenant['presentationRetention'],
     credentialEncryption: row.credentialEncryption as Tenant['credentialEncryption'],
@@ -63,6 +64,7 @@ export function createTenantRepository(db: Database) {
         presentationRetention?: string | undefined
         credentialEncryption?: string | undefined
         country?: string | null | undefined
+        issuerDisplay?: IssuerDisplay[] | null | undefined
       },
       tx: Executor = db,
     ): Promise<Tenant | undefined> {
@@ -75,6 +77,7 @@ export function createTenantRepository(db: Database) {
           presentationRetention: input.presentationRetention ?? 'keep',
           credentialEncryption: input.credentialEncryption ?? 'optional',
           country: input.country ?? null,
+          issuerDisplay: input.issuerDisplay ?? null,
         })
         .onConflictDoNothing()
         .returning()

@@ -20,6 +20,8 @@ export {
   presentationConfigs,
   webhookEndpoints,
 } from './configs'
+export type { ConsoleSessionRow } from './console-sessions'
+export { consoleSessions } from './console-sessions'
 export type { CredentialEncryptionKeyRow, DeferredCredentialRow } from './deferred'
 export { credentialEncryptionKeys, deferredCredentials } from './deferred'
 export type { FederationAnchorValue, FederationMembershipRow, FederationTrustMarkValue } from './federation'
@@ -39,6 +41,7 @@ export { serviceSettings } from './service-settings'
 export { sessionWatches } from './session-watches'
 export type { StatusListRow } from './status-lists'
 export { statusListEntries, statusLists } from './status-lists'
+export { tenantLogos } from './tenant-logos'
 export type { TenantRow } from './tenants'
 export { tenants } from './tenants'
 export type { TrustListRow } from './trust-lists'

@@ -38,6 +38,8 @@ import type {
   LoginProvider,
   LoginProviderDefinition,
   LoginProviderPage,
+  Logo,
+  LogoUpload,
   MetricsText,
   OfferCreate,
   OfferCreated,
@@ -1552,6 +1554,14 @@ export interface ManagementOperations {
    * Roles (any of): `tenant:manage`, `tenant:admin`.
    */
   updateTenant(tenantId: string, body: TenantUpdate, options?: CallOptions): Promise<Tenant>
+  /**
+   * Upload a logo for the issuer display
+   *
+   * PNG, JPEG, WebP or SVG, at most 256 KiB, checked against its type. Answers the URL the issuer serves it at (content-addressed, cached for good by wallets), to set as `issuerDisplay[].logo.uri`. The same image again answers the same URL.
+   *
+   * Roles (any of): `tenant:manage`, `tenant:admin`.
+   */
+  uploadLogo(tenantId: string, body: LogoUpload, options?: CallOptions): Promise<Logo>
 }
 
 /** How each operation is called: the runtime client is built from this table. */
@@ -1726,4 +1736,5 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   updateKeyChain: { method: 'PATCH', path: '/api/key-chains/{keyChainId}', pathParams: ['keyChainId'], body: 'required', query: false, auth: true },
   updateKeyChainOfTenant: { method: 'PATCH', path: '/api/tenants/{tenantId}/key-chains/{keyChainId}', pathParams: ['tenantId', 'keyChainId'], body: 'required', query: false, auth: true },
   updateTenant: { method: 'PATCH', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
+  uploadLogo: { method: 'POST', path: '/api/tenants/{tenantId}/logos', pathParams: ['tenantId'], body: 'required', query: false, auth: true },
 }

@@ -146,6 +146,28 @@ export interface paths {
         patch: operations["updateTenant"];
         trace?: never;
     };
+    "/api/tenants/{tenantId}/logos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a logo for the issuer display
+         * @description PNG, JPEG, WebP or SVG, at most 256 KiB, checked against its type. Answers the URL the issuer serves it at (content-addressed, cached for good by wallets), to set as `issuerDisplay[].logo.uri`. The same image again answers the same URL.
+         *
+         *     Roles (any of): `tenant:manage`, `tenant:admin`.
+         */
+        post: operations["uploadLogo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/clients": {
         parameters: {
             query?: never;
@@ -3469,6 +3491,23 @@ export interface components {
         };
         /** @enum {string} */
         IssuanceStatus: "offered" | "token_issued" | "credential_issued" | "completed" | "failed" | "expired";
+        IssuerDisplay: {
+            /** @description BCP 47 language tag of this entry; absent: any */
+            locale?: string;
+            /** @description Issuer name shown to the holder */
+            name?: string;
+            logo?: {
+                /**
+                 * Format: uri
+                 * @description Logo URL: an uploaded logo (`POST /api/logos`) or any https image
+                 */
+                uri: string;
+                /** @description Alternative text of the logo */
+                alt_text?: string;
+            };
+            background_color?: string;
+            text_color?: string;
+        };
         IssuerMetadataCredentialConfig: components["schemas"]["SdJwtVcIssuerMetadataConfig"] | components["schemas"]["MdocIssuerMetadataConfig"] | components["schemas"]["JwtVcJsonIssuerMetadataConfig"];
         /** @description JWK Set (RFC 7517) of public keys */
         Jwks: {
@@ -3700,6 +3739,27 @@ export interface components {
             items: components["schemas"]["LoginProvider"][];
             /** @description Pass as `cursor` for the next page; null on the last page */
             nextCursor: string | null;
+        };
+        Logo: {
+            /**
+             * Format: uri
+             * @description Where the service serves it, for `issuerDisplay[].logo.uri`: the same URL always names the same image
+             */
+            uri: string;
+            sha256: string;
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/webp" | "image/svg+xml";
+            /** @description Bytes */
+            size: number;
+        };
+        LogoUpload: {
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/webp" | "image/svg+xml";
+            /**
+             * Format: base64
+             * @description The image, base64
+             */
+            data: string;
         };
         MdocIssuerMetadataConfig: {
             /** @constant */
@@ -4352,6 +4412,8 @@ export interface components {
             credentialEncryption: components["schemas"]["CredentialEncryption"];
             /** @description Country of the issuing authority (ISO 3166-1 alpha-2): the `C=` of the default key chain made on first need, which mso_mdoc configurations need (ISO 18013-5 Annex B.1). Null: none stated */
             country: string | null;
+            /** @description The issuer's `display` in its metadata (OpenID4VCI 1.0 §12.2.4); null: the tenant name alone */
+            issuerDisplay: components["schemas"]["IssuerDisplay"][] | null;
             /** @description Default signing key chain: signs credential configurations created without `keyChainId`. Null until set, or until the first such configuration creates one (`default`, the `POST /api/key-chains` `source: generate` defaults) */
             defaultKeyChainId: string | null;
             /**
@@ -4376,6 +4438,8 @@ export interface components {
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
             /** @description Country of the issuing authority (ISO 3166-1 alpha-2), e.g. DE: the default key chain made on first need names it (`C=`), as mso_mdoc configurations require */
             country?: string;
+            /** @description The issuer's `display` in its credential issuer metadata (OpenID4VCI 1.0 §12.2.4), one entry per locale */
+            issuerDisplay?: components["schemas"]["IssuerDisplay"][];
         };
         TenantPage: {
             items: components["schemas"]["Tenant"][];
@@ -4389,6 +4453,7 @@ export interface components {
             credentialEncryption?: components["schemas"]["CredentialEncryption"];
             /** @description Country of the issuing authority (ISO 3166-1 alpha-2); null: none. Used by the default key chain made after this (an existing one keeps its certificates) */
             country?: string | null;
+            issuerDisplay?: components["schemas"]["IssuerDisplay"][] | null;
             /** @description Make this key chain of the tenant its default signing key chain (422 when there is none by that id); null: no default, so the next configuration without `keyChainId` creates one */
             defaultKeyChainId?: string | null;
         };
@@ -5119,6 +5184,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Tenant"];
+                };
+            };
+        };
+    };
+    uploadLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LogoUpload"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Logo"];
                 };
             };
         };

@@ -65,6 +65,7 @@ export type Health = components['schemas']['Health']
 export type IssuanceNotificationEvent = components['schemas']['IssuanceNotificationEvent']
 export type IssuanceSession = components['schemas']['IssuanceSession']
 export type IssuanceStatus = components['schemas']['IssuanceStatus']
+export type IssuerDisplay = components['schemas']['IssuerDisplay']
 export type IssuerMetadataCredentialConfig = components['schemas']['IssuerMetadataCredentialConfig']
 /** JWK Set (RFC 7517) of public keys */
 export type Jwks = components['schemas']['Jwks']
@@ -88,6 +89,8 @@ export type LoginProvider = components['schemas']['LoginProvider']
 /** Login provider, as sent to create or replace one */
 export type LoginProviderDefinition = components['schemas']['LoginProviderDefinition']
 export type LoginProviderPage = components['schemas']['LoginProviderPage']
+export type Logo = components['schemas']['Logo']
+export type LogoUpload = components['schemas']['LogoUpload']
 export type MdocIssuerMetadataConfig = components['schemas']['MdocIssuerMetadataConfig']
 /** Prometheus text exposition format, version 0.0.4 */
 export type MetricsText = components['schemas']['MetricsText']

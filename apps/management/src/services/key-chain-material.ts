@@ -114,6 +114,35 @@ export async function generateExternalKey(
   }
 }
 
+/**
+ * Hands an imported private key to a provider that takes one (Azure Key Vault: Import Key), named
+ * like a generated key; the provider must answer the same public key, which is what gets stored.
+ */
+export async function importExternalKey(
+  context: MaterialContext,
+  kmsProvider: ExternalProvider,
+  pair: KeyPairJwks,
+): Promise<ProvidedKey & { externalKeyId: string }> {
+  const provider = configuredProvider(context, kmsProvider)
+  if (!provider.importKey) {
+    throw invalid('body.kmsProvider', `key chain '${context.keyChainId}': ${kmsProvider} takes no imported keys`)
+  }
+  if (pair.alg === 'EdDSA') {
+    throw invalid('body.privateKey', `key chain '${context.keyChainId}': ${kmsProvider} holds P-256 and P-384 keys only`)
+  }
+  const externalKeyId = `${context.tenantId}/${context.keyChainId}/${randomBytes(4).toString('hex')}`
+  let stored: ProvidedKey
+  try {
+    stored = await provider.importKey(externalKeyId, pair.privateJwk, pair.alg)
+  } catch (error) {
+    throw providerFailure(context, error)
+  }
+  if ((await thumbprint(stored.publicJwk)) !== pair.kid) {
+    throw new UpstreamError(`key chain '${context.keyChainId}': ${kmsProvider} answered another public key than the one imported`)
+  }
+  return { ...stored, externalKeyId: stored.externalKeyId ?? externalKeyId }
+}
+
 /** The active key columns of a key held by a provider: its public JWK only. */
 export async function externalActiveColumns(
   context: MaterialContext,
@@ -266,6 +295,7 @@ export async function createMaterial(
       } catch (error) {
         throw invalid('body.privateKey', (error as Error).message)
       }
+      // Certified while the private key is still here: self-signed unless a chain is given.
       const certificates = input.certificateChain
         ? await verifiedChain(input.certificateChain, pair.publicJwk, 'body.certificateChain', context.now)
         : [
@@ -282,16 +312,16 @@ export async function createMaterial(
               context.now,
             ),
           ]
-      return {
-        ...base,
-        kmsProvider: 'db',
-        ...localActiveColumns(
-          context,
-          pair,
-          certificates,
-          input.certificateChain ? 'provided' : 'self-signed',
-        ),
+      const mode = input.certificateChain ? 'provided' : 'self-signed'
+      if (input.kmsProvider !== 'db') {
+        const key = await importExternalKey(context, input.kmsProvider, pair)
+        return {
+          ...base,
+          kmsProvider: input.kmsProvider,
+          ...(await externalActiveColumns(context, key, certificates, mode)),
+        }
       }
+      return { ...base, kmsProvider: 'db', ...localActiveColumns(context, pair, certificates, mode) }
     }
     case 'external': {
       const key = await describeExternalKey(context, input.kmsProvider, input.externalKeyId)

@@ -160,8 +160,16 @@ export const zKeyChainCreate = z
       .object({
         source: z
           .literal('import')
-          .describe('Import an existing private key into the database (`db` provider)'),
+          .describe(
+            'Import an existing private key into the database (`db`, default) or into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there)',
+          ),
         ...common,
+        kmsProvider: z
+          .enum(['db', 'azure-key-vault'])
+          .default('db')
+          .describe(
+            'Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM), which signs with it from then on; the service keeps only its public part',
+          ),
         privateKey: z
           .union([
             z.string().min(1).max(20_000).describe('PEM (PKCS#8 or SEC1)'),

@@ -14,7 +14,7 @@ export interface AzureKeyVaultOptions {
   clientSecret: string
   /** Token authority (default `https://login.microsoftonline.com`; sovereign clouds, or a local one in tests). */
   authorityHost?: string | undefined
-  /** What `generate` makes: `EC-HSM` (HSM-protected, a Premium vault; default) or `EC`. */
+  /** What `generate` makes and `importKey` stores: `EC-HSM` (HSM-protected, a Premium vault; default) or `EC`. */
   keyType?: 'EC-HSM' | 'EC' | undefined
   fetch?: typeof fetch
 }
@@ -41,7 +41,8 @@ interface AzureError {
  * r‖s already), as the service principal of a client-credentials token for `vault.azure.net`.
  * `externalKeyId` is `name/version`; a bare `name` is the key's current version, which `describe`
  * pins (the answer's `externalKeyId`), so a rotation in the vault never changes the key a chain
- * signs with behind its published JWK.
+ * signs with behind its published JWK. Keys can be made in the vault (Create Key) or imported
+ * into it (Import Key).
  */
 export function createAzureKeyVaultProvider(options: AzureKeyVaultOptions): KeyProvider {
   const doFetch = options.fetch ?? fetch
@@ -116,7 +117,7 @@ export function createAzureKeyVaultProvider(options: AzureKeyVaultOptions): KeyP
     return parts.join('/')
   }
 
-  /** The key of a key bundle (Get Key, Create Key), pinned to its version. */
+  /** The key of a key bundle (Get Key, Create Key, Import Key), pinned to its version. */
   function providedKey(keyId: string, { key, attributes }: KeyBundle): ProvidedKey {
     const alg = key.crv ? CURVES[key.crv] : undefined
     if (!alg || !String(key.kty).startsWith('EC') || !(key.key_ops ?? ['sign']).includes('sign')) {
@@ -146,6 +147,26 @@ export function createAzureKeyVaultProvider(options: AzureKeyVaultOptions): KeyP
         kty: options.keyType ?? 'EC-HSM',
         crv,
         key_ops: ['sign', 'verify'],
+        attributes: { enabled: true, exportable: false },
+      })
+      return providedKey(name, bundle)
+    },
+
+    /**
+     * Import Key (`PUT /keys/{name}`): the private JWK as an EC signing key, HSM-protected when
+     * `keyType` is `EC-HSM` (`Hsm: true`), never exportable; the answer holds the public part only,
+     * pinned to the version the import made. Azure's error answer is reported by its code alone,
+     * so nothing of the request (the key) reaches a message.
+     */
+    async importKey(keyId, privateJwk, alg): Promise<ProvidedKey> {
+      const crv = CURVE_OF[alg]
+      if (!crv || privateJwk.crv !== crv)
+        throw new KeyProviderError(`Azure Key Vault: ${alg} keys are not supported`)
+      const name = keyNameOf(keyId)
+      const { x, y, d } = privateJwk
+      const bundle = await call<KeyBundle>('PUT', keyPath(name), name, {
+        key: { kty: 'EC', crv, x, y, d, key_ops: ['sign', 'verify'] },
+        Hsm: (options.keyType ?? 'EC-HSM') === 'EC-HSM',
         attributes: { enabled: true, exportable: false },
       })
       return providedKey(name, bundle)

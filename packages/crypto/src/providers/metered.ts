@@ -5,7 +5,7 @@ import { type KeyProviderOutcome, outcomeOf } from './traced'
 export interface KeyProviderCall {
   /** The provider (`kmsProvider`: `vault`, `aws-kms`, `pkcs11`, `azure-key-vault`, `gcp-kms`). */
   provider: string
-  operation: 'describe' | 'sign' | 'generate'
+  operation: 'describe' | 'sign' | 'generate' | 'import'
   outcome: KeyProviderOutcome
   seconds: number
 }
@@ -34,12 +34,15 @@ export function meteredKeyProviders<P extends Partial<Record<string, KeyProvider
         observe({ provider: name, operation, outcome, seconds: (performance.now() - started) / 1000 })
       }
     }
-    const { generate } = provider
+    const { generate, importKey } = provider
     return {
       ...provider,
       describe: (keyId) => timed('describe', () => provider.describe(keyId)),
       sign: (keyId, alg, data) => timed('sign', () => provider.sign(keyId, alg, data)),
       ...(generate ? { generate: (keyId, alg) => timed('generate', () => generate(keyId, alg)) } : {}),
+      ...(importKey
+        ? { importKey: (keyId, jwk, alg) => timed('import', () => importKey(keyId, jwk, alg)) }
+        : {}),
     }
   }
   return Object.fromEntries(

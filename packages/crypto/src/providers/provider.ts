@@ -39,6 +39,12 @@ export interface KeyProvider {
    * are made by its operator, and the service only registers them.
    */
   generate?(externalKeyId: string, alg: SigningAlgorithm): Promise<ProvidedKey>
+  /**
+   * Stores an existing private key (a private JWK) in the store as a new non-exportable key named
+   * after `externalKeyId`. Absent: the store takes no key from outside (`source: import` keeps it
+   * in the database).
+   */
+  importKey?(externalKeyId: string, privateJwk: JWK, alg: SigningAlgorithm): Promise<ProvidedKey>
   /** The id that follows the key's current version, for a rotation that names no new key. Absent: the id as stored. */
   unpinned?(externalKeyId: string): string
   /** Start-up check that the store is there and this service may use it (a PKCS#11 token and its login). */

@@ -34,11 +34,14 @@ export function tracedKeyProvider(system: KeyProviderSystem, provider: KeyProvid
         attributes: () => ({ 'key_provider.system': system, 'key_provider.key_id': keyId }),
       },
     )
-  const { generate, check, unpinned } = provider
+  const { generate, importKey, check, unpinned } = provider
   return {
     describe: (keyId) => span('describe', keyId, () => provider.describe(keyId)),
     sign: (keyId, alg, data) => span('sign', keyId, () => provider.sign(keyId, alg, data)),
     ...(generate ? { generate: (keyId, alg) => span('generate', keyId, () => generate(keyId, alg)) } : {}),
+    ...(importKey
+      ? { importKey: (keyId, jwk, alg) => span('import', keyId, () => importKey(keyId, jwk, alg)) }
+      : {}),
     ...(check ? { check } : {}),
     ...(unpinned ? { unpinned } : {}),
   }

@@ -11,18 +11,21 @@ import { type GeneratedKey, generateTestKey } from './test-keys'
  * `https://vault.azure.net/.default`), `GET /keys/{name}[/{version}]` and
  * `POST /keys/{name}/{version}/sign` (an empty version is the current one) and
  * `POST /keys/{name}/create` (Create Key: EC or EC-HSM, P-256 or P-384; an exportable key needs a
- * release policy), with bearer checks and Azure's `{ error: { code, message } }` answers. Keys have
- * versions; `rotate` adds one; `created` lists what Create Key was asked for.
+ * release policy) and `PUT /keys/{name}` (Import Key: a private EC JWK, `Hsm` for an HSM key, a new
+ * version when the name exists), with bearer checks and Azure's `{ error: { code, message } }`
+ * answers. Keys have versions; `rotate` adds one; `created` and `imported` list what Create Key and
+ * Import Key were asked for (never the private key).
  */
-export async function startFakeAzureKeyVault(credentials: {
-  tenantId: string
-  clientId: string
-  clientSecret: string
-}) {
+export async function startFakeAzureKeyVault(
+  credentials: { tenantId: string; clientId: string; clientSecret: string },
+  /** `standard` vaults refuse hardware (HSM) keys, as Azure does (403 Forbidden). */
+  sku: 'premium' | 'standard' = 'premium',
+) {
   const keys = new Map<string, Array<{ version: string; key: GeneratedKey }>>()
   const tokens = new Set<string>()
   const requests: { method: string; path: string; body: unknown }[] = []
   const created: { name: string; kty: string; crv: string; exportable: boolean }[] = []
+  const imported: { name: string; hsm: boolean; crv: string; exportable: boolean }[] = []
   let origin = ''
 
   const server: Server = createServer((req, res) => {
@@ -97,6 +100,7 @@ export async function startFakeAzureKeyVault(credentials: {
           return error(400, 'BadParameter', 'Invalid kty or crv for this operation.')
         if (attributes?.exportable && !release_policy)
           return error(400, 'BadParameter', 'Exportable keys must have a release policy.')
+        if (kty === 'EC-HSM' && sku === 'standard') return hardwareRefused()
         created.push({
           name,
           kty: kty as string,
@@ -114,6 +118,7 @@ export async function startFakeAzureKeyVault(credentials: {
           attributes: { enabled: true, exportable: false, recoveryLevel: 'Recoverable+Purgeable' },
         })
       }
+      if (version === undefined && req.method === 'PUT') return importKey(name, body)
       const versions = keys.get(name) ?? []
       const held = version ? versions.find((v) => v.version === version) : versions.at(-1)
       if (!held) {
@@ -134,6 +139,73 @@ export async function startFakeAzureKeyVault(credentials: {
         return send(200, { kid, value: base64url.encode(signature) })
       }
       return error(405, 'MethodNotAllowed', 'unsupported operation')
+
+      function hardwareRefused() {
+        return error(403, 'Forbidden', 'Hardware key operation not allowed on standard vault')
+      }
+
+      /** Import Key: the JWK must be a whole private EC key whose d belongs to its x and y. */
+      function importKey(name: string, request: unknown) {
+        const {
+          key,
+          Hsm: hsm,
+          attributes,
+          release_policy,
+        } = (request ?? {}) as {
+          key?: Record<string, unknown>
+          Hsm?: boolean
+          attributes?: { exportable?: boolean }
+          release_policy?: unknown
+        }
+        if (!/^[0-9a-zA-Z-]{1,127}$/.test(name))
+          return error(400, 'BadParameter', 'The request URI contains an invalid name')
+        if (!key || typeof key !== 'object') return error(400, 'BadParameter', 'Property key is required.')
+        const { kty, crv, x, y, d } = key as Record<string, string | undefined>
+        if (!['EC', 'EC-HSM'].includes(kty ?? '') || !['P-256', 'P-384'].includes(crv ?? ''))
+          return error(400, 'BadParameter', 'Invalid kty or crv for this operation.')
+        if (!d) return error(400, 'BadParameter', 'Key import requires the private key (d).')
+        const size = crv === 'P-256' ? 32 : 48
+        let point: Uint8Array
+        try {
+          // Uncompressed: 0x04 ‖ x ‖ y.
+          point = (crv === 'P-256' ? p256 : p384).getPublicKey(base64url.decode(d), false)
+        } catch {
+          return error(400, 'BadParameter', 'The private key is not valid for the curve.')
+        }
+        const publicJwk = {
+          kty: 'EC',
+          crv: crv as string,
+          x: base64url.encode(point.subarray(1, 1 + size)),
+          y: base64url.encode(point.subarray(1 + size)),
+        }
+        if ((x && x !== publicJwk.x) || (y && y !== publicJwk.y))
+          return error(400, 'BadParameter', 'The public key does not match the private key.')
+        if (attributes?.exportable && !release_policy)
+          return error(400, 'BadParameter', 'Exportable keys must have a release policy.')
+        if ((hsm || kty === 'EC-HSM') && sku === 'standard') return hardwareRefused()
+        const alg = crv === 'P-256' ? ('ES256' as const) : ('ES384' as const)
+        const secret = base64url.decode(d)
+        const held = {
+          version: randomBytes(16).toString('hex'),
+          key: { alg, secret, publicJwk, publicPem: '', spkiDer: Buffer.alloc(0) } satisfies GeneratedKey,
+        }
+        keys.set(name, [...(keys.get(name) ?? []), held])
+        imported.push({
+          name,
+          hsm: Boolean(hsm || kty === 'EC-HSM'),
+          crv: crv as string,
+          exportable: Boolean(attributes?.exportable),
+        })
+        return send(200, {
+          key: {
+            ...publicJwk,
+            kid: `${origin}/keys/${name}/${held.version}`,
+            kty: hsm || kty === 'EC-HSM' ? 'EC-HSM' : 'EC',
+            key_ops: (key.key_ops as string[] | undefined) ?? ['sign', 'verify'],
+          },
+          attributes: { enabled: true, exportable: false, recoveryLevel: 'Recoverable+Purgeable' },
+        })
+      }
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -153,6 +225,7 @@ export async function startFakeAzureKeyVault(credentials: {
     url: origin,
     requests,
     created,
+    imported,
     addKey: rotate,
     rotate,
     /** Every token issued so far stops working, as when it expires. */

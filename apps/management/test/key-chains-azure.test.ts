@@ -1,5 +1,7 @@
-import { createAzureKeyVaultProvider, signJws } from '@credential-service/crypto'
+import { generateKeyPairSync } from 'node:crypto'
+import { createAzureKeyVaultProvider, jwkContext, signJws } from '@credential-service/crypto'
 import { startFakeAzureKeyVault } from '@credential-service/crypto/testing'
+import { createKeyChainRepository } from '@credential-service/db-schema'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { compactVerify, createLocalJWKSet } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -96,6 +98,86 @@ describe.each(testDatabases())('Azure Key Vault key chains on $name', (testDatab
       const kids = (await h.keys.jwks(h.tenantA)).keys.map((key) => key.kid)
       expect(kids).toEqual(expect.arrayContaining([created.activeKey.kid, rotated.json().activeKey.kid]))
       await roundTrip(id)
+    })
+  })
+
+  // Issue 40: "generation ..., import where it allows". Azure Key Vault Import Key (PUT /keys/{name}):
+  // the private key goes to the vault once; the service keeps the public part and signs there.
+  describe('import', () => {
+    const privateJwk = (namedCurve: string) =>
+      generateKeyPairSync('ec', { namedCurve }).privateKey.export({ format: 'jwk' })
+
+    it('source import with kmsProvider azure-key-vault puts the key into the vault, self-signed; signs there and verifies via the JWKS', async () => {
+      const jwk = privateJwk('P-256')
+      const id = random('imported')
+      const signsBefore = azure.requests.filter((r) => r.path.endsWith('/sign')).length
+      const response = await create({ source: 'import', id, kmsProvider: 'azure-key-vault', privateKey: jwk })
+      expect(response.statusCode, response.body).toBe(201)
+      const body = response.json()
+      expect(body).toMatchObject({
+        kmsProvider: 'azure-key-vault',
+        externalKeyId: expect.stringMatching(/^[0-9a-zA-Z-]+\/[0-9a-f]{32}$/),
+        algorithm: 'ES256',
+        certificateMode: 'self-signed',
+      })
+      expect(body.activeKey.publicJwk).toStrictEqual({ kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y })
+      expect(azure.imported.at(-1)).toMatchObject({ hsm: true, exportable: false })
+      await roundTrip(id)
+      // Signed by the vault, not by a copy kept here.
+      expect(azure.requests.filter((r) => r.path.endsWith('/sign')).length).toBeGreaterThan(signsBefore)
+      // The database holds the public part only: no d under the encrypted column either.
+      const row = await createKeyChainRepository(h.database.db, h.tenantA).get(id)
+      const stored = h.keys.cipher.decrypt(row?.activeJwk as string, jwkContext(h.tenantA, id))
+      expect(stored).toStrictEqual(body.activeKey.publicJwk)
+      expect(response.body).not.toContain(jwk.d as string)
+      expect(logLines.join('\n')).not.toContain(jwk.d as string)
+    })
+
+    it('refusals: an Ed25519 key is a 400 naming privateKey, a vault refusing HSM keys a 400 naming kmsProvider; nothing is written', async () => {
+      const ed = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' })
+      const id = random('refused')
+      const edResponse = await create({
+        source: 'import',
+        id,
+        kmsProvider: 'azure-key-vault',
+        privateKey: ed,
+      })
+      expect(edResponse.statusCode).toBe(400)
+      expect(edResponse.json().errors[0].path).toBe('body.privateKey')
+
+      const standard = await startFakeAzureKeyVault(credentials, 'standard')
+      const other = await createHarness(testDatabase, {
+        providers: {
+          'azure-key-vault': createAzureKeyVaultProvider({
+            vaultUrl: standard.url,
+            authorityHost: standard.url,
+            ...credentials,
+          }),
+        },
+      })
+      try {
+        const client = await other.createClient(other.tenantA, ['key:manage'])
+        const jwk = privateJwk('P-384')
+        const response = await other.app.inject({
+          method: 'POST',
+          url: chains(other.tenantA),
+          headers: client.auth,
+          payload: { source: 'import', id, kmsProvider: 'azure-key-vault', privateKey: jwk },
+        })
+        expect(response.statusCode).toBe(400)
+        expect(response.json().errors[0]).toMatchObject({
+          path: 'body.kmsProvider',
+          message: expect.stringContaining('Forbidden'),
+        })
+        expect(response.body).not.toContain(jwk.d as string)
+        expect(
+          (await other.app.inject({ url: `${chains(other.tenantA)}/${id}`, headers: client.auth }))
+            .statusCode,
+        ).toBe(404)
+      } finally {
+        await other.close()
+        await standard.close()
+      }
     })
   })
 

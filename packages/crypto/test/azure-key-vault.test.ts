@@ -1,4 +1,4 @@
-import { createPublicKey, verify } from 'node:crypto'
+import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto'
 import type { JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAzureKeyVaultProvider } from '../src/providers/azure-key-vault'
@@ -58,6 +58,80 @@ describe('Azure Key Vault provider', () => {
       publicJwk: second.publicJwk,
       externalKeyId: `rotating/${second.version}`,
     })
+  })
+
+  // Import Key (PUT /keys/{name}, api-version 7.4): "If the named key already exists, Azure Key
+  // Vault creates a new version of the key."
+  it('importKey: PUT /keys/{name} with the private JWK and Hsm; the answer is the public part, pinned; signatures verify', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-384' })
+    const jwk = privateKey.export({ format: 'jwk' }) as JWK
+    const publicJwk = { kty: 'EC', crv: 'P-384', x: jwk.x, y: jwk.y }
+    const kv = provider()
+    const first = await kv.importKey?.('tenant/chain/0a1b', jwk, 'ES384')
+    expect(first).toStrictEqual({
+      alg: 'ES384',
+      publicJwk,
+      externalKeyId: expect.stringMatching(/^tenant-chain-0a1b\/[0-9a-f]{32}$/),
+    })
+    const put = azure.requests.findLast((r) => r.method === 'PUT')
+    expect(put).toMatchObject({
+      path: '/keys/tenant-chain-0a1b',
+      body: { key: { kty: 'EC', crv: 'P-384', d: jwk.d, key_ops: ['sign', 'verify'] }, Hsm: true },
+    })
+    expect(azure.imported.at(-1)).toStrictEqual({
+      name: 'tenant-chain-0a1b',
+      hsm: true,
+      crv: 'P-384',
+      exportable: false,
+    })
+    const data = encoder.encode('imported')
+    const signature = await kv.sign(first?.externalKeyId as string, 'ES384', data)
+    expect(verifies(publicJwk, 'ES384', data, signature)).toBe(true)
+    // The same name again: a new version, the first one still there.
+    const second = await kv.importKey?.('tenant/chain/0a1b', jwk, 'ES384')
+    expect(second?.externalKeyId).not.toBe(first?.externalKeyId)
+    expect((await kv.describe(first?.externalKeyId as string)).publicJwk).toStrictEqual(publicJwk)
+  })
+
+  it('importKey refusals: a standard vault refuses an HSM key (misconfigured), a d that is not the key of x/y is BadParameter; no key material in messages', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    const jwk = privateKey.export({ format: 'jwk' }) as JWK
+    const standard = await startFakeAzureKeyVault(credentials, 'standard')
+    try {
+      const refused = await createAzureKeyVaultProvider({
+        vaultUrl: standard.url,
+        authorityHost: standard.url,
+        ...credentials,
+      })
+        .importKey?.('hsm-key', jwk, 'ES256')
+        .catch((error) => error)
+      expect([refused.reason, refused.message]).toStrictEqual([
+        'misconfigured',
+        "Azure Key Vault key 'hsm-key': Forbidden",
+      ])
+      // Software-protected keys (AZURE_KEY_VAULT_KEY_TYPE=EC) are what a standard vault holds.
+      const software = await createAzureKeyVaultProvider({
+        vaultUrl: standard.url,
+        authorityHost: standard.url,
+        keyType: 'EC',
+        ...credentials,
+      }).importKey?.('soft-key', jwk, 'ES256')
+      expect(software?.publicJwk).toMatchObject({ x: jwk.x, y: jwk.y })
+      expect(standard.imported).toStrictEqual([
+        { name: 'soft-key', hsm: false, crv: 'P-256', exportable: false },
+      ])
+    } finally {
+      await standard.close()
+    }
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })
+    const mismatched = await provider()
+      .importKey?.('mismatch', { ...jwk, d: other.d }, 'ES256')
+      .catch((error) => error)
+    expect([mismatched.reason, mismatched.message]).toStrictEqual([
+      'refused',
+      "Azure Key Vault key 'mismatch': BadParameter",
+    ])
+    for (const error of [mismatched]) expect(String(error.message)).not.toContain(String(jwk.d))
   })
 
   it('one client-credentials token serves many calls; an expired one is renewed once', async () => {

@@ -125,10 +125,16 @@ export async function importExternalKey(
 ): Promise<ProvidedKey & { externalKeyId: string }> {
   const provider = configuredProvider(context, kmsProvider)
   if (!provider.importKey) {
-    throw invalid('body.kmsProvider', `key chain '${context.keyChainId}': ${kmsProvider} takes no imported keys`)
+    throw invalid(
+      'body.kmsProvider',
+      `key chain '${context.keyChainId}': ${kmsProvider} takes no imported keys`,
+    )
   }
   if (pair.alg === 'EdDSA') {
-    throw invalid('body.privateKey', `key chain '${context.keyChainId}': ${kmsProvider} holds P-256 and P-384 keys only`)
+    throw invalid(
+      'body.privateKey',
+      `key chain '${context.keyChainId}': ${kmsProvider} holds P-256 and P-384 keys only`,
+    )
   }
   const externalKeyId = `${context.tenantId}/${context.keyChainId}/${randomBytes(4).toString('hex')}`
   let stored: ProvidedKey
@@ -138,7 +144,9 @@ export async function importExternalKey(
     throw providerFailure(context, error)
   }
   if ((await thumbprint(stored.publicJwk)) !== pair.kid) {
-    throw new UpstreamError(`key chain '${context.keyChainId}': ${kmsProvider} answered another public key than the one imported`)
+    throw new UpstreamError(
+      `key chain '${context.keyChainId}': ${kmsProvider} answered another public key than the one imported`,
+    )
   }
   return { ...stored, externalKeyId: stored.externalKeyId ?? externalKeyId }
 }

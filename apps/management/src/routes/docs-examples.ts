@@ -212,6 +212,17 @@ requestExamples.add(zKeyChainCreate, {
       privateKey: PUBLISHED_EXAMPLE_KEY,
     },
   },
+  importAzure: {
+    summary: 'Import an existing private key into Azure Key Vault (Import Key); the vault signs with it',
+    description:
+      'The key shown is published with this description: never use it. The service keeps only the public key and the vault key’s `name/version` (`externalKeyId` in the answer).',
+    value: {
+      source: 'import',
+      id: 'acme-imported-azure',
+      kmsProvider: 'azure-key-vault',
+      privateKey: PUBLISHED_EXAMPLE_KEY,
+    },
+  },
   generatePkcs11: {
     summary: 'Generate a key on the PKCS#11 token (HSM), certified by the key chain’s internal CA',
     value: {

@@ -335,7 +335,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
-         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
+         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or, with `kmsProvider: azure-key-vault`, imported into Azure Key Vault (Import Key), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -409,7 +409,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
-         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
+         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or, with `kmsProvider: azure-key-vault`, imported into Azure Key Vault (Import Key), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -3639,7 +3639,7 @@ export interface components {
         };
         KeyChainImport: {
             /**
-             * @description Import an existing private key into the database (`db` provider)
+             * @description Import an existing private key into the database (`db`, default) or into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there)
              * @constant
              */
             source: "import";
@@ -3647,6 +3647,12 @@ export interface components {
             id?: string;
             description?: string;
             rotationPolicy?: components["schemas"]["RotationPolicyInput"];
+            /**
+             * @description Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM), which signs with it from then on; the service keeps only its public part
+             * @default db
+             * @enum {string}
+             */
+            kmsProvider?: "db" | "azure-key-vault";
             /** @description Private key; stored encrypted and never returned */
             privateKey: string | {
                 [key: string]: unknown;

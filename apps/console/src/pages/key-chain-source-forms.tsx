@@ -33,22 +33,24 @@ interface SourceFormProps {
   onCreated: (keyChain: KeyChain) => void
 }
 
-const IMPORT_FIELDS = ['id', 'description', 'privateKey', 'certificateChain'] as const
+const IMPORT_FIELDS = ['id', 'description', 'kmsProvider', 'privateKey', 'certificateChain'] as const
 
 /**
- * An existing private key brought into the database (`source: import`), with its certificate
- * chain. The key is sent once, stored encrypted, and never shown again: the API returns only
- * public material, and the form is emptied once the key chain exists.
+ * An existing private key brought into the database or into Azure Key Vault (`source: import`),
+ * with its certificate chain. The key is sent once, stored encrypted (or held by the vault), and
+ * never shown again: the API returns only public material, and the form is emptied once the key
+ * chain exists.
  */
 export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
   const { form, onSubmit, pending } = useApiForm({
-    initialValues: { id: '', description: '', privateKey: '', certificateChain: '' },
+    initialValues: { id: '', description: '', kmsProvider: 'db', privateKey: '', certificateChain: '' },
     fields: IMPORT_FIELDS,
     schema: zKeyChainCreate,
     toBody: (values): KeyChainCreate => ({
       source: 'import',
       id: optional(values.id),
       description: optional(values.description),
+      kmsProvider: values.kmsProvider as 'db' | 'azure-key-vault',
       privateKey: privateKeyOf(values.privateKey),
       certificateChain: pemsOf(values.certificateChain),
     }),
@@ -59,6 +61,16 @@ export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
     <form onSubmit={onSubmit} noValidate autoComplete="off">
       <Stack>
         <IdAndDescription id={form.getInputProps('id')} description={form.getInputProps('description')} />
+        <Select
+          label="Key kept in"
+          description="Azure Key Vault: imported into the vault (Import Key), which signs with it; P-256 or P-384 only."
+          data={[
+            { value: 'db', label: 'Database (encrypted)' },
+            { value: 'azure-key-vault', label: 'Azure Key Vault' },
+          ]}
+          allowDeselect={false}
+          {...form.getInputProps('kmsProvider')}
+        />
         <PemTextarea
           label="Private key"
           description="A private JWK (JSON) or a PEM (PKCS#8 or SEC1): P-256, P-384 or Ed25519. Stored encrypted; never shown again."

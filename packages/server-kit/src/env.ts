@@ -140,7 +140,7 @@ export const zCommonEnv = z.object({
     .enum(['EC-HSM', 'EC'])
     .default('EC-HSM')
     .describe(
-      'Keys generated in Azure Key Vault (`source: generate`): `EC-HSM` (HSM-protected, a Premium vault) or `EC` (software-protected); neither is exportable',
+      'Keys generated in or imported into Azure Key Vault (`source: generate` / `import`): `EC-HSM` (HSM-protected, a Premium vault) or `EC` (software-protected); neither is exportable',
     ),
   GCP_KMS_CREDENTIALS: optionalEnv(zSecretReference).describe(
     'Where the Google service account key (JSON) for `gcp-kms` key chains is: `file:/path` or `env:NAME`, read at start; never stored or logged',

@@ -32,6 +32,7 @@ export const SCREENSHOT_PAGES: Record<PageKey, string> = {
   'status-lists': 'status-lists.png',
   'attribute-providers': 'attribute-providers.png',
   'login-providers': 'login-providers.png',
+  'auth-servers': 'auth-servers.png',
   'wallet-providers': 'wallet-providers.png',
   'trust-lists': 'trust-lists.png',
   'webhook-endpoints': 'webhook-endpoints.png',

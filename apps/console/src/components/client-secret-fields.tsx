@@ -1,4 +1,4 @@
-import { PasswordInput, Select } from '@mantine/core'
+import { Badge, PasswordInput, Select } from '@mantine/core'
 import type { GetInputPropsReturnType } from '@mantine/form'
 
 /** What happens to a stored client secret on a save. */
@@ -55,5 +55,14 @@ export function ClientSecretFields({
         />
       )}
     </>
+  )
+}
+
+/** A list's column: whether a write-only secret is stored, or `without` one. */
+export function StoredSecretBadge({ stored, without }: { stored: boolean; without: string }) {
+  return (
+    <Badge variant="light" color={stored ? 'teal.9' : 'gray.7'}>
+      {stored ? 'stored' : without}
+    </Badge>
   )
 }

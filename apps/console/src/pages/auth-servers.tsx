@@ -21,7 +21,12 @@ import {
 } from '@mantine/core'
 import { canRead } from '../access'
 import { useSession } from '../auth/auth'
-import { ClientSecretFields, type SecretChange, secretOfChange } from '../components/client-secret-fields'
+import {
+  ClientSecretFields,
+  type SecretChange,
+  StoredSecretBadge,
+  secretOfChange,
+} from '../components/client-secret-fields'
 import { CollectionPage, type ItemFormProps } from '../components/collection-page'
 import { FormAlert } from '../components/form-alert'
 import { useReferenceIds } from '../components/reference-ids'
@@ -63,9 +68,7 @@ export default function AuthServersPage() {
           header: 'Client secret',
           cell: (server) =>
             server.tokenCheck === 'introspection' ? (
-              <Badge variant="light" color={server.hasClientSecret ? 'teal.9' : 'gray.7'}>
-                {server.hasClientSecret ? 'stored' : 'none'}
-              </Badge>
+              <StoredSecretBadge stored={server.hasClientSecret} without="none" />
             ) : null,
         },
       ]}

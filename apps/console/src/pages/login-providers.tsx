@@ -13,7 +13,12 @@ import {
 } from '@mantine/core'
 import { canRead } from '../access'
 import { useSession } from '../auth/auth'
-import { ClientSecretFields, type SecretChange, secretOfChange } from '../components/client-secret-fields'
+import {
+  ClientSecretFields,
+  type SecretChange,
+  StoredSecretBadge,
+  secretOfChange,
+} from '../components/client-secret-fields'
 import { CollectionPage, type ItemFormProps } from '../components/collection-page'
 import { FormAlert } from '../components/form-alert'
 import { useReferenceIds } from '../components/reference-ids'
@@ -65,9 +70,7 @@ export default function LoginProvidersPage() {
           header: 'Client secret',
           cell: (provider) =>
             provider.kind === 'openid' ? (
-              <Badge variant="light" color={provider.hasClientSecret ? 'teal.9' : 'gray.7'}>
-                {provider.hasClientSecret ? 'stored' : 'public client'}
-              </Badge>
+              <StoredSecretBadge stored={provider.hasClientSecret} without="public client" />
             ) : null,
         },
       ]}

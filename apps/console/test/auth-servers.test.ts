@@ -170,6 +170,8 @@ describe.skipIf(skip)('console authorization servers in Chromium (issue 41, Open
     await form.getByRole('button', { name: 'Create' }).click()
     await form.waitFor({ state: 'detached' })
     await expect.poll(() => row('bank').textContent()).toContain('stored')
+    // Both kinds of row, their badges legible.
+    await expectAccessible('authorization servers listed')
     const stored = await api.getAuthServer('bank')
     expect(stored).toMatchObject({
       tokenCheck: 'introspection',

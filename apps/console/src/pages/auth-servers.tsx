@@ -56,11 +56,7 @@ export default function AuthServersPage() {
         { header: 'Issuer', cell: (server) => <Text size="sm">{server.issuer}</Text> },
         {
           header: 'Token check',
-          cell: (server) => (
-            <Badge variant="light" color={server.tokenCheck === 'jwt' ? 'blue.9' : 'grape.9'}>
-              {server.tokenCheck}
-            </Badge>
-          ),
+          cell: (server) => <Badge variant="light">{server.tokenCheck}</Badge>,
         },
         { header: 'Configurations', cell: (server) => server.credentialConfigurationIds.join(', ') },
         { header: 'Claims from', cell: (server) => server.claimsSource },

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ROLES } from '@credential-service/core-domain'
 import { createManagementClient } from '@credential-service/sdk'
-import { chromium } from 'playwright-core'
+import { chromium, type Page } from 'playwright-core'
 import { buildTestBundles, TEST_CONSOLE_DIR } from '../../../scripts/test-bundles'
 import { startProcess } from '../../all-in-one/test/processes'
 import { PAGES, type PageKey } from '../src/access'
@@ -32,6 +32,7 @@ export const SCREENSHOT_PAGES: Record<PageKey, string> = {
   'status-lists': 'status-lists.png',
   'attribute-providers': 'attribute-providers.png',
   'login-providers': 'login-providers.png',
+  'auth-servers': 'auth-servers.png',
   'wallet-providers': 'wallet-providers.png',
   'trust-lists': 'trust-lists.png',
   'webhook-endpoints': 'webhook-endpoints.png',
@@ -41,6 +42,18 @@ export const SCREENSHOT_PAGES: Record<PageKey, string> = {
   metrics: 'metrics.png',
   health: 'health.png',
   'issuer-branding': 'issuer-branding.png',
+}
+
+/**
+ * Until no spinner has shown for half a second (at most 10 s): a list whose query starts after
+ * the network was idle (its page's chunk loaded first) would be captured as its spinner.
+ */
+async function settled(page: Page) {
+  const loading = page.getByRole('status', { name: /^Loading/ })
+  for (let quiet = 0, round = 0; quiet < 2 && round < 40; round++) {
+    await page.waitForTimeout(250)
+    quiet = (await loading.count()) === 0 ? quiet + 1 : 0
+  }
 }
 
 const root = new URL('../../..', import.meta.url).pathname
@@ -89,6 +102,19 @@ async function main() {
       description: 'Signs employee credentials',
       certificate: { mode: 'internal-ca', subject: 'CN=ACME issuer,O=ACME', country: 'DE' },
     })
+    // Issue 41: an external authorization server for a configuration, on its page.
+    await tenant.createCredentialConfig({
+      id: 'employee-badge',
+      config: { format: 'dc+sd-jwt', vct: 'urn:example:acme:employee-badge:1', scope: 'employee-badge' },
+      keyChainId: 'issuer-signing',
+      fields: [{ path: ['given_name'], type: 'string', mandatory: true, disclosable: true }],
+    })
+    await tenant.createAuthServer({
+      id: 'acme-keycloak',
+      description: 'The employee login',
+      issuer: 'https://login.acme.example/realms/employees',
+      credentialConfigurationIds: ['employee-badge'],
+    })
 
     mkdirSync(OUT, { recursive: true })
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })
@@ -104,6 +130,7 @@ async function main() {
       await navigation.getByRole('link', { name: PAGES[key].label, exact: true }).click()
       await page.getByRole('heading', { level: 1 }).first().waitFor()
       await page.waitForLoadState('networkidle')
+      await settled(page)
       await page.screenshot({ path: join(OUT, file) })
       console.log(`docs/console/${file}`)
     }

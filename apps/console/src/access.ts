@@ -92,6 +92,14 @@ export const PAGES = {
     write: ['issuance:config'],
     tenantScoped: true,
   },
+  // Issue 41: external OAuth servers whose access tokens the credential endpoint accepts.
+  'auth-servers': {
+    path: '/auth-servers',
+    label: 'Authorization servers',
+    read: ['issuance:config'],
+    write: ['issuance:config'],
+    tenantScoped: true,
+  },
   'wallet-providers': {
     path: '/wallet-providers',
     label: 'Wallet providers',

@@ -20,13 +20,14 @@ const lazyPage = (page: PageKey, load: () => Promise<{ default: React.ComponentT
   },
 })
 
-/** Providers, webhooks, registrar, schema metadata, audit events and metrics (issue 22). */
+/** Providers, authorization servers, webhooks, registrar, schema metadata, audit events and metrics (issue 22). */
 const OPERATIONS_ROUTES = [
   {
     path: 'attribute-providers',
     ...lazyPage('attribute-providers', () => import('./pages/attribute-providers')),
   },
   { path: 'login-providers', ...lazyPage('login-providers', () => import('./pages/login-providers')) },
+  { path: 'auth-servers', ...lazyPage('auth-servers', () => import('./pages/auth-servers')) },
   { path: 'wallet-providers', ...lazyPage('wallet-providers', () => import('./pages/wallet-providers')) },
   { path: 'trust-lists', ...lazyPage('trust-lists', () => import('./pages/trust-lists')) },
   {

@@ -4,7 +4,6 @@ import {
   Autocomplete,
   Badge,
   Button,
-  PasswordInput,
   SegmentedControl,
   Select,
   Stack,
@@ -14,6 +13,12 @@ import {
 } from '@mantine/core'
 import { canRead } from '../access'
 import { useSession } from '../auth/auth'
+import {
+  ClientSecretFields,
+  type SecretChange,
+  StoredSecretBadge,
+  secretOfChange,
+} from '../components/client-secret-fields'
 import { CollectionPage, type ItemFormProps } from '../components/collection-page'
 import { FormAlert } from '../components/form-alert'
 import { useReferenceIds } from '../components/reference-ids'
@@ -65,9 +70,7 @@ export default function LoginProvidersPage() {
           header: 'Client secret',
           cell: (provider) =>
             provider.kind === 'openid' ? (
-              <Badge variant="light" color={provider.hasClientSecret ? 'teal.9' : 'gray.7'}>
-                {provider.hasClientSecret ? 'stored' : 'public client'}
-              </Badge>
+              <StoredSecretBadge stored={provider.hasClientSecret} without="public client" />
             ) : null,
         },
       ]}
@@ -82,9 +85,6 @@ export default function LoginProvidersPage() {
     />
   )
 }
-
-/** What happens to the stored client secret on a save. */
-type SecretChange = 'keep' | 'set' | 'remove'
 
 type Kind = 'openid' | 'presentation'
 
@@ -150,12 +150,7 @@ export function LoginProviderForm({
             clientId: values.clientId.trim(),
             scopes: values.scopes.split(/\s+/).filter(Boolean),
             // Left out: kept (replace) or none (create); null removes a stored one.
-            clientSecret:
-              values.secretChange === 'remove'
-                ? null
-                : values.secretChange === 'set'
-                  ? optional(values.clientSecret)
-                  : undefined,
+            clientSecret: secretOfChange(values.secretChange, values.clientSecret),
           },
     submit,
     onDone: onSaved,
@@ -194,30 +189,12 @@ export function LoginProviderForm({
               description="Separated by spaces; openid is always asked for"
               {...form.getInputProps('scopes')}
             />
-            {stored && (
-              <Select
-                label="Client secret"
-                allowDeselect={false}
-                data={[
-                  {
-                    value: 'keep',
-                    label: stored.hasClientSecret ? 'Keep the stored secret' : 'Keep: a public client',
-                  },
-                  { value: 'set', label: 'Set a new secret' },
-                  { value: 'remove', label: 'Remove it: a public client' },
-                ]}
-                {...form.getInputProps('secretChange')}
-                // The API names the secret when the kept one would go to another provider.
-                error={form.values.secretChange === 'set' ? undefined : form.errors.clientSecret}
-              />
-            )}
-            {form.values.secretChange === 'set' && (
-              <PasswordInput
-                label={stored ? 'New client secret' : 'Client secret'}
-                description="client_secret_basic; stored encrypted, never shown. Empty: a public client"
-                {...form.getInputProps('clientSecret')}
-              />
-            )}
+            <ClientSecretFields
+              form={form}
+              stored={stored}
+              without="a public client"
+              description="client_secret_basic; stored encrypted, never shown. Empty: a public client"
+            />
           </>
         )}
         <FormAlert message={form.errors['']} />

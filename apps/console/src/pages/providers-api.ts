@@ -1,5 +1,6 @@
 import type {
   AttributeProviderDefinition,
+  AuthServerDefinition,
   LoginProviderDefinition,
   ManagementClient,
   TrustListDefinition,
@@ -26,6 +27,16 @@ export function loginProvidersApi(api: ManagementClient, tenantId: string) {
     replace: (id: string, body: LoginProviderDefinition) =>
       api.replaceLoginProviderOfTenant(tenantId, id, body),
     remove: (id: string) => api.deleteLoginProviderOfTenant(tenantId, id),
+  }
+}
+
+/** The external authorization server routes of the active tenant (`/api/tenants/{tenantId}/auth-servers`). */
+export function authServersApi(api: ManagementClient, tenantId: string) {
+  return {
+    list: (query: { limit: number; cursor?: string }) => api.listAuthServersOfTenant(tenantId, query),
+    create: (body: AuthServerDefinition) => api.createAuthServerOfTenant(tenantId, body),
+    replace: (id: string, body: AuthServerDefinition) => api.replaceAuthServerOfTenant(tenantId, id, body),
+    remove: (id: string) => api.deleteAuthServerOfTenant(tenantId, id),
   }
 }
 

@@ -90,10 +90,14 @@ describe('SD-JWT VC §3.5 (checklist S-131): the iss of an issued SD-JWT VC is a
     it(`S-131 / SD-JWT VC §3.5: the leaf of a key chain made ${id} has iss as SAN URI and its host as SAN dNSName, before and after rotation`, async () => {
       const before = await issued(id)
       expect(before.iss).toBe(`${baseUrl}/issuers/${tenant}`)
-      expect(before.san).toStrictEqual(['DNS:127.0.0.1', `URI:${before.iss}`])
+      expect(before.san).toStrictEqual(['IP Address:127.0.0.1', 'DNS:127.0.0.1', `URI:${before.iss}`])
       const rotated = await app.inject({ method: 'POST', url: `/api/key-chains/${id}/rotate`, headers: auth })
       expect(rotated.statusCode, rotated.body).toBe(200)
-      expect((await issued(id)).san).toStrictEqual(['DNS:127.0.0.1', `URI:${before.iss}`])
+      expect((await issued(id)).san).toStrictEqual([
+        'IP Address:127.0.0.1',
+        'DNS:127.0.0.1',
+        `URI:${before.iss}`,
+      ])
     })
   }
 

@@ -14,7 +14,7 @@ describe.each(testDatabases())(
     })
     afterAll(() => started.app.close())
 
-    it('issue 11: no offer id, session id, request id, pre-authorized code, token or secret reaches a log line, even at trace', async () => {
+    it("issue 11: no offer id, request id, pre-authorized code, token or secret reaches a log line, even at trace; the session id only as the flow lines' sessionId (issue 42 item 4)", async () => {
       const { app } = started
       const root = await bearer(app, started.rootClientId, started.rootSecret)
       const tenant = `logs-${crypto.randomUUID().slice(0, 8)}`
@@ -138,7 +138,18 @@ describe.each(testDatabases())(
       expect(urls).toContain(`/issuers/${tenant}/offers/[redacted]?access_token=[redacted]`)
       expect(urls).toContain(`/verifiers/${tenant}/requests/[redacted]`)
       expect(urls).toContain(`/verifiers/${tenant}/responses/[redacted]`)
-      const text = lines.join('\n')
+      // Issue 42 item 4: the flow lines name the session for correlation (in their `sessionId` field
+      // only: it opens nothing without a token); URLs and every other field still hide it.
+      const parsed = lines
+        .filter((line) => line.trim())
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      const naming = parsed.filter((line) => JSON.stringify(line).includes(sessionId))
+      expect(naming.length).toBeGreaterThan(0)
+      for (const line of naming) {
+        expect(line.sessionId).toBe(sessionId)
+        expect(JSON.stringify({ ...line, sessionId: undefined })).not.toContain(sessionId)
+      }
+      const text = parsed.map((line) => JSON.stringify({ ...line, sessionId: undefined })).join('\n')
       for (const secret of [
         started.rootSecret,
         client.clientSecret,

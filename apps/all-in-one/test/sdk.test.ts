@@ -577,7 +577,9 @@ export const mixed: CredentialConfig['config'] = { format: 'mso_mdoc', vct: 'urn
 export const onWebhook = (event: WebhookEvent): string =>
   event.type === 'issuance.notification'
     ? event.event
-    : event.status === 'failed'
+    : event.type === 'credential.issued'
+      ? event.credentialConfigurationId
+      : event.status === 'failed'
       ? event.failureReason
       // @ts-expect-error a verified result has no failureReason
       : event.failureReason

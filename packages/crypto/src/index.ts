@@ -1,3 +1,4 @@
+export { ASYMMETRIC_JWS_ALGORITHMS } from './asymmetric-algorithms'
 export { canonicalHash } from './canonical-hash'
 export type { CheckCborOptions, CheckCborResult } from './cbor-guard'
 export { CBOR_LIMITS, checkCbor } from './cbor-guard'

@@ -1,23 +1,11 @@
 import { createHash } from 'node:crypto'
 import { DomainError } from '@credential-service/core-domain'
+import { ASYMMETRIC_JWS_ALGORITHMS } from '@credential-service/crypto'
 import type { AuthServerRow } from '@credential-service/db-schema'
 import { createLocalJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from 'jose'
 import { createServerDocuments, type ServerDocumentDeps, type ServerDocuments } from './server-documents'
 
-/** Asymmetric JWS algorithms an RFC 9068 access token may use (RFC 8725 §3.1: never `none` or HMAC). */
-const TOKEN_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-]
+const TOKEN_ALGORITHMS = ASYMMETRIC_JWS_ALGORITHMS
 /** An introspection answer without `exp` is kept this long at most. */
 const INTROSPECTION_DEFAULT_SECONDS = 60
 const MAX_INTROSPECTIONS = 10_000

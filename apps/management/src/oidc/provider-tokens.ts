@@ -5,6 +5,7 @@ import {
   UnauthenticatedError,
   UpstreamUnavailableError,
 } from '@credential-service/core-domain'
+import { ASYMMETRIC_JWS_ALGORITHMS } from '@credential-service/crypto'
 import type { ProviderTokenVerifier } from '@credential-service/server-kit'
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
 import type { ProviderDiscovery } from './provider-discovery'
@@ -22,21 +23,7 @@ export interface ProviderTokenOptions {
   timeoutMs?: number
 }
 
-// Signatures with a public key only: a symmetric (HS*) token would be checked with a key the
-// provider shares with its clients.
-const ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-]
+const ALGORITHMS = ASYMMETRIC_JWS_ALGORITHMS
 
 const KNOWN_ROLES = new Set<string>(ROLES)
 

@@ -240,7 +240,8 @@ describe('issue 23 item 6: OpenTelemetry traces over OTLP/HTTP', () => {
 
     const ofTrace = () => otlp.spans.filter((s) => s.traceId === traceId)
     const named = (name: string) => ofTrace().find((s) => s.name === name)
-    await until('the webhook spans', () => named('POST webhook'))
+    // The delivery span ends after its POST (it records the outcome first): wait for both.
+    await until('the webhook spans', () => named('POST webhook') && named('webhook deliver'))
     const spans = ofTrace()
     const byId = new Map(spans.map((s) => [s.spanId, s]))
     const parentOf = (span: ExportedSpan | undefined) => byId.get(span?.parentSpanId ?? '')

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { generateKeyPairSync } from 'node:crypto'
 import {
   cpSync,
   existsSync,
@@ -270,6 +271,12 @@ describe('operator commands', () => {
     file('kms', { source: 'external', kmsProvider: 'aws-kms' })
     file('azure', { source: 'external', kmsProvider: 'azure-key-vault' })
     file('gcp', { source: 'generate', kmsProvider: 'gcp-kms' })
+    // An import into Cloud KMS makes a key in the key ring too.
+    file('gcp-import', {
+      source: 'import',
+      kmsProvider: 'gcp-kms',
+      privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }),
+    })
     file('hsm', { source: 'external', kmsProvider: 'pkcs11', externalKeyId: 'issuer' })
     const result = cli('upgrade-check', [out], { PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so' })
     expect(result.status).toBe(1)
@@ -285,6 +292,9 @@ describe('operator commands', () => {
     ])
     expect(of('gcp')).toStrictEqual([
       `config ${tenant}/key-chains/gcp.json kmsProvider: the gcp-kms provider (generating keys) needs GCP_KMS_CREDENTIALS, GCP_KMS_KEY_RING, not set on this process`,
+    ])
+    expect(of('gcp-import')).toStrictEqual([
+      `config ${tenant}/key-chains/gcp-import.json kmsProvider: the gcp-kms provider (importing keys) needs GCP_KMS_CREDENTIALS, GCP_KMS_KEY_RING, not set on this process`,
     ])
     expect(of('hsm')).toStrictEqual([
       `config ${tenant}/key-chains/hsm.json kmsProvider: the pkcs11 provider needs PKCS11_TOKEN_LABEL, PKCS11_PIN, not set on this process`,

@@ -80,11 +80,12 @@ export interface PublishedJwk extends Record<string, unknown> {
 
 /**
  * The variables each external provider needs on a process (providersOf builds it from them), and
- * those `source: generate` needs besides. AWS KMS takes the SDK's default credentials and region.
+ * those it needs besides to make a key there (`source: generate` or `import`). AWS KMS takes the
+ * SDK's default credentials and region.
  */
 export const PROVIDER_VARIABLES: Record<
   Exclude<KmsProvider, 'db'>,
-  { required: readonly string[]; generate?: readonly string[] }
+  { required: readonly string[]; makeKeys?: readonly string[] }
 > = {
   vault: { required: ['VAULT_ADDR', 'VAULT_TOKEN'] },
   'aws-kms': { required: [] },
@@ -92,17 +93,17 @@ export const PROVIDER_VARIABLES: Record<
   'azure-key-vault': {
     required: ['AZURE_KEY_VAULT_URL', 'AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'],
   },
-  'gcp-kms': { required: ['GCP_KMS_CREDENTIALS'], generate: ['GCP_KMS_KEY_RING'] },
+  'gcp-kms': { required: ['GCP_KMS_CREDENTIALS'], makeKeys: ['GCP_KMS_KEY_RING'] },
 }
 
-/** The variables of `kmsProvider` (and of generating in it) that `env` lacks. */
+/** The variables of `kmsProvider` (and of making keys in it: generate, import) that `env` lacks. */
 export function missingProviderVariables(
   kmsProvider: Exclude<KmsProvider, 'db'>,
-  generate: boolean,
+  makeKeys: boolean,
   env: Record<string, string | undefined>,
 ): string[] {
-  const { required, generate: more = [] } = PROVIDER_VARIABLES[kmsProvider]
-  return [...required, ...(generate ? more : [])].filter((name) => !env[name])
+  const { required, makeKeys: more = [] } = PROVIDER_VARIABLES[kmsProvider]
+  return [...required, ...(makeKeys ? more : [])].filter((name) => !env[name])
 }
 
 /** The service account key file's fields the token request needs; the error never shows the file. */

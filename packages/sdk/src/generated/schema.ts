@@ -3639,7 +3639,7 @@ export interface components {
         };
         KeyChainImport: {
             /**
-             * @description Import an existing private key into the database (`db`, default) or into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there)
+             * @description Import an existing private key into the database (`db`, default), into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there) or into Cloud KMS (`gcp-kms`: an HSM key in `GCP_KMS_KEY_RING`, through an import job)
              * @constant
              */
             source: "import";
@@ -3648,11 +3648,11 @@ export interface components {
             description?: string;
             rotationPolicy?: components["schemas"]["RotationPolicyInput"];
             /**
-             * @description Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM), which signs with it from then on; the service keeps only its public part
+             * @description Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM) or into a new HSM key in GCP_KMS_KEY_RING, which signs with it from then on; the service keeps only its public part
              * @default db
              * @enum {string}
              */
-            kmsProvider?: "db" | "azure-key-vault";
+            kmsProvider?: "db" | "azure-key-vault" | "gcp-kms";
             /** @description Private key; stored encrypted and never returned */
             privateKey: string | {
                 [key: string]: unknown;

@@ -269,6 +269,7 @@ describe('operator commands', () => {
     const file = (name: string, json: object) =>
       writeFileSync(join(out, tenant, 'key-chains', `${name}.json`), JSON.stringify(json))
     file('kms', { source: 'external', kmsProvider: 'aws-kms' })
+    file('vault', { source: 'external', kmsProvider: 'vault' })
     file('azure', { source: 'external', kmsProvider: 'azure-key-vault' })
     file('gcp', { source: 'generate', kmsProvider: 'gcp-kms' })
     // An import into Cloud KMS makes a key in the key ring too.
@@ -285,6 +286,10 @@ describe('operator commands', () => {
       lines.filter((line) => line.startsWith(`config ${tenant}/key-chains/${name}.json`))
     expect(of('kms')).toStrictEqual([
       `config ${tenant}/key-chains/kms.json externalKeyId: an external aws-kms key chain names its key in externalKeyId: the AWS KMS key id, ARN or alias`,
+    ])
+    expect(of('vault')).toStrictEqual([
+      `config ${tenant}/key-chains/vault.json externalKeyId: an external vault key chain names its key in externalKeyId: the Vault transit key name`,
+      `config ${tenant}/key-chains/vault.json kmsProvider: the vault provider needs VAULT_ADDR, VAULT_TOKEN, not set on this process`,
     ])
     expect(of('azure')).toStrictEqual([
       `config ${tenant}/key-chains/azure.json externalKeyId: an external azure-key-vault key chain names its key in externalKeyId: the Azure Key Vault key name (or name/version)`,

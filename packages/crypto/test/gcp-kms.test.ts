@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto'
+import { createCipheriv, createPublicKey, generateKeyPairSync, verify } from 'node:crypto'
 import type { JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { crc32c, createGcpKmsProvider, type GcpKmsOptions } from '../src/providers/gcp-kms'
@@ -80,6 +80,18 @@ describe('Google Cloud KMS provider', () => {
       .describe(version('any'))
       .catch((error) => error)
     expect(down.reason).toBe('unavailable')
+  })
+
+  // Google's text for wrappedKey: "wrapped with the ephemeral AES-256 key using AES-KWP (RFC 5649)".
+  // OpenSSL's wrap-pad ciphers with RFC 5649's IV, as gcp-kms-import.ts uses them, give RFC 5649 §6's
+  // second example (its KEK is 192-bit; the AES-256 cipher differs in key size only).
+  it('AES-KWP as wrapForImport uses it is RFC 5649 (its section 6 example, 20 octets)', () => {
+    const kek = Buffer.from('5840df6e29b02af1ab493b705bf16ea1ae8338f4dcc176a8', 'hex')
+    const kwp = createCipheriv('id-aes192-wrap-pad', kek, Buffer.from('a65959a6', 'hex'))
+    const key = Buffer.from('c37b7e6492584340bed12207808941155068f738', 'hex')
+    expect(Buffer.concat([kwp.update(key), kwp.final()]).toString('hex')).toBe(
+      '138bdeaa9b8fa7fc61f97742e72248ee5ae6ae5360d1ae6a5f54f373fa543b6a',
+    )
   })
 
   // Issue 40: "import where it allows". Cloud KMS imports through an import job (cryptoKeyVersions.import).

@@ -140,7 +140,8 @@ describe('Google Cloud KMS provider', () => {
         expect(verifies(publicOf(jwk), alg, data, signature)).toBe(true)
         // Only the wrapped form left this process: no request carries d.
         expect(JSON.stringify(gcp.requests)).not.toContain(jwk.d as string)
-      })
+        // The local Cloud KMS makes a 4096-bit RSA wrapping key: seconds on a loaded machine.
+      }, 60_000)
     }
 
     it('refusals: no key ring is misconfigured, a key of another curve refused, unwrapped material that fails is IMPORT_FAILED with its reason; no key material in messages', async () => {

@@ -144,11 +144,8 @@ function useFederationKeyChains(tenantId: string): string[] {
   return chains.filter((id) => !signing.data?.has(id))
 }
 
-const lines = (text: string) =>
-  text
-    .split(/\s+/)
-    .map((line) => line.trim())
-    .filter(Boolean)
+// One entry per line; URLs and JWTs hold no whitespace, so any whitespace separates them.
+const entries = (text: string) => text.split(/\s+/).filter(Boolean)
 
 /** The anchor's JWKS as typed: parsed when it is JSON, else left for the schema to name. */
 const jwksOf = (text: string): unknown => {
@@ -202,7 +199,7 @@ function MembershipForm({
     schema: zFederationMembershipInput,
     toBody: (values): FederationMembershipInput => ({
       keyChainId: values.keyChainId.trim(),
-      authorityHints: lines(values.authorityHints),
+      authorityHints: entries(values.authorityHints),
       trustAnchors: values.trustAnchors.map((anchor) => ({
         entityId: anchor.entityId.trim(),
         jwks: jwksOf(anchor.jwks) as FederationAnchor['jwks'],
@@ -211,7 +208,7 @@ function MembershipForm({
         trustMarkType: mark.trustMarkType.trim(),
         trustMark: mark.trustMark.trim(),
       })),
-      subordinateStatements: lines(values.subordinateStatements),
+      subordinateStatements: entries(values.subordinateStatements),
       lifetimeSeconds: Number(values.lifetimeSeconds),
       organizationName: optional(values.organizationName),
     }),

@@ -8,6 +8,7 @@ import {
   type JSONWebKeySet,
   type JWK,
   jwtVerify,
+  SignJWT,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, listenAllInOneWorld } from './harness'
@@ -180,5 +181,42 @@ describe('OpenID Federation 1.0, read by a wallet: our verifier and issuer chain
         : es,
     )
     expect(() => resolvedMetadata(strict, 'openid_credential_verifier')).toThrow(/essential/)
+  })
+
+  it('§3 jwks, "These Federation Entity Keys SHOULD NOT be used in other protocols": an access token signed with the federation key is refused at the credential endpoint; one signed with another key chain of the tenant gets past the signature check', async () => {
+    // Key chains whose private keys the test knows; the membership then names one of them.
+    const known = async (id: string) => {
+      const pair = await generateKeyPair('ES256', { extractable: true })
+      const privateKey = await exportJWK(pair.privateKey)
+      const created = await send('POST', '/api/key-chains', { source: 'import', id, privateKey })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      return { key: pair.privateKey, kid: created.body.activeKey.kid as string }
+    }
+    const entityKey = await known('federation-known')
+    const otherKey = await known('other-known')
+    const moved = await send('PUT', '/api/federation', {
+      keyChainId: 'federation-known',
+      authorityHints: [federation.intermediateId],
+      trustAnchors: [anchor],
+    })
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200)
+    const answerTo = async (signer: { key: CryptoKey; kid: string }) => {
+      const token = await new SignJWT({ credential_configuration_ids: ['pid'] })
+        .setProtectedHeader({ alg: 'ES256', kid: signer.kid, typ: 'at+jwt' })
+        .setIssuer(issuerId)
+        .setAudience(issuerId)
+        .setSubject('no-such-session')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(signer.key)
+      const answer = await fetch(`${issuerId}/credential`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ credential_configuration_id: 'pid' }),
+      })
+      return `${answer.status} ${answer.headers.get('www-authenticate') ?? ''}`
+    }
+    expect(await answerTo(entityKey)).toContain('the access token is invalid or expired')
+    expect(await answerTo(otherKey)).not.toContain('the access token is invalid or expired')
   })
 })

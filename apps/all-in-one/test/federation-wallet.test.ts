@@ -200,7 +200,7 @@ describe('OpenID Federation 1.0, read by a wallet: our verifier and issuer chain
       trustAnchors: [anchor],
     })
     expect(moved.status, JSON.stringify(moved.body)).toBe(200)
-    const answerTo = async (signer: { key: CryptoKey; kid: string }) => {
+    const answerTo = async (signer: Awaited<ReturnType<typeof known>>) => {
       const token = await new SignJWT({ credential_configuration_ids: ['pid'] })
         .setProtectedHeader({ alg: 'ES256', kid: signer.kid, typ: 'at+jwt' })
         .setIssuer(issuerId)

@@ -99,7 +99,7 @@ describe('OpenID Federation 1.0, read by a wallet: our verifier and issuer chain
       client_name: 'Federated Verifier',
       contacts: ['ops@federation.test'],
     })
-    // "These Federation Entity Keys SHOULD NOT be used in other protocols" (§3, jwks).
+    // "the public keys ... SHOULD NOT be used in other protocols" (§3, jwks).
     const federationKid = (await federationKeys()).keys[0]?.kid
     const requestKids = (metadata.jwks as JSONWebKeySet).keys.map((key) => key.kid)
     expect(requestKids.length).toBeGreaterThan(0)
@@ -183,7 +183,7 @@ describe('OpenID Federation 1.0, read by a wallet: our verifier and issuer chain
     expect(() => resolvedMetadata(strict, 'openid_credential_verifier')).toThrow(/essential/)
   })
 
-  it('§3 jwks, "These Federation Entity Keys SHOULD NOT be used in other protocols": an access token signed with the federation key is refused at the credential endpoint; one signed with another key chain of the tenant gets past the signature check', async () => {
+  it('§3 jwks, "the public keys ... SHOULD NOT be used in other protocols": an access token signed with the federation key is refused at the credential endpoint; one signed with another key chain of the tenant gets past the signature check', async () => {
     // Key chains whose private keys the test knows; the membership then names one of them.
     const known = async (id: string) => {
       const pair = await generateKeyPair('ES256', { extractable: true })

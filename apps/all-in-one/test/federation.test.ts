@@ -114,7 +114,7 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
     expect(result.metadata.openid_credential_verifier?.vp_formats_supported).toBeDefined()
   })
 
-  it('§3 jwks: "These Federation Entity Keys SHOULD NOT be used in other protocols": the federation key is in no other key set the tenant publishes, and no configuration may sign with it', async () => {
+  it('§3 jwks: "the public keys ... SHOULD NOT be used in other protocols": the federation key is in no other key set the tenant publishes, and no configuration may sign with it', async () => {
     const federationKids = (await federationKeys()).keys.map((key) => key.kid)
     const tenant = verifierId.split('/').pop()
     const kidsAt = async (url: string, pick: (body: Record<string, unknown>) => { kid?: string }[]) =>

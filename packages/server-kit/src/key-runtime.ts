@@ -262,7 +262,7 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
   const chains = createTenantMemo((tenantId) => createKeyChainRepository(db, tenantId).all())
   // Derived from one read of the rows, so they are dropped together with it.
   const signers = new WeakMap<KeyChainRow, Signer>()
-  const keySets = new WeakMap<KeyChainRow[], JWTVerifyGetKey>()
+  const keySets = new WeakMap<KeyChainRow[], Map<string, JWTVerifyGetKey>>()
 
   function publishedKeys(rows: KeyChainRow[]): { keys: PublishedJwk[] } {
     const at = now()
@@ -310,15 +310,20 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
     },
 
     /**
-     * Resolves a JWS header to one of the tenant's published keys, for jose's jwtVerify. The
+     * Resolves a JWS header to one of the tenant's published keys (but `except`), for jose's jwtVerify. The
      * imported keys live as long as the cached rows, so a token check imports nothing.
      */
-    async verificationKeys(tenantId: string): Promise<JWTVerifyGetKey> {
+    async verificationKeys(tenantId: string, except?: string): Promise<JWTVerifyGetKey> {
       const rows = await chains.get(tenantId)
-      let keySet = keySets.get(rows)
+      let sets = keySets.get(rows)
+      if (!sets) {
+        sets = new Map()
+        keySets.set(rows, sets)
+      }
+      let keySet = sets.get(except ?? '')
       if (!keySet) {
-        keySet = createLocalJWKSet(publishedKeys(rows))
-        keySets.set(rows, keySet)
+        keySet = createLocalJWKSet(publishedKeys(rows.filter((row) => row.id !== except)))
+        sets.set(except ?? '', keySet)
       }
       return keySet
     },
@@ -332,9 +337,12 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
       return publishedKeys(rows)
     },
 
-    /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
-    async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
-      return publishedKeys(await chains.get(tenantId))
+    /**
+     * Active keys and rotated-out keys still in their grace period, with `x5c` where known;
+     * `except` leaves one key chain out (the federation entity key, see `federationKeyChainOf`).
+     */
+    async jwks(tenantId: string, except?: string): Promise<{ keys: PublishedJwk[] }> {
+      return publishedKeys((await chains.get(tenantId)).filter((row) => row.id !== except))
     },
   }
 }

@@ -1141,7 +1141,7 @@ export interface ManagementOperations {
   /**
    * Make the tenant’s issuer and verifier federation entities, or change their membership
    *
-   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration (nor may one be saved with it later). Its keys are published in the `jwks` of the entity configurations only, never in the `jwks` of the issuer, the `jwt-vc-issuer` metadata or the DID document (OpenID Federation 1.0 §3). The same body is `federation/membership.json` of a configuration import. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
    *
    * Roles (any of): `registrar:manage`.
    */
@@ -1149,7 +1149,7 @@ export interface ManagementOperations {
   /**
    * Make the tenant’s issuer and verifier federation entities, or change their membership
    *
-   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration (nor may one be saved with it later). Its keys are published in the `jwks` of the entity configurations only, never in the `jwks` of the issuer, the `jwt-vc-issuer` metadata or the DID document (OpenID Federation 1.0 §3). The same body is `federation/membership.json` of a configuration import. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
    *
    * Roles (any of): `registrar:manage`.
    */

@@ -359,6 +359,20 @@ export async function measureCeilings(
       [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
     const rounds = async (round: () => Promise<number>) =>
       median([await round(), await round(), await round()])
+    /** The rounds of wallets `prepare` makes before the clock starts; `run` returns the wallet's own CPU, subtracted. */
+    const walletRounds = async <W>(
+      prepare: (count: number) => Promise<W[]>,
+      run: (prepared: W) => Promise<number>,
+    ) => {
+      for (const prepared of await prepare(warmups)) await run(prepared)
+      return rounds(async () => {
+        const timed = await prepare(iterations)
+        let walletCpu = 0
+        const started = cpuMs()
+        for (const prepared of timed) walletCpu += await run(prepared)
+        return (cpuMs() - started - walletCpu) / iterations
+      })
+    }
     const results: CeilingResult[] = []
     const issuances: [CeilingIssuance, string, number][] = [
       ['sd-jwt', 'issuance (SD-JWT VC)', 6],
@@ -381,16 +395,9 @@ export async function measureCeilings(
       const nonceKey = randomBytes(32)
       const codeWallets = await codeFlowWallets(s.tenant, nonceKey)
       const code = { ...s, nonceKey }
-      for (const prepared of await codeWallets(warmups)) await codeFlow(sql, code, prepared)
       results.push({
         flow: codeFlowName,
-        cpuMsPerFlow: await rounds(async () => {
-          const timed = await codeWallets(iterations)
-          let walletCpu = 0
-          const started = cpuMs()
-          for (const prepared of timed) walletCpu += await codeFlow(sql, code, prepared)
-          return (cpuMs() - started - walletCpu) / iterations
-        }),
+        cpuMsPerFlow: await walletRounds(codeWallets, (prepared) => codeFlow(sql, code, prepared)),
         sqlStatements: 12,
       })
     }
@@ -426,16 +433,9 @@ export async function measureCeilings(
         )
       const iaWallets = async (count: number) =>
         (await proofs(count)).map((proof) => interactiveWallet(presentPid, proof))
-      for (const prepared of await iaWallets(warmups)) await interactiveFlow(sql, s, iaTrust, prepared)
       results.push({
         flow: interactiveFlowName,
-        cpuMsPerFlow: await rounds(async () => {
-          const timed = await iaWallets(iterations)
-          let walletCpu = 0
-          const started = cpuMs()
-          for (const prepared of timed) walletCpu += await interactiveFlow(sql, s, iaTrust, prepared)
-          return (cpuMs() - started - walletCpu) / iterations
-        }),
+        cpuMsPerFlow: await walletRounds(iaWallets, (prepared) => interactiveFlow(sql, s, iaTrust, prepared)),
         sqlStatements: 7,
       })
     }

@@ -21,7 +21,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { measureCeilings } from './ceiling'
 import { compareCheckouts } from './compare'
-import { createFlows, type Flow, setUpTenant, WALLET_FLOW } from './flows'
+import { CODE_FLOW, createFlows, type Flow, INTERACTIVE_FLOW, setUpTenant, WALLET_FLOW } from './flows'
 import { measureHttpFloor } from './http-floor'
 import { KEY_PROVIDER, prepareKeyProvider } from './key-provider'
 import { loadLine, NOISY_SHARE, otherShare, sampleMachine } from './machine'
@@ -230,12 +230,16 @@ async function main() {
     ? await startSeparate(databaseUrl as string, PODS)
     : await startAllInOne(databaseUrl)
   try {
-    const { tenant, auth, client } = await setUpTenant(service.base, service.rootClient)
+    const wanted = (name: string) => !only || only.some((part) => name.toLowerCase().includes(part))
+    // The authorization code and Interactive Authorization flows need set-up of their own, and
+    // the wallet's flow a client: made only when one of them runs.
+    const codeFlow = [CODE_FLOW, INTERACTIVE_FLOW].some(wanted)
+    const { tenant, auth, client } = await setUpTenant(service.base, service.rootClient, { codeFlow })
     const metricsReader = await metricsToken(service.base, service.rootClient)
-    const wallet = await createWalletFlow(service.base, client)
+    const wallet = wanted(WALLET_FLOW) ? await createWalletFlow(service.base, client) : undefined
     const flows = Object.fromEntries(
-      Object.entries(await createFlows(service.base, tenant, auth, { wallet })).filter(
-        ([name]) => !only || only.some((part) => name.toLowerCase().includes(part)),
+      Object.entries(await createFlows(service.base, tenant, auth, { codeFlow, wallet })).filter(([name]) =>
+        wanted(name),
       ),
     )
     // Idle: started, set up, one flow of each kind done, nothing in flight.
@@ -255,24 +259,30 @@ async function main() {
         console.log(JSON.stringify(row))
       }
     }
-    const requestCosts = flows[WALLET_FLOW]
-      ? await measureRequestCosts(
-          service.processes,
-          wallet,
-          [
-            {
-              name: 'issuer metadata revalidated (304)',
-              url: `${service.base}/.well-known/openid-credential-issuer/issuers/${tenant}`,
-            },
-            {
-              name: 'authorization server metadata revalidated (304)',
-              url: `${service.base}/.well-known/oauth-authorization-server/issuers/${tenant}`,
-            },
-          ],
-          FLOWS_PER_LEVEL,
-        )
-      : []
-    const ceilings = await measureCeilings(databaseUrl, CEILING_ITERATIONS)
+    const requestCosts =
+      wallet && flows[WALLET_FLOW]
+        ? await measureRequestCosts(
+            service.processes,
+            wallet,
+            [
+              {
+                name: 'issuer metadata revalidated (304)',
+                url: `${service.base}/.well-known/openid-credential-issuer/issuers/${tenant}`,
+              },
+              {
+                name: 'authorization server metadata revalidated (304)',
+                url: `${service.base}/.well-known/oauth-authorization-server/issuers/${tenant}`,
+              },
+            ],
+            FLOWS_PER_LEVEL,
+          )
+        : []
+    // The ceilings of the flows that ran; the wallet's row shares the SD-JWT VC issuance's.
+    const ran = Object.keys(flows).map((name) => (name === WALLET_FLOW ? 'issuance (SD-JWT VC)' : name))
+    const ceilings = await measureCeilings(databaseUrl, CEILING_ITERATIONS, {
+      warmup: WARMUP_FLOWS,
+      wanted: (flow) => ran.includes(flow),
+    })
     // At least 200 bare requests a round: /proc counts CPU in 10 ms ticks.
     const httpFloor = await measureHttpFloor(LEVELS, Math.max(200, Math.min(5 * FLOWS_PER_LEVEL, 1000)))
     for (const row of results) {

@@ -272,11 +272,16 @@ async function presentationFlow(sql: Sql, s: Setup, wallet: Wallet, status = NO_
   return walletCpu
 }
 
-/** CPU milliseconds per flow of the unavoidable work, after a warm-up. */
+/**
+ * CPU milliseconds per flow of the unavoidable work, after `warmup` flows (20 at most): the flows
+ * `wanted` names (all by default), so a run of some flows does not wait for the others' ceilings.
+ */
 export async function measureCeilings(
   databaseUrl: string | undefined,
   iterations: number,
+  { warmup = 20, wanted = () => true }: { warmup?: number; wanted?: (flow: string) => boolean } = {},
 ): Promise<CeilingResult[]> {
+  const warmups = Math.min(20, warmup)
   const sql = await openSql(databaseUrl)
   let stopStatusServer = async () => {}
   try {
@@ -354,6 +359,20 @@ export async function measureCeilings(
       [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
     const rounds = async (round: () => Promise<number>) =>
       median([await round(), await round(), await round()])
+    /** The rounds of wallets `prepare` makes before the clock starts; `run` returns the wallet's own CPU, subtracted. */
+    const walletRounds = async <W>(
+      prepare: (count: number) => Promise<W[]>,
+      run: (prepared: W) => Promise<number>,
+    ) => {
+      for (const prepared of await prepare(warmups)) await run(prepared)
+      return rounds(async () => {
+        const timed = await prepare(iterations)
+        let walletCpu = 0
+        const started = cpuMs()
+        for (const prepared of timed) walletCpu += await run(prepared)
+        return (cpuMs() - started - walletCpu) / iterations
+      })
+    }
     const results: CeilingResult[] = []
     const issuances: [CeilingIssuance, string, number][] = [
       ['sd-jwt', 'issuance (SD-JWT VC)', 6],
@@ -361,8 +380,8 @@ export async function measureCeilings(
       // Issue 44 item 5: one statement more, the status list entry.
       ['sd-jwt with status', 'issuance with status list (SD-JWT VC)', 7],
     ]
-    for (const [format, flow, sqlStatements] of issuances) {
-      for (const proof of await proofs(20)) await issuanceFlow(sql, s, format, proof)
+    for (const [format, flow, sqlStatements] of issuances.filter(([, flow]) => wanted(flow))) {
+      for (const proof of await proofs(warmups)) await issuanceFlow(sql, s, format, proof)
       const cpuMsPerFlow = await rounds(async () => {
         const timed = await proofs(iterations)
         const started = cpuMs()
@@ -371,27 +390,23 @@ export async function measureCeilings(
       })
       results.push({ flow, cpuMsPerFlow, sqlStatements })
     }
-    const nonceKey = randomBytes(32)
-    const codeWallets = await codeFlowWallets(s.tenant, nonceKey)
-    const code = { ...s, nonceKey }
-    for (const prepared of await codeWallets(20)) await codeFlow(sql, code, prepared)
-    results.push({
-      flow: 'issuance, authorization code (PAR + PKCE + DPoP)',
-      cpuMsPerFlow: await rounds(async () => {
-        const timed = await codeWallets(iterations)
-        let walletCpu = 0
-        const started = cpuMs()
-        for (const prepared of timed) walletCpu += await codeFlow(sql, code, prepared)
-        return (cpuMs() - started - walletCpu) / iterations
-      }),
-      sqlStatements: 12,
-    })
+    const codeFlowName = 'issuance, authorization code (PAR + PKCE + DPoP)'
+    if (wanted(codeFlowName)) {
+      const nonceKey = randomBytes(32)
+      const codeWallets = await codeFlowWallets(s.tenant, nonceKey)
+      const code = { ...s, nonceKey }
+      results.push({
+        flow: codeFlowName,
+        cpuMsPerFlow: await walletRounds(codeWallets, (prepared) => codeFlow(sql, code, prepared)),
+        sqlStatements: 12,
+      })
+    }
     const presentations: [string, Wallet, StatusSource][] = [
       ['presentation (direct_post.jwt)', wallet, NO_STATUS],
       ['presentation with status list (direct_post.jwt)', statusWallet, cachedStatus],
     ]
-    for (const [flow, presenting, status] of presentations) {
-      for (let i = 0; i < 20; i++) await presentationFlow(sql, s, presenting, status)
+    for (const [flow, presenting, status] of presentations.filter(([flow]) => wanted(flow))) {
+      for (let i = 0; i < warmups; i++) await presentationFlow(sql, s, presenting, status)
       const cpuMsPerFlow = await rounds(async () => {
         let walletCpu = 0
         const started = cpuMs()
@@ -401,33 +416,29 @@ export async function measureCeilings(
       results.push({ flow, cpuMsPerFlow, sqlStatements: 5 })
     }
     // Issue 44 item 5: Interactive Authorization, the PID presented inline, an mdoc issued.
-    const iaTrust = presentationTrust({
-      anchors: [parseCertificate(s.certificate)],
-      acceptAnyIssuer: false,
-      now: new Date(),
-      ...NO_STATUS,
-    })
-    const pid = await presentable()
-    const presentPid = (nonce: string) =>
-      presenter.present(
-        pid,
-        { given_name: true },
-        { kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce, aud: 'ia:https://bench.example' } } },
-      )
-    const iaWallets = async (count: number) =>
-      (await proofs(count)).map((proof) => interactiveWallet(presentPid, proof))
-    for (const prepared of await iaWallets(20)) await interactiveFlow(sql, s, iaTrust, prepared)
-    results.push({
-      flow: 'issuance, interactive authorization (PID presented → mdoc)',
-      cpuMsPerFlow: await rounds(async () => {
-        const timed = await iaWallets(iterations)
-        let walletCpu = 0
-        const started = cpuMs()
-        for (const prepared of timed) walletCpu += await interactiveFlow(sql, s, iaTrust, prepared)
-        return (cpuMs() - started - walletCpu) / iterations
-      }),
-      sqlStatements: 7,
-    })
+    const interactiveFlowName = 'issuance, interactive authorization (PID presented → mdoc)'
+    if (wanted(interactiveFlowName)) {
+      const iaTrust = presentationTrust({
+        anchors: [parseCertificate(s.certificate)],
+        acceptAnyIssuer: false,
+        now: new Date(),
+        ...NO_STATUS,
+      })
+      const pid = await presentable()
+      const presentPid = (nonce: string) =>
+        presenter.present(
+          pid,
+          { given_name: true },
+          { kb: { payload: { iat: Math.floor(Date.now() / 1000), nonce, aud: 'ia:https://bench.example' } } },
+        )
+      const iaWallets = async (count: number) =>
+        (await proofs(count)).map((proof) => interactiveWallet(presentPid, proof))
+      results.push({
+        flow: interactiveFlowName,
+        cpuMsPerFlow: await walletRounds(iaWallets, (prepared) => interactiveFlow(sql, s, iaTrust, prepared)),
+        sqlStatements: 7,
+      })
+    }
     return results
   } finally {
     await stopStatusServer()

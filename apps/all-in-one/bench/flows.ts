@@ -135,6 +135,8 @@ export async function setUpTenant(
 
 /** Issue 44: the row of the wallet's own requests (wallet-flow.ts); its ceiling is the SD-JWT VC issuance's. */
 export const WALLET_FLOW = 'issuance as a wallet does (SD-JWT VC)'
+export const CODE_FLOW = 'issuance, authorization code (PAR + PKCE + DPoP)'
+export const INTERACTIVE_FLOW = 'issuance, interactive authorization (PID presented → mdoc)'
 
 /** The flows of the bench against one tenant. */
 export async function createFlows(
@@ -207,12 +209,8 @@ export async function createFlows(
     'issuance (mdoc)': async () => void (await mdoc()),
     ...(codeFlow
       ? {
-          'issuance, authorization code (PAR + PKCE + DPoP)': await createCodeFlow(base, tenant, auth),
-          'issuance, interactive authorization (PID presented → mdoc)': await createInteractiveFlow(
-            base,
-            tenant,
-            auth,
-          ),
+          [CODE_FLOW]: await createCodeFlow(base, tenant, auth),
+          [INTERACTIVE_FLOW]: await createInteractiveFlow(base, tenant, auth),
         }
       : {}),
     'presentation (direct_post.jwt)': presentationOf(await sdJwt()),

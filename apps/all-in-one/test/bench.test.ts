@@ -160,17 +160,20 @@ describe('pnpm bench', () => {
           BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL,
           // The shared test database remembers the suites' MASTER_SECRET.
           BENCH_MASTER_SECRET: TEST_MASTER_SECRET,
-          // The mode is under test, not every flow (the all-in-one run above has them all): an
-          // issuance and a presentation reach all three processes.
+          // The mode is under test, not every flow or level (the all-in-one run above has them
+          // all): an issuance and a presentation, eight in flight, reach all three processes.
           BENCH_ONLY: 'issuance (sd-jwt,presentation (direct',
+          BENCH_LEVELS: '8',
         },
         ['--separate'],
       )
       const report = JSON.parse(readFileSync(join(out, 'bench-separate.json'), 'utf8'))
       expect(Object.keys(report.idleRssMb)).toStrictEqual(['management', 'issuer', 'verifier'])
-      expect(report.results.map((r: { flow: string }) => r.flow)).toStrictEqual([
-        ...Array(3).fill('issuance (SD-JWT VC)'),
-        ...Array(3).fill('presentation (direct_post.jwt)'),
+      expect(
+        report.results.map((r: { flow: string; concurrency: number }) => [r.flow, r.concurrency]),
+      ).toStrictEqual([
+        ['issuance (SD-JWT VC)', 8],
+        ['presentation (direct_post.jwt)', 8],
       ])
       for (const row of report.results) {
         expect(row).toMatchObject({ flows: 2, errors: 0 })

@@ -92,6 +92,8 @@ interface Image {
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'image-'))
+/** The image's DATA_DIR once its default command ran: an embedded database, migrated, and its secrets. */
+let imageData: string | undefined
 // The image's user must be able to reach the folders below.
 chmodSync(scratch, 0o755)
 afterAll(() => {
@@ -310,6 +312,7 @@ describe('issue 13: the image (docker/Dockerfile), run as the image runs it', ()
       expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(0)
       // All-in-one mode keeps its generated secrets and database in DATA_DIR, the writable folder.
       expect(readdirSync(dataDir()).sort()).toStrictEqual(['dev-secrets.json', 'pglite'])
+      imageData = dataDir()
     } finally {
       child.kill('SIGTERM')
     }
@@ -329,7 +332,9 @@ describe('issue 13: npm start (scripts/run.mjs start)', () => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),
-      DATA_DIR: join(scratch, 'dev-data'),
+      // The image's data folder when its tests made one: npm start opens it as a second start
+      // does, instead of creating and migrating another embedded database.
+      DATA_DIR: imageData ?? join(scratch, 'dev-data'),
       LOG_LEVEL: 'info',
     }
     delete env.HOST

@@ -17,7 +17,7 @@ describe.runIf(databaseUrl)('metadata ETags across two issuer processes (Postgre
   const root = { id: `root-${crypto.randomUUID()}`, secret: 'metadata-etag-root-secret-0123456789' }
   const tenant = `me-${randomBytes(4).toString('hex')}`
   const processes: ServiceProcess[] = []
-  let api: (path: string, body: unknown) => Promise<void>
+  let api: (path: string, body: unknown) => Promise<unknown>
   const documents = [
     `/.well-known/openid-credential-issuer/issuers/${tenant}`,
     `/.well-known/oauth-authorization-server/issuers/${tenant}`,

@@ -1,13 +1,10 @@
-import { randomBytes } from 'node:crypto'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startReceiver, webhookEvent } from './harness'
-import { clientToken, type ServiceProcess, startDeployment } from './processes'
+import type { ServiceProcess } from './processes'
+import { startTwoIssuers, type TwoIssuers } from './two-issuers'
 
 const databaseUrl = process.env.TEST_DATABASE_URL
-// Every process is one deployment behind one ingress: the same PUBLIC_URL, so a token or a proof
-// made for the issuer is good at either issuer process.
-const PUBLIC_URL = 'https://credentials.test'
 
 /**
  * Issue 20: the credential endpoint spends the proofs' c_nonce in the statement that reads its
@@ -16,50 +13,21 @@ const PUBLIC_URL = 'https://credentials.test'
  * exactly one gets credentials, the other `invalid_nonce` (OpenID4VCI 1.0 §8.3.1.2; I-51, S-20).
  */
 describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (PostgreSQL)', () => {
-  const root = { id: `root-${crypto.randomUUID()}`, secret: 'nonce-processes-root-secret-0123456789' }
-  const tenant = `np-${randomBytes(4).toString('hex')}`
-  const issuerId = `${PUBLIC_URL}/issuers/${tenant}`
-  const processes: ServiceProcess[] = []
-  let api: (path: string, body: unknown) => Promise<Record<string, unknown>>
+  let deployment: TwoIssuers
+  let tenant: string
+  let issuerId: string
+  let api: TwoIssuers['post']
 
   beforeAll(async () => {
-    processes.push(
-      ...(await startDeployment(databaseUrl as string, root, ['management', 'issuer', 'issuer'], {
-        PUBLIC_URL,
-        RATE_LIMIT_WALLET_PER_MINUTE: '100000',
-        // The webhook receiver of the credential.issued test.
-        OUTBOUND_ALLOW_HTTP: 'true',
-        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-      })),
-    )
-    const management = processes[0] as ServiceProcess
-    const as = (token: string) => async (path: string, body: unknown) => {
-      const response = await fetch(`${management.origin}/api${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify(body),
-      })
-      expect(response.status, `${path}: ${await response.clone().text()}`).toBe(201)
-      return (await response.json()) as Record<string, unknown>
-    }
-    const operator = as(await clientToken(management.origin, root.id, root.secret))
-    await operator('/tenants', { id: tenant, name: tenant })
-    const admin = { clientId: `${tenant}-admin`, clientSecret: 'nonce-processes-admin-secret-0123' }
-    await operator(`/tenants/${tenant}/clients`, {
-      ...admin,
-      roles: ['key:manage', 'issuance:config', 'issuance:offer'],
-    })
-    api = as(await clientToken(management.origin, admin.clientId, admin.clientSecret))
-    await api('/key-chains', { source: 'generate', id: 'keys' })
-    await api('/credentials', {
-      id: 'pid',
-      config: { format: 'dc+sd-jwt', vct: 'urn:example:pid' },
-      keyChainId: 'keys',
-      fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
-    })
+    deployment = await startTwoIssuers(databaseUrl as string, 'np', [
+      'key:manage',
+      'issuance:config',
+      'issuance:offer',
+    ])
+    ;({ tenant, issuerId, post: api } = deployment)
   }, 120_000)
 
-  afterAll(() => Promise.all(processes.map((p) => p.stop())))
+  afterAll(() => deployment?.stop())
 
   /** An access token for a new offer (of `configurationId`), from the issuer process `at`. */
   async function accessToken(at: ServiceProcess, configurationId = 'pid'): Promise<string> {
@@ -91,7 +59,7 @@ describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (P
   }
 
   it('two wallets, one nonce, two processes at once: one is issued, the other gets invalid_nonce', async () => {
-    const [a, b] = processes.slice(1) as [ServiceProcess, ServiceProcess]
+    const [a, b] = deployment.issuers
     for (let round = 0; round < 3; round++) {
       const tokens = await Promise.all([accessToken(a), accessToken(b)])
       const nonce = await fetch(`${a.origin}/issuers/${tenant}/nonce`, { method: 'POST' })
@@ -137,7 +105,7 @@ describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (P
         fields: [{ path: ['given_name'], type: 'string', disclosable: true }],
         webhookEndpointId: 'events',
       })
-      const [a, b] = processes.slice(1) as [ServiceProcess, ServiceProcess]
+      const [a, b] = deployment.issuers
       const notificationIds: string[] = []
       for (let round = 0; round < 3; round++) {
         // One session's token at both processes at once, for the same configuration.

@@ -176,15 +176,17 @@ export async function clientToken(origin: string, clientId: string, clientSecret
   return body.access_token
 }
 
-/** POSTs to the management API with a bearer token; anything but 201 throws with the answer. */
+/** POSTs to the management API with a bearer token: the created resource; anything but 201 throws with the answer. */
 export function managementPoster(managementOrigin: string, token: string) {
-  return async (path: string, body: unknown): Promise<void> => {
+  return async (path: string, body: unknown): Promise<Record<string, unknown>> => {
     const response = await fetch(`${managementOrigin}/api${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify(body),
     })
-    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    const text = await response.text()
+    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${text}`)
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {}
   }
 }
 

@@ -236,18 +236,21 @@ describe.each(testDatabases())('upgrade round trip on $name', (testDatabase: Tes
 })
 
 describe('operator commands', () => {
+  // One embedded database for the commands of these tests: the first finds it empty (pending
+  // migrations) and its import migrates it; the others then open it as it is, each with a tenant
+  // of its own, instead of creating and migrating one of their own.
+  const dataDir = temp()
   const cli = (name: string, args: string[], env: Record<string, string> = {}) =>
     spawnSync(process.execPath, [...appEntry('all-in-one', `cli/${name}`), ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: temp(), MASTER_SECRET: TEST_MASTER_SECRET, ...env },
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, MASTER_SECRET: TEST_MASTER_SECRET, ...env },
       encoding: 'utf8',
       timeout: 60_000,
     })
 
   it('upgrade:check exits 1 on a 4.x folder and on pending migrations; 0 once migrated and imported', () => {
     const { dir } = legacyCopy()
-    const env = { DATA_DIR: temp() }
-    const before = cli('upgrade-check', [dir], env)
+    const before = cli('upgrade-check', [dir])
     expect(before.status).toBe(1)
     expect(before.stdout).toContain('pending migration(s): 0000_foundation')
     expect(before.stdout).toContain('/keys: the 3.x')
@@ -255,9 +258,9 @@ describe('operator commands', () => {
     const migrated = cli('config-migrate', [dir, '--out', out])
     expect(migrated.status).toBe(0)
     expect(migrated.stdout).toContain('claims → fields[].defaultValue')
-    const imported = cli('config-import', [out], env)
+    const imported = cli('config-import', [out])
     expect(imported.status, imported.stdout + imported.stderr).toBe(0)
-    const after = cli('upgrade-check', [out], env)
+    const after = cli('upgrade-check', [out])
     expect(after.stdout).toContain('nothing blocks the upgrade')
     expect(after.status).toBe(0)
   }, 240_000)

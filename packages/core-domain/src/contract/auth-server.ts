@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { zClientSecretInput, zHasClientSecret } from './client-secret'
 import { zTimestamp } from './common'
 import { zConfigId } from './credential-config'
 
@@ -70,15 +71,7 @@ export const zAuthServerInput = z
   .object({
     ...authServerFields,
     tokenCheck: z.enum(AUTH_SERVER_TOKEN_CHECKS).default('jwt').describe(TOKEN_CHECK),
-    clientSecret: z
-      .string()
-      .min(1)
-      .max(1000)
-      .nullable()
-      .optional()
-      .describe(
-        'Client secret for introspection (client_secret_basic); stored encrypted, never returned. In a configuration import file keep it in a `${VAR}` placeholder. Absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422; `null` removes it',
-      ),
+    clientSecret: zClientSecretInput('for introspection (`tokenCheck: introspection`)'),
   })
   .strict()
   .superRefine(checkIntrospection)
@@ -96,7 +89,7 @@ export const zAuthServer = z
     claimsSource: z.enum(AUTH_SERVER_CLAIMS_SOURCES).describe(CLAIMS),
     singleUseTokens: z.boolean().describe(SINGLE_USE),
     clientId: z.string().nullable(),
-    hasClientSecret: z.boolean().describe('Whether a client secret is stored (it is never returned)'),
+    hasClientSecret: zHasClientSecret,
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
   })

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { zClientSecretInput, zHasClientSecret } from './client-secret'
 import { zTimestamp } from './common'
 import { zConfigId } from './credential-config'
 
@@ -57,15 +58,7 @@ export const zLoginProviderInput = z
   .object({
     ...loginProviderFields,
     kind: z.enum(LOGIN_PROVIDER_KINDS).default('openid').describe(KIND),
-    clientSecret: z
-      .string()
-      .min(1)
-      .max(1000)
-      .nullable()
-      .optional()
-      .describe(
-        'Client secret (client_secret_basic, `kind: openid`); stored encrypted, never returned. `null`: a public client (a stored secret is removed). Absent on create: a public client; absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422',
-      ),
+    clientSecret: zClientSecretInput('for `kind: openid`', 'Absent on create, or `null`: a public client. '),
   })
   .strict()
   .superRefine(checkKind)
@@ -83,7 +76,7 @@ export const zLoginProvider = z
     clientId: z.string().nullable(),
     presentationConfigId: z.string().nullable().describe(PRESENTATION_CONFIG),
     scopes: z.array(z.string()),
-    hasClientSecret: z.boolean().describe('Whether a client secret is stored (it is never returned)'),
+    hasClientSecret: zHasClientSecret,
     createdAt: zTimestamp,
     updatedAt: zTimestamp,
   })

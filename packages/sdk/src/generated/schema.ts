@@ -2947,7 +2947,7 @@ export interface components {
              * @enum {string}
              */
             tokenCheck?: "jwt" | "introspection";
-            /** @description Client secret for introspection (client_secret_basic); stored encrypted, never returned. In a configuration import file keep it in a `${VAR}` placeholder. Absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422; `null` removes it */
+            /** @description Client secret (client_secret_basic) for introspection (`tokenCheck: introspection`); stored encrypted, never returned. In a configuration import file keep it in a `${VAR}` placeholder. Absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422; `null` removes it */
             clientSecret?: string | null;
         };
         AuthServerPage: {
@@ -3738,7 +3738,7 @@ export interface components {
              * @enum {string}
              */
             kind?: "openid" | "presentation";
-            /** @description Client secret (client_secret_basic, `kind: openid`); stored encrypted, never returned. `null`: a public client (a stored secret is removed). Absent on create: a public client; absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422 */
+            /** @description Client secret (client_secret_basic) for `kind: openid`; stored encrypted, never returned. In a configuration import file keep it in a `${VAR}` placeholder. Absent on create, or `null`: a public client. Absent on replace: the stored secret is kept only while `issuer` and `clientId` stay the same, otherwise 422; `null` removes it */
             clientSecret?: string | null;
         };
         LoginProviderPage: {

@@ -21,6 +21,7 @@ import { PAGES, type PageKey } from '../src/access'
 
 /** The file of each page under docs/console/ (and the sign-in page's, `sign-in.png`). */
 export const SCREENSHOT_PAGES: Record<PageKey, string> = {
+  dashboard: 'dashboard.png',
   tenants: 'tenants.png',
   clients: 'clients.png',
   'key-chains': 'key-chains.png',

@@ -237,16 +237,21 @@ export type {
   SessionKind,
   SessionListQuery,
   SessionResultRequest,
+  SessionStats,
+  SessionStatsQuery,
   SessionStatus,
 } from './contract/session'
 export {
   SESSION_KINDS,
+  SESSION_STATS_MAX_DAYS,
   SESSION_STATUSES,
   zSession,
   zSessionEventStream,
   zSessionKind,
   zSessionListQuery,
   zSessionResultRequest,
+  zSessionStats,
+  zSessionStatsQuery,
   zSessionStatus,
 } from './contract/session'
 export type { IssuerDisplay, Logo, LogoUpload, Tenant, TenantCreate, TenantUpdate } from './contract/tenant'

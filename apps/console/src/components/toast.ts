@@ -1,0 +1,6 @@
+import { notifications } from '@mantine/notifications'
+
+/** A success toast after a create, update or delete (issue 42 item 3); it closes by itself. */
+export function toastDone(message: string) {
+  notifications.show({ message, color: 'green', autoClose: 5000, withBorder: true })
+}

@@ -501,7 +501,15 @@ export {
   zWebhookEvent,
 } from './protocol/z-webhook-events'
 export type { Principal, Role } from './roles'
-export { checkClientTenantBinding, hasAnyRole, isOperator, ROLE_DESCRIPTIONS, ROLES, zRole } from './roles'
+export {
+  checkClientTenantBinding,
+  grantableRoles,
+  hasAnyRole,
+  isOperator,
+  ROLE_DESCRIPTIONS,
+  ROLES,
+  zRole,
+} from './roles'
 export type { ClaimsResult } from './rules/claims-schema'
 export {
   claimPath,

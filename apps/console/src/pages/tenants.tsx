@@ -139,6 +139,7 @@ const FIELDS = [
 function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }) {
   const { api } = useSession()
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Tenant created',
     initialValues: {
       id: '',
       name: '',
@@ -228,6 +229,7 @@ const settingsOf = (values: SettingsValues) => ({
 function EditTenantForm({ tenant, onSaved }: { tenant: Tenant; onSaved: (tenant: Tenant) => void }) {
   const { api } = useSession()
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Tenant saved',
     initialValues: {
       name: tenant.name,
       description: tenant.description ?? '',

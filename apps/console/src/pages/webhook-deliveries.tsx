@@ -13,6 +13,7 @@ import { PagerBar } from '../components/cursor-pages'
 import { FieldTable } from '../components/field-table'
 import { FormAlert } from '../components/form-alert'
 import { PageTitle } from '../components/shell'
+import { toastDone } from '../components/toast'
 import { describeError } from '../forms/problems'
 
 type Status = (typeof WEBHOOK_DELIVERY_STATUSES)[number]
@@ -122,6 +123,7 @@ function DeliveryList({
   const replay = useMutation({
     mutationFn: (deliveryId: string) => api.replayWebhookDeliveryOfTenant(tenantId, endpointId, deliveryId),
     onSuccess: (delivery) => {
+      toastDone(`Delivery ${delivery.id} queued again`)
       onReplayed(delivery)
       void changed()
     },

@@ -9297,6 +9297,8 @@ export interface operations {
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
                 resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "federation-membership" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                /** @description Events of this resource id only (a session id names its deletion and its credentials' status changes) */
+                resourceId?: string;
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -9331,6 +9333,8 @@ export interface operations {
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
                 resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "federation-membership" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                /** @description Events of this resource id only (a session id names its deletion and its credentials' status changes) */
+                resourceId?: string;
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

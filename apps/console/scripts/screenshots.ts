@@ -110,6 +110,12 @@ async function main() {
       keyChainId: 'issuer-signing',
       fields: [{ path: ['given_name'], type: 'string', mandatory: true, disclosable: true }],
     })
+    // Issue 42 item 3: offers for the dashboard's counts and the sessions list.
+    for (const name of ['Erika', 'Max'])
+      await tenant.createOffer({
+        credentialConfigurationIds: ['employee-badge'],
+        claims: { 'employee-badge': { given_name: name } },
+      })
     await tenant.createAuthServer({
       id: 'acme-keycloak',
       description: 'The employee login',

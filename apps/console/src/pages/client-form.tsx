@@ -90,7 +90,7 @@ export function CreateClientForm({
           autoComplete="new-password"
           {...form.getInputProps('clientSecret')}
         />
-        {/* The operator scope has no tenant; the API's tenant is any other. */}
+        {/* The rule asks whether the client has a tenant, not which: any id stands for one. */}
         <ClientFields form={form} grantable={grantableRoles(operatorScope ? undefined : 'tenant')} />
         <FormAlert message={form.errors['']} />
         <Button type="submit" loading={pending}>

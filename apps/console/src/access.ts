@@ -18,7 +18,7 @@ export type GroupKey = keyof typeof GROUPS
 
 /** The console's pages and the roles their API routes require (apps/management/src/routes). */
 export const PAGES = {
-  // The first page after sign-in when the roles read it: counts per configuration (GET …/session-stats).
+  // The first page after sign-in when the roles read it: counts per configuration (GET .../session-stats).
   dashboard: {
     path: '/dashboard',
     group: 'overview',

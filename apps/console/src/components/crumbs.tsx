@@ -18,7 +18,7 @@ export function Crumbs() {
   const at = pageAt(pathname)
   if (!at) return null
   const { page, rest } = at
-  // The item's id, then what is done to it (`…/pid/edit`): one crumb each.
+  // The item's id, then what is done to it (`.../pid/edit`): one crumb each.
   const crumbs = [
     <Text key="group" size="sm">
       {GROUPS[PAGES[page].group]}

@@ -15,7 +15,7 @@ const WINDOWS = [
 
 /**
  * The first page after sign-in: issued, verified and failed per configuration over a window,
- * counted from the database by `GET …/session-stats` (the metrics are per process).
+ * counted from the database by `GET .../session-stats` (the metrics are per process).
  */
 export default function DashboardPage() {
   const { api, activeTenant } = useSession()

@@ -21,6 +21,7 @@ import { PAGES, type PageKey } from '../src/access'
 
 /** The file of each page under docs/console/ (and the sign-in page's, `sign-in.png`). */
 export const SCREENSHOT_PAGES: Record<PageKey, string> = {
+  dashboard: 'dashboard.png',
   tenants: 'tenants.png',
   clients: 'clients.png',
   'key-chains': 'key-chains.png',
@@ -110,6 +111,12 @@ async function main() {
       keyChainId: 'issuer-signing',
       fields: [{ path: ['given_name'], type: 'string', mandatory: true, disclosable: true }],
     })
+    // Issue 42 item 3: offers for the dashboard's counts and the sessions list.
+    for (const name of ['Erika', 'Max'])
+      await tenant.createOffer({
+        credentialConfigurationIds: ['employee-badge'],
+        claims: { 'employee-badge': { given_name: name } },
+      })
     await tenant.createAuthServer({
       id: 'acme-keycloak',
       description: 'The employee login',

@@ -1,10 +1,35 @@
 import type { Role } from '@credential-service/core-domain'
 import type { Session } from './auth/session'
 
+/**
+ * The navigation's groups, in order (issue 42 item 3); each page names its group. Overview holds
+ * what spans issuance and presentation.
+ */
+export const GROUPS = {
+  overview: 'Overview',
+  issuance: 'Issuance',
+  presentation: 'Presentation',
+  trust: 'Trust',
+  keys: 'Keys',
+  integrations: 'Integrations',
+  administration: 'Administration',
+} as const
+export type GroupKey = keyof typeof GROUPS
+
 /** The console's pages and the roles their API routes require (apps/management/src/routes). */
 export const PAGES = {
+  // The first page after sign-in when the roles read it: counts per configuration (GET .../session-stats).
+  dashboard: {
+    path: '/dashboard',
+    group: 'overview',
+    label: 'Dashboard',
+    read: ['issuance:offer', 'presentation:request'],
+    write: [],
+    tenantScoped: true,
+  },
   tenants: {
     path: '/tenants',
+    group: 'administration',
     label: 'Tenants',
     read: ['tenant:manage', 'tenant:read'],
     write: ['tenant:manage'],
@@ -12,6 +37,7 @@ export const PAGES = {
   },
   clients: {
     path: '/clients',
+    group: 'administration',
     label: 'API clients',
     read: ['tenant:manage', 'tenant:admin', 'tenant:read'],
     write: ['tenant:manage', 'tenant:admin'],
@@ -21,6 +47,7 @@ export const PAGES = {
   // Issue 42 item 5: the tenant's issuer display (PATCH /api/tenants/{id}, POST …/logos).
   'issuer-branding': {
     path: '/issuer-branding',
+    group: 'administration',
     label: 'Issuer branding',
     read: ['tenant:manage', 'tenant:admin'],
     write: ['tenant:manage', 'tenant:admin'],
@@ -28,6 +55,7 @@ export const PAGES = {
   },
   'key-chains': {
     path: '/key-chains',
+    group: 'keys',
     label: 'Key chains',
     read: ['key:manage', 'key:read'],
     write: ['key:manage'],
@@ -35,6 +63,7 @@ export const PAGES = {
   },
   'credential-configs': {
     path: '/credential-configs',
+    group: 'issuance',
     label: 'Credential configurations',
     read: ['issuance:config'],
     write: ['issuance:config'],
@@ -42,6 +71,7 @@ export const PAGES = {
   },
   'presentation-configs': {
     path: '/presentation-configs',
+    group: 'presentation',
     label: 'Presentation configurations',
     read: ['presentation:config'],
     write: ['presentation:config'],
@@ -49,6 +79,7 @@ export const PAGES = {
   },
   offers: {
     path: '/offers',
+    group: 'issuance',
     label: 'Offers',
     read: ['issuance:offer'],
     write: ['issuance:offer'],
@@ -56,6 +87,7 @@ export const PAGES = {
   },
   'presentation-requests': {
     path: '/presentation-requests',
+    group: 'presentation',
     label: 'Presentation requests',
     read: ['presentation:request'],
     write: ['presentation:request'],
@@ -64,6 +96,7 @@ export const PAGES = {
   // Each kind of session needs its own role: the API answers the kinds the roles cover.
   sessions: {
     path: '/sessions',
+    group: 'overview',
     label: 'Sessions',
     read: ['issuance:offer', 'presentation:request'],
     write: ['issuance:offer', 'presentation:request'],
@@ -72,6 +105,7 @@ export const PAGES = {
   // The lists: `issuance:offer` or `issuance:config`; revoke, suspend, reinstate: `issuance:offer`.
   'status-lists': {
     path: '/status-lists',
+    group: 'issuance',
     label: 'Status lists',
     read: ['issuance:offer', 'issuance:config'],
     write: ['issuance:offer'],
@@ -80,6 +114,7 @@ export const PAGES = {
   // Operations pages (issue 22): providers, webhooks, registrar, schema metadata, audit, metrics.
   'attribute-providers': {
     path: '/attribute-providers',
+    group: 'integrations',
     label: 'Attribute providers',
     read: ['issuance:config'],
     write: ['issuance:config'],
@@ -87,6 +122,7 @@ export const PAGES = {
   },
   'login-providers': {
     path: '/login-providers',
+    group: 'integrations',
     label: 'Login providers',
     read: ['issuance:config'],
     write: ['issuance:config'],
@@ -95,6 +131,7 @@ export const PAGES = {
   // Issue 41: external OAuth servers whose access tokens the credential endpoint accepts.
   'auth-servers': {
     path: '/auth-servers',
+    group: 'integrations',
     label: 'Authorization servers',
     read: ['issuance:config'],
     write: ['issuance:config'],
@@ -102,6 +139,7 @@ export const PAGES = {
   },
   'wallet-providers': {
     path: '/wallet-providers',
+    group: 'trust',
     label: 'Wallet providers',
     read: ['issuance:config'],
     write: ['issuance:config'],
@@ -110,6 +148,7 @@ export const PAGES = {
   // Certificates issuers may chain to, named by presentation configurations: either configuration role.
   'trust-lists': {
     path: '/trust-lists',
+    group: 'trust',
     label: 'Trust lists',
     read: ['presentation:config', 'issuance:config'],
     write: ['presentation:config', 'issuance:config'],
@@ -126,6 +165,7 @@ export const PAGES = {
   // Endpoints, their deliveries and replays: either configuration role.
   'webhook-endpoints': {
     path: '/webhook-endpoints',
+    group: 'integrations',
     label: 'Webhook endpoints',
     read: ['issuance:config', 'presentation:config'],
     write: ['issuance:config', 'presentation:config'],
@@ -133,6 +173,7 @@ export const PAGES = {
   },
   registrar: {
     path: '/registrar',
+    group: 'trust',
     label: 'Registrar',
     read: ['registrar:manage'],
     write: ['registrar:manage'],
@@ -140,6 +181,7 @@ export const PAGES = {
   },
   'schema-metadata': {
     path: '/schema-metadata',
+    group: 'issuance',
     label: 'Schema metadata',
     read: ['issuance:config'],
     write: ['issuance:config'],
@@ -148,21 +190,44 @@ export const PAGES = {
   // An operator reads every tenant's events (or the picked tenant's); a tenant admin its own.
   'audit-events': {
     path: '/audit-events',
+    group: 'administration',
     label: 'Audit events',
     read: ['tenant:manage', 'tenant:admin'],
     write: [],
     tenantScoped: false,
   },
   // A tenant-bound client gets its tenant's series; an operator client the whole process.
-  metrics: { path: '/metrics', label: 'Metrics', read: ['metrics:read'], write: [], tenantScoped: false },
-  health: { path: '/health', label: 'Health and version', read: [], write: [], tenantScoped: false },
+  metrics: {
+    path: '/metrics',
+    group: 'administration',
+    label: 'Metrics',
+    read: ['metrics:read'],
+    write: [],
+    tenantScoped: false,
+  },
+  health: {
+    path: '/health',
+    group: 'administration',
+    label: 'Health and version',
+    read: [],
+    write: [],
+    tenantScoped: false,
+  },
 } as const satisfies Record<
   string,
-  { path: string; label: string; read: readonly Role[]; write: readonly Role[]; tenantScoped: boolean }
+  {
+    path: string
+    group: GroupKey
+    label: string
+    read: readonly Role[]
+    write: readonly Role[]
+    tenantScoped: boolean
+  }
 >
 
 export type PageKey = keyof typeof PAGES
 export const PAGE_KEYS = Object.keys(PAGES) as PageKey[]
+export const GROUP_KEYS = Object.keys(GROUPS) as GroupKey[]
 
 const hasAny = (session: Session, roles: readonly Role[]) =>
   roles.length === 0 || roles.some((role) => session.roles.includes(role))

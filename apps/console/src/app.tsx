@@ -1,10 +1,12 @@
 import { ManagementApiError } from '@credential-service/sdk'
 import { Alert, type CSSVariablesResolver, createTheme, MantineProvider, Modal, Stack } from '@mantine/core'
+import { Notifications } from '@mantine/notifications'
 import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useState } from 'react'
 import { createBrowserRouter, Navigate, RouterProvider } from 'react-router'
 import { canRead, PAGE_KEYS, PAGES, type PageKey } from './access'
 import { AuthProvider, useAuth, useSession } from './auth/auth'
+import { useDialogFirstField } from './components/dialog-focus'
 import { RequirePage } from './components/require-page'
 import { PageTitle, Shell } from './components/shell'
 import { SignInPage } from './pages/sign-in'
@@ -52,6 +54,7 @@ const router = createBrowserRouter(
       element: <Shell />,
       children: [
         { index: true, element: <FirstPage /> },
+        { path: 'dashboard', ...lazyPage('dashboard', () => import('./pages/dashboard')) },
         { path: 'tenants', ...lazyPage('tenants', () => import('./pages/tenants')) },
         { path: 'clients', ...lazyPage('clients', () => import('./pages/clients')) },
         {
@@ -186,6 +189,7 @@ const theme = createTheme({
 })
 
 export function App() {
+  useDialogFirstField()
   const [queryClient] = useState(
     () =>
       new QueryClient({
@@ -206,6 +210,7 @@ export function App() {
       getStyleNonce={() => styleNonce}
       cssVariablesResolver={cssVariablesResolver}
     >
+      <Notifications position="top-right" />
       <QueryClientProvider client={queryClient}>
         <AuthProvider>
           <Gate />

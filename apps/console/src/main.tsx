@@ -1,4 +1,6 @@
 import '@mantine/core/styles.css'
+import '@mantine/notifications/styles.css'
+import './console.css'
 import { createRoot } from 'react-dom/client'
 import { App } from './app'
 

@@ -72,9 +72,13 @@ describe.skipIf(skipWithoutChromium('configs.test.ts'))('configurations in the c
     await field(1).getByLabel('Label 1', { exact: true }).fill('Name')
     await page.getByRole('button', { name: 'Add field' }).click()
     await field(2).getByLabel('Path').fill('address.locality')
+    // Issue 42 item 3: a new field is mandatory by default; these two are optional.
+    expect(await field(2).getByRole('checkbox', { name: 'Mandatory' }).isChecked()).toBe(true)
+    await field(2).getByRole('checkbox', { name: 'Mandatory' }).uncheck()
     await page.getByRole('button', { name: 'Add field' }).click()
     await field(3).getByLabel('Path').fill('level')
     await pick('Type', 'integer', field(3))
+    await field(3).getByRole('checkbox', { name: 'Mandatory' }).uncheck()
     await field(3)
       .getByRole('checkbox', { name: /^Disclosable/ })
       .uncheck()

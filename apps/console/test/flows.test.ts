@@ -292,8 +292,9 @@ describe.skipIf(skip)('console flows in Chromium: offers, presentations, session
     await signIn(offerer)
     await page.getByRole('heading', { name: `Sessions of ${tenant}` }).waitFor()
     expect(await navigation().getByRole('link').allTextContents()).toStrictEqual([
-      'Offers',
+      'Dashboard',
       'Sessions',
+      'Offers',
       'Status lists',
       'Health and version',
     ])

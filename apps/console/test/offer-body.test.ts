@@ -1,8 +1,14 @@
 import type { ClaimField } from '@credential-service/core-domain'
 import { ManagementApiError } from '@credential-service/sdk'
 import { describe, expect, it } from 'vitest'
+import { newFieldRow } from '../src/credential-configs/config-values'
 import { claimInputsFromFields } from '../src/flows/claims-form'
-import { initialOfferValues, offerBody, offerProblemErrors } from '../src/flows/offer-body'
+import {
+  configsWithoutClaims,
+  initialOfferValues,
+  offerBody,
+  offerProblemErrors,
+} from '../src/flows/offer-body'
 
 const FIELDS: ClaimField[] = [
   { path: ['given_name'], type: 'string', mandatory: true },
@@ -27,6 +33,30 @@ describe('the offer form’s body', () => {
       },
       claimErrors: {},
     })
+  })
+
+  it('issue 42 item 3: a configuration the form gives no claim for is named before the offer goes', () => {
+    const optional: ClaimField[] = [{ path: ['age_over_18'], type: 'boolean' }]
+    const both = {
+      ...configs,
+      'eu.age': { inputs: claimInputsFromFields(optional), fields: optional },
+      'eu.login': { inputs: [], fields: [] },
+    }
+    const values = { ...initialOfferValues(), credentialConfigurationIds: ['eu.pid', 'eu.age', 'eu.login'] }
+    const sources = {
+      'eu.pid': { kind: 'form' as const, texts: ['Erika', ''] },
+      'eu.age': { kind: 'form' as const, texts: [''] },
+      // Claims from the login or the attribute provider: none expected in the offer.
+      'eu.login': { kind: 'none' as const },
+    }
+    const { body } = offerBody(values, sources, both)
+    expect(configsWithoutClaims(body, sources)).toStrictEqual(['eu.age'])
+    sources['eu.age'].texts = ['true']
+    expect(configsWithoutClaims(offerBody(values, sources, both).body, sources)).toStrictEqual([])
+  })
+
+  it('issue 42 item 3: a field added in the editor is mandatory by default', () => {
+    expect(newFieldRow().mandatory).toBe(true)
   })
 
   it('OpenID4VCI §4.1.1: no tx_code with the authorization code grant alone', () => {

@@ -181,7 +181,7 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
     expect(await page.getByRole('textbox', { name: 'Tenant' }).count()).toBe(0)
     expect(
       await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link').allTextContents(),
-    ).toStrictEqual(['API clients', 'Issuer branding', 'Key chains', 'Audit events', 'Health and version'])
+    ).toStrictEqual(['Key chains', 'API clients', 'Issuer branding', 'Audit events', 'Health and version'])
     await page.getByText('No key chain yet.').waitFor()
     await expectAccessible(page, "OIDC tenant admin's key chains page")
 

@@ -161,7 +161,7 @@ describe.each(testDatabases())('audit events on $name', (testDatabase) => {
     }
   })
 
-  it('filters: action, resourceType, since (inclusive) and until (exclusive)', async () => {
+  it('filters: action, resourceType, resourceId, since (inclusive) and until (exclusive)', async () => {
     const updates = await all('/api/audit-events?action=update', adminA)
     expect(updates.length).toBeGreaterThan(0)
     expect(updates.every((event) => event.action === 'update')).toBe(true)
@@ -169,6 +169,12 @@ describe.each(testDatabases())('audit events on $name', (testDatabase) => {
     expect(keyChains.map((event) => `${event.action} ${event.resourceId}`)).toStrictEqual([
       `delete ${keyChainId}`,
       `create ${keyChainId}`,
+    ])
+    // Issue 42 item 3 (the session timeline): one resource's events by its id.
+    const ofOne = await all(`/api/audit-events?resourceId=${encodeURIComponent(edited.clientId)}`, adminA)
+    expect(ofOne.map((event) => `${event.action} ${event.resourceType}`)).toStrictEqual([
+      'update client',
+      'create client',
     ])
     const deletion = keyChains[0] as Event
     const from = await all(`/api/audit-events?since=${deletion.at}`, adminA)

@@ -237,16 +237,21 @@ export type {
   SessionKind,
   SessionListQuery,
   SessionResultRequest,
+  SessionStats,
+  SessionStatsQuery,
   SessionStatus,
 } from './contract/session'
 export {
   SESSION_KINDS,
+  SESSION_STATS_MAX_DAYS,
   SESSION_STATUSES,
   zSession,
   zSessionEventStream,
   zSessionKind,
   zSessionListQuery,
   zSessionResultRequest,
+  zSessionStats,
+  zSessionStatsQuery,
   zSessionStatus,
 } from './contract/session'
 export type { IssuerDisplay, Logo, LogoUpload, Tenant, TenantCreate, TenantUpdate } from './contract/tenant'
@@ -496,7 +501,15 @@ export {
   zWebhookEvent,
 } from './protocol/z-webhook-events'
 export type { Principal, Role } from './roles'
-export { checkClientTenantBinding, hasAnyRole, isOperator, ROLE_DESCRIPTIONS, ROLES, zRole } from './roles'
+export {
+  checkClientTenantBinding,
+  grantableRoles,
+  hasAnyRole,
+  isOperator,
+  ROLE_DESCRIPTIONS,
+  ROLES,
+  zRole,
+} from './roles'
 export type { ClaimsResult } from './rules/claims-schema'
 export {
   claimPath,

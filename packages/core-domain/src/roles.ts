@@ -61,6 +61,15 @@ export function isOperator(principal: Principal): boolean {
 }
 
 /**
+ * The roles a client may be given (spec §5 rule 3): a tenant's client any but `tenant:manage`, an
+ * operator client (no tenant) any. The API refuses the others (checkClientTenantBinding) and the
+ * console's role pickers offer only these: one rule for both.
+ */
+export function grantableRoles(tenantId: string | undefined): Role[] {
+  return ROLES.filter((role) => tenantId === undefined || role !== 'tenant:manage')
+}
+
+/**
  * Spec §5 rules 2 and 3: a client belongs to at most one tenant, and a `tenant:manage`
  * client belongs to none. Returns the problem, or undefined when the assignment is valid.
  */
@@ -68,7 +77,8 @@ export function checkClientTenantBinding(
   roles: readonly Role[],
   tenantId: string | undefined,
 ): string | undefined {
-  if (tenantId !== undefined && roles.includes('tenant:manage')) {
+  const grantable = grantableRoles(tenantId)
+  if (roles.some((role) => !grantable.includes(role))) {
     return "a client with role 'tenant:manage' manages the whole service and cannot belong to a tenant"
   }
   if (tenantId === undefined && !roles.includes('tenant:manage')) {

@@ -97,6 +97,8 @@ export {
   recordedMasterSecretFingerprint,
   recordMasterSecretFingerprint,
 } from './repositories/service-settings'
+export type { IssuanceStatsRow, PresentationStatsRow } from './repositories/session-stats'
+export { createSessionStatsRepository } from './repositories/session-stats'
 export type { SessionWatchRepository } from './repositories/session-watches'
 export { createSessionWatchRepository, SESSION_EVENTS_CHANNEL } from './repositories/session-watches'
 export type { SessionListFilter, SessionRepository, SessionRow } from './repositories/sessions'

@@ -5,6 +5,7 @@ import { canWrite, PAGES, type PageKey } from '../access'
 import { useSession } from '../auth/auth'
 import { ConfirmButton } from './confirm-button'
 import { type Page, PagerBar, useCursorPages } from './cursor-pages'
+import { FilterCard, useSearch } from './filter-card'
 import { SecretOnce } from './secret-once'
 import { PageTitle } from './shell'
 
@@ -71,6 +72,7 @@ export function CollectionPage<T extends { id: string }, Body, Saved extends { i
   const tenantId = session.activeTenant ?? ''
   const { label } = PAGES[page]
   const { pages, changed } = useCollection([page, tenantId], api.list)
+  const search = useSearch(pages.query.data?.items)
   // undefined: no dialog; null: creating; an item: editing it.
   const [editing, setEditing] = useState<T | null>()
   const [secret, setSecret] = useState<{ id: string; value: string }>()
@@ -87,6 +89,7 @@ export function CollectionPage<T extends { id: string }, Body, Saved extends { i
         {writable && <Button onClick={() => setEditing(null)}>Create {noun}</Button>}
       </PageTitle>
       {intro}
+      <FilterCard label={`Search ${label.toLowerCase()}`} search={search} />
       <Table striped aria-label={label}>
         <Table.Thead>
           <Table.Tr>
@@ -100,7 +103,7 @@ export function CollectionPage<T extends { id: string }, Body, Saved extends { i
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((item) => (
+          {search.items.map((item) => (
             <Table.Tr key={item.id}>
               <Table.Td>{item.id}</Table.Td>
               {columns.map((column) => (

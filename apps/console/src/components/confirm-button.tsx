@@ -3,6 +3,7 @@ import { useDisclosure } from '@mantine/hooks'
 import { useMutation } from '@tanstack/react-query'
 import { describeError } from '../forms/problems'
 import { FormAlert } from './form-alert'
+import { toastDone } from './toast'
 
 export interface ConfirmButtonProps extends ButtonProps {
   /** What the button and the confirming button say, e.g. "Delete". */
@@ -13,15 +14,26 @@ export interface ConfirmButtonProps extends ButtonProps {
   message: React.ReactNode
   onConfirm: () => Promise<unknown>
   onDone?: () => void
+  /** The success toast; the title without its question mark, then "done", when absent. */
+  done?: string
 }
 
 /** A destructive action, asked for again in a dialog before it is done (issue 22). */
-export function ConfirmButton({ label, title, message, onConfirm, onDone, ...button }: ConfirmButtonProps) {
+export function ConfirmButton({
+  label,
+  title,
+  message,
+  onConfirm,
+  onDone,
+  done,
+  ...button
+}: ConfirmButtonProps) {
   const [opened, { open, close }] = useDisclosure(false)
   const action = useMutation({
     mutationFn: onConfirm,
     onSuccess: () => {
       close()
+      toastDone(done ?? `${title.replace(/\?$/, '')}: done`)
       onDone?.()
     },
   })

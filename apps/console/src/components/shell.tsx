@@ -2,8 +2,9 @@ import { AppShell, Badge, Burger, Button, Group, NavLink, Select, Stack, Text, T
 import { useDisclosure } from '@mantine/hooks'
 import { useQuery } from '@tanstack/react-query'
 import { Outlet, NavLink as RouterLink, useLocation } from 'react-router'
-import { canRead, isOperator, PAGE_KEYS, PAGES } from '../access'
+import { canRead, GROUP_KEYS, GROUPS, isOperator, PAGE_KEYS, PAGES } from '../access'
 import { useAuth, useSession } from '../auth/auth'
+import { Crumbs, pageAt } from './crumbs'
 
 /** The signed-in frame: the pages the roles allow, the operator's tenant picker, sign-out. */
 export function Shell() {
@@ -11,6 +12,7 @@ export function Shell() {
   const { signOut } = useAuth()
   const [opened, { toggle }] = useDisclosure()
   const { pathname } = useLocation()
+  const current = pageAt(pathname)?.page
   return (
     <AppShell
       header={{ height: 56 }}
@@ -18,6 +20,9 @@ export function Shell() {
       padding="md"
     >
       <AppShell.Header>
+        <a className="skip-link" href="#main">
+          Skip to main content
+        </a>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group wrap="nowrap">
             <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Navigation" />
@@ -36,25 +41,39 @@ export function Shell() {
       </AppShell.Header>
       {/* Scrolls when its links are taller than the window (every page's link at 800 px). */}
       <AppShell.Navbar p="xs" component="nav" aria-label="Console pages" style={{ overflowY: 'auto' }}>
-        <Stack gap={2}>
-          {PAGE_KEYS.filter((page) => canRead(session, page)).map((page) => (
-            <NavLink
-              key={page}
-              component={RouterLink}
-              to={PAGES[page].path}
-              label={PAGES[page].label}
-              // Filled in shade 8: the light variant's blue on pale blue is under 4.5:1.
-              variant="filled"
-              active={pathname === PAGES[page].path || pathname.startsWith(`${PAGES[page].path}/`)}
-              onClick={opened ? toggle : undefined}
-            />
-          ))}
+        <Stack gap="xs">
+          {GROUP_KEYS.map((group) => {
+            const pages = PAGE_KEYS.filter((page) => PAGES[page].group === group && canRead(session, page))
+            if (pages.length === 0) return null
+            return (
+              // biome-ignore lint/a11y/useSemanticElements: links, not form controls (a fieldset's job)
+              <div key={group} role="group" aria-labelledby={`nav-group-${group}`}>
+                <Text id={`nav-group-${group}`} size="xs" fw={700} tt="uppercase" c="dimmed" px="xs" pb={2}>
+                  {GROUPS[group]}
+                </Text>
+                {pages.map((page) => (
+                  <NavLink
+                    key={page}
+                    component={RouterLink}
+                    to={PAGES[page].path}
+                    label={PAGES[page].label}
+                    // Filled in shade 8: the light variant's blue on pale blue is under 4.5:1.
+                    variant="filled"
+                    active={current === page}
+                    onClick={opened ? toggle : undefined}
+                  />
+                ))}
+              </div>
+            )
+          })}
         </Stack>
         <Text size="xs" c="dimmed" mt="auto" p="xs">
           Roles: {session.roles.join(', ') || 'none'}
         </Text>
       </AppShell.Navbar>
-      <AppShell.Main>
+      {/* The skip link's target: focusable by script only, so it takes no tab stop. */}
+      <AppShell.Main id="main" tabIndex={-1}>
+        <Crumbs />
         <Outlet />
       </AppShell.Main>
     </AppShell>

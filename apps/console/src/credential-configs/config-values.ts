@@ -163,12 +163,16 @@ export function rowOfField(field: ClaimField): FieldRow {
   }
 }
 
-/** A new row: disclosable by default for SD-JWT VC (privacy by default), in the last row's namespace for mdoc. */
+/**
+ * A new row: mandatory (a field is added to be issued; an optional one is the exception, and
+ * offers of all-optional fields may carry no claim at all), disclosable by default for SD-JWT VC
+ * (privacy by default), in the last row's namespace for mdoc.
+ */
 export function newFieldRow(previous?: FieldRow): FieldRow {
   return {
     path: '',
     type: 'string',
-    mandatory: false,
+    mandatory: true,
     disclosable: true,
     namespace: previous?.namespace ?? '',
     display: [],

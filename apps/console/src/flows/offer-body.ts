@@ -138,3 +138,13 @@ export function offerProblemErrors(
   if (problems.length === 0 || unmatched.length > 0) form[''] = [describeError(error), ...unmatched].join(' ')
   return { form, claims }
 }
+
+/**
+ * The configurations whose claims come from the form and the form gives none: the credential
+ * would hold no claim, which the page asks to be confirmed (issue 42 item 3).
+ */
+export function configsWithoutClaims(body: OfferCreate, sources: Record<string, ClaimsSource>): string[] {
+  return body.credentialConfigurationIds.filter(
+    (id) => sources[id]?.kind === 'form' && Object.keys(body.claims?.[id] ?? {}).length === 0,
+  )
+}

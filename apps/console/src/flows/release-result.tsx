@@ -18,6 +18,7 @@ export function ReleaseResultForm({
 }) {
   const { api, activeTenant } = useSession()
   const { form, onSubmit, pending } = useApiForm({
+    success: false,
     initialValues: { responseCode: '' },
     fields: ['responseCode'],
     schema: zSessionResultRequest,

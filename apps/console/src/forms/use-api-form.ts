@@ -3,6 +3,7 @@ import { type UseFormReturnType, useForm } from '@mantine/form'
 import { useMutation } from '@tanstack/react-query'
 import { useRef } from 'react'
 import type { z } from 'zod'
+import { toastDone } from '../components/toast'
 import { fieldOf, problemErrors, validateWith } from './problems'
 
 export interface ApiFormOptions<Values extends Record<string, unknown>, Body, Result> {
@@ -23,6 +24,8 @@ export interface ApiFormOptions<Values extends Record<string, unknown>, Body, Re
   toBody: (values: Values) => Body
   submit: (body: Body) => Promise<Result>
   onDone?: (result: Result) => void
+  /** The success toast ("Saved" when absent); false: none, the page shows the result itself. */
+  success?: string | false
 }
 
 export interface ApiForm<Values extends Record<string, unknown>> {
@@ -63,6 +66,8 @@ export function useApiForm<Values extends Record<string, unknown>, Body, Result>
     onError: (error) => form.setErrors(problemErrors(error, fieldsOf(form.getValues()))),
     onSuccess: (result) => {
       form.reset()
+      const { success = 'Saved' } = latest.current
+      if (success) toastDone(success)
       options.onDone?.(result)
     },
   })

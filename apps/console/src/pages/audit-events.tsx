@@ -4,7 +4,7 @@ import { Badge, Select, Stack, Table, Text, TextInput } from '@mantine/core'
 import { isOperator } from '../access'
 import { useSession } from '../auth/auth'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
-import { FilterCard, useFilters, utc } from '../components/filter-card'
+import { FilterCard, matchesSearch, useFilters, useSearch, utc } from '../components/filter-card'
 import { PageTitle } from '../components/shell'
 
 type AuditQuery = NonNullable<Parameters<ManagementClient['listAuditEvents']>[0]>
@@ -12,11 +12,12 @@ type AuditQuery = NonNullable<Parameters<ManagementClient['listAuditEvents']>[0]
 interface Filters {
   action: string
   resourceType: string
+  resourceId: string
   since: string
   until: string
 }
 
-const NO_FILTERS: Filters = { action: '', resourceType: '', since: '', until: '' }
+const NO_FILTERS: Filters = { action: '', resourceType: '', resourceId: '', since: '', until: '' }
 
 /** The list query of the filters, empty ones left out; an operator's picked tenant narrows it. */
 export function auditQuery(
@@ -28,6 +29,7 @@ export function auditQuery(
   return {
     ...(filters.action ? { action: filters.action as AuditQuery['action'] } : {}),
     ...(filters.resourceType ? { resourceType: filters.resourceType as AuditQuery['resourceType'] } : {}),
+    ...(filters.resourceId.trim() ? { resourceId: filters.resourceId.trim() } : {}),
     ...(since ? { since } : {}),
     ...(until ? { until } : {}),
     ...(tenantId ? { tenantId } : {}),
@@ -42,6 +44,7 @@ export default function AuditEventsPage() {
   const session = useSession()
   const operator = isOperator(session)
   const filters = useFilters<Filters>(NO_FILTERS)
+  const search = useSearch()
   const { draft, set } = filters
   const scope = operator ? session.activeTenant : undefined
   return (
@@ -55,7 +58,12 @@ export default function AuditEventsPage() {
             : `Audit events of ${session.tenantId}`
         }
       />
-      <FilterCard label="Filter audit events" filters={filters} cols={{ base: 1, sm: 2, lg: 4 }}>
+      <FilterCard
+        label="Filter audit events"
+        filters={filters}
+        search={search}
+        cols={{ base: 1, sm: 3, lg: 4 }}
+      >
         <Select
           label="Action"
           placeholder="Any"
@@ -74,6 +82,12 @@ export default function AuditEventsPage() {
           onChange={set('resourceType')}
         />
         <TextInput
+          label="Resource id"
+          placeholder="A client, a session, ..."
+          value={draft.resourceId}
+          onChange={(event) => set('resourceId')(event.currentTarget.value)}
+        />
+        <TextInput
           label="Since"
           type="datetime-local"
           value={draft.since}
@@ -87,12 +101,16 @@ export default function AuditEventsPage() {
         />
       </FilterCard>
       {/* A new filter or tenant starts again at the first page. */}
-      <AuditList key={JSON.stringify([filters.applied, scope])} query={auditQuery(filters.applied, scope)} />
+      <AuditList
+        key={JSON.stringify([filters.applied, scope])}
+        query={auditQuery(filters.applied, scope)}
+        search={search.value}
+      />
     </Stack>
   )
 }
 
-function AuditList({ query }: { query: Omit<AuditQuery, 'limit' | 'cursor'> }) {
+function AuditList({ query, search }: { query: Omit<AuditQuery, 'limit' | 'cursor'>; search: string }) {
   const { api } = useSession()
   const pages = useCursorPages(['audit-events', query], (page) => api.listAuditEvents({ ...page, ...query }))
   return (
@@ -109,22 +127,24 @@ function AuditList({ query }: { query: Omit<AuditQuery, 'limit' | 'cursor'> }) {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((event) => (
-            <Table.Tr key={event.id}>
-              <Table.Td>{new Date(event.at).toLocaleString()}</Table.Td>
-              <Table.Td>{event.tenantId ?? 'operator'}</Table.Td>
-              <Table.Td>{event.actorClientId}</Table.Td>
-              <Table.Td>
-                <Badge variant="light">{event.action}</Badge>
-              </Table.Td>
-              <Table.Td>
-                {event.resourceType} {event.resourceId}
-              </Table.Td>
-              <Table.Td>
-                <Text size="sm">{event.fields.join(', ')}</Text>
-              </Table.Td>
-            </Table.Tr>
-          ))}
+          {pages.query.data?.items
+            .filter((event) => matchesSearch(event, search))
+            .map((event) => (
+              <Table.Tr key={event.id}>
+                <Table.Td>{new Date(event.at).toLocaleString()}</Table.Td>
+                <Table.Td>{event.tenantId ?? 'operator'}</Table.Td>
+                <Table.Td>{event.actorClientId}</Table.Td>
+                <Table.Td>
+                  <Badge variant="light">{event.action}</Badge>
+                </Table.Td>
+                <Table.Td>
+                  {event.resourceType} {event.resourceId}
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm">{event.fields.join(', ')}</Text>
+                </Table.Td>
+              </Table.Tr>
+            ))}
         </Table.Tbody>
       </Table>
       {pages.query.data?.items.length === 0 && <Text c="dimmed">No audit event matches.</Text>}

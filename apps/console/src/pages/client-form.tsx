@@ -1,7 +1,7 @@
 import {
   type ClientCreate,
   type ClientUpdate,
-  ROLES,
+  grantableRoles,
   type Role,
   zClientCreate,
   zClientUpdate,
@@ -56,6 +56,7 @@ export function CreateClientForm({
   onCreated: (client: ClientWithSecret) => void
 }) {
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Client created',
     initialValues: {
       clientId: '',
       clientSecret: '',
@@ -89,7 +90,8 @@ export function CreateClientForm({
           autoComplete="new-password"
           {...form.getInputProps('clientSecret')}
         />
-        <ClientFields form={form} />
+        {/* The rule asks whether the client has a tenant, not which: any id stands for one. */}
+        <ClientFields form={form} grantable={grantableRoles(operatorScope ? undefined : 'tenant')} />
         <FormAlert message={form.errors['']} />
         <Button type="submit" loading={pending}>
           Create client
@@ -116,13 +118,20 @@ const accessOf = (values: AccessValues) => ({
     : null,
 })
 
-function ClientFields<Values extends AccessValues>({ form }: { form: UseFormReturnType<Values> }) {
+/** `grantable`: the roles the API accepts for this client (core-domain grantableRoles). */
+function ClientFields<Values extends AccessValues>({
+  form,
+  grantable,
+}: {
+  form: UseFormReturnType<Values>
+  grantable: readonly Role[]
+}) {
   return (
     <>
       <Textarea label="Description" autosize minRows={1} {...form.getInputProps('description')} />
       <Checkbox.Group label="Roles" withAsterisk {...form.getInputProps('roles')}>
         <SimpleGrid cols={{ base: 1, sm: 2 }} mt="xs">
-          {ROLES.map((role) => (
+          {grantable.map((role) => (
             <Checkbox key={role} value={role} label={role} description={ROLE_HINTS[role]} />
           ))}
         </SimpleGrid>
@@ -157,6 +166,7 @@ export function EditClientForm({
   onSaved: (client: Client) => void
 }) {
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Client saved',
     initialValues: {
       description: client.description ?? '',
       roles: [...client.roles] as string[],
@@ -175,7 +185,7 @@ export function EditClientForm({
   return (
     <form onSubmit={onSubmit} noValidate>
       <Stack>
-        <ClientFields form={form} />
+        <ClientFields form={form} grantable={grantableRoles(client.tenantId ?? undefined)} />
         <FormAlert message={form.errors['']} />
         <Button type="submit" loading={pending}>
           Save client

@@ -7,6 +7,7 @@ import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { ConfirmButton } from '../components/confirm-button'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
+import { FilterCard, useSearch } from '../components/filter-card'
 import { SecretOnce } from '../components/secret-once'
 import { PageTitle } from '../components/shell'
 import { CreateClientForm, EditClientForm } from './client-form'
@@ -22,6 +23,7 @@ export default function ClientsPage() {
   const clients = clientsApi(session.api, tenantId)
   const scopeKey = ['clients', tenantId ?? '(operator)']
   const pages = useCursorPages(scopeKey, clients.list)
+  const search = useSearch(pages.query.data?.items)
   const [creating, { open, close }] = useDisclosure(false)
   const [secret, setSecret] = useState<ClientWithSecret>()
   const [editing, setEditing] = useState<Client>()
@@ -40,6 +42,7 @@ export default function ClientsPage() {
           Clients bound to no tenant, with <code>tenant:manage</code>. Pick a tenant to see its clients.
         </Text>
       )}
+      <FilterCard label="Search clients" search={search} />
       <Table striped>
         <Table.Thead>
           <Table.Tr>
@@ -54,7 +57,7 @@ export default function ClientsPage() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((client) => (
+          {search.items.map((client) => (
             <Table.Tr key={client.clientId}>
               <Table.Td>
                 <Text size="sm">{client.clientId}</Text>

@@ -7,6 +7,7 @@ import { useSession } from '../auth/auth'
 import { ConfirmButton } from '../components/confirm-button'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
 import { downloadText } from '../components/download'
+import { FilterCard, useSearch } from '../components/filter-card'
 import { PageTitle } from '../components/shell'
 import { configFile } from '../credential-configs/config-file'
 import { credentialConfigsApi } from './configs-api'
@@ -19,6 +20,7 @@ export default function CredentialConfigsPage() {
   const queryClient = useQueryClient()
   const scopeKey = ['credential-configs', tenantId]
   const pages = useCursorPages(scopeKey, configs.list)
+  const search = useSearch(pages.query.data?.items)
   const writable = canWrite(session, 'credential-configs')
   return (
     <Stack>
@@ -29,6 +31,7 @@ export default function CredentialConfigsPage() {
           </Button>
         )}
       </PageTitle>
+      <FilterCard label="Search credential configurations" search={search} />
       <Table striped>
         <Table.Thead>
           <Table.Tr>
@@ -44,7 +47,7 @@ export default function CredentialConfigsPage() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((config) => (
+          {search.items.map((config) => (
             <Table.Tr key={config.id}>
               <Table.Td>
                 <Anchor component={Link} to={`/credential-configs/${encodeURIComponent(config.id)}/edit`}>

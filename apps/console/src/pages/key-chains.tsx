@@ -6,6 +6,7 @@ import { Link, useNavigate } from 'react-router'
 import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
+import { FilterCard, useSearch } from '../components/filter-card'
 import { PageTitle } from '../components/shell'
 import { GenerateKeyChainForm } from './key-chain-form'
 import { ExternalKeyChainForm, ImportKeyChainForm } from './key-chain-source-forms'
@@ -29,6 +30,7 @@ export default function KeyChainsPage() {
   const queryClient = useQueryClient()
   const navigate = useNavigate()
   const pages = useCursorPages(['key-chains', tenantId], keyChains.list)
+  const search = useSearch(pages.query.data?.items)
   const [creating, setCreating] = useState<keyof typeof SOURCES>()
   const close = () => setCreating(undefined)
   const source = creating && SOURCES[creating]
@@ -46,6 +48,7 @@ export default function KeyChainsPage() {
             </Button>
           ))}
       </PageTitle>
+      <FilterCard label="Search key chains" search={search} />
       <Table striped>
         <Table.Thead>
           <Table.Tr>
@@ -58,7 +61,7 @@ export default function KeyChainsPage() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((keyChain) => (
+          {search.items.map((keyChain) => (
             <Table.Tr key={keyChain.id}>
               <Table.Td>
                 <Anchor component={Link} to={`/key-chains/${encodeURIComponent(keyChain.id)}`}>

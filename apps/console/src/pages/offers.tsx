@@ -23,11 +23,13 @@ import { useState } from 'react'
 import { useSession } from '../auth/auth'
 import { FormAlert } from '../components/form-alert'
 import { PageTitle } from '../components/shell'
+import { toastDone } from '../components/toast'
 import { ClaimsFieldset } from '../flows/claims-fieldset'
 import { claimInputsFromFields, claimInputsFromSchema } from '../flows/claims-form'
 import { FlowResult } from '../flows/flow-result'
 import {
   type ClaimsSource,
+  configsWithoutClaims,
   initialOfferValues,
   OFFER_FIELDS,
   type OfferedConfig,
@@ -109,16 +111,23 @@ export default function OffersPage() {
     },
     onSuccess: (result) => {
       setCreated(result)
+      toastDone('Offer created')
       void queryClient.invalidateQueries({ queryKey: ['sessions', tenantId] })
     },
   })
 
+  // An offer the form gives no claims for, waiting for "Create without claims".
+  const [unconfirmed, setUnconfirmed] = useState<{ body: OfferCreate; ids: string[] }>()
   const submit = form.onSubmit((values) => {
     const { body, claimErrors: errors } = offerBody(values, effectiveSources, configs)
     const formErrors = validateWith(zOfferCreate, body, OFFER_FIELDS)
     form.setErrors(formErrors)
     setClaimErrors(errors)
-    if (Object.keys(formErrors).length === 0 && Object.keys(errors).length === 0) mutation.mutate(body)
+    setUnconfirmed(undefined)
+    if (Object.keys(formErrors).length > 0 || Object.keys(errors).length > 0) return
+    const empty = configsWithoutClaims(body, effectiveSources)
+    if (empty.length > 0) setUnconfirmed({ body, ids: empty })
+    else mutation.mutate(body)
   })
 
   const setText = (id: string, index: number, text: string) =>
@@ -259,6 +268,25 @@ export default function OffersPage() {
               </SimpleGrid>
             )}
             <FormAlert message={form.errors['']} title="No offer made" />
+            {unconfirmed && (
+              <Alert color="yellow" title="No claims in this offer" role="alert">
+                <Text size="sm">
+                  The form gives no claim for {unconfirmed.ids.join(', ')}: the credential would hold none.
+                  Fill in claims, or create it anyway.
+                </Text>
+                <Group mt="sm">
+                  <Button
+                    variant="default"
+                    onClick={() => {
+                      mutation.mutate(unconfirmed.body)
+                      setUnconfirmed(undefined)
+                    }}
+                  >
+                    Create without claims
+                  </Button>
+                </Group>
+              </Alert>
+            )}
             <Group>
               <Button type="submit" loading={mutation.isPending}>
                 Create offer

@@ -6,6 +6,7 @@ import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { ConfirmButton } from '../components/confirm-button'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
+import { FilterCard, useSearch } from '../components/filter-card'
 import { PageTitle } from '../components/shell'
 import { presentationConfigsApi } from './configs-api'
 
@@ -20,6 +21,7 @@ export default function PresentationConfigsPage() {
   const presentations = presentationConfigsApi(session.api, tenantId)
   const queryClient = useQueryClient()
   const pages = useCursorPages(['presentation-configs', tenantId], presentations.list)
+  const search = useSearch(pages.query.data?.items)
   const writable = canWrite(session, 'presentation-configs')
   return (
     <Stack>
@@ -30,6 +32,7 @@ export default function PresentationConfigsPage() {
           </Button>
         )}
       </PageTitle>
+      <FilterCard label="Search presentation configurations" search={search} />
       <Table striped>
         <Table.Thead>
           <Table.Tr>
@@ -44,7 +47,7 @@ export default function PresentationConfigsPage() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((presentation) => (
+          {search.items.map((presentation) => (
             <Table.Tr key={presentation.id}>
               <Table.Td>
                 <Anchor

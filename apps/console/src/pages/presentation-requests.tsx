@@ -55,6 +55,7 @@ export default function PresentationRequestsPage() {
     enabled: readsConfigs,
   })
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Presentation request created',
     initialValues: {
       presentationConfigId: '',
       responseMode: '',

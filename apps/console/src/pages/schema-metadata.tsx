@@ -67,6 +67,7 @@ export default function SchemaMetadataPage() {
     ),
   }
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Signed',
     initialValues: {
       credentialConfigId: '',
       keyChainId: '',

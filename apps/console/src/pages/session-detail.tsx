@@ -9,6 +9,7 @@ import { PageTitle } from '../components/shell'
 import { StatusBadge, useLiveSession } from '../flows/live-session'
 import { PresentationOutcome } from '../flows/presentation-outcome'
 import { StatusActions } from '../flows/status-actions'
+import { TimelineSection } from '../flows/timeline-section'
 import { describeError } from '../forms/problems'
 import { configurationsOf } from './sessions'
 
@@ -51,6 +52,7 @@ export default function SessionDetailPage() {
         <IssuanceDetails session={session} canChangeStatus={roles.includes('issuance:offer')} />
       )}
       {session?.kind === 'presentation' && <PresentationOutcome session={session} />}
+      {session && <TimelineSection session={session} />}
     </Stack>
   )
 }

@@ -4,7 +4,7 @@ import { Anchor, Select, Stack, Table, Text, TextInput } from '@mantine/core'
 import { Link } from 'react-router'
 import { useSession } from '../auth/auth'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
-import { FilterCard, useFilters, utc } from '../components/filter-card'
+import { FilterCard, matchesSearch, useFilters, useSearch, utc } from '../components/filter-card'
 import { PageTitle } from '../components/shell'
 import { StatusBadge } from '../flows/live-session'
 
@@ -40,11 +40,12 @@ export const configurationsOf = (session: Session) =>
 export default function SessionsPage() {
   const { activeTenant } = useSession()
   const filters = useFilters<Filters>(NO_FILTERS)
+  const search = useSearch()
   const { draft, set } = filters
   return (
     <Stack>
       <PageTitle title={`Sessions of ${activeTenant}`} />
-      <FilterCard label="Filter sessions" filters={filters} cols={{ base: 1, sm: 3, lg: 5 }}>
+      <FilterCard label="Filter sessions" filters={filters} search={search} cols={{ base: 1, sm: 3, lg: 6 }}>
         <Select
           label="Kind"
           placeholder="Both"
@@ -81,12 +82,12 @@ export default function SessionsPage() {
         />
       </FilterCard>
       {/* A new filter starts again at the first page. */}
-      <SessionList key={JSON.stringify(filters.applied)} filters={filters.applied} />
+      <SessionList key={JSON.stringify(filters.applied)} filters={filters.applied} search={search.value} />
     </Stack>
   )
 }
 
-function SessionList({ filters }: { filters: Filters }) {
+function SessionList({ filters, search }: { filters: Filters; search: string }) {
   const { api, activeTenant } = useSession()
   const tenantId = activeTenant ?? ''
   const query = sessionQuery(filters)
@@ -107,22 +108,24 @@ function SessionList({ filters }: { filters: Filters }) {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((session) => (
-            <Table.Tr key={session.id}>
-              <Table.Td>
-                <Anchor component={Link} to={`/sessions/${encodeURIComponent(session.id)}`}>
-                  {session.id}
-                </Anchor>
-              </Table.Td>
-              <Table.Td>{session.kind}</Table.Td>
-              <Table.Td>
-                <StatusBadge status={session.status} />
-              </Table.Td>
-              <Table.Td>{configurationsOf(session)}</Table.Td>
-              <Table.Td>{new Date(session.createdAt).toLocaleString()}</Table.Td>
-              <Table.Td>{new Date(session.expiresAt).toLocaleString()}</Table.Td>
-            </Table.Tr>
-          ))}
+          {pages.query.data?.items
+            .filter((session) => matchesSearch(session, search))
+            .map((session) => (
+              <Table.Tr key={session.id}>
+                <Table.Td>
+                  <Anchor component={Link} to={`/sessions/${encodeURIComponent(session.id)}`}>
+                    {session.id}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>{session.kind}</Table.Td>
+                <Table.Td>
+                  <StatusBadge status={session.status} />
+                </Table.Td>
+                <Table.Td>{configurationsOf(session)}</Table.Td>
+                <Table.Td>{new Date(session.createdAt).toLocaleString()}</Table.Td>
+                <Table.Td>{new Date(session.expiresAt).toLocaleString()}</Table.Td>
+              </Table.Tr>
+            ))}
         </Table.Tbody>
       </Table>
       {pages.query.data?.items.length === 0 && <Text c="dimmed">No session matches.</Text>}

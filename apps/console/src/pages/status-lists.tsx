@@ -4,6 +4,7 @@ import { useState } from 'react'
 import { canWrite } from '../access'
 import { useSession } from '../auth/auth'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
+import { FilterCard, useSearch } from '../components/filter-card'
 import { PageTitle } from '../components/shell'
 import { StatusActions } from '../flows/status-actions'
 
@@ -96,8 +97,10 @@ function StatusListPages({ keyChainId }: { keyChainId: string }) {
   const pages = useCursorPages(['status-lists', tenantId, keyChainId], (query) =>
     api.listStatusListsOfTenant(tenantId, { ...query, ...(keyChainId ? { keyChainId } : {}) }),
   )
+  const search = useSearch(pages.query.data?.items)
   return (
     <>
+      <FilterCard label="Search status lists" search={search} />
       <Table striped aria-label="Status lists">
         <Table.Thead>
           <Table.Tr>
@@ -110,7 +113,7 @@ function StatusListPages({ keyChainId }: { keyChainId: string }) {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((list) => (
+          {search.items.map((list) => (
             <Table.Tr key={list.id}>
               <Table.Td>
                 <Anchor href={list.uri} target="_blank" rel="noreferrer">

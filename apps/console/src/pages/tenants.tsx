@@ -25,6 +25,7 @@ import { canWrite } from '../access'
 import { useAuth, useSession } from '../auth/auth'
 import { ConfirmButton } from '../components/confirm-button'
 import { PagerBar, useCursorPages } from '../components/cursor-pages'
+import { FilterCard, useSearch } from '../components/filter-card'
 import { FormAlert } from '../components/form-alert'
 import { PageTitle } from '../components/shell'
 import { optional, useApiForm } from '../forms/use-api-form'
@@ -35,6 +36,7 @@ export default function TenantsPage() {
   const { pickTenant } = useAuth()
   const queryClient = useQueryClient()
   const pages = useCursorPages(['tenants'], (query) => session.api.listTenants(query))
+  const search = useSearch(pages.query.data?.items)
   const [creating, { open, close }] = useDisclosure(false)
   const [editing, setEditing] = useState<Tenant>()
   const writable = canWrite(session, 'tenants')
@@ -45,6 +47,7 @@ export default function TenantsPage() {
   return (
     <Stack>
       <PageTitle title="Tenants">{writable && <Button onClick={open}>Create tenant</Button>}</PageTitle>
+      <FilterCard label="Search tenants" search={search} />
       <Table striped highlightOnHover>
         <Table.Thead>
           <Table.Tr>
@@ -60,7 +63,7 @@ export default function TenantsPage() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((tenant) => (
+          {search.items.map((tenant) => (
             <Table.Tr key={tenant.id}>
               <Table.Td>{tenant.id}</Table.Td>
               <Table.Td>{tenant.name}</Table.Td>
@@ -139,6 +142,7 @@ const FIELDS = [
 function CreateTenantForm({ onCreated }: { onCreated: (tenant: Tenant) => void }) {
   const { api } = useSession()
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Tenant created',
     initialValues: {
       id: '',
       name: '',
@@ -228,6 +232,7 @@ const settingsOf = (values: SettingsValues) => ({
 function EditTenantForm({ tenant, onSaved }: { tenant: Tenant; onSaved: (tenant: Tenant) => void }) {
   const { api } = useSession()
   const { form, onSubmit, pending } = useApiForm({
+    success: 'Tenant saved',
     initialValues: {
       name: tenant.name,
       description: tenant.description ?? '',

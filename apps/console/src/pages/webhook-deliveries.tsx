@@ -11,8 +11,10 @@ import { useCollection } from '../components/collection-page'
 import { ConfirmButton } from '../components/confirm-button'
 import { PagerBar } from '../components/cursor-pages'
 import { FieldTable } from '../components/field-table'
+import { FilterCard, useSearch } from '../components/filter-card'
 import { FormAlert } from '../components/form-alert'
 import { PageTitle } from '../components/shell'
+import { toastDone } from '../components/toast'
 import { describeError } from '../forms/problems'
 
 type Status = (typeof WEBHOOK_DELIVERY_STATUSES)[number]
@@ -118,10 +120,12 @@ function DeliveryList({
     (query) =>
       api.listWebhookDeliveriesOfTenant(tenantId, endpointId, { ...query, ...(status ? { status } : {}) }),
   )
+  const search = useSearch(pages.query.data?.items)
   const [shown, setShown] = useState<string>()
   const replay = useMutation({
     mutationFn: (deliveryId: string) => api.replayWebhookDeliveryOfTenant(tenantId, endpointId, deliveryId),
     onSuccess: (delivery) => {
+      toastDone(`Delivery ${delivery.id} queued again`)
       onReplayed(delivery)
       void changed()
     },
@@ -129,6 +133,7 @@ function DeliveryList({
   return (
     <>
       <FormAlert message={replay.error ? describeError(replay.error) : undefined} title="Not replayed" />
+      <FilterCard label="Search deliveries" search={search} />
       <Table striped aria-label="Deliveries">
         <Table.Thead>
           <Table.Tr>
@@ -143,7 +148,7 @@ function DeliveryList({
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {pages.query.data?.items.map((delivery) => (
+          {search.items.map((delivery) => (
             <Table.Tr key={delivery.id}>
               <Table.Td>
                 <Anchor component="button" type="button" size="sm" onClick={() => setShown(delivery.id)}>

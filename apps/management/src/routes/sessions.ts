@@ -5,6 +5,8 @@ import {
   zSession,
   zSessionListQuery,
   zSessionResultRequest,
+  zSessionStats,
+  zSessionStatsQuery,
 } from '@credential-service/core-domain'
 import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
 import type { FastifyRequest } from 'fastify'
@@ -49,6 +51,33 @@ export function sessionRoutes(
         },
       },
       (req) => service(req).list(req.query),
+    )
+
+    const stats = tenantMount({
+      collection: 'session-stats',
+      tenantInPath: mount.tenantInPath,
+      itemKey: 'id',
+      itemSchema: z.string(),
+    })
+    app.get(
+      stats.base,
+      {
+        config: { roles: ['issuance:offer', 'presentation:request'] },
+        schema: {
+          operationId: stats.op('getSessionStats'),
+          tags,
+          summary: 'Count sessions per configuration: issued, verified, failed, expired (the last 24 hours)',
+          description: [
+            "The console's dashboard. Counted from the database, so the same on every process (the Prometheus metrics are per process): the sessions created since `since`, per credential configuration (an offer of several counts for each) and per presentation configuration. Ended sessions deleted by the retention job are no longer counted.",
+            "Each kind is a range scan of its sessions table's index on (tenant, created at).",
+            KIND_NOTE.replace('; a session of another kind is 403', '; the other kind is absent'),
+          ].join('\n\n'),
+          params: stats.listParams,
+          querystring: zSessionStatsQuery,
+          response: { 200: zSessionStats, ...problemResponses },
+        },
+      },
+      (req) => service(req).stats(req.query),
     )
 
     app.get(

@@ -1,6 +1,7 @@
 import {
   ConflictError,
   ForbiddenError,
+  InvalidInputError,
   type IssuanceSession,
   NotFoundError,
   type Page,
@@ -8,9 +9,12 @@ import {
   type Principal,
   type Role,
   SESSION_KINDS,
+  SESSION_STATS_MAX_DAYS,
   type Session,
   type SessionKind,
   type SessionListQuery,
+  type SessionStats,
+  type SessionStatsQuery,
 } from '@credential-service/core-domain'
 import { codeHash, type SessionDataCipher } from '@credential-service/crypto'
 import {
@@ -18,6 +22,7 @@ import {
   createNotificationRepository,
   createPresentationSessionRepository,
   createSessionRepository,
+  createSessionStatsRepository,
   type Database,
   recordAudit,
 } from '@credential-service/db-schema'
@@ -32,6 +37,8 @@ export interface SessionServiceDeps {
   sessionData: SessionDataCipher
   now: () => Date
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000
 
 /** The role that reads and deletes sessions of each kind. */
 const KIND_ROLE: Record<SessionKind, Role> = {
@@ -107,6 +114,27 @@ export function createSessionService(deps: SessionServiceDeps, tenantId: string,
             : toPresentationSession(entry.row, now, null),
         ),
         nextCursor: page.nextCursor,
+      }
+    },
+
+    /** Counts per configuration of the kinds the roles cover (the console's dashboard, issue 42). */
+    async stats(query: SessionStatsQuery): Promise<SessionStats> {
+      const now = deps.now()
+      const since = query.since ? new Date(query.since) : new Date(now.getTime() - DAY_MS)
+      if (since.getTime() < now.getTime() - SESSION_STATS_MAX_DAYS * DAY_MS || since > now)
+        throw new InvalidInputError(`since must lie within the last ${SESSION_STATS_MAX_DAYS} days`, [
+          { path: 'querystring.since', message: `within the last ${SESSION_STATS_MAX_DAYS} days` },
+        ])
+      const stats = createSessionStatsRepository(deps.db, tenantId)
+      const [issuanceRows, presentationRows] = await Promise.all([
+        may('issuance') ? stats.issuance(since, now) : undefined,
+        may('presentation') ? stats.presentation(since, now) : undefined,
+      ])
+      return {
+        since: since.toISOString(),
+        until: now.toISOString(),
+        ...(issuanceRows ? { issuance: issuanceRows } : {}),
+        ...(presentationRows ? { presentation: presentationRows } : {}),
       }
     },
 

@@ -52,6 +52,14 @@ export const zAuditEventQuery = zPageQuery
   .extend({
     action: z.enum(AUDIT_ACTIONS).optional(),
     resourceType: z.enum(AUDIT_RESOURCE_TYPES).optional(),
+    resourceId: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "Events of this resource id only (a session id names its deletion and its credentials' status changes)",
+      ),
     since: zTimestamp.optional().describe('Events at or after this time'),
     until: zTimestamp.optional().describe('Events before this time'),
   })

@@ -77,3 +77,51 @@ export const zSessionResultRequest = z
   .strict()
   .meta({ id: 'SessionResultRequest' })
 export type SessionResultRequest = z.infer<typeof zSessionResultRequest>
+
+/** The longest window `GET …/session-stats` counts over: the created-at index keeps it cheap. */
+export const SESSION_STATS_MAX_DAYS = 31
+
+export const zSessionStatsQuery = z
+  .object({
+    since: zTimestamp
+      .optional()
+      .describe(
+        `Count sessions created at or after this time; 24 hours ago when absent, at most ${SESSION_STATS_MAX_DAYS} days ago`,
+      ),
+  })
+  .strict()
+export type SessionStatsQuery = z.infer<typeof zSessionStatsQuery>
+
+const count = (what: string) => z.number().int().min(0).describe(what)
+
+export const zSessionStats = z
+  .object({
+    since: zTimestamp.describe('Sessions created at or after this time are counted'),
+    until: zTimestamp.describe('The time of the count'),
+    issuance: z
+      .array(
+        z.object({
+          credentialConfigurationId: zConfigId,
+          offered: count('Offers naming the configuration'),
+          issued: count('Of them, offers the configuration was issued with'),
+          failed: count('Of them, failed sessions'),
+          expired: count('Of them, offers that expired unused'),
+        }),
+      )
+      .optional()
+      .describe('Per credential configuration; absent without the role `issuance:offer`'),
+    presentation: z
+      .array(
+        z.object({
+          presentationConfigId: zConfigId,
+          requested: count('Presentation requests of the configuration'),
+          verified: count('Of them, verified presentations'),
+          failed: count('Of them, failed sessions'),
+          expired: count('Of them, requests that expired unanswered'),
+        }),
+      )
+      .optional()
+      .describe('Per presentation configuration; absent without the role `presentation:request`'),
+  })
+  .meta({ id: 'SessionStats' })
+export type SessionStats = z.infer<typeof zSessionStats>

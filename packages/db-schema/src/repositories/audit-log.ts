@@ -66,6 +66,7 @@ export function createAuditLogRepository(db: Database, scope: { tenantId: string
             'tenantId' in scope ? eq(auditLog.tenantId, scope.tenantId) : undefined,
             query.action ? eq(auditLog.action, query.action) : undefined,
             query.resourceType ? eq(auditLog.resourceType, query.resourceType) : undefined,
+            query.resourceId ? eq(auditLog.resourceId, query.resourceId) : undefined,
             query.since ? gte(auditLog.at, new Date(query.since)) : undefined,
             query.until ? lt(auditLog.at, new Date(query.until)) : undefined,
             after ? (afterKey(auditLog.at, auditLog.id, after) as SQL) : undefined,

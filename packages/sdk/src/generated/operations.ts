@@ -58,6 +58,7 @@ import type {
   SchemaMetadataSignVersionRequest,
   SessionPage,
   SessionResultRequest,
+  SessionStats,
   SessionStatusChange,
   SignedSchemaMetadataVersion,
   StatusList,
@@ -778,6 +779,30 @@ export interface ManagementOperations {
    * Roles (any of): `issuance:offer`, `presentation:request`.
    */
   getSessionOfTenant(tenantId: string, id: string, options?: CallOptions): Promise<operations['getSessionOfTenant']['responses'][200]['content']['application/json']>
+  /**
+   * Count sessions per configuration: issued, verified, failed, expired (the last 24 hours)
+   *
+   * The console's dashboard. Counted from the database, so the same on every process (the Prometheus metrics are per process): the sessions created since `since`, per credential configuration (an offer of several counts for each) and per presentation configuration. Ended sessions deleted by the retention job are no longer counted.
+   *
+   * Each kind is a range scan of its sessions table's index on (tenant, created at).
+   *
+   * A client sees the kinds its roles cover: `issuance:offer` issuance sessions, `presentation:request` presentation sessions; the other kind is absent.
+   *
+   * Roles (any of): `issuance:offer`, `presentation:request`.
+   */
+  getSessionStats(query?: operations['getSessionStats']['parameters']['query'], options?: CallOptions): Promise<SessionStats>
+  /**
+   * Count sessions per configuration: issued, verified, failed, expired (the last 24 hours)
+   *
+   * The console's dashboard. Counted from the database, so the same on every process (the Prometheus metrics are per process): the sessions created since `since`, per credential configuration (an offer of several counts for each) and per presentation configuration. Ended sessions deleted by the retention job are no longer counted.
+   *
+   * Each kind is a range scan of its sessions table's index on (tenant, created at).
+   *
+   * A client sees the kinds its roles cover: `issuance:offer` issuance sessions, `presentation:request` presentation sessions; the other kind is absent.
+   *
+   * Roles (any of): `issuance:offer`, `presentation:request`.
+   */
+  getSessionStatsOfTenant(tenantId: string, query?: operations['getSessionStatsOfTenant']['parameters']['query'], options?: CallOptions): Promise<SessionStats>
   /**
    * Get a status list of the tenant
    *
@@ -1646,6 +1671,8 @@ export const OPERATIONS: { readonly [K in keyof ManagementOperations]: Operation
   getRegistrarConfigOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/registrar', pathParams: ['tenantId'], body: 'none', query: false, auth: true },
   getSession: { method: 'GET', path: '/api/sessions/{id}', pathParams: ['id'], body: 'none', query: false, auth: true },
   getSessionOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/sessions/{id}', pathParams: ['tenantId', 'id'], body: 'none', query: false, auth: true },
+  getSessionStats: { method: 'GET', path: '/api/session-stats', pathParams: [], body: 'none', query: true, auth: true },
+  getSessionStatsOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/session-stats', pathParams: ['tenantId'], body: 'none', query: true, auth: true },
   getStatusList: { method: 'GET', path: '/api/status-lists/{statusListId}', pathParams: ['statusListId'], body: 'none', query: false, auth: true },
   getStatusListOfTenant: { method: 'GET', path: '/api/tenants/{tenantId}/status-lists/{statusListId}', pathParams: ['tenantId', 'statusListId'], body: 'none', query: false, auth: true },
   getTenant: { method: 'GET', path: '/api/tenants/{tenantId}', pathParams: ['tenantId'], body: 'none', query: false, auth: true },

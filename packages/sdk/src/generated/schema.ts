@@ -2104,6 +2104,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tenants/{tenantId}/session-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count sessions per configuration: issued, verified, failed, expired (the last 24 hours)
+         * @description The console's dashboard. Counted from the database, so the same on every process (the Prometheus metrics are per process): the sessions created since `since`, per credential configuration (an offer of several counts for each) and per presentation configuration. Ended sessions deleted by the retention job are no longer counted.
+         *
+         *     Each kind is a range scan of its sessions table's index on (tenant, created at).
+         *
+         *     A client sees the kinds its roles cover: `issuance:offer` issuance sessions, `presentation:request` presentation sessions; the other kind is absent.
+         *
+         *     Roles (any of): `issuance:offer`, `presentation:request`.
+         */
+        get: operations["getSessionStatsOfTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tenants/{tenantId}/sessions/{id}": {
         parameters: {
             query?: never;
@@ -2176,6 +2202,32 @@ export interface paths {
          *     Roles (any of): `issuance:offer`, `presentation:request`.
          */
         get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/session-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count sessions per configuration: issued, verified, failed, expired (the last 24 hours)
+         * @description The console's dashboard. Counted from the database, so the same on every process (the Prometheus metrics are per process): the sessions created since `since`, per credential configuration (an offer of several counts for each) and per presentation configuration. Ended sessions deleted by the retention job are no longer counted.
+         *
+         *     Each kind is a range scan of its sessions table's index on (tenant, created at).
+         *
+         *     A client sees the kinds its roles cover: `issuance:offer` issuance sessions, `presentation:request` presentation sessions; the other kind is absent.
+         *
+         *     Roles (any of): `issuance:offer`, `presentation:request`.
+         */
+        get: operations["getSessionStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4303,6 +4355,42 @@ export interface components {
         SessionResultRequest: {
             /** @description The `response_code` the wallet’s redirect carried to the initiating browser session */
             responseCode: string;
+        };
+        SessionStats: {
+            /**
+             * Format: date-time
+             * @description Sessions created at or after this time are counted
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The time of the count
+             */
+            until: string;
+            /** @description Per credential configuration; absent without the role `issuance:offer` */
+            issuance?: {
+                credentialConfigurationId: string;
+                /** @description Offers naming the configuration */
+                offered: number;
+                /** @description Of them, offers the configuration was issued with */
+                issued: number;
+                /** @description Of them, failed sessions */
+                failed: number;
+                /** @description Of them, offers that expired unused */
+                expired: number;
+            }[];
+            /** @description Per presentation configuration; absent without the role `presentation:request` */
+            presentation?: {
+                presentationConfigId: string;
+                /** @description Presentation requests of the configuration */
+                requested: number;
+                /** @description Of them, verified presentations */
+                verified: number;
+                /** @description Of them, failed sessions */
+                failed: number;
+                /** @description Of them, requests that expired unanswered */
+                expired: number;
+            }[];
         };
         SessionStatusChange: {
             status: components["schemas"]["CredentialStatusValue"];
@@ -8512,6 +8600,32 @@ export interface operations {
             };
         };
     };
+    getSessionStatsOfTenant: {
+        parameters: {
+            query?: {
+                /** @description Count sessions created at or after this time; 24 hours ago when absent, at most 31 days ago */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tenant identifier, used in URLs */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionStats"];
+                };
+            };
+        };
+    };
     getSessionOfTenant: {
         parameters: {
             query?: never;
@@ -8617,6 +8731,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SessionPage"];
+                };
+            };
+        };
+    };
+    getSessionStats: {
+        parameters: {
+            query?: {
+                /** @description Count sessions created at or after this time; 24 hours ago when absent, at most 31 days ago */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionStats"];
                 };
             };
         };
@@ -9160,6 +9297,8 @@ export interface operations {
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
                 resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "federation-membership" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                /** @description Events of this resource id only (a session id names its deletion and its credentials' status changes) */
+                resourceId?: string;
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */
@@ -9194,6 +9333,8 @@ export interface operations {
                 cursor?: string;
                 action?: "create" | "update" | "delete" | "rotate-secret" | "replay";
                 resourceType?: "tenant" | "client" | "key-chain" | "credential-config" | "presentation-config" | "attribute-provider" | "login-provider" | "auth-server" | "webhook-endpoint" | "wallet-provider" | "trust-list" | "registrar-config" | "federation-membership" | "registration-certificate" | "session" | "credential-status" | "webhook-delivery";
+                /** @description Events of this resource id only (a session id names its deletion and its credentials' status changes) */
+                resourceId?: string;
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events before this time */

@@ -139,6 +139,7 @@ export type Session = components['schemas']['Session']
 export type SessionEventStream = components['schemas']['SessionEventStream']
 export type SessionPage = components['schemas']['SessionPage']
 export type SessionResultRequest = components['schemas']['SessionResultRequest']
+export type SessionStats = components['schemas']['SessionStats']
 export type SessionStatusChange = components['schemas']['SessionStatusChange']
 /** A signed type metadata document */
 export type SignedSchemaMetadata = components['schemas']['SignedSchemaMetadata']

@@ -157,6 +157,7 @@ export const PAGES = {
   // Issue 39: the tenant's OpenID Federation membership, a trust framework like the registrar's.
   federation: {
     path: '/federation',
+    group: 'trust',
     label: 'Federation',
     read: ['registrar:manage'],
     write: ['registrar:manage'],

@@ -53,6 +53,8 @@ export {
   createDeferredCredentialRepository,
 } from './repositories/deferred'
 export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
+export type { ExpiredOffer, ExpiredRequest } from './repositories/expiry-claims'
+export { claimExpiredOffers, claimExpiredRequests } from './repositories/expiry-claims'
 export type { ExternalTokenSessionRepository } from './repositories/external-tokens'
 export { createExternalTokenSessionRepository } from './repositories/external-tokens'
 export type { FederationMembershipValues, FederationRepository } from './repositories/federation'

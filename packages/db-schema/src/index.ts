@@ -47,6 +47,11 @@ export {
 } from './repositories/configs'
 export type { ConsoleSessionRecord, ConsoleSessionRepository } from './repositories/console-sessions'
 export { createConsoleSessionRepository } from './repositories/console-sessions'
+export type {
+  ConsoleOidcSessionRepository,
+  NewConsoleOidcSession,
+} from './repositories/console-oidc-sessions'
+export { createConsoleOidcSessionRepository } from './repositories/console-oidc-sessions'
 export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
 export {
   createCredentialEncryptionKeyRepository,
@@ -154,6 +159,7 @@ export {
 } from './repositories/webhook-deliveries'
 export type {
   AttributeProviderRow,
+  ConsoleOidcSessionRow,
   AuthorizationRequestRow,
   AuthServerRow,
   DeferredCredentialRow,

@@ -41,7 +41,8 @@ import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
 import { consoleRoutes } from './routes/console'
-import { registerConsoleSessions } from './routes/console-session'
+import { registerConsoleSessions, registerOidcConsoleSessions } from './routes/console-session'
+import { consoleOidcSessions } from './oidc/console-sessions'
 import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { federationRoutes } from './routes/federation'
@@ -150,6 +151,12 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     if (oidc) {
       await app.register(providerTokenNotice(oidc.tokenUrl))
       pushRootClientWhenReady(app, () => pushRootClient(database.db, config, oidc.admin))
+      if (config.CONSOLE_OIDC_CLIENT_ID)
+        await registerOidcConsoleSessions(app, {
+          service: consoleOidcSessions(config, database.db, oidc, config.CONSOLE_OIDC_CLIENT_ID),
+          origin: new URL(config.PUBLIC_URL).origin,
+          maxSeconds: config.CONSOLE_SESSION_MAX_SECONDS,
+        })
     } else {
       await registerRateLimits(app, { store: rateLimitStore(config), db: database.db })
       const clientDeps = {

@@ -36,13 +36,13 @@ import {
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
+import { consoleOidcSessions } from './oidc/console-sessions'
 import { createOidcMode, pushRootClient, pushRootClientWhenReady } from './oidc/oidc-mode'
 import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
 import { consoleRoutes } from './routes/console'
 import { registerConsoleSessions, registerOidcConsoleSessions } from './routes/console-session'
-import { consoleOidcSessions } from './oidc/console-sessions'
 import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { federationRoutes } from './routes/federation'
@@ -187,9 +187,8 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     await app.register(
       consoleRoutes({
         dir: config.CONSOLE_DIR,
-        ...(oidc && consoleSignIn
-          ? { signIn: consoleSignIn, connectSources: () => [new URL(oidc.tokenUrl()).origin] }
-          : {}),
+        // The page calls no provider endpoint: this process exchanges and renews (issue 42).
+        ...(oidc && consoleSignIn ? { signIn: consoleSignIn } : {}),
       }),
     )
     await app.register(metricsRoute(metrics))

@@ -45,13 +45,13 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
-export type { ConsoleSessionRecord, ConsoleSessionRepository } from './repositories/console-sessions'
-export { createConsoleSessionRepository } from './repositories/console-sessions'
 export type {
   ConsoleOidcSessionRepository,
   NewConsoleOidcSession,
 } from './repositories/console-oidc-sessions'
 export { createConsoleOidcSessionRepository } from './repositories/console-oidc-sessions'
+export type { ConsoleSessionRecord, ConsoleSessionRepository } from './repositories/console-sessions'
+export { createConsoleSessionRepository } from './repositories/console-sessions'
 export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
 export {
   createCredentialEncryptionKeyRepository,
@@ -159,9 +159,9 @@ export {
 } from './repositories/webhook-deliveries'
 export type {
   AttributeProviderRow,
-  ConsoleOidcSessionRow,
   AuthorizationRequestRow,
   AuthServerRow,
+  ConsoleOidcSessionRow,
   DeferredCredentialRow,
   FederationMembershipRow,
   IssuanceSessionRow,

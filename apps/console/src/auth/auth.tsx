@@ -19,7 +19,7 @@ import {
   type TabMessage,
   tabChannel,
 } from './server-session'
-import { type Session, sessionOf, subjectOf } from './session'
+import type { Session } from './session'
 
 interface Auth {
   session: Session | undefined
@@ -79,23 +79,14 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       }
       if (!current) return
       setConfig(loaded)
-      if (loaded.mode !== 'oidc') {
-        // Reload, new tab, deep link: the service's session, if this browser has one.
-        setCompleting(true)
-        try {
-          const resumed = await resumeSession()
-          if (current && resumed) setSession(resumed)
-        } catch (error) {
-          if (current) setNotice(error instanceof Error ? error.message : String(error))
-        } finally {
-          if (current) setCompleting(false)
-        }
-        return
-      }
+      // Reload, new tab, deep link: the service's session, if this browser has one; in OIDC mode
+      // coming back from the provider makes a new one first.
       setCompleting(true)
       try {
-        const token = await completeOidcSignIn(loaded)
-        if (current && token) setSession(sessionOf(subjectOf(token), token, Date.now(), loaded))
+        const started = loaded.mode === 'oidc' ? await completeOidcSignIn(loaded) : undefined
+        const resumed = started ?? (await resumeSession())
+        if (current && resumed) setSession(resumed)
+        if (started) channel.current?.postMessage('signed-in' satisfies TabMessage)
       } catch (error) {
         if (current) setNotice(error instanceof Error ? error.message : String(error))
       } finally {

@@ -26,7 +26,12 @@ async function tokenRequest(tokenUrl: string, params: Record<string, string>): P
  * token endpoint from this process (as the console's public client), the tokens are sealed with
  * MASTER_SECRET in `console_oidc_sessions`.
  */
-export function consoleOidcSessions(config: ManagementConfig, db: Database, oidc: OidcMode, clientId: string) {
+export function consoleOidcSessions(
+  config: ManagementConfig,
+  db: Database,
+  oidc: OidcMode,
+  clientId: string,
+) {
   return createConsoleOidcSessionService({
     sessions: createConsoleOidcSessionRepository(db, { idleSeconds: config.CONSOLE_SESSION_IDLE_SECONDS }),
     cipher: createJwkCipher(config.MASTER_SECRET),

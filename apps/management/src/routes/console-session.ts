@@ -156,7 +156,11 @@ export async function registerConsoleSessions(app: FastifyInstance, options: Con
 }
 
 const zOidcSignIn = z
-  .object({ code: z.string().min(1).max(4096), codeVerifier: z.string().min(43).max(128), redirectUri: z.url() })
+  .object({
+    code: z.string().min(1).max(4096),
+    codeVerifier: z.string().min(43).max(128),
+    redirectUri: z.url(),
+  })
   .strict()
 
 /**
@@ -171,13 +175,17 @@ export async function registerOidcConsoleSessions(
   const { service } = options
   registerSessionCookie(app, service)
   const typed = app.withTypeProvider<ZodTypeProvider>()
-  typed.post('/console/session/oidc', { schema: { hide: true, body: zOidcSignIn } }, async (request, reply) => {
-    if (!sameOrigin(request, options.origin))
-      throw new ForbiddenError('a console sign-in must come from the console')
-    const previous = cookieOf(request)
-    if (previous) await service.end(previous)
-    const { secret, view } = await service.start(request.body)
-    setCookies(reply, secret, options.maxSeconds)
-    return noStore(reply).code(201).send(view)
-  })
+  typed.post(
+    '/console/session/oidc',
+    { schema: { hide: true, body: zOidcSignIn } },
+    async (request, reply) => {
+      if (!sameOrigin(request, options.origin))
+        throw new ForbiddenError('a console sign-in must come from the console')
+      const previous = cookieOf(request)
+      if (previous) await service.end(previous)
+      const { secret, view } = await service.start(request.body)
+      setCookies(reply, secret, options.maxSeconds)
+      return noStore(reply).code(201).send(view)
+    },
+  )
 }

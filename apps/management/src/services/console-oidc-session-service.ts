@@ -3,7 +3,7 @@ import { UnauthenticatedError } from '@credential-service/core-domain'
 import type { JwkCipher } from '@credential-service/crypto'
 import type { ConsoleOidcSessionRepository, ConsoleOidcSessionRow } from '@credential-service/db-schema'
 import type { ProviderTokenVerifier } from '@credential-service/server-kit'
-import { consoleSessionId, csrfTokenOf, type ConsoleSessionView } from './console-session-service'
+import { type ConsoleSessionView, consoleSessionId, csrfTokenOf } from './console-session-service'
 
 /** The provider's answer to a token request: what the session keeps of it. */
 export interface ProviderTokens {
@@ -17,7 +17,11 @@ export interface ConsoleOidcSessionDeps {
   cipher: JwkCipher
   verify: ProviderTokenVerifier
   /** The authorization code grant at the provider, as the console's public client (PKCE). */
-  exchangeCode: (input: { code: string; codeVerifier: string; redirectUri: string }) => Promise<ProviderTokens>
+  exchangeCode: (input: {
+    code: string
+    codeVerifier: string
+    redirectUri: string
+  }) => Promise<ProviderTokens>
   /** The refresh token grant at the provider; throws when the provider refuses (its session ended). */
   refresh: (refreshToken: string) => Promise<ProviderTokens>
   /** CONSOLE_SESSION_MAX_SECONDS: the absolute timeout. */
@@ -58,11 +62,14 @@ export function createConsoleOidcSessionService(deps: ConsoleOidcSessionDeps) {
   const now = deps.now ?? Date.now
   const context = (id: string) => `console-oidc-session:${id}`
   const seal = (id: string, tokens: Tokens) => deps.cipher.encrypt(tokens, context(id))
-  const open = (row: ConsoleOidcSessionRow) => deps.cipher.decrypt<Tokens>(row.tokensEncrypted, context(row.id))
+  const open = (row: ConsoleOidcSessionRow) =>
+    deps.cipher.decrypt<Tokens>(row.tokensEncrypted, context(row.id))
   const expiry = (answer: ProviderTokens) => new Date(now() + answer.expires_in * 1000)
 
   /** The session's live access token, renewed at the provider first when it is about to expire. */
-  async function current(secret: string): Promise<{ row: ConsoleOidcSessionRow; accessToken: string } | undefined> {
+  async function current(
+    secret: string,
+  ): Promise<{ row: ConsoleOidcSessionRow; accessToken: string } | undefined> {
     const id = consoleSessionId(secret)
     let row = await deps.sessions.touch(id)
     if (!row) return undefined
@@ -72,7 +79,10 @@ export function createConsoleOidcSessionService(deps: ConsoleOidcSessionDeps) {
         if (!refreshToken) return undefined
         const answer = await deps.refresh(refreshToken).catch(() => undefined)
         if (!answer) return undefined
-        const tokens = { accessToken: answer.access_token, refreshToken: answer.refresh_token ?? refreshToken }
+        const tokens = {
+          accessToken: answer.access_token,
+          refreshToken: answer.refresh_token ?? refreshToken,
+        }
         return { tokensEncrypted: seal(id, tokens), accessExpiresAt: expiry(answer) }
       })
       if (!row) return undefined
@@ -80,7 +90,11 @@ export function createConsoleOidcSessionService(deps: ConsoleOidcSessionDeps) {
     return { row, accessToken: open(row).accessToken }
   }
 
-  async function viewOf(secret: string, row: ConsoleOidcSessionRow, accessToken: string): Promise<ConsoleSessionView> {
+  async function viewOf(
+    secret: string,
+    row: ConsoleOidcSessionRow,
+    accessToken: string,
+  ): Promise<ConsoleSessionView> {
     const { principal } = await deps.verify(accessToken)
     return {
       clientId: row.subject,

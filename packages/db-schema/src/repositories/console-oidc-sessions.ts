@@ -24,7 +24,9 @@ export function createConsoleOidcSessionRepository(db: Database, timeouts: { idl
   return {
     /** Starts a session; lapsed ones of anyone are dropped. */
     async create(input: NewConsoleOidcSession): Promise<ConsoleOidcSessionRow> {
-      await db.delete(t).where(or(lt(t.expiresAt, sql`now()`), lt(t.lastSeenAt, secondsAgo(timeouts.idleSeconds))))
+      await db
+        .delete(t)
+        .where(or(lt(t.expiresAt, sql`now()`), lt(t.lastSeenAt, secondsAgo(timeouts.idleSeconds))))
       const [row] = await db
         .insert(t)
         .values({
@@ -58,7 +60,9 @@ export function createConsoleOidcSessionRepository(db: Database, timeouts: { idl
     async renew(
       id: string,
       seen: Date,
-      renew: (row: ConsoleOidcSessionRow) => Promise<{ tokensEncrypted: string; accessExpiresAt: Date } | undefined>,
+      renew: (
+        row: ConsoleOidcSessionRow,
+      ) => Promise<{ tokensEncrypted: string; accessExpiresAt: Date } | undefined>,
     ): Promise<ConsoleOidcSessionRow | undefined> {
       return db.transaction(async (tx) => {
         const [row] = await tx.select().from(t).where(eq(t.id, id)).for('update')

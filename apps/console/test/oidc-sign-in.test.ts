@@ -58,6 +58,19 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
     await standIn?.close()
   })
 
+  /**
+   * The tenant as the page's session reads it (the list's first page may not show it on a shared
+   * database): the API answers the session's cookie and CSRF header.
+   */
+  const tenantThroughSession = () =>
+    page.evaluate(async (id) => {
+      const view = (await (await fetch('/console/session')).json()) as { csrfToken: string }
+      return (await fetch(`/api/tenants/${id}`, { headers: { 'x-console-csrf': view.csrfToken } })).status
+    }, tenant)
+
+  /** The token requests of console users at the provider (not the service's own client credentials). */
+  const userGrants = () => standIn.grants.filter((grant) => grant !== 'client_credentials')
+
   /** Everything the page keeps outside its memory: storage, cookies, address. */
   const kept = () =>
     page.evaluate(() => {
@@ -128,7 +141,7 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
 
   it('issue 42: the page never sees a token (the service exchanged the code); nothing in storage, script-readable cookies or the URL; the API accepts the session', async () => {
     expect(tokens).toStrictEqual([])
-    expect(standIn.grants).toStrictEqual(['authorization_code'])
+    expect(userGrants()).toStrictEqual(['authorization_code'])
     const state = await kept()
     expect(state.local).toStrictEqual([])
     // The pending state and verifier were deleted as the answer came back.
@@ -150,26 +163,25 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
     await dialog.getByLabel('Id', { exact: true }).fill(tenant)
     await dialog.getByLabel('Name').fill('Made through the provider token')
     await dialog.getByRole('button', { name: 'Create tenant' }).click()
-    await page.getByRole('cell', { name: tenant, exact: true }).waitFor()
+    await dialog.waitFor({ state: 'hidden' })
+    expect(await tenantThroughSession()).toBe(200)
   })
 
-  it('issue 42: a reload and a new tab keep the session; the access token is renewed at the provider before it expires, silently', async () => {
+  it('issue 42: a reload and a deep link keep the session; the access token is renewed at the provider before it expires, silently', async () => {
     await page.reload()
     await page.getByRole('heading', { name: 'Tenants' }).waitFor()
     expect(await page.getByTestId('signed-in-as').textContent()).toBe(user.username)
-    const tab = await page.context().newPage()
-    try {
-      await tab.goto(run.url('/tenants'))
-      await tab.getByRole('cell', { name: tenant, exact: true }).waitFor()
-    } finally {
-      await tab.close()
-    }
+    // A deep link opens signed in.
+    await page.goto(run.url('/audit-events'))
+    await page.getByRole('heading', { name: 'Audit events' }).waitFor()
+    await page.goto(run.url('/tenants'))
     // Past the renewal point (a minute before the 62 s token expires): the next API call renews.
     await new Promise((resolve) => setTimeout(resolve, 3000))
     await page.reload()
-    await page.getByRole('cell', { name: tenant, exact: true }).waitFor()
-    expect(standIn.grants).toContain('refresh_token')
-    expect(standIn.grants.filter((grant) => grant === 'authorization_code')).toHaveLength(1)
+    await page.getByRole('heading', { name: 'Tenants' }).waitFor()
+    expect(await tenantThroughSession()).toBe(200)
+    expect(userGrants()).toContain('refresh_token')
+    expect(userGrants().filter((grant) => grant === 'authorization_code')).toHaveLength(1)
     expect(tokens).toStrictEqual([])
   })
 
@@ -191,7 +203,7 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
     await page.getByText('does not belong to a sign-in of this tab').waitFor()
     expect(page.url()).toBe(run.url('/'))
     expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0)
-    expect(standIn.grants.filter((grant) => grant === 'authorization_code')).toHaveLength(1)
+    expect(userGrants().filter((grant) => grant === 'authorization_code')).toHaveLength(1)
   })
 
   it("checklist S-108: a tenant admin signs in through the provider and works on her tenant's pages, without a tenant picker", async () => {

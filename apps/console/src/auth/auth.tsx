@@ -156,8 +156,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     await startOidcSignIn(config, `${window.location.pathname}${window.location.search}`)
   }, [config])
 
-  // At the session's absolute end (a server session) or the token's expiry (OIDC: not renewed,
-  // the console keeps no secret), the console signs out. The idle timeout shows as a 401 (app.tsx).
+  // At the session's absolute end the console signs out (the service renews the provider's
+  // token in OIDC mode). The idle timeout shows as a 401 (app.tsx).
   useEffect(() => {
     if (!session) return
     const timer = setTimeout(
@@ -170,13 +170,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   const api = useMemo(() => {
     if (!session) return undefined
-    const baseUrl = window.location.origin
-    const { accessToken, csrfToken } = session
     // A server session sends no token (the SDK sends no Authorization for an empty one): the
     // cookie and its CSRF header stand in for it.
-    return csrfToken
-      ? createManagementClient({ baseUrl, accessToken: () => '', fetch: sessionFetch(csrfToken) })
-      : createManagementClient({ baseUrl, accessToken: () => accessToken ?? '' })
+    return createManagementClient({
+      baseUrl: window.location.origin,
+      accessToken: () => '',
+      fetch: sessionFetch(session.csrfToken),
+    })
   }, [session])
 
   const value = useMemo<Auth>(

@@ -5,6 +5,7 @@ import { Openid4vciRetrieveCredentialsError } from '@openid4vc/openid4vci'
 import { IssuerSigned } from '@owf/mdoc'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startReceiver, webhookEvent } from './harness'
 import { type IssuerFixture, interopWallet, type Loose, startIssuerFixture } from './issuer-fixture'
 
 // oid4vc-ts talks to the loopback service over plain http.
@@ -455,5 +456,40 @@ describe.each(testDatabases())('OpenID4VCI 1.0 §9 deferred issuance on $name', 
     })
     expect(response.status).toBe(401)
     expect(response.headers.get('www-authenticate')).toBe('Bearer')
+  })
+
+  it('issue 42 item 1: issuance.deferred when the wallet is told to wait, then credential.issued (deferred: true) when a poll delivers; no claim values', async () => {
+    const receiver = await startReceiver()
+    try {
+      const endpoint = await f.post(
+        '/api/webhook-endpoints',
+        { id: 'deferred-events', url: `${receiver.url}/in` },
+        f.admin,
+      )
+      expect(endpoint.status, await endpoint.clone().text()).toBe(201)
+      await deferredConfig('deferred-hooked', { webhookEndpointId: 'deferred-events' })
+      const { accessToken, sessionId, transactionId } = await pendingTransaction(1, 'deferred-hooked')
+      f.provider.answer({ given_name: 'Deferred-Claim-Value' })
+      await afterInterval()
+      expect((await poll(accessToken, transactionId)).status).toBe(200)
+      for (let waited = 0; waited < 10_000 && receiver.received.length < 2; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      const events = receiver.received.map((call) => webhookEvent(call))
+      const deferredEvent = events.find((e) => e.type === 'issuance.deferred')
+      expect(deferredEvent).toStrictEqual({
+        type: 'issuance.deferred',
+        tenantId: f.tenant,
+        sessionId,
+        credentialConfigurationId: 'deferred-hooked',
+        interval: 1,
+        at: expect.any(String),
+        deliveryId: expect.stringMatching(/^whd_/),
+      })
+      expect(events.find((e) => e.type === 'credential.issued')).toMatchObject({ sessionId, deferred: true })
+      expect(events).toHaveLength(2)
+      for (const call of receiver.received) expect(call.body).not.toContain('Deferred-Claim-Value')
+    } finally {
+      receiver.close()
+    }
   })
 })

@@ -97,7 +97,11 @@ describe.runIf(databaseUrl)('a c_nonce spent once across two issuer processes (P
   it('issue 42 item 1: one credential.issued event per credential request across processes; the request that loses the race stores none', async () => {
     const receiver = await startReceiver()
     try {
-      await api('/webhook-endpoints', { id: 'events', url: `${receiver.url}/in` })
+      await api('/webhook-endpoints', {
+        id: 'events',
+        url: `${receiver.url}/in`,
+        events: ['credential.issued'],
+      })
       await api('/credentials', {
         id: 'hooked',
         config: { format: 'dc+sd-jwt', vct: 'urn:example:hooked' },

@@ -411,6 +411,7 @@ describe.each(testDatabases())('OpenID4VP response and SD-JWT VC validation on $
           id: 'results',
           url: `${receiver.url}/in`,
           auth: { type: 'hmac' },
+          events: ['presentation.result'],
         },
         auth,
       )

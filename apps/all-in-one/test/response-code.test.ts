@@ -59,7 +59,12 @@ describe.each(testDatabases())('same-device response_code on $name', (testDataba
       method: 'POST',
       url: '/api/webhook-endpoints',
       headers: rp.auth,
-      payload: { id: 'results', url: `${receiver.url}/in`, auth: { type: 'none' } },
+      payload: {
+        id: 'results',
+        url: `${receiver.url}/in`,
+        auth: { type: 'none' },
+        events: ['presentation.result'],
+      },
     })
     expect(hook.statusCode, hook.body).toBe(201)
     // The tenant drops claims a webhook received; this webhook receives none, so nothing is dropped.

@@ -440,6 +440,7 @@ const hook = await api.createWebhookEndpoint({
   id: 'results',
   url: 'http://127.0.0.1:' + receiver.address().port + '/in',
   auth: { type: 'hmac' },
+  events: ['presentation.result'],
 })
 
 await api.createKeyChain({ source: 'generate', id: 'keys', certificate: { mode: 'internal-ca' } })
@@ -579,6 +580,8 @@ export const onWebhook = (event: WebhookEvent): string =>
     ? event.event
     : event.type === 'credential.issued'
       ? event.credentialConfigurationId
+      : event.type !== 'presentation.result'
+      ? event.type
       : event.status === 'failed'
       ? event.failureReason
       // @ts-expect-error a verified result has no failureReason

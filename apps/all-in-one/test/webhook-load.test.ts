@@ -66,7 +66,7 @@ describe('webhook deliveries under load on PostgreSQL', () => {
           method: 'POST',
           url: '/api/webhook-endpoints',
           headers: auth,
-          payload: { id: 'load', url: `${receiver.url}/in` },
+          payload: { id: 'load', url: `${receiver.url}/in`, events: ['presentation.result'] },
         })
         expect(hook.statusCode, hook.body).toBe(201)
         // One credential, presented with a fresh key binding each time: the load is the verifier's.

@@ -35,8 +35,14 @@ async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): 
   return value
 }
 
+/** An endpoint for presentation results only (unless `payload` says otherwise): one call per session. */
 async function createHook(app: FastifyInstance, auth: Headers, payload: object) {
-  const response = await app.inject({ method: 'POST', url: '/api/webhook-endpoints', headers: auth, payload })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/webhook-endpoints',
+    headers: auth,
+    payload: { events: ['presentation.result'], ...payload },
+  })
   expect(response.statusCode, response.body).toBe(201)
   return response.json() as Loose
 }

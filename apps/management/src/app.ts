@@ -36,12 +36,13 @@ import {
 } from '@credential-service/server-kit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ManagementConfig } from './config'
+import { consoleOidcSessions } from './oidc/console-sessions'
 import { createOidcMode, pushRootClient, pushRootClientWhenReady } from './oidc/oidc-mode'
 import { auditRoutes } from './routes/audit'
 import { clientRoutes } from './routes/clients'
 import { registerConfigRoutes } from './routes/configs'
 import { consoleRoutes } from './routes/console'
-import { registerConsoleSessions } from './routes/console-session'
+import { registerConsoleSessions, registerOidcConsoleSessions } from './routes/console-session'
 import { credentialStatusRoutes } from './routes/credential-status'
 import { registerDocs } from './routes/docs'
 import { federationRoutes } from './routes/federation'
@@ -150,6 +151,12 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     if (oidc) {
       await app.register(providerTokenNotice(oidc.tokenUrl))
       pushRootClientWhenReady(app, () => pushRootClient(database.db, config, oidc.admin))
+      if (config.CONSOLE_OIDC_CLIENT_ID)
+        await registerOidcConsoleSessions(app, {
+          service: consoleOidcSessions(config, database.db, oidc, config.CONSOLE_OIDC_CLIENT_ID),
+          origin: new URL(config.PUBLIC_URL).origin,
+          maxSeconds: config.CONSOLE_SESSION_MAX_SECONDS,
+        })
     } else {
       await registerRateLimits(app, { store: rateLimitStore(config), db: database.db })
       const clientDeps = {
@@ -180,9 +187,8 @@ export function buildManagementApp(deps: ManagementDeps): FastifyPluginAsync {
     await app.register(
       consoleRoutes({
         dir: config.CONSOLE_DIR,
-        ...(oidc && consoleSignIn
-          ? { signIn: consoleSignIn, connectSources: () => [new URL(oidc.tokenUrl()).origin] }
-          : {}),
+        // The page calls no provider endpoint: this process exchanges and renews (issue 42).
+        ...(oidc && consoleSignIn ? { signIn: consoleSignIn } : {}),
       }),
     )
     await app.register(metricsRoute(metrics))

@@ -181,8 +181,12 @@ describe('OpenAPI description of the management API', () => {
     )
     expect(bodies).toStrictEqual({
       'credential.issued': { $ref: '#/components/schemas/CredentialIssuedEvent' },
+      'issuance.deferred': { $ref: '#/components/schemas/IssuanceDeferredEvent' },
+      'issuance.expired': { $ref: '#/components/schemas/IssuanceExpiredEvent' },
+      'issuance.failed': { $ref: '#/components/schemas/IssuanceFailedEvent' },
       'issuance.notification': { $ref: '#/components/schemas/IssuanceNotificationEvent' },
       'presentation.result': { $ref: '#/components/schemas/PresentationResultEvent' },
+      'presentation.status': { $ref: '#/components/schemas/PresentationStatusEvent' },
     })
     for (const item of Object.values(webhooks))
       expect(item.post.parameters.map((p) => `${p.in} ${p.name}`)).toStrictEqual([

@@ -45,6 +45,11 @@ export {
   credentialConfigColumns,
   presentationConfigColumns,
 } from './repositories/configs'
+export type {
+  ConsoleOidcSessionRepository,
+  NewConsoleOidcSession,
+} from './repositories/console-oidc-sessions'
+export { createConsoleOidcSessionRepository } from './repositories/console-oidc-sessions'
 export type { ConsoleSessionRecord, ConsoleSessionRepository } from './repositories/console-sessions'
 export { createConsoleSessionRepository } from './repositories/console-sessions'
 export type { DeferredCredentialRepository, NewDeferredCredential } from './repositories/deferred'
@@ -53,6 +58,8 @@ export {
   createDeferredCredentialRepository,
 } from './repositories/deferred'
 export { foreignKeyViolation, uniqueViolation } from './repositories/errors'
+export type { ExpiredOffer, ExpiredRequest } from './repositories/expiry-claims'
+export { claimExpiredOffers, claimExpiredRequests } from './repositories/expiry-claims'
 export type { ExternalTokenSessionRepository } from './repositories/external-tokens'
 export { createExternalTokenSessionRepository } from './repositories/external-tokens'
 export type { FederationMembershipValues, FederationRepository } from './repositories/federation'
@@ -156,6 +163,7 @@ export type {
   AttributeProviderRow,
   AuthorizationRequestRow,
   AuthServerRow,
+  ConsoleOidcSessionRow,
   DeferredCredentialRow,
   FederationMembershipRow,
   IssuanceSessionRow,

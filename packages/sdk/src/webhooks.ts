@@ -1,14 +1,25 @@
 import type {
   CredentialIssuedEvent,
+  IssuanceDeferredEvent,
+  IssuanceExpiredEvent,
+  IssuanceFailedEvent,
   IssuanceNotificationEvent,
   PresentationResultEvent,
+  PresentationStatusEvent,
 } from './generated/types.js'
 
 /**
  * Any body a webhook endpoint receives (the description's `webhooks`): tell the events apart by
  * `type`, a `presentation.result` by `status`. Verify the signature over the raw body before parsing.
  */
-export type WebhookEvent = CredentialIssuedEvent | IssuanceNotificationEvent | PresentationResultEvent
+export type WebhookEvent =
+  | CredentialIssuedEvent
+  | IssuanceDeferredEvent
+  | IssuanceExpiredEvent
+  | IssuanceFailedEvent
+  | IssuanceNotificationEvent
+  | PresentationResultEvent
+  | PresentationStatusEvent
 export type WebhookEventType = WebhookEvent['type']
 
 /** Why `verifyWebhook` refused a delivery. */

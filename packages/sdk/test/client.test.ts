@@ -62,6 +62,10 @@ describe('SDK webhook event types', () => {
     const handle = (event: WebhookEvent): string => {
       if (event.type === 'issuance.notification') return `${event.credentialConfigurationId}: ${event.event}`
       if (event.type === 'credential.issued') return `${event.count} × ${event.format}`
+      if (event.type === 'issuance.deferred') return `wait ${event.interval} s`
+      if (event.type === 'issuance.expired') return event.credentialConfigurationIds.join(',')
+      if (event.type === 'issuance.failed') return event.reason
+      if (event.type === 'presentation.status') return event.status
       if (event.status === 'failed') return event.failureReason
       return 'claims' in event ? Object.keys(event.claims).join(',') : 'response code required'
     }

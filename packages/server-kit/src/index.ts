@@ -92,6 +92,7 @@ export {
   finishVerified,
   openSession,
   type ResultFields,
+  reportStep,
   type SessionOutcome,
   sessionEnding,
 } from './presentation/session-end'

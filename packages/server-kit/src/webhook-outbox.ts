@@ -13,6 +13,7 @@ import {
   type WebhookDeliveryRow,
 } from '@credential-service/db-schema'
 import type { FastifyInstance } from 'fastify'
+import { sweepExpiredSessions } from './expiry-sweep'
 import type { FlowMetrics } from './metrics'
 import { createOutageLog, type OutageLogger } from './outage-log'
 import type { OutboundPolicy } from './outbound-fetch'
@@ -23,6 +24,7 @@ import { type OutboundLog, sendWebhook } from './webhook-delivery'
 /** How long a claimed row is someone's: well above one attempt's 5 s limit. */
 export const DELIVERY_LEASE_MS = 60_000
 const BATCH = 20
+const SEEN_LIMIT = 10_000
 const MAX_BACKOFF_MS = 60 * 60 * 1000
 
 export interface WebhookOutboxOptions {
@@ -57,6 +59,8 @@ export interface WebhookEvent {
   dropSessionResult?: boolean
   /** The JSON body (`zWebhookEvent` of core-domain); `deliveryId` is added. */
   body: WebhookEventBody
+  /** Once per endpoint and key (per session and step): a repeat stores nothing. */
+  dedupeKey?: string
 }
 
 const payloadContext = (tenantId: string, id: string) => `webhook-delivery:${tenantId}/${id}`
@@ -76,6 +80,8 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   let again = false
   /** Kicks of one change's deliveries, awaited on close like a run. */
   const targeted = new Set<Promise<void>>()
+  /** Keys of once-only events this process stored or saw stored (oldest dropped first). */
+  const seen = new Set<string>()
   const timers = new Set<NodeJS.Timeout>()
   let log = options.log
   // A database outage is one warn line per outage, not an error per drain and row.
@@ -101,6 +107,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
       at: options.now(),
       // Whichever process delivers it later continues the trace of the change it reports.
       traceparent: currentTraceparent(),
+      dedupeKey: event.dedupeKey,
     }
   }
 
@@ -108,6 +115,21 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   async function enqueue(tx: Executor, event: WebhookEvent): Promise<string | undefined> {
     const delivery = seal(event)
     return (await enqueueWebhookDelivery(tx, delivery)) ? delivery.id : undefined
+  }
+
+  /**
+   * Stores an event that is sent once per endpoint and `dedupeKey` (a step of a session), outside
+   * any transaction, and kicks it. The database refuses a repeat from any process; this process
+   * also remembers the keys it stored or saw refused, so a flood of repeats (a wallet retrying a
+   * bad request) costs no statement each.
+   */
+  async function enqueueOnce(event: WebhookEvent & { dedupeKey: string }): Promise<void> {
+    const key = `${event.tenantId}/${event.endpointId}/${event.dedupeKey}`
+    if (seen.has(key)) return
+    const id = await enqueue(options.db, event)
+    seen.add(key)
+    if (seen.size > SEEN_LIMIT) seen.delete(seen.values().next().value as string)
+    if (id) void kick([id])
   }
 
   /**
@@ -269,6 +291,13 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
     timers.add(timer)
   }
 
+  /** Reports sessions that expired unanswered, once across processes, and kicks their events. */
+  async function sweep(): Promise<void> {
+    if (closed) return
+    const stored = await sweepExpiredSessions({ db: options.db, seal, now: options.now })
+    if (stored.length > 0) void kick(stored)
+  }
+
   /** Stops timers and kicks, and waits for a run in progress (its attempts are bounded). */
   async function close(): Promise<void> {
     closed = true
@@ -280,7 +309,9 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   return {
     seal,
     enqueue,
+    enqueueOnce,
     kick,
+    sweep,
     close,
     /**
      * Drains in this app's process: at start (rows left by a restart), every `pollSeconds`, and
@@ -292,6 +323,8 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
       scheduled = true
       log ??= app.log
       scheduleJob(app, 'webhook outbox', options.pollSeconds, kick)
+      // Expired offers and requests are reported by the same processes, as often (expiry-sweep.ts).
+      scheduleJob(app, 'expiry sweep', options.pollSeconds, sweep)
       app.addHook('onReady', async () => {
         void kick()
       })

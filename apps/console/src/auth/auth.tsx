@@ -19,7 +19,7 @@ import {
   type TabMessage,
   tabChannel,
 } from './server-session'
-import { type Session, sessionOf, subjectOf } from './session'
+import type { Session } from './session'
 
 interface Auth {
   session: Session | undefined
@@ -79,23 +79,14 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       }
       if (!current) return
       setConfig(loaded)
-      if (loaded.mode !== 'oidc') {
-        // Reload, new tab, deep link: the service's session, if this browser has one.
-        setCompleting(true)
-        try {
-          const resumed = await resumeSession()
-          if (current && resumed) setSession(resumed)
-        } catch (error) {
-          if (current) setNotice(error instanceof Error ? error.message : String(error))
-        } finally {
-          if (current) setCompleting(false)
-        }
-        return
-      }
+      // Reload, new tab, deep link: the service's session, if this browser has one; in OIDC mode
+      // coming back from the provider makes a new one first.
       setCompleting(true)
       try {
-        const token = await completeOidcSignIn(loaded)
-        if (current && token) setSession(sessionOf(subjectOf(token), token, Date.now(), loaded))
+        const started = loaded.mode === 'oidc' ? await completeOidcSignIn(loaded) : undefined
+        const resumed = started ?? (await resumeSession())
+        if (current && resumed) setSession(resumed)
+        if (started) channel.current?.postMessage('signed-in' satisfies TabMessage)
       } catch (error) {
         if (current) setNotice(error instanceof Error ? error.message : String(error))
       } finally {
@@ -165,8 +156,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     await startOidcSignIn(config, `${window.location.pathname}${window.location.search}`)
   }, [config])
 
-  // At the session's absolute end (a server session) or the token's expiry (OIDC: not renewed,
-  // the console keeps no secret), the console signs out. The idle timeout shows as a 401 (app.tsx).
+  // At the session's absolute end the console signs out (the service renews the provider's
+  // token in OIDC mode). The idle timeout shows as a 401 (app.tsx).
   useEffect(() => {
     if (!session) return
     const timer = setTimeout(
@@ -179,13 +170,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   const api = useMemo(() => {
     if (!session) return undefined
-    const baseUrl = window.location.origin
-    const { accessToken, csrfToken } = session
     // A server session sends no token (the SDK sends no Authorization for an empty one): the
     // cookie and its CSRF header stand in for it.
-    return csrfToken
-      ? createManagementClient({ baseUrl, accessToken: () => '', fetch: sessionFetch(csrfToken) })
-      : createManagementClient({ baseUrl, accessToken: () => accessToken ?? '' })
+    return createManagementClient({
+      baseUrl: window.location.origin,
+      accessToken: () => '',
+      fetch: sessionFetch(session.csrfToken),
+    })
   }, [session])
 
   const value = useMemo<Auth>(

@@ -1,4 +1,5 @@
-import { requestAuthorizationCodeToken, type TokenResponse } from '@credential-service/sdk'
+import { startOidcSession } from './server-session'
+import type { Session } from './session'
 
 /** How the console signs in at the identity provider (apps/management `/console/config.json`). */
 export interface OidcSignInConfig {
@@ -101,14 +102,15 @@ const answer: RedirectAnswer | undefined = (() => {
   return { params, pending }
 })()
 
-let exchange: Promise<TokenResponse | undefined> | undefined
+let exchange: Promise<Session | undefined> | undefined
 
 /**
- * The token of the provider's answer, if the page was loaded with one: the state checked against
- * the pending request (CSRF, RFC 6749 §10.12), the issuer when the provider names it (RFC 9207),
- * the code exchanged with the PKCE verifier. Once per page load; undefined without an answer.
+ * The console session of the provider's answer, if the page was loaded with one: the state checked
+ * against the pending request (CSRF, RFC 6749 §10.12), the issuer when the provider names it (RFC
+ * 9207), then the code and the PKCE verifier handed to the service, which exchanges them and keeps
+ * the tokens (issue 42: the page never holds one). Once per page load; undefined without an answer.
  */
-export function completeOidcSignIn(signIn: OidcSignInConfig): Promise<TokenResponse | undefined> {
+export function completeOidcSignIn(signIn: OidcSignInConfig): Promise<Session | undefined> {
   exchange ??= (async () => {
     if (!answer) return undefined
     const { params, pending } = answer
@@ -119,9 +121,7 @@ export function completeOidcSignIn(signIn: OidcSignInConfig): Promise<TokenRespo
     const iss = params.get('iss')
     if (iss !== null && iss !== signIn.issuer)
       throw new Error('The sign-in answer names another identity provider. Sign in again.')
-    return requestAuthorizationCodeToken({
-      tokenUrl: signIn.tokenEndpoint,
-      clientId: signIn.clientId,
+    return startOidcSession({
       code: params.get('code') ?? '',
       redirectUri: redirectUri(),
       codeVerifier: pending.codeVerifier,

@@ -2,8 +2,8 @@ import type { Role } from '@credential-service/core-domain'
 import type { Session } from './session'
 
 /**
- * The server-side console session (issue 42, client credentials mode): the management process
- * keeps the session and its token; this tab holds an HttpOnly cookie it cannot read, and the
+ * The server-side console session (issue 42, client credentials and OIDC mode): the management
+ * process keeps the session and its token (in OIDC mode the provider's, renewed there); this tab holds an HttpOnly cookie it cannot read, and the
  * session's CSRF token, which alone authorises nothing. Reload, a new tab or a deep link find the
  * session again with `GET /console/session`.
  */
@@ -60,6 +60,20 @@ export async function startSession(clientId: string, clientSecret: string): Prom
     method: 'POST',
     headers: { accept: 'application/json', 'content-type': 'application/json' },
     body: JSON.stringify({ clientId, clientSecret }),
+  })
+  return answerOf(response)
+}
+
+/** OIDC mode: the provider's answer, for the service to exchange (it keeps the tokens). */
+export async function startOidcSession(answer: {
+  code: string
+  codeVerifier: string
+  redirectUri: string
+}): Promise<Session> {
+  const response = await fetch(`${URL_PATH}/oidc`, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
+    body: JSON.stringify(answer),
   })
   return answerOf(response)
 }

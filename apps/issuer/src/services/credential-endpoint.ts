@@ -12,6 +12,7 @@ import {
   encryptResponse,
 } from './credential-encryption'
 import type { CredentialOutcome } from './deferred'
+import { reportFailure } from './failed-event'
 import { createIssuanceService, type IssuanceDeps } from './issuance'
 
 /** An HTTP answer of the (deferred) credential endpoint: JSON, or a JWE when the wallet asked for one. */
@@ -39,13 +40,30 @@ export function createCredentialEndpoint(scope: TenantScope<IssuanceDeps>) {
   const issuance = createIssuanceService(scope)
   const encryption = createCredentialEncryption(scope)
 
-  /** Reads and parses the request (the message's schema, at this edge), then `handle`s it. */
+  /**
+   * Reads and parses the request (the message's schema, at this edge), then `handle`s it; a
+   * refusal of a valid token's request is reported (`issuance.failed`, failed-event.ts).
+   */
   async function answer<R extends { credential_response_encryption?: CredentialResponseEncryption }>(
     input: CredentialHttpRequest,
     parse: (body: Record<string, unknown>) => R,
     handle: (token: AccessGrant, request: R) => Promise<CredentialOutcome>,
   ): Promise<CredentialHttpAnswer> {
     const token = await issuance.authorize(input.resource)
+    try {
+      return await answerFor(token, input, parse, handle)
+    } catch (error) {
+      await reportFailure(scope, token, error)
+      throw error
+    }
+  }
+
+  async function answerFor<R extends { credential_response_encryption?: CredentialResponseEncryption }>(
+    token: AccessGrant,
+    input: CredentialHttpRequest,
+    parse: (body: Record<string, unknown>) => R,
+    handle: (token: AccessGrant, request: R) => Promise<CredentialOutcome>,
+  ): Promise<CredentialHttpAnswer> {
     const read = await encryption.readRequest(input.contentType, input.body)
     const request = parse(read.body)
     const response = await checkResponseEncryption(request.credential_response_encryption)

@@ -20,7 +20,7 @@ import type { AccessGrant } from '../grants/verify-access-token'
 import type { TenantScope } from '../tenant-scope'
 import type { createClaimsSource } from './claims-source'
 import { issueCredentials } from './issue-credentials'
-import { credentialIssuedEvent, logIssued } from './issued-event'
+import { credentialIssuedEvent, deferredEvent, logIssued } from './issued-event'
 
 /** What the (deferred) credential endpoint answers: credentials (200) or a transaction (202). */
 export type CredentialOutcome =
@@ -71,23 +71,34 @@ export function createDeferredService(
     /**
      * Keeps a request whose proofs were verified (nonce consumed) but whose claims are pending: the
      * holder keys and configuration are all that is needed to finish. The id is a 256-bit random
-     * bearer value, stored hashed.
+     * bearer value, stored hashed. The `issuance.deferred` event is stored with it.
      */
     async begin(
       session: IssuanceSessionRow,
-      configurationId: string,
+      offered: CredentialConfig,
       holderKeys: (JWK | undefined)[],
       interval: number,
     ): Promise<CredentialOutcome> {
+      const configurationId = offered.id
       const transactionId = randomBytes(32).toString('base64url')
-      await transactions.insert({
+      const row = {
         transactionIdHash: codeHash(transactionId),
         sessionId: session.id,
         credentialConfigurationId: configurationId,
         holderKeys: holderKeys.map((key) => (key ? (key as Record<string, unknown>) : null)),
         intervalSeconds: interval,
         nextAskAt: new Date(deps.now().getTime() + interval * 1000),
-      })
+      }
+      const event = deferredEvent(scope, session.id, offered, interval)
+      if (!event) await transactions.insert(row)
+      else {
+        // The transaction and its event commit together.
+        const stored = await deps.db.transaction(async (tx) => {
+          await transactions.insert(row, tx)
+          return deps.outbox.enqueue(tx, event)
+        })
+        if (stored) void deps.outbox.kick([stored])
+      }
       return { status: 202, body: { transaction_id: transactionId, interval } }
     },
 

@@ -194,8 +194,7 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
       if (!nonceSpent) throw nonceNotSpent()
       const holderKeys = proven ? proven.keys : [undefined]
       const answer = await claimsFor(session, offered)
-      if (answer.status === 'pending')
-        return deferred.begin(session, configurationId, holderKeys, answer.interval)
+      if (answer.status === 'pending') return deferred.begin(session, offered, holderKeys, answer.interval)
       const issued = await issueCredentials(scope, {
         session,
         offered,

@@ -1,6 +1,10 @@
-import type { CredentialConfig, CredentialIssuedEventBody } from '@credential-service/core-domain'
+import type {
+  CredentialConfig,
+  CredentialIssuedEventBody,
+  IssuanceDeferredEventBody,
+} from '@credential-service/core-domain'
 import type { NewWebhookDelivery } from '@credential-service/db-schema'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import type { ProtocolDeps, WebhookEvent } from '@credential-service/server-kit'
 import type { TenantScope } from '../tenant-scope'
 import type { IssuedCredentials } from './issue-credentials'
 
@@ -44,6 +48,26 @@ export function credentialIssuedEvent(
     sessionId: options.sessionId,
     body,
   })
+}
+
+/** The `issuance.deferred` event of a request answered with a transaction; undefined without an endpoint. */
+export function deferredEvent(
+  scope: TenantScope<ProtocolDeps>,
+  sessionId: string,
+  offered: CredentialConfig,
+  interval: number,
+): WebhookEvent | undefined {
+  if (!offered.webhookEndpointId) return undefined
+  // The outbox adds `deliveryId`; the field order is the body's.
+  const body: IssuanceDeferredEventBody = {
+    type: 'issuance.deferred',
+    tenantId: scope.tenantId,
+    sessionId,
+    credentialConfigurationId: offered.id,
+    interval,
+    at: scope.deps.now().toISOString(),
+  }
+  return { tenantId: scope.tenantId, endpointId: offered.webhookEndpointId, type: body.type, sessionId, body }
 }
 
 /** The flow's "credential issued" line: what, for whom, never the claims. */

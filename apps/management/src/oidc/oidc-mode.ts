@@ -4,7 +4,7 @@ import type { ProviderTokenVerifier } from '@credential-service/server-kit'
 import type { FastifyInstance } from 'fastify'
 import { keycloakRealm, type ManagementConfig } from '../config'
 import { createKeycloakAdmin } from './keycloak-admin'
-import { createProviderDiscovery, type ProviderDiscovery } from './provider-discovery'
+import { createProviderDiscovery, type ProviderDiscovery, toInternalUrl } from './provider-discovery'
 import { createProviderTokenVerifier } from './provider-tokens'
 
 /** What external OIDC mode (spec §5.4) replaces: token verification, token endpoint, client store. */
@@ -16,6 +16,8 @@ export interface OidcMode {
   admin: IdentityProviderAdmin
   /** The provider's token endpoint for the Swagger UI; Keycloak's path until discovery answered. */
   tokenUrl: () => string
+  /** The token endpoint as this service reaches it (through OIDC_INTERNAL_ISSUER_URL when set). */
+  serverTokenUrl: () => Promise<string>
   /** How the console signs in at the provider; undefined without CONSOLE_OIDC_CLIENT_ID. */
   consoleSignIn: (() => Promise<ConsoleOidcSignIn>) | undefined
 }
@@ -77,6 +79,10 @@ export function createOidcMode(config: ManagementConfig, now?: () => Date): Oidc
       audience,
     }),
     tokenUrl: () => tokenUrl,
+    serverTokenUrl: async () => {
+      const endpoints = await discovery.endpoints().catch(() => undefined)
+      return toInternalUrl(endpoints?.tokenEndpoint ?? keycloakEndpoint('token'), issuer, internalIssuer)
+    },
     consoleSignIn:
       consoleClientId === undefined
         ? undefined

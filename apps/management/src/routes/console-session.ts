@@ -4,7 +4,12 @@ import { clientIp, failureLimit } from '@credential-service/server-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { type ConsoleSessionService, csrfMatches } from '../services/console-session-service'
+import type { ConsoleOidcSessionService } from '../services/console-oidc-session-service'
+import {
+  type ConsoleSessionService,
+  type ConsoleSessionView,
+  csrfMatches,
+} from '../services/console-session-service'
 import type { AuthFailures } from '../services/token-service'
 
 /**
@@ -68,15 +73,21 @@ function setCookies(reply: FastifyReply, value: string, maxAge: number) {
 
 const zSignIn = z.object({ clientId: z.string().min(1), clientSecret: z.string().min(1) }).strict()
 
-/**
- * Issue 42: the console's server-side session. `POST /console/session` signs in (client id and
- * secret, checked and throttled as at the token endpoint) and sets the cookie; `GET` tells the page
- * who is signed in and its CSRF token; `DELETE` signs out. On `/api/**`, a request without
- * `Authorization` that carries the cookie and its CSRF token acts with the session's token.
- */
-export async function registerConsoleSessions(app: FastifyInstance, options: ConsoleSessionRoutesOptions) {
-  const { service } = options
+/** What the cookie routes need of a session service (client credentials or OIDC mode). */
+interface SessionCookieService {
+  accessToken(secret: string): Promise<string | undefined>
+  view(secret: string): Promise<ConsoleSessionView | undefined>
+  end(secret: string): Promise<void>
+}
 
+const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store')
+
+/**
+ * The routes every console session has, whatever signed it in: on `/api/**`, a request without
+ * `Authorization` that carries the cookie and its CSRF token acts with the session's token; `GET
+ * /console/session` tells the page who is signed in and its CSRF token; `DELETE` signs out.
+ */
+function registerSessionCookie(app: FastifyInstance, service: SessionCookieService) {
   // Before every route's own guard: the session stands in for the Bearer token. A cookie without
   // its CSRF header counts for nothing (a cross-site form or a Swagger page sends none).
   app.addHook('onRequest', async (request) => {
@@ -85,36 +96,6 @@ export async function registerConsoleSessions(app: FastifyInstance, options: Con
     if (!secret || !csrfMatches(secret, csrfOf(request))) return
     const token = await service.accessToken(secret)
     if (token) request.headers.authorization = `Bearer ${token}`
-  })
-
-  const failures = failureLimit(app, [
-    {
-      name: 'token-failures-client',
-      perMinute: options.failuresPerMinute,
-      subject: (request) => {
-        const clientId = (request.body as { clientId?: unknown } | undefined)?.clientId
-        return typeof clientId === 'string' && clientId !== '' ? clientId : undefined
-      },
-    },
-    { name: 'token-failures-ip', perMinute: options.failuresPerMinute, subject: clientIp },
-  ])
-
-  const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store')
-
-  const typed = app.withTypeProvider<ZodTypeProvider>()
-  typed.post('/console/session', { schema: { hide: true, body: zSignIn } }, async (request, reply) => {
-    if (!sameOrigin(request, options.origin))
-      throw new ForbiddenError('a console sign-in must come from the console')
-    const { clientId, clientSecret } = request.body
-    const found = await options.authenticate(clientId, clientSecret, {
-      check: () => failures.check(request),
-      record: () => failures.record(request),
-    })
-    const previous = cookieOf(request)
-    if (previous) await service.end(previous)
-    const { secret, view } = await service.start(found)
-    setCookies(reply, secret, options.maxSeconds)
-    return noStore(reply).code(201).send(view)
   })
 
   app.get('/console/session', { schema: { hide: true } }, async (request, reply) => {
@@ -134,4 +115,77 @@ export async function registerConsoleSessions(app: FastifyInstance, options: Con
     setCookies(reply, '', 0)
     return noStore(reply).code(204).send()
   })
+}
+
+/**
+ * Issue 42: the console's server-side session. `POST /console/session` signs in (client id and
+ * secret, checked and throttled as at the token endpoint) and sets the cookie; the rest is
+ * `registerSessionCookie`'s.
+ */
+export async function registerConsoleSessions(app: FastifyInstance, options: ConsoleSessionRoutesOptions) {
+  const { service } = options
+  registerSessionCookie(app, service)
+
+  const failures = failureLimit(app, [
+    {
+      name: 'token-failures-client',
+      perMinute: options.failuresPerMinute,
+      subject: (request) => {
+        const clientId = (request.body as { clientId?: unknown } | undefined)?.clientId
+        return typeof clientId === 'string' && clientId !== '' ? clientId : undefined
+      },
+    },
+    { name: 'token-failures-ip', perMinute: options.failuresPerMinute, subject: clientIp },
+  ])
+
+  const typed = app.withTypeProvider<ZodTypeProvider>()
+  typed.post('/console/session', { schema: { hide: true, body: zSignIn } }, async (request, reply) => {
+    if (!sameOrigin(request, options.origin))
+      throw new ForbiddenError('a console sign-in must come from the console')
+    const { clientId, clientSecret } = request.body
+    const found = await options.authenticate(clientId, clientSecret, {
+      check: () => failures.check(request),
+      record: () => failures.record(request),
+    })
+    const previous = cookieOf(request)
+    if (previous) await service.end(previous)
+    const { secret, view } = await service.start(found)
+    setCookies(reply, secret, options.maxSeconds)
+    return noStore(reply).code(201).send(view)
+  })
+}
+
+const zOidcSignIn = z
+  .object({
+    code: z.string().min(1).max(4096),
+    codeVerifier: z.string().min(43).max(128),
+    redirectUri: z.url(),
+  })
+  .strict()
+
+/**
+ * Issue 42, OIDC mode: `POST /console/session/oidc` takes the provider's answer at the redirect
+ * URI (the code and the PKCE verifier the page kept for the round trip), exchanges it here and
+ * sets the cookie; the provider's tokens stay in this service (console-oidc-session-service.ts).
+ */
+export async function registerOidcConsoleSessions(
+  app: FastifyInstance,
+  options: { service: ConsoleOidcSessionService; origin: string; maxSeconds: number },
+) {
+  const { service } = options
+  registerSessionCookie(app, service)
+  const typed = app.withTypeProvider<ZodTypeProvider>()
+  typed.post(
+    '/console/session/oidc',
+    { schema: { hide: true, body: zOidcSignIn } },
+    async (request, reply) => {
+      if (!sameOrigin(request, options.origin))
+        throw new ForbiddenError('a console sign-in must come from the console')
+      const previous = cookieOf(request)
+      if (previous) await service.end(previous)
+      const { secret, view } = await service.start(request.body)
+      setCookies(reply, secret, options.maxSeconds)
+      return noStore(reply).code(201).send(view)
+    },
+  )
 }

@@ -1,7 +1,11 @@
 import {
   zCredentialIssuedEvent,
+  zIssuanceDeferredEvent,
+  zIssuanceExpiredEvent,
+  zIssuanceFailedEvent,
   zIssuanceNotificationEvent,
   zPresentationResultEvent,
+  zPresentationStatusEvent,
 } from '@credential-service/core-domain'
 import type { z } from 'zod'
 
@@ -77,6 +81,24 @@ export const WEBHOOKS = {
     'Sent once per credential request (or deferred credential request) that a wallet got credentials for, of a configuration with `webhookEndpointId`, whether or not the wallet sends a notification later. Carries the configuration, format, count and status list entries, never claim values.',
     zCredentialIssuedEvent,
   ),
+  'issuance.deferred': webhook(
+    'issuanceDeferredWebhook',
+    'A credential request was deferred',
+    'Sent when a credential request of a configuration with `webhookEndpointId` is answered with a transaction (OpenID4VCI §9, HTTP 202) because the attribute provider has no claims yet. `credential.issued` with `deferred: true` follows when a deferred credential request delivers the credential.',
+    zIssuanceDeferredEvent,
+  ),
+  'issuance.expired': webhook(
+    'issuanceExpiredWebhook',
+    'An offer expired unredeemed',
+    'Sent once per session and endpoint when an offer passes its expiry without a token issued for it; noticed by the periodic sweep of the issuer processes (every `WEBHOOK_POLL_SECONDS`), so `at` may trail `expiresAt` by that much.',
+    zIssuanceExpiredEvent,
+  ),
+  'issuance.failed': webhook(
+    'issuanceFailedWebhook',
+    'A credential request was refused',
+    'Sent the first time a credential or deferred credential request of a session (with a valid access token) is refused for a reason: the error code only, never the request. Further refusals of the session for the same reason send nothing.',
+    zIssuanceFailedEvent,
+  ),
   'issuance.notification': webhook(
     'issuanceNotificationWebhook',
     'A wallet notification about an issued credential',
@@ -88,5 +110,11 @@ export const WEBHOOKS = {
     'A presentation session ended',
     'Sent when a presentation session of a request or configuration with `webhookEndpointId` ends: verified with the claims (cross-device) or `responseCodeRequired` (same-device), or failed with the reason.',
     zPresentationResultEvent,
+  ),
+  'presentation.status': webhook(
+    'presentationStatusWebhook',
+    'A presentation session moved on',
+    'Sent once per session and step, without claims: `request_retrieved` (the wallet fetched the request object), `verified` or `failed` (the response came and was checked), `expired` (no response before the expiry; noticed by the periodic sweep).',
+    zPresentationStatusEvent,
   ),
 }

@@ -42,6 +42,8 @@ export interface KeycloakStandIn {
   adminCalls: string[]
   /** Authorization requests seen at the authorization endpoint, their query parameters. */
   authorizationRequests: URLSearchParams[]
+  /** The `grant_type` of every token request the provider granted, in order. */
+  grants: string[]
   /**
    * A realm user who signs in at the login form; `claims` go into its access tokens, as Keycloak's
    * user attribute and role mappers would put them (e.g. `{ roles: ['tenant:manage'] }`).
@@ -90,6 +92,8 @@ export interface StandInOptions {
   realm?: string
   /** Keycloak behind a fixed public hostname (KC_HOSTNAME): issuer and published URLs use it. */
   publicIssuerOrigin?: string
+  /** Access token lifetime (Keycloak's "Access Token Lifespan"), 300 s by default. */
+  accessTokenTtlSeconds?: number
 }
 
 const json = (res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) => {
@@ -169,7 +173,8 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
       if (client?.enabled && client.publicClient && client.standardFlowEnabled) {
         const metadata: ClientMetadata = {
           client_id: client.clientId,
-          grant_types: ['authorization_code'],
+          // Keycloak's standard flow answers with a refresh token too.
+          grant_types: ['authorization_code', 'refresh_token'],
           response_types: ['code'],
           redirect_uris: (client.redirectUris as string[] | undefined) ?? [],
           token_endpoint_auth_method: 'none',
@@ -210,6 +215,7 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
   const defaultAudience = `${issuer}/account`
   const users = new Map<string, { password: string; claims: Record<string, unknown> }>()
   const authorizationRequests: URLSearchParams[] = []
+  const grants: string[] = []
   const loginPath = `${realmPath}/login-actions/authenticate/`
   const provider = new Provider(issuer, {
     adapter: StoreAdapter,
@@ -236,6 +242,7 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
       await grant.save()
       return grant
     },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
@@ -246,7 +253,7 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
         getResourceServerInfo: (_ctx, resource) => ({
           audience: resource,
           scope: '',
-          accessTokenTTL: 300,
+          accessTokenTTL: options.accessTokenTtlSeconds ?? 300,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
@@ -263,6 +270,9 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
   })
   // Keycloak behind a proxy with a fixed hostname publishes the public URLs.
   provider.proxy = true
+  provider.on('grant.success', (ctx) => {
+    grants.push(String(ctx.oidc.params?.grant_type))
+  })
   const oidc = provider.callback()
   const publicOrigin = options.publicIssuerOrigin ? new URL(options.publicIssuerOrigin) : undefined
 
@@ -476,6 +486,7 @@ export async function startKeycloakStandIn(options: StandInOptions = {}): Promis
     clients,
     adminCalls,
     authorizationRequests,
+    grants,
     addUser({ username, password, claims }) {
       users.set(username, { password, claims })
     },

@@ -12,6 +12,7 @@ import { createPresentationSessionRepository } from '@credential-service/db-sche
 import {
   encryptionJwk,
   type PresentationDeps,
+  reportStep,
   requestDcqlQuery,
   verifierInfoOf,
   verifierResponseUri,
@@ -46,6 +47,7 @@ async function requestObjectUntraced(
 ): Promise<string> {
   const row = await createPresentationSessionRepository(deps.db, tenantId).fetchRequest(requestId, deps.now())
   if (!row) throw new ProtocolError('invalid_request', 'no open request with this id', { status: 404 })
+  if (row.webhookEndpointId) await reportStep(deps, row, row.webhookEndpointId, 'request_retrieved')
   const config = await deps.tenants.presentationConfig(tenantId, row.presentationConfigId)
   if (!config)
     throw new ProtocolError('invalid_request', 'the presentation configuration is gone', { status: 404 })

@@ -5,8 +5,12 @@ import { zConfigId } from './credential-config'
 /** The event types the service emits; a webhook endpoint's `events` names some of them. */
 export const WEBHOOK_EVENT_TYPES = [
   'credential.issued',
+  'issuance.deferred',
+  'issuance.expired',
+  'issuance.failed',
   'issuance.notification',
   'presentation.result',
+  'presentation.status',
 ] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
 

@@ -69,6 +69,111 @@ export const zCredentialIssuedEvent = z
   .meta({ id: 'CredentialIssuedEvent' })
 export type CredentialIssuedEvent = z.infer<typeof zCredentialIssuedEvent>
 
+/**
+ * A credential request was answered with a transaction (OpenID4VCI §9, HTTP 202): the attribute
+ * provider has no claims yet. The credential itself is reported by `credential.issued` with
+ * `deferred: true` when a deferred credential request gets it (the provider is asked at the
+ * wallet's poll, so "ready" and "delivered" are one moment).
+ */
+export const zIssuanceDeferredEvent = z
+  .object({
+    type: z.literal('issuance.deferred'),
+    tenantId,
+    sessionId,
+    credentialConfigurationId: z.string().describe('The configuration the wallet asked for'),
+    interval: z.number().int().min(0).describe('Seconds the wallet was told to wait before it polls'),
+    at: zTimestamp.describe('When the request was deferred'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe(
+    '`issuance.deferred`: a credential request was deferred; `credential.issued` follows when it is delivered',
+  )
+  .meta({ id: 'IssuanceDeferredEvent' })
+export type IssuanceDeferredEvent = z.infer<typeof zIssuanceDeferredEvent>
+
+/**
+ * An offer passed its expiry unredeemed (no token was issued for it). Sent once per session and
+ * endpoint, by whichever process's sweep claims the expiry first.
+ */
+export const zIssuanceExpiredEvent = z
+  .object({
+    type: z.literal('issuance.expired'),
+    tenantId,
+    sessionId,
+    credentialConfigurationIds: z
+      .array(z.string())
+      .describe('The offered configurations that name this webhook endpoint'),
+    expiresAt: zTimestamp.describe('When the offer expired'),
+    at: zTimestamp.describe('When the expiry was noticed (within a poll interval of `expiresAt`)'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe('`issuance.expired`: an offer expired without being redeemed')
+  .meta({ id: 'IssuanceExpiredEvent' })
+export type IssuanceExpiredEvent = z.infer<typeof zIssuanceExpiredEvent>
+
+/**
+ * The reason classes of `issuance.failed`: the OAuth error codes of the credential and deferred
+ * credential endpoints (OpenID4VCI §8.3.1.2, §9.3, RFC 6750 §3.1).
+ */
+export const ISSUANCE_FAILURE_REASONS = [
+  'invalid_credential_request',
+  'unknown_credential_configuration',
+  'unknown_credential_identifier',
+  'invalid_proof',
+  'invalid_nonce',
+  'invalid_encryption_parameters',
+  'credential_request_denied',
+  'insufficient_scope',
+  'invalid_transaction_id',
+] as const
+export type IssuanceFailureReason = (typeof ISSUANCE_FAILURE_REASONS)[number]
+
+/**
+ * A credential request of the session was refused. The reason class only (never the request, its
+ * proofs or claims); once per session and reason, however many requests fail so.
+ */
+export const zIssuanceFailedEvent = z
+  .object({
+    type: z.literal('issuance.failed'),
+    tenantId,
+    sessionId,
+    credentialConfigurationIds: z
+      .array(z.string())
+      .describe('The configurations of the access token that name this webhook endpoint'),
+    reason: z.enum(ISSUANCE_FAILURE_REASONS).describe('The error code the wallet was answered with'),
+    at: zTimestamp.describe('When the first request failed for this reason'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe('`issuance.failed`: a credential request was refused (the first time per session and reason)')
+  .meta({ id: 'IssuanceFailedEvent' })
+export type IssuanceFailedEvent = z.infer<typeof zIssuanceFailedEvent>
+
+export const PRESENTATION_STEPS = ['request_retrieved', 'verified', 'failed', 'expired'] as const
+export type PresentationStep = (typeof PRESENTATION_STEPS)[number]
+
+/**
+ * A step of a presentation session, without claims: the wallet fetched the request object, the
+ * response was verified or refused (the verifier checks a response as it arrives, so "received"
+ * and the outcome are one step), or the request expired unanswered. Once per session and step.
+ */
+export const zPresentationStatusEvent = z
+  .object({
+    type: z.literal('presentation.status'),
+    tenantId,
+    sessionId,
+    presentationConfigId: z.string().describe('The presentation configuration of the session'),
+    status: z
+      .enum(PRESENTATION_STEPS)
+      .describe(
+        '`request_retrieved`: the wallet fetched the request (request_uri); `verified` / `failed`: the response came and was checked; `expired`: no response before the expiry',
+      ),
+    at: zTimestamp.describe('When the step happened (for `expired`, when it was noticed)'),
+    deliveryId: zDeliveryIdField,
+  })
+  .describe('`presentation.status`: a presentation session moved on (never claims)')
+  .meta({ id: 'PresentationStatusEvent' })
+export type PresentationStatusEvent = z.infer<typeof zPresentationStatusEvent>
+
 const zPresentationBase = z.object({
   type: z.literal('presentation.result'),
   tenantId,
@@ -128,7 +233,15 @@ export type PresentationResultEvent = z.infer<typeof zPresentationResultEvent>
  * refuses).
  */
 export const zWebhookEvent = z
-  .union([zCredentialIssuedEvent, zIssuanceNotificationEvent, zPresentationResultEvent])
+  .union([
+    zCredentialIssuedEvent,
+    zIssuanceDeferredEvent,
+    zIssuanceExpiredEvent,
+    zIssuanceFailedEvent,
+    zIssuanceNotificationEvent,
+    zPresentationResultEvent,
+    zPresentationStatusEvent,
+  ])
   .describe('A webhook event body; `type` names the event')
   .meta({ id: 'WebhookEvent' })
 export type WebhookEvent = z.infer<typeof zWebhookEvent>
@@ -139,3 +252,7 @@ export type WebhookEventBody = WithoutDeliveryId<WebhookEvent>
 export type CredentialIssuedEventBody = WithoutDeliveryId<CredentialIssuedEvent>
 export type IssuanceNotificationEventBody = WithoutDeliveryId<IssuanceNotificationEvent>
 export type PresentationResultEventBody = WithoutDeliveryId<PresentationResultEvent>
+export type IssuanceDeferredEventBody = WithoutDeliveryId<IssuanceDeferredEvent>
+export type IssuanceExpiredEventBody = WithoutDeliveryId<IssuanceExpiredEvent>
+export type IssuanceFailedEventBody = WithoutDeliveryId<IssuanceFailedEvent>
+export type PresentationStatusEventBody = WithoutDeliveryId<PresentationStatusEvent>

@@ -230,6 +230,7 @@ const statements = {
                 updatedAt: sql<Date>`now()`.as('updated_at'),
                 deliveredAt: sql<null>`null`.as('delivered_at'),
                 traceparent: sql<string | null>`${param('traceparent')}::text`.as('traceparent'),
+                dedupeKey: sql<null>`null`.as('dedupe_key'),
               })
               .from(e)
               .where(

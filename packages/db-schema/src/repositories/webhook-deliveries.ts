@@ -43,25 +43,30 @@ export interface NewWebhookDelivery {
   at: Date
   /** The storing request's W3C `traceparent`; undefined when tracing is off. */
   traceparent?: string | undefined
+  /** Events sent once per key and endpoint: a row with this key stored before makes this a no-op. */
+  dedupeKey?: string | undefined
 }
 
 /**
  * Stores an event for an endpoint, in the caller's transaction, when the endpoint exists and
- * subscribes to the event type (`events` null: every type). One statement: the filter is read
- * with the insert. Returns whether a row was stored.
+ * subscribes to the event type (`events` null: every type), and no row of the same `dedupeKey`
+ * was stored for it. One statement: the filter is read with the insert. Returns whether a row was
+ * stored.
  */
 export async function enqueueWebhookDelivery(tx: Executor, input: NewWebhookDelivery): Promise<boolean> {
   const e = webhookEndpoints
   const result = await tx.execute(sql`
     insert into ${t} (tenant_id, id, endpoint_id, event_type, session_id, notification_id,
       drop_session_result, payload_encrypted, status, attempts, next_attempt_at, created_at, updated_at,
-      traceparent)
+      traceparent, dedupe_key)
     select ${e.tenantId}, ${input.id}, ${e.id}, ${input.eventType}, ${input.sessionId},
       ${input.notificationId ?? null}, ${input.dropSessionResult ?? false}, ${input.payloadEncrypted},
-      'pending', 0, ${input.at.toISOString()}::timestamptz, now(), now(), ${input.traceparent ?? null}
+      'pending', 0, ${input.at.toISOString()}::timestamptz, now(), now(), ${input.traceparent ?? null},
+      ${input.dedupeKey ?? null}
     from ${e}
     where ${e.tenantId} = ${input.tenantId} and ${e.id} = ${input.endpointId}
       and (${e.events} is null or ${input.eventType} = any(${e.events}))
+    on conflict (tenant_id, endpoint_id, dedupe_key) do nothing
     returning id`)
   return rowsOf(result).length > 0
 }

@@ -20,8 +20,8 @@ export {
   presentationConfigs,
   webhookEndpoints,
 } from './configs'
-export type { ConsoleSessionRow } from './console-sessions'
-export { consoleSessions } from './console-sessions'
+export type { ConsoleOidcSessionRow, ConsoleSessionRow } from './console-sessions'
+export { consoleOidcSessions, consoleSessions } from './console-sessions'
 export type { CredentialEncryptionKeyRow, DeferredCredentialRow } from './deferred'
 export { credentialEncryptionKeys, deferredCredentials } from './deferred'
 export type { FederationAnchorValue, FederationMembershipRow, FederationTrustMarkValue } from './federation'

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import {
   check,
   index,
@@ -49,6 +50,8 @@ export const presentationSessions = pgTable(
     expiresAt: timestamp({ withTimezone: true }).notNull(),
     requestFetchedAt: timestamp({ withTimezone: true }),
     responseReceivedAt: timestamp({ withTimezone: true }),
+    /** When the expiry sweep claimed this unanswered request's expiry: set once, by one process. */
+    expiryReportedAt: timestamp({ withTimezone: true }),
     responseCodeHash: text(),
     /**
      * Disclosed claims per DCQL credential id, encrypted (SessionDataCipher, bound to tenant and
@@ -72,6 +75,10 @@ export const presentationSessions = pgTable(
     // Newest-first session lists, and the retention job across tenants.
     index('presentation_sessions_created').on(t.tenantId, t.createdAt, t.id),
     index('presentation_sessions_expiry').on(t.expiresAt),
+    // The expiry sweep: pending requests whose expiry is not reported yet.
+    index('presentation_sessions_expiry_due')
+      .on(t.expiresAt)
+      .where(sql`${t.status} = 'pending' and ${t.expiryReportedAt} is null`),
   ],
 )
 export type PresentationSessionRow = typeof presentationSessions.$inferSelect

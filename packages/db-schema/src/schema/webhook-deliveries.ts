@@ -9,6 +9,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core'
 import { webhookEndpoints } from './configs'
 import { tenants } from './tenants'
@@ -49,6 +50,12 @@ export const webhookDeliveries = pgTable(
      * attempt is a span of that trace, and the webhook request carries it.
      */
     traceparent: text(),
+    /**
+     * Events sent once per session and step (`issuance.failed` per reason, `presentation.status`,
+     * the expiry events): a second insert with the same key for the endpoint stores nothing, in
+     * whichever process it runs. Null for events that are once per change anyway.
+     */
+    dedupeKey: text(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -63,6 +70,8 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`${t.status} in ('pending', 'delivering')`),
     // Newest-first lists per endpoint.
     index('webhook_deliveries_endpoint').on(t.tenantId, t.endpointId, t.createdAt, t.id),
+    // Once per endpoint and key (nulls are distinct: other events are not limited).
+    uniqueIndex('webhook_deliveries_dedupe').on(t.tenantId, t.endpointId, t.dedupeKey),
     // The retention job.
     index('webhook_deliveries_done').on(t.updatedAt).where(sql`${t.status} in ('delivered', 'failed')`),
   ],

@@ -2778,6 +2778,72 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "issuance.deferred": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A credential request was deferred
+         * @description Sent when a credential request of a configuration with `webhookEndpointId` is answered with a transaction (OpenID4VCI §9, HTTP 202) because the attribute provider has no claims yet. `credential.issued` with `deferred: true` follows when a deferred credential request delivers the credential.
+         *
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         */
+        post: operations["issuanceDeferredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "issuance.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An offer expired unredeemed
+         * @description Sent once per session and endpoint when an offer passes its expiry without a token issued for it; noticed by the periodic sweep of the issuer processes (every `WEBHOOK_POLL_SECONDS`), so `at` may trail `expiresAt` by that much.
+         *
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         */
+        post: operations["issuanceExpiredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "issuance.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A credential request was refused
+         * @description Sent the first time a credential or deferred credential request of a session (with a valid access token) is refused for a reason: the error code only, never the request. Further refusals of the session for the same reason send nothing.
+         *
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         */
+        post: operations["issuanceFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "issuance.notification": {
         parameters: {
             query?: never;
@@ -2816,6 +2882,28 @@ export interface webhooks {
          *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
          */
         post: operations["presentationResultWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "presentation.status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A presentation session moved on
+         * @description Sent once per session and step, without claims: `request_retrieved` (the wallet fetched the request object), `verified` or `failed` (the response came and was checked), `expired` (no response before the expiry; noticed by the periodic sweep).
+         *
+         *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
+         */
+        post: operations["presentationStatusWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3474,6 +3562,72 @@ export interface components {
                 kind: "postgres" | "pglite";
             };
         };
+        /** @description `issuance.deferred`: a credential request was deferred; `credential.issued` follows when it is delivered */
+        IssuanceDeferredEvent: {
+            /** @constant */
+            type: "issuance.deferred";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The configuration the wallet asked for */
+            credentialConfigurationId: string;
+            /** @description Seconds the wallet was told to wait before it polls */
+            interval: number;
+            /**
+             * Format: date-time
+             * @description When the request was deferred
+             */
+            at: string;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
+        };
+        /** @description `issuance.expired`: an offer expired without being redeemed */
+        IssuanceExpiredEvent: {
+            /** @constant */
+            type: "issuance.expired";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The offered configurations that name this webhook endpoint */
+            credentialConfigurationIds: string[];
+            /**
+             * Format: date-time
+             * @description When the offer expired
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the expiry was noticed (within a poll interval of `expiresAt`)
+             */
+            at: string;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
+        };
+        /** @description `issuance.failed`: a credential request was refused (the first time per session and reason) */
+        IssuanceFailedEvent: {
+            /** @constant */
+            type: "issuance.failed";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The configurations of the access token that name this webhook endpoint */
+            credentialConfigurationIds: string[];
+            /**
+             * @description The error code the wallet was answered with
+             * @enum {string}
+             */
+            reason: "invalid_credential_request" | "unknown_credential_configuration" | "unknown_credential_identifier" | "invalid_proof" | "invalid_nonce" | "invalid_encryption_parameters" | "credential_request_denied" | "insufficient_scope" | "invalid_transaction_id";
+            /**
+             * Format: date-time
+             * @description When the first request failed for this reason
+             */
+            at: string;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
+        };
         /** @description `issuance.notification`: a wallet’s notification (OpenID4VCI §11) about an issued credential */
         IssuanceNotificationEvent: {
             /** @constant */
@@ -4110,6 +4264,29 @@ export interface components {
              * @description RFC 3339 timestamp (UTC)
              */
             updatedAt: string;
+        };
+        /** @description `presentation.status`: a presentation session moved on (never claims) */
+        PresentationStatusEvent: {
+            /** @constant */
+            type: "presentation.status";
+            /** @description The tenant the event belongs to */
+            tenantId: string;
+            /** @description The session the event is about */
+            sessionId: string;
+            /** @description The presentation configuration of the session */
+            presentationConfigId: string;
+            /**
+             * @description `request_retrieved`: the wallet fetched the request (request_uri); `verified` / `failed`: the response came and was checked; `expired`: no response before the expiry
+             * @enum {string}
+             */
+            status: "request_retrieved" | "verified" | "failed" | "expired";
+            /**
+             * Format: date-time
+             * @description When the step happened (for `expired`, when it was noticed)
+             */
+            at: string;
+            /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
+            deliveryId: string;
         };
         /** @description `presentation.result`, verified (cross-device): carries the disclosed claims */
         PresentationVerifiedEvent: {
@@ -9399,6 +9576,126 @@ export interface operations {
             };
         };
     };
+    issuanceDeferredWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                "X-Timestamp"?: string;
+                /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                "X-Signature"?: string;
+                /** @description HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: Unix time in seconds of this attempt */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IssuanceDeferredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered (the answer is not read) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    issuanceExpiredWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                "X-Timestamp"?: string;
+                /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                "X-Signature"?: string;
+                /** @description HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: Unix time in seconds of this attempt */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IssuanceExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered (the answer is not read) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    issuanceFailedWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                "X-Timestamp"?: string;
+                /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                "X-Signature"?: string;
+                /** @description HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: Unix time in seconds of this attempt */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IssuanceFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered (the answer is not read) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     issuanceNotificationWebhook: {
         parameters: {
             query?: never;
@@ -9460,6 +9757,46 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PresentationResultEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered (the answer is not read) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failed attempt (as are a timeout of 5 s and a refused address): retried with backoff until `WEBHOOK_MAX_ATTEMPTS` */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    presentationStatusWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description HMAC endpoints: Unix time in seconds of this attempt */
+                "X-Timestamp"?: string;
+                /** @description HMAC endpoints: `sha256=<hex HMAC-SHA256 of "<X-Timestamp>.<body>">` with the endpoint’s signing secret, over the body’s bytes as received */
+                "X-Signature"?: string;
+                /** @description HMAC endpoints with `signatureHeaders` `standard-webhooks` or `both` (Standard Webhooks): the `deliveryId`, the same on every attempt */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: Unix time in seconds of this attempt */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; the key is the base64-decoded part of a `whsec_` secret, else the secret’s UTF-8 bytes */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PresentationStatusEvent"];
             };
         };
         responses: {

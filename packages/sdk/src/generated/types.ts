@@ -61,6 +61,12 @@ export type FieldDisplayDto = components['schemas']['FieldDisplayDto']
 export type FieldType = components['schemas']['FieldType']
 export type HandleStatusChange = components['schemas']['HandleStatusChange']
 export type Health = components['schemas']['Health']
+/** `issuance.deferred`: a credential request was deferred; `credential.issued` follows when it is delivered */
+export type IssuanceDeferredEvent = components['schemas']['IssuanceDeferredEvent']
+/** `issuance.expired`: an offer expired without being redeemed */
+export type IssuanceExpiredEvent = components['schemas']['IssuanceExpiredEvent']
+/** `issuance.failed`: a credential request was refused (the first time per session and reason) */
+export type IssuanceFailedEvent = components['schemas']['IssuanceFailedEvent']
 /** `issuance.notification`: a wallet’s notification (OpenID4VCI §11) about an issued credential */
 export type IssuanceNotificationEvent = components['schemas']['IssuanceNotificationEvent']
 export type IssuanceSession = components['schemas']['IssuanceSession']
@@ -111,6 +117,8 @@ export type PresentationResultEvent = components['schemas']['PresentationResultE
 /** Verified presentation claims: kept on the session, or dropped once the webhook has them */
 export type PresentationRetention = components['schemas']['PresentationRetention']
 export type PresentationSession = components['schemas']['PresentationSession']
+/** `presentation.status`: a presentation session moved on (never claims) */
+export type PresentationStatusEvent = components['schemas']['PresentationStatusEvent']
 /** `presentation.result`, verified (cross-device): carries the disclosed claims */
 export type PresentationVerifiedEvent = components['schemas']['PresentationVerifiedEvent']
 /** `presentation.result`, verified (same-device): no claims; the frontend reads them with the response code */

@@ -1,4 +1,8 @@
-import type { PresentationResultEventBody } from '@credential-service/core-domain'
+import type {
+  PresentationResultEventBody,
+  PresentationStatusEventBody,
+  PresentationStep,
+} from '@credential-service/core-domain'
 import { ProtocolError } from '@credential-service/core-domain'
 import { codeHash, type PresentationRejected } from '@credential-service/crypto'
 import {
@@ -76,10 +80,42 @@ async function endSession(
       dropSessionResult: tenant?.presentationRetention === 'drop-after-delivery' && 'claims' in event,
       body,
     })
-    return { deliveryId }
+    const stepId = await deps.outbox.enqueue(tx, stepEvent(row, endpointId, outcome.status, now))
+    return [deliveryId, stepId].filter((id): id is string => id !== undefined)
   })
-  if (finished?.deliveryId) void deps.outbox.kick([finished.deliveryId])
+  if (finished?.length) void deps.outbox.kick(finished)
   return finished !== undefined
+}
+
+/** The `presentation.status` event of a step of the session (never claims), once per step. */
+function stepEvent(row: PresentationSessionRow, endpointId: string, status: PresentationStep, at: Date) {
+  // The outbox adds `deliveryId`; the field order is the body's (its bytes are signed as stored).
+  const body: PresentationStatusEventBody = {
+    type: 'presentation.status',
+    tenantId: row.tenantId,
+    sessionId: row.id,
+    presentationConfigId: row.presentationConfigId,
+    status,
+    at: at.toISOString(),
+  }
+  return {
+    tenantId: row.tenantId,
+    endpointId,
+    type: body.type,
+    sessionId: row.id,
+    body,
+    dedupeKey: `${body.type}:${row.id}:${status}`,
+  }
+}
+
+/** Stores a step that no other change carries (the wallet fetched the request), once per session. */
+export function reportStep(
+  deps: PresentationDeps,
+  row: PresentationSessionRow,
+  endpointId: string,
+  status: PresentationStep,
+): Promise<void> {
+  return deps.outbox.enqueueOnce(stepEvent(row, endpointId, status, deps.now()))
 }
 
 /** The pending session a response answers, or the refusal every response endpoint gives. */

@@ -275,9 +275,11 @@ export type {
   TrustList,
   TrustListData,
   TrustListInput,
+  OpenIdFederationSource,
   TrustListSource,
 } from './contract/trust-list'
 export {
+  isFetchedTrustListSource,
   TRUST_LIST_STATES,
   zTrustList,
   zTrustListInput,

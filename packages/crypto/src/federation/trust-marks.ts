@@ -71,13 +71,15 @@ async function trustMarkRefusal(
 export async function checkRequiredTrustMarks(options: CheckTrustMarksOptions): Promise<void> {
   for (const type of options.required) {
     const marks = (options.subject.trust_marks ?? []).filter((entry) => entry?.trust_mark_type === type)
-    if (marks.length === 0) throw new FederationTrustError(`the entity has no trust mark of type ${type}`)
+    if (marks.length === 0)
+      throw new FederationTrustError(`the entity has no trust mark of type ${type}`, 'missing-trust-mark')
     const refusals: string[] = []
     for (const mark of marks) {
       const refusal = await trustMarkRefusal(String(mark.trust_mark), type, options)
       if (refusal === undefined) break
       refusals.push(refusal)
     }
-    if (refusals.length === marks.length) throw new FederationTrustError(refusals.join('; '))
+    if (refusals.length === marks.length)
+      throw new FederationTrustError(refusals.join('; '), 'missing-trust-mark')
   }
 }

@@ -272,10 +272,10 @@ export {
   zTokenResponse,
 } from './contract/token'
 export type {
+  OpenIdFederationSource,
   TrustList,
   TrustListData,
   TrustListInput,
-  OpenIdFederationSource,
   TrustListSource,
 } from './contract/trust-list'
 export {

@@ -52,7 +52,10 @@ export interface PresentationTrust {
    * Absent: the configuration names no such source, and an issuer without `x5c` is not trusted.
    */
   federatedIssuer?:
-    | ((entityId: string, trustedAuthorities: TrustedAuthoritiesQuery[] | undefined) => Promise<JSONWebKeySet>)
+    | ((
+        entityId: string,
+        trustedAuthorities: TrustedAuthoritiesQuery[] | undefined,
+      ) => Promise<JSONWebKeySet>)
     | undefined
 }
 

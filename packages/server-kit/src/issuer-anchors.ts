@@ -124,7 +124,9 @@ export async function requestDcqlQuery(
   ]
   // OpenID4VP 1.0 §6.1.1: the anchors of its openid-federation trust sources (SD-JWT VC queries only).
   const entities = [
-    ...new Set(federationTrustSources(trustLists, config.trustListIds).map((source) => source.anchor.entityId)),
+    ...new Set(
+      federationTrustSources(trustLists, config.trustListIds).map((source) => source.anchor.entityId),
+    ),
   ]
   const authorities = (format: string) => [
     ...(values.length ? [{ type: 'aki' as const, values }] : []),

@@ -60,11 +60,17 @@ export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): Val
       else if (authority.type === 'openid_federation') {
         authority.values.forEach((value, v) => {
           if (!URL.canParse(value))
-            add(`${authorityAt}.values.${v}`, 'the entity identifier (a URL) of a federation entity (OpenID4VP 1.0 §6.1.1)')
+            add(
+              `${authorityAt}.values.${v}`,
+              'the entity identifier (a URL) of a federation entity (OpenID4VP 1.0 §6.1.1)',
+            )
         })
         // Only an SD-JWT VC names its issuer as an entity (its iss); mdoc and W3C issuers come with certificates.
         if (credential.format !== 'dc+sd-jwt')
-          add(`${authorityAt}.type`, `openid_federation is checked for dc+sd-jwt credentials only, not ${credential.format}`)
+          add(
+            `${authorityAt}.type`,
+            `openid_federation is checked for dc+sd-jwt credentials only, not ${credential.format}`,
+          )
       } else
         add(
           `${authorityAt}.type`,

@@ -34,7 +34,11 @@ export interface FederationConstraints {
  * signature, a fetch, a constraint), an expired statement, metadata that violates the policies,
  * or a required trust mark without a valid mark.
  */
-export type FederationRefusalKind = 'broken-chain' | 'expired-statement' | 'policy-violation' | 'missing-trust-mark'
+export type FederationRefusalKind =
+  | 'broken-chain'
+  | 'expired-statement'
+  | 'policy-violation'
+  | 'missing-trust-mark'
 
 /** A statement or a trust mark refused; the chain it belongs to is invalid (fail closed). */
 export class FederationTrustError extends Error {

@@ -98,7 +98,8 @@ function resolvedMetadata(statements: EntityStatement[], lastSubordinate: number
   try {
     return applyMetadataPolicy(metadata, resolveMetadataPolicy(policies, critical))
   } catch (error) {
-    if (error instanceof MetadataPolicyError) throw new FederationTrustError(error.message, 'policy-violation')
+    if (error instanceof MetadataPolicyError)
+      throw new FederationTrustError(error.message, 'policy-violation')
     throw error
   }
 }

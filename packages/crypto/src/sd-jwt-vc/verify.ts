@@ -83,7 +83,9 @@ async function federatedIssuerKey(
   )
   // Public keys only: a symmetric alg would let the published key material forge a signature.
   if (!(ASYMMETRIC_JWS_ALGORITHMS as readonly string[]).includes(String(header.alg)))
-    throw new PresentationRejected(`the SD-JWT's alg ${String(header.alg)} is not an asymmetric JWS algorithm`)
+    throw new PresentationRejected(
+      `the SD-JWT's alg ${String(header.alg)} is not an asymmetric JWS algorithm`,
+    )
   const jwk = typeof header.kid === 'string' ? jwks.keys.find((key) => key.kid === header.kid) : undefined
   if (!jwk)
     throw new PresentationRejected(
@@ -155,8 +157,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   const payload = result.payload as Record<string, unknown>
   // acceptAnyIssuer is the configuration's explicit allowance of any issuer name (S-131).
   // A federated issuer's key was found by its iss, so the name is the one its chain vouches for.
-  const nameProblem =
-    check.acceptAnyIssuer || !leaf ? undefined : await issuerNameRefusal(payload.iss, leaf)
+  const nameProblem = check.acceptAnyIssuer || !leaf ? undefined : await issuerNameRefusal(payload.iss, leaf)
   if (nameProblem) throw new PresentationRejected(nameProblem)
   if (!check.vctValues.includes(String(payload.vct)))
     throw new PresentationRejected(`vct '${String(payload.vct)}' was not requested`)

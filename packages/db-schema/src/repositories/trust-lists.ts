@@ -1,4 +1,9 @@
-import { isFetchedTrustListSource, type TrustList, type TrustListData, type TrustListSource } from '@credential-service/core-domain'
+import {
+  isFetchedTrustListSource,
+  type TrustList,
+  type TrustListData,
+  type TrustListSource,
+} from '@credential-service/core-domain'
 import { and, arrayContains, asc, eq, inArray, lte, ne, sql } from 'drizzle-orm'
 import { announceTenantChange } from '../changes'
 import type { Database, Executor } from '../database'

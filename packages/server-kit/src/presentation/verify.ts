@@ -10,15 +10,15 @@ import {
 } from '@credential-service/crypto'
 import type { PresentationSessionRow, TrustListRow } from '@credential-service/db-schema'
 import {
-  etsiTrustedLists,
-  issuerTrustAnchors as trustAnchors,
-  trustListCertificates,
-} from '../issuer-anchors'
-import {
   FederatedTrustRefusal,
   federatedEntityKeys,
   federationTrustSources,
 } from '../federation/federated-trust'
+import {
+  etsiTrustedLists,
+  issuerTrustAnchors as trustAnchors,
+  trustListCertificates,
+} from '../issuer-anchors'
 import type { PresentationDeps } from './deps'
 import { presentationTrust } from './status-list'
 

@@ -19,6 +19,12 @@ export { ConfigError, optionalEnv, parseEnv, perMinute, zCommonEnv } from './env
 export { BEARER_REALM, oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
 export type { EntityConfigurationDeps } from './federation/entity-configuration'
 export { ENTITY_STATEMENT_TYPE, signEntityConfiguration } from './federation/entity-configuration'
+export type { FederatedEntityOptions, FederationTrustSource } from './federation/federated-trust'
+export {
+  FederatedTrustRefusal,
+  federatedEntityKeys,
+  federationTrustSources,
+} from './federation/federated-trust'
 export type { OwnTrustChainDeps } from './federation/own-trust-chain'
 export { federationFetch, verifierTrustChain } from './federation/own-trust-chain'
 export { verifierEntityMetadata } from './federation/verifier-metadata'

@@ -81,7 +81,13 @@ function chainOf(source: FederationTrustSource, options: FederatedEntityOptions)
     now: options.now,
     requiredTrustMarks: source.requiredTrustMarks,
   }
-  if (options.trustChain) return verifyTrustChain(options.trustChain, verifyOptions)
+  if (options.trustChain)
+    return verifyTrustChain(options.trustChain, verifyOptions).then((chain) => {
+      // §4.3: the chain sent with a JWT is the chain of that JWT's issuer, not of anyone else.
+      if (chain.subject !== options.entityId)
+        throw new FederationTrustError(`the trust_chain is about ${chain.subject}, not ${options.entityId}`)
+      return chain
+    })
   let chains = resolved.get(source.row)
   if (!chains) {
     chains = new Map()

@@ -1,42 +1,32 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import { digest, generateSalt } from '@sd-jwt/crypto-nodejs'
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { FastifyInstance } from 'fastify'
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
+import { generateKeyPair } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  FEDERATION_VCT,
+  federatedPresentation,
+  type IssuerEntity,
+  publicJwk,
+  startIssuerEntities,
+} from './federation-issuer-entities'
 import { freePort } from './free-port'
 import { startAllInOne, tenantAdmin } from './harness'
 import { type LocalFederation, startLocalFederation } from './local-federation'
 import { resolveAndAnswer } from './oid4vp-wallet'
-import { kbSigner } from './wallet'
 
 // biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
 type Loose = Record<string, any>
 
 setGlobalConfig({ allowInsecureUrls: true })
-const VCT = 'urn:example:age:1'
 const MARK = 'https://marks.test/verified-rp'
-type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>
-
-/** A credential issuer as a federation leaf entity, built here with jose (never the service's code). */
-interface IssuerEntity {
-  id: string
-  federationKey: KeyPair
-  federationJwk: JWK
-  credentialKey: KeyPair
-  credentialJwk: JWK
-  trustMarks: { trust_mark_type: string; trust_mark: string }[]
-}
 
 const sdJwtQuery = (extra: Loose = {}) => ({
   credentials: [
     {
       id: 'age',
       format: 'dc+sd-jwt',
-      meta: { vct_values: [VCT] },
+      meta: { vct_values: [FEDERATION_VCT] },
       claims: [{ path: ['age_over_18'] }],
       ...extra,
     },
@@ -53,9 +43,9 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
   let baseUrl: string
   let auth: Record<string, string>
   let federation: LocalFederation
-  let leaves: Server
-  let leafBase = ''
-  const entities = new Map<string, IssuerEntity>()
+  let issuers: Awaited<ReturnType<typeof startIssuerEntities>>
+  let issuer: typeof issuers.issuer
+  let entities: Map<string, IssuerEntity>
   const tenant = `fi-${crypto.randomUUID().slice(0, 8)}`
 
   const api = async (
@@ -71,101 +61,13 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
     return { status: response.status, json: (await response.json()) as Loose }
   }
 
-  /** §9: the leaf's self-signed entity configuration, naming the intermediate as its superior. */
-  const entityConfiguration = (entity: IssuerEntity) =>
-    new SignJWT({
-      jwks: { keys: [entity.federationJwk] },
-      authority_hints: [federation.intermediateId],
-      metadata: {
-        openid_credential_issuer: { credential_issuer: entity.id, jwks: { keys: [entity.credentialJwk] } },
-        federation_entity: { organization_name: 'Test issuer' },
-      },
-      ...(entity.trustMarks.length ? { trust_marks: entity.trustMarks } : {}),
-    })
-      .setProtectedHeader({
-        alg: 'ES256',
-        kid: entity.federationJwk.kid as string,
-        typ: 'entity-statement+jwt',
-      })
-      .setIssuer(entity.id)
-      .setSubject(entity.id)
-      .setIssuedAt()
-      .setExpirationTime('1h')
-      .sign(entity.federationKey.privateKey)
-
-  const publicJwk = async (pair: KeyPair, kid: string): Promise<JWK> => ({
-    ...(await exportJWK(pair.publicKey)),
-    kid,
-    alg: 'ES256',
-  })
-
-  /** A leaf issuer entity; `enrol` gives the intermediate's statement (its claims, or the keys it lists). */
-  async function issuer(
-    name: string,
-    enrol: { claims?: Record<string, unknown>; listedKey?: JWK } = {},
-    marks: string[] = [],
-  ): Promise<IssuerEntity> {
-    const federationKey = await generateKeyPair('ES256')
-    const credentialKey = await generateKeyPair('ES256')
-    const id = `${leafBase}/${name}`
-    const entity: IssuerEntity = {
-      id,
-      federationKey,
-      federationJwk: await publicJwk(federationKey, `${name}-federation`),
-      credentialKey,
-      credentialJwk: await publicJwk(credentialKey, `${name}-credentials`),
-      trustMarks: await Promise.all(
-        marks.map(async (type) => ({
-          trust_mark_type: type,
-          trust_mark: await federation.trustMark(id, type),
-        })),
-      ),
-    }
-    entities.set(name, entity)
-    federation.enrol(id, { keys: [enrol.listedKey ?? entity.federationJwk] }, enrol.claims ?? {})
-    return entity
-  }
-
-  /** An SD-JWT VC of `entity` without x5c (its key named by kid), presented with a KB-JWT for `request`. */
-  async function presentation(entity: IssuerEntity, request: Loose): Promise<string> {
-    const holder = await generateKeyPair('ES256')
-    const now = Math.floor(Date.now() / 1000)
-    const credential = await new SDJwtVcInstance({
-      hasher: digest,
-      saltGenerator: generateSalt,
-      signer: kbSigner(entity.credentialKey.privateKey),
-      signAlg: 'ES256',
-    }).issue(
-      {
-        iss: entity.id,
-        vct: VCT,
-        iat: now,
-        exp: now + 3600,
-        cnf: { jwk: await exportJWK(holder.publicKey) },
-        age_over_18: true,
-      },
-      { _sd: ['age_over_18'] },
-      { header: { typ: 'dc+sd-jwt', kid: entity.credentialJwk.kid } },
-    )
-    return new SDJwtVcInstance({
-      hasher: digest,
-      saltGenerator: generateSalt,
-      kbSigner: kbSigner(holder.privateKey),
-      kbSignAlg: 'ES256',
-    }).present(
-      credential,
-      { age_over_18: true },
-      { kb: { payload: { iat: now, nonce: request.nonce, aud: request.client_id } } },
-    )
-  }
-
   async function present(
     configId: string,
     entity: IssuerEntity,
   ): Promise<{ request: Loose; session: Loose }> {
     const created = (await api('POST', '/api/presentation-requests', { presentationConfigId: configId })).json
     const answer = await resolveAndAnswer(created.authorizationRequestUri, async (request) => ({
-      age: [await presentation(entity, request)],
+      age: [await federatedPresentation(entity, request as { nonce: string; client_id: string })],
     }))
     const session = (await api('GET', `/api/sessions/${created.sessionId}`)).json
     return { request: answer.request, session }
@@ -183,16 +85,9 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
 
   beforeAll(async () => {
     federation = await startLocalFederation()
-    leaves = createServer((req, res) => {
-      const name = /^\/([^/]+)\/\.well-known\/openid-federation$/.exec(req.url ?? '')?.[1]
-      const entity = name ? entities.get(name) : undefined
-      if (!entity) return void res.writeHead(404).end()
-      entityConfiguration(entity).then((jwt) =>
-        res.writeHead(200, { 'content-type': 'application/entity-statement+jwt' }).end(jwt),
-      )
-    })
-    await new Promise<void>((done) => leaves.listen(0, '127.0.0.1', done))
-    leafBase = `http://127.0.0.1:${(leaves.address() as AddressInfo).port}`
+    issuers = await startIssuerEntities(federation)
+    issuer = issuers.issuer
+    entities = issuers.entities
     const port = await freePort()
     baseUrl = `http://localhost:${port}`
     const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {
@@ -234,7 +129,7 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
   afterAll(async () => {
     await app?.close()
     await federation?.close()
-    await new Promise<void>((done) => (leaves ? leaves.close(() => done()) : done()))
+    await issuers?.close()
   })
 
   it('OpenID Federation 1.0 §10, V-32: an SD-JWT VC whose issuer chains through the intermediate to the anchor verifies', async () => {

@@ -172,7 +172,7 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
     )
   })
 
-  it('§6.1: metadata that does not comply with the superior’s policy is refused, "policy violation"', async () => {
+  it('§6.1: metadata that does not comply with the policy of its superior is refused, "policy violation"', async () => {
     const wrong = await issuer('wrong-policy', {
       claims: {
         metadata_policy: {

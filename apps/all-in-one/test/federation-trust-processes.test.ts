@@ -118,7 +118,7 @@ describe.runIf(databaseUrl)('federation trust sources across two verifier proces
     await federation?.close()
   })
 
-  it('§10.4: each process keeps the chain it resolved (a superior’s later change is not fetched again); a change of the trust source drops it in both', async () => {
+  it('§10.4: each process keeps the chain it resolved (a later change of a superior is not fetched again); a change of the trust source drops it in both', async () => {
     const issuer = await issuers.issuer('cached')
     expect(await presentToEach(issuer)).toMatchObject([{ status: 'verified' }, { status: 'verified' }])
     // The intermediate now lists another key for the issuer: a fresh resolution would fail.

@@ -107,7 +107,7 @@ const zOpenIdFederationSource = z
       .object({ keys: z.array(zFederationJwk).min(1).max(20) })
       .strict()
       .describe(
-        'The trust anchor’s federation entity keys, held out of band (§4): its configuration and the statements it issues must verify with one of them',
+        'The federation entity keys of the trust anchor, held out of band (§4): its configuration and the statements it issues must verify with one of them',
       ),
     requiredTrustMarkTypes: z
       .array(z.string().min(1).max(2000))

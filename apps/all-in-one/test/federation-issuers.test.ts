@@ -203,7 +203,7 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
     expect(session.failureReason).toContain('x5c')
   })
 
-  it('OpenID4VP 1.0 §6.1.1: trusted_authorities openid_federation naming an entity of the chain (the intermediate) verifies; naming another is refused', async () => {
+  it('V-10, OpenID4VP 1.0 §6.1.1: trusted_authorities openid_federation naming an entity of the chain (the intermediate) verifies; naming another is refused', async () => {
     const named = await createConfig('fed-named', ['fed'], {
       query: { trusted_authorities: [{ type: 'openid_federation', values: [federation.intermediateId] }] },
     })
@@ -230,7 +230,32 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
     })
   })
 
-  it('OpenID4VP 1.0 §6.1.1: from-anchors names the anchors of the openid-federation sources; openid_federation without such a source is 422 at save', async () => {
+  it('a trust list of source type openid-federation needs an anchor the outbound policy allows and keys with kid (400 and 422 naming them)', async () => {
+    const refused = await api('POST', '/api/trust-lists', {
+      id: 'fed-bad',
+      source: {
+        type: 'openid-federation',
+        trustAnchor: 'https://169.254.169.254/anchor',
+        jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }] },
+      },
+    })
+    expect(refused.status, JSON.stringify(refused.json)).toBe(400)
+    expect(refused.json.errors.map((error: Loose) => error.path)).toStrictEqual([
+      'body.source.jwks.keys.0.kid',
+    ])
+    const internal = await api('POST', '/api/trust-lists', {
+      id: 'fed-bad',
+      source: {
+        type: 'openid-federation',
+        trustAnchor: 'https://169.254.169.254/anchor',
+        jwks: federation.anchorJwks,
+      },
+    })
+    expect(internal.status, JSON.stringify(internal.json)).toBe(422)
+    expect(internal.json.errors.map((error: Loose) => error.path)).toStrictEqual(['body.source.trustAnchor'])
+  })
+
+  it('V-10, OpenID4VP 1.0 §6.1.1: from-anchors names the anchors of the openid-federation sources; openid_federation without such a source is 422 at save', async () => {
     expect(
       (await createConfig('fed-from', ['fed'], { config: { trustedAuthorities: 'from-anchors' } })).status,
     ).toBe(201)

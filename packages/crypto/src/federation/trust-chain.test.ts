@@ -171,6 +171,39 @@ describe('OpenID Federation 1.0 trust chains', () => {
     await expect(resolve()).rejects.toThrow(/statement of .*\/int about .*\/leaf has expired/)
   })
 
+  it('each refusal names its kind: expired statement, policy violation, missing trust mark, broken chain', async () => {
+    const kindOf = (pending: Promise<unknown>) =>
+      pending.then(
+        () => 'resolved',
+        (error: unknown) => (error instanceof FederationTrustError ? error.kind : 'other'),
+      )
+    standardFederation({
+      '/int/fetch?sub=leaf': () => statement('int', 'leaf', {}, { iat: now() - 7200, exp: now() - 3600 }),
+    })
+    expect(await kindOf(resolve())).toBe('expired-statement')
+    standardFederation({
+      '/int/fetch?sub=leaf': () =>
+        statement('int', 'leaf', {
+          metadata_policy: {
+            openid_credential_issuer: { credential_issuer: { one_of: ['https://x.example'] } },
+          },
+        }),
+    })
+    expect(await kindOf(resolve())).toBe('policy-violation')
+    standardFederation({
+      '/leaf/.well-known/openid-federation': () =>
+        statement('leaf', 'leaf', {
+          authority_hints: [id('int')],
+          metadata: { openid_credential_issuer: { display: [{ name: 'Leaf' }] } },
+        }),
+    })
+    expect(await kindOf(resolve({ requiredTrustMarks: ['https://marks.example/pid-provider'] }))).toBe(
+      'missing-trust-mark',
+    )
+    standardFederation({ '/int/fetch?sub=leaf': () => statement('int', 'leaf', {}, { typ: 'JWT' }) })
+    expect(await kindOf(resolve())).toBe('broken-chain')
+  })
+
   it('§3.2: a statement signed with a key its issuer does not hold is refused', async () => {
     standardFederation({
       '/int/fetch?sub=leaf': () =>

@@ -114,6 +114,48 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
     expect(result.metadata.openid_credential_verifier?.vp_formats_supported).toBeDefined()
   })
 
+  it('§3 jwks: "the public keys ... SHOULD NOT be used in other protocols": the federation key is in no other key set the tenant publishes, and no configuration may sign with it', async () => {
+    const federationKids = (await federationKeys()).keys.map((key) => key.kid)
+    const tenant = verifierId.split('/').pop()
+    const kidsAt = async (url: string, pick: (body: Record<string, unknown>) => { kid?: string }[]) =>
+      pick((await (await fetch(url)).json()) as Record<string, unknown>).map((key) => key.kid)
+    const sets = {
+      jwks: await kidsAt(`${issuerId}/jwks`, (body) => body.keys as JWK[]),
+      jwtVcIssuer: await kidsAt(
+        `${baseUrl}/.well-known/jwt-vc-issuer/issuers/${tenant}`,
+        (body) => (body.jwks as { keys: JWK[] }).keys,
+      ),
+      didDocument: await kidsAt(`${verifierId}/did.json`, (body) =>
+        (body.verificationMethod as { publicKeyJwk: JWK }[]).map((method) => method.publicKeyJwk),
+      ),
+      verifierMetadata: (
+        (
+          decodeJwt((await entityConfiguration(verifierId)).jwt).metadata as Record<
+            string,
+            { jwks: JSONWebKeySet }
+          >
+        ).openid_credential_verifier?.jwks.keys ?? []
+      ).map((key) => key.kid),
+    }
+    // The request key chain is published; the federation one is not, anywhere.
+    expect(sets.jwks.length).toBeGreaterThan(0)
+    for (const [name, kids] of Object.entries(sets))
+      expect(
+        kids.filter((kid) => federationKids.includes(kid)),
+        name,
+      ).toStrictEqual([])
+    const saved = await send('POST', '/api/presentations', {
+      id: 'signs-with-federation-key',
+      dcqlQuery: {
+        credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] } }],
+      },
+      responseMode: 'direct_post',
+      keyChainId: 'federation',
+    })
+    expect(saved.status).toBe(422)
+    expect(saved.body.errors.map((error: { path: string }) => error.path)).toStrictEqual(['body.keyChainId'])
+  })
+
   it('§11.1 key rollover: after a rotation the configuration is signed with the new key and publishes both', async () => {
     const before = (await federationKeys()).keys[0]?.kid
     expect((await send('POST', '/api/key-chains/federation/rotate', {})).status).toBe(200)

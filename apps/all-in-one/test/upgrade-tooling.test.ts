@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { generateKeyPairSync } from 'node:crypto'
 import {
   cpSync,
   existsSync,
@@ -268,8 +269,15 @@ describe('operator commands', () => {
     const file = (name: string, json: object) =>
       writeFileSync(join(out, tenant, 'key-chains', `${name}.json`), JSON.stringify(json))
     file('kms', { source: 'external', kmsProvider: 'aws-kms' })
+    file('vault', { source: 'external', kmsProvider: 'vault' })
     file('azure', { source: 'external', kmsProvider: 'azure-key-vault' })
     file('gcp', { source: 'generate', kmsProvider: 'gcp-kms' })
+    // An import into Cloud KMS makes a key in the key ring too.
+    file('gcp-import', {
+      source: 'import',
+      kmsProvider: 'gcp-kms',
+      privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }),
+    })
     file('hsm', { source: 'external', kmsProvider: 'pkcs11', externalKeyId: 'issuer' })
     const result = cli('upgrade-check', [out], { PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so' })
     expect(result.status).toBe(1)
@@ -279,12 +287,19 @@ describe('operator commands', () => {
     expect(of('kms')).toStrictEqual([
       `config ${tenant}/key-chains/kms.json externalKeyId: an external aws-kms key chain names its key in externalKeyId: the AWS KMS key id, ARN or alias`,
     ])
+    expect(of('vault')).toStrictEqual([
+      `config ${tenant}/key-chains/vault.json externalKeyId: an external vault key chain names its key in externalKeyId: the Vault transit key name`,
+      `config ${tenant}/key-chains/vault.json kmsProvider: the vault provider needs VAULT_ADDR, VAULT_TOKEN, not set on this process`,
+    ])
     expect(of('azure')).toStrictEqual([
       `config ${tenant}/key-chains/azure.json externalKeyId: an external azure-key-vault key chain names its key in externalKeyId: the Azure Key Vault key name (or name/version)`,
       `config ${tenant}/key-chains/azure.json kmsProvider: the azure-key-vault provider needs AZURE_KEY_VAULT_URL, AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, not set on this process`,
     ])
     expect(of('gcp')).toStrictEqual([
       `config ${tenant}/key-chains/gcp.json kmsProvider: the gcp-kms provider (generating keys) needs GCP_KMS_CREDENTIALS, GCP_KMS_KEY_RING, not set on this process`,
+    ])
+    expect(of('gcp-import')).toStrictEqual([
+      `config ${tenant}/key-chains/gcp-import.json kmsProvider: the gcp-kms provider (importing keys) needs GCP_KMS_CREDENTIALS, GCP_KMS_KEY_RING, not set on this process`,
     ])
     expect(of('hsm')).toStrictEqual([
       `config ${tenant}/key-chains/hsm.json kmsProvider: the pkcs11 provider needs PKCS11_TOKEN_LABEL, PKCS11_PIN, not set on this process`,

@@ -7,7 +7,7 @@
  * SCREENSHOT_PAGES names a file for every page of PAGES: a page added to the console fails the
  * typecheck (and apps/console/test/screenshots.test.ts) until it has its screenshot.
  */
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,6 +35,7 @@ export const SCREENSHOT_PAGES: Record<PageKey, string> = {
   'auth-servers': 'auth-servers.png',
   'wallet-providers': 'wallet-providers.png',
   'trust-lists': 'trust-lists.png',
+  federation: 'federation.png',
   'webhook-endpoints': 'webhook-endpoints.png',
   registrar: 'registrar.png',
   'schema-metadata': 'schema-metadata.png',
@@ -114,6 +115,25 @@ async function main() {
       description: 'The employee login',
       issuer: 'https://login.acme.example/realms/employees',
       credentialConfigurationIds: ['employee-badge'],
+    })
+    // Issue 39: the tenant's issuer and verifier as members of a federation.
+    await tenant.createKeyChain({
+      source: 'generate',
+      id: 'federation',
+      description: 'Federation entity key',
+    })
+    const anchorKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' })
+    await tenant.putFederationMembership({
+      keyChainId: 'federation',
+      authorityHints: ['https://federation.acme.example/intermediate'],
+      trustAnchors: [
+        {
+          entityId: 'https://federation.example.eu',
+          jwks: { keys: [{ ...anchorKey, kid: 'anchor-2026', alg: 'ES256' }] },
+        },
+      ],
+      lifetimeSeconds: 86_400,
+      organizationName: 'ACME Corporation',
     })
 
     mkdirSync(OUT, { recursive: true })

@@ -115,6 +115,14 @@ export const PAGES = {
     write: ['presentation:config', 'issuance:config'],
     tenantScoped: true,
   },
+  // Issue 39: the tenant's OpenID Federation membership, a trust framework like the registrar's.
+  federation: {
+    path: '/federation',
+    label: 'Federation',
+    read: ['registrar:manage'],
+    write: ['registrar:manage'],
+    tenantScoped: true,
+  },
   // Endpoints, their deliveries and replays: either configuration role.
   'webhook-endpoints': {
     path: '/webhook-endpoints',

@@ -30,6 +30,7 @@ const OPERATIONS_ROUTES = [
   { path: 'auth-servers', ...lazyPage('auth-servers', () => import('./pages/auth-servers')) },
   { path: 'wallet-providers', ...lazyPage('wallet-providers', () => import('./pages/wallet-providers')) },
   { path: 'trust-lists', ...lazyPage('trust-lists', () => import('./pages/trust-lists')) },
+  { path: 'federation', ...lazyPage('federation', () => import('./pages/federation')) },
   {
     path: 'webhook-endpoints',
     ...lazyPage('webhook-endpoints', () => import('./pages/webhook-endpoints')),

@@ -8,9 +8,12 @@ import {
   createTenantRepository,
 } from '@credential-service/db-schema'
 import { queryRows, testDatabases } from '@credential-service/db-schema/testing'
+import { outboundPolicy } from '@credential-service/server-kit'
 import { sql } from 'drizzle-orm'
+import { SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importConfigDir, importDeps, migrateConfigDir } from '../src/app'
+import { upgradeCheck } from '../src/upgrade-check'
 import { createHarness, type Harness, random } from './harness'
 
 const EXAMPLE = new URL('../../../docker/config', import.meta.url).pathname
@@ -85,6 +88,7 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
             credentials: 2,
             presentations: 1,
             authServers: 0,
+            federation: 0,
             clients: 1,
           },
         },
@@ -787,6 +791,121 @@ describe.each(testDatabases())('config import on $name', (testDatabase) => {
       },
     ])
     expect(await tenantExists(none)).toBe(false)
+  })
+
+  describe('issue 39: federation/membership.json is the tenant’s OpenID Federation membership', () => {
+    const superior = 'https://intermediate.federation.test'
+    const anchor = {
+      entityId: 'https://anchor.federation.test',
+      jwks: { keys: [{ kty: 'EC', crv: 'P-256', kid: 'anchor-1', x: 'x', y: 'y' }] },
+    }
+    // Made by the test with jose: the import reads the claims; whoever resolves a chain checks signatures.
+    const trustMark = async (sub: string, typ = 'trust-mark+jwt') =>
+      new SignJWT({ trust_mark_type: 'https://marks.federation.test/rp' })
+        .setProtectedHeader({ alg: 'HS256', typ })
+        .setIssuer(anchor.entityId)
+        .setSubject(sub)
+        .setIssuedAt()
+        .sign(new TextEncoder().encode('a test key of thirty-two bytes!!'))
+    const membership = async (tenant: string, keyChainId = 'federation') => ({
+      keyChainId,
+      authorityHints: [superior],
+      trustAnchors: [anchor],
+      trustMarks: [
+        {
+          trustMarkType: 'https://marks.federation.test/rp',
+          trustMark: await trustMark(`https://issuer.test/verifiers/${tenant}`),
+        },
+      ],
+      lifetimeSeconds: 7200,
+    })
+
+    it('imports the membership with its key chain from the same folder; the API reads it; a second run changes nothing', async () => {
+      const tenant = random('fed')
+      const root = tree({
+        [`${tenant}/key-chains/federation.json`]: keyChain,
+        [`${tenant}/federation/membership.json`]: await membership(tenant),
+      })
+      const report = await run(root)
+      expect(report.ok, JSON.stringify(report)).toBe(true)
+      expect(report.tenants[0]?.counts?.federation).toBe(1)
+      const admin = await h.createClient(tenant, ['registrar:manage'])
+      const read = await h.app.inject({ url: '/api/federation', headers: admin.auth })
+      expect(read.statusCode).toBe(200)
+      expect(read.json()).toMatchObject({
+        keyChainId: 'federation',
+        authorityHints: [superior],
+        trustAnchors: [anchor],
+        lifetimeSeconds: 7200,
+        entityIds: {
+          issuer: `https://issuer.test/issuers/${tenant}`,
+          verifier: `https://issuer.test/verifiers/${tenant}`,
+        },
+      })
+      expect((await run(root)).ok).toBe(true)
+    })
+
+    it('rejects a membership whose key chain signs a credential of the folder, a trust mark about another entity, and any other file in federation/, naming file and field; the tenant is not written', async () => {
+      const tenant = random('fedbad')
+      const root = tree({
+        [`${tenant}/key-chains/shared.json`]: keyChain,
+        [`${tenant}/credentials/pid.json`]: credential('shared'),
+        [`${tenant}/federation/membership.json`]: await membership(tenant, 'shared'),
+      })
+      const report = await run(root)
+      expect(report.tenants[0]?.status).toBe('rejected')
+      expect(report.tenants[0]?.issues.map((i) => `${i.file}:${i.path}`)).toStrictEqual([
+        `${tenant}/federation/membership.json:keyChainId`,
+      ])
+      expect(await tenantExists(tenant)).toBe(false)
+
+      const other = random('fedmark')
+      const marked = tree({
+        [`${other}/key-chains/federation.json`]: keyChain,
+        [`${other}/federation/membership.json`]: {
+          ...(await membership(other)),
+          trustMarks: [
+            {
+              trustMarkType: 'https://marks.federation.test/rp',
+              trustMark: await trustMark('https://x.test/rp'),
+            },
+          ],
+        },
+      })
+      expect((await run(marked)).tenants[0]?.issues.map((i) => `${i.file}:${i.path}`)).toStrictEqual([
+        `${other}/federation/membership.json:trustMarks.0.trustMark`,
+      ])
+      const third = random('fedodd')
+      const odd = tree({ [`${third}/federation/anchors.json`]: {} })
+      expect((await run(odd)).tenants[0]?.issues.map((i) => `${i.file}:${i.path}`)).toStrictEqual([
+        `${third}/federation/anchors.json:`,
+      ])
+    })
+
+    it('upgrade:check names what a federation file lacks (authorityHints, keyChainId) and a trust mark that is not one', async () => {
+      const [lacking, marked] = [random('fedcheck'), random('fedmark')].sort()
+      const { keyChainId: _k, authorityHints: _a, ...rest } = await membership(lacking as string)
+      const root = tree({
+        [`${lacking}/federation/membership.json`]: rest,
+        [`${marked}/key-chains/federation.json`]: keyChain,
+        [`${marked}/federation/membership.json`]: {
+          ...(await membership(marked as string)),
+          trustMarks: [
+            {
+              trustMarkType: 'https://marks.federation.test/rp',
+              trustMark: await trustMark(`https://issuer.test/verifiers/${marked}`, 'JWT'),
+            },
+          ],
+        },
+      })
+      const findings = await upgradeCheck({ dir: root, env: {}, outbound: outboundPolicy(h.config) })
+      expect(findings.map((finding) => finding.split(':')[0])).toStrictEqual([
+        `config ${lacking}/federation/membership.json keyChainId`,
+        `config ${lacking}/federation/membership.json authorityHints`,
+        `config ${marked}/federation/membership.json trustMarks.0.trustMark`,
+      ])
+      expect(findings[2]).toContain('not a trust mark JWT (typ trust-mark+jwt)')
+    })
   })
 
   it('refuses unknown fields and folders, and an id that differs from the file name', async () => {

@@ -1,12 +1,14 @@
-import { createGcpKmsProvider, signJws } from '@credential-service/crypto'
+import { generateKeyPairSync } from 'node:crypto'
+import { createGcpKmsProvider, jwkContext, signJws } from '@credential-service/crypto'
 import { startFakeGcpKms } from '@credential-service/crypto/testing'
+import { createKeyChainRepository } from '@credential-service/db-schema'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { compactVerify, createLocalJWKSet } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, random, type TestClient } from './harness'
 
-const versionOf = (key: string, n: number) =>
-  `projects/acme/locations/europe-west3/keyRings/issuer/cryptoKeys/${key}/cryptoKeyVersions/${n}`
+const RING = 'projects/acme/locations/europe-west3/keyRings/issuer'
+const versionOf = (key: string, n: number) => `${RING}/cryptoKeys/${key}/cryptoKeyVersions/${n}`
 
 // Issue 40: key chains on Google Cloud KMS key versions, through a local implementation of its REST API.
 describe.each(testDatabases())('Cloud KMS key chains on $name', (testDatabase) => {
@@ -21,7 +23,11 @@ describe.each(testDatabases())('Cloud KMS key chains on $name', (testDatabase) =
     h = await createHarness(testDatabase, {
       logLines,
       providers: {
-        'gcp-kms': createGcpKmsProvider({ serviceAccount: gcp.serviceAccount, endpoint: gcp.endpoint }),
+        'gcp-kms': createGcpKmsProvider({
+          serviceAccount: gcp.serviceAccount,
+          endpoint: gcp.endpoint,
+          keyRing: RING,
+        }),
       },
     })
     admin = await h.createClient(h.tenantA, ['key:manage'])
@@ -73,6 +79,87 @@ describe.each(testDatabases())('Cloud KMS key chains on $name', (testDatabase) =
         previousKey: { kid: response.json().activeKey.kid },
       })
       await roundTrip(id)
+    })
+  })
+
+  // Issue 40: "import where it allows". Cloud KMS takes a private key through an import job; the
+  // service keeps the public part and signs there.
+  describe('import', () => {
+    const privateJwk = (namedCurve: string) =>
+      generateKeyPairSync('ec', { namedCurve }).privateKey.export({ format: 'jwk' })
+
+    it('source import with kmsProvider gcp-kms imports a P-256 key into the key ring; Cloud KMS signs, verified with the known public key', async () => {
+      const jwk = privateJwk('P-256')
+      const id = random('imported')
+      const signsBefore = gcp.requests.filter((r) => r.path.endsWith(':asymmetricSign')).length
+      const response = await create({ source: 'import', id, kmsProvider: 'gcp-kms', privateKey: jwk })
+      expect(response.statusCode, response.body).toBe(201)
+      const body = response.json()
+      expect(body).toMatchObject({
+        kmsProvider: 'gcp-kms',
+        externalKeyId: expect.stringMatching(
+          new RegExp(`^${RING}/cryptoKeys/[a-zA-Z0-9_-]+/cryptoKeyVersions/1$`),
+        ),
+        algorithm: 'ES256',
+        certificateMode: 'self-signed',
+      })
+      const known = { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }
+      expect(body.activeKey.publicJwk).toStrictEqual(known)
+      expect(gcp.created.at(-1)).toMatchObject({ importOnly: true, protectionLevel: 'HSM' })
+      // Signed by Cloud KMS, verified with the public key known before the import.
+      const signer = await h.keys.signer(h.tenantA, id)
+      const jws = await signJws(signer, { kid: signer.kid }, { sub: 'imported' })
+      const { payload } = await compactVerify(
+        jws,
+        createLocalJWKSet({ keys: [{ ...known, kid: signer.kid }] }),
+      )
+      expect(JSON.parse(new TextDecoder().decode(payload))).toStrictEqual({ sub: 'imported' })
+      expect(gcp.requests.filter((r) => r.path.endsWith(':asymmetricSign')).length).toBeGreaterThan(
+        signsBefore,
+      )
+      // The database holds the public part only; d reaches neither the answer nor the logs.
+      const row = await createKeyChainRepository(h.database.db, h.tenantA).get(id)
+      expect(h.keys.cipher.decrypt(row?.activeJwk as string, jwkContext(h.tenantA, id))).toStrictEqual(known)
+      expect(response.body).not.toContain(jwk.d as string)
+      expect(logLines.join('\n')).not.toContain(jwk.d as string)
+    })
+
+    it('refusals: an Ed25519 key is a 400 naming privateKey, no GCP_KMS_KEY_RING a 400 naming kmsProvider that says so; nothing is written', async () => {
+      const id = random('refused')
+      const ed = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' })
+      const edResponse = await create({ source: 'import', id, kmsProvider: 'gcp-kms', privateKey: ed })
+      expect(edResponse.statusCode).toBe(400)
+      expect(edResponse.json().errors[0].path).toBe('body.privateKey')
+
+      const other = await createHarness(testDatabase, {
+        providers: {
+          'gcp-kms': createGcpKmsProvider({ serviceAccount: gcp.serviceAccount, endpoint: gcp.endpoint }),
+        },
+      })
+      try {
+        const client = await other.createClient(other.tenantA, ['key:manage'])
+        const jwk = privateJwk('P-384')
+        const response = await other.app.inject({
+          method: 'POST',
+          url: chains(other.tenantA),
+          headers: client.auth,
+          payload: { source: 'import', id, kmsProvider: 'gcp-kms', privateKey: jwk },
+        })
+        expect(response.statusCode).toBe(400)
+        expect(response.json().errors[0]).toMatchObject({
+          path: 'body.kmsProvider',
+          message: expect.stringContaining('set GCP_KMS_KEY_RING to import keys'),
+        })
+        expect(response.body).not.toContain(jwk.d as string)
+        for (const harness of [h, other]) {
+          const tenant = harness === h ? h.tenantA : other.tenantA
+          const auth = harness === h ? admin.auth : client.auth
+          const got = await harness.app.inject({ url: `${chains(tenant)}/${id}`, headers: auth })
+          expect(got.statusCode).toBe(404)
+        }
+      } finally {
+        await other.close()
+      }
     })
   })
 

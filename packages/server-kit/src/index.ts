@@ -19,6 +19,7 @@ export { ConfigError, optionalEnv, parseEnv, perMinute, zCommonEnv } from './env
 export { BEARER_REALM, oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHandler } from './error-handlers'
 export type { EntityConfigurationDeps } from './federation/entity-configuration'
 export { ENTITY_STATEMENT_TYPE, signEntityConfiguration } from './federation/entity-configuration'
+export { federationKeyChainOf } from './federation/entity-key'
 export type { FederatedEntityOptions, FederationTrustSource } from './federation/federated-trust'
 export {
   FederatedTrustRefusal,

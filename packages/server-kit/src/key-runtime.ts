@@ -80,11 +80,12 @@ export interface PublishedJwk extends Record<string, unknown> {
 
 /**
  * The variables each external provider needs on a process (providersOf builds it from them), and
- * those `source: generate` needs besides. AWS KMS takes the SDK's default credentials and region.
+ * those it needs besides to make a key there (`source: generate` or `import`). AWS KMS takes the
+ * SDK's default credentials and region.
  */
 export const PROVIDER_VARIABLES: Record<
   Exclude<KmsProvider, 'db'>,
-  { required: readonly string[]; generate?: readonly string[] }
+  { required: readonly string[]; makeKeys?: readonly string[] }
 > = {
   vault: { required: ['VAULT_ADDR', 'VAULT_TOKEN'] },
   'aws-kms': { required: [] },
@@ -92,17 +93,17 @@ export const PROVIDER_VARIABLES: Record<
   'azure-key-vault': {
     required: ['AZURE_KEY_VAULT_URL', 'AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'],
   },
-  'gcp-kms': { required: ['GCP_KMS_CREDENTIALS'], generate: ['GCP_KMS_KEY_RING'] },
+  'gcp-kms': { required: ['GCP_KMS_CREDENTIALS'], makeKeys: ['GCP_KMS_KEY_RING'] },
 }
 
-/** The variables of `kmsProvider` (and of generating in it) that `env` lacks. */
+/** The variables of `kmsProvider` (and of making keys in it: generate, import) that `env` lacks. */
 export function missingProviderVariables(
   kmsProvider: Exclude<KmsProvider, 'db'>,
-  generate: boolean,
+  makeKeys: boolean,
   env: Record<string, string | undefined>,
 ): string[] {
-  const { required, generate: more = [] } = PROVIDER_VARIABLES[kmsProvider]
-  return [...required, ...(generate ? more : [])].filter((name) => !env[name])
+  const { required, makeKeys: more = [] } = PROVIDER_VARIABLES[kmsProvider]
+  return [...required, ...(makeKeys ? more : [])].filter((name) => !env[name])
 }
 
 /** The service account key file's fields the token request needs; the error never shows the file. */
@@ -261,7 +262,7 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
   const chains = createTenantMemo((tenantId) => createKeyChainRepository(db, tenantId).all())
   // Derived from one read of the rows, so they are dropped together with it.
   const signers = new WeakMap<KeyChainRow, Signer>()
-  const keySets = new WeakMap<KeyChainRow[], JWTVerifyGetKey>()
+  const keySets = new WeakMap<KeyChainRow[], Map<string, JWTVerifyGetKey>>()
 
   function publishedKeys(rows: KeyChainRow[]): { keys: PublishedJwk[] } {
     const at = now()
@@ -309,15 +310,20 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
     },
 
     /**
-     * Resolves a JWS header to one of the tenant's published keys, for jose's jwtVerify. The
+     * Resolves a JWS header to one of the tenant's published keys (but `except`), for jose's jwtVerify. The
      * imported keys live as long as the cached rows, so a token check imports nothing.
      */
-    async verificationKeys(tenantId: string): Promise<JWTVerifyGetKey> {
+    async verificationKeys(tenantId: string, except?: string): Promise<JWTVerifyGetKey> {
       const rows = await chains.get(tenantId)
-      let keySet = keySets.get(rows)
+      let sets = keySets.get(rows)
+      if (!sets) {
+        sets = new Map()
+        keySets.set(rows, sets)
+      }
+      let keySet = sets.get(except ?? '')
       if (!keySet) {
-        keySet = createLocalJWKSet(publishedKeys(rows))
-        keySets.set(rows, keySet)
+        keySet = createLocalJWKSet(publishedKeys(rows.filter((row) => row.id !== except)))
+        sets.set(except ?? '', keySet)
       }
       return keySet
     },
@@ -331,9 +337,12 @@ export function createKeyRuntime(options: KeyRuntimeOptions) {
       return publishedKeys(rows)
     },
 
-    /** Active keys and rotated-out keys still in their grace period, with `x5c` where known. */
-    async jwks(tenantId: string): Promise<{ keys: PublishedJwk[] }> {
-      return publishedKeys(await chains.get(tenantId))
+    /**
+     * Active keys and rotated-out keys still in their grace period, with `x5c` where known;
+     * `except` leaves one key chain out (the federation entity key, see `federationKeyChainOf`).
+     */
+    async jwks(tenantId: string, except?: string): Promise<{ keys: PublishedJwk[] }> {
+      return publishedKeys((await chains.get(tenantId)).filter((row) => row.id !== except))
     },
   }
 }

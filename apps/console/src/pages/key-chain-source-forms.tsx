@@ -36,10 +36,10 @@ interface SourceFormProps {
 const IMPORT_FIELDS = ['id', 'description', 'kmsProvider', 'privateKey', 'certificateChain'] as const
 
 /**
- * An existing private key brought into the database or into Azure Key Vault (`source: import`),
- * with its certificate chain. The key is sent once, stored encrypted (or held by the vault), and
- * never shown again: the API returns only public material, and the form is emptied once the key
- * chain exists.
+ * An existing private key brought into the database, Azure Key Vault or Cloud KMS (`source:
+ * import`), with its certificate chain. The key is sent once, stored encrypted (or held by the
+ * provider), and never shown again: the API returns only public material, and the form is emptied
+ * once the key chain exists.
  */
 export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
   const { form, onSubmit, pending } = useApiForm({
@@ -50,7 +50,7 @@ export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
       source: 'import',
       id: optional(values.id),
       description: optional(values.description),
-      kmsProvider: values.kmsProvider as 'db' | 'azure-key-vault',
+      kmsProvider: values.kmsProvider as 'db' | 'azure-key-vault' | 'gcp-kms',
       privateKey: privateKeyOf(values.privateKey),
       certificateChain: pemsOf(values.certificateChain),
     }),
@@ -63,10 +63,11 @@ export function ImportKeyChainForm({ create, onCreated }: SourceFormProps) {
         <IdAndDescription id={form.getInputProps('id')} description={form.getInputProps('description')} />
         <Select
           label="Key kept in"
-          description="Azure Key Vault: imported into the vault (Import Key), which signs with it; P-256 or P-384 only."
+          description="Azure Key Vault (Import Key) or Google Cloud KMS (an HSM key in GCP_KMS_KEY_RING, through an import job): the provider signs with it; P-256 or P-384 only."
           data={[
             { value: 'db', label: 'Database (encrypted)' },
             { value: 'azure-key-vault', label: 'Azure Key Vault' },
+            { value: 'gcp-kms', label: 'Google Cloud KMS (HSM)' },
           ]}
           allowDeselect={false}
           {...form.getInputProps('kmsProvider')}

@@ -1,12 +1,13 @@
 import { type RegistrarConfigInput, zRegistrarConfigInput } from '@credential-service/core-domain'
 import { ManagementApiError, type RegistrarConfig } from '@credential-service/sdk'
-import { Alert, Button, Card, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
+import { Alert, Button, PasswordInput, SimpleGrid, Stack, Text, TextInput } from '@mantine/core'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { useSession } from '../auth/auth'
 import { Busy } from '../components/busy'
 import { ConfirmButton } from '../components/confirm-button'
 import { FieldTable } from '../components/field-table'
 import { FormAlert } from '../components/form-alert'
+import { SectionCard } from '../components/section-card'
 import { PageTitle } from '../components/shell'
 import { describeError } from '../forms/problems'
 import { optional, useApiForm } from '../forms/use-api-form'
@@ -46,7 +47,7 @@ export default function RegistrarPage() {
       )}
       {current !== undefined && (
         <SimpleGrid cols={{ base: 1, lg: 2 }}>
-          <Section title="Connection">
+          <SectionCard title="Connection">
             {current ? (
               <ConnectionTable config={current} />
             ) : (
@@ -62,38 +63,25 @@ export default function RegistrarPage() {
                 onDone={() => saved(null)}
               />
             )}
-          </Section>
+          </SectionCard>
           {current && (
-            <Section title="Registration">
+            <SectionCard title="Registration">
               <RelyingPartyForm onSaved={saved} />
-            </Section>
+            </SectionCard>
           )}
           {current && (
-            <Section title="Access certificate">
+            <SectionCard title="Access certificate">
               <AccessCertificateForm />
-            </Section>
+            </SectionCard>
           )}
           {current && (
-            <Section title="Registration certificate">
+            <SectionCard title="Registration certificate">
               <RegistrationCertificateForm />
-            </Section>
+            </SectionCard>
           )}
         </SimpleGrid>
       )}
     </Stack>
-  )
-}
-
-function Section({ title, children }: { title: string; children: React.ReactNode }) {
-  return (
-    <Card withBorder>
-      <Stack>
-        <Title order={2} size="h4">
-          {title}
-        </Title>
-        {children}
-      </Stack>
-    </Card>
   )
 }
 

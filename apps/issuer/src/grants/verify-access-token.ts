@@ -1,4 +1,4 @@
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import { federationKeyChainOf, type ProtocolDeps } from '@credential-service/server-kit'
 import { jwtVerify } from 'jose'
 import { type ExternalTokenDeps, verifyExternalAccess } from '../external-tokens/verify-external-access'
 import type { DpopDeps } from '../services/dpop'
@@ -30,12 +30,16 @@ export async function verifyAccessToken(
   let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
   try {
     payload = (
-      await jwtVerify(token.accessToken, await deps.keys.verificationKeys(tenantId), {
-        issuer,
-        audience: issuer,
-        typ: 'at+jwt',
-        currentDate: deps.now(),
-      })
+      await jwtVerify(
+        token.accessToken,
+        await deps.keys.verificationKeys(tenantId, await federationKeyChainOf(deps.tenants, tenantId)),
+        {
+          issuer,
+          audience: issuer,
+          typ: 'at+jwt',
+          currentDate: deps.now(),
+        },
+      )
     ).payload
   } catch (_cause) {
     const servers = await deps.tenants.authServers(tenantId)

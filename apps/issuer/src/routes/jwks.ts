@@ -1,5 +1,5 @@
 import { NotFoundError, zTenantId } from '@credential-service/core-domain'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import { federationKeyChainOf, type ProtocolDeps } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { cachedJson, sendCachedJson } from './cached-json'
@@ -17,7 +17,7 @@ export function jwksRoutes(
 ): FastifyPluginAsyncZod {
   const jwksOf = async (tenant: string) => {
     if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('issuer', tenant)
-    return deps.keys.jwks(tenant)
+    return deps.keys.jwks(tenant, await federationKeyChainOf(deps.tenants, tenant))
   }
   return async (app) => {
     // The key set changes with time (a rotated-out key leaves at the end of its grace period), so

@@ -9,6 +9,7 @@ import {
   createAuthServerRepository,
   createClientRepository,
   createCredentialConfigRepository,
+  createFederationRepository,
   createKeyChainRepository,
   createLoginProviderRepository,
   createPresentationConfigRepository,
@@ -40,6 +41,7 @@ import {
   presentationConfigIssues,
 } from '../services/config-validation'
 import { ensureDefaultKeyChain } from '../services/default-key-chain'
+import { membershipColumns, storedMembershipIssues } from '../services/federation-service'
 import { type KeyChainServiceDeps, keyChainColumns } from '../services/key-chain-service'
 import { refuseFetchedListPastBound } from '../services/trust-list-service'
 import type { ImportIssue } from './read-config-dir'
@@ -68,6 +70,8 @@ export interface AppliedCounts {
   credentials: number
   presentations: number
   authServers: number
+  /** 1 when `federation/membership.json` made or replaced the membership. */
+  federation: number
   clients: number
 }
 
@@ -236,6 +240,23 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       rejected.push(...issues.map((issue) => ({ file, ...issue })))
       if (!issues.length) await authServers.upsert(columns, tx)
     }
+    // After the configurations: the membership's key chain must sign none of them.
+    if (plan.federation) {
+      const { file, data } = plan.federation
+      const issues = await storedMembershipIssues(
+        { db, publicUrl: deps.keyChains.publicUrl },
+        tenantId,
+        data,
+        {
+          prefix: '',
+          tx,
+        },
+      )
+      rejected.push(
+        ...issues.map((issue) => ({ file, path: issue.path.replace(/^\./, ''), message: issue.message })),
+      )
+      if (!issues.length) await createFederationRepository(db, tenantId).put(membershipColumns(data), tx)
+    }
     rejected.push(...(await applyClients(deps, db, tx, plan)))
     // By file, whatever order they were applied in (dependencies decide that).
     rejected.sort((a, b) => a.file.localeCompare(b.file))
@@ -259,6 +280,7 @@ export async function applyTenantPlan(deps: ApplyDeps, plan: TenantPlan): Promis
       credentials: plan.credentials.length,
       presentations: plan.presentations.length,
       authServers: plan.authServers.length,
+      federation: plan.federation ? 1 : 0,
       clients: plan.clients.length,
     }
   })
@@ -329,6 +351,7 @@ function countFiles(plan: TenantPlan) {
     plan.credentials.length +
     plan.presentations.length +
     plan.authServers.length +
+    (plan.federation ? 1 : 0) +
     plan.clients.length
   )
 }

@@ -37,8 +37,9 @@ export function keyChainFileIssues(json: unknown): ValidationIssue[] {
 }
 
 /**
- * The variables a key chain file's provider needs (and generating in it) that `env` lacks: the
- * import would refuse the chain on a process configured like this one (upgrade:check).
+ * The variables a key chain file's provider needs (and making its key there: generate, import)
+ * that `env` lacks: the import would refuse the chain on a process configured like this one
+ * (upgrade:check).
  */
 export function keyChainProviderGaps(
   json: unknown,
@@ -46,12 +47,13 @@ export function keyChainProviderGaps(
 ): ValidationIssue[] {
   const { source, kmsProvider } = fieldsOf(json)
   if (!isProvider(kmsProvider)) return []
-  const missing = missingProviderVariables(kmsProvider, source === 'generate', env)
+  const making = source === 'generate' ? ' (generating keys)' : source === 'import' ? ' (importing keys)' : ''
+  const missing = missingProviderVariables(kmsProvider, making !== '', env)
   if (!missing.length) return []
   return [
     {
       path: 'kmsProvider',
-      message: `the ${kmsProvider} provider${source === 'generate' ? ' (generating keys)' : ''} needs ${missing.join(', ')}, not set on this process`,
+      message: `the ${kmsProvider} provider${making} needs ${missing.join(', ')}, not set on this process`,
     },
   ]
 }

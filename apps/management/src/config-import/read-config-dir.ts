@@ -19,6 +19,7 @@ export const RESOURCE_KINDS = [
   'credentials',
   'presentations',
   'auth-servers',
+  'federation',
   'clients',
 ] as const
 export type ResourceKind = (typeof RESOURCE_KINDS)[number]

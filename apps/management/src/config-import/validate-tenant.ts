@@ -24,6 +24,7 @@ import {
   zAuthServerInput,
   zClientCreate,
   zCredentialConfigInput,
+  zFederationMembershipInput,
   zKeyChainCreate,
   zLoginProviderInput,
   zPresentationConfigInput,
@@ -36,6 +37,7 @@ import {
 import type { z } from 'zod'
 import { pemIssues } from '../services/anchor-lists'
 import { walletProviderIssues } from '../services/config-service'
+import { type FederationMembershipData, membershipIssues } from '../services/federation-service'
 import { trustListIssues } from '../services/trust-list-service'
 import { keyChainFileIssues } from './key-chain-files'
 import type { ConfigFile, ImportIssue, TenantFolder } from './read-config-dir'
@@ -60,7 +62,12 @@ export interface TenantPlan {
   presentations: Planned<PresentationConfigData>[]
   authServers: Planned<AuthServerData>[]
   clients: Planned<ClientCreate & { clientId: string; clientSecret: string }>[]
+  /** `federation/membership.json`: the body of PUT /api/federation. */
+  federation: Planned<FederationMembershipData> | undefined
 }
+
+/** The one file `federation/` holds: the tenant has one membership. */
+export const FEDERATION_FILE = 'membership'
 
 /** A client file must name its id and secret: the service cannot show a generated one to anybody. */
 const zImportedClient = zClientCreate.required({ clientId: true, clientSecret: true })
@@ -137,6 +144,7 @@ export function validateTenantFolder(
     presentations: [],
     authServers: [],
     clients: [],
+    federation: undefined,
   }
 
   for (const file of folder.files['key-chains']) {
@@ -219,6 +227,22 @@ export function validateTenantFolder(
     ])
     issues.push(...ruleIssues)
     if (!ruleIssues.length) plan.presentations.push({ file: file.file, data: parsed })
+  }
+  for (const file of folder.files.federation) {
+    if (file.name !== FEDERATION_FILE) {
+      issues.push({
+        file: file.file,
+        path: '',
+        message: `federation/ holds ${FEDERATION_FILE}.json only (the body of PUT /api/federation)`,
+      })
+      continue
+    }
+    const parsed = parseBody(zFederationMembershipInput, file.json, file.file, issues)
+    if (!parsed) continue
+    // What the statements and marks say; their subjects and the key chain are checked on apply.
+    const ruleIssues = located(file.file, membershipIssues(parsed, undefined))
+    issues.push(...ruleIssues)
+    if (!ruleIssues.length) plan.federation = { file: file.file, data: parsed }
   }
   for (const file of folder.files.clients) {
     const parsed = parse(zImportedClient, file, issues)

@@ -223,6 +223,17 @@ requestExamples.add(zKeyChainCreate, {
       privateKey: PUBLISHED_EXAMPLE_KEY,
     },
   },
+  importGcp: {
+    summary: 'Import an existing private key into Google Cloud KMS (an import job); Cloud KMS signs with it',
+    description:
+      'The key shown is published with this description: never use it. It becomes version 1 of a new HSM key in GCP_KMS_KEY_RING; the service keeps only the public key and that version (`externalKeyId` in the answer).',
+    value: {
+      source: 'import',
+      id: 'acme-imported-gcp',
+      kmsProvider: 'gcp-kms',
+      privateKey: PUBLISHED_EXAMPLE_KEY,
+    },
+  },
   generatePkcs11: {
     summary: 'Generate a key on the PKCS#11 token (HSM), certified by the key chain’s internal CA',
     value: {

@@ -61,7 +61,7 @@ export function keyChainRoutes(
           summary:
             'Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key',
           description:
-            '`source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or, with `kmsProvider: azure-key-vault`, imported into Azure Key Vault (Import Key), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.',
+            '`source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or imported into Azure Key Vault (`kmsProvider: azure-key-vault`, Import Key) or Google Cloud KMS (`kmsProvider: gcp-kms`, an import job into `GCP_KMS_KEY_RING`), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.',
           params: listParams,
           body: zKeyChainCreate,
           response: { 201: zKeyChain, ...problemResponses },

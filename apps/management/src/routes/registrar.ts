@@ -7,10 +7,10 @@ import {
   zRegistrationCertificateRequest,
   zRelyingPartyRegistration,
 } from '@credential-service/core-domain'
-import { problemResponses, requireTenantScope, tenantMount } from '@credential-service/server-kit'
+import { problemResponses, requireTenantScope } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import { createRegistrarService, type RegistrarServiceDeps } from '../services/registrar-service'
+import { tenantSingleton } from './tenant-singleton'
 
 const ROLES = ['registrar:manage'] as const
 
@@ -22,73 +22,34 @@ export function registrarRoutes(
   deps: RegistrarServiceDeps,
   mount: { tenantInPath: boolean },
 ): FastifyPluginAsyncZod {
-  const {
-    base,
-    op,
-    listParams: params,
-  } = tenantMount({
+  const { base, op, params, tags, config, register } = tenantSingleton({
     collection: 'registrar',
     tenantInPath: mount.tenantInPath,
-    itemKey: 'unused',
-    itemSchema: z.string(),
+    roles: ROLES,
+    input: zRegistrarConfigInput,
+    output: zRegistrarConfig,
+    operations: {
+      get: {
+        id: 'getRegistrarConfig',
+        summary: 'The tenant’s registrar connection and registration (never the client secret)',
+      },
+      put: {
+        id: 'putRegistrarConfig',
+        summary: 'Create or replace the registrar connection',
+        description:
+          'URLs follow the outbound policy (https, public hosts unless OUTBOUND_ALLOWED_HOSTS). The client secret is stored encrypted; omit it to keep the stored one. A new `baseUrl` drops the registration.',
+      },
+      delete: {
+        id: 'deleteRegistrarConfig',
+        summary: 'Delete the registrar connection (certificates already stored stay)',
+      },
+    },
   })
-  const tags = ['registrar']
-  const config = { roles: ROLES }
 
   return async (app) => {
     const service = (req: Parameters<typeof requireTenantScope>[0]) =>
       createRegistrarService(deps, requireTenantScope(req), req.principal)
-
-    app.get(
-      base,
-      {
-        config,
-        schema: {
-          operationId: op('getRegistrarConfig'),
-          tags,
-          summary: 'The tenant’s registrar connection and registration (never the client secret)',
-          params,
-          response: { 200: zRegistrarConfig, ...problemResponses },
-        },
-      },
-      (req) => service(req).get(),
-    )
-
-    app.put(
-      base,
-      {
-        config,
-        schema: {
-          operationId: op('putRegistrarConfig'),
-          tags,
-          summary: 'Create or replace the registrar connection',
-          description:
-            'URLs follow the outbound policy (https, public hosts unless OUTBOUND_ALLOWED_HOSTS). The client secret is stored encrypted; omit it to keep the stored one. A new `baseUrl` drops the registration.',
-          params,
-          body: zRegistrarConfigInput,
-          response: { 200: zRegistrarConfig, ...problemResponses },
-        },
-      },
-      (req) => service(req).put(req.body),
-    )
-
-    app.delete(
-      base,
-      {
-        config,
-        schema: {
-          operationId: op('deleteRegistrarConfig'),
-          tags,
-          summary: 'Delete the registrar connection (certificates already stored stay)',
-          params,
-          response: { 204: z.null().describe('Deleted'), ...problemResponses },
-        },
-      },
-      async (req, reply) => {
-        await service(req).delete()
-        return reply.status(204).send(null)
-      },
-    )
+    register(app, (tenantId, principal) => createRegistrarService(deps, tenantId, principal))
 
     app.post(
       `${base}/relying-party`,

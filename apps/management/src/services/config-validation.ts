@@ -22,6 +22,7 @@ import {
 import {
   createAttributeProviderRepository,
   createCredentialConfigRepository,
+  createFederationRepository,
   createKeyChainRepository,
   createLoginProviderRepository,
   createPresentationConfigRepository,
@@ -55,6 +56,15 @@ async function missingReferences(
       })
   }
   await check('keyChainId', refs.keyChainId, (id) => createKeyChainRepository(db, tenantId).get(id, tx))
+  // The federation entity key signs entity statements only (docs/federation.md).
+  if (
+    refs.keyChainId !== undefined &&
+    (await createFederationRepository(db, tenantId).get(tx))?.keyChainId === refs.keyChainId
+  )
+    issues.push({
+      path: `${prefix}.keyChainId`,
+      message: `key chain '${refs.keyChainId}' signs the federation entity configurations; use another key chain`,
+    })
   await check('attributeProviderId', refs.attributeProviderId, (id) =>
     createAttributeProviderRepository(db, tenantId).row(id, tx),
   )

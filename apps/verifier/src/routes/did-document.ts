@@ -1,5 +1,5 @@
 import { NotFoundError, verifierDid, zTenantId } from '@credential-service/core-domain'
-import type { ProtocolDeps } from '@credential-service/server-kit'
+import { federationKeyChainOf, type ProtocolDeps } from '@credential-service/server-kit'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 
@@ -19,7 +19,9 @@ export function didDocumentRoutes(
       const { tenant } = req.params
       if (!(await deps.tenants.tenant(tenant))) throw new NotFoundError('verifier', tenant)
       const did = verifierDid(deps.publicUrl, tenant)
-      const methods = (await deps.keys.jwks(tenant)).keys.map(({ x5c: _x5c, ...publicKeyJwk }) => ({
+      const methods = (
+        await deps.keys.jwks(tenant, await federationKeyChainOf(deps.tenants, tenant))
+      ).keys.map(({ x5c: _x5c, ...publicKeyJwk }) => ({
         id: `${did}#${publicKeyJwk.kid}`,
         type: 'JsonWebKey2020',
         controller: did,

@@ -161,14 +161,14 @@ export const zKeyChainCreate = z
         source: z
           .literal('import')
           .describe(
-            'Import an existing private key into the database (`db`, default) or into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there)',
+            'Import an existing private key into the database (`db`, default), into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there) or into Cloud KMS (`gcp-kms`: an HSM key in `GCP_KMS_KEY_RING`, through an import job)',
           ),
         ...common,
         kmsProvider: z
-          .enum(['db', 'azure-key-vault'])
+          .enum(['db', 'azure-key-vault', 'gcp-kms'])
           .default('db')
           .describe(
-            'Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM), which signs with it from then on; the service keeps only its public part',
+            'Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM) or into a new HSM key in GCP_KMS_KEY_RING, which signs with it from then on; the service keeps only its public part',
           ),
         privateKey: z
           .union([

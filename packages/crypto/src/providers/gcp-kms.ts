@@ -1,8 +1,9 @@
-import { createHash, createPublicKey } from 'node:crypto'
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto'
 import { importPKCS8, type JWK, SignJWT } from 'jose'
 import { publicPart } from '../keys'
 import type { SigningAlgorithm } from '../signer'
 import { derToJoseSignature } from './aws-kms'
+import { type ImportMethod, wrapForImport } from './gcp-kms-import'
 import { type KeyProvider, KeyProviderError, type ProvidedKey } from './provider'
 import { restRequest, tokenCache } from './rest-token'
 import { tracedKeyProvider } from './traced'
@@ -12,8 +13,13 @@ export interface GcpKmsOptions {
   serviceAccount: { client_email: string; private_key: string; token_uri?: string }
   /** Cloud KMS endpoint (default `https://cloudkms.googleapis.com`; a regional one, or a local one in tests). */
   endpoint?: string | undefined
-  /** Where `generate` makes keys: a key ring `projects/P/locations/L/keyRings/R`; absent: keys are registered only. */
+  /**
+   * Where `generate` and `importKey` make keys: a key ring `projects/P/locations/L/keyRings/R`;
+   * absent: keys are registered only.
+   */
   keyRing?: string | undefined
+  /** The import job's wrapping method for `importKey` (default RSA_OAEP_3072_SHA256_AES_256). */
+  importMethod?: ImportMethod | undefined
   fetch?: typeof fetch
 }
 
@@ -28,8 +34,11 @@ const ALGORITHM_OF: Partial<Record<SigningAlgorithm, string>> = {
 const KEY_RING = /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+$/
 /** A crypto key id Cloud KMS takes (`[a-zA-Z0-9_-]{1,63}`) from the service's `tenant/chain/suffix`. */
 const cryptoKeyIdOf = (hint: string) => hint.replace(/[^a-zA-Z0-9_-]/g, '-').slice(-63)
-/** Tries of a new key's first version while Cloud KMS still generates it (PENDING_GENERATION). */
-const PENDING_TRIES = 10
+/**
+ * Reads of a resource Cloud KMS still works on (a version PENDING_GENERATION or PENDING_IMPORT, an
+ * import job PENDING_GENERATION), 0.1 s apart at first and then up to 1 s: about 30 s in all.
+ */
+const PENDING_TRIES = 40
 const VERSION_NAME =
   /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+\/cryptoKeyVersions\/[^/]+$/
 
@@ -51,11 +60,13 @@ export function crc32c(bytes: Uint8Array): number {
  * `POST …:asymmetricSign` with the SHA-2 digest and CRC32C checksums both ways, as a service
  * account (an OAuth token from its signed JWT assertion, RFC 7523). `externalKeyId` is the key
  * version's resource name `projects/…/cryptoKeyVersions/N`; a rotation names the next version.
+ * Keys can be made in a key ring (`cryptoKeys.create`) or imported into one (an import job).
  */
 export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
   const doFetch = options.fetch ?? fetch
   const endpoint = (options.endpoint ?? 'https://cloudkms.googleapis.com').replace(/\/+$/, '')
   const tokenUri = options.serviceAccount.token_uri ?? 'https://oauth2.googleapis.com/token'
+  const importMethod = options.importMethod ?? 'RSA_OAEP_3072_SHA256_AES_256'
 
   const request = restRequest(doFetch)
 
@@ -171,32 +182,111 @@ export function createGcpKmsProvider(options: GcpKmsOptions): KeyProvider {
      * that version is generated.
      */
     async generate(keyId, alg): Promise<ProvidedKey> {
-      const ring = options.keyRing
-      if (!ring || !KEY_RING.test(ring))
-        throw new KeyProviderError('Cloud KMS: set GCP_KMS_KEY_RING to generate keys', {
-          reason: 'misconfigured',
-        })
-      const algorithm = ALGORITHM_OF[alg]
-      if (!algorithm) throw new KeyProviderError(`Cloud KMS: ${alg} keys are not supported`)
+      const ring = keyRing('generate')
+      const algorithm = algorithmOf(alg)
       const cryptoKeyId = cryptoKeyIdOf(keyId)
-      const created = await call<{ name?: string }>(
+      await call(ring, `/cryptoKeys?cryptoKeyId=${encodeURIComponent(cryptoKeyId)}`, {
+        purpose: 'ASYMMETRIC_SIGN',
+        versionTemplate: { algorithm, protectionLevel: 'HSM' },
+      })
+      return enabledKey(versionName(`${ring}/cryptoKeys/${cryptoKeyId}/cryptoKeyVersions/1`))
+    },
+
+    /**
+     * Import through an import job (Google's "Importing a key"): an `importOnly` ASYMMETRIC_SIGN
+     * key of protection level HSM made without a version, an HSM import job whose RSA wrapping key
+     * Cloud KMS generates, the private key as PKCS#8 DER wrapped for it (gcp-kms-import.ts), and
+     * `cryptoKeyVersions:import`; answered once the new version is ENABLED. Cloud KMS never
+     * exports it; the wrapped key is the only form that leaves this process.
+     */
+    async importKey(keyId, privateJwk, alg): Promise<ProvidedKey> {
+      const ring = keyRing('import')
+      const algorithm = algorithmOf(alg)
+      if (privateJwk.crv !== (alg === 'ES256' ? 'P-256' : 'P-384'))
+        throw new KeyProviderError(`Cloud KMS: the key is not a ${alg} key`)
+      const cryptoKeyId = cryptoKeyIdOf(keyId)
+      const cryptoKey = `${ring}/cryptoKeys/${cryptoKeyId}`
+      await call(
         ring,
-        `/cryptoKeys?cryptoKeyId=${encodeURIComponent(cryptoKeyId)}`,
-        { purpose: 'ASYMMETRIC_SIGN', versionTemplate: { algorithm, protectionLevel: 'HSM' } },
+        `/cryptoKeys?cryptoKeyId=${encodeURIComponent(cryptoKeyId)}&skipInitialVersionCreation=true`,
+        {
+          purpose: 'ASYMMETRIC_SIGN',
+          importOnly: true,
+          versionTemplate: { algorithm, protectionLevel: 'HSM' },
+        },
       )
-      const version = versionName(
-        `${created.name ?? `${ring}/cryptoKeys/${cryptoKeyId}`}/cryptoKeyVersions/1`,
-      )
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return { ...(await provider.describe(version)), externalKeyId: version }
-        } catch (error) {
-          const pending = error instanceof KeyProviderError && error.message.includes('FAILED_PRECONDITION')
-          if (!pending || attempt >= PENDING_TRIES) throw error
-          await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
-        }
+      const job = await activeImportJob(ring, cryptoKeyId)
+      const pkcs8 = createPrivateKey({ key: privateJwk, format: 'jwk' }).export({
+        format: 'der',
+        type: 'pkcs8',
+      })
+      let wrappedKey: string
+      try {
+        wrappedKey = wrapForImport(importMethod, job.pem, pkcs8).toString('base64')
+      } finally {
+        pkcs8.fill(0)
       }
+      const imported = await call<{ name?: string }>(cryptoKey, '/cryptoKeyVersions:import', {
+        algorithm,
+        importJob: job.name,
+        wrappedKey,
+      })
+      const version = versionName(imported.name ?? '')
+      if (!version.startsWith(`${cryptoKey}/`))
+        throw new KeyProviderError(`Cloud KMS key '${cryptoKey}': the import answered another key`)
+      return enabledKey(version)
     },
   }
+
+  /** The configured key ring, which `generate` and `importKey` need. */
+  function keyRing(what: 'generate' | 'import'): string {
+    const ring = options.keyRing
+    if (!ring || !KEY_RING.test(ring))
+      throw new KeyProviderError(`Cloud KMS: set GCP_KMS_KEY_RING to ${what} keys`, {
+        reason: 'misconfigured',
+      })
+    return ring
+  }
+
+  function algorithmOf(alg: SigningAlgorithm): string {
+    const algorithm = ALGORITHM_OF[alg]
+    if (!algorithm) throw new KeyProviderError(`Cloud KMS: ${alg} keys are not supported`)
+    return algorithm
+  }
+
+  /** Reads `name` (`GET /v1/{name}`) until its `state` is no longer PENDING_something. */
+  async function settled<T extends { state?: string }>(name: string): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const resource = await call<T>(name, '')
+      if (!resource.state?.startsWith('PENDING_')) return resource
+      if (attempt >= PENDING_TRIES)
+        throw new KeyProviderError(`Cloud KMS '${name}': still ${resource.state}`, { reason: 'unavailable' })
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)))
+    }
+  }
+
+  /** A new version once Cloud KMS has generated or imported it; a failed import names Google's reason. */
+  async function enabledKey(version: string): Promise<ProvidedKey> {
+    const state = await settled<{ state?: string; importFailureReason?: string }>(version)
+    if (state.state !== 'ENABLED') {
+      const reason = state.importFailureReason ? ` (${state.importFailureReason.slice(0, 300)})` : ''
+      throw new KeyProviderError(`Cloud KMS key '${version}': ${state.state ?? 'no state'}${reason}`)
+    }
+    return { ...(await provider.describe(version)), externalKeyId: version }
+  }
+
+  /** `importJobs.create` (HSM, `importMethod`) in the ring, once its wrapping key is generated. */
+  async function activeImportJob(ring: string, importJobId: string) {
+    const name = `${ring}/importJobs/${importJobId}`
+    await call(ring, `/importJobs?importJobId=${encodeURIComponent(importJobId)}`, {
+      importMethod,
+      protectionLevel: 'HSM',
+    })
+    const job = await settled<{ state?: string; importMethod?: string; publicKey?: { pem?: string } }>(name)
+    if (job.state !== 'ACTIVE' || job.importMethod !== importMethod || !job.publicKey?.pem)
+      throw new KeyProviderError(`Cloud KMS import job '${name}': ${job.state ?? 'no state'}`)
+    return { name, pem: job.publicKey.pem }
+  }
+
   return tracedKeyProvider('gcp-kms', provider)
 }

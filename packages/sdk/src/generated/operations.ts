@@ -211,7 +211,7 @@ export interface ManagementOperations {
   /**
    * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
    *
-   * `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or, with `kmsProvider: azure-key-vault`, imported into Azure Key Vault (Import Key), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
+   * `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or imported into Azure Key Vault (`kmsProvider: azure-key-vault`, Import Key) or Google Cloud KMS (`kmsProvider: gcp-kms`, an import job into `GCP_KMS_KEY_RING`), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
    *
    * Roles (any of): `key:manage`.
    */
@@ -219,7 +219,7 @@ export interface ManagementOperations {
   /**
    * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
    *
-   * `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or, with `kmsProvider: azure-key-vault`, imported into Azure Key Vault (Import Key), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
+   * `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or imported into Azure Key Vault (`kmsProvider: azure-key-vault`, Import Key) or Google Cloud KMS (`kmsProvider: gcp-kms`, an import job into `GCP_KMS_KEY_RING`), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
    *
    * Roles (any of): `key:manage`.
    */
@@ -1141,7 +1141,7 @@ export interface ManagementOperations {
   /**
    * Make the tenant’s issuer and verifier federation entities, or change their membership
    *
-   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration (nor may one be saved with it later). Its keys are published in the `jwks` of the entity configurations only, never in the `jwks` of the issuer, the `jwt-vc-issuer` metadata or the DID document (OpenID Federation 1.0 §3). The same body is `federation/membership.json` of a configuration import. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
    *
    * Roles (any of): `registrar:manage`.
    */
@@ -1149,7 +1149,7 @@ export interface ManagementOperations {
   /**
    * Make the tenant’s issuer and verifier federation entities, or change their membership
    *
-   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+   * The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration (nor may one be saved with it later). Its keys are published in the `jwks` of the entity configurations only, never in the `jwks` of the issuer, the `jwt-vc-issuer` metadata or the DID document (OpenID Federation 1.0 §3). The same body is `federation/membership.json` of a configuration import. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
    *
    * Roles (any of): `registrar:manage`.
    */

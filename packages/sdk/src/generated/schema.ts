@@ -335,7 +335,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
-         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or, with `kmsProvider: azure-key-vault`, imported into Azure Key Vault (Import Key), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
+         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or imported into Azure Key Vault (`kmsProvider: azure-key-vault`, Import Key) or Google Cloud KMS (`kmsProvider: gcp-kms`, an import job into `GCP_KMS_KEY_RING`), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -409,7 +409,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key chain: generate, import, or register a Vault / AWS KMS / PKCS#11 / Azure Key Vault / Cloud KMS key
-         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or, with `kmsProvider: azure-key-vault`, imported into Azure Key Vault (Import Key), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
+         * @description `source: generate` makes a new key in the database, or on the PKCS#11 token with `kmsProvider: pkcs11` (not extractable), its leaf certificate issued by an internal CA of the key chain (`certificate.mode: self-signed` for development, database keys only); `import` takes a private JWK or PEM, kept encrypted in the database or imported into Azure Key Vault (`kmsProvider: azure-key-vault`, Import Key) or Google Cloud KMS (`kmsProvider: gcp-kms`, an import job into `GCP_KMS_KEY_RING`), which signs with it from then on; `external` registers a key held by Vault transit, AWS KMS, a PKCS#11 token, Azure Key Vault or Google Cloud KMS by `externalKeyId`. A PKCS#11 module or token this service cannot use is a 400 naming `kmsProvider`.
          *
          *     Roles (any of): `key:manage`.
          */
@@ -2034,7 +2034,7 @@ export interface paths {
         get: operations["getFederationMembershipOfTenant"];
         /**
          * Make the tenant’s issuer and verifier federation entities, or change their membership
-         * @description The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+         * @description The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration (nor may one be saved with it later). Its keys are published in the `jwks` of the entity configurations only, never in the `jwks` of the issuer, the `jwt-vc-issuer` metadata or the DID document (OpenID Federation 1.0 §3). The same body is `federation/membership.json` of a configuration import. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
          *
          *     Roles (any of): `registrar:manage`.
          */
@@ -2064,7 +2064,7 @@ export interface paths {
         get: operations["getFederationMembership"];
         /**
          * Make the tenant’s issuer and verifier federation entities, or change their membership
-         * @description The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
+         * @description The issuer and verifier then serve their entity configurations (OpenID Federation 1.0 §9) at `<entity id>/.well-known/openid-federation`, signed with the key chain given, which must not sign any credential or presentation configuration (nor may one be saved with it later). Its keys are published in the `jwks` of the entity configurations only, never in the `jwks` of the issuer, the `jwt-vc-issuer` metadata or the DID document (OpenID Federation 1.0 §3). The same body is `federation/membership.json` of a configuration import. Trust marks and subordinate statements must be about one of the tenant’s entity identifiers (422 naming the item otherwise).
          *
          *     Roles (any of): `registrar:manage`.
          */
@@ -3639,7 +3639,7 @@ export interface components {
         };
         KeyChainImport: {
             /**
-             * @description Import an existing private key into the database (`db`, default) or into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there)
+             * @description Import an existing private key into the database (`db`, default), into Azure Key Vault (`azure-key-vault`: Import Key, not exportable there) or into Cloud KMS (`gcp-kms`: an HSM key in `GCP_KMS_KEY_RING`, through an import job)
              * @constant
              */
             source: "import";
@@ -3648,11 +3648,11 @@ export interface components {
             description?: string;
             rotationPolicy?: components["schemas"]["RotationPolicyInput"];
             /**
-             * @description Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM), which signs with it from then on; the service keeps only its public part
+             * @description Where the key is kept: encrypted in the database, or imported into AZURE_KEY_VAULT_URL (HSM-protected with AZURE_KEY_VAULT_KEY_TYPE EC-HSM) or into a new HSM key in GCP_KMS_KEY_RING, which signs with it from then on; the service keeps only its public part
              * @default db
              * @enum {string}
              */
-            kmsProvider?: "db" | "azure-key-vault";
+            kmsProvider?: "db" | "azure-key-vault" | "gcp-kms";
             /** @description Private key; stored encrypted and never returned */
             privateKey: string | {
                 [key: string]: unknown;

@@ -1,6 +1,7 @@
 import { VP_FORMATS_SUPPORTED } from '@credential-service/core-domain'
 import type { KeyRuntime } from '../key-runtime'
 import type { TenantCache } from '../tenant-cache'
+import { federationKeyChainOf } from './entity-key'
 
 /**
  * The verifier's federation metadata (`openid_credential_verifier`, OpenID4VP 1.0 §11): the
@@ -12,11 +13,7 @@ export async function verifierEntityMetadata(
   deps: { keys: KeyRuntime; tenants: TenantCache },
   tenantId: string,
 ): Promise<Record<string, Record<string, unknown>>> {
-  const federationChain = (await deps.tenants.federation(tenantId))?.keyChainId
-  const chains = (await deps.keys.keyChains(tenantId)).filter((row) => row.id !== federationChain)
-  const keys = (await Promise.all(chains.map((row) => deps.keys.chainJwks(tenantId, row.id)))).flatMap(
-    (set) => set.keys,
-  )
+  const { keys } = await deps.keys.jwks(tenantId, await federationKeyChainOf(deps.tenants, tenantId))
   return {
     openid_credential_verifier: {
       vp_formats_supported: VP_FORMATS_SUPPORTED,

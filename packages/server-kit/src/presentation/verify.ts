@@ -9,6 +9,7 @@ import {
   type TrustedListAnchors,
 } from '@credential-service/crypto'
 import type { PresentationSessionRow, TrustListRow } from '@credential-service/db-schema'
+import { federationKeyChainOf } from '../federation/entity-key'
 import {
   FederatedTrustRefusal,
   federatedEntityKeys,
@@ -83,8 +84,11 @@ export async function verification(deps: PresentationDeps, row: PresentationSess
   if (!config) return undefined
   const rows = await deps.tenants.trustLists(row.tenantId)
   const lists = trustListCertificates(rows, config.trustListIds, now)
+  // The federation entity key signs entity statements only, never a credential to trust.
+  const entityKeyChain = await federationKeyChainOf(deps.tenants, row.tenantId)
+  const ownChains = (await deps.keys.keyChains(row.tenantId)).filter((chain) => chain.id !== entityKeyChain)
   const trust = presentationTrust({
-    anchors: trustAnchors(await deps.keys.keyChains(row.tenantId), lists.certificates),
+    anchors: trustAnchors(ownChains, lists.certificates),
     acceptAnyIssuer: config.acceptAnyIssuer,
     now,
     outbound: deps.outbound,

@@ -124,6 +124,8 @@ describe.runIf(databaseUrl)('federation trust sources across two verifier proces
     // The intermediate now lists another key for the issuer: a fresh resolution would fail.
     const stranger = await generateKeyPair('ES256')
     federation.enrol(issuer.id, { keys: [await publicJwk(stranger, 'stranger')] })
+    // Past the tenant cache's 5 s re-read: the chains outlive the rows it reads again.
+    await new Promise((resolve) => setTimeout(resolve, 6000))
     expect(await presentToEach(issuer)).toMatchObject([{ status: 'verified' }, { status: 'verified' }])
     // Replacing the trust list (here: a description) is a tenant change both processes hear.
     const replaced = await send('PUT', '/trust-lists/fed', { ...source(), description: 'changed' })

@@ -18,7 +18,7 @@ export interface FederationTrustSource {
   id: string
   anchor: FederationAnchor
   requiredTrustMarks: string[]
-  /** The row as the tenant cache holds it: a changed list is a new row, and its cached chains go with the old one. */
+  /** The row as the tenant cache holds it (its tenant, and when it was last saved). */
   row: TrustListRow
 }
 
@@ -54,10 +54,28 @@ export class FederatedTrustRefusal extends Error {
   override name = 'FederatedTrustRefusal'
 }
 
-// Chains resolved per trust list row and entity, kept until the earliest exp of the chain. Bounded:
+// Chains resolved per trust list and entity, kept until the earliest exp of the chain. Bounded:
 // entity ids come from presented credentials, so a flood of names must not grow the heap.
 const MAX_CHAINS_PER_SOURCE = 256
-const resolved = new WeakMap<TrustListRow, Map<string, Promise<TrustChainResult>>>()
+const MAX_SOURCES = 1000
+/**
+ * By tenant and list id: the list as it was saved (its `updatedAt` and source) and its chains. The
+ * tenant cache re-reads rows every few seconds, so a row object is no key; a list saved again (the
+ * tenant change announcement brings it to every process) has another version, and its chains go.
+ */
+const resolved = new Map<string, { version: string; chains: Map<string, Promise<TrustChainResult>> }>()
+
+function chainsOf(row: TrustListRow): Map<string, Promise<TrustChainResult>> {
+  const key = `${row.tenantId}\u0000${row.id}`
+  const version = `${row.updatedAt.getTime()}:${JSON.stringify(row.source)}`
+  const held = resolved.get(key)
+  if (held?.version === version) return held.chains
+  resolved.delete(key)
+  if (resolved.size >= MAX_SOURCES) resolved.delete(resolved.keys().next().value as string)
+  const chains = new Map<string, Promise<TrustChainResult>>()
+  resolved.set(key, { version, chains })
+  return chains
+}
 
 /** What resolving an entity through a trust source needs. */
 export interface FederatedEntityOptions {
@@ -88,11 +106,7 @@ function chainOf(source: FederationTrustSource, options: FederatedEntityOptions)
         throw new FederationTrustError(`the trust_chain is about ${chain.subject}, not ${options.entityId}`)
       return chain
     })
-  let chains = resolved.get(source.row)
-  if (!chains) {
-    chains = new Map()
-    resolved.set(source.row, chains)
-  }
+  const chains = chainsOf(source.row)
   const held = chains.get(options.entityId)
   if (held) return held
   // Map order is insertion order: the oldest entry leaves first.
@@ -111,7 +125,7 @@ function chainOf(source: FederationTrustSource, options: FederatedEntityOptions)
 async function currentChain(source: FederationTrustSource, options: FederatedEntityOptions) {
   const chain = await chainOf(source, options)
   if (chain.expiresAt.getTime() > options.now.getTime()) return chain
-  resolved.get(source.row)?.delete(options.entityId)
+  chainsOf(source.row).delete(options.entityId)
   return chainOf(source, options)
 }
 

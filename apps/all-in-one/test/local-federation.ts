@@ -52,7 +52,8 @@ export async function startLocalFederation(
       .setIssuer(iss)
       .setSubject(sub)
       .setIssuedAt()
-      .setExpirationTime('1h')
+      // An `exp` among the claims (an expired statement) wins over the default lifetime.
+      .setExpirationTime(typeof claims.exp === 'number' ? claims.exp : '1h')
       .sign(key.privateKey)
   const fetchEndpoint = (entity: string) => ({
     federation_entity: { federation_fetch_endpoint: `${entity}/fetch` },

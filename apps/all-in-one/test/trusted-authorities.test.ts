@@ -318,8 +318,7 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
     expect(federation.json.errors).toStrictEqual([
       {
         path: 'body.dcqlQuery.credentials.0.trusted_authorities.0.type',
-        message:
-          "'openid_federation' cannot be checked by this verifier; only 'aki' and 'etsi_tl' (OpenID4VP 1.0 §6.1.1.1, §6.1.1.2)",
+        message: 'openid_federation is checked for dc+sd-jwt credentials only, not mso_mdoc',
       },
     ])
     const any = await createConfig('any', sdJwtQuery(), {

@@ -277,12 +277,14 @@ export {
   zTokenResponse,
 } from './contract/token'
 export type {
+  OpenIdFederationSource,
   TrustList,
   TrustListData,
   TrustListInput,
   TrustListSource,
 } from './contract/trust-list'
 export {
+  isFetchedTrustListSource,
   TRUST_LIST_STATES,
   zTrustList,
   zTrustListInput,

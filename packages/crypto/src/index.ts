@@ -18,7 +18,11 @@ export type { ListOfTrustedLists, TrustedListPointer } from './etsi-lotl'
 export { readListOfTrustedLists } from './etsi-lotl'
 export type { TrustedListContent } from './etsi-trusted-list'
 export { readTrustedList, TrustedListError } from './etsi-trusted-list'
-export type { EntityStatement, FederationConstraints } from './federation/entity-statement'
+export type {
+  EntityStatement,
+  FederationConstraints,
+  FederationRefusalKind,
+} from './federation/entity-statement'
 export { decodeEntityStatement, FederationTrustError } from './federation/entity-statement'
 export type { EntityMetadata, MetadataPolicy } from './federation/metadata-policy'
 export { applyMetadataPolicy, MetadataPolicyError, resolveMetadataPolicy } from './federation/metadata-policy'

@@ -1,4 +1,5 @@
 import type { X509Certificate } from 'node:crypto'
+import type { JSONWebKeySet } from 'jose'
 import type { StatusListEntry } from './status-list-token'
 import type { TrustedAuthoritiesQuery, TrustedListAnchors } from './trusted-authorities'
 
@@ -42,6 +43,20 @@ export interface PresentationTrust {
    * `statusPurpose` (Bitstring Status List §3.2).
    */
   requireValidStatus: (entry: StatusListEntry & { purpose?: string }, form?: StatusListForm) => Promise<void>
+  /**
+   * The configuration's OpenID Federation trust sources for an issuer without `x5c` (SD-JWT VC):
+   * resolves the trust chain of `entityId` (the credential's `iss`) to one of their anchors, and
+   * answers the keys of its `openid_credential_issuer` metadata after the policies, or rejects
+   * with PresentationRejected naming the reason. `trustedAuthorities` are the query's: with any,
+   * the chain must pass through an entity an `openid_federation` one names (OpenID4VP 1.0 §6.1.1).
+   * Absent: the configuration names no such source, and an issuer without `x5c` is not trusted.
+   */
+  federatedIssuer?:
+    | ((
+        entityId: string,
+        trustedAuthorities: TrustedAuthoritiesQuery[] | undefined,
+      ) => Promise<JSONWebKeySet>)
+    | undefined
 }
 
 /** What a credential query adds to the trust of its presentations. */

@@ -86,6 +86,9 @@ export async function trustedAuthoritiesRefusal(
   }
   const akiRefusal = `no certificate of the ${name} chain has an authority key identifier the query's trusted_authorities name (aki ${[...named].join(', ')})`
   const urls = queries.filter((query) => query.type === 'etsi_tl').flatMap((query) => query.values)
+  // openid_federation (§6.1.1) names federation entities: an issuer known by its x5c chain is none.
+  if (!urls.length && !named.size)
+    return `the issuer comes with an ${name} chain, which the query's trusted_authorities (openid_federation) do not name`
   if (!urls.length) return akiRefusal
   const refusals = named.size ? [akiRefusal] : []
   for (const url of new Set(urls)) {

@@ -20,6 +20,12 @@ export { BEARER_REALM, oauthErrorHandler, PROBLEM_CONTENT_TYPE, problemErrorHand
 export type { EntityConfigurationDeps } from './federation/entity-configuration'
 export { ENTITY_STATEMENT_TYPE, signEntityConfiguration } from './federation/entity-configuration'
 export { federationKeyChainOf } from './federation/entity-key'
+export type { FederatedEntityOptions, FederationTrustSource } from './federation/federated-trust'
+export {
+  FederatedTrustRefusal,
+  federatedEntityKeys,
+  federationTrustSources,
+} from './federation/federated-trust'
 export type { OwnTrustChainDeps } from './federation/own-trust-chain'
 export { federationFetch, verifierTrustChain } from './federation/own-trust-chain'
 export { verifierEntityMetadata } from './federation/verifier-metadata'

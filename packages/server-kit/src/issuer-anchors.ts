@@ -3,6 +3,7 @@ import type { DcqlQuery, PresentationConfig } from '@credential-service/core-dom
 import { anchorAuthorityKeyIds, parseCertificate } from '@credential-service/crypto'
 import type { KeyChainRow, TrustListRow } from '@credential-service/db-schema'
 import { trustListState } from '@credential-service/db-schema'
+import { federationTrustSources } from './federation/federated-trust'
 
 /** Chains the service generated: it holds every key in them, so their root is the tenant's own. */
 const GENERATED = new Set(['self-signed', 'internal-ca'])
@@ -121,15 +122,26 @@ export async function requestDcqlQuery(
         .map((list) => list.url),
     ),
   ]
-  const authorities = [
+  // OpenID4VP 1.0 §6.1.1: the anchors of its openid-federation trust sources (SD-JWT VC queries only).
+  const entities = [
+    ...new Set(
+      federationTrustSources(trustLists, config.trustListIds).map((source) => source.anchor.entityId),
+    ),
+  ]
+  const authorities = (format: string) => [
     ...(values.length ? [{ type: 'aki' as const, values }] : []),
     ...(urls.length ? [{ type: 'etsi_tl' as const, values: urls }] : []),
+    ...(entities.length && format === 'dc+sd-jwt'
+      ? [{ type: 'openid_federation' as const, values: entities }]
+      : []),
   ]
-  if (authorities.length === 0) return config.dcqlQuery
   return {
     ...config.dcqlQuery,
-    credentials: config.dcqlQuery.credentials.map((credential) =>
-      credential.trusted_authorities ? credential : { ...credential, trusted_authorities: authorities },
-    ),
+    credentials: config.dcqlQuery.credentials.map((credential) => {
+      const named = authorities(credential.format)
+      return credential.trusted_authorities || named.length === 0
+        ? credential
+        : { ...credential, trusted_authorities: named }
+    }),
   }
 }

@@ -71,7 +71,7 @@ async function fetchList(
   now: Date,
 ): Promise<TrustListFetchResult> {
   const source = row.source
-  if (source.type === 'pem') throw new Error('not a fetched list')
+  if (source.type === 'pem' || source.type === 'openid-federation') throw new Error('not a fetched list')
   const limits = deps.trustListLimits ?? DEFAULT_TRUST_LIST_LIMITS
   const name = `trust list '${row.id}'`
   const fetch = (url: string, what: string) => fetchBytes(url, what, deps.outbound, limits.maxBytes)

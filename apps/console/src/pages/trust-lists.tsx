@@ -18,7 +18,8 @@ import { optional, useApiForm } from '../forms/use-api-form'
 import { splitPems } from '../presentation-configs/presentation-values'
 import { trustListsApi } from './providers-api'
 
-type SourceType = TrustListDefinition['source']['type']
+// openid-federation lists (issue 39) have no form here yet: they are made through the API.
+type SourceType = Exclude<TrustListDefinition['source']['type'], 'openid-federation'>
 
 const SOURCE_TYPES: { value: SourceType; label: string }[] = [
   { value: 'pem', label: 'PEM certificates' },
@@ -89,7 +90,7 @@ export default function TrustListsPage() {
 /** The form's values of a stored list (or a new one), every source's inputs kept while switching. */
 function trustListValues(stored: TrustList | undefined) {
   const source = stored?.source
-  const fetched = source && source.type !== 'pem' ? source : undefined
+  const fetched = source && 'url' in source ? source : undefined
   return {
     id: stored?.id ?? '',
     description: stored?.description ?? '',

@@ -7,8 +7,23 @@ import {
   validatePath,
 } from '@credential-service/crypto'
 import { createWalletProviderRepository, type TrustListRow } from '@credential-service/db-schema'
-import { type ProtocolDeps, trustListCertificates } from '@credential-service/server-kit'
-import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose'
+import {
+  FederatedTrustRefusal,
+  federatedEntityKeys,
+  federationTrustSources,
+  type OutboundPolicy,
+  type ProtocolDeps,
+  trustListCertificates,
+} from '@credential-service/server-kit'
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  type JSONWebKeySet,
+  type JWTPayload,
+  jwtVerify,
+} from 'jose'
 import type { TenantScope } from '../tenant-scope'
 
 /** Algorithms of wallet and key attestations (HAIP §7: ES256 at least). */
@@ -42,7 +57,7 @@ export interface TrustedProvider {
  * (the database) pass through.
  */
 export async function verifyAttestedJwt(
-  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now' | 'tenants'>>,
+  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now' | 'tenants' | 'outbound'>>,
   jwt: string,
   typ: string,
 ): Promise<AttestedJwt> {
@@ -57,6 +72,14 @@ export async function verifyAttestedJwt(
   if (!ACCEPTED.includes(String(header.alg)))
     throw new AttestationError(`alg ${String(header.alg)} is not allowed`)
   const x5c = header.x5c
+  const now = deps.now()
+  const providers = await createWalletProviderRepository(deps.db, tenantId).all()
+  const lists = providers.some((provider) => provider.trustListIds?.length)
+    ? await deps.tenants.trustLists(tenantId)
+    : []
+  // Without x5c, a provider may be trusted through OpenID Federation (its trust_chain, or its iss).
+  if (x5c === undefined && providers.some((p) => federationTrustSources(lists, p.trustListIds).length))
+    return verifyFederatedAttestation({ jwt, header, typ, providers, lists, now, outbound: deps.outbound })
   if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > MAX_CHAIN_LENGTH)
     throw new AttestationError('x5c is required')
   const chain = x5c.map((der, index) => {
@@ -66,11 +89,6 @@ export async function verifyAttestedJwt(
       throw new AttestationError(`x5c certificate ${index} does not parse`, { cause })
     }
   })
-  const now = deps.now()
-  const providers = await createWalletProviderRepository(deps.db, tenantId).all()
-  const lists = providers.some((provider) => provider.trustListIds?.length)
-    ? await deps.tenants.trustLists(tenantId)
-    : []
   const walletProviderId = await trustedProviderOf(chain, walletProviderTrust(providers, lists, now), now)
   try {
     const leaf = chain[0] as X509Certificate
@@ -82,6 +100,77 @@ export async function verifyAttestedJwt(
       { cause },
     )
   }
+}
+
+interface FederatedAttestation {
+  jwt: string
+  header: ReturnType<typeof decodeProtectedHeader>
+  typ: string
+  providers: Pick<WalletProvider, 'id' | 'trustListIds'>[]
+  lists: TrustListRow[]
+  now: Date
+  outbound: OutboundPolicy
+}
+
+/**
+ * An attestation whose wallet provider is a federation entity (OpenID Federation 1.0; OpenID4VCI
+ * 1.0 lets key attestations carry `trust_chain`): the chain of its `iss` (the `trust_chain` header
+ * when sent, §4.3, else resolved from the anchor) must reach the anchor of one of a provider's
+ * trust lists of source type openid-federation, with policies and required trust marks; the
+ * signature is checked with the key its `wallet_provider` metadata names by `kid`.
+ */
+async function verifyFederatedAttestation(options: FederatedAttestation): Promise<AttestedJwt> {
+  const { jwt, header, typ, now } = options
+  let iss: unknown
+  try {
+    iss = decodeJwt(jwt).iss
+  } catch (cause) {
+    throw new AttestationError('it is not a JWT', { cause })
+  }
+  if (typeof iss !== 'string') throw new AttestationError('it has neither x5c nor an iss to resolve')
+  const trustChain = header.trust_chain
+  if (
+    trustChain !== undefined &&
+    !(Array.isArray(trustChain) && trustChain.every((s) => typeof s === 'string'))
+  )
+    throw new AttestationError('trust_chain must be an array of entity statements')
+  const refusals: string[] = []
+  for (const provider of options.providers) {
+    const sources = federationTrustSources(options.lists, provider.trustListIds)
+    if (!sources.length) continue
+    let jwks: JSONWebKeySet
+    try {
+      jwks = await federatedEntityKeys({
+        sources,
+        entityId: iss,
+        entityType: 'wallet_provider',
+        now,
+        outbound: options.outbound,
+        trustChain: trustChain as string[] | undefined,
+        what: `wallet provider '${provider.id}': the attester`,
+      })
+    } catch (error) {
+      if (!(error instanceof FederatedTrustRefusal)) throw error
+      refusals.push(error.message)
+      continue
+    }
+    try {
+      const { payload } = await jwtVerify(jwt, createLocalJWKSet(jwks), {
+        typ,
+        algorithms: ACCEPTED,
+        currentDate: now,
+      })
+      return { header, payload, walletProviderId: provider.id }
+    } catch (cause) {
+      throw new AttestationError(
+        cause instanceof errors.JOSEError
+          ? `${cause.message} (with the wallet_provider keys of ${iss})`
+          : `the signature does not verify with the wallet_provider keys of ${iss}`,
+        { cause },
+      )
+    }
+  }
+  throw new AttestationError(refusals.join('; '))
 }
 
 /**

@@ -32,7 +32,9 @@ const invalidClient = (description: string, cause?: unknown) =>
  */
 export async function authenticateWalletClient(
   scope: TenantScope<
-    Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl' | 'tenants'> & { attestationChallenges: ServerNonces }
+    Pick<ProtocolDeps, 'db' | 'now' | 'publicUrl' | 'tenants' | 'outbound'> & {
+      attestationChallenges: ServerNonces
+    }
   >,
   request: { headers: IncomingHttpHeaders; clientId?: string | undefined },
 ): Promise<WalletClient | undefined> {

@@ -35,7 +35,7 @@ const invalidProof = (description: string, cause?: unknown) =>
  * `user_authentication` that meet the configuration's policy. Failures are invalid_proof.
  */
 export async function verifyKeyAttestation(
-  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now' | 'tenants'>>,
+  scope: TenantScope<Pick<ProtocolDeps, 'db' | 'now' | 'tenants' | 'outbound'>>,
   jwt: unknown,
   options: { use: 'jwt' | 'attestation'; policy: KeyAttestationPolicy | undefined },
 ): Promise<VerifiedKeyAttestation> {

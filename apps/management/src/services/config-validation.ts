@@ -295,7 +295,8 @@ async function knownCredentialTypes(db: Database, tenantId: string, tx: Executor
  * no credential under it could verify. `aki` (§6.1.1.1): a value anchorAuthorityKeyIds gives for
  * its issuer trust anchors (the certificates its trust lists hold, the tenant's key chains).
  * `etsi_tl` (§6.1.1.2): the URL of one of its `trustListIds` lists of source type `etsi-tl` or
- * `etsi-lotl` (ETSI TS 119 612). `from-anchors` names the anchors, which acceptAnyIssuer does without.
+ * `etsi-lotl` (ETSI TS 119 612). `openid_federation`: a trust list of source type `openid-federation`
+ * among its `trustListIds`. `from-anchors` names the anchors, which acceptAnyIssuer does without.
  */
 async function trustedAuthorityIssues(
   db: Database,
@@ -312,10 +313,11 @@ async function trustedAuthorityIssues(
     })
   const queries = config.dcqlQuery.credentials.map((credential) => credential.trusted_authorities ?? [])
   const types = new Set(queries.flatMap((authorities) => authorities.map((authority) => authority.type)))
-  if (!types.has('aki') && !types.has('etsi_tl')) return issues
+  if (!types.has('aki') && !types.has('etsi_tl') && !types.has('openid_federation')) return issues
   const named = new Set(config.trustListIds ?? [])
   // Every certificate a named list holds, whatever its state: a list past NextUpdate may come back.
   const lists = (await createTrustListRepository(db, tenantId).rows(tx)).filter((row) => named.has(row.id))
+  const federated = lists.some((list) => list.source.type === 'openid-federation')
   const keyChains = types.has('aki') ? await createKeyChainRepository(db, tenantId).all(tx) : []
   const known = new Set(
     types.has('aki')
@@ -342,6 +344,16 @@ async function trustedAuthorityIssues(
               path: `${at}.values.${v}`,
               message: `etsi_tl ${value} is the URL of none of this configuration's trust lists (trustListIds) of source type etsi-tl or etsi-lotl: no credential under it could verify`,
             })
+        })
+      // An intermediate may be named too, which only a resolved chain shows: the values are checked
+      // at verification; at save the configuration must have a trust anchor to resolve to.
+      // (Other formats are refused by the DCQL rules already.)
+      const sdJwt = config.dcqlQuery.credentials[c]?.format === 'dc+sd-jwt'
+      if (authority.type === 'openid_federation' && !federated && sdJwt)
+        issues.push({
+          path: `${at}.type`,
+          message:
+            "openid_federation needs a trust list of source type openid-federation in this configuration's trustListIds: no credential under it could verify",
         })
       const unknown = authority.type === 'aki' ? authority.values.filter((value) => !known.has(value)) : []
       if (unknown.length)

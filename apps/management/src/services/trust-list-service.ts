@@ -1,6 +1,7 @@
 import {
   ConflictError,
   checkOutboundUrl,
+  isFetchedTrustListSource,
   NotFoundError,
   type Principal,
   type TrustList,
@@ -34,10 +35,10 @@ export async function refuseFetchedListPastBound(
   input: TrustListData,
   tx: Executor,
 ): Promise<void> {
-  if (input.source.type === 'pem') return
+  if (!isFetchedTrustListSource(input.source)) return
   await lockTenant(tx, tenantId)
   const previous = (await repo.row(input.id, tx)) as TrustListRow | undefined
-  if (previous && previous.source.type !== 'pem') return
+  if (previous && isFetchedTrustListSource(previous.source)) return
   const others = await repo.countFetched(input.id, tx)
   if (others >= MAX_FETCHED_TRUST_LISTS)
     throw new ConflictError(
@@ -51,6 +52,8 @@ export function trustListIssues(
 ): ValidationIssue[] {
   const source = input.source
   if (source.type === 'pem') return pemIssues(source.certificates, 'body.source.certificates')
+  if (source.type === 'openid-federation')
+    return checkOutboundUrl(source.trustAnchor, deps.outbound, 'body.source.trustAnchor')
   return [
     ...checkOutboundUrl(source.url, deps.outbound, 'body.source.url'),
     ...pemIssues(source.signerCertificates, 'body.source.signerCertificates'),

@@ -127,7 +127,7 @@ export const zPresentationConfigInput = z
       .enum(['from-anchors'])
       .optional()
       .describe(
-        "`from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`",
+        "`from-anchors`: every credential query without `trusted_authorities` of its own is sent with `trusted_authorities: [{ type: 'aki', values }]` (OpenID4VP 1.0 §6.1.1.1), the values naming this configuration's issuer trust anchors (the current certificates of its `trustListIds` lists and the tenant's key chains: a CA by its subjectKeyIdentifier, a leaf by the authority key identifier it carries), and, when it names current lists of source type `etsi-tl`, `{ type: 'etsi_tl', values }` with their URLs (§6.1.1.2), and in `dc+sd-jwt` queries, when it names lists of source type `openid-federation`, `{ type: 'openid_federation', values }` with their trust anchors' entity identifiers, so wallets offer only credentials from issuers this verifier trusts. The anchors still decide when the answer comes. Not with `acceptAnyIssuer`",
       ),
     trustListIds: z
       .array(zConfigId)

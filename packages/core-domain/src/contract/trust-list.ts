@@ -88,10 +88,55 @@ const zLoteSource = z
     'An ETSI TS 119 602 List of Trusted Entities in its JSON form, signed as a compact JWS (JAdES), fetched and checked by the service',
   )
 
+const zFederationJwk = z
+  .object({ kty: z.string().max(20), kid: z.string().min(1).max(200) })
+  .loose()
+  .describe('A public JWK of the trust anchor (its kid is required: federation statements name it)')
+
+const zOpenIdFederationSource = z
+  .object({
+    type: z.literal('openid-federation'),
+    trustAnchor: z
+      .string()
+      .url()
+      .max(2000)
+      .describe(
+        'The entity identifier of the trust anchor (OpenID Federation 1.0 §1.2); the superiors on the way to it are fetched under the outbound policy',
+      ),
+    jwks: z
+      .object({ keys: z.array(zFederationJwk).min(1).max(20) })
+      .strict()
+      .describe(
+        'The federation entity keys of the trust anchor, held out of band (§4): its configuration and the statements it issues must verify with one of them',
+      ),
+    requiredTrustMarkTypes: z
+      .array(z.string().min(1).max(2000))
+      .max(20)
+      .optional()
+      .describe(
+        'Trust mark types (§7) the trusted entity must hold, each issued by an issuer the anchor names in trust_mark_issuers; absent: none required',
+      ),
+  })
+  .strict()
+  .describe(
+    'An OpenID Federation 1.0 trust anchor: an entity (a credential issuer, a wallet provider) is trusted when its trust chain resolves to this anchor, with the metadata policies applied and the required trust marks valid. Contributes no certificates',
+  )
+
 export const zTrustListSource = z
-  .discriminatedUnion('type', [zPemSource, zEtsiTlSource, zEtsiLotlSource, zLoteSource])
+  .discriminatedUnion('type', [
+    zPemSource,
+    zEtsiTlSource,
+    zEtsiLotlSource,
+    zLoteSource,
+    zOpenIdFederationSource,
+  ])
   .describe('Where the trusted certificates come from')
 export type TrustListSource = z.output<typeof zTrustListSource>
+export type OpenIdFederationSource = z.output<typeof zOpenIdFederationSource>
+
+/** Sources the refresh job fetches (the others hold what was given at save). */
+export const isFetchedTrustListSource = (source: TrustListSource) =>
+  source.type !== 'pem' && source.type !== 'openid-federation'
 
 /** A set of certificates the tenant trusts for credential issuers, named by presentation configurations. */
 export const zTrustListInput = z

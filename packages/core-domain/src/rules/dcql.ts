@@ -43,8 +43,8 @@ export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): Val
         add(`${claimAt}.id`, 'every claim needs an id when claim_sets is used')
       }
     })
-    // OpenID4VP 1.0 §6.1.1: this verifier checks `aki` and `etsi_tl`; a query it cannot check
-    // (openid_federation, any other type) is refused rather than sent to wallets and then ignored.
+    // OpenID4VP 1.0 §6.1.1: this verifier checks `aki`, `etsi_tl` and `openid_federation`; a query
+    // it cannot check (any other type) is refused rather than sent to wallets and then ignored.
     credential.trusted_authorities?.forEach((authority, t) => {
       const authorityAt = `${at}.trusted_authorities.${t}`
       if (authority.type === 'aki')
@@ -57,10 +57,24 @@ export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): Val
           if (!URL.canParse(value))
             add(`${authorityAt}.values.${v}`, 'the URL of an ETSI trusted list (OpenID4VP 1.0 §6.1.1.2)')
         })
-      else
+      else if (authority.type === 'openid_federation') {
+        authority.values.forEach((value, v) => {
+          if (!URL.canParse(value))
+            add(
+              `${authorityAt}.values.${v}`,
+              'the entity identifier (a URL) of a federation entity (OpenID4VP 1.0 §6.1.1)',
+            )
+        })
+        // Only an SD-JWT VC names its issuer as an entity (its iss); mdoc and W3C issuers come with certificates.
+        if (credential.format !== 'dc+sd-jwt')
+          add(
+            `${authorityAt}.type`,
+            `openid_federation is checked for dc+sd-jwt credentials only, not ${credential.format}`,
+          )
+      } else
         add(
           `${authorityAt}.type`,
-          `'${authority.type}' cannot be checked by this verifier; only 'aki' and 'etsi_tl' (OpenID4VP 1.0 §6.1.1.1, §6.1.1.2)`,
+          `'${authority.type}' cannot be checked by this verifier; only 'aki', 'etsi_tl' and 'openid_federation' (OpenID4VP 1.0 §6.1.1)`,
         )
     })
     if (credential.claim_sets && !credential.claims) add(`${at}.claim_sets`, 'claim_sets needs claims')

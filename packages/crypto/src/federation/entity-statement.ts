@@ -29,9 +29,25 @@ export interface FederationConstraints {
   allowed_entity_types?: string[]
 }
 
+/**
+ * Why a chain is refused, for whoever reads the refusal: a broken chain (a link, a key, a
+ * signature, a fetch, a constraint), an expired statement, metadata that violates the policies,
+ * or a required trust mark without a valid mark.
+ */
+export type FederationRefusalKind =
+  | 'broken-chain'
+  | 'expired-statement'
+  | 'policy-violation'
+  | 'missing-trust-mark'
+
 /** A statement or a trust mark refused; the chain it belongs to is invalid (fail closed). */
 export class FederationTrustError extends Error {
   override name = 'FederationTrustError'
+  readonly kind: FederationRefusalKind
+  constructor(message: string, kind: FederationRefusalKind = 'broken-chain') {
+    super(message)
+    this.kind = kind
+  }
 }
 
 // §3.2: an acceptable JWS algorithm, never none.
@@ -94,7 +110,8 @@ export async function verifyFederationJwt(
     }))
   } catch (error) {
     const code = (error as { code?: string }).code
-    if (code === 'ERR_JWT_EXPIRED') throw new FederationTrustError(`the ${what} has expired`)
+    if (code === 'ERR_JWT_EXPIRED')
+      throw new FederationTrustError(`the ${what} has expired`, 'expired-statement')
     if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED')
       throw new FederationTrustError(`the signature of the ${what} does not verify`)
     throw new FederationTrustError(`the ${what} does not verify (${code ?? 'malformed'})`)

@@ -1,6 +1,7 @@
 import {
   decodeEntityStatement,
   type EntityStatement,
+  type FederationRefusalKind,
   FederationTrustError,
   verifyFederationJwt,
 } from './entity-statement'
@@ -39,11 +40,13 @@ export async function resolveTrustChain(
   const maxIntermediates = options.maxIntermediates ?? 4
   const maxHints = options.maxHints ?? 4
   const reasons: string[] = []
+  const kinds = new Set<FederationRefusalKind>()
   // A fetch that fails is one reason among others: another authority hint may still lead to an anchor.
   const fetchJwt = async (url: string) => {
     try {
       return await options.fetch(url)
     } catch (error) {
+      if (error instanceof FederationTrustError) throw error
       throw new FederationTrustError(`${url} could not be fetched (${(error as Error).message})`)
     }
   }
@@ -94,6 +97,7 @@ export async function resolveTrustChain(
     for (const hint of (current.authority_hints ?? []).slice(0, maxHints)) {
       if (visited.includes(hint)) {
         reasons.push(`a loop through ${hint}`)
+        kinds.add('broken-chain')
         continue
       }
       try {
@@ -113,6 +117,7 @@ export async function resolveTrustChain(
           })
         if (path.length > maxIntermediates) {
           reasons.push(`the path through ${hint} is longer than ${maxIntermediates} intermediates`)
+          kinds.add('broken-chain')
           continue
         }
         const found = await climb([...path, statement], superior.claims, [...visited, hint])
@@ -120,6 +125,7 @@ export async function resolveTrustChain(
       } catch (error) {
         if (!(error instanceof FederationTrustError)) throw error
         reasons.push(error.message)
+        kinds.add(error.kind)
       }
     }
     return undefined
@@ -130,7 +136,9 @@ export async function resolveTrustChain(
     return verifyTrustChain([subject.jwt], { ...options, issuerKeys })
   const found = await climb([subject.jwt], subject.claims, [entityId])
   if (found) return found
+  // One kind of reason over every path is that reason; mixed ones (or none) are a broken chain.
   throw new FederationTrustError(
     `no valid trust chain from ${entityId} to a configured trust anchor${reasons.length ? `: ${[...new Set(reasons)].join('; ')}` : ''}`,
+    kinds.size === 1 ? [...kinds][0] : 'broken-chain',
   )
 }

@@ -102,7 +102,7 @@ const trustMark = (issuer: string, subject = 'leaf', claims: Record<string, unkn
     .setIssuer(id(issuer))
     .setSubject(id(subject))
     .setIssuedAt(now() - 10)
-    .setExpirationTime(now() + 3600)
+    .setExpirationTime(typeof claims.exp === 'number' ? claims.exp : now() + 3600)
     .sign((keys[issuer] as Key).privateKey)
 
 const fetchText = async (url: string) => {
@@ -169,6 +169,56 @@ describe('OpenID Federation 1.0 trust chains', () => {
       '/int/fetch?sub=leaf': () => statement('int', 'leaf', {}, { iat: now() - 7200, exp: now() - 3600 }),
     })
     await expect(resolve()).rejects.toThrow(/statement of .*\/int about .*\/leaf has expired/)
+  })
+
+  it('each refusal names its kind: expired statement, policy violation, missing trust mark, broken chain', async () => {
+    const kindOf = (pending: Promise<unknown>) =>
+      pending.then(
+        () => 'resolved',
+        (error: unknown) => (error instanceof FederationTrustError ? error.kind : 'other'),
+      )
+    standardFederation({
+      '/int/fetch?sub=leaf': () => statement('int', 'leaf', {}, { iat: now() - 7200, exp: now() - 3600 }),
+    })
+    expect(await kindOf(resolve())).toBe('expired-statement')
+    standardFederation({
+      '/int/fetch?sub=leaf': () =>
+        statement('int', 'leaf', {
+          metadata_policy: {
+            openid_credential_issuer: { credential_issuer: { one_of: ['https://x.example'] } },
+          },
+        }),
+    })
+    expect(await kindOf(resolve())).toBe('policy-violation')
+    standardFederation({
+      '/leaf/.well-known/openid-federation': () =>
+        statement('leaf', 'leaf', {
+          authority_hints: [id('int')],
+          metadata: { openid_credential_issuer: { display: [{ name: 'Leaf' }] } },
+        }),
+    })
+    expect(await kindOf(resolve({ requiredTrustMarks: ['https://marks.example/pid-provider'] }))).toBe(
+      'missing-trust-mark',
+    )
+    standardFederation({ '/int/fetch?sub=leaf': () => statement('int', 'leaf', {}, { typ: 'JWT' }) })
+    expect(await kindOf(resolve())).toBe('broken-chain')
+  })
+
+  it('§10.4: a chain relying on a required trust mark is kept only until that mark expires', async () => {
+    const soon = now() + 600
+    const mark = await trustMark('tmi', 'leaf', { exp: soon })
+    standardFederation({
+      '/leaf/.well-known/openid-federation': () =>
+        statement('leaf', 'leaf', {
+          authority_hints: [id('int')],
+          metadata: { openid_credential_issuer: { display: [{ name: 'Leaf' }] } },
+          trust_marks: [{ trust_mark_type: 'https://marks.example/pid-provider', trust_mark: mark }],
+        }),
+    })
+    const marked = await resolve({ requiredTrustMarks: ['https://marks.example/pid-provider'] })
+    expect(marked.expiresAt.getTime()).toBe(soon * 1000)
+    // Not required, the mark does not bound the chain.
+    expect((await resolve()).expiresAt.getTime()).toBeGreaterThan(soon * 1000)
   })
 
   it('§3.2: a statement signed with a key its issuer does not hold is refused', async () => {

@@ -98,7 +98,8 @@ function resolvedMetadata(statements: EntityStatement[], lastSubordinate: number
   try {
     return applyMetadataPolicy(metadata, resolveMetadataPolicy(policies, critical))
   } catch (error) {
-    if (error instanceof MetadataPolicyError) throw new FederationTrustError(error.message)
+    if (error instanceof MetadataPolicyError)
+      throw new FederationTrustError(error.message, 'policy-violation')
     throw error
   }
 }
@@ -167,16 +168,20 @@ export async function verifyTrustChain(
       throw new FederationTrustError('the first subordinate statement is about another entity')
   }
   const metadata = resolvedMetadata(verified, lastSubordinate)
-  if (options.requiredTrustMarks?.length)
-    await checkRequiredTrustMarks({
-      subject,
-      anchor,
-      anchorConfiguration: endsWithAnchorConfiguration ? top : options.anchorConfiguration,
-      required: options.requiredTrustMarks,
-      now: options.now,
-      issuerKeys: options.issuerKeys,
-    })
-  const expiresAt = new Date(Math.min(...verified.map((statement) => statement.exp)) * 1000)
+  const marksExpire = options.requiredTrustMarks?.length
+    ? await checkRequiredTrustMarks({
+        subject,
+        anchor,
+        anchorConfiguration: endsWithAnchorConfiguration ? top : options.anchorConfiguration,
+        required: options.requiredTrustMarks,
+        now: options.now,
+        issuerKeys: options.issuerKeys,
+      })
+    : undefined
+  // Kept until the earliest exp of the statements and of the trust marks the chain relied on.
+  const expiresAt = new Date(
+    Math.min(...verified.map((statement) => statement.exp), marksExpire ?? Number.POSITIVE_INFINITY) * 1000,
+  )
   return {
     subject: subject.sub,
     anchor: anchor.entityId,

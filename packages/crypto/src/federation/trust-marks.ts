@@ -26,12 +26,12 @@ export interface CheckTrustMarksOptions {
   issuerKeys?: TrustMarkIssuerKeys | undefined
 }
 
-/** §7.3: one trust mark of the subject's configuration, for its type; the refusal, or undefined. */
+/** §7.3: one trust mark of the subject's configuration, for its type; the refusal, or its `exp` (null: none). */
 async function trustMarkRefusal(
   jwt: string,
   type: string,
   options: CheckTrustMarksOptions,
-): Promise<string | undefined> {
+): Promise<string | { exp: number | null }> {
   try {
     const claims = decodeEntityStatement(jwt, 'trust mark')
     if (claims.trust_mark_type !== type) return `the trust mark of type ${type} names another type`
@@ -57,7 +57,7 @@ async function trustMarkRefusal(
       what: 'trust mark',
     })
     if (verified.sub !== options.subject.sub) return `the ${type} trust mark is about another entity`
-    return undefined
+    return { exp: typeof verified.exp === 'number' ? verified.exp : null }
   } catch (error) {
     if (error instanceof FederationTrustError) return error.message
     throw error
@@ -66,18 +66,28 @@ async function trustMarkRefusal(
 
 /**
  * The trust mark types of `required` the subject holds (§7.3 each, issuer accredited by the
- * anchor); throws FederationTrustError naming the first type without a valid mark.
+ * anchor); throws FederationTrustError naming the first type without a valid mark. Answers the
+ * earliest `exp` of the marks accepted (undefined: none expires), which bounds how long the
+ * chain's result may be kept.
  */
-export async function checkRequiredTrustMarks(options: CheckTrustMarksOptions): Promise<void> {
+export async function checkRequiredTrustMarks(options: CheckTrustMarksOptions): Promise<number | undefined> {
+  let earliest: number | undefined
   for (const type of options.required) {
     const marks = (options.subject.trust_marks ?? []).filter((entry) => entry?.trust_mark_type === type)
-    if (marks.length === 0) throw new FederationTrustError(`the entity has no trust mark of type ${type}`)
+    if (marks.length === 0)
+      throw new FederationTrustError(`the entity has no trust mark of type ${type}`, 'missing-trust-mark')
     const refusals: string[] = []
     for (const mark of marks) {
-      const refusal = await trustMarkRefusal(String(mark.trust_mark), type, options)
-      if (refusal === undefined) break
-      refusals.push(refusal)
+      const outcome = await trustMarkRefusal(String(mark.trust_mark), type, options)
+      if (typeof outcome === 'string') {
+        refusals.push(outcome)
+        continue
+      }
+      if (outcome.exp !== null) earliest = Math.min(earliest ?? outcome.exp, outcome.exp)
+      break
     }
-    if (refusals.length === marks.length) throw new FederationTrustError(refusals.join('; '))
+    if (refusals.length === marks.length)
+      throw new FederationTrustError(refusals.join('; '), 'missing-trust-mark')
   }
+  return earliest
 }

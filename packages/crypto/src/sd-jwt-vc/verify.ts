@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@credential-service/core-domain'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
+import { ASYMMETRIC_JWS_ALGORITHMS } from '../asymmetric-algorithms'
 import { trustedIssuerChain } from '../issuer-chain'
 import { issuerNameRefusal } from '../issuer-san'
 import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
@@ -59,6 +60,44 @@ function nestsTooDeep(presentation: string): boolean {
  * digests, and the KB-JWT (`typ` kb+jwt, signed by `cnf.jwk`, nonce, `aud` = full client id, fresh
  * `iat`, `sd_hash`, transaction data hashes). Returns the disclosed claims.
  */
+/**
+ * The issuer's key through the configuration's OpenID Federation trust sources: the chain of the
+ * (not yet verified) `iss` is resolved first, then the signature is checked with the key its
+ * `openid_credential_issuer` metadata names by the header's `kid`; a wrong `iss` fails that check.
+ */
+async function federatedIssuerKey(
+  issuerJwt: string,
+  header: ReturnType<typeof decodeProtectedHeader>,
+  check: SdJwtCheck,
+): Promise<Awaited<ReturnType<typeof importJWK>>> {
+  let iss: unknown
+  try {
+    iss = decodeJwt(issuerJwt).iss
+  } catch {
+    throw new PresentationRejected('the presentation is not an SD-JWT')
+  }
+  if (typeof iss !== 'string') throw new PresentationRejected('the SD-JWT has no iss and no x5c')
+  const jwks = await (check.federatedIssuer as NonNullable<SdJwtCheck['federatedIssuer']>)(
+    iss,
+    check.trustedAuthorities,
+  )
+  // Public keys only: a symmetric alg would let the published key material forge a signature.
+  if (!(ASYMMETRIC_JWS_ALGORITHMS as readonly string[]).includes(String(header.alg)))
+    throw new PresentationRejected(
+      `the SD-JWT's alg ${String(header.alg)} is not an asymmetric JWS algorithm`,
+    )
+  const jwk = typeof header.kid === 'string' ? jwks.keys.find((key) => key.kid === header.kid) : undefined
+  if (!jwk)
+    throw new PresentationRejected(
+      `the SD-JWT's kid ${String(header.kid)} names no key of the openid_credential_issuer metadata of ${iss}`,
+    )
+  try {
+    return await importJWK(jwk, String(header.alg))
+  } catch {
+    throw new PresentationRejected(`the key ${String(header.kid)} of ${iss} does not fit the SD-JWT's alg`)
+  }
+}
+
 /** The issuer-signed JWT's `typ` values accepted (SD-JWT VC §3.2.1, and the earlier drafts' name). */
 const SD_JWT_VC_TYPES = ['dc+sd-jwt', 'vc+sd-jwt']
 
@@ -76,15 +115,18 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   // drafts before -06, which issuers in the field still sign (docs/interoperability.md).
   if (!SD_JWT_VC_TYPES.includes(String(header.typ)))
     throw new PresentationRejected(`the SD-JWT typ '${String(header.typ)}' is not dc+sd-jwt`)
+  // An issuer without x5c may be trusted through OpenID Federation (its iss is its entity id).
+  const federated = header.x5c === undefined && check.federatedIssuer !== undefined
   // acceptAnyIssuer skips the trust decision only: the issuer still signs with its x5c leaf.
-  const [leaf] = await trustedIssuerChain(header.x5c, check)
+  const leaf = federated ? undefined : (await trustedIssuerChain(header.x5c, check))[0]
+  const issuerKey = leaf ? leaf.publicKey : await federatedIssuerKey(issuerJwt, header, check)
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
   const [{ digest }, { SDJwtVcInstance }] = await loadSdJwtLibraries()
   const instance = new SDJwtVcInstance({
     hasher: digest,
     verifier: async (data: string, signature: string) => {
-      await compactVerify(`${data}.${signature}`, leaf.publicKey)
+      await compactVerify(`${data}.${signature}`, issuerKey)
       return true
     },
     kbVerifier: async (data: string, signature: string, payload: Record<string, unknown>) => {
@@ -114,7 +156,8 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   if (disclosureProblem) throw new PresentationRejected(disclosureProblem)
   const payload = result.payload as Record<string, unknown>
   // acceptAnyIssuer is the configuration's explicit allowance of any issuer name (S-131).
-  const nameProblem = check.acceptAnyIssuer ? undefined : await issuerNameRefusal(payload.iss, leaf)
+  // A federated issuer's key was found by its iss, so the name is the one its chain vouches for.
+  const nameProblem = check.acceptAnyIssuer || !leaf ? undefined : await issuerNameRefusal(payload.iss, leaf)
   if (nameProblem) throw new PresentationRejected(nameProblem)
   if (!check.vctValues.includes(String(payload.vct)))
     throw new PresentationRejected(`vct '${String(payload.vct)}' was not requested`)

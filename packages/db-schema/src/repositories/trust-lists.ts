@@ -1,4 +1,9 @@
-import type { TrustList, TrustListData, TrustListSource } from '@credential-service/core-domain'
+import {
+  isFetchedTrustListSource,
+  type TrustList,
+  type TrustListData,
+  type TrustListSource,
+} from '@credential-service/core-domain'
 import { and, arrayContains, asc, eq, inArray, lte, ne, sql } from 'drizzle-orm'
 import { announceTenantChange } from '../changes'
 import type { Database, Executor } from '../database'
@@ -9,7 +14,7 @@ const iso = (date: Date | null) => date?.toISOString() ?? null
 
 /** Whether a list's content may be used at `now`: fetched, and not past nextUpdate + grace (fail closed). */
 export function trustListState(row: TrustListRow, now: Date): 'current' | 'pending' | 'expired' {
-  if (row.source.type === 'pem') return 'current'
+  if (!isFetchedTrustListSource(row.source)) return 'current'
   if (!row.fetchedAt) return 'pending'
   if (row.nextUpdate && now.getTime() > row.nextUpdate.getTime() + row.graceSeconds * 1000) return 'expired'
   return 'current'
@@ -43,11 +48,11 @@ export function toTrustList(row: TrustListRow, now = new Date()): TrustList {
  */
 export function trustListColumns(input: TrustListData, previous: TrustListRow | undefined, now: Date) {
   const common = { id: input.id, description: input.description ?? null, graceSeconds: input.graceSeconds }
-  if (input.source.type === 'pem') {
+  if (!isFetchedTrustListSource(input.source)) {
     return {
       ...common,
       source: input.source,
-      certificates: input.source.certificates,
+      certificates: input.source.type === 'pem' ? input.source.certificates : [],
       listIssuedAt: null,
       nextUpdate: null,
       fetchedAt: null,
@@ -93,7 +98,7 @@ export function createTrustListRepository(db: Database, tenantId: string) {
     rows(tx: Executor = db): Promise<TrustListRow[]> {
       return tx.select().from(trustLists).where(eq(trustLists.tenantId, tenantId)).orderBy(asc(trustLists.id))
     },
-    /** How many fetched lists (not `pem`) the tenant holds, `except` one id (the list being replaced). */
+    /** How many fetched lists (not `pem` nor `openid-federation`) the tenant holds, `except` one id (the list being replaced). */
     async countFetched(except: string, tx: Executor = db): Promise<number> {
       const [row] = await tx
         .select({ count: sql<number>`count(*)::int` })
@@ -102,7 +107,7 @@ export function createTrustListRepository(db: Database, tenantId: string) {
           and(
             eq(trustLists.tenantId, tenantId),
             ne(trustLists.id, except),
-            sql`${trustLists.source}->>'type' <> 'pem'`,
+            sql`${trustLists.source}->>'type' not in ('pem', 'openid-federation')`,
           ),
         )
       return row?.count ?? 0

@@ -5,10 +5,16 @@ import {
   type HolderBinding,
   PresentationRejected,
   selectClaims,
+  type TrustedAuthoritiesQuery,
   type TrustedListAnchors,
 } from '@credential-service/crypto'
 import type { PresentationSessionRow, TrustListRow } from '@credential-service/db-schema'
 import { federationKeyChainOf } from '../federation/entity-key'
+import {
+  FederatedTrustRefusal,
+  federatedEntityKeys,
+  federationTrustSources,
+} from '../federation/federated-trust'
 import {
   etsiTrustedLists,
   issuerTrustAnchors as trustAnchors,
@@ -88,9 +94,29 @@ export async function verification(deps: PresentationDeps, row: PresentationSess
     outbound: deps.outbound,
     statusLists: deps.statusLists,
   })
+  const sources = federationTrustSources(rows, config.trustListIds)
+  // OpenID Federation trust sources: an SD-JWT VC issuer without x5c, by its iss as entity id.
+  const federatedIssuer = sources.length
+    ? async (entityId: string, trustedAuthorities: TrustedAuthoritiesQuery[] | undefined) => {
+        try {
+          return await federatedEntityKeys({
+            sources,
+            entityId,
+            entityType: 'openid_credential_issuer',
+            now,
+            outbound: deps.outbound,
+            trustedAuthorities,
+            what: 'the issuer',
+          })
+        } catch (error) {
+          if (error instanceof FederatedTrustRefusal) throw new PresentationRejected(error.message)
+          throw error
+        }
+      }
+    : undefined
   return {
     config,
-    trust: { ...trust, trustedLists: trustedListAnchors(rows, config, now) },
+    trust: { ...trust, trustedLists: trustedListAnchors(rows, config, now), federatedIssuer },
     unusableTrustLists: lists.unusable,
   }
 }

@@ -240,6 +240,31 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
       expect(second).toStrictEqual(first)
     })
 
+    it('the kept chain outlives the tenant cache re-reading the membership (an unrelated change), and a rotated request key resolves a chain that names it', async () => {
+      const first = decodeProtectedHeader((await requestObject()).jwt).trust_chain as string[]
+      // An audited change of the tenant drops its cached rows in the process: the membership row is read again.
+      const other = await send('POST', '/api/presentations', {
+        id: 'federated-unrelated',
+        dcqlQuery: PID_QUERY,
+        responseMode: 'direct_post',
+        keyChainId: 'keys',
+      })
+      expect(other.status, JSON.stringify(other.body)).toBe(201)
+      // Our own configuration is signed at resolution (ECDSA: a new signature each time), so equal means reused.
+      expect(decodeProtectedHeader((await requestObject()).jwt).trust_chain).toStrictEqual(first)
+
+      expect((await send('POST', '/api/key-chains/keys/rotate', {})).status).toBe(200)
+      const { jwt } = await requestObject()
+      const chain = decodeProtectedHeader(jwt).trust_chain as string[]
+      expect(chain).not.toStrictEqual(first)
+      const resolved = await verifyTrustChain(chain, {
+        anchors: [{ entityId: federation.anchorId, jwks: federation.anchorJwks }],
+        now: new Date(),
+      })
+      const metadata = resolved.metadata.openid_credential_verifier as { jwks: JSONWebKeySet }
+      await expect(jwtVerify(jwt, createLocalJWKSet(metadata.jwks))).resolves.toBeTruthy()
+    })
+
     it('§5.9.3: direct_post.jwt with openid_federation is a 422 (the wallet ignores client_metadata, so the encryption key)', async () => {
       const saved = await send('POST', '/api/presentations', {
         id: 'federated-jwt',

@@ -25,10 +25,17 @@ const FETCH_TIMEOUT_MS = 5000
 const MAX_STATEMENT_BYTES = 256 * 1024
 
 /**
- * Resolved chains by membership row: a changed membership is a new row (the tenant cache reads
- * it again on change), so a stale chain is never used; the row's entry goes with it.
+ * Resolved chains by tenant, with the version they were resolved for: the membership's content and
+ * the tenant's published keys (our own configuration in the chain carries the request keys). Not
+ * by row object: the tenant cache reads rows again every few seconds, which would resolve the chain
+ * again each time instead of keeping it until its `exp`.
  */
-const resolved = new WeakMap<FederationMembershipRow, Promise<TrustChainResult>>()
+const resolved = new Map<string, { version: string; chain: Promise<TrustChainResult> }>()
+
+async function versionOf(deps: OwnTrustChainDeps, tenantId: string, membership: FederationMembershipRow) {
+  const { keys } = await deps.keys.jwks(tenantId)
+  return `${JSON.stringify(membership)}|${keys.map((key) => key.kid).join(',')}`
+}
 
 /** Fetches a federation JWT under the outbound policy (SSRF rules, size and time bounds). */
 export function federationFetch(outbound: OutboundPolicy) {
@@ -63,9 +70,10 @@ export async function verifierTrustChain(deps: OwnTrustChainDeps, tenantId: stri
       'the tenant is no federation member: PUT /api/federation before using openid_federation',
     )
   const now = deps.now()
-  const cached = resolved.get(membership)
-  if (cached) {
-    const chain = await cached.catch(() => undefined)
+  const version = await versionOf(deps, tenantId, membership)
+  const cached = resolved.get(tenantId)
+  if (cached?.version === version) {
+    const chain = await cached.chain.catch(() => undefined)
     if (chain && chain.expiresAt.getTime() - 30_000 > now.getTime()) return chain.statements
   }
   const entityId = `${deps.publicUrl}/verifiers/${tenantId}`
@@ -81,11 +89,11 @@ export async function verifierTrustChain(deps: OwnTrustChainDeps, tenantId: stri
       return fetchRemote(url)
     },
   })
-  resolved.set(membership, pending)
+  resolved.set(tenantId, { version, chain: pending })
   try {
     return (await pending).statements
   } catch (error) {
-    resolved.delete(membership)
+    if (resolved.get(tenantId)?.chain === pending) resolved.delete(tenantId)
     if (error instanceof FederationTrustError)
       throw new RuleViolationError(`the verifier's trust chain does not resolve: ${error.message}`)
     throw error

@@ -13,13 +13,15 @@ import {
 
 const databaseUrl = process.env.TEST_DATABASE_URL
 const OFFERS = 150
+const ABANDONED = 60
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * Issue 42 item 1: `issuance.expired` exactly once per offer with two issuer processes sweeping
  * the same PostgreSQL database every second (expiry-sweep.ts: the sweep's conditional update
- * claims each expiry; more offers than one batch, so both processes claim at once). A database of
- * its own: the sweep and the poll act on every tenant's rows.
+ * claims each expiry; more offers than one batch, so both processes claim at once). Some offers
+ * were redeemed and abandoned (brief ops42 item 1): `stage` `token_issued`, also once. A database
+ * of its own: the sweep and the poll act on every tenant's rows.
  */
 describe.runIf(databaseUrl)('offer expiry reported once across two issuer processes (PostgreSQL)', () => {
   const root = { id: `root-${randomBytes(4).toString('hex')}`, secret: 'expiry-processes-root-secret-0123' }
@@ -45,7 +47,7 @@ describe.runIf(databaseUrl)('offer expiry reported once across two issuer proces
     await database?.drop()
   })
 
-  it('each expired offer is reported once, however many processes sweep', async () => {
+  it('each expired or abandoned offer is reported once, however many processes sweep', async () => {
     const management = processes[0] as ServiceProcess
     const operator = managementPoster(
       management.origin,
@@ -74,9 +76,15 @@ describe.runIf(databaseUrl)('offer expiry reported once across two issuer proces
           api('/offers', { credentialConfigurationIds: ['pid'], claims: { pid: { given_name: 'Erika' } } }),
         ),
       )
-    // Time passes for every offer at once: their expiry moves into the past.
+    // Time passes for every offer at once: their expiry moves into the past. Some were redeemed
+    // (as the token endpoint records it) more than an access token's lifetime ago, and abandoned.
     const sql = postgres(database.url, { max: 1, onnotice: () => {} })
     try {
+      const redeemed = await sql`update issuance_sessions
+        set status = 'token_issued', token_issued_at = now() - interval '301 seconds'
+        where tenant_id = ${tenant} and id in (
+          select id from issuance_sessions where tenant_id = ${tenant} order by id limit ${ABANDONED})`
+      expect(redeemed.count).toBe(ABANDONED)
       const moved = await sql`update issuance_sessions set expires_at = now() - interval '1 second'
         where tenant_id = ${tenant}`
       expect(moved.count).toBe(OFFERS)
@@ -90,6 +98,9 @@ describe.runIf(databaseUrl)('offer expiry reported once across two issuer proces
     expect(events).toHaveLength(OFFERS)
     expect(new Set(events.map((e) => e.sessionId)).size).toBe(OFFERS)
     expect(events.every((e) => e.type === 'issuance.expired')).toBe(true)
+    const stages = events.map((e) => (e.type === 'issuance.expired' ? e.stage : undefined))
+    expect(stages.filter((stage) => stage === 'token_issued')).toHaveLength(ABANDONED)
+    expect(stages.filter((stage) => stage === 'offered')).toHaveLength(OFFERS - ABANDONED)
     for (const call of receiver.received) expect(call.body).not.toContain('Erika')
   }, 120_000)
 })

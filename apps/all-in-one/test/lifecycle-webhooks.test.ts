@@ -113,6 +113,7 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
           tenantId: tenant,
           sessionId,
           credentialConfigurationIds: ['pid'],
+          stage: 'offered',
           expiresAt: expect.any(String),
           at: expect.any(String),
           deliveryId: expect.stringMatching(/^whd_/),
@@ -120,6 +121,89 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
       ])
       const session = (await app.inject({ url: `/api/sessions/${sessionId}`, headers: auth })).json()
       expect(session.status).toBe('expired')
+    })
+
+    it('issuance.expired stage token_issued: a redeemed offer whose credential was never asked for is reported once its access token expired too, not before, and not when a credential was issued', async () => {
+      await endpoint('abandoned')
+      await pidWith('abandoned')
+      const abandoned = await offer()
+      await redeem(app, abandoned.credentialOffer)
+      const fresh = await offer()
+      await redeem(app, fresh.credentialOffer)
+      const { sessionId: issuedId } = await issue(app, auth)
+      for (const id of [abandoned.sessionId, fresh.sessionId, issuedId]) await expire('issuance_sessions', id)
+      // Time passes for the token of `abandoned` (5 minutes): `fresh` keeps a live token.
+      await database.db.execute(
+        sql`update issuance_sessions set token_issued_at = now() - interval '301 seconds'
+          where tenant_id = ${tenant} and id in (${abandoned.sessionId}, ${issuedId})`,
+      )
+      await until(() => eventsAt('abandoned').some((e) => e.type === 'issuance.expired'))
+      await sleep(3500)
+      const expired = eventsAt('abandoned').filter((e) => e.type === 'issuance.expired')
+      expect(expired).toStrictEqual([
+        {
+          type: 'issuance.expired',
+          tenantId: tenant,
+          sessionId: abandoned.sessionId,
+          credentialConfigurationIds: ['pid'],
+          stage: 'token_issued',
+          expiresAt: expect.any(String),
+          at: expect.any(String),
+          deliveryId: expect.stringMatching(/^whd_/),
+        },
+      ])
+      for (const call of allCalls()) expect(call.body).not.toContain(SECRET_CLAIM)
+    })
+
+    it('issuance.failed tx_code_locked: the wrong transaction code that locks the offer is reported once, however many guesses race (OpenID4VCI 1.0 §13.6.3)', async () => {
+      await endpoint('locked')
+      await pidWith('locked')
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/offers',
+        headers: auth,
+        payload: {
+          credentialConfigurationIds: ['pid'],
+          claims: { pid: { given_name: SECRET_CLAIM } },
+          txCode: { length: 4 },
+        },
+      })
+      expect(created.statusCode, created.body).toBe(201)
+      const { sessionId, credentialOffer, txCode } = created.json() as Loose
+      const issuer = new URL(credentialOffer.credential_issuer).pathname
+      const code =
+        credentialOffer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']
+      const wrong = txCode === '0000' ? '1111' : '0000'
+      const guess = () =>
+        app.inject({
+          method: 'POST',
+          url: `${issuer}/token`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({
+            grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+            'pre-authorized_code': code,
+            tx_code: wrong,
+          }).toString(),
+        })
+      // More guesses than the limit (5), at once: every one is refused, one of them locks.
+      const answers = await Promise.all(Array.from({ length: 9 }, guess))
+      for (const refused of answers) expect(refused.json().error).toBe('invalid_grant')
+      await until(() => eventsAt('locked').length >= 1)
+      await sleep(1500)
+      expect(eventsAt('locked')).toStrictEqual([
+        {
+          type: 'issuance.failed',
+          tenantId: tenant,
+          sessionId,
+          credentialConfigurationIds: ['pid'],
+          reason: 'tx_code_locked',
+          at: expect.any(String),
+          deliveryId: expect.stringMatching(/^whd_/),
+        },
+      ])
+      const session = (await app.inject({ url: `/api/sessions/${sessionId}`, headers: auth })).json()
+      expect(session.status).toBe('failed')
+      for (const call of allCalls()) expect(call.body).not.toContain(SECRET_CLAIM)
     })
 
     it('issuance.failed: one event per session and reason class however many requests fail, never the request or claims; an invalid token reports nothing', async () => {

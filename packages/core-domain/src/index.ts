@@ -127,6 +127,7 @@ export type { Health } from './contract/health'
 export { zHealth } from './contract/health'
 export type { IssuanceSession, OfferCreate, OfferCreated } from './contract/issuance'
 export {
+  ACCESS_TOKEN_SECONDS,
   AUTHORIZATION_CODE_GRANT,
   buildCredentialOffer,
   ISSUANCE_STATUSES,
@@ -504,6 +505,7 @@ export type {
   WebhookEventBody,
 } from './protocol/z-webhook-events'
 export {
+  EXPIRY_STAGES,
   ISSUANCE_FAILURE_REASONS,
   PRESENTATION_STEPS,
   zCredentialIssuedEvent,

@@ -15,10 +15,13 @@ export interface ExpirySweepOptions {
   db: Database
   seal: (event: WebhookEvent) => NewWebhookDelivery
   now: () => Date
+  /** Lifetime of an access token: a redeemed offer is abandoned once its token expired too. */
+  tokenSeconds: number
 }
 
 /**
- * Reports sessions that expired unanswered: `issuance.expired` for offers never redeemed,
+ * Reports sessions that expired unanswered: `issuance.expired` for offers never redeemed or
+ * redeemed and abandoned (`stage`),
  * `presentation.status` `expired` for requests never answered. Each batch claims its sessions and
  * stores their events in one transaction, so an expiry is reported exactly once however many
  * processes sweep (the claim is a conditional update; a rolled back batch is claimed again later).
@@ -51,13 +54,14 @@ async function storeAll(options: ExpirySweepOptions, tx: Executor, events: Webho
 function sweepOffers(options: ExpirySweepOptions): Promise<Batch> {
   const now = options.now()
   return options.db.transaction(async (tx) => {
-    const { claimed, offers } = await claimExpiredOffers(tx, now, BATCH)
+    const { claimed, offers } = await claimExpiredOffers(tx, now, BATCH, options.tokenSeconds)
     const events = offers.map((offer): WebhookEvent => {
       const body: IssuanceExpiredEventBody = {
         type: 'issuance.expired',
         tenantId: offer.tenantId,
         sessionId: offer.sessionId,
         credentialConfigurationIds: offer.configurationIds,
+        stage: offer.stage,
         expiresAt: offer.expiresAt.toISOString(),
         at: now.toISOString(),
       }

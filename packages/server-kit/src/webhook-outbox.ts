@@ -1,4 +1,9 @@
-import { newId, type WebhookEventBody, type WebhookEventType } from '@credential-service/core-domain'
+import {
+  ACCESS_TOKEN_SECONDS,
+  newId,
+  type WebhookEventBody,
+  type WebhookEventType,
+} from '@credential-service/core-domain'
 import { contextOf, currentTraceparent, inSpan, tracingOn } from '@credential-service/core-domain/tracing'
 import type { JwkCipher } from '@credential-service/crypto'
 import {
@@ -294,7 +299,12 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   /** Reports sessions that expired unanswered, once across processes, and kicks their events. */
   async function sweep(): Promise<void> {
     if (closed) return
-    const stored = await sweepExpiredSessions({ db: options.db, seal, now: options.now })
+    const stored = await sweepExpiredSessions({
+      db: options.db,
+      seal,
+      now: options.now,
+      tokenSeconds: ACCESS_TOKEN_SECONDS,
+    })
     if (stored.length > 0) void kick(stored)
   }
 

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import { ACCESS_TOKEN_SECONDS } from '@credential-service/core-domain'
 import { signJws } from '@credential-service/crypto'
 import type { GrantContext, GrantScope } from './grant-context'
 import type { AccessGrant } from './verify-access-token'
-
-export const ACCESS_TOKEN_SECONDS = 300
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 

@@ -2,6 +2,7 @@ import type { PreAuthorizedCodeRequest } from '@credential-service/core-domain'
 import { type CredentialConfig, ProtocolError } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
 import type { IssuanceSessionRow } from '@credential-service/db-schema'
+import { storeFailed } from '../services/failed-event'
 import type { GrantContext } from './grant-context'
 import { issueAccessToken, senderOf, type TokenResponse } from './issue-access-token'
 import { startRefreshChain } from './refresh-chain'
@@ -67,10 +68,15 @@ async function redeemWithTxCode(
   const row = await context.sessions.redeemWithTxCode(hash, codeHash(txCode), TX_CODE_ATTEMPTS, now)
   if (!row) return refuseRedemption(context, hash, true, now)
   if (row.status === 'token_issued') return row
-  throw new ProtocolError(
-    'invalid_grant',
-    row.status === 'failed' ? TX_CODE_LOCKED : 'the transaction code is wrong',
+  if (row.status !== 'failed') throw new ProtocolError('invalid_grant', 'the transaction code is wrong')
+  // Only the guess that reached the limit gets the failed row back (later ones match nothing):
+  // the lock is reported once, by this request.
+  await storeFailed(
+    context,
+    { sessionId: row.id, configurationIds: row.credentialConfigurationIds },
+    'tx_code_locked',
   )
+  throw new ProtocolError('invalid_grant', TX_CODE_LOCKED)
 }
 
 /**

@@ -31,7 +31,18 @@ export async function reportFailure(
   error: unknown,
 ): Promise<void> {
   const reason = reasonOf(error)
-  if (!reason) return
+  if (reason) await storeFailed(scope, token, reason)
+}
+
+/**
+ * Stores `issuance.failed` with `reason` for the session, once per session, reason and endpoint
+ * (the endpoints of `session.configurationIds`). Never throws.
+ */
+export async function storeFailed(
+  scope: TenantScope<ProtocolDeps>,
+  token: Pick<AccessGrant, 'sessionId' | 'configurationIds'>,
+  reason: IssuanceFailureReason,
+): Promise<void> {
   const { deps, tenantId } = scope
   try {
     const configs = (await deps.tenants.credentialConfigs(tenantId)).filter((c) =>

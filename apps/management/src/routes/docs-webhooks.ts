@@ -89,14 +89,14 @@ export const WEBHOOKS = {
   ),
   'issuance.expired': webhook(
     'issuanceExpiredWebhook',
-    'An offer expired unredeemed',
-    'Sent once per session and endpoint when an offer passes its expiry without a token issued for it; noticed by the periodic sweep of the issuer processes (every `WEBHOOK_POLL_SECONDS`), so `at` may trail `expiresAt` by that much.',
+    'An offer expired unredeemed, or was redeemed and abandoned',
+    'Sent once per session and endpoint when an offer passes its expiry without a token issued for it (`stage` `offered`), or with a token issued but no credential asked for once the offer and its access token expired (`stage` `token_issued`); noticed by the periodic sweep of the issuer processes (every `WEBHOOK_POLL_SECONDS`), so `at` may trail `expiresAt` by that much.',
     zIssuanceExpiredEvent,
   ),
   'issuance.failed': webhook(
     'issuanceFailedWebhook',
     'A credential request was refused',
-    'Sent the first time a credential or deferred credential request of a session (with a valid access token) is refused for a reason: the error code only, never the request. Further refusals of the session for the same reason send nothing.',
+    'Sent the first time a credential or deferred credential request of a session (with a valid access token) is refused for a reason: the error code only, never the request; or once when the token endpoint locks the offer after too many wrong transaction codes (`tx_code_locked`). Further refusals of the session for the same reason send nothing.',
     zIssuanceFailedEvent,
   ),
   'issuance.notification': webhook(

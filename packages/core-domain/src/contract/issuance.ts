@@ -25,6 +25,12 @@ export const zTxCodeSpec = z
   .strict()
   .meta({ id: 'TxCodeSpec' })
 
+/**
+ * Lifetime of the issuer's access tokens (5 minutes): the token endpoint signs them so, and the
+ * expiry sweep counts a redeemed offer abandoned only once its token expired too.
+ */
+export const ACCESS_TOKEN_SECONDS = 300
+
 export const zOfferCreate = z
   .object({
     credentialConfigurationIds: z

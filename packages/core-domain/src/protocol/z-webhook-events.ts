@@ -91,8 +91,12 @@ export const zIssuanceDeferredEvent = z
   .meta({ id: 'IssuanceDeferredEvent' })
 export type IssuanceDeferredEvent = z.infer<typeof zIssuanceDeferredEvent>
 
+/** How far an expired offer got: never redeemed, or redeemed and then abandoned. */
+export const EXPIRY_STAGES = ['offered', 'token_issued'] as const
+
 /**
- * An offer passed its expiry unredeemed (no token was issued for it). Sent once per session and
+ * An offer passed its expiry unredeemed (`stage` `offered`), or its token was issued and no
+ * credential was ever asked for (`stage` `token_issued`: abandoned). Sent once per session and
  * endpoint, by whichever process's sweep claims the expiry first.
  */
 export const zIssuanceExpiredEvent = z
@@ -103,17 +107,23 @@ export const zIssuanceExpiredEvent = z
     credentialConfigurationIds: z
       .array(z.string())
       .describe('The offered configurations that name this webhook endpoint'),
+    stage: z
+      .enum(EXPIRY_STAGES)
+      .describe(
+        '`offered`: no token was issued for the offer; `token_issued`: the wallet redeemed the offer but got no credential before the offer and its access token expired (abandoned)',
+      ),
     expiresAt: zTimestamp.describe('When the offer expired'),
     at: zTimestamp.describe('When the expiry was noticed (within a poll interval of `expiresAt`)'),
     deliveryId: zDeliveryIdField,
   })
-  .describe('`issuance.expired`: an offer expired without being redeemed')
+  .describe('`issuance.expired`: an offer expired without being redeemed, or redeemed and abandoned')
   .meta({ id: 'IssuanceExpiredEvent' })
 export type IssuanceExpiredEvent = z.infer<typeof zIssuanceExpiredEvent>
 
 /**
  * The reason classes of `issuance.failed`: the OAuth error codes of the credential and deferred
- * credential endpoints (OpenID4VCI §8.3.1.2, §9.3, RFC 6750 §3.1).
+ * credential endpoints (OpenID4VCI §8.3.1.2, §9.3, RFC 6750 §3.1), and `tx_code_locked`: the token
+ * endpoint refused the last allowed wrong transaction code and failed the session (OpenID4VCI §13.6.3).
  */
 export const ISSUANCE_FAILURE_REASONS = [
   'invalid_credential_request',
@@ -125,6 +135,7 @@ export const ISSUANCE_FAILURE_REASONS = [
   'credential_request_denied',
   'insufficient_scope',
   'invalid_transaction_id',
+  'tx_code_locked',
 ] as const
 export type IssuanceFailureReason = (typeof ISSUANCE_FAILURE_REASONS)[number]
 
@@ -140,7 +151,11 @@ export const zIssuanceFailedEvent = z
     credentialConfigurationIds: z
       .array(z.string())
       .describe('The configurations of the access token that name this webhook endpoint'),
-    reason: z.enum(ISSUANCE_FAILURE_REASONS).describe('The error code the wallet was answered with'),
+    reason: z
+      .enum(ISSUANCE_FAILURE_REASONS)
+      .describe(
+        'The error code the wallet was answered with; `tx_code_locked`: too many wrong transaction codes at the token endpoint (answered `invalid_grant`), the session is failed',
+      ),
     at: zTimestamp.describe('When the first request failed for this reason'),
     deliveryId: zDeliveryIdField,
   })

@@ -179,7 +179,7 @@ export async function purgeSessions(
 
 /**
  * How long after its expiry a redeemed offer may still issue: the issuer's access tokens live
- * 5 minutes (ACCESS_TOKEN_SECONDS in apps/issuer), and a token can be obtained until the expiry.
+ * 5 minutes (ACCESS_TOKEN_SECONDS in core-domain), and a token can be obtained until the expiry.
  */
 const TOKEN_GRACE_MS = 60 * 60 * 1000
 /** How long after its session's expiry a same-device result can still be released. */

@@ -74,8 +74,8 @@ export const issuanceSessions = pgTable(
     tokenIssuedAt: timestamp({ withTimezone: true }),
     credentialIssuedAt: timestamp({ withTimezone: true }),
     /**
-     * When the expiry sweep claimed this unredeemed offer's expiry (and stored its
-     * `issuance.expired` events): set once, by one process.
+     * When the expiry sweep claimed this unredeemed (or redeemed and abandoned) offer's expiry
+     * (and stored its `issuance.expired` events): set once, by one process.
      */
     expiryReportedAt: timestamp({ withTimezone: true }),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
@@ -91,10 +91,10 @@ export const issuanceSessions = pgTable(
     // Newest-first session lists, and the retention job across tenants.
     index('issuance_sessions_created').on(t.tenantId, t.createdAt, t.id),
     index('issuance_sessions_expiry').on(t.expiresAt),
-    // The expiry sweep: open offers whose expiry is not reported yet.
+    // The expiry sweep: open or redeemed offers whose expiry is not reported yet.
     index('issuance_sessions_expiry_due')
       .on(t.expiresAt)
-      .where(sql`${t.status} = 'offered' and ${t.expiryReportedAt} is null`),
+      .where(sql`${t.status} in ('offered', 'token_issued') and ${t.expiryReportedAt} is null`),
   ],
 )
 export type IssuanceSessionRow = typeof issuanceSessions.$inferSelect

@@ -2810,8 +2810,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * An offer expired unredeemed
-         * @description Sent once per session and endpoint when an offer passes its expiry without a token issued for it; noticed by the periodic sweep of the issuer processes (every `WEBHOOK_POLL_SECONDS`), so `at` may trail `expiresAt` by that much.
+         * An offer expired unredeemed, or was redeemed and abandoned
+         * @description Sent once per session and endpoint when an offer passes its expiry without a token issued for it (`stage` `offered`), or with a token issued but no credential asked for once the offer and its access token expired (`stage` `token_issued`); noticed by the periodic sweep of the issuer processes (every `WEBHOOK_POLL_SECONDS`), so `at` may trail `expiresAt` by that much.
          *
          *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
          */
@@ -2833,7 +2833,7 @@ export interface webhooks {
         put?: never;
         /**
          * A credential request was refused
-         * @description Sent the first time a credential or deferred credential request of a session (with a valid access token) is refused for a reason: the error code only, never the request. Further refusals of the session for the same reason send nothing.
+         * @description Sent the first time a credential or deferred credential request of a session (with a valid access token) is refused for a reason: the error code only, never the request; or once when the token endpoint locks the offer after too many wrong transaction codes (`tx_code_locked`). Further refusals of the session for the same reason send nothing.
          *
          *     Sent by the webhook outbox (docs/webhooks.md): `POST <url>` with `Content-Type: application/json`, and either the endpoint’s API key header (`authHeader`, `x-api-key` by default) or, with HMAC, `X-Timestamp` and `X-Signature` and/or the Standard Webhooks headers (the endpoint’s `signatureHeaders`). At least once: every attempt, retry and replay carries the same `deliveryId` and body. Events are not ordered.
          */
@@ -3582,7 +3582,7 @@ export interface components {
             /** @description Same on every attempt, retry and replay of one event; a receiver treats one it has processed as done */
             deliveryId: string;
         };
-        /** @description `issuance.expired`: an offer expired without being redeemed */
+        /** @description `issuance.expired`: an offer expired without being redeemed, or redeemed and abandoned */
         IssuanceExpiredEvent: {
             /** @constant */
             type: "issuance.expired";
@@ -3592,6 +3592,11 @@ export interface components {
             sessionId: string;
             /** @description The offered configurations that name this webhook endpoint */
             credentialConfigurationIds: string[];
+            /**
+             * @description `offered`: no token was issued for the offer; `token_issued`: the wallet redeemed the offer but got no credential before the offer and its access token expired (abandoned)
+             * @enum {string}
+             */
+            stage: "offered" | "token_issued";
             /**
              * Format: date-time
              * @description When the offer expired
@@ -3616,10 +3621,10 @@ export interface components {
             /** @description The configurations of the access token that name this webhook endpoint */
             credentialConfigurationIds: string[];
             /**
-             * @description The error code the wallet was answered with
+             * @description The error code the wallet was answered with; `tx_code_locked`: too many wrong transaction codes at the token endpoint (answered `invalid_grant`), the session is failed
              * @enum {string}
              */
-            reason: "invalid_credential_request" | "unknown_credential_configuration" | "unknown_credential_identifier" | "invalid_proof" | "invalid_nonce" | "invalid_encryption_parameters" | "credential_request_denied" | "insufficient_scope" | "invalid_transaction_id";
+            reason: "invalid_credential_request" | "unknown_credential_configuration" | "unknown_credential_identifier" | "invalid_proof" | "invalid_nonce" | "invalid_encryption_parameters" | "credential_request_denied" | "insufficient_scope" | "invalid_transaction_id" | "tx_code_locked";
             /**
              * Format: date-time
              * @description When the first request failed for this reason

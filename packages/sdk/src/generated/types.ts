@@ -63,7 +63,7 @@ export type HandleStatusChange = components['schemas']['HandleStatusChange']
 export type Health = components['schemas']['Health']
 /** `issuance.deferred`: a credential request was deferred; `credential.issued` follows when it is delivered */
 export type IssuanceDeferredEvent = components['schemas']['IssuanceDeferredEvent']
-/** `issuance.expired`: an offer expired without being redeemed */
+/** `issuance.expired`: an offer expired without being redeemed, or redeemed and abandoned */
 export type IssuanceExpiredEvent = components['schemas']['IssuanceExpiredEvent']
 /** `issuance.failed`: a credential request was refused (the first time per session and reason) */
 export type IssuanceFailedEvent = components['schemas']['IssuanceFailedEvent']

@@ -183,6 +183,10 @@ const theme = createTheme({
         lockScroll: false,
       },
     }),
+    // A dialog's title bar is a <div>, not a <header>: a <header> outside sectioning content is a
+    // banner landmark, and an open dialog beside the shell's header made two (axe
+    // landmark-no-duplicate-banner). The dialog's role and aria-labelledby still name it.
+    ModalHeader: Modal.Header.extend({ defaultProps: { component: 'div' } as Record<string, unknown> }),
     // An alert's colour is its border and background; its text stays the body colour (contrast).
     Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }),
   },

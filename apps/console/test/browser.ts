@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
 import axe from 'axe-core'
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import { expect } from 'vitest'
 import { TEST_CONSOLE_DIR } from '../../../scripts/test-bundles'
 import { type ServiceProcess, startProcess } from '../../all-in-one/test/processes'
@@ -23,6 +23,8 @@ export function skipWithoutChromium(file: string): boolean {
 export interface ConsoleUnderTest {
   service: ServiceProcess
   browser: Browser
+  /** The page's context: more tabs of the same browser profile (its cookies) open in it. */
+  context: BrowserContext
   page: Page
   /** The page's Content-Security-Policy reports, with the URL they came from. */
   policyViolations: string[]
@@ -64,7 +66,9 @@ export async function startConsole(
   expect(await service.ready(), service.stderr()).toBe(200)
   // Dialogs then open and close at once (the theme's respectReducedMotion): no check runs on
   // a dialog half faded out.
-  const page = await browser.newPage({ reducedMotion: 'reduce' })
+  // A context of its own rather than browser.newPage(), whose context refuses a second page.
+  const context = await browser.newContext({ reducedMotion: 'reduce' })
+  const page = await context.newPage()
   // A step that does not happen fails before the test's own timeout; 20 s leaves room for a
   // loaded two-core CI machine, where a first page load and its lazy chunks took over 10 s.
   page.setDefaultTimeout(20_000)
@@ -76,6 +80,7 @@ export async function startConsole(
   return {
     service,
     browser,
+    context,
     page,
     policyViolations,
     url: (path) => `${service.origin}/console${path}`,
@@ -115,6 +120,22 @@ export async function expectAccessible(page: Page, what: string) {
       )
   })
   expect(violations, what).toStrictEqual([])
+}
+
+/**
+ * Another tab of the profile of `context` at `url`. `deaf`: the tab hears nothing from the
+ * others (no BroadcastChannel in it), so only its own next call to the service can tell it
+ * that the session ended elsewhere.
+ */
+export async function openTab(context: BrowserContext, url: string, options: { deaf?: boolean } = {}) {
+  const tab = await context.newPage()
+  tab.setDefaultTimeout(20_000)
+  if (options.deaf)
+    await tab.addInitScript(() => {
+      delete (globalThis as { BroadcastChannel?: unknown }).BroadcastChannel
+    })
+  await tab.goto(url)
+  return tab
 }
 
 /** Signs in as the client; a session the browser still has (issue 42) is signed out first. */

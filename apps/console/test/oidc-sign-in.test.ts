@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type KeycloakStandIn, startKeycloakStandIn } from '../../management/test/oidc/keycloak-stand-in'
-import { type ConsoleUnderTest, expectAccessible, skipWithoutChromium, startConsole } from './browser'
+import {
+  type ConsoleUnderTest,
+  expectAccessible,
+  openTab,
+  skipWithoutChromium,
+  startConsole,
+} from './browser'
 
 /**
  * The console in external OIDC mode (issue 22, docs/oidc-mode.md): with CONSOLE_OIDC_CLIENT_ID it
@@ -185,9 +191,28 @@ describe.skipIf(skipWithoutChromium('oidc-sign-in.test.ts'))('console sign-in in
     expect(tokens).toStrictEqual([])
   })
 
-  it('signing out ends the session at the service; a reload does not bring it back', async () => {
+  it('issue 42: a new tab opens signed in at a deep link; signing out ends the session at the service and signs the other tabs out (one at once, one that hears nothing at its next action); a reload does not bring it back', async () => {
+    const signInButton = (tab: Page) =>
+      tab.getByRole('button', { name: 'Sign in with the identity provider' })
+    const other = await openTab(run.context, run.url('/audit-events'))
+    const deaf = await openTab(run.context, run.url('/tenants'), { deaf: true })
+    await other.getByRole('heading', { name: 'Audit events' }).waitFor()
+    await deaf.getByRole('heading', { name: 'Tenants' }).waitFor()
+    for (const tab of [other, deaf])
+      expect(await tab.getByTestId('signed-in-as').textContent()).toBe(user.username)
+    // The tabs joined the session: no new sign-in at the provider.
+    expect(userGrants().filter((grant) => grant === 'authorization_code')).toHaveLength(1)
     await page.getByRole('button', { name: 'Sign out' }).click()
-    await page.getByRole('button', { name: 'Sign in with the identity provider' }).waitFor()
+    await signInButton(page).waitFor()
+    await signInButton(other).waitFor()
+    // Its next action: the service refuses the ended session, and the tab says so.
+    expect(await deaf.getByTestId('signed-in-as').isVisible()).toBe(true)
+    await deaf
+      .getByRole('navigation', { name: 'Console pages' })
+      .getByRole('link', { name: 'Audit events' })
+      .click()
+    await signInButton(deaf).waitFor()
+    await Promise.all([other.close(), deaf.close()])
     expect(await page.getByRole('heading', { name: 'Tenants' }).count()).toBe(0)
     const state = await kept()
     expect([state.local, state.session]).toStrictEqual([[], []])

@@ -6,6 +6,7 @@ import {
   type ConsoleUnderTest,
   errorOf,
   expectAccessible,
+  openTab,
   signIn,
   skipWithoutChromium,
   startConsole,
@@ -106,7 +107,11 @@ describe.skipIf(skip)('console session in Chromium (issue 42)', () => {
     expect(other.url()).toBe(run.url('/key-chains'))
   })
 
-  it('signing out in one tab ends the session at the service and signs the other tab out', async () => {
+  it('signing out in one tab ends the session at the service and signs the other tabs out: one at once, one that hears nothing at its next action', async () => {
+    // A third tab that misses the other tabs' messages: the service's answer signs it out.
+    const deaf = await openTab(context, run.url('/key-chains'), { deaf: true })
+    await deaf.getByRole('heading', { name: `Key chains of ${tenant}` }).waitFor()
+    expect(await signedIn(deaf).isVisible()).toBe(true)
     // The CSRF token the page holds, to replay the cookie with from outside once signed out.
     const csrf = await page.evaluate(async () => {
       const answer = await fetch('/console/session')
@@ -126,6 +131,15 @@ describe.skipIf(skip)('console session in Chromium (issue 42)', () => {
     })
     expect(replayed.status).toBe(401)
     await other.close()
+    // Its next action: the service refuses the ended session, and the tab says so.
+    expect(await signedIn(deaf).isVisible()).toBe(true)
+    await deaf
+      .getByRole('navigation', { name: 'Console pages' })
+      .getByRole('link', { name: 'API clients' })
+      .click()
+    await deaf.getByText('Your session has ended. Sign in again.').waitFor()
+    await deaf.getByLabel('Client id').waitFor()
+    await deaf.close()
   })
 
   it('a session the service ended (the client’s secret rotated) signs the page out at its next call', async () => {

@@ -94,11 +94,11 @@ export {
 } from './presentation/response-read'
 export { verifierResponseUri } from './presentation/response-uri'
 export {
+  fetchOpenRequest,
   finishSession,
   finishVerified,
   openSession,
   type ResultFields,
-  reportStep,
   type SessionOutcome,
   sessionEnding,
 } from './presentation/session-end'

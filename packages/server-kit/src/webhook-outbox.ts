@@ -3,6 +3,7 @@ import {
   newId,
   type WebhookEventBody,
   type WebhookEventType,
+  zPresentationStatusEvent,
 } from '@credential-service/core-domain'
 import { contextOf, currentTraceparent, inSpan, tracingOn } from '@credential-service/core-domain/tracing'
 import type { JwkCipher } from '@credential-service/crypto'
@@ -66,6 +67,26 @@ export interface WebhookEvent {
   body: WebhookEventBody
   /** Once per endpoint and key (per session and step): a repeat stores nothing. */
   dedupeKey?: string
+}
+
+/**
+ * A body stored in clear (webhook_deliveries.payload_clear): sent only if it is what the request
+ * fetch stores, a `request_retrieved` step of this row's tenant, session and id. No other body is
+ * ever sent unsealed, whatever a row says.
+ */
+function clearStepBody(row: WebhookDeliveryRow): string | undefined {
+  try {
+    const body = zPresentationStatusEvent.parse(JSON.parse(row.payloadClear as string))
+    const matches =
+      row.eventType === body.type &&
+      body.status === 'request_retrieved' &&
+      body.tenantId === row.tenantId &&
+      body.sessionId === row.sessionId &&
+      body.deliveryId === row.id
+    return matches ? (row.payloadClear as string) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const payloadContext = (tenantId: string, id: string) => `webhook-delivery:${tenantId}/${id}`
@@ -277,6 +298,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions) {
   }
 
   function openBody(row: WebhookDeliveryRow): string | undefined {
+    if (row.payloadClear !== null) return clearStepBody(row)
     if (row.payloadEncrypted === null) return undefined
     try {
       return options.cipher.decrypt<string>(row.payloadEncrypted, payloadContext(row.tenantId, row.id))

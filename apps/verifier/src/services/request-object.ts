@@ -8,11 +8,10 @@ import {
 } from '@credential-service/core-domain'
 import { traced } from '@credential-service/core-domain/tracing'
 import { requestKeyReference, signRequestObject } from '@credential-service/crypto'
-import { createPresentationSessionRepository } from '@credential-service/db-schema'
 import {
   encryptionJwk,
+  fetchOpenRequest,
   type PresentationDeps,
-  reportStep,
   requestDcqlQuery,
   verifierInfoOf,
   verifierResponseUri,
@@ -45,9 +44,8 @@ async function requestObjectUntraced(
   requestId: string,
   walletNonce?: string,
 ): Promise<string> {
-  const row = await createPresentationSessionRepository(deps.db, tenantId).fetchRequest(requestId, deps.now())
+  const row = await fetchOpenRequest(deps, tenantId, requestId)
   if (!row) throw new ProtocolError('invalid_request', 'no open request with this id', { status: 404 })
-  if (row.webhookEndpointId) await reportStep(deps, row, row.webhookEndpointId, 'request_retrieved')
   const config = await deps.tenants.presentationConfig(tenantId, row.presentationConfigId)
   if (!config)
     throw new ProtocolError('invalid_request', 'the presentation configuration is gone', { status: 404 })

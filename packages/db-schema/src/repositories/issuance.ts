@@ -222,6 +222,7 @@ const statements = {
                 notificationId: sql<null>`null`.as('notification_id'),
                 dropSessionResult: sql<boolean>`false`.as('drop_session_result'),
                 payloadEncrypted: sql<string>`${param('payloadEncrypted')}`.as('payload_encrypted'),
+                payloadClear: sql<null>`null`.as('payload_clear'),
                 status: sql<string>`'pending'`.as('status'),
                 attempts: sql<number>`0`.as('attempts'),
                 nextAttemptAt: sql<Date>`${at}::timestamptz`.as('next_attempt_at'),

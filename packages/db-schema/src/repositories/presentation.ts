@@ -1,7 +1,9 @@
-import { and, eq, gt, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, gt, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
+import { rowsOf } from './rows'
+import { deliveriesInsert, type NewWebhookDelivery } from './webhook-deliveries'
 
 const INSERT_COLUMNS = [
   'tenantId',
@@ -42,9 +44,32 @@ const statements = {
         .from(presentationSessions)
         .where(and(tenant, eq(presentationSessions.requestId, param('requestId')))),
     ),
+  // The request fetch, and on the first fetch of a session with a webhook endpoint its
+  // `presentation.status` `request_retrieved` event (built here: the session is not known before),
+  // in one statement.
   fetchRequest: (db: Database) =>
-    prepared(db, 'presentation_fetch_request', (d) =>
-      d
+    prepared(db, 'presentation_fetch_request', (d) => {
+      const step = d.$with('step', { id: sql<string>`id` }).as(sql`
+        insert into webhook_deliveries (tenant_id, id, endpoint_id, event_type, session_id,
+          drop_session_result, payload_clear, status, attempts, next_attempt_at, created_at, updated_at,
+          traceparent, dedupe_key)
+        select s.tenant_id, ${param('deliveryId')}::text, e.id, 'presentation.status', s.id, false,
+          '{"type":"presentation.status","tenantId":' || to_json(s.tenant_id)::text
+            || ',"sessionId":' || to_json(s.id)::text
+            || ',"presentationConfigId":' || to_json(s.presentation_config_id)::text
+            || ',"status":"request_retrieved","at":' || to_json(${at}::text)::text
+            || ',"deliveryId":' || to_json(${param('deliveryId')}::text)::text || '}',
+          'pending', 0, ${at}::timestamptz, now(), now(), ${param('traceparent')}::text,
+          'presentation.status:' || s.id || ':request_retrieved'
+        from presentation_sessions s
+        join webhook_endpoints e on e.tenant_id = s.tenant_id and e.id = s.webhook_endpoint_id
+        where s.tenant_id = ${param('tenantId')} and s.request_id = ${param('requestId')}
+          and s.status = 'pending' and s.expires_at > ${at}::timestamptz and s.request_fetched_at is null
+          and (e.events is null or 'presentation.status' = any(e.events))
+        on conflict (tenant_id, endpoint_id, dedupe_key) do nothing
+        returning id`)
+      return d
+        .with(step)
         .update(presentationSessions)
         .set({ requestFetchedAt: at, updatedAt: sql`now()` })
         .where(
@@ -55,8 +80,11 @@ const statements = {
             gt(presentationSessions.expiresAt, at),
           ),
         )
-        .returning(),
-    ),
+        .returning({
+          ...getTableColumns(presentationSessions),
+          stepStored: sql<boolean>`exists (select 1 from ${step})`,
+        })
+    }),
   finish: (db: Database) => prepared(db, 'presentation_finish', finishStatement),
 }
 
@@ -73,6 +101,15 @@ function finishStatement(d: Database) {
     })
     .where(and(tenant, eq(presentationSessions.id, param('id')), eq(presentationSessions.status, 'pending')))
     .returning()
+}
+
+/** How a response ends a pending session. */
+export interface PresentationOutcome {
+  status: 'verified' | 'failed'
+  /** The disclosed claims, encrypted by the caller (SessionDataCipher.sealResult). */
+  resultEncrypted?: string | null
+  failureReason?: string | null
+  responseCodeHash?: string | null
 }
 
 export type NewPresentationSession = Omit<typeof presentationSessions.$inferInsert, 'tenantId'>
@@ -113,9 +150,23 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
       return row
     },
 
-    /** The open request behind a request or response URI; marks the request fetched. */
-    async fetchRequest(requestId: string, at: Date): Promise<PresentationSessionRow | undefined> {
-      const [row] = await statements.fetchRequest(db).execute({ tenantId, requestId, at: at.toISOString() })
+    /**
+     * The open request behind a request URI; marks the request fetched. The first fetch of a
+     * session with a webhook endpoint also stores its `request_retrieved` event as `step`
+     * (`stepStored`: kick it).
+     */
+    async fetchRequest(
+      requestId: string,
+      at: Date,
+      step: { deliveryId: string; traceparent?: string | undefined },
+    ): Promise<(PresentationSessionRow & { stepStored: boolean }) | undefined> {
+      const [row] = await statements.fetchRequest(db).execute({
+        tenantId,
+        requestId,
+        at: at.toISOString(),
+        deliveryId: step.deliveryId,
+        traceparent: step.traceparent ?? null,
+      })
       return row
     },
 
@@ -130,13 +181,7 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
      */
     async finish(
       id: string,
-      outcome: {
-        status: 'verified' | 'failed'
-        /** The disclosed claims, encrypted by the caller (SessionDataCipher.sealResult). */
-        resultEncrypted?: string | null
-        failureReason?: string | null
-        responseCodeHash?: string | null
-      },
+      outcome: PresentationOutcome,
       at: Date,
       tx?: Executor,
     ): Promise<PresentationSessionRow | undefined> {
@@ -153,6 +198,32 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
         responseCodeHash: outcome.responseCodeHash ?? null,
       })
       return row
+    },
+
+    /**
+     * Ends a pending session with its outcome and stores its webhook `deliveries` (sealed for this
+     * session) in the same statement, only when it ended it: no transaction, no statement more
+     * than `finish`. `finished` false when another response came first (nothing stored then).
+     */
+    async finishWithEvents(
+      id: string,
+      outcome: PresentationOutcome,
+      at: Date,
+      deliveries: NewWebhookDelivery[],
+    ): Promise<{ finished: boolean; queued: string[] }> {
+      const p = presentationSessions
+      const result = await db.execute(sql`
+        with finished as (
+          update ${p} set status = ${outcome.status}, result_encrypted = ${outcome.resultEncrypted ?? null},
+            failure_reason = ${outcome.failureReason ?? null},
+            response_code_hash = ${outcome.responseCodeHash ?? null},
+            response_received_at = ${at.toISOString()}::timestamptz, updated_at = now()
+          where ${p.tenantId} = ${tenantId} and ${p.id} = ${id} and ${p.status} = 'pending'
+          returning ${p.id}
+        ), queued as (${deliveriesInsert(tenantId, deliveries, 'finished')})
+        select (select count(*) from finished)::int as finished, array(select id from queued) as queued`)
+      const [row] = rowsOf(result) as { finished: number; queued: string[] }[]
+      return { finished: Number(row?.finished) > 0, queued: (row?.queued ?? []).map(String) }
     },
 
     /**

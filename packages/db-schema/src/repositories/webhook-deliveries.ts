@@ -1,5 +1,5 @@
 import type { Page, WebhookDelivery, WebhookDeliveryListQuery } from '@credential-service/core-domain'
-import { and, asc, desc, eq, inArray, isNotNull, lt, lte, ne, type SQL, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray, isNotNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../database'
 import {
   issuanceNotifications,
@@ -12,6 +12,8 @@ import { afterKey, decodeKeyCursor, keyCursorText, toKeyPage } from './paginatio
 import { rowsOf } from './rows'
 
 const t = webhookDeliveries
+/** A delivery whose body is still kept (sealed, or a step body in clear): it can be sent again. */
+const keptBody = or(isNotNull(t.payloadEncrypted), isNotNull(t.payloadClear))
 
 export function toWebhookDelivery(row: WebhookDeliveryRow): WebhookDelivery {
   const open = row.status === 'pending' || row.status === 'delivering'
@@ -24,7 +26,7 @@ export function toWebhookDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     attempts: row.attempts,
     nextAttemptAt: open ? row.nextAttemptAt.toISOString() : null,
     lastError: row.lastError,
-    replayable: row.payloadEncrypted !== null,
+    replayable: row.payloadEncrypted !== null || row.payloadClear !== null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     deliveredAt: row.deliveredAt?.toISOString() ?? null,
@@ -48,27 +50,44 @@ export interface NewWebhookDelivery {
 }
 
 /**
- * Stores an event for an endpoint, in the caller's transaction, when the endpoint exists and
- * subscribes to the event type (`events` null: every type), and no row of the same `dedupeKey`
- * was stored for it. One statement: the filter is read with the insert. Returns whether a row was
- * stored.
+ * The `insert … select` of `deliveries` (of tenant `tenantId`), for a statement of the caller's:
+ * a row for each whose endpoint exists and subscribes to its type (`events` null: every type)
+ * and whose `dedupeKey` the endpoint has not stored yet. With `gate` (the name of a CTE of the
+ * same statement), only when that CTE has a row: the events of a change, stored by the statement
+ * that makes it. Returns the ids stored.
  */
-export async function enqueueWebhookDelivery(tx: Executor, input: NewWebhookDelivery): Promise<boolean> {
+export function deliveriesInsert(tenantId: string, deliveries: NewWebhookDelivery[], gate?: string): SQL {
   const e = webhookEndpoints
-  const result = await tx.execute(sql`
+  const rows = sql.join(
+    deliveries.map(
+      (d) => sql`(${d.id}::text, ${d.endpointId}::text, ${d.eventType}::text, ${d.sessionId}::text,
+        ${d.notificationId ?? null}::text, ${d.dropSessionResult ?? false}::boolean, ${d.payloadEncrypted}::text,
+        ${d.at.toISOString()}::timestamptz, ${d.traceparent ?? null}::text, ${d.dedupeKey ?? null}::text)`,
+    ),
+    sql`, `,
+  )
+  return sql`
     insert into ${t} (tenant_id, id, endpoint_id, event_type, session_id, notification_id,
       drop_session_result, payload_encrypted, status, attempts, next_attempt_at, created_at, updated_at,
       traceparent, dedupe_key)
-    select ${e.tenantId}, ${input.id}, ${e.id}, ${input.eventType}, ${input.sessionId},
-      ${input.notificationId ?? null}, ${input.dropSessionResult ?? false}, ${input.payloadEncrypted},
-      'pending', 0, ${input.at.toISOString()}::timestamptz, now(), now(), ${input.traceparent ?? null},
-      ${input.dedupeKey ?? null}
-    from ${e}
-    where ${e.tenantId} = ${input.tenantId} and ${e.id} = ${input.endpointId}
-      and (${e.events} is null or ${input.eventType} = any(${e.events}))
+    select ${e.tenantId}, v.id, ${e.id}, v.event_type, v.session_id, v.notification_id, v.drop_session_result,
+      v.payload_encrypted, 'pending', 0, v.next_attempt_at, now(), now(), v.traceparent, v.dedupe_key
+    from (values ${rows}) as v(id, endpoint_id, event_type, session_id, notification_id, drop_session_result,
+      payload_encrypted, next_attempt_at, traceparent, dedupe_key)
+    join ${e} on ${e.tenantId} = ${tenantId} and ${e.id} = v.endpoint_id
+    where (${e.events} is null or v.event_type = any(${e.events}))
+      ${gate ? sql`and exists (select 1 from ${sql.identifier(gate)})` : sql``}
     on conflict (tenant_id, endpoint_id, dedupe_key) do nothing
-    returning id`)
-  return rowsOf(result).length > 0
+    returning ${t.id}`
+}
+
+/**
+ * Stores an event for an endpoint, in the caller's transaction, when the endpoint exists and
+ * subscribes to the event type, and no row of the same `dedupeKey` was stored for it
+ * (`deliveriesInsert`, one statement). Returns whether a row was stored.
+ */
+export async function enqueueWebhookDelivery(tx: Executor, input: NewWebhookDelivery): Promise<boolean> {
+  return rowsOf(await tx.execute(deliveriesInsert(input.tenantId, [input]))).length > 0
 }
 
 /**
@@ -240,7 +259,7 @@ export function createWebhookDeliveryRepository(db: Database, tenantId: string) 
       const [row] = await tx
         .update(t)
         .set({ status: 'pending', attempts: 0, nextAttemptAt: now, updatedAt: now, deliveredAt: null })
-        .where(and(byId(endpointId, id), ne(t.status, 'delivering'), isNotNull(t.payloadEncrypted)))
+        .where(and(byId(endpointId, id), ne(t.status, 'delivering'), keptBody))
         .returning()
       return row
     },
@@ -250,7 +269,7 @@ export function createWebhookDeliveryRepository(db: Database, tenantId: string) 
       const rows = await tx
         .update(t)
         .set({ status: 'pending', attempts: 0, nextAttemptAt: now, updatedAt: now })
-        .where(and(ofEndpoint(endpointId), eq(t.status, 'failed'), isNotNull(t.payloadEncrypted)))
+        .where(and(ofEndpoint(endpointId), eq(t.status, 'failed'), keptBody))
         .returning({ id: t.id })
       return rows.length
     },

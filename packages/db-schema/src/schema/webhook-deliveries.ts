@@ -38,6 +38,13 @@ export const webhookDeliveries = pgTable(
     dropSessionResult: boolean().notNull().default(false),
     /** The JSON body, encrypted; null once dropped after delivery (tenant `drop-after-delivery`). */
     payloadEncrypted: text(),
+    /**
+     * The JSON body in clear, for the one event whose body the statement storing it builds: a
+     * `presentation.status` `request_retrieved` (no claims, no outcome; the request fetch stores it
+     * without knowing the session beforehand). The deliverer sends it only if it says that and
+     * names this row's tenant, session and id. Null for every other event.
+     */
+    payloadClear: text(),
     status: text().notNull().default('pending'),
     attempts: integer().notNull().default(0),
     nextAttemptAt: timestamp({ withTimezone: true }).notNull(),

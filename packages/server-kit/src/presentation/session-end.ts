@@ -3,7 +3,8 @@ import type {
   PresentationStatusEventBody,
   PresentationStep,
 } from '@credential-service/core-domain'
-import { ProtocolError } from '@credential-service/core-domain'
+import { newId, ProtocolError } from '@credential-service/core-domain'
+import { currentTraceparent } from '@credential-service/core-domain/tracing'
 import { codeHash, type PresentationRejected } from '@credential-service/crypto'
 import {
   createPresentationSessionRepository,
@@ -22,8 +23,9 @@ export type ResultFields = PresentationResultEventBody extends infer E
   : never
 
 /**
- * Ends the pending session with its outcome and, in the same transaction, stores the webhook event
- * (`event`) in the outbox when the session has an endpoint subscribed to `presentation.result`.
+ * Ends the pending session with its outcome and, in the same statement, stores the webhook events
+ * (`presentation.result` with `event`, and the `presentation.status` step) in the outbox when the
+ * session has an endpoint subscribed to them.
  * With the tenant's `drop-after-delivery` retention, claims the webhook receives leave the session
  * (and the outbox) once delivered. False when another response ended the session first.
  */
@@ -60,7 +62,7 @@ async function endSession(
   const sessions = createPresentationSessionRepository(deps.db, row.tenantId)
   const endpointId = row.webhookEndpointId
   if (!endpointId) return (await sessions.finish(row.id, outcome, now)) !== undefined
-  // Read before the transaction: PGlite runs one statement at a time, outside ones would wait.
+  // Read before the statement that ends the session (PGlite runs one statement at a time).
   const tenant = await deps.tenants.tenant(row.tenantId)
   // The outbox adds `deliveryId`; the field order is the body's (its bytes are signed as stored).
   const body: PresentationResultEventBody = {
@@ -70,21 +72,21 @@ async function endSession(
     presentationConfigId: row.presentationConfigId,
     ...event,
   }
-  const finished = await deps.db.transaction(async (tx) => {
-    if (!(await sessions.finish(row.id, outcome, now, tx))) return undefined
-    const deliveryId = await deps.outbox.enqueue(tx, {
+  // Both events are stored by the statement that ends the session, and only if it does: the
+  // step event costs the response no statement (before it, a transaction of three held both).
+  const { finished, queued } = await sessions.finishWithEvents(row.id, outcome, now, [
+    deps.outbox.seal({
       tenantId: row.tenantId,
       endpointId,
       type: body.type,
       sessionId: row.id,
       dropSessionResult: tenant?.presentationRetention === 'drop-after-delivery' && 'claims' in event,
       body,
-    })
-    const stepId = await deps.outbox.enqueue(tx, stepEvent(row, endpointId, outcome.status, now))
-    return [deliveryId, stepId].filter((id): id is string => id !== undefined)
-  })
-  if (finished?.length) void deps.outbox.kick(finished)
-  return finished !== undefined
+    }),
+    deps.outbox.seal(stepEvent(row, endpointId, outcome.status, now)),
+  ])
+  if (queued.length) void deps.outbox.kick(queued)
+  return finished
 }
 
 /** The `presentation.status` event of a step of the session (never claims), once per step. */
@@ -108,14 +110,23 @@ function stepEvent(row: PresentationSessionRow, endpointId: string, status: Pres
   }
 }
 
-/** Stores a step that no other change carries (the wallet fetched the request), once per session. */
-export function reportStep(
-  deps: PresentationDeps,
-  row: PresentationSessionRow,
-  endpointId: string,
-  status: PresentationStep,
-): Promise<void> {
-  return deps.outbox.enqueueOnce(stepEvent(row, endpointId, status, deps.now()))
+/**
+ * The open request behind a request URI, marked fetched. Its first fetch also stores the session's
+ * `presentation.status` `request_retrieved` in the same statement, which builds that body (the
+ * request id names no session beforehand; the body holds no claim and no outcome), then kicks it.
+ */
+export async function fetchOpenRequest(deps: PresentationDeps, tenantId: string, requestId: string) {
+  const deliveryId = newId('whd')
+  const row = await createPresentationSessionRepository(deps.db, tenantId).fetchRequest(
+    requestId,
+    deps.now(),
+    {
+      deliveryId,
+      traceparent: currentTraceparent(),
+    },
+  )
+  if (row?.stepStored) void deps.outbox.kick([deliveryId])
+  return row
 }
 
 /** The pending session a response answers, or the refusal every response endpoint gives. */

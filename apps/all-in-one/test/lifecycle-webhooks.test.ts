@@ -3,6 +3,7 @@ import type { DatabaseHandle } from '@credential-service/db-schema/client'
 import { testDatabases } from '@credential-service/db-schema/testing'
 import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
+import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, type ReceivedCall, startAllInOne, startReceiver, webhookEvent } from './harness'
 import { answer, issue, redeem, requestPresentation, setUpTenant } from './session-fixtures'
@@ -284,6 +285,45 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
         await app.inject({ url: '/api/webhook-endpoints/only-failed/deliveries', headers: auth })
       ).json()
       expect(deliveries.items).toStrictEqual([])
+    })
+
+    it('presentation.status costs a presentation flow no statement: the same count with an endpoint (that takes none of its events) as without one', async () => {
+      // The endpoint filters every presentation event out, so no delivery runs to blur the count:
+      // what is left is what storing the events costs the request fetch and the response. Before
+      // brief ops42 item 3 the endpoint cost one statement at the first fetch and two in the
+      // response's transaction.
+      await endpoint('no-presentation', ['issuance.notification'])
+      const issued = await issue(app, auth)
+      const statementsOfFlow = async (extra: object) => {
+        const counts: number[] = []
+        // The least of five: the poll and the expiry sweep (every second) count here too.
+        for (let n = 0; n < 5; n++) {
+          const created = await app.inject({
+            method: 'POST',
+            url: '/api/presentation-requests',
+            headers: auth,
+            payload: { presentationConfigId: 'ask', ...extra },
+          })
+          expect(created.statusCode, created.body).toBe(201)
+          // From the wallet's fetch of the request object to its response (the creation checks
+          // the endpoint it names: that read is older than the lifecycle events).
+          const before = database.stats().statements
+          const requestUri = created.json().requestUri as string
+          const jar = (await app.inject({ url: new URL(requestUri).pathname })).body
+          const presentation = { created: created.json(), request: decodeJwt(jar) as Loose }
+          const answered = await answer(app, presentation, issued)
+          expect(answered.statusCode, answered.body).toBe(200)
+          counts.push(database.stats().statements - before)
+        }
+        return Math.min(...counts)
+      }
+      const without = await statementsOfFlow({})
+      const withEndpoint = await statementsOfFlow({ webhookEndpointId: 'no-presentation' })
+      expect(withEndpoint).toBe(without)
+      expect(
+        (await app.inject({ url: '/api/webhook-endpoints/no-presentation/deliveries', headers: auth })).json()
+          .items,
+      ).toStrictEqual([])
     })
 
     it('presentation.status: request_retrieved once however often the wallet fetches, verified (beside presentation.result), and expired for a request never answered; no claims in status events', async () => {

@@ -326,6 +326,52 @@ describe.each(testDatabases({ alone: true, ownPostgres: true }))(
       ).toStrictEqual([])
     })
 
+    it('a body kept in clear is sent only when it is a request_retrieved of its own row: a row written into the outbox by other means signs nothing else', async () => {
+      await endpoint('clear')
+      const body = (id: string, sessionId: string, status: string) =>
+        JSON.stringify({
+          type: 'presentation.status',
+          tenantId: tenant,
+          sessionId,
+          presentationConfigId: 'ask',
+          status,
+          at: new Date().toISOString(),
+          deliveryId: id,
+        })
+      const rows = [
+        {
+          id: 'whd_clearok',
+          sessionId: 'ses_a',
+          payload: body('whd_clearok', 'ses_a', 'request_retrieved'),
+        },
+        {
+          id: 'whd_clearverified',
+          sessionId: 'ses_b',
+          payload: body('whd_clearverified', 'ses_b', 'verified'),
+        },
+        {
+          id: 'whd_clearother',
+          sessionId: 'ses_c',
+          payload: body('whd_clearother', 'ses_d', 'request_retrieved'),
+        },
+      ]
+      for (const row of rows)
+        await database.db.execute(sql`insert into webhook_deliveries (tenant_id, id, endpoint_id, event_type,
+          session_id, payload_clear, status, attempts, next_attempt_at)
+          values (${tenant}, ${row.id}, 'clear', 'presentation.status', ${row.sessionId}, ${row.payload},
+            'pending', 0, now())`)
+      await until(() => eventsAt('clear').length >= 1)
+      await sleep(2500)
+      expect(eventsAt('clear').map((e) => e.deliveryId)).toStrictEqual(['whd_clearok'])
+      const deliveries = (
+        await app.inject({ url: '/api/webhook-endpoints/clear/deliveries', headers: auth })
+      ).json().items as Loose[]
+      const errors = Object.fromEntries(deliveries.map((d) => [d.id, d.lastError]))
+      expect(errors.whd_clearok).toBeNull()
+      expect(errors.whd_clearverified).toMatch(/body/)
+      expect(errors.whd_clearother).toMatch(/body/)
+    })
+
     it('presentation.status: request_retrieved once however often the wallet fetches, verified (beside presentation.result), and expired for a request never answered; no claims in status events', async () => {
       await endpoint('steps')
       const issued = await issue(app, auth, { given_name: SECRET_CLAIM, age_over_18: true })

@@ -1,5 +1,5 @@
 import { and, eq, getTableColumns, gt, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../database'
+import type { Database } from '../database'
 import { type PresentationSessionRow, presentationSessions } from '../schema'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
 import { rowsOf } from './rows'
@@ -176,19 +176,15 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
     },
 
     /**
-     * Ends a pending session with its outcome; undefined when another response came first. In a
-     * transaction (`tx`, to store the webhook event with it) the statement is built unprepared.
+     * Ends a pending session with its outcome; undefined when another response came first. A
+     * session with a webhook endpoint ends with `finishWithEvents`.
      */
     async finish(
       id: string,
       outcome: PresentationOutcome,
       at: Date,
-      tx?: Executor,
     ): Promise<PresentationSessionRow | undefined> {
-      const statement = tx
-        ? finishStatement(tx as Database).prepare('presentation_finish_tx')
-        : statements.finish(db)
-      const [row] = await statement.execute({
+      const [row] = await statements.finish(db).execute({
         tenantId,
         id,
         at: at.toISOString(),

@@ -37,10 +37,9 @@ describe.skipIf(skip)('console session in Chromium (issue 42)', () => {
 
   beforeAll(async () => {
     run = await startConsole(root)
-    // A context of its own: tabs of one browser profile, sharing its cookies.
-    context = await run.browser.newContext({ reducedMotion: 'reduce' })
-    page = await context.newPage()
-    page.setDefaultTimeout(20_000)
+    // Tabs of one browser profile, sharing its cookies: the page's context opens more.
+    context = run.context
+    page = run.page
     const token = await clientToken(run.service.origin, root.id, root.secret)
     const post = (path: string, body: unknown) =>
       fetch(`${run.service.origin}${path}`, {
@@ -99,9 +98,7 @@ describe.skipIf(skip)('console session in Chromium (issue 42)', () => {
   })
 
   it('a new tab opened at a deep link shows that page, signed in', async () => {
-    other = await context.newPage()
-    other.setDefaultTimeout(20_000)
-    await other.goto(run.url('/key-chains'))
+    other = await openTab(context, run.url('/key-chains'))
     await other.getByRole('heading', { name: `Key chains of ${tenant}` }).waitFor()
     expect(await signedIn(other).isVisible()).toBe(true)
     expect(other.url()).toBe(run.url('/key-chains'))

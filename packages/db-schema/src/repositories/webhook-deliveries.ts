@@ -50,7 +50,7 @@ export interface NewWebhookDelivery {
 }
 
 /**
- * The `insert … select` of `deliveries` (of tenant `tenantId`), for a statement of the caller's:
+ * The `insert ... select` of `deliveries` (of tenant `tenantId`), for a statement of the caller's:
  * a row for each whose endpoint exists and subscribes to its type (`events` null: every type)
  * and whose `dedupeKey` the endpoint has not stored yet. With `gate` (the name of a CTE of the
  * same statement), only when that CTE has a row: the events of a change, stored by the statement

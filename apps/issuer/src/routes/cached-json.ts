@@ -13,8 +13,12 @@ export interface CachedJson {
  * content the same tag: a wallet revalidating through a balancer gets its 304 from any pod.
  */
 export function cachedJson(value: unknown): CachedJson {
-  const json = JSON.stringify(value)
-  return { json, etag: `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"` }
+  return cachedText(JSON.stringify(value))
+}
+
+/** A text answer (a signed JWT) with the same content-digest ETag. */
+export function cachedText(text: string): CachedJson {
+  return { json: text, etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"` }
 }
 
 /**
@@ -26,8 +30,9 @@ export function sendCachedJson(
   reply: FastifyReply,
   document: CachedJson,
   cacheControl: string,
+  type = 'application/json; charset=utf-8',
 ) {
   reply.header('etag', document.etag).header('cache-control', cacheControl)
   if (matchesEtag(req.headers['if-none-match'], document.etag)) return reply.status(304).send()
-  return reply.type('application/json; charset=utf-8').send(document.json)
+  return reply.type(type).send(document.json)
 }

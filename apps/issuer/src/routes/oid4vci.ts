@@ -3,8 +3,10 @@ import {
   parseAccessTokenRequest,
   parseNotificationRequest,
 } from '@credential-service/core-domain'
+import type { TrustChainResult } from '@credential-service/crypto'
 import {
   ENTITY_STATEMENT_TYPE,
+  ownTrustChain,
   signEntityConfiguration,
   type WalletLimits,
   walletLimit,
@@ -19,12 +21,13 @@ import { authenticateWalletClient } from '../services/client-attestation'
 import { createCredentialEncryption } from '../services/credential-encryption'
 import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
+import { issuerEntityMetadata } from '../services/issuer-entity'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
 import { perTenant } from '../services/per-tenant'
 import { signedIssuerMetadata } from '../services/signed-metadata'
 import { perTenantScope } from '../tenant-scope'
 import { authorizationRoutes } from './authorization'
-import { type CachedJson, cachedJson, sendCachedJson } from './cached-json'
+import { type CachedJson, cachedJson, cachedText, sendCachedJson } from './cached-json'
 import { credentialRoutes } from './credential'
 import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
@@ -47,6 +50,26 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     { sources: unknown[]; metadata: ReturnType<typeof issuerMetadata>; document: CachedJson }
   >()
   const authorizationServer = new WeakMap<object, CachedJson>()
+  // Signed once per metadata document and trust chain (a federation member's chain is kept until
+  // its earliest exp), not per request: wallets ask for it in every flow.
+  const signed = new WeakMap<CachedJson, { chain?: TrustChainResult; jwt: CachedJson | undefined }>()
+
+  async function signedMetadataOf(tenant: string, built: Awaited<ReturnType<typeof metadataOf>>) {
+    const { metadata, document, configs } = built
+    const chain = (await deps.tenants.federation(tenant))
+      ? await ownTrustChain(deps, tenant, {
+          entityId: metadata.credential_issuer,
+          metadata: () => issuerEntityMetadata(deps, tenant, metadata, configs),
+          version: document.etag,
+        })
+      : undefined
+    const known = signed.get(document)
+    if (known && known.chain === chain) return known.jwt
+    const jwt = await signedIssuerMetadata(scopes(tenant), metadata, configs, chain?.statements)
+    const entry = { chain, jwt: jwt === undefined ? undefined : cachedText(jwt) }
+    signed.set(document, entry)
+    return entry.jwt
+  }
 
   async function metadataOf(tenant: string) {
     const found = await deps.tenants.tenant(tenant)
@@ -93,17 +116,17 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/.well-known/openid-credential-issuer/issuers/:tenant',
       { schema: { params: tenantParams } },
       async (req, reply) => {
-        const { metadata, document, configs } = await metadataOf(req.params.tenant)
+        const built = await metadataOf(req.params.tenant)
         // The answer depends on Accept: a shared cache must not hand the JSON to a JWT reader.
         // Added to, not replaced: CORS_ORIGINS puts `Origin` there first.
         const vary = reply.getHeader('vary')
         reply.header('vary', vary ? `${vary}, Accept` : 'Accept')
         // §12.2.3: signed metadata when the wallet accepts it (and a configuration has a key to sign with).
         const jwt = String(req.headers.accept ?? '').includes('application/jwt')
-          ? await signedIssuerMetadata(scopes(req.params.tenant), metadata, configs)
+          ? await signedMetadataOf(req.params.tenant, built)
           : undefined
-        if (!jwt) return sendCachedJson(req, reply, document, REVALIDATE)
-        return reply.type('application/jwt').send(jwt)
+        if (!jwt) return sendCachedJson(req, reply, built.document, REVALIDATE)
+        return sendCachedJson(req, reply, jwt, REVALIDATE, 'application/jwt')
       },
     )
 
@@ -130,11 +153,12 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       async (req, reply) => {
         const { tenant } = req.params
         const { metadata, configs } = await metadataOf(tenant)
-        const issuer = service(tenant).issuer
-        const jwt = await signEntityConfiguration(deps, tenant, issuer, {
-          openid_credential_issuer: metadata,
-          oauth_authorization_server: authorizationServerMetadata(issuer, configs),
-        })
+        const jwt = await signEntityConfiguration(
+          deps,
+          tenant,
+          service(tenant).issuer,
+          await issuerEntityMetadata(deps, tenant, metadata, configs),
+        )
         return reply.type(ENTITY_STATEMENT_TYPE).header('cache-control', 'public, max-age=60').send(jwt)
       },
     )

@@ -1,16 +1,9 @@
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import type { FastifyInstance } from 'fastify'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type IssuerEntity, publicJwk, startIssuerEntities } from './federation-issuer-entities'
-import { freePort } from './free-port'
-import { startAllInOne, tenantAdmin } from './harness'
-import { type LocalFederation, startLocalFederation } from './local-federation'
-import { resolveAndAnswer } from './oid4vp-wallet'
-
-// biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
-type Loose = Record<string, any>
+import { type IssuerEntity, publicJwk } from './federation-issuer-entities'
+import { startFederatedVerifier } from './federation-verifier-world'
+import type { LocalFederation } from './local-federation'
 
 setGlobalConfig({ allowInsecureUrls: true })
 const MARK = 'https://marks.test/verified-rp'
@@ -60,33 +53,13 @@ async function federatedVcPresentation(
  * marks (§7.3); its key is the one the resolved `openid_credential_issuer` metadata names by `kid`.
  */
 describe('OpenID Federation 1.0 trust sources for jwt_vc_json issuers (V-32, OpenID4VP 1.0 B.1)', () => {
-  let app: FastifyInstance
-  let baseUrl: string
-  let auth: Record<string, string>
+  let world: Awaited<ReturnType<typeof startFederatedVerifier>>
   let federation: LocalFederation
-  let issuers: Awaited<ReturnType<typeof startIssuerEntities>>
+  let issuers: typeof world.issuers
   const tenant = `fj-${crypto.randomUUID().slice(0, 8)}`
-
-  const api = async (
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; json: Loose }> => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...auth },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    return { status: response.status, json: (await response.json()) as Loose }
-  }
-
-  async function present(configId: string, entity: IssuerEntity, iss?: string): Promise<Loose> {
-    const created = (await api('POST', '/api/presentation-requests', { presentationConfigId: configId })).json
-    await resolveAndAnswer(created.authorizationRequestUri, async (request) => ({
-      age: [await federatedVcPresentation(entity, request as { nonce: string; client_id: string }, iss)],
-    }))
-    return (await api('GET', `/api/sessions/${created.sessionId}`)).json
-  }
+  const api = (method: string, path: string, body?: unknown) => world.api(method, path, body)
+  const present = async (configId: string, entity: IssuerEntity, iss?: string) =>
+    (await world.present(configId, (request) => federatedVcPresentation(entity, request, iss))).session
 
   const createConfig = (id: string, trustListIds: string[]) =>
     api('POST', '/api/presentations', {
@@ -107,21 +80,9 @@ describe('OpenID Federation 1.0 trust sources for jwt_vc_json issuers (V-32, Ope
     })
 
   beforeAll(async () => {
-    federation = await startLocalFederation()
-    issuers = await startIssuerEntities(federation)
-    const port = await freePort()
-    baseUrl = `http://localhost:${port}`
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {
-      // The local federation listens on loopback, which the outbound policy refuses unless allowed.
-      OUTBOUND_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    })
-    app = started.app
-    await app.listen({ host: '::', port })
-    auth = (
-      await tenantAdmin(app, started, tenant, ['key:manage', 'presentation:config', 'presentation:request'])
-    ).admin
-    expect((await api('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).status).toBe(201)
+    world = await startFederatedVerifier(tenant, ['presentation:config', 'presentation:request'])
+    federation = world.federation
+    issuers = world.issuers
     for (const [id, extra] of [
       ['fed', {}],
       ['fed-marked', { requiredTrustMarkTypes: [MARK] }],
@@ -139,9 +100,7 @@ describe('OpenID Federation 1.0 trust sources for jwt_vc_json issuers (V-32, Ope
     expect((await createConfig('plain', [])).status).toBe(201)
   })
   afterAll(async () => {
-    await app?.close()
-    await federation?.close()
-    await issuers?.close()
+    await world?.close()
   })
 
   it('§10, V-32: a VC-JWT whose iss chains through the intermediate to the anchor verifies, its key taken from the resolved metadata', async () => {

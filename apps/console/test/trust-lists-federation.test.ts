@@ -1,14 +1,16 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { createManagementClient, type ManagementClient } from '@credential-service/sdk'
+import type { ManagementClient } from '@credential-service/sdk'
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
   type ConsoleUnderTest,
+  closeDialogs,
   errorOf,
   expectAccessible as expectAccessibleIn,
   signIn,
   skipWithoutChromium,
   startConsole,
+  tenantClient,
 } from './browser'
 
 /**
@@ -37,22 +39,7 @@ describe.skipIf(skip)('console trust lists of source type openid-federation in C
   beforeAll(async () => {
     harness = await startConsole(root)
     page = harness.page
-    const operator = createManagementClient({
-      baseUrl: harness.service.origin,
-      clientId: root.id,
-      clientSecret: root.secret,
-    })
-    await operator.createTenant({ id: tenant, name: 'Federated trust' })
-    await operator.createClientOfTenant(tenant, {
-      clientId: admin.id,
-      clientSecret: admin.secret,
-      roles: ['presentation:config'],
-    })
-    api = createManagementClient({
-      baseUrl: harness.service.origin,
-      clientId: admin.id,
-      clientSecret: admin.secret,
-    })
+    api = await tenantClient(harness, root, tenant, admin, ['presentation:config'])
     await page.goto(harness.url('/trust-lists'))
     await signIn(page, admin.id, admin.secret)
   }, 90_000)
@@ -61,10 +48,7 @@ describe.skipIf(skip)('console trust lists of source type openid-federation in C
     await harness?.stop()
   })
 
-  afterEach(async () => {
-    for (let i = 0; i < 3 && (await page.getByRole('dialog').count()) > 0; i++)
-      await page.keyboard.press('Escape')
-  })
+  afterEach(() => closeDialogs(page))
 
   const expectAccessible = (what: string) => expectAccessibleIn(page, what)
   const dialog = (name: string) => page.getByRole('dialog', { name })

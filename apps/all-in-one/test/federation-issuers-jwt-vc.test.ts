@@ -2,7 +2,7 @@ import { setGlobalConfig } from '@openid4vc/oauth2'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type IssuerEntity, publicJwk } from './federation-issuer-entities'
-import { startFederatedVerifier } from './federation-verifier-world'
+import { type Loose, startFederatedVerifier } from './federation-verifier-world'
 import type { LocalFederation } from './local-federation'
 
 setGlobalConfig({ allowInsecureUrls: true })
@@ -58,10 +58,12 @@ describe('OpenID Federation 1.0 trust sources for jwt_vc_json issuers (V-32, Ope
   let issuers: typeof world.issuers
   const tenant = `fj-${crypto.randomUUID().slice(0, 8)}`
   const api = (method: string, path: string, body?: unknown) => world.api(method, path, body)
+  const presented = (configId: string, entity: IssuerEntity, iss?: string) =>
+    world.present(configId, (request) => federatedVcPresentation(entity, request, iss))
   const present = async (configId: string, entity: IssuerEntity, iss?: string) =>
-    (await world.present(configId, (request) => federatedVcPresentation(entity, request, iss))).session
+    (await presented(configId, entity, iss)).session
 
-  const createConfig = (id: string, trustListIds: string[]) =>
+  const createConfig = (id: string, trustListIds: string[], query: Loose = {}, config: Loose = {}) =>
     api('POST', '/api/presentations', {
       id,
       dcqlQuery: {
@@ -71,12 +73,14 @@ describe('OpenID Federation 1.0 trust sources for jwt_vc_json issuers (V-32, Ope
             format: 'jwt_vc_json',
             meta: { type_values: [['AgeCredential']] },
             claims: [{ path: ['credentialSubject', 'age_over_18'] }],
+            ...query,
           },
         ],
       },
       keyChainId: 'keys',
       responseMode: 'direct_post',
       trustListIds,
+      ...config,
     })
 
   beforeAll(async () => {
@@ -153,5 +157,27 @@ describe('OpenID Federation 1.0 trust sources for jwt_vc_json issuers (V-32, Ope
     const session = await present('plain', await issuers.issuer('jwt-plain'))
     expect(session.status).toBe('failed')
     expect(session.failureReason).toContain('x5c')
+  })
+
+  it('V-10, OpenID4VP 1.0 §6.1.1: trusted_authorities openid_federation in a jwt_vc_json query: naming the intermediate of the chain verifies, naming another entity is refused; from-anchors sends the anchor', async () => {
+    const good = await issuers.issuer('jwt-authorities')
+    const named = (values: string[]) => ({ trusted_authorities: [{ type: 'openid_federation', values }] })
+    expect((await createConfig('jwt-named', ['fed'], named([federation.intermediateId]))).status).toBe(201)
+    expect(await present('jwt-named', good)).toMatchObject({ status: 'verified', failureReason: null })
+    expect((await createConfig('jwt-other', ['fed'], named(['https://other-anchor.example']))).status).toBe(
+      201,
+    )
+    expect((await present('jwt-other', good)).failureReason).toBe(
+      `the issuer ${good.id} is not trusted through OpenID Federation: trust source 'fed': its trust chain passes through none of the entities the query's trusted_authorities name (OpenID4VP 1.0 §6.1.1: openid_federation https://other-anchor.example)`,
+    )
+    expect((await createConfig('jwt-from', ['fed'], {}, { trustedAuthorities: 'from-anchors' })).status).toBe(
+      201,
+    )
+    const { request, session } = await presented('jwt-from', good)
+    expect(request.dcql_query.credentials[0].trusted_authorities).toContainEqual({
+      type: 'openid_federation',
+      values: [federation.anchorId],
+    })
+    expect(session.status).toBe('verified')
   })
 })

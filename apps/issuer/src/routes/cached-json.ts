@@ -8,17 +8,20 @@ export interface CachedJson {
   etag: string
 }
 
+const digestTag = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 27)
+
 /**
  * The tag is a digest of the content, not of a version or a time, so every process gives the same
  * content the same tag: a wallet revalidating through a balancer gets its 304 from any pod.
  */
 export function cachedJson(value: unknown): CachedJson {
-  return cachedText(JSON.stringify(value))
+  const json = JSON.stringify(value)
+  return { json, etag: `"${digestTag(json)}"` }
 }
 
-/** A text answer (a signed JWT) with the same content-digest ETag. */
-export function cachedText(text: string): CachedJson {
-  return { json: text, etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"` }
+/** A text answer (a signed JWT) with a weak ETag of what it means (`version`), not of its bytes. */
+export function weakTagged(text: string, version: string): CachedJson {
+  return { json: text, etag: `W/"${digestTag(version)}"` }
 }
 
 /**

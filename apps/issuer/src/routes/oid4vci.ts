@@ -14,6 +14,7 @@ import {
 import formbody from '@fastify/formbody'
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { decodeProtectedHeader } from 'jose'
 import { z } from 'zod'
 import { createGrantScope } from '../grants/grant-context'
 import { exchangeToken } from '../grants/registry'
@@ -27,7 +28,7 @@ import { perTenant } from '../services/per-tenant'
 import { signedIssuerMetadata } from '../services/signed-metadata'
 import { perTenantScope } from '../tenant-scope'
 import { authorizationRoutes } from './authorization'
-import { type CachedJson, cachedJson, cachedText, sendCachedJson } from './cached-json'
+import { type CachedJson, cachedJson, sendCachedJson, weakTagged } from './cached-json'
 import { credentialRoutes } from './credential'
 import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
@@ -66,7 +67,12 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     const known = signed.get(document)
     if (known && known.chain === chain) return known.jwt
     const jwt = await signedIssuerMetadata(scopes(tenant), metadata, configs, chain?.statements)
-    const entry = { chain, jwt: jwt === undefined ? undefined : cachedText(jwt) }
+    // A weak tag (RFC 9110 §8.8.1): each process signs anew (ECDSA), so the bytes differ, but the
+    // same metadata signed with the same key is the same answer, and any process's 304 will do. A
+    // chain's expiry is in it: a wallet must not keep a JWT whose trust_chain has run out.
+    const tag =
+      jwt && `${document.etag}|${decodeProtectedHeader(jwt).kid}|${chain?.expiresAt.getTime() ?? ''}`
+    const entry = { chain, jwt: tag ? weakTagged(jwt as string, tag) : undefined }
     signed.set(document, entry)
     return entry.jwt
   }

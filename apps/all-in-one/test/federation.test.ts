@@ -351,6 +351,24 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
     })
   })
 
+  it('§12.2.3 with a chain that does not resolve (a superior that does not answer): the signed metadata is not served without its trust_chain; the JSON is (§12.2.2)', async () => {
+    const broken = await send('PUT', '/api/federation', {
+      ...(await membership()),
+      authorityHints: ['http://127.0.0.1:9/no-superior'],
+      trustMarks: [],
+    })
+    expect(broken.status, JSON.stringify(broken.body)).toBe(200)
+    const answer = await fetch(
+      issuerId.replace('/issuers/', '/.well-known/openid-credential-issuer/issuers/'),
+      {
+        headers: { accept: 'application/jwt' },
+      },
+    )
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(((await answer.json()) as { credential_issuer: string }).credential_issuer).toBe(issuerId)
+  })
+
   it('leaving the federation: after DELETE the entity configurations are gone', async () => {
     const deleted = await fetch(`${baseUrl}/api/federation`, { method: 'DELETE', headers: auth })
     expect(deleted.status).toBe(204)

@@ -2,6 +2,7 @@ import {
   NotFoundError,
   parseAccessTokenRequest,
   parseNotificationRequest,
+  RuleViolationError,
 } from '@credential-service/core-domain'
 import type { TrustChainResult } from '@credential-service/crypto'
 import {
@@ -55,15 +56,26 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
   // its earliest exp), not per request: wallets ask for it in every flow.
   const signed = new WeakMap<CachedJson, { chain?: TrustChainResult; jwt: CachedJson | undefined }>()
 
-  async function signedMetadataOf(tenant: string, built: Awaited<ReturnType<typeof metadataOf>>) {
+  async function signedMetadataOf(
+    req: FastifyRequest,
+    tenant: string,
+    built: Awaited<ReturnType<typeof metadataOf>>,
+  ) {
     const { metadata, document, configs } = built
-    const chain = (await deps.tenants.federation(tenant))
-      ? await ownTrustChain(deps, tenant, {
+    let chain: TrustChainResult | undefined
+    if (await deps.tenants.federation(tenant))
+      try {
+        chain = await ownTrustChain(deps, tenant, {
           entityId: metadata.credential_issuer,
           metadata: () => issuerEntityMetadata(deps, tenant, metadata, configs),
           version: document.etag,
         })
-      : undefined
+      } catch (error) {
+        if (!(error instanceof RuleViolationError)) throw error
+        // A member's JWT without its chain would misstate its trust: the JSON (§12.2.2) it is.
+        req.log.warn({ tenant, reason: error.message }, 'signed metadata: no trust chain, answering JSON')
+        return undefined
+      }
     const known = signed.get(document)
     if (known && known.chain === chain) return known.jwt
     const jwt = await signedIssuerMetadata(scopes(tenant), metadata, configs, chain?.statements)
@@ -129,7 +141,7 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
         reply.header('vary', vary ? `${vary}, Accept` : 'Accept')
         // §12.2.3: signed metadata when the wallet accepts it (and a configuration has a key to sign with).
         const jwt = String(req.headers.accept ?? '').includes('application/jwt')
-          ? await signedMetadataOf(req.params.tenant, built)
+          ? await signedMetadataOf(req, req.params.tenant, built)
           : undefined
         if (!jwt) return sendCachedJson(req, reply, built.document, REVALIDATE)
         return sendCachedJson(req, reply, jwt, REVALIDATE, 'application/jwt')

@@ -179,7 +179,12 @@ describe.skipIf(!databaseUrl)(
       await create('/credentials', PID_CREDENTIAL)
       await create('/presentations', ASK_PRESENTATION)
       const receiver = await startReceiver(() => 200)
-      await create('/webhook-endpoints', { id: 'hook', url: `${receiver.url}/in` })
+      // The lifecycle events (issue 42) would add calls per session: this test counts presentation.result.
+      await create('/webhook-endpoints', {
+        id: 'hook',
+        url: `${receiver.url}/in`,
+        events: ['presentation.result'],
+      })
       const issued = await issueOverHttp({
         apiBase: origin,
         auth,

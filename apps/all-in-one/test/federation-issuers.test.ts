@@ -1,6 +1,4 @@
-import { type TestDatabase, testDatabases } from '@credential-service/db-schema/testing'
 import { setGlobalConfig } from '@openid4vc/oauth2'
-import type { FastifyInstance } from 'fastify'
 import { generateKeyPair } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -8,15 +6,9 @@ import {
   federatedPresentation,
   type IssuerEntity,
   publicJwk,
-  startIssuerEntities,
 } from './federation-issuer-entities'
-import { freePort } from './free-port'
-import { startAllInOne, tenantAdmin } from './harness'
-import { type LocalFederation, startLocalFederation } from './local-federation'
-import { resolveAndAnswer } from './oid4vp-wallet'
-
-// biome-ignore lint/suspicious/noExplicitAny: test reads loosely typed JSON answers
-type Loose = Record<string, any>
+import { type Loose, startFederatedVerifier } from './federation-verifier-world'
+import type { LocalFederation } from './local-federation'
 
 setGlobalConfig({ allowInsecureUrls: true })
 const MARK = 'https://marks.test/verified-rp'
@@ -39,39 +31,14 @@ const sdJwtQuery = (extra: Loose = {}) => ({
  * trust chain (§4, §10) to the anchor with the policies (§6.1) and required trust marks (§7.3).
  */
 describe('OpenID Federation 1.0 trust sources for the issuers of presented credentials (V-32, OpenID4VP 1.0 §6.1.1)', () => {
-  let app: FastifyInstance
-  let baseUrl: string
-  let auth: Record<string, string>
+  let world: Awaited<ReturnType<typeof startFederatedVerifier>>
   let federation: LocalFederation
-  let issuers: Awaited<ReturnType<typeof startIssuerEntities>>
-  let issuer: typeof issuers.issuer
+  let issuer: typeof world.issuers.issuer
   let entities: Map<string, IssuerEntity>
   const tenant = `fi-${crypto.randomUUID().slice(0, 8)}`
-
-  const api = async (
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; json: Loose }> => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...auth },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    return { status: response.status, json: (await response.json()) as Loose }
-  }
-
-  async function present(
-    configId: string,
-    entity: IssuerEntity,
-  ): Promise<{ request: Loose; session: Loose }> {
-    const created = (await api('POST', '/api/presentation-requests', { presentationConfigId: configId })).json
-    const answer = await resolveAndAnswer(created.authorizationRequestUri, async (request) => ({
-      age: [await federatedPresentation(entity, request as { nonce: string; client_id: string })],
-    }))
-    const session = (await api('GET', `/api/sessions/${created.sessionId}`)).json
-    return { request: answer.request, session }
-  }
+  const api = (method: string, path: string, body?: unknown) => world.api(method, path, body)
+  const present = (configId: string, entity: IssuerEntity) =>
+    world.present(configId, (request) => federatedPresentation(entity, request))
 
   const createConfig = (id: string, trustListIds: string[], extra: Loose = {}) =>
     api('POST', '/api/presentations', {
@@ -84,28 +51,14 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
     })
 
   beforeAll(async () => {
-    federation = await startLocalFederation()
-    issuers = await startIssuerEntities(federation)
-    issuer = issuers.issuer
-    entities = issuers.entities
-    const port = await freePort()
-    baseUrl = `http://localhost:${port}`
-    const started = await startAllInOne(testDatabases().at(-1) as TestDatabase, baseUrl, {
-      // The local federation listens on loopback, which the outbound policy refuses unless allowed.
-      OUTBOUND_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    })
-    app = started.app
-    await app.listen({ host: '::', port })
-    auth = (
-      await tenantAdmin(app, started, tenant, [
-        'key:manage',
-        'presentation:config',
-        'presentation:request',
-        'issuance:config',
-      ])
-    ).admin
-    expect((await api('POST', '/api/key-chains', { source: 'generate', id: 'keys' })).status).toBe(201)
+    world = await startFederatedVerifier(tenant, [
+      'presentation:config',
+      'presentation:request',
+      'issuance:config',
+    ])
+    federation = world.federation
+    issuer = world.issuers.issuer
+    entities = world.issuers.entities
     const source = (extra: Loose = {}) => ({
       type: 'openid-federation',
       trustAnchor: federation.anchorId,
@@ -127,9 +80,7 @@ describe('OpenID Federation 1.0 trust sources for the issuers of presented crede
     expect((await createConfig('fed-marked', ['fed-marked'])).status).toBe(201)
   })
   afterAll(async () => {
-    await app?.close()
-    await federation?.close()
-    await issuers?.close()
+    await world?.close()
   })
 
   it('OpenID Federation 1.0 §10, V-32: an SD-JWT VC whose issuer chains through the intermediate to the anchor verifies', async () => {

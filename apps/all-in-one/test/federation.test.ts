@@ -102,6 +102,77 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
     expect(metadata.oauth_authorization_server?.issuer).toBe(issuerId)
   })
 
+  describe('OpenID4VCI 1.0 §12.2.3 signed metadata with a trust_chain header (OpenID Federation 1.0 §4.3)', () => {
+    const metadataUrl = () => issuerId.replace('/issuers/', '/.well-known/openid-credential-issuer/issuers/')
+    const signedMetadata = (headers: Record<string, string> = {}) =>
+      fetch(metadataUrl(), { headers: { accept: 'application/jwt', ...headers } })
+
+    /**
+     * A wallet's check written from OpenID Federation 1.0 §10.2 with jose only: each statement is
+     * signed by a key in the next one's `jwks`, the next one's `sub` is this one's `iss`, the last is
+     * the anchor's configuration signed with the anchor keys the wallet holds, none has expired.
+     * Answers the leaf's entity configuration claims.
+     */
+    const verifyChainWithJose = async (chain: string[], leaf: string) => {
+      const now = Math.floor(Date.now() / 1000)
+      const claims = chain.map((jwt) => decodeJwt(jwt))
+      expect(claims[0]).toMatchObject({ iss: leaf, sub: leaf })
+      for (const [index, jwt] of chain.entries()) {
+        const last = index === chain.length - 1
+        const keys = last ? federation.anchorJwks : (claims[index + 1]?.jwks as JSONWebKeySet)
+        if (!last) expect(claims[index + 1]?.sub).toBe(claims[index]?.iss)
+        const { payload, protectedHeader } = await jwtVerify(jwt, createLocalJWKSet(keys))
+        expect(protectedHeader.typ).toBe('entity-statement+jwt')
+        expect(payload.exp as number).toBeGreaterThan(now)
+      }
+      expect(claims.at(-1)).toMatchObject({ iss: federation.anchorId, sub: federation.anchorId })
+      return claims[0] as { metadata: Record<string, Record<string, unknown>> }
+    }
+
+    it('§12.2.3 "a signed JSON Web Token (JWT) containing the Credential Issuer Metadata in its payload using the media type application/jwt" (I-13): typ openidvci-issuer-metadata+jwt, sub = the issuer, its key named by the chain', async () => {
+      const answer = await signedMetadata()
+      expect(answer.status).toBe(200)
+      expect(answer.headers.get('content-type')).toMatch(/^application\/jwt/)
+      const jwt = await answer.text()
+      const header = decodeProtectedHeader(jwt)
+      expect(header).toMatchObject({ typ: 'openidvci-issuer-metadata+jwt', kid: expect.any(String) })
+      const chain = header.trust_chain as string[]
+      expect(chain).toHaveLength(4)
+      const leaf = await verifyChainWithJose(chain, issuerId)
+      const issuerMetadata = leaf.metadata.openid_credential_issuer as { jwks: JSONWebKeySet }
+      // The federation key signs entity statements only: the metadata key is the issuer metadata's jwks.
+      expect(issuerMetadata.jwks.keys.map((key) => key.kid)).not.toContain(
+        (await federationKeys()).keys[0]?.kid,
+      )
+      const { payload } = await jwtVerify(jwt, createLocalJWKSet(issuerMetadata.jwks), {
+        typ: 'openidvci-issuer-metadata+jwt',
+        subject: issuerId,
+      })
+      expect(payload).toMatchObject({ credential_issuer: issuerId, iat: expect.any(Number) })
+      // The wallet's library resolves the same chain to the anchor.
+      const resolved = await verifyTrustChain(chain, {
+        anchors: [{ entityId: federation.anchorId, jwks: federation.anchorJwks }],
+        now: new Date(),
+      })
+      expect(resolved.subject).toBe(issuerId)
+    })
+
+    it('signed once per metadata version and chain, with an ETag a wallet revalidates (304) like the JSON', async () => {
+      const first = await signedMetadata()
+      const etag = first.headers.get('etag') as string
+      // RFC 9110 §8.8.1: weak, since each signature differs in its bytes (ECDSA) for one meaning.
+      expect(etag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/)
+      // ECDSA signatures differ every time: the same bytes mean the JWT was kept, not signed again.
+      expect(await (await signedMetadata()).text()).toBe(await first.text())
+      const revalidated = await signedMetadata({ 'if-none-match': etag })
+      expect(revalidated.status).toBe(304)
+      expect(revalidated.headers.get('etag')).toBe(etag)
+      const json = await fetch(metadataUrl())
+      expect(json.headers.get('content-type')).toMatch(/^application\/json/)
+      expect(json.headers.get('etag')).not.toBe(etag)
+    })
+  })
+
   it('§10, §6.1, §7.3: a wallet resolves the verifier’s chain through the intermediate to the anchor, applies the policy and checks the trust mark', async () => {
     const result = await resolveTrustChain(verifierId, {
       anchors: [{ entityId: federation.anchorId, jwks: federation.anchorJwks }],
@@ -278,6 +349,24 @@ describe('OpenID Federation 1.0: the tenant’s issuer and verifier as federatio
         'body.responseMode',
       ])
     })
+  })
+
+  it('§12.2.3 with a chain that does not resolve (a superior that does not answer): the signed metadata is not served without its trust_chain; the JSON is (§12.2.2)', async () => {
+    const broken = await send('PUT', '/api/federation', {
+      ...(await membership()),
+      authorityHints: ['http://127.0.0.1:9/no-superior'],
+      trustMarks: [],
+    })
+    expect(broken.status, JSON.stringify(broken.body)).toBe(200)
+    const answer = await fetch(
+      issuerId.replace('/issuers/', '/.well-known/openid-credential-issuer/issuers/'),
+      {
+        headers: { accept: 'application/jwt' },
+      },
+    )
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(((await answer.json()) as { credential_issuer: string }).credential_issuer).toBe(issuerId)
   })
 
   it('leaving the federation: after DELETE the entity configurations are gone', async () => {

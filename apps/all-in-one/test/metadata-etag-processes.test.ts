@@ -115,6 +115,24 @@ describe.runIf(databaseUrl)('metadata ETags across two issuer processes (Postgre
     expect(fromBrowser.headers.get('vary')?.split(/,\s*/).sort()).toStrictEqual(['Accept', 'Origin'])
   })
 
+  it('I-13, RFC 9110 §8.8.1: the signed metadata (Accept: application/jwt) has a weak tag, the same from both processes, and a 304 from either', async () => {
+    const path = documents[0] as string
+    const signed = { accept: 'application/jwt' }
+    const answers = await Promise.all(issuers().map((at) => get(at, path, signed)))
+    for (const answer of answers) expect(answer.headers.get('content-type')).toMatch(/^application\/jwt/)
+    const [first, second] = answers.map((answer) => answer.headers.get('etag') as string)
+    // Each process signs anew (ECDSA): the bytes differ, the meaning does not, so the tag is weak.
+    expect(first).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/)
+    expect(second).toBe(first)
+    for (const at of issuers()) {
+      const revalidated = await get(at, path, { ...signed, 'if-none-match': first as string })
+      expect(revalidated.status).toBe(304)
+      expect(revalidated.headers.get('etag')).toBe(first)
+    }
+    const json = await get(issuers()[0] as ServiceProcess, path, { 'if-none-match': first as string })
+    expect(json.status, 'the JSON is another representation with its own tag').toBe(200)
+  })
+
   it('RFC 9110 §13.1.2: a configuration change changes the tag on both processes, and the old tag then gets the new document', async () => {
     const path = documents[0] as string
     const [before] = await tagsOnceBothSee(path, ['pid'])

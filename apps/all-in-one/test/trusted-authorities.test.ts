@@ -318,7 +318,7 @@ describe('DCQL trusted_authorities (OpenID4VP 1.0 §6.1.1, V-10, V-32) with an i
     expect(federation.json.errors).toStrictEqual([
       {
         path: 'body.dcqlQuery.credentials.0.trusted_authorities.0.type',
-        message: 'openid_federation is checked for dc+sd-jwt credentials only, not mso_mdoc',
+        message: 'openid_federation is checked for dc+sd-jwt and jwt_vc_json credentials only, not mso_mdoc',
       },
     ])
     const any = await createConfig('any', sdJwtQuery(), {

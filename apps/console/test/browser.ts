@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEST_MASTER_SECRET } from '@credential-service/db-schema/testing'
+import { createManagementClient, type ManagementClient } from '@credential-service/sdk'
 import axe from 'axe-core'
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import { expect } from 'vitest'
@@ -158,4 +159,28 @@ export async function errorOf(page: Page, field: Locator): Promise<string> {
   const described = (await field.getAttribute('aria-describedby')) ?? ''
   const id = described.split(' ').find((part) => part.endsWith('-error'))
   return id ? ((await page.locator(`[id="${id}"]`).textContent()) ?? '') : ''
+}
+
+/**
+ * A new tenant with one client of `roles`, made by the operator `root`; answers the client's
+ * management API (the state a test checks the console's work against).
+ */
+export async function tenantClient(
+  harness: ConsoleUnderTest,
+  root: { id: string; secret: string },
+  tenant: string,
+  client: { id: string; secret: string },
+  roles: Parameters<ManagementClient['createClientOfTenant']>[1]['roles'],
+): Promise<ManagementClient> {
+  const baseUrl = harness.service.origin
+  const operator = createManagementClient({ baseUrl, clientId: root.id, clientSecret: root.secret })
+  await operator.createTenant({ id: tenant, name: tenant })
+  await operator.createClientOfTenant(tenant, { clientId: client.id, clientSecret: client.secret, roles })
+  return createManagementClient({ baseUrl, clientId: client.id, clientSecret: client.secret })
+}
+
+/** Closes dialogs a failed case left open, so the next case gets its page. */
+export async function closeDialogs(page: Page) {
+  for (let i = 0; i < 3 && (await page.getByRole('dialog').count()) > 0; i++)
+    await page.keyboard.press('Escape')
 }

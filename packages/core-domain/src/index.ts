@@ -546,7 +546,7 @@ export {
   dcApiProtocolUnfit,
   originIssue,
 } from './rules/dc-api'
-export { checkDcqlQuery } from './rules/dcql'
+export { checkDcqlQuery, FEDERATED_ISSUER_FORMATS } from './rules/dcql'
 export { isIpAddress, nonPublicRange } from './rules/ip-address'
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from './rules/json-depth'
 export type { OutboundUrlPolicy } from './rules/outbound-url'

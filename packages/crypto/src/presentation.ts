@@ -44,7 +44,7 @@ export interface PresentationTrust {
    */
   requireValidStatus: (entry: StatusListEntry & { purpose?: string }, form?: StatusListForm) => Promise<void>
   /**
-   * The configuration's OpenID Federation trust sources for an issuer without `x5c` (SD-JWT VC):
+   * The configuration's OpenID Federation trust sources for an issuer without `x5c` (SD-JWT VC, jwt_vc_json):
    * resolves the trust chain of `entityId` (the credential's `iss`) to one of their anchors, and
    * answers the keys of its `openid_credential_issuer` metadata after the policies, or rejects
    * with PresentationRejected naming the reason. `trustedAuthorities` are the query's: with any,

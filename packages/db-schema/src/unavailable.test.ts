@@ -28,6 +28,19 @@ describe('isDatabaseUnavailable: SQLSTATEs that mean "not now" (PostgreSQL appen
     expect(isDatabaseUnavailable(serverError(code, severity))).toBe(false)
   })
 
+  it('a connection PostgreSQL refuses at start-up (a PostgresError without query, as a transaction meets it) is unavailable', () => {
+    const refused = Object.assign(new Error('the database system is shutting down'), {
+      name: 'PostgresError',
+      code: '57P03',
+      severity: 'FATAL',
+      routine: 'ProcessStartupPacket',
+    })
+    expect(isDatabaseUnavailable(refused)).toBe(true)
+    expect(
+      isDatabaseUnavailable(Object.assign(new Error('dup'), { name: 'PostgresError', code: '23505' })),
+    ).toBe(false)
+  })
+
   it('a refused connection to another service (no query) is not the database', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('refused'), { code: '53300' }))).toBe(false)
   })

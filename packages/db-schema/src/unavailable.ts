@@ -54,7 +54,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   let current = error as Chain | undefined
   for (let depth = 0; current && typeof current === 'object' && depth < 8; depth++) {
     const { cause, errors } = current
-    fromQuery ||= 'query' in current || current instanceof QueryDeadlineError
+    // A PostgresError is the server's own answer, also when it refuses the connection before any
+    // query (a transaction's first connect while the server shuts down carries no `query`).
+    fromQuery ||=
+      'query' in current || current instanceof QueryDeadlineError || current.name === 'PostgresError'
     // A connect to a host with several addresses fails with an AggregateError of each attempt.
     unavailable ||= [current, ...(Array.isArray(errors) ? errors : [])].some(unavailableCode)
     current = cause as Chain | undefined
@@ -76,7 +79,7 @@ export function databaseRefusal(error: unknown): string | undefined {
   return undefined
 }
 
-type Chain = { code?: unknown; cause?: unknown; errors?: unknown; severity?: unknown }
+type Chain = { code?: unknown; cause?: unknown; errors?: unknown; severity?: unknown; name?: unknown }
 
 function unavailableCode(error: unknown): boolean {
   const { code, severity } = (error ?? {}) as Chain

@@ -7,7 +7,7 @@ import {
   enqueueWebhookDelivery,
   type NewWebhookDelivery,
 } from '@credential-service/db-schema'
-import type { WebhookEvent } from './webhook-outbox'
+import type { WebhookEvent } from './webhook-event'
 
 const BATCH = 100
 

@@ -26,8 +26,8 @@ export {
   federatedEntityKeys,
   federationTrustSources,
 } from './federation/federated-trust'
-export type { OwnTrustChainDeps } from './federation/own-trust-chain'
-export { federationFetch, verifierTrustChain } from './federation/own-trust-chain'
+export type { OwnEntity, OwnTrustChainDeps } from './federation/own-trust-chain'
+export { federationFetch, ownTrustChain, verifierTrustChain } from './federation/own-trust-chain'
 export { verifierEntityMetadata } from './federation/verifier-metadata'
 export type { HttpLimits } from './http-limits'
 export { DEFAULT_HTTP_LIMITS, httpLimits } from './http-limits'

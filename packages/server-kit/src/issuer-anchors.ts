@@ -1,5 +1,9 @@
 import type { X509Certificate } from 'node:crypto'
-import type { DcqlQuery, PresentationConfig } from '@credential-service/core-domain'
+import {
+  type DcqlQuery,
+  FEDERATED_ISSUER_FORMATS,
+  type PresentationConfig,
+} from '@credential-service/core-domain'
 import { anchorAuthorityKeyIds, parseCertificate } from '@credential-service/crypto'
 import type { KeyChainRow, TrustListRow } from '@credential-service/db-schema'
 import { trustListState } from '@credential-service/db-schema'
@@ -122,7 +126,7 @@ export async function requestDcqlQuery(
         .map((list) => list.url),
     ),
   ]
-  // OpenID4VP 1.0 §6.1.1: the anchors of its openid-federation trust sources (SD-JWT VC queries only).
+  // OpenID4VP 1.0 §6.1.1: the anchors of its openid-federation trust sources (SD-JWT VC and VC-JWT queries).
   const entities = [
     ...new Set(
       federationTrustSources(trustLists, config.trustListIds).map((source) => source.anchor.entityId),
@@ -131,7 +135,7 @@ export async function requestDcqlQuery(
   const authorities = (format: string) => [
     ...(values.length ? [{ type: 'aki' as const, values }] : []),
     ...(urls.length ? [{ type: 'etsi_tl' as const, values: urls }] : []),
-    ...(entities.length && format === 'dc+sd-jwt'
+    ...(entities.length && (FEDERATED_ISSUER_FORMATS as readonly string[]).includes(format)
       ? [{ type: 'openid_federation' as const, values: entities }]
       : []),
   ]

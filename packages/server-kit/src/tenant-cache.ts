@@ -106,7 +106,11 @@ export function createTenantCache(options: TenantCacheOptions) {
     authServers: async (tenantId: string) => (await snapshots.get(tenantId)).authServers,
     registrationCertificate: async (tenantId: string, presentationConfigId: string) =>
       (await snapshots.get(tenantId)).registrationCertificates.get(presentationConfigId),
-    federation: (tenantId: string) => snapshots.find(tenantId, (s) => s.federation),
+    /**
+     * Most tenants are no federation members, and every token and key set check asks (the entity
+     * key is kept out of them): a miss must not re-read the tenant as `find` does.
+     */
+    federation: async (tenantId: string) => (await snapshots.get(tenantId)).federation,
   }
 }
 export type TenantCache = ReturnType<typeof createTenantCache>

@@ -1,10 +1,4 @@
-import {
-  ACCESS_TOKEN_SECONDS,
-  newId,
-  type WebhookEventBody,
-  type WebhookEventType,
-  zPresentationStatusEvent,
-} from '@credential-service/core-domain'
+import { ACCESS_TOKEN_SECONDS, newId, zPresentationStatusEvent } from '@credential-service/core-domain'
 import { contextOf, currentTraceparent, inSpan, tracingOn } from '@credential-service/core-domain/tracing'
 import type { JwkCipher } from '@credential-service/crypto'
 import {
@@ -26,6 +20,7 @@ import type { OutboundPolicy } from './outbound-fetch'
 import { retryWhileUnavailable } from './retry-while-unavailable'
 import { scheduleJob } from './runtime-policies'
 import { type OutboundLog, sendWebhook } from './webhook-delivery'
+import type { WebhookEvent } from './webhook-event'
 
 /** How long a claimed row is someone's: well above one attempt's 5 s limit. */
 export const DELIVERY_LEASE_MS = 60_000
@@ -53,21 +48,7 @@ export interface WebhookOutboxOptions {
 
 type OutboxLog = OutboundLog & OutageLogger
 
-/** An event to store for a webhook endpoint. */
-export interface WebhookEvent {
-  tenantId: string
-  endpointId: string
-  type: WebhookEventType
-  sessionId: string
-  /** `issuance.notification`: the notification whose delivery fields mirror the outbox row. */
-  notificationId?: string
-  /** Drop the session's claims (and the stored body) once delivered. */
-  dropSessionResult?: boolean
-  /** The JSON body (`zWebhookEvent` of core-domain); `deliveryId` is added. */
-  body: WebhookEventBody
-  /** Once per endpoint and key (per session and step): a repeat stores nothing. */
-  dedupeKey?: string
-}
+export type { WebhookEvent }
 
 /**
  * A body stored in clear (webhook_deliveries.payload_clear): sent only if it is what the request

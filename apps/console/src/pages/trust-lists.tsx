@@ -18,20 +18,20 @@ import { optional, useApiForm } from '../forms/use-api-form'
 import { splitPems } from '../presentation-configs/presentation-values'
 import { trustListsApi } from './providers-api'
 
-// openid-federation lists (issue 39) have no form here yet: they are made through the API.
-type SourceType = Exclude<TrustListDefinition['source']['type'], 'openid-federation'>
+type SourceType = TrustListDefinition['source']['type']
 
 const SOURCE_TYPES: { value: SourceType; label: string }[] = [
   { value: 'pem', label: 'PEM certificates' },
   { value: 'etsi-tl', label: 'ETSI trusted list (TS 119 612)' },
   { value: 'etsi-lotl', label: 'ETSI list of trusted lists (LOTL)' },
   { value: 'lote', label: 'List of trusted entities (TS 119 602)' },
+  { value: 'openid-federation', label: 'OpenID Federation trust anchor' },
 ]
 
 const STATE_COLORS: Record<(typeof TRUST_LIST_STATES)[number], string> = {
-  current: 'green',
-  pending: 'yellow',
-  expired: 'red',
+  current: 'teal.9',
+  pending: 'yellow.4',
+  expired: 'red.9',
 }
 
 const when = (timestamp: string | null) => (timestamp ? new Date(timestamp).toLocaleString() : '—')
@@ -48,7 +48,8 @@ export default function TrustListsPage() {
       intro={
         <Text c="dimmed" size="sm">
           Certificates credential issuers may chain to, given as PEM or fetched from a signed ETSI trusted
-          list or list of trusted entities. A presentation configuration names the lists it trusts.
+          list or list of trusted entities, or an OpenID Federation trust anchor their trust chains reach. A
+          presentation configuration names the lists it trusts.
         </Text>
       }
       columns={[
@@ -56,7 +57,8 @@ export default function TrustListsPage() {
         {
           header: 'State',
           cell: (list) => (
-            <Badge color={STATE_COLORS[list.status.state]} variant="light">
+            // Filled, with the text colour picked for contrast: a light yellow badge fails axe color-contrast.
+            <Badge color={STATE_COLORS[list.status.state]} autoContrast>
               {list.status.state}
             </Badge>
           ),
@@ -91,6 +93,7 @@ export default function TrustListsPage() {
 function trustListValues(stored: TrustList | undefined) {
   const source = stored?.source
   const fetched = source && 'url' in source ? source : undefined
+  const federation = source?.type === 'openid-federation' ? source : undefined
   return {
     id: stored?.id ?? '',
     description: stored?.description ?? '',
@@ -103,31 +106,54 @@ function trustListValues(stored: TrustList | undefined) {
       serviceTypes: [...(fetched?.serviceTypes ?? [])],
       refreshSeconds: (fetched?.refreshSeconds ?? 3600) as number | string,
       territories: [...(source?.type === 'etsi-lotl' ? (source.territories ?? []) : [])],
+      trustAnchor: federation?.trustAnchor ?? '',
+      jwks: federation ? JSON.stringify(federation.jwks, null, 2) : '',
+      requiredTrustMarkTypes: [...(federation?.requiredTrustMarkTypes ?? [])],
     },
   }
 }
 
 type TrustListValues = ReturnType<typeof trustListValues>
 
+/** The anchor's JWKS as typed: JSON when it parses, else the text, which the schema refuses by name. */
+function parsedJwks(text: string) {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+function sourceBody(source: TrustListValues['source']): TrustListDefinition['source'] {
+  if (source.type === 'openid-federation')
+    return {
+      type: 'openid-federation',
+      trustAnchor: source.trustAnchor.trim(),
+      jwks: parsedJwks(source.jwks),
+      ...(source.requiredTrustMarkTypes.length
+        ? { requiredTrustMarkTypes: [...source.requiredTrustMarkTypes] }
+        : {}),
+    }
+  return source.type === 'pem'
+    ? { type: 'pem', certificates: splitPems(source.certificates) }
+    : {
+        type: source.type,
+        url: source.url.trim(),
+        signerCertificates: splitPems(source.signerCertificates),
+        serviceTypes: source.serviceTypes.length ? [...source.serviceTypes] : undefined,
+        refreshSeconds: Number(source.refreshSeconds),
+        ...(source.type === 'etsi-lotl' && source.territories.length
+          ? { territories: source.territories.map((territory) => territory.trim().toUpperCase()) }
+          : {}),
+      }
+}
+
 function trustListBody(values: TrustListValues): TrustListDefinition {
-  const { source } = values
   return {
     id: values.id.trim(),
     description: optional(values.description),
     graceSeconds: Number(values.graceSeconds),
-    source:
-      source.type === 'pem'
-        ? { type: 'pem', certificates: splitPems(source.certificates) }
-        : {
-            type: source.type,
-            url: source.url.trim(),
-            signerCertificates: splitPems(source.signerCertificates),
-            serviceTypes: source.serviceTypes.length ? [...source.serviceTypes] : undefined,
-            refreshSeconds: Number(source.refreshSeconds),
-            ...(source.type === 'etsi-lotl' && source.territories.length
-              ? { territories: source.territories.map((territory) => territory.trim().toUpperCase()) }
-              : {}),
-          },
+    source: sourceBody(values.source),
   }
 }
 
@@ -145,6 +171,9 @@ function TrustListForm({ stored, submit, onSaved }: ItemFormProps<TrustList, Tru
       'source.serviceTypes',
       'source.refreshSeconds',
       'source.territories',
+      'source.trustAnchor',
+      'source.jwks',
+      'source.requiredTrustMarkTypes',
     ],
     schema: zTrustListInput,
     toBody: trustListBody,
@@ -167,7 +196,31 @@ function TrustListForm({ stored, submit, onSaved }: ItemFormProps<TrustList, Tru
             {...form.getInputProps('source.type')}
           />
         </Stack>
-        {type === 'pem' ? (
+        {type === 'openid-federation' ? (
+          <>
+            <TextInput
+              label="Trust anchor"
+              description="The anchor's entity identifier (https URL); issuers' trust chains must reach it"
+              required
+              {...form.getInputProps('source.trustAnchor')}
+            />
+            <Textarea
+              label="Anchor keys (JWKS)"
+              description={'The anchor federation keys as a JWK Set ({"keys": [...]}), each with a kid'}
+              required
+              autosize
+              minRows={4}
+              maxRows={14}
+              styles={{ input: { fontFamily: 'monospace' } }}
+              {...form.getInputProps('source.jwks')}
+            />
+            <TagsInput
+              label="Required trust marks"
+              description="Trust mark types an issuer must hold; Enter to add. None: no trust mark required"
+              {...form.getInputProps('source.requiredTrustMarkTypes')}
+            />
+          </>
+        ) : type === 'pem' ? (
           <Textarea
             label="Certificates"
             description="PEM certificates (-----BEGIN CERTIFICATE-----…), one after the other"

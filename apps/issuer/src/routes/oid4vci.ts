@@ -2,9 +2,12 @@ import {
   NotFoundError,
   parseAccessTokenRequest,
   parseNotificationRequest,
+  RuleViolationError,
 } from '@credential-service/core-domain'
+import type { TrustChainResult } from '@credential-service/crypto'
 import {
   ENTITY_STATEMENT_TYPE,
+  ownTrustChain,
   signEntityConfiguration,
   type WalletLimits,
   walletLimit,
@@ -12,6 +15,7 @@ import {
 import formbody from '@fastify/formbody'
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { decodeProtectedHeader } from 'jose'
 import { z } from 'zod'
 import { createGrantScope } from '../grants/grant-context'
 import { exchangeToken } from '../grants/registry'
@@ -19,12 +23,13 @@ import { authenticateWalletClient } from '../services/client-attestation'
 import { createCredentialEncryption } from '../services/credential-encryption'
 import { verifyDpop } from '../services/dpop'
 import { createIssuanceService, type IssuanceDeps } from '../services/issuance'
+import { issuerEntityMetadata } from '../services/issuer-entity'
 import { authorizationServerMetadata, issuerMetadata } from '../services/metadata'
 import { perTenant } from '../services/per-tenant'
 import { signedIssuerMetadata } from '../services/signed-metadata'
 import { perTenantScope } from '../tenant-scope'
 import { authorizationRoutes } from './authorization'
-import { type CachedJson, cachedJson, sendCachedJson } from './cached-json'
+import { type CachedJson, cachedJson, sendCachedJson, weakTagged } from './cached-json'
 import { credentialRoutes } from './credential'
 import { anyBody, attestationChallengeHeader, dpopNonceHeader, requireTenant, tenantParams } from './shared'
 
@@ -47,6 +52,42 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
     { sources: unknown[]; metadata: ReturnType<typeof issuerMetadata>; document: CachedJson }
   >()
   const authorizationServer = new WeakMap<object, CachedJson>()
+  // Signed once per metadata document and trust chain (a federation member's chain is kept until
+  // its earliest exp), not per request: wallets ask for it in every flow.
+  const signed = new WeakMap<CachedJson, { chain?: TrustChainResult; jwt: CachedJson | undefined }>()
+
+  async function signedMetadataOf(
+    req: FastifyRequest,
+    tenant: string,
+    built: Awaited<ReturnType<typeof metadataOf>>,
+  ) {
+    const { metadata, document, configs } = built
+    let chain: TrustChainResult | undefined
+    if (await deps.tenants.federation(tenant))
+      try {
+        chain = await ownTrustChain(deps, tenant, {
+          entityId: metadata.credential_issuer,
+          metadata: () => issuerEntityMetadata(deps, tenant, metadata, configs),
+          version: document.etag,
+        })
+      } catch (error) {
+        if (!(error instanceof RuleViolationError)) throw error
+        // A member's JWT without its chain would misstate its trust: the JSON (§12.2.2) it is.
+        req.log.warn({ tenant, reason: error.message }, 'signed metadata: no trust chain, answering JSON')
+        return undefined
+      }
+    const known = signed.get(document)
+    if (known && known.chain === chain) return known.jwt
+    const jwt = await signedIssuerMetadata(scopes(tenant), metadata, configs, chain?.statements)
+    // A weak tag (RFC 9110 §8.8.1): each process signs anew (ECDSA), so the bytes differ, but the
+    // same metadata signed with the same key is the same answer, and any process's 304 will do. A
+    // chain's expiry is in it: a wallet must not keep a JWT whose trust_chain has run out.
+    const tag =
+      jwt && `${document.etag}|${decodeProtectedHeader(jwt).kid}|${chain?.expiresAt.getTime() ?? ''}`
+    const entry = { chain, jwt: tag ? weakTagged(jwt as string, tag) : undefined }
+    signed.set(document, entry)
+    return entry.jwt
+  }
 
   async function metadataOf(tenant: string) {
     const found = await deps.tenants.tenant(tenant)
@@ -93,17 +134,17 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       '/.well-known/openid-credential-issuer/issuers/:tenant',
       { schema: { params: tenantParams } },
       async (req, reply) => {
-        const { metadata, document, configs } = await metadataOf(req.params.tenant)
+        const built = await metadataOf(req.params.tenant)
         // The answer depends on Accept: a shared cache must not hand the JSON to a JWT reader.
         // Added to, not replaced: CORS_ORIGINS puts `Origin` there first.
         const vary = reply.getHeader('vary')
         reply.header('vary', vary ? `${vary}, Accept` : 'Accept')
         // §12.2.3: signed metadata when the wallet accepts it (and a configuration has a key to sign with).
         const jwt = String(req.headers.accept ?? '').includes('application/jwt')
-          ? await signedIssuerMetadata(scopes(req.params.tenant), metadata, configs)
+          ? await signedMetadataOf(req, req.params.tenant, built)
           : undefined
-        if (!jwt) return sendCachedJson(req, reply, document, REVALIDATE)
-        return reply.type('application/jwt').send(jwt)
+        if (!jwt) return sendCachedJson(req, reply, built.document, REVALIDATE)
+        return sendCachedJson(req, reply, jwt, REVALIDATE, 'application/jwt')
       },
     )
 
@@ -130,11 +171,12 @@ export function oid4vciRoutes(deps: IssuanceDeps, limits: WalletLimits): Fastify
       async (req, reply) => {
         const { tenant } = req.params
         const { metadata, configs } = await metadataOf(tenant)
-        const issuer = service(tenant).issuer
-        const jwt = await signEntityConfiguration(deps, tenant, issuer, {
-          openid_credential_issuer: metadata,
-          oauth_authorization_server: authorizationServerMetadata(issuer, configs),
-        })
+        const jwt = await signEntityConfiguration(
+          deps,
+          tenant,
+          service(tenant).issuer,
+          await issuerEntityMetadata(deps, tenant, metadata, configs),
+        )
         return reply.type(ENTITY_STATEMENT_TYPE).header('cache-control', 'public, max-age=60').send(jwt)
       },
     )

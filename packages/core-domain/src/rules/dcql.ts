@@ -2,6 +2,9 @@ import type { DcqlQuery } from '../contract/dcql'
 import type { ValidationIssue } from '../errors'
 import { allFormatSpecs, formatSpec, queriedTypes } from '../formats/registry'
 
+/** Formats whose issuer may be trusted through OpenID Federation: the credential's `iss` is an entity id. */
+export const FEDERATED_ISSUER_FORMATS = ['dc+sd-jwt', 'jwt_vc_json'] as const
+
 /**
  * OpenID4VP 1.0 §6–7 rules a DCQL query must follow beyond its shape (checklist V-10): unique
  * credential ids; `meta` and each claim by the format's rules (formats/<name>/spec.ts: mdoc claim
@@ -65,11 +68,11 @@ export function checkDcqlQuery(query: DcqlQuery, prefix = 'body.dcqlQuery'): Val
               'the entity identifier (a URL) of a federation entity (OpenID4VP 1.0 §6.1.1)',
             )
         })
-        // Only an SD-JWT VC names its issuer as an entity (its iss); mdoc and W3C issuers come with certificates.
-        if (credential.format !== 'dc+sd-jwt')
+        // An SD-JWT VC and a VC-JWT name their issuer as an entity (iss); an mdoc comes with certificates.
+        if (!(FEDERATED_ISSUER_FORMATS as readonly string[]).includes(credential.format))
           add(
             `${authorityAt}.type`,
-            `openid_federation is checked for dc+sd-jwt credentials only, not ${credential.format}`,
+            `openid_federation is checked for ${FEDERATED_ISSUER_FORMATS.join(' and ')} credentials only, not ${credential.format}`,
           )
       } else
         add(

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@credential-service/core-domain'
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose'
-import { ASYMMETRIC_JWS_ALGORITHMS } from '../asymmetric-algorithms'
+import { federatedIssuerKey } from '../federated-issuer-key'
 import { trustedIssuerChain } from '../issuer-chain'
 import { issuerNameRefusal } from '../issuer-san'
 import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../presentation'
@@ -60,12 +60,8 @@ function nestsTooDeep(presentation: string): boolean {
  * digests, and the KB-JWT (`typ` kb+jwt, signed by `cnf.jwk`, nonce, `aud` = full client id, fresh
  * `iat`, `sd_hash`, transaction data hashes). Returns the disclosed claims.
  */
-/**
- * The issuer's key through the configuration's OpenID Federation trust sources: the chain of the
- * (not yet verified) `iss` is resolved first, then the signature is checked with the key its
- * `openid_credential_issuer` metadata names by the header's `kid`; a wrong `iss` fails that check.
- */
-async function federatedIssuerKey(
+/** The issuer's key through the OpenID Federation trust sources, by the (not yet verified) `iss`. */
+async function sdJwtIssuerKey(
   issuerJwt: string,
   header: ReturnType<typeof decodeProtectedHeader>,
   check: SdJwtCheck,
@@ -76,26 +72,7 @@ async function federatedIssuerKey(
   } catch {
     throw new PresentationRejected('the presentation is not an SD-JWT')
   }
-  if (typeof iss !== 'string') throw new PresentationRejected('the SD-JWT has no iss and no x5c')
-  const jwks = await (check.federatedIssuer as NonNullable<SdJwtCheck['federatedIssuer']>)(
-    iss,
-    check.trustedAuthorities,
-  )
-  // Public keys only: a symmetric alg would let the published key material forge a signature.
-  if (!(ASYMMETRIC_JWS_ALGORITHMS as readonly string[]).includes(String(header.alg)))
-    throw new PresentationRejected(
-      `the SD-JWT's alg ${String(header.alg)} is not an asymmetric JWS algorithm`,
-    )
-  const jwk = typeof header.kid === 'string' ? jwks.keys.find((key) => key.kid === header.kid) : undefined
-  if (!jwk)
-    throw new PresentationRejected(
-      `the SD-JWT's kid ${String(header.kid)} names no key of the openid_credential_issuer metadata of ${iss}`,
-    )
-  try {
-    return await importJWK(jwk, String(header.alg))
-  } catch {
-    throw new PresentationRejected(`the key ${String(header.kid)} of ${iss} does not fit the SD-JWT's alg`)
-  }
+  return federatedIssuerKey(iss, header, check, 'SD-JWT')
 }
 
 /** The issuer-signed JWT's `typ` values accepted (SD-JWT VC §3.2.1, and the earlier drafts' name). */
@@ -119,7 +96,7 @@ export async function verifySdJwtPresentation(check: SdJwtCheck): Promise<Record
   const federated = header.x5c === undefined && check.federatedIssuer !== undefined
   // acceptAnyIssuer skips the trust decision only: the issuer still signs with its x5c leaf.
   const leaf = federated ? undefined : (await trustedIssuerChain(header.x5c, check))[0]
-  const issuerKey = leaf ? leaf.publicKey : await federatedIssuerKey(issuerJwt, header, check)
+  const issuerKey = leaf ? leaf.publicKey : await sdJwtIssuerKey(issuerJwt, header, check)
 
   let kb: { header: Record<string, unknown>; payload: Record<string, unknown> } | undefined
   const [{ digest }, { SDJwtVcInstance }] = await loadSdJwtLibraries()

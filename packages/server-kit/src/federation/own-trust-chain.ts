@@ -25,18 +25,23 @@ const FETCH_TIMEOUT_MS = 5000
 const MAX_STATEMENT_BYTES = 256 * 1024
 
 /**
- * Resolved chains by tenant, with the version they were resolved for: the membership's content and
- * the tenant's published keys (our own configuration in the chain carries the request keys). Not
- * by row object: the tenant cache reads rows again every few seconds, which would resolve the chain
- * again each time instead of keeping it until its `exp`.
+ * Resolved chains by tenant and entity, with the version they were resolved for: the membership's
+ * content, the tenant's published keys (our own configuration in the chain carries the request
+ * keys) and the caller's own part (the issuer's metadata). Not by row object: the tenant cache
+ * reads rows again every few seconds, which would resolve the chain again each time instead of
+ * keeping it until its `exp`.
  */
 const resolved = new Map<string, { version: string; chain: Promise<TrustChainResult> }>()
 
-async function versionOf(deps: OwnTrustChainDeps, tenantId: string, membership: FederationMembershipRow) {
+async function versionOf(
+  deps: OwnTrustChainDeps,
+  tenantId: string,
+  membership: FederationMembershipRow,
+  own: string,
+) {
   const { keys } = await deps.keys.jwks(tenantId)
-  return `${JSON.stringify(membership)}|${keys.map((key) => key.kid).join(',')}`
+  return `${JSON.stringify(membership)}|${keys.map((key) => key.kid).join(',')}|${own}`
 }
-
 /** Fetches a federation JWT under the outbound policy (SSRF rules, size and time bounds). */
 export function federationFetch(outbound: OutboundPolicy) {
   return async (url: string): Promise<string> => {
@@ -55,28 +60,41 @@ export function federationFetch(outbound: OutboundPolicy) {
   }
 }
 
+/** One of the tenant's own federation entities: its identifier and the metadata it publishes. */
+export interface OwnEntity {
+  entityId: string
+  metadata: () => Promise<Record<string, Record<string, unknown>>>
+  /** What else the chain depends on beyond membership and keys (e.g. the metadata's digest). */
+  version?: string
+}
+
 /**
- * The verifier's own trust chain (OpenID Federation 1.0 §4) to one of the membership's trust
- * anchors, for the `trust_chain` header of `openid_federation` request objects (OpenID4VP 1.0
- * §5.9.3): its entity configuration signed here, the subordinate statements given at save (when
- * not expired) or fetched from the superiors, and the anchor's configuration. Resolved once per
- * process and kept until the earliest `exp` of the chain. A chain that does not resolve is a
- * configuration fault (422), never a request object without its chain.
+ * The trust chain (OpenID Federation 1.0 §4) of one of the tenant's entities to one of the
+ * membership's trust anchors, for `trust_chain` JOSE headers (§4.3): its entity configuration
+ * signed here, the subordinate statements given at save (when not expired) or fetched from the
+ * superiors, and the anchor's configuration. Resolved once per process and version, and kept until
+ * the earliest `exp` of the chain. A chain that does not resolve is a configuration fault (422),
+ * never a JWT without its chain.
  */
-export async function verifierTrustChain(deps: OwnTrustChainDeps, tenantId: string): Promise<string[]> {
+export async function ownTrustChain(
+  deps: OwnTrustChainDeps,
+  tenantId: string,
+  entity: OwnEntity,
+): Promise<TrustChainResult> {
   const membership = await deps.tenants.federation(tenantId)
   if (!membership)
     throw new RuleViolationError(
       'the tenant is no federation member: PUT /api/federation before using openid_federation',
     )
   const now = deps.now()
-  const version = await versionOf(deps, tenantId, membership)
-  const cached = resolved.get(tenantId)
+  const { entityId } = entity
+  const version = await versionOf(deps, tenantId, membership, entity.version ?? '')
+  const key = `${tenantId} ${entityId}`
+  const cached = resolved.get(key)
   if (cached?.version === version) {
     const chain = await cached.chain.catch(() => undefined)
-    if (chain && chain.expiresAt.getTime() - 30_000 > now.getTime()) return chain.statements
+    if (chain && chain.expiresAt.getTime() - 30_000 > now.getTime()) return chain
   }
-  const entityId = `${deps.publicUrl}/verifiers/${tenantId}`
   const fetchRemote = federationFetch(deps.outbound)
   const pending = resolveTrustChain(entityId, {
     anchors: membership.trustAnchors,
@@ -85,17 +103,29 @@ export async function verifierTrustChain(deps: OwnTrustChainDeps, tenantId: stri
     fetch: async (url) => {
       // Our own configuration is signed here, not fetched over the network from ourselves.
       if (url === entityConfigurationUrl(entityId))
-        return signEntityConfiguration(deps, tenantId, entityId, await verifierEntityMetadata(deps, tenantId))
+        return signEntityConfiguration(deps, tenantId, entityId, await entity.metadata())
       return fetchRemote(url)
     },
   })
-  resolved.set(tenantId, { version, chain: pending })
+  resolved.set(key, { version, chain: pending })
   try {
-    return (await pending).statements
+    return await pending
   } catch (error) {
-    if (resolved.get(tenantId)?.chain === pending) resolved.delete(tenantId)
+    if (resolved.get(key)?.chain === pending) resolved.delete(key)
     if (error instanceof FederationTrustError)
-      throw new RuleViolationError(`the verifier's trust chain does not resolve: ${error.message}`)
+      throw new RuleViolationError(`the trust chain of ${entityId} does not resolve: ${error.message}`)
     throw error
   }
+}
+
+/**
+ * The verifier's own trust chain, for the `trust_chain` header of `openid_federation` request
+ * objects (OpenID4VP 1.0 §5.9.3).
+ */
+export async function verifierTrustChain(deps: OwnTrustChainDeps, tenantId: string): Promise<string[]> {
+  const chain = await ownTrustChain(deps, tenantId, {
+    entityId: `${deps.publicUrl}/verifiers/${tenantId}`,
+    metadata: () => verifierEntityMetadata(deps, tenantId),
+  })
+  return chain.statements
 }

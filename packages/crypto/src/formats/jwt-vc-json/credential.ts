@@ -1,6 +1,7 @@
 import type { X509Certificate } from 'node:crypto'
 import { exceedsJsonDepth, MAX_JSON_DEPTH, VCDM2_CONTEXT } from '@credential-service/core-domain'
-import { base64url, compactVerify, decodeProtectedHeader, type JWK } from 'jose'
+import { base64url, compactVerify, decodeJwt, decodeProtectedHeader, type JWK } from 'jose'
+import { federatedIssuerKey } from '../../federated-issuer-key'
 import { trustedIssuerChain } from '../../issuer-chain'
 import { issuerNameRefusal } from '../../issuer-san'
 import { PresentationRejected, type PresentationTrust, type QueryTrust } from '../../presentation'
@@ -96,9 +97,18 @@ function refuseOutsideValidity(credential: Json, payload: Json, now: Date): void
     throw new PresentationRejected('the credential has expired')
 }
 
+/** The `iss` of a JWT not verified yet (the entity id whose chain gives the key), if any. */
+function unverifiedIss(jwt: string): unknown {
+  try {
+    return decodeJwt(jwt).iss
+  } catch {
+    throw new PresentationRejected('the credential is not a JWT')
+  }
+}
+
 /**
- * Verifies a VC-JWT (OpenID4VCI 1.0 A.1.1, OpenID4VP 1.0 B.1.3): its `x5c` chain under `trust`, the
- * issuer's signature by the leaf, the issuer named by the leaf (VC-JOSE-COSE §3.3.1: `iss`, when
+ * Verifies a VC-JWT (OpenID4VCI 1.0 A.1.1, OpenID4VP 1.0 B.1.3): its `x5c` chain under `trust` (or,
+ * without x5c, its `iss`'s OpenID Federation trust chain), the issuer's signature by that key, the issuer named by the leaf (VC-JOSE-COSE §3.3.1: `iss`, when
  * present, "MUST match issuer"), its type and its validity period.
  */
 export async function verifyVcJwt(jwt: string, trust: PresentationTrust & QueryTrust): Promise<VerifiedVc> {
@@ -109,15 +119,20 @@ export async function verifyVcJwt(jwt: string, trust: PresentationTrust & QueryT
   } catch {
     throw new PresentationRejected('the credential is not a JWT')
   }
-  const chain: X509Certificate[] = await trustedIssuerChain(header.x5c, trust)
+  // An issuer without x5c may be trusted through OpenID Federation (its iss is its entity id).
+  const federated = header.x5c === undefined && trust.federatedIssuer !== undefined
+  const chain: X509Certificate[] = federated ? [] : await trustedIssuerChain(header.x5c, trust)
+  const key = federated
+    ? await federatedIssuerKey(unverifiedIss(jwt), header, trust, 'credential')
+    : (chain[0] as X509Certificate).publicKey
   let payload: Json
   try {
-    const verified = await compactVerify(jwt, (chain[0] as X509Certificate).publicKey, {
-      algorithms: VC_JWT_ALGORITHMS,
-    })
+    const verified = await compactVerify(jwt, key, { algorithms: VC_JWT_ALGORITHMS })
     payload = asObject(JSON.parse(new TextDecoder().decode(verified.payload))) ?? {}
   } catch {
-    throw new PresentationRejected('the credential signature did not verify with its x5c leaf')
+    throw new PresentationRejected(
+      `the credential signature did not verify with ${federated ? 'the key its trust chain names' : 'its x5c leaf'}`,
+    )
   }
   const { credential, v1 } = credentialOf(payload, header.typ)
   const issuer = typeof credential.issuer === 'string' ? credential.issuer : asObject(credential.issuer)?.id
@@ -127,9 +142,13 @@ export async function verifyVcJwt(jwt: string, trust: PresentationTrust & QueryT
     throw new PresentationRejected('the credential names no issuer')
   if (!v1 && payload.iss !== undefined && payload.iss !== issuer)
     throw new PresentationRejected('the credential iss does not match its issuer (VC-JOSE-COSE §3.3.1)')
-  const nameProblem = trust.acceptAnyIssuer
-    ? undefined
-    : await issuerNameRefusal(issuerId, chain[0] as X509Certificate)
+  // A federated issuer's key was found by its iss, so the issuer is the entity its chain names.
+  if (federated && issuerId !== unverifiedIss(jwt))
+    throw new PresentationRejected('the credential issuer is not the iss its trust chain was resolved for')
+  const nameProblem =
+    trust.acceptAnyIssuer || federated
+      ? undefined
+      : await issuerNameRefusal(issuerId, chain[0] as X509Certificate)
   if (nameProblem) throw new PresentationRejected(nameProblem)
   const types = typesOf(credential)
   refuseOutsideValidity(credential, payload, trust.now)

@@ -97,6 +97,15 @@ export async function startConsole(
 export async function expectAccessible(page: Page, what: string) {
   // The page at rest: a link the pointer still hovers after its click is drawn in its hover colours.
   await page.mouse.move(0, 0)
+  // A dialog names itself (aria-labelledby) once its title has mounted, an effect after its first
+  // render: axe run in between reports aria-dialog-name for a frame no reader sees.
+  await page.waitForFunction(() => {
+    const { document } = globalThis as unknown as {
+      document: { querySelector(selector: string): { hasAttribute(name: string): boolean } | null }
+    }
+    const dialog = document.querySelector('[role="dialog"]')
+    return !dialog || dialog.hasAttribute('aria-labelledby') || dialog.hasAttribute('aria-label')
+  })
   // Once per page load (the console routes without loading again).
   if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axe.source)
   const violations = await page.evaluate(async () => {

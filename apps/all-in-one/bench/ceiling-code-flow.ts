@@ -4,7 +4,7 @@
  * PAR (one insert that looks the offer up by issuer_state), authorization (one update that hands
  * out the code), code redemption with PKCE, the c_nonce, three DPoP verifications (PAR, token,
  * credential; each a signature, a server-nonce HMAC and a jti insert), the DPoP-bound access
- * token, the key proof and the SD-JWT VC. 12 SQL statements.
+ * token, the key proof and the SD-JWT VC. 11 SQL statements (the c_nonce is stateless).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { codeHash, issueSdJwtVc, signJws } from '@credential-service/crypto'
@@ -17,7 +17,7 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose'
-import { type Setup, type Sql, spendProof } from './ceiling-setup'
+import { cNonceMac, type Setup, type Sql, spendProof } from './ceiling-setup'
 
 const issuerUrl = 'https://bench.example/issuers/ceiling'
 const REDIRECT = 'https://wallet.example/cb'
@@ -222,12 +222,8 @@ export async function codeFlow(
       cnf: { jkt: tokenJkt },
     },
   )
-  // Nonce.
-  await sql.run('insert into nonces (tenant_id, value, expires_at) values ($1, $2, $3)', [
-    s.tenant,
-    wallet.proof.nonce,
-    new Date(now.getTime() + 300_000),
-  ])
+  // Nonce: stateless, no statement.
+  cNonceMac(s, wallet.proof.nonce)
   // Credential: the wallet signs its DPoP proof over the token (not counted).
   const walletStarted = cpuMs()
   const credentialDpop = await wallet.credentialDpop(accessToken)

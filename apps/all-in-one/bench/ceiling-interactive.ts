@@ -6,7 +6,7 @@
  * with its presentation's nonce, the PID's verification, then one statement that marks the
  * presentation verified, creates the issuance session with the presented claims and hands out the
  * code); the token (code redemption with PKCE and the session, one statement); the c_nonce; the
- * credential (nonce spent, session completed, the mdoc). 7 SQL statements.
+ * credential (nonce spent, session completed, the mdoc). 6 SQL statements (the c_nonce is stateless).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import {
@@ -17,7 +17,7 @@ import {
   verifySdJwtPresentation,
 } from '@credential-service/crypto'
 import { jwtVerify } from 'jose'
-import { type Setup, type Sql, spendProof } from './ceiling-setup'
+import { cNonceMac, type Setup, type Sql, spendProof } from './ceiling-setup'
 
 const issuerUrl = 'https://bench.example/issuers/ceiling'
 const origin = 'https://bench.example'
@@ -178,12 +178,8 @@ export async function interactiveFlow(
     { typ: 'at+jwt', kid: s.signer.kid },
     { iss: issuerUrl, aud: issuerUrl, sub: grant.session_id, iat: seconds, exp: seconds + 300 },
   )
-  // Nonce.
-  await sql.run('insert into nonces (tenant_id, value, expires_at) values ($1, $2, $3)', [
-    s.tenant,
-    wallet.proof.nonce,
-    expiresAt,
-  ])
+  // Nonce: stateless, no statement.
+  cNonceMac(s, wallet.proof.nonce)
   // Credential.
   await jwtVerify(accessToken, s.issuerKeySet, { issuer: issuerUrl, audience: issuerUrl, typ: 'at+jwt' })
   const { holderJwk, sealed } = await spendProof(sql, s, wallet.proof.jwt, issuerUrl, sessionId)

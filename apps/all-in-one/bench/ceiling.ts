@@ -34,7 +34,7 @@ import {
 import { kbSigner } from '../test/wallet'
 import { codeFlow, codeFlowWallets } from './ceiling-code-flow'
 import { interactiveFlow, interactiveWallet } from './ceiling-interactive'
-import { openSql, type Setup, type Sql, setUp, spendProof } from './ceiling-setup'
+import { cNonceMac, openSql, type Setup, type Sql, setUp, spendProof } from './ceiling-setup'
 
 export interface CeilingResult {
   flow: string
@@ -140,12 +140,8 @@ async function issuanceFlow(
     { typ: 'at+jwt', kid: s.signer.kid },
     { iss: issuerUrl, aud: issuerUrl, sub: redeemed?.id, iat: seconds, exp: seconds + 300 },
   )
-  // Nonce.
-  await sql.run('insert into nonces (tenant_id, value, expires_at) values ($1, $2, $3)', [
-    s.tenant,
-    proof.nonce,
-    new Date(now.getTime() + 300_000),
-  ])
+  // Nonce: stateless, no statement.
+  cNonceMac(s, proof.nonce)
   // Credential.
   await jwtVerify(accessToken, s.issuerKeySet, { issuer: issuerUrl, audience: issuerUrl, typ: 'at+jwt' })
   const { holderJwk, sealed } = await spendProof(sql, s, proof.jwt, issuerUrl, sessionId)

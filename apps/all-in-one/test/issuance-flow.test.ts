@@ -1,10 +1,10 @@
-import { createHmac, X509Certificate } from 'node:crypto'
+import { createHmac, randomBytes, X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createMdocContext } from '@credential-service/crypto'
-import { createIssuanceSessionRepository, createNonceRepository } from '@credential-service/db-schema'
+import { createMdocContext, deriveKeyMaterial } from '@credential-service/crypto'
+import { createIssuanceSessionRepository } from '@credential-service/db-schema'
 import type { DatabaseHandle } from '@credential-service/db-schema/client'
-import { testDatabases } from '@credential-service/db-schema/testing'
+import { TEST_MASTER_SECRET, testDatabases } from '@credential-service/db-schema/testing'
 import { CoseKey, Holder, IssuerSigned } from '@owf/mdoc'
 import { digest } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
@@ -503,13 +503,40 @@ describe.each(testDatabases())('OpenID4VCI pre-authorized flow on $name', (testD
       )
     })
 
-    it('OID4VCI §7: an expired nonce is invalid_nonce', async () => {
-      await createNonceRepository(database.db, tenant).issue('expired-nonce', new Date(Date.now() - 1000))
+    it('OID4VCI §7.2 (I-50, S-126, issue 44): the nonce endpoint answers distinct values and stores nothing', async () => {
+      // This world counts rate limits in memory (no DATABASE_URL): any statement would be the nonce's.
+      const before = database.stats().statements
+      const values = await Promise.all(Array.from({ length: 20 }, () => nonce(tenant)))
+      expect(database.stats().statements - before).toBe(0)
+      expect(new Set(values).size).toBe(20)
+    })
+
+    it('OID4VCI §7, I-51, S-21: an expired nonce, or one whose expiry was moved, is invalid_nonce', async () => {
+      // A c_nonce as the issuer makes it (README, "c_nonce"): <expiry base36>.<random>.<MAC>, the MAC an
+      // HMAC-SHA256 under the MASTER_SECRET's `c-nonce` key over "<tenant>|<expiry>.<random>".
+      const key = deriveKeyMaterial(TEST_MASTER_SECRET, 'c-nonce')
+      const made = (expiry: number) => {
+        const body = `${expiry.toString(36)}.${randomBytes(18).toString('base64url')}`
+        const mac = createHmac('sha256', key).update(`${tenant}|${body}`).digest().subarray(0, 16)
+        return `${body}.${mac.toString('base64url')}`
+      }
+      const expired = made(Math.floor(Date.now() / 1000) - 1)
       await expectError(
-        {
-          credential_configuration_id: 'pid',
-          proofs: { jwt: [(await proof({ nonce: 'expired-nonce' })).jwt] },
-        },
+        { credential_configuration_id: 'pid', proofs: { jwt: [(await proof({ nonce: expired })).jwt] } },
+        'invalid_nonce',
+      )
+      // The same construction with a live expiry is accepted: the refusal above was the expiry's.
+      const live = made(Math.floor(Date.now() / 1000) + 60)
+      const ok = await credentialRequest((await redeem(await offer())).json().access_token, {
+        credential_configuration_id: 'pid',
+        proofs: { jwt: [(await proof({ nonce: live })).jwt] },
+      })
+      expect(ok.statusCode).toBe(200)
+      // An issued nonce with its expiry pushed out no longer carries a valid MAC.
+      const [expiry, ...rest] = (await nonce(tenant)).split('.')
+      const moved = [(Number.parseInt(String(expiry), 36) + 3600).toString(36), ...rest].join('.')
+      await expectError(
+        { credential_configuration_id: 'pid', proofs: { jwt: [(await proof({ nonce: moved })).jwt] } },
         'invalid_nonce',
       )
     })

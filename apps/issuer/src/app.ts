@@ -26,6 +26,7 @@ import { jwksRoutes } from './routes/jwks'
 import { logoRoutes } from './routes/logos'
 import { oid4vciRoutes } from './routes/oid4vci'
 import { statusListRoutes } from './routes/status-lists'
+import { C_NONCE_SECONDS, createCNonces } from './services/c-nonces'
 import { createServerNonces } from './services/server-nonces'
 
 export const zIssuerEnv = zCommonEnv
@@ -53,6 +54,11 @@ export function buildIssuerApp(options: IssuerDeps): FastifyPluginAsync {
         nonces: createServerNonces(deriveKeyMaterial(options.config.MASTER_SECRET, 'dpop-nonce'), base.now),
         nonceRequired: options.config.DPOP_NONCE_REQUIRED,
       },
+      cNonces: createCNonces(
+        deriveKeyMaterial(options.config.MASTER_SECRET, 'c-nonce'),
+        C_NONCE_SECONDS,
+        base.now,
+      ),
       attestationChallenges: createServerNonces(
         deriveKeyMaterial(options.config.MASTER_SECRET, 'attestation-challenge'),
         base.now,

@@ -9,6 +9,7 @@ export type MasterKeyPurpose =
   | 'presentation-result-encryption'
   | 'dpop-nonce'
   | 'attestation-challenge'
+  | 'c-nonce'
 
 const SALT = 'credential-service/master-secret/v1'
 

@@ -76,7 +76,7 @@ export {
 } from './repositories/key-chains'
 export type { LegacySessionDataSealer } from './repositories/legacy-session-data'
 export { sealLegacySessionData } from './repositories/legacy-session-data'
-export { createNonceRepository, purgeExpiredNonces } from './repositories/nonces'
+export { purgeExpiredNonces } from './repositories/nonces'
 export { createNotificationRepository } from './repositories/notifications'
 export type { NewPresentationSession, PresentationSessionRepository } from './repositories/presentation'
 export { createPresentationSessionRepository } from './repositories/presentation'

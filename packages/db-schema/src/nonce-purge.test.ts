@@ -2,11 +2,11 @@ import { sql } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
 import type { Database } from './database'
 import { createIssuanceSessionRepository } from './repositories/issuance'
-import { createNonceRepository, purgeExpiredNonces } from './repositories/nonces'
+import { purgeExpiredNonces } from './repositories/nonces'
 import { queryRows, testDatabases } from './testing'
 
 describe.each(testDatabases())('expired nonce purge on $name', ({ open }) => {
-  it('deletes only expired nonces, of every tenant, in batches; a live nonce still redeems', async () => {
+  it('deletes only expired spent nonces, of every tenant, in batches; a live one stays spent', async () => {
     const database = await open()
     const tenants = [`np-${crypto.randomUUID()}`, `np-${crypto.randomUUID()}`]
     try {
@@ -15,9 +15,8 @@ describe.each(testDatabases())('expired nonce purge on $name', ({ open }) => {
       const future = new Date(now.getTime() + 60_000)
       for (const tenant of tenants) {
         await database.db.execute(sql`insert into tenants (id, name) values (${tenant}, 'x')`)
-        const nonces = createNonceRepository(database.db, tenant)
-        for (const value of ['old-1', 'old-2', 'old-3']) await nonces.issue(value, past)
-        await nonces.issue('live', future)
+        for (const value of ['old-1', 'old-2', 'old-3']) await spend(database.db, tenant, value, past)
+        expect(await spend(database.db, tenant, 'live', future)).toBe(true)
       }
       const inScope = sql`tenant_id in (${tenants[0]}, ${tenants[1]})`
       const count = async () =>
@@ -36,57 +35,67 @@ describe.each(testDatabases())('expired nonce purge on $name', ({ open }) => {
       }
       expect(purged).toBeGreaterThanOrEqual(6)
       expect(await count()).toBe(2)
-      for (const tenant of tenants) expect(await spend(database.db, tenant, 'live', now)).toBe(true)
+      // A live record still refuses a second spend; an expired nonce's record is no longer needed
+      // (the issuer refuses an expired nonce before it reaches the database).
+      for (const tenant of tenants) expect(await spend(database.db, tenant, 'live', future)).toBe(false)
     } finally {
       await database.close()
     }
   })
 
-  it('I-51, S-20, S-21: the credential endpoint spends a c_nonce once, of its own tenant, while it lives', async () => {
+  it('I-51, S-20, S-103: the credential endpoint spends a c_nonce once, per tenant, across readers', async () => {
     const database = await open()
     const [tenant, other] = [`np-${crypto.randomUUID()}`, `np-${crypto.randomUUID()}`]
     try {
-      const now = new Date()
+      const future = new Date(Date.now() + 60_000)
       for (const id of [tenant, other])
         await database.db.execute(sql`insert into tenants (id, name) values (${id}, 'x')`)
-      const nonces = createNonceRepository(database.db, tenant)
-      await nonces.issue('fresh', new Date(now.getTime() + 60_000))
-      await nonces.issue('stale', new Date(now.getTime() - 1))
-      await createNonceRepository(database.db, other).issue('theirs', new Date(now.getTime() + 60_000))
-
-      expect(await spend(database.db, tenant, 'fresh', now)).toBe(true)
-      expect(await spend(database.db, tenant, 'fresh', now)).toBe(false)
-      expect(await spend(database.db, tenant, 'stale', now)).toBe(false)
-      expect(await spend(database.db, tenant, 'theirs', now)).toBe(false)
-      expect(await spend(database.db, other, 'theirs', now)).toBe(true)
+      expect(await spend(database.db, tenant, 'fresh', future)).toBe(true)
+      expect(await spend(database.db, tenant, 'fresh', future)).toBe(false)
+      // Another tenant's record of the same value is its own (the issuer's MAC binds the tenant).
+      expect(await spend(database.db, other, 'fresh', future)).toBe(true)
+      // Concurrent spends of one nonce: exactly one wins (the primary key orders them).
+      const raced = await Promise.all(
+        Array.from({ length: 4 }, () => spend(database.db, tenant, 'raced', future)),
+      )
+      expect(raced.filter(Boolean)).toHaveLength(1)
 
       // No session to read: the nonce is spent all the same (the request is refused as a whole).
-      await nonces.issue('orphan', new Date(now.getTime() + 60_000))
       const sessions = createIssuanceSessionRepository(database.db, tenant)
-      expect(await sessions.getSpendingNonce('ses_missing', 'orphan', now)).toEqual({
+      expect(await sessions.getSpendingNonce('ses_missing', { value: 'orphan', expiresAt: future })).toEqual({
         session: undefined,
         nonceSpent: false,
       })
-      expect(await spend(database.db, tenant, 'orphan', now)).toBe(false)
+      expect(await spend(database.db, tenant, 'orphan', future)).toBe(false)
+      // A nonce the issuer did not accept (undefined) is not recorded: the session is read alone.
+      const id = await sessionFor(database.db, tenant)
+      const refused = await sessions.getSpendingNonce(id, undefined)
+      expect(refused.session?.id).toBe(id)
+      expect(refused.nonceSpent).toBe(false)
     } finally {
       await database.close()
     }
   })
 })
 
-/** Spends `nonce` in the read of a session made for it; whether the nonce was live. */
-async function spend(db: Database, tenantId: string, nonce: string, at: Date): Promise<boolean> {
-  const sessions = createIssuanceSessionRepository(db, tenantId)
+async function sessionFor(db: Database, tenantId: string): Promise<string> {
   const id = `ses_${crypto.randomUUID()}`
-  await sessions.insert({
+  await createIssuanceSessionRepository(db, tenantId).insert({
     id,
     status: 'token_issued',
     credentialConfigurationIds: ['pid'],
     preAuthorizedCodeHash: `code-${id}`,
     createdByClientId: 'cli_test',
-    expiresAt: new Date(at.getTime() + 60_000),
+    expiresAt: new Date(Date.now() + 60_000),
   })
-  const { session, nonceSpent } = await sessions.getSpendingNonce(id, nonce, at)
+  return id
+}
+
+/** Spends `nonce` (living until `expiresAt`) in the read of a session made for it; whether it was unspent. */
+async function spend(db: Database, tenantId: string, nonce: string, expiresAt: Date): Promise<boolean> {
+  const id = await sessionFor(db, tenantId)
+  const sessions = createIssuanceSessionRepository(db, tenantId)
+  const { session, nonceSpent } = await sessions.getSpendingNonce(id, { value: nonce, expiresAt })
   expect(session?.id).toBe(id)
   return nonceSpent
 }

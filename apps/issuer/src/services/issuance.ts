@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import {
   buildCredentialOffer,
   type CredentialRequest,
@@ -12,7 +11,6 @@ import {
 import { tracedSteps } from '@credential-service/core-domain/tracing'
 import {
   createIssuanceSessionRepository,
-  createNonceRepository,
   createNotificationRepository,
   type IssuanceSessionRow,
 } from '@credential-service/db-schema'
@@ -25,6 +23,7 @@ import {
   verifyAccessToken,
 } from '../grants/verify-access-token'
 import type { TenantScope } from '../tenant-scope'
+import type { CNonces } from './c-nonces'
 import { createClaimsSource } from './claims-source'
 import { type CredentialOutcome, createDeferredService } from './deferred'
 import { type DpopSettings, dpopChallenge } from './dpop'
@@ -33,14 +32,14 @@ import { credentialIssuedEvent, logIssued } from './issued-event'
 import { nonceNotSpent, verifyProofs } from './proofs'
 import type { ServerNonces } from './server-nonces'
 
-export const NONCE_SECONDS = 300
-
 export type IssuanceDeps = ProtocolDeps & {
   /** The process's status list cache, for presentations during issuance. */
   statusLists: StatusLists
   dpop: DpopSettings
   /** Challenges for wallet attestation PoPs (ABCA `challenge_endpoint`). */
   attestationChallenges: ServerNonces
+  /** The nonce endpoint's c_nonces (stateless; spent by the credential endpoint). */
+  cNonces: CNonces
 } & ExternalTokenDeps
 
 const _seconds = (date: Date) => Math.floor(date.getTime() / 1000)
@@ -85,7 +84,6 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
   const issuer = scope.issuerUrl
   const sessions = createIssuanceSessionRepository(deps.db, tenantId)
   const config = (id: string) => deps.tenants.credentialConfig(tenantId, id)
-  const nonces = createNonceRepository(deps.db, tenantId)
   const notifications = createNotificationRepository(deps.db, tenantId)
 
   const claimsFor = createClaimsSource(scope, sessions)
@@ -124,11 +122,9 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
       )
     },
 
-    /** Nonce endpoint (OpenID4VCI §7): a fresh single-use c_nonce. */
+    /** Nonce endpoint (OpenID4VCI §7): a fresh c_nonce, single use at the credential endpoint. */
     async nonce(): Promise<NonceResponse> {
-      const value = randomBytes(24).toString('base64url')
-      await nonces.issue(value, new Date(deps.now().getTime() + NONCE_SECONDS * 1000))
-      return { c_nonce: value }
+      return { c_nonce: deps.cNonces.issue(tenantId) }
     },
 
     /**
@@ -185,9 +181,9 @@ export function createIssuanceService(scope: TenantScope<IssuanceDeps>) {
           throw error
         },
       )
-      // One statement reads the session and spends the proofs' nonce.
+      // One statement reads the session and spends the proofs' nonce (when this issuer made it).
       const { session, nonceSpent } = proven
-        ? await sessions.getSpendingNonce(token.sessionId, proven.nonce, deps.now())
+        ? await sessions.getSpendingNonce(token.sessionId, deps.cNonces.check(tenantId, proven.nonce))
         : { session: await sessions.get(token.sessionId), nonceSpent: true }
       activeOrRefused(session)
       if (session.issuedConfigurationIds.includes(configurationId)) throw alreadyIssued(configurationId)

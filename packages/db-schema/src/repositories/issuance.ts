@@ -99,17 +99,19 @@ const notificationOf = (claimed: ReturnType<typeof claimIssued>) => (qb: QueryBu
     })
     .from(claimed)
 
-// The statements of every issuance flow, prepared once per database (nonces: nonces.ts).
+// The statements of every issuance flow, prepared once per database.
 const statements = {
   get: (db: Database) =>
     prepared(db, 'issuance_get', (d) => d.select().from(issuanceSessions).where(sessionById)),
   // A data-modifying CTE runs whether or not the session is found: the nonce is spent either way.
   getSpendingNonce: (db: Database) =>
     prepared(db, 'issuance_get_spending_nonce', (d) => {
+      // A nonce is recorded as spent until it expires; a second spend conflicts and returns nothing.
       const spent = d.$with('spent').as(
         d
-          .delete(nonces)
-          .where(and(eq(nonces.tenantId, tenant), eq(nonces.value, param('nonce')), gt(nonces.expiresAt, at)))
+          .insert(nonces)
+          .values({ tenantId: tenant, value: param('nonce'), expiresAt: param('expiresAt') })
+          .onConflictDoNothing()
           .returning({ value: nonces.value }),
       )
       return d
@@ -306,18 +308,24 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
     },
 
     /**
-     * The credential endpoint's one read: the session, and the proofs' c_nonce spent in the same
-     * statement (single use, as `createNonceRepository().consume`). The nonce is spent even when
-     * the session is gone or inactive; `nonceSpent` is false when it was unknown or expired.
+     * The credential endpoint's one read: the session, and the proofs' c_nonce recorded as spent in
+     * the same statement (single use across processes: the second record of a nonce conflicts). The
+     * caller has checked that the issuer made the nonce and that it lives (a stateless c_nonce,
+     * apps/issuer `c-nonces.ts`); `nonce` undefined when it did not pass, then only the session is
+     * read. The nonce is spent even when the session is gone or inactive; `nonceSpent` is false when
+     * it was spent before.
      */
     async getSpendingNonce(
       id: string,
-      nonce: string,
-      at: Date,
+      nonce: { value: string; expiresAt: Date } | undefined,
     ): Promise<{ session: IssuanceSessionRow | undefined; nonceSpent: boolean }> {
+      if (!nonce) {
+        const [session] = await statements.get(db).execute({ tenantId, id })
+        return { session, nonceSpent: false }
+      }
       const rows = await statements
         .getSpendingNonce(db)
-        .execute({ tenantId, id, nonce, at: at.toISOString() })
+        .execute({ tenantId, id, nonce: nonce.value, expiresAt: nonce.expiresAt.toISOString() })
       // No session row carries the flag; the caller refuses the token before looking at it.
       if (rows.length === 0) return { session: undefined, nonceSpent: false }
       const { nonceSpent, ...session } = rows[0] as IssuanceSessionRow & { nonceSpent: boolean }

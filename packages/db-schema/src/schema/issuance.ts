@@ -99,7 +99,11 @@ export const issuanceSessions = pgTable(
 )
 export type IssuanceSessionRow = typeof issuanceSessions.$inferSelect
 
-/** Single-use c_nonce values (OpenID4VCI §7), consumed with DELETE … RETURNING. */
+/**
+ * Spent c_nonce values (OpenID4VCI §7), each until it expires: the nonce endpoint stores nothing
+ * (stateless nonces, apps/issuer `c-nonces.ts`), the credential endpoint inserts the nonce it
+ * spends, and a second insert conflicts.
+ */
 export const nonces = pgTable(
   'nonces',
   {

@@ -4,8 +4,9 @@
  * docker/nginx.conf routes them. Reports each server process's pid for CPU and RSS readings.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
-import { Agent, createServer, request, type Server } from 'node:http'
+import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -155,16 +156,25 @@ type App = 'management' | 'issuer' | 'verifier'
 function startIngress(ports: Record<App, number[]>): Promise<Server> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   const turns = { management: 0, issuer: 0, verifier: 0 }
-  // BENCH_STICKY: every request of an app to its first process, the control of the two-pod runs
-  // (the same processes started, no alternation between them).
-  const sticky = Boolean(process.env.BENCH_STICKY)
+  // BENCH_STICKY=1: every request of an app to its first process, the control of the two-pod runs
+  // (the same processes started, no alternation between them). BENCH_STICKY=client: a client's
+  // requests to one process, chosen by a hash of its address (each bench flow has one), as an
+  // ingress with client-address affinity does (nginx `hash $remote_addr consistent`).
+  const sticky = process.env.BENCH_STICKY
+  const pick = (app: App, incoming: IncomingMessage): number => {
+    const pool = ports[app]
+    if (sticky === 'client') {
+      const address = String(incoming.headers['x-forwarded-for'] ?? incoming.socket.remoteAddress)
+      return pool[createHash('sha1').update(address).digest().readUInt8(0) % pool.length] as number
+    }
+    return (sticky ? pool[0] : pool[turns[app]++ % pool.length]) as number
+  }
   const ingress = createServer((incoming, outgoing) => {
     const app = appFor(incoming.url ?? '/')
-    const pool = ports[app]
     const upstream = request(
       {
         host: '127.0.0.1',
-        port: sticky ? pool[0] : pool[turns[app]++ % pool.length],
+        port: pick(app, incoming),
         method: incoming.method,
         path: incoming.url,
         headers: incoming.headers,

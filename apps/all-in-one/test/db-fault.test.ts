@@ -164,6 +164,9 @@ describe('issue 11: database fault on a PostgreSQL of the test’s own', () => {
         expect(created.response.status).toBe(201)
         const nonce = () => timed(`${origin}/issuers/${tenant}/nonce`, { method: 'POST' })
         expect((await nonce()).response.status).toBe(200)
+        // A protocol route that reads the database: an offer by reference (unknown here: 404).
+        const offerByReference = () => timed(`${origin}/issuers/${tenant}/offers/ses_${'0'.repeat(24)}`)
+        expect((await offerByReference()).response.status).toBe(404)
         // Bearer-like values in URLs, for the log check at the end.
         await timed(
           `${origin}/issuers/${tenant}/offers/${secrets.offerId}?access_token=${secrets.queryToken}`,
@@ -172,7 +175,7 @@ describe('issue 11: database fault on a PostgreSQL of the test’s own', () => {
 
         postgres.stop()
 
-        const [api, tokenRequest, protocol, health, live, ready] = await Promise.all([
+        const [api, tokenRequest, protocol, health, live, ready, nonceAnswer] = await Promise.all([
           timed(`${origin}/api/tenants/${tenant}`, { headers: auth }),
           timed(`${origin}/api/oauth2/token`, {
             method: 'POST',
@@ -183,11 +186,14 @@ describe('issue 11: database fault on a PostgreSQL of the test’s own', () => {
               client_secret: secrets.AUTH_CLIENT_SECRET,
             }),
           }),
-          nonce(),
+          offerByReference(),
           timed(`${origin}/api/health`),
           timed(`${origin}/healthz`),
           timed(`${origin}/readyz`),
+          nonce(),
         ])
+        // Issue 44: a c_nonce is stateless, so the nonce endpoint of a cached tenant still answers.
+        expect(nonceAnswer.response.status).toBe(200)
         // A refused connection is known at once; DATABASE_CONNECT_TIMEOUT_MS (3 s) bounds the rest.
         for (const answer of [api, tokenRequest, protocol]) expect(answer.ms).toBeLessThan(3500)
         expect(api.response.status).toBe(503)
@@ -232,7 +238,7 @@ describe('issue 11: database fault on a PostgreSQL of the test’s own', () => {
         const after = await timed(`${origin}/api/tenants/${tenant}`, { headers: auth })
         expect(after.response.status).toBe(200)
         expect(after.json().id).toBe(tenant)
-        expect((await nonce()).response.status).toBe(200)
+        expect((await offerByReference()).response.status).toBe(404)
 
         const output = service.output.join('')
         // The outage shows at warn level, with the driver's code.

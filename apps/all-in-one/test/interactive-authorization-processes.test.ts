@@ -11,7 +11,9 @@ const NS = 'org.iso.18013.5.1'
 /**
  * Issue 26: an Interactive Authorization follow-up is answered once (OpenID4VCI 1.1 §"Preventing
  * Session Fixation Attacks", FiPA -03 §5.2.2: the auth_session is single use): the same follow-up at
- * two issuer processes at the same moment gives exactly one authorization_code. All processes on one
+ * two issuer processes at the same moment gives exactly one authorization_code. Issue 44: the code
+ * is spent by the token request's one statement, which locks it: the same code at two processes at
+ * once gives one token (RFC 6749 §4.1.2, single use), and the second use revokes the grant. All processes on one
  * PostgreSQL database, behind one ingress: PUBLIC_URL is the first issuer process's origin.
  */
 describe.runIf(databaseUrl)(
@@ -109,7 +111,7 @@ describe.runIf(databaseUrl)(
       },
     ]
     it.each(forms)(
-      '$form, §"Preventing Session Fixation Attacks": the same follow-up at two issuer processes at once: one code, the other invalid_session',
+      '$form, §"Preventing Session Fixation Attacks": the same follow-up at two issuer processes at once: one code, the other invalid_session; the code at both at once: one token (RFC 6749 §4.1.2)',
       async (wire) => {
         const [first, , second] = processes as [ServiceProcess, ServiceProcess, ServiceProcess]
         const path = `/issuers/${tenant}/${wire.path}`
@@ -119,6 +121,7 @@ describe.runIf(databaseUrl)(
           body: new URLSearchParams(body),
         })
         for (let round = 0; round < 3; round++) {
+          const verifier = randomBytes(32).toString('base64url')
           const { credential, holder } = await issueOverHttp({
             apiBase: management.origin,
             auth,
@@ -130,9 +133,7 @@ describe.runIf(databaseUrl)(
             form({
               response_type: 'code',
               client_id: 'wallet-1',
-              code_challenge: createHash('sha256')
-                .update(randomBytes(32).toString('base64url'))
-                .digest('base64url'),
+              code_challenge: createHash('sha256').update(verifier).digest('base64url'),
               code_challenge_method: 'S256',
               scope: 'mdl',
               interaction_types_supported: wire.types,
@@ -162,6 +163,24 @@ describe.runIf(databaseUrl)(
           expect(answers.map((a) => a.status).sort()).toStrictEqual([200, 400])
           expect(answers.filter((a) => typeof a.body[wire.code] === 'string')).toHaveLength(1)
           expect(answers.find((a) => a.status === 400)?.body.error).toBe('invalid_session')
+          const code = answers.map((a) => a.body[wire.code]).find((c) => typeof c === 'string') as string
+          const tokens = await Promise.all(
+            [first, second].map(async (issuer) => {
+              const response = await fetch(
+                `${issuer.origin}/issuers/${tenant}/token`,
+                form({
+                  grant_type: 'authorization_code',
+                  code,
+                  code_verifier: verifier,
+                  client_id: 'wallet-1',
+                }),
+              )
+              return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+            }),
+          )
+          expect(tokens.map((t) => t.status).sort(), JSON.stringify(tokens)).toStrictEqual([200, 400])
+          expect(tokens.filter((t) => typeof t.body.access_token === 'string')).toHaveLength(1)
+          expect(tokens.find((t) => t.status === 400)?.body.error).toBe('invalid_grant')
         }
       },
       60_000,

@@ -157,7 +157,7 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
     })
   })
 
-  it('issue 44: the Initial Request sends 3 statements, the follow-up 4, the token 3 (no row read back that the step before returned)', async () => {
+  it("issue 44: the Initial Request sends 1 statement, the follow-up 2, the token 1 (the ceiling's count)", async () => {
     const pid = await issuePid()
     await initial() // the tenant's configurations and keys are cached from here on
     const counted = async <T>(step: () => Promise<T>) => {
@@ -165,27 +165,32 @@ describe('issue 26: Interactive Authorization (OpenID4VCI 1.1 §"Interactive Aut
       const result = await step()
       return { result, sent: statements() - before }
     }
-    // Pushed request, presentation session, interaction started.
-    const first = await counted(() => initial())
-    expect(first.result.status).toBe(401)
-    // auth_session taken (with its sender checks), presentation read, verified, code + session.
-    const answered = await counted(() => present(first.result.body, pid))
-    expect(answered.result.status, JSON.stringify(answered.result.body)).toBe(200)
-    // Code redeemed (PKCE and, without redirect_uri, only a code whose request had none), session, grant.
-    const token = await counted(() =>
-      postForm(`${issuer}/token`, {
-        grant_type: 'authorization_code',
-        code: answered.result.body.authorization_code,
-        code_verifier: first.result.verifier,
-        client_id: 'wallet-1',
-      }),
-    )
-    expect(token.result.status).toBe(200)
-    // A rate-limit flush or a scheduled job may land in a window: at most one statement more.
-    const expected = [3, 4, 3]
-    expect([first.sent, answered.sent, token.sent].map((n, i) => n - (expected[i] as number))).toSatisfy(
-      (extra: number[]) => extra.every((n) => n === 0 || n === 1) && extra.some((n) => n === 0),
-    )
+    const flow = async () => {
+      // The pushed request, waiting for the interaction, with its presentation session.
+      const first = await counted(() => initial())
+      expect(first.result.status).toBe(401)
+      // auth_session taken (with its sender checks) with its presentation; verified + code + session.
+      const answered = await counted(() => present(first.result.body, pid))
+      expect(answered.result.status, JSON.stringify(answered.result.body)).toBe(200)
+      // Code redeemed (PKCE and, without redirect_uri, only a code whose request had none) with its
+      // bindings checked, the session's token issued and the grant's refresh chain decided.
+      const token = await counted(() =>
+        postForm(`${issuer}/token`, {
+          grant_type: 'authorization_code',
+          code: answered.result.body.authorization_code,
+          code_verifier: first.result.verifier,
+          client_id: 'wallet-1',
+        }),
+      )
+      expect(token.result.status).toBe(200)
+      return [first.sent, answered.sent, token.sent]
+    }
+    // A rate-limit flush or a scheduled job may land in a step's window: each step's fewest of
+    // three flows is its own count, so one statement more in a step fails.
+    const runs = [await flow(), await flow(), await flow()]
+    expect([0, 1, 2].map((step) => Math.min(...runs.map((run) => run[step] as number)))).toStrictEqual([
+      1, 2, 1,
+    ])
   })
 
   it('issue 26: an attribute provider is asked with the presented credential (not a user), and its answer fills the rest of the mDL', async () => {

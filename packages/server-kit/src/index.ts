@@ -101,6 +101,7 @@ export {
   type ResultFields,
   type SessionOutcome,
   sessionEnding,
+  sessionFinished,
 } from './presentation/session-end'
 export {
   createStatusLists,

@@ -9,7 +9,7 @@ import {
   newRefreshToken,
   REFRESH_GRANT_SECONDS,
   REFRESH_TOKEN_SECONDS,
-  wantsRefreshTokens,
+  refreshTokenConfigurations,
 } from './refresh-chain'
 import { requireSenderConstraints } from './sender-constraints'
 
@@ -23,7 +23,7 @@ export async function authorizationCodeGrant(
   context: GrantContext,
 ): Promise<TokenResponse> {
   const { code, redirect_uri: redirectUri, code_verifier: codeVerifier } = request
-  const { requests, sessions } = context
+  const { requests } = context
   const hash = codeHash(code)
   // Before the code is spent, as for a pre-authorized code: a refused wallet retries with it, and
   // the session does not read token_issued for a token never issued.
@@ -39,7 +39,27 @@ export async function authorizationCodeGrant(
   if (!clientId) throw new ProtocolError('invalid_request', 'client_id is required')
   if (!codeVerifier) throw new ProtocolError('invalid_request', 'code_verifier is required (PKCE)')
   const now = context.deps.now()
-  const row = await requests.redeemCode(hash, now, redirectUri || undefined)
+  // One statement spends the code and, when every binding below holds, issues its session's token
+  // and starts the refresh token chain (a token computed here, kept only if a configuration wants one).
+  const refreshToken = newRefreshToken()
+  const wellFormed = /^[A-Za-z0-9._~-]{43,128}$/.test(codeVerifier)
+  const row = await requests.redeemCodeGrant(
+    hash,
+    now,
+    {
+      redirectUri: redirectUri || undefined,
+      clientId,
+      codeChallenge: wellFormed ? codeHash(codeVerifier) : null,
+      dpopJkt: context.dpopJkt ?? null,
+      attestedClientId: context.walletClient?.clientId ?? null,
+    },
+    {
+      refreshing: await refreshTokenConfigurations(context),
+      refreshTokenHash: codeHash(refreshToken),
+      expiresAt: new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000),
+      grantExpiresAt: new Date(now.getTime() + REFRESH_GRANT_SECONDS * 1000),
+    },
+  )
   if (!row) {
     const known = await requests.byCodeHash(hash)
     // RFC 6749 §4.1.3: redirect_uri is required when the authorization request had one; an
@@ -52,11 +72,12 @@ export async function authorizationCodeGrant(
     throw invalidGrant('the authorization code is invalid, expired or already used')
   }
   // RFC 6749 §4.1.3 and RFC 7636 §4.6: the code is bound to the client, the redirect_uri and
-  // the PKCE challenge; a failed check uses the code up, so it cannot be retried.
+  // the PKCE challenge; a failed check uses the code up, so it cannot be retried. The statement
+  // checked the same: these name the failure.
   if (row.clientId !== clientId) throw invalidGrant('the authorization code was issued to another client')
   if (row.redirectUri !== (redirectUri ?? ''))
     throw invalidGrant('redirect_uri differs from the authorization request')
-  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(codeVerifier) || !same(codeHash(codeVerifier), row.codeChallenge))
+  if (!wellFormed || !same(codeHash(codeVerifier), row.codeChallenge))
     throw invalidGrant('the PKCE code_verifier does not match the code_challenge')
   // DPoP §10: a dpop_jkt pushed with the request binds the code to that key.
   if (row.dpopJkt && context.dpopJkt !== row.dpopJkt)
@@ -66,17 +87,8 @@ export async function authorizationCodeGrant(
     throw new ProtocolError('invalid_client', 'the code was pushed by an attested client', {
       status: 401,
     })
-  // The claims of this request's holder login go into the session with the redemption.
-  if (!row.sessionId || !(await sessions.redeemAuthorized(row.sessionId, now, row.loginClaimsEncrypted)))
-    throw invalidGrant('the offer of this authorization is no longer open')
-  let refreshToken: string | undefined
-  if (await wantsRefreshTokens(context, row.credentialConfigurationIds)) refreshToken = newRefreshToken()
-  await requests.setRefreshToken(row.id, {
-    refreshTokenHash: refreshToken ? codeHash(refreshToken) : null,
-    // RFC 9449 §5: a public client's refresh token is bound to the DPoP key used here.
-    dpopJkt: row.dpopJkt ?? context.dpopJkt ?? null,
-    expiresAt: new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000),
-    grantExpiresAt: new Date(now.getTime() + REFRESH_GRANT_SECONDS * 1000),
-  })
-  return respondWithGrant(context, grantOf(row, refreshToken))
+  // The claims of this request's holder login went into the session with the redemption.
+  if (!row.authorized) throw invalidGrant('the offer of this authorization is no longer open')
+  const refreshed = row.refreshTokenHash === codeHash(refreshToken)
+  return respondWithGrant(context, grantOf(row, refreshed ? refreshToken : undefined))
 }

@@ -11,10 +11,15 @@ export const REFRESH_TOKEN_SECONDS = 7 * 86_400
  */
 export const REFRESH_GRANT_SECONDS = 30 * 86_400
 
+/** The tenant's configurations with `refreshTokens`: a grant of one of them starts a refresh token chain. */
+export async function refreshTokenConfigurations(scope: GrantScope): Promise<string[]> {
+  const configs = await scope.deps.tenants.credentialConfigs(scope.tenantId)
+  return configs.filter((c) => c.refreshTokens).map((c) => c.id)
+}
+
 /** Whether one of the configurations has `refreshTokens`, so their grant starts a refresh token chain. */
 export async function wantsRefreshTokens(scope: GrantScope, configurationIds: string[]): Promise<boolean> {
-  const configs = await scope.deps.tenants.credentialConfigs(scope.tenantId)
-  return configs.some((c) => configurationIds.includes(c.id) && c.refreshTokens)
+  return (await refreshTokenConfigurations(scope)).some((id) => configurationIds.includes(id))
 }
 
 /** A fresh refresh token (256 bits). */

@@ -9,6 +9,16 @@ import { configsOf, type LoginScope, newHandle } from './login-scope'
 /** Lifetime of an issuance session a wallet-initiated flow creates. */
 const SESSION_SECONDS = 600
 
+/**
+ * A pending presentation the code's statement verifies (Interactive Authorization, a flow without
+ * an offer): the code is handed out only if it does; `answered` is thrown when it was answered already.
+ */
+export interface PresentationVerified {
+  presentationSessionId: string
+  at: Date
+  answered: () => Error
+}
+
 /** A login's end: the request's authorization code, or why the holder is refused. */
 export type LoginOutcome = { code: string } | { denied: string }
 
@@ -23,6 +33,7 @@ export async function completeLogin(
   scope: LoginScope,
   row: AuthorizationRequestRow,
   login: HolderLogin,
+  verifies?: PresentationVerified,
 ): Promise<LoginOutcome> {
   const configs = await configsOf(scope, row.credentialConfigurationIds)
   const sessionId = row.sessionId ?? newId('ses')
@@ -36,6 +47,7 @@ export async function completeLogin(
         sessionId,
         configs.map((c) => c.id),
         claims.claims,
+        verifies,
       ),
     }
   const sealed = await withOfferClaims(scope, sessionId, claims.claims)
@@ -67,14 +79,19 @@ async function issueCodeWithSession(
   sessionId: string,
   credentialConfigurationIds: string[],
   claims: ClaimsByConfiguration,
+  verifies: PresentationVerified | undefined,
 ): Promise<string> {
   const { deps, tenantId } = scope
   const code = newHandle()
   const now = deps.now().getTime()
-  const issued = await scope.requests.issueCodeWithSession(
+  const { issued, verified } = await scope.requests.issueCodeWithSession(
     row.id,
     row.status,
-    { codeHash: codeHash(code), expiresAt: new Date(now + CODE_SECONDS * 1000) },
+    {
+      codeHash: codeHash(code),
+      expiresAt: new Date(now + CODE_SECONDS * 1000),
+      ...(verifies ? { presentationSessionId: verifies.presentationSessionId, at: verifies.at } : {}),
+    },
     {
       id: sessionId,
       credentialConfigurationIds,
@@ -85,6 +102,7 @@ async function issueCodeWithSession(
       expiresAt: new Date(now + SESSION_SECONDS * 1000),
     },
   )
+  if (verifies && !verified) throw verifies.answered()
   if (!issued) throw new ProtocolError('invalid_request', 'this authorization request is no longer pending')
   return code
 }

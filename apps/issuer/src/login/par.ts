@@ -1,6 +1,6 @@
 import { newId, type ParRequest, ProtocolError, REQUEST_URI_PREFIX } from '@credential-service/core-domain'
 import { codeHash } from '@credential-service/crypto'
-import { sessionByIssuerState } from '@credential-service/db-schema'
+import { type NewAuthorizationRequest, sessionByIssuerState } from '@credential-service/db-schema'
 import type { WalletClient } from '../services/client-attestation'
 import { type LoginScope, newHandle } from './login-scope'
 import { checkRequested, pushedRequestOf } from './pushed-request'
@@ -22,11 +22,20 @@ export async function pushAuthorizationRequest(scope: LoginScope, request: ParRe
 }
 
 /**
- * Stores a pushed request (PAR, or the parameters of an Interactive Authorization Initial
- * Request): its row, the request_uri handle (without its prefix) and the configurations
- * requested.
+ * Stores a pushed request (PAR): its row, the request_uri handle (without its prefix) and the
+ * configurations requested.
  */
 export async function storePushedRequest(scope: LoginScope, request: ParRequest, sender: PushSender = {}) {
+  const pushed = await pushedRequestRow(scope, request, sender)
+  return { ...pushed, row: await scope.requests.insert(pushed.row) }
+}
+
+/**
+ * A pushed request checked (PAR, or the parameters of an Interactive Authorization Initial
+ * Request), not stored yet: its row, the request_uri handle (without its prefix) and the
+ * configurations requested.
+ */
+export async function pushedRequestRow(scope: LoginScope, request: ParRequest, sender: PushSender = {}) {
   const { deps, tenantId } = scope
   const configs = await deps.tenants.credentialConfigs(tenantId)
   const pushed = pushedRequestOf(request, configs)
@@ -52,7 +61,7 @@ export async function storePushedRequest(scope: LoginScope, request: ParRequest,
   )
   const requestUri = newHandle()
   const id = newId('par')
-  const row = await scope.requests.insert({
+  const row: NewAuthorizationRequest = {
     id,
     requestUriHash: codeHash(requestUri),
     clientId: pushed.clientId,
@@ -66,6 +75,6 @@ export async function storePushedRequest(scope: LoginScope, request: ParRequest,
     attestedClientId: walletClient?.clientId ?? null,
     attestationJkt: walletClient?.instanceJkt ?? null,
     expiresAt: new Date(now.getTime() + REQUEST_URI_SECONDS * 1000),
-  })
+  }
   return { row, requestUri, requested: configs.filter((c) => requested.includes(c.id)) }
 }

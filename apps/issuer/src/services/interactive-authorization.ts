@@ -14,7 +14,11 @@ import {
   UpstreamUnavailableError,
 } from '@credential-service/core-domain'
 import { codeHash, PresentationRejected } from '@credential-service/crypto'
-import type { AuthorizationRequestRow, PresentationSessionRow } from '@credential-service/db-schema'
+import type {
+  AuthorizationRequestRow,
+  NewAuthorizationRequest,
+  PresentationSessionRow,
+} from '@credential-service/db-schema'
 import {
   createPresentationSession,
   dcApiRequests,
@@ -25,6 +29,7 @@ import {
   type PresentationDeps,
   readAuthorizationResponse,
   sessionEnding,
+  sessionFinished,
   verification,
   verifyVpToken,
 } from '@credential-service/server-kit'
@@ -37,7 +42,7 @@ import {
   newHandle,
   type PushSender,
   presentedHolder,
-  storePushedRequest,
+  pushedRequestRow,
 } from '../login'
 import type { TenantScope } from '../tenant-scope'
 
@@ -71,11 +76,14 @@ export function createInteractiveAuthorizationService(
   const login = createLoginScope(scope)
   const { requests, loginProvider, presentations } = login
 
-  /** §"Initial Request": the pushed request, then the interaction the wallet supports. */
+  /**
+   * §"Initial Request": the pushed request, stored with the interaction the wallet supports in one
+   * statement (a request refused here is not stored).
+   */
   async function initial(request: IaInitialRequest, sender: PushSender): Promise<IaOutcome> {
     const { interaction_types_supported: supported, ...parameters } = request
     // No redirect_uri: none is bound to the code, and /token takes none (RFC 6749 §4.1.3).
-    const pushed = await storePushedRequest(
+    const pushed = await pushedRequestRow(
       login,
       { ...parameters, redirect_uri: parameters.redirect_uri ?? '' },
       sender,
@@ -85,28 +93,24 @@ export function createInteractiveAuthorizationService(
     if (!providerId) {
       // An offer's own claims stand for the holder: authorized as it is (FiPA §5.2.1).
       if (!row.sessionId) throw new ProtocolError('access_denied', 'no holder login is configured')
-      return { kind: 'code', code: await issueCode(login, row, row.sessionId) }
+      return { kind: 'code', code: await issueCode(login, await requests.insert(row), row.sessionId) }
     }
     const provider = await loginProvider(providerId)
-    if (!provider) {
-      await requests.fail(row.id)
-      throw new ProtocolError('access_denied', 'the login provider of this credential is gone')
-    }
+    if (!provider) throw new ProtocolError('access_denied', 'the login provider of this credential is gone')
     const { interactions } = loginKindOf(provider)
     const interaction = chooseFormInteraction(form, interactions, supported)
     if (!interaction || (interaction.kind === 'web' && !row.redirectUri)) {
-      await requests.fail(row.id)
       if (interaction)
         throw new ProtocolError('invalid_request', 'redirect_uri is required to continue on the web')
       throw missingFormInteraction(form, interactions)
     }
     const authSession = newHandle()
     if (interaction.kind === 'web') {
-      await requests.startInteraction(row.id, {
+      await requests.insert({
+        ...row,
         authSessionHash: authSessionHash(authSession),
         interactionType: 'web',
         presentationSessionId: null,
-        expiresAt: row.expiresAt,
       })
       const expiresIn = Math.max(0, Math.round((row.expiresAt.getTime() - deps.now().getTime()) / 1000))
       return {
@@ -133,15 +137,13 @@ export function createInteractiveAuthorizationService(
    * response mode.
    */
   async function presentationRequest(
-    row: AuthorizationRequestRow,
+    row: NewAuthorizationRequest,
     presentationConfigId: string,
     authSession: string,
   ): Promise<Record<string, unknown>> {
     const config = await deps.tenants.presentationConfig(tenantId, presentationConfigId)
-    if (!config) {
-      await requests.fail(row.id)
+    if (!config)
       throw new ProtocolError('access_denied', 'the presentation configuration of this login is gone')
-    }
     const created = await createPresentationSession(deps, tenantId, {
       config,
       responseMode: config.responseMode,
@@ -149,6 +151,19 @@ export function createInteractiveAuthorizationService(
       webhookEndpointId: null,
       createdByClientId: `wallet:${row.clientId}`.slice(0, 200),
       responseUri: () => endpoint,
+      // The request waits for this session's answer, reachable by the auth_session until the
+      // session ends; it is tied to the session's nonce (§"Preventing Session Fixation Attacks").
+      store: (session) =>
+        requests.insertWithPresentation(
+          {
+            ...row,
+            authSessionHash: authSessionHash(authSession),
+            interactionType: 'presentation',
+            presentationSessionId: session.id as string,
+            expiresAt: session.expiresAt,
+          },
+          session,
+        ),
     })
     const { session } = created
     const signed = dcApiProtocolUnfit('openid4vp-v1-signed', config) === undefined
@@ -162,14 +177,7 @@ export function createInteractiveAuthorizationService(
       transactionData: null,
       expiresAt: session.expiresAt,
     })
-    // The auth_session is tied to this session's nonce (§"Preventing Session Fixation Attacks").
-    const started = await requests.startInteraction(row.id, {
-      authSessionHash: authSessionHash(authSession),
-      interactionType: 'presentation',
-      presentationSessionId: session.id,
-      expiresAt: session.expiresAt,
-    })
-    if (!started || !entry) throw new ProtocolError('invalid_request', 'this request is no longer pending')
+    if (!entry) throw new ProtocolError('invalid_request', 'this request is no longer pending')
     return entry.data
   }
 
@@ -185,12 +193,12 @@ export function createInteractiveAuthorizationService(
     // §"Preventing Session Fixation Attacks" / "Preventing Forwarding": the follow-up comes from the
     // wallet that started the request (its DPoP key, its attested wallet instance); another
     // sender's follow-up leaves the auth_session to its owner.
-    const row = await requests.takeAuthSession(hash, now, {
+    const taken = await requests.takeAuthSession(hash, now, {
       dpopJkt: sender.dpopJkt ?? null,
       attestationJkt: sender.walletClient?.instanceJkt ?? null,
     })
-    if (!row) throw await notTaken(hash, now, sender)
-    const session = row.presentationSessionId ? await presentations.get(row.presentationSessionId) : undefined
+    if (!taken) throw await notTaken(hash, now, sender)
+    const { row, presentation: session } = taken
     if (session?.status !== 'pending' || session.expiresAt <= now) {
       await requests.fail(row.id)
       throw invalidSession('the presentation of this auth_session is no longer open')
@@ -247,16 +255,27 @@ export function createInteractiveAuthorizationService(
     if (!checked) throw new PresentationRejected('the presentation configuration is gone')
     const presentedClaims = await verifyVpToken(checked, session, response.vp_token, binding(session))
     // The issuer's own session: no webhook, and the presented claims are not kept in it.
-    if (
-      !(await finishSession(deps, session, { status: 'verified' }, { status: 'verified', claims: {} }, now))
-    )
-      throw invalidSession('this presentation was answered already')
+    const verifiedOutcome = { status: 'verified' } as const
+    const answered = () => invalidSession('this presentation was answered already')
+    const finish = async () => {
+      if (!(await finishSession(deps, session, verifiedOutcome, { status: 'verified', claims: {} }, now)))
+        throw answered()
+    }
+    // Without an offer, the statement that hands out the code verifies the session (only then).
+    const folded = !row.sessionId
+    if (!folded) await finish()
     const outcome = await completeLogin(
       login,
       row,
       presentedHolder(session.presentationConfigId, presentedClaims),
+      folded ? { presentationSessionId: session.id, at: now, answered } : undefined,
     )
-    if ('denied' in outcome) throw new ProtocolError('access_denied', outcome.denied)
+    if ('denied' in outcome) {
+      // The presentation was verified; the holder it shows is refused.
+      if (folded) await finish()
+      throw new ProtocolError('access_denied', outcome.denied)
+    }
+    if (folded) sessionFinished(deps, session, verifiedOutcome)
     return { kind: 'code', code: outcome.code }
   }
 

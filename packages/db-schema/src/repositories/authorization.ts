@@ -1,9 +1,15 @@
-import { and, eq, gt, isNull, or, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, gt, isNull, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../database'
-import { type AuthorizationRequestRow, authorizationRequests, issuanceSessions } from '../schema'
+import {
+  type AuthorizationRequestRow,
+  authorizationRequests,
+  issuanceSessions,
+  type PresentationSessionRow,
+  presentationSessions,
+} from '../schema'
 import { deleteExpiredBatch } from './delete-expired-batch'
 import { insertValues, param, prepared, preparedInsert } from './prepared'
-import { rowsOf } from './rows'
+import { type NewPresentationSession, PRESENTATION_INSERT_COLUMNS } from './presentation'
 
 export type NewAuthorizationRequest = Omit<
   typeof authorizationRequests.$inferInsert,
@@ -25,6 +31,10 @@ const INSERT_COLUMNS = [
   'dpopJkt',
   'attestedClientId',
   'attestationJkt',
+  // Interactive Authorization: stored with the request, whose interaction is known when it is pushed.
+  'authSessionHash',
+  'interactionType',
+  'presentationSessionId',
   'expiresAt',
 ]
 
@@ -66,30 +76,144 @@ const statements = {
         loginBrowserHash: null,
       }),
     ),
-  redeemCode: (db: Database) =>
-    prepared(db, 'authz_redeem_code', (d) =>
-      stepOf(
-        d,
-        and(
-          eq(t.codeHash, param('codeHash')),
-          eq(t.status, 'code_issued'),
-          gt(t.expiresAt, at),
-          // A token request without redirect_uri redeems only a code whose request had none.
-          eq(t.redirectUri, sql`coalesce(${param('redirectUriOmitted')}::text, ${t.redirectUri})`),
-        ),
-        { status: 'redeemed' },
-      ),
-    ),
-  setRefreshToken: (db: Database) =>
-    prepared(db, 'authz_set_refresh_token', (d) =>
-      stepOf(d, and(eq(t.id, param('id')), eq(t.status, 'redeemed')), {
-        refreshTokenHash: param('refreshTokenHash'),
-        dpopJkt: param('dpopJkt'),
-        expiresAt: param('expiresAt'),
-        grantExpiresAt: param('grantExpiresAt'),
-        loginClaimsEncrypted: null,
-      }),
-    ),
+  // Interactive Authorization's Initial Request: the pushed request and its presentation session.
+  insertWithPresentation: (db: Database) =>
+    prepared(db, 'authz_insert_with_presentation', (d) => {
+      const presentation = d.$with('presentation').as(
+        d
+          .insert(presentationSessions)
+          .values(Object.fromEntries(PRESENTATION_INSERT_COLUMNS.map((c) => [c, param(`p_${c}`)])) as never)
+          .returning(),
+      )
+      const request = d.$with('request').as(
+        d
+          .insert(t)
+          .values(Object.fromEntries(INSERT_COLUMNS.map((c) => [c, param(c)])) as never)
+          .returning({ id: t.id }),
+      )
+      return d
+        .with(presentation, request)
+        .select()
+        .from(presentation)
+        .where(sql`exists (select 1 from ${request})`)
+    }),
+  // The auth_session taken, with the presentation session its answer is bound to.
+  takeAuthSession: (db: Database) =>
+    prepared(db, 'authz_take_auth_session', (d) => {
+      const taken = d
+        .$with('taken')
+        .as(
+          stepOf(
+            d,
+            and(
+              eq(t.authSessionHash, param('authSessionHash')),
+              eq(t.interactionType, 'presentation'),
+              eq(t.status, 'pushed'),
+              gt(t.expiresAt, at),
+              or(isNull(t.dpopJkt), eq(t.dpopJkt, param('dpopJkt'))),
+              or(isNull(t.attestationJkt), eq(t.attestationJkt, param('attestationJkt'))),
+            ),
+            { status: 'authorizing' },
+          ),
+        )
+      const p = presentationSessions
+      return d
+        .with(taken)
+        .select()
+        .from(taken)
+        .leftJoin(p, and(eq(p.tenantId, taken.tenantId), eq(p.id, taken.presentationSessionId)))
+    }),
+  // The holder's code and the flow's own session; with a presentation id, only if this statement
+  // also verifies that (pending) presentation.
+  issueCodeWithSession: (db: Database) =>
+    prepared(db, 'authz_issue_code_with_session', (d) => {
+      const presentationId = sql`${param('presentationSessionId')}::text`
+      const verified = d.$with('verified', { id: sql<string>`id` }).as(sql`
+        update ${presentationSessions} set status = 'verified', response_received_at = ${at}::timestamptz,
+          updated_at = now()
+        where tenant_id = ${tenant} and id = ${presentationId} and status = 'pending'
+        returning id`)
+      const issued = d.$with('issued', { id: sql<string>`id` }).as(sql`
+        update ${t} set status = 'code_issued', code_hash = ${param('codeHash')}::text,
+          session_id = ${param('sessionId')}::text, expires_at = ${param('expiresAt')}::timestamptz,
+          login_claims_encrypted = null, login_state_hash = null, login_secrets_encrypted = null,
+          login_browser_hash = null, updated_at = now()
+        where tenant_id = ${tenant} and id = ${param('id')}::text and status = ${param('from')}::text
+          and (${presentationId} is null or exists (select 1 from verified))
+        returning id`)
+      const session = d.$with('session', { id: sql<string>`id` }).as(sql`
+        insert into ${issuanceSessions} (tenant_id, id, status, credential_configuration_ids,
+          claims_encrypted, pre_authorized_code_hash, created_by_client_id, expires_at)
+        select ${tenant}::text, ${param('sessionId')}::text, 'offered', ${param('configurationIds')}::text[],
+          ${param('claimsEncrypted')}::text, ${param('preAuthorizedCodeHash')}::text,
+          ${param('createdByClientId')}::text, ${param('sessionExpiresAt')}::timestamptz
+        from issued
+        returning id`)
+      return d
+        .with(verified, issued, session)
+        .select({
+          issued: sql<number>`(select count(*) from ${session})::int`,
+          verified: sql<number>`(select count(*) from ${verified})::int`,
+        })
+        .from(sql`(select 1) as one`)
+    }),
+  // The token request's one statement (RFC 6749 §4.1.3): the code spent; when its bindings hold
+  // (client, redirect_uri, PKCE, DPoP key, attested client) its session's token issued with the
+  // holder's claims; when both, the grant's refresh token chain started. The code row is locked
+  // first, so of two redemptions of one code exactly one sees it issued.
+  redeemCodeGrant: (db: Database) =>
+    prepared(db, 'authz_redeem_code_grant', (d) => {
+      const dpopJkt = sql`${param('dpopJkt')}::text`
+      const code = d.$with('code', { id: sql<string>`id` }).as(sql`
+        select id, session_id, nullif(login_claims_encrypted, '') as login_claims,
+          coalesce(client_id = ${param('clientId')}::text and redirect_uri = ${param('redirectUri')}::text
+            and code_challenge = ${param('codeChallenge')}::text
+            and (dpop_jkt is null or dpop_jkt = ${dpopJkt})
+            and (attested_client_id is null or attested_client_id = ${param('attestedClientId')}::text),
+            false) as bound
+        from ${t}
+        where tenant_id = ${tenant} and code_hash = ${param('codeHash')}::text and status = 'code_issued'
+          and expires_at > ${at}::timestamptz
+          and redirect_uri = coalesce(${param('redirectUriOmitted')}::text, redirect_uri)
+        for update`)
+      // The holder login's claims, when the code flow had one, replace the offer's.
+      const session = d.$with('session', { id: sql<string>`id` }).as(sql`
+        update ${issuanceSessions} s set status = 'token_issued', token_issued_at = ${at}::timestamptz,
+          offer_code_encrypted = null, claims_encrypted = coalesce(code.login_claims, s.claims_encrypted),
+          claims = case when code.login_claims is null then s.claims end, updated_at = now()
+        from code
+        where code.bound and s.tenant_id = ${tenant} and s.id = code.session_id and s.status = 'offered'
+          and s.expires_at > ${at}::timestamptz
+        returning s.id`)
+      const authorized = sql`exists (select 1 from ${session})`
+      const refreshing = sql`${t.credentialConfigurationIds} && array(select jsonb_array_elements_text(${param('refreshing')}::jsonb))`
+      const whenAuthorized = (value: SQL, otherwise: SQL) =>
+        sql`case when ${authorized} then ${value} else ${otherwise} end`
+      return d
+        .with(code, session)
+        .update(t)
+        .set({
+          status: 'redeemed',
+          refreshTokenHash: whenAuthorized(
+            sql`case when ${refreshing} then ${param('refreshTokenHash')}::text end`,
+            sql`${t.refreshTokenHash}`,
+          ),
+          // RFC 9449 §5: a public client's refresh token is bound to the DPoP key used here.
+          dpopJkt: whenAuthorized(sql`coalesce(${t.dpopJkt}, ${dpopJkt})`, sql`${t.dpopJkt}`),
+          expiresAt: whenAuthorized(sql`${param('refreshExpiresAt')}::timestamptz`, sql`${t.expiresAt}`),
+          grantExpiresAt: whenAuthorized(
+            sql`${param('grantExpiresAt')}::timestamptz`,
+            sql`${t.grantExpiresAt}`,
+          ),
+          // The login claims went into the session: the copy here is dropped.
+          loginClaimsEncrypted: whenAuthorized(sql`null`, sql`${t.loginClaimsEncrypted}`),
+          updatedAt: sql`now()`,
+        })
+        .where(
+          and(eq(t.tenantId, tenant), sql`${t.id} = (select id from ${code})`, eq(t.status, 'code_issued')),
+        )
+        .returning({ ...getTableColumns(t), authorized: sql<boolean>`${authorized}` })
+    }),
   sessionByIssuerState: (db: Database) =>
     prepared(db, 'authz_session_by_issuer_state', (d) =>
       d
@@ -272,12 +396,14 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
 
     /**
      * issueCode for a flow without an offer: the code and the flow's own issuance session (status
-     * `offered`) in one statement. The session is stored only when the code is handed out.
+     * `offered`) in one statement. The session is stored only when the code is handed out. With
+     * `presentationSessionId` (Interactive Authorization), the same statement verifies that pending
+     * presentation, and the code is handed out only if it did (`verified` false: answered already).
      */
     async issueCodeWithSession(
       id: string,
       from: string,
-      code: { codeHash: string; expiresAt: Date },
+      code: { codeHash: string; expiresAt: Date; presentationSessionId?: string; at?: Date },
       session: {
         id: string
         credentialConfigurationIds: string[]
@@ -286,41 +412,45 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
         createdByClientId: string
         expiresAt: Date
       },
-    ): Promise<boolean> {
-      const v = insertValues(issuanceSessions, ['credentialConfigurationIds', 'expiresAt'], session)
-      const result = await db.execute(sql`
-        with issued as (
-          update ${t} set status = 'code_issued', code_hash = ${code.codeHash}, session_id = ${session.id},
-            expires_at = ${iso(code.expiresAt)}::timestamptz, login_claims_encrypted = null,
-            login_state_hash = null, login_secrets_encrypted = null, login_browser_hash = null,
-            updated_at = now()
-          where tenant_id = ${tenantId} and id = ${id} and status = ${from}
-          returning id
-        )
-        insert into ${issuanceSessions} (tenant_id, id, status, credential_configuration_ids,
-          claims_encrypted, pre_authorized_code_hash, created_by_client_id, expires_at)
-        select ${tenantId}::text, ${session.id}::text, 'offered', ${v.credentialConfigurationIds}::text[],
-          ${session.claimsEncrypted}::text, ${session.preAuthorizedCodeHash}::text,
-          ${session.createdByClientId}::text, ${v.expiresAt}::timestamptz
-        from issued
-        returning id`)
-      return rowsOf(result).length > 0
+    ): Promise<{ issued: boolean; verified: boolean }> {
+      const v = insertValues(issuanceSessions, ['credentialConfigurationIds'], session)
+      const [row] = await statements.issueCodeWithSession(db).execute({
+        tenantId,
+        id,
+        from,
+        at: iso(code.at ?? new Date()),
+        presentationSessionId: code.presentationSessionId ?? null,
+        codeHash: code.codeHash,
+        expiresAt: iso(code.expiresAt),
+        sessionId: session.id,
+        configurationIds: v.credentialConfigurationIds,
+        claimsEncrypted: session.claimsEncrypted,
+        preAuthorizedCodeHash: session.preAuthorizedCodeHash,
+        createdByClientId: session.createdByClientId,
+        sessionExpiresAt: iso(session.expiresAt),
+      })
+      return { issued: Number(row?.issued) > 0, verified: Number(row?.verified) > 0 }
     },
 
     /**
-     * OpenID4VCI 1.1 Interactive Authorization: the pushed request now waits for its interaction,
-     * reachable by the `auth_session` (hashed) until `expiresAt`.
+     * OpenID4VCI 1.1 Interactive Authorization's Initial Request answered with a presentation: the
+     * pushed request, waiting for it (its `authSessionHash`, interaction and presentation session
+     * set), and that presentation session, in one statement. Returns the session as stored.
      */
-    startInteraction(
-      id: string,
-      interaction: {
-        authSessionHash: string
-        interactionType: 'presentation' | 'web'
-        presentationSessionId: string | null
-        expiresAt: Date
-      },
-    ) {
-      return step(and(eq(t.id, id), eq(t.status, 'pushed')), interaction)
+    async insertWithPresentation(
+      row: NewAuthorizationRequest,
+      presentation: NewPresentationSession,
+    ): Promise<PresentationSessionRow> {
+      const request = insertValues(t, INSERT_COLUMNS, { ...row, tenantId, status: 'pushed' })
+      const session = insertValues(presentationSessions, PRESENTATION_INSERT_COLUMNS, {
+        ...presentation,
+        tenantId,
+      })
+      const [stored] = await statements.insertWithPresentation(db).execute({
+        ...request,
+        ...Object.fromEntries(Object.entries(session).map(([column, value]) => [`p_${column}`, value])),
+      })
+      return stored as PresentationSessionRow
     },
 
     /** The request an `auth_session` names while it waits, without taking it (why a take failed). */
@@ -336,24 +466,24 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
      * Takes a presentation interaction's `auth_session` (single use) for the sender of its Initial
      * Request (its DPoP key and attested wallet instance, where it had them): one conditional
      * update, so of two follow-ups with the same auth_session, in any process, exactly one gets the
-     * row, and another sender's follow-up leaves it to its owner.
+     * row, and another sender's follow-up leaves it to its owner. The presentation session the
+     * answer is bound to comes with it (undefined when gone).
      */
-    takeAuthSession(
+    async takeAuthSession(
       authSessionHash: string,
       at: Date,
       sender: { dpopJkt: string | null; attestationJkt: string | null },
-    ) {
-      return step(
-        and(
-          eq(t.authSessionHash, authSessionHash),
-          eq(t.interactionType, 'presentation'),
-          eq(t.status, 'pushed'),
-          gt(t.expiresAt, at),
-          or(isNull(t.dpopJkt), eq(t.dpopJkt, sender.dpopJkt ?? '')),
-          or(isNull(t.attestationJkt), eq(t.attestationJkt, sender.attestationJkt ?? '')),
-        ),
-        { status: 'authorizing' },
-      )
+    ): Promise<
+      { row: AuthorizationRequestRow; presentation: PresentationSessionRow | undefined } | undefined
+    > {
+      const [taken] = await statements.takeAuthSession(db).execute({
+        tenantId,
+        authSessionHash,
+        at: iso(at),
+        dpopJkt: sender.dpopJkt ?? '',
+        attestationJkt: sender.attestationJkt ?? '',
+      })
+      return taken && { row: taken.taken, presentation: taken.presentation_sessions ?? undefined }
     },
 
     /** Gives a taken `auth_session` back when its presentation could not be judged now (a retry may follow). */
@@ -372,44 +502,39 @@ export function createAuthorizationRequestRepository(db: Database, tenantId: str
     },
 
     /**
-     * RFC 6749 §4.1.3: the code is single-use and short-lived; the caller checks its bindings.
-     * Without a `redirectUri` only a code whose request had none (Interactive Authorization) is
-     * redeemed: another is left unspent for the wallet to retry with one.
+     * RFC 6749 §4.1.3: the code is single-use and short-lived, spent by the one statement of the
+     * token request (`redeemCodeGrant` above). Without a `redirectUri` only a code whose request had
+     * none (Interactive Authorization) is redeemed: another is left unspent for the wallet to retry
+     * with one. The row comes back spent whatever its bindings; `authorized` when they held and its
+     * session's token was issued (the caller checks the bindings again to say which failed). The
+     * refresh token (hashed) is stored when the grant has one of the `refreshing` configurations.
      */
-    async redeemCode(
+    async redeemCodeGrant(
       codeHash: string,
       at: Date,
-      redirectUri: string | undefined,
-    ): Promise<AuthorizationRequestRow | undefined> {
-      const [row] = await statements.redeemCode(db).execute({
+      request: {
+        redirectUri: string | undefined
+        clientId: string
+        /** The hash of a well-formed code_verifier (RFC 7636 §4.6), else null. */
+        codeChallenge: string | null
+        dpopJkt: string | null
+        attestedClientId: string | null
+      },
+      grant: { refreshing: string[]; refreshTokenHash: string; expiresAt: Date; grantExpiresAt: Date },
+    ): Promise<(AuthorizationRequestRow & { authorized: boolean }) | undefined> {
+      const [row] = await statements.redeemCodeGrant(db).execute({
         tenantId,
         codeHash,
         at: iso(at),
-        redirectUriOmitted: redirectUri === undefined ? '' : null,
-      })
-      return row
-    },
-
-    /**
-     * The first refresh token of a redeemed grant, or none (the grant then ends with the code), the
-     * DPoP key it is bound to and the end of its chain. The login claims went into the session with
-     * the redemption: the copy here is dropped.
-     */
-    async setRefreshToken(
-      id: string,
-      grant: {
-        refreshTokenHash: string | null
-        dpopJkt: string | null
-        expiresAt: Date
-        grantExpiresAt: Date
-      },
-    ): Promise<AuthorizationRequestRow | undefined> {
-      const [row] = await statements.setRefreshToken(db).execute({
-        tenantId,
-        id,
+        redirectUriOmitted: request.redirectUri === undefined ? '' : null,
+        redirectUri: request.redirectUri ?? '',
+        clientId: request.clientId,
+        codeChallenge: request.codeChallenge,
+        dpopJkt: request.dpopJkt,
+        attestedClientId: request.attestedClientId,
+        refreshing: JSON.stringify(grant.refreshing),
         refreshTokenHash: grant.refreshTokenHash,
-        dpopJkt: grant.dpopJkt,
-        expiresAt: iso(grant.expiresAt),
+        refreshExpiresAt: iso(grant.expiresAt),
         grantExpiresAt: iso(grant.grantExpiresAt),
       })
       return row

@@ -252,23 +252,6 @@ const statements = {
         .select({ id: notified.id, queued: sql<boolean>`exists (select 1 from ${queued})`.as('queued') })
         .from(notified)
     }),
-  redeemAuthorized: (db: Database) =>
-    prepared(db, 'issuance_redeem_authorized', (d) => {
-      // The holder login's claims, when the code flow had one, replace the offer's.
-      const login = sql`${param('claimsEncrypted')}::text`
-      return d
-        .update(issuanceSessions)
-        .set({
-          status: 'token_issued',
-          tokenIssuedAt: at,
-          offerCodeEncrypted: null,
-          claimsEncrypted: sql`coalesce(${login}, ${issuanceSessions.claimsEncrypted})`,
-          legacyClaims: sql`case when ${login} is null then ${issuanceSessions.legacyClaims} end`,
-          updatedAt: sql`now()`,
-        })
-        .where(openSession)
-        .returning()
-    }),
 }
 
 export type NewIssuanceSession = Omit<typeof issuanceSessions.$inferInsert, 'tenantId'>
@@ -378,26 +361,6 @@ export function createIssuanceSessionRepository(db: Database, tenantId: string) 
       const [row] = await statements
         .redeemWithTxCode(db)
         .execute({ tenantId, codeHash, txCodeHash, limit, at: at.toISOString() })
-      return row
-    },
-
-    /**
-     * Authorization code flow (OpenID4VCI §5): the token request moves the session of an
-     * authorized request out of `offered`, so the offer's pre-authorized code no longer redeems.
-     * `claimsEncrypted` (the claims of that request's holder login) replace the session's claims in
-     * the same statement: of two logins on one offer, only the redeeming one's claims are issued.
-     */
-    async redeemAuthorized(
-      id: string,
-      at: Date,
-      claimsEncrypted?: string | null,
-    ): Promise<IssuanceSessionRow | undefined> {
-      const [row] = await statements.redeemAuthorized(db).execute({
-        tenantId,
-        id,
-        at: at.toISOString(),
-        claimsEncrypted: claimsEncrypted || null,
-      })
       return row
     },
 

@@ -5,7 +5,8 @@ import { insertValues, param, prepared, preparedInsert } from './prepared'
 import { rowsOf } from './rows'
 import { deliveriesInsert, type NewWebhookDelivery } from './webhook-deliveries'
 
-const INSERT_COLUMNS = [
+/** The columns a new session is stored with (also by authorization.ts, with its request). */
+export const PRESENTATION_INSERT_COLUMNS = [
   'tenantId',
   'id',
   'requestId',
@@ -135,12 +136,12 @@ export function createPresentationSessionRepository(db: Database, tenantId: stri
 
   return {
     async insert(row: NewPresentationSession): Promise<PresentationSessionRow> {
-      const values = insertValues(presentationSessions, INSERT_COLUMNS, { ...row, tenantId })
+      const values = insertValues(presentationSessions, PRESENTATION_INSERT_COLUMNS, { ...row, tenantId })
       const [inserted] = await preparedInsert(
         db,
         'presentation_insert',
         presentationSessions,
-        INSERT_COLUMNS,
+        PRESENTATION_INSERT_COLUMNS,
       ).execute(values)
       return inserted as PresentationSessionRow
     },

@@ -25,6 +25,7 @@ import {
 import {
   createPresentationSessionRepository,
   type Database,
+  type NewPresentationSession,
   type PresentationSessionRow,
 } from '@credential-service/db-schema'
 import { verifierTrustChain } from '../federation/own-trust-chain'
@@ -76,6 +77,8 @@ export interface PresentationSessionCreate {
   responseUri?: (requestId: string) => string
   /** Where a `dc-api` page posts the browser's answer; by default the verifier's `/dc-api/{requestId}`. */
   dcApiResponseUri?: (requestId: string) => string
+  /** Stores the session (with what the caller stores in the same statement); by default alone. */
+  store?: (session: NewPresentationSession) => Promise<PresentationSessionRow>
 }
 
 export interface PresentationSessionCreated {
@@ -121,7 +124,7 @@ export async function createPresentationSession(
   const transactionData =
     input.transactionData?.map((entry) => Buffer.from(JSON.stringify(entry)).toString('base64url')) ?? null
   const encryptionKid = randomBytes(12).toString('base64url')
-  const session = await sessions.insert({
+  const session = await (input.store ?? sessions.insert)({
     id,
     requestId,
     status: 'pending',

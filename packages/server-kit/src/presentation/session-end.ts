@@ -37,19 +37,26 @@ export async function finishSession(
   now: Date,
 ): Promise<boolean> {
   const ended = await endSession(deps, row, outcome, event, now)
-  if (ended) {
-    deps.metrics.presentationFinished(row.tenantId, outcome.status)
-    deps.log.info?.(
-      {
-        tenantId: row.tenantId,
-        sessionId: row.id,
-        presentationConfigId: row.presentationConfigId,
-        ...(outcome.failureReason ? { failureReason: outcome.failureReason } : {}),
-      },
-      outcome.status === 'verified' ? 'presentation verified' : 'presentation failed',
-    )
-  }
+  if (ended) sessionFinished(deps, row, outcome)
   return ended
+}
+
+/** The metric and log line of a session ended (by finishSession, or by a caller's own statement). */
+export function sessionFinished(
+  deps: Pick<PresentationDeps, 'metrics' | 'log'>,
+  row: PresentationSessionRow,
+  outcome: SessionOutcome,
+): void {
+  deps.metrics.presentationFinished(row.tenantId, outcome.status)
+  deps.log.info?.(
+    {
+      tenantId: row.tenantId,
+      sessionId: row.id,
+      presentationConfigId: row.presentationConfigId,
+      ...(outcome.failureReason ? { failureReason: outcome.failureReason } : {}),
+    },
+    outcome.status === 'verified' ? 'presentation verified' : 'presentation failed',
+  )
 }
 
 async function endSession(

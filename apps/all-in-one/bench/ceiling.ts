@@ -56,6 +56,16 @@ const statusLists = createStatusLists({ maxSeconds: 0, maxEntries: 1, maxBytes: 
  * with room and the index claimed in one statement, as the service does.
  */
 async function allocateStatus(sql: Sql, s: Setup, sessionId: string): Promise<{ idx: number; uri: string }> {
+  // A random index already taken (the birthday bound: likely once in a run of a few thousand) is
+  // drawn again, as the service does.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const claimed = await claimStatus(sql, s, sessionId)
+    if (claimed) return claimed
+  }
+  throw new Error('ceiling: no status list entry')
+}
+
+async function claimStatus(sql: Sql, s: Setup, sessionId: string) {
   const [row] = await sql.run(
     `with list as (
        update status_lists set allocated = allocated + 1
@@ -70,8 +80,7 @@ async function allocateStatus(sql: Sql, s: Setup, sessionId: string): Promise<{ 
      select list_id, idx from claimed`,
     [s.tenant, randomBytes(6).readUIntBE(0, 6) / 2 ** 48, sessionId],
   )
-  if (!row) throw new Error('ceiling: no status list entry')
-  return { idx: Number(row.idx), uri: `${issuerUrl}/status-lists/${row.list_id}` }
+  return row ? { idx: Number(row.idx), uri: `${issuerUrl}/status-lists/${row.list_id}` } : undefined
 }
 
 type CeilingIssuance = 'sd-jwt' | 'mdoc' | 'sd-jwt with status'

@@ -6,7 +6,8 @@
  * short batches between them (A B A B …), each side's CPU summed over its batches.
  *
  * Both tenants are set up by this checkout's bench the same way, without the authorization code
- * configuration (older checkouts do not have it), so they serve the same metadata.
+ * configuration (older checkouts do not have it; BENCH_COMPARE_CODE_FLOW adds it), so they serve
+ * the same metadata.
  *
  * `BENCH_COMPARE=pods` (issue 44): this checkout against itself, A with BENCH_PODS issuer and
  * verifier processes behind the round-robin ingress (2 by default), B with one of each (as
@@ -27,6 +28,11 @@ const LEVELS = [1, 8, 32]
 const FLOWS_PER_LEVEL = Number(process.env.BENCH_FLOWS ?? 200)
 /** Batches per side and level: more batches interleave more finely. */
 const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 8)
+/**
+ * BENCH_COMPARE_CODE_FLOW=1: the authorization code and Interactive Authorization flows too, for a
+ * checkout that has them (2026-12 and later); older ones cannot set up their configurations.
+ */
+const codeFlow = Boolean(process.env.BENCH_COMPARE_CODE_FLOW)
 
 interface Side {
   name: string
@@ -77,11 +83,9 @@ export async function compareCheckouts(other: string, only: string[] | undefined
     ] as const) {
       const name = sideNames[index] as string
       const service = await start(url, checkout, index)
-      const { tenant, auth, client } = await setUpTenant(service.base, service.rootClient, {
-        codeFlow: false,
-      })
+      const { tenant, auth, client } = await setUpTenant(service.base, service.rootClient, { codeFlow })
       const wallet = await createWalletFlow(service.base, client)
-      const all = await createFlows(service.base, tenant, auth, { codeFlow: false, wallet })
+      const all = await createFlows(service.base, tenant, auth, { codeFlow, wallet })
       const flows = Object.fromEntries(
         Object.entries(all).filter(
           ([flow]) => !only || only.some((part) => flow.toLowerCase().includes(part)),

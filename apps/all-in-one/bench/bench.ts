@@ -19,7 +19,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
-import { measureCeilings } from './ceiling'
+import { type CeilingResult, openCeilings } from './ceiling'
 import { compareCheckouts } from './compare'
 import { CODE_FLOW, createFlows, type Flow, INTERACTIVE_FLOW, setUpTenant, WALLET_FLOW } from './flows'
 import { measureHttpFloor } from './http-floor'
@@ -68,6 +68,8 @@ interface Row {
   cpuMsPerFlowByProcess: Record<string, number>
   /** The same, per app: the processes of an app (`issuer`, `issuer-2`) together. */
   cpuMsPerFlowByApp: Record<string, number>
+  /** The flow's ceiling, measured right after its rows (ceiling.ts). */
+  ceilingMs?: number
   ceilingRatio?: number
   /** Server CPU per flow as a multiple of the ceiling plus one bare HTTP request per request sent (http-floor.ts). */
   protocolCeilingRatio?: number
@@ -250,14 +252,29 @@ async function main() {
     // Warm-up: every flow several times, so the first measured level does not pay for JIT compilation.
     // Round robin splits it between the pods: each pod gets as many as one process would.
     await warmUp(Object.values(flows), WARMUP_FLOWS * PODS)
-    for (const [name, flow] of Object.entries(flows)) {
-      // Again right before its rows: the other flows' warm-up ran since, on code this one shares.
-      await warmUp([flow], Math.ceil(WARMUP_FLOWS / 6))
-      for (const concurrency of LEVELS) {
-        const row = await runLevel(name, flow, concurrency, service.processes, metricsReader)
-        results.push(row)
-        console.log(JSON.stringify(row))
+    const ceilingsAt = await openCeilings(databaseUrl, CEILING_ITERATIONS, { warmup: WARMUP_FLOWS })
+    const ceilings: CeilingResult[] = []
+    try {
+      for (const [name, flow] of Object.entries(flows)) {
+        // Again right before its rows: the other flows' warm-up ran since, on code this one shares.
+        await warmUp([flow], Math.ceil(WARMUP_FLOWS / 6))
+        const rows: Row[] = []
+        for (const concurrency of LEVELS) {
+          const row = await runLevel(name, flow, concurrency, service.processes, metricsReader)
+          rows.push(row)
+          console.log(JSON.stringify(row))
+        }
+        // The flow's ceiling right after its rows, on the machine as they had it (the wallet's row
+        // does the SD-JWT VC issuance's work: the same ceiling, measured again at its time).
+        const ceiling = await ceilingsAt.measure(name === WALLET_FLOW ? 'issuance (SD-JWT VC)' : name)
+        if (ceiling) {
+          if (!ceilings.some((c) => c.flow === ceiling.flow)) ceilings.push(ceiling)
+          for (const row of rows) row.ceilingMs = round(ceiling.cpuMsPerFlow, 3)
+        }
+        results.push(...rows)
       }
+    } finally {
+      await ceilingsAt.close()
     }
     const requestCosts =
       wallet && flows[WALLET_FLOW]
@@ -277,21 +294,12 @@ async function main() {
             FLOWS_PER_LEVEL,
           )
         : []
-    // The ceilings of the flows that ran; the wallet's row shares the SD-JWT VC issuance's.
-    const ran = Object.keys(flows).map((name) => (name === WALLET_FLOW ? 'issuance (SD-JWT VC)' : name))
-    const ceilings = await measureCeilings(databaseUrl, CEILING_ITERATIONS, {
-      warmup: WARMUP_FLOWS,
-      wanted: (flow) => ran.includes(flow),
-    })
     // At least 200 bare requests a round: /proc counts CPU in 10 ms ticks.
     const httpFloor = await measureHttpFloor(LEVELS, Math.max(200, Math.min(5 * FLOWS_PER_LEVEL, 1000)))
     for (const row of results) {
-      // The wallet's row does the SD-JWT VC issuance's work with more requests: the same ceiling.
-      const ceilingFlow = row.flow === WALLET_FLOW ? 'issuance (SD-JWT VC)' : row.flow
-      const ceiling = ceilings.find((c) => c.flow === ceilingFlow)
-      if (!ceiling) continue
-      row.ceilingRatio = round(row.serverCpuMsPerFlow / ceiling.cpuMsPerFlow, 2)
-      const withHttp = ceiling.cpuMsPerFlow + row.requestsPerFlow * (httpFloor.get(row.concurrency) ?? 0)
+      if (row.ceilingMs === undefined) continue
+      row.ceilingRatio = round(row.serverCpuMsPerFlow / row.ceilingMs, 2)
+      const withHttp = row.ceilingMs + row.requestsPerFlow * (httpFloor.get(row.concurrency) ?? 0)
       row.protocolCeilingRatio = round(row.serverCpuMsPerFlow / withHttp, 2)
     }
     const httpFloorMs = Object.fromEntries([...httpFloor].map(([level, ms]) => [level, round(ms, 3)]))

@@ -277,15 +277,24 @@ async function presentationFlow(sql: Sql, s: Setup, wallet: Wallet, status = NO_
   return walletCpu
 }
 
+/** The ceilings of one bench run: set up once, each flow measured when asked. */
+export interface Ceilings {
+  /** The flow's ceiling now (undefined for a flow without one). */
+  measure(flow: string): Promise<CeilingResult | undefined>
+  close(): Promise<void>
+}
+
 /**
- * CPU milliseconds per flow of the unavoidable work, after `warmup` flows (20 at most): the flows
- * `wanted` names (all by default), so a run of some flows does not wait for the others' ceilings.
+ * The ceilings' database, tenant, keys and wallets, ready to measure any flow's: the bench measures
+ * each flow's right after its rows, so that both see the machine in the same state (this VM's speed
+ * drifts by a third over minutes, and a ceiling taken at the end of a run made the first rows'
+ * multiples read high or low).
  */
-export async function measureCeilings(
+export async function openCeilings(
   databaseUrl: string | undefined,
   iterations: number,
-  { warmup = 20, wanted = () => true }: { warmup?: number; wanted?: (flow: string) => boolean } = {},
-): Promise<CeilingResult[]> {
+  { warmup = 20 }: { warmup?: number } = {},
+): Promise<Ceilings> {
   const warmups = Math.min(20, warmup)
   const sql = await openSql(databaseUrl)
   let stopStatusServer = async () => {}
@@ -378,7 +387,7 @@ export async function measureCeilings(
         return (cpuMs() - started - walletCpu) / iterations
       })
     }
-    const results: CeilingResult[] = []
+    const measurements = new Map<string, () => Promise<CeilingResult>>()
     const issuances: [CeilingIssuance, string, number][] = [
       // The c_nonce is stateless (issue 44): no statement at the nonce request.
       ['sd-jwt', 'issuance (SD-JWT VC)', 5],
@@ -386,44 +395,46 @@ export async function measureCeilings(
       // Issue 44 item 5: one statement more, the status list entry.
       ['sd-jwt with status', 'issuance with status list (SD-JWT VC)', 6],
     ]
-    for (const [format, flow, sqlStatements] of issuances.filter(([, flow]) => wanted(flow))) {
-      for (const proof of await proofs(warmups)) await issuanceFlow(sql, s, format, proof)
-      const cpuMsPerFlow = await rounds(async () => {
-        const timed = await proofs(iterations)
-        const started = cpuMs()
-        for (const proof of timed) await issuanceFlow(sql, s, format, proof)
-        return (cpuMs() - started) / iterations
+    for (const [format, flow, sqlStatements] of issuances)
+      measurements.set(flow, async () => {
+        for (const proof of await proofs(warmups)) await issuanceFlow(sql, s, format, proof)
+        const cpuMsPerFlow = await rounds(async () => {
+          const timed = await proofs(iterations)
+          const started = cpuMs()
+          for (const proof of timed) await issuanceFlow(sql, s, format, proof)
+          return (cpuMs() - started) / iterations
+        })
+        return { flow, cpuMsPerFlow, sqlStatements }
       })
-      results.push({ flow, cpuMsPerFlow, sqlStatements })
-    }
     const codeFlowName = 'issuance, authorization code (PAR + PKCE + DPoP)'
-    if (wanted(codeFlowName)) {
+    measurements.set(codeFlowName, async () => {
       const nonceKey = randomBytes(32)
       const codeWallets = await codeFlowWallets(s.tenant, nonceKey)
       const code = { ...s, nonceKey }
-      results.push({
+      return {
         flow: codeFlowName,
         cpuMsPerFlow: await walletRounds(codeWallets, (prepared) => codeFlow(sql, code, prepared)),
         sqlStatements: 11,
-      })
-    }
+      }
+    })
     const presentations: [string, Wallet, StatusSource][] = [
       ['presentation (direct_post.jwt)', wallet, NO_STATUS],
       ['presentation with status list (direct_post.jwt)', statusWallet, cachedStatus],
     ]
-    for (const [flow, presenting, status] of presentations.filter(([flow]) => wanted(flow))) {
-      for (let i = 0; i < warmups; i++) await presentationFlow(sql, s, presenting, status)
-      const cpuMsPerFlow = await rounds(async () => {
-        let walletCpu = 0
-        const started = cpuMs()
-        for (let i = 0; i < iterations; i++) walletCpu += await presentationFlow(sql, s, presenting, status)
-        return (cpuMs() - started - walletCpu) / iterations
+    for (const [flow, presenting, status] of presentations)
+      measurements.set(flow, async () => {
+        for (let i = 0; i < warmups; i++) await presentationFlow(sql, s, presenting, status)
+        const cpuMsPerFlow = await rounds(async () => {
+          let walletCpu = 0
+          const started = cpuMs()
+          for (let i = 0; i < iterations; i++) walletCpu += await presentationFlow(sql, s, presenting, status)
+          return (cpuMs() - started - walletCpu) / iterations
+        })
+        return { flow, cpuMsPerFlow, sqlStatements: 5 }
       })
-      results.push({ flow, cpuMsPerFlow, sqlStatements: 5 })
-    }
     // Issue 44 item 5: Interactive Authorization, the PID presented inline, an mdoc issued.
     const interactiveFlowName = 'issuance, interactive authorization (PID presented → mdoc)'
-    if (wanted(interactiveFlowName)) {
+    measurements.set(interactiveFlowName, async () => {
       const iaTrust = presentationTrust({
         anchors: [parseCertificate(s.certificate)],
         acceptAnyIssuer: false,
@@ -439,15 +450,20 @@ export async function measureCeilings(
         )
       const iaWallets = async (count: number) =>
         (await proofs(count)).map((proof) => interactiveWallet(presentPid, proof))
-      results.push({
+      return {
         flow: interactiveFlowName,
         cpuMsPerFlow: await walletRounds(iaWallets, (prepared) => interactiveFlow(sql, s, iaTrust, prepared)),
         sqlStatements: 6,
-      })
+      }
+    })
+    const close = async () => {
+      await stopStatusServer()
+      await sql.close()
     }
-    return results
-  } finally {
+    return { measure: async (flow) => measurements.get(flow)?.(), close }
+  } catch (error) {
     await stopStatusServer()
     await sql.close()
+    throw error
   }
 }

@@ -279,16 +279,23 @@ async function presentationFlow(sql: Sql, s: Setup, wallet: Wallet, status = NO_
 
 /** The ceilings of one bench run: set up once, each flow measured when asked. */
 export interface Ceilings {
-  /** The flow's ceiling now (undefined for a flow without one). */
-  measure(flow: string): Promise<CeilingResult | undefined>
+  /** One round of the flow's ceiling now, `count` flows (`iterations` by default); undefined without one. */
+  round(flow: string, count?: number): Promise<CeilingResult | undefined>
   close(): Promise<void>
+}
+
+interface CeilingFlow {
+  sqlStatements: number
+  warm(): Promise<void>
+  /** CPU ms per flow over `count` flows. */
+  round(count: number): Promise<number>
 }
 
 /**
  * The ceilings' database, tenant, keys and wallets, ready to measure any flow's: the bench measures
- * each flow's right after its rows, so that both see the machine in the same state (this VM's speed
- * drifts by a third over minutes, and a ceiling taken at the end of a run made the first rows'
- * multiples read high or low).
+ * a round of each flow's ceiling right before and right after each of its rows, so that both see the
+ * machine in the same state (this VM's speed drifts by a third over minutes, and ceilings taken at
+ * the end of a run made the same code's multiples read 1.2 in one run and 2.1 in the next).
  */
 export async function openCeilings(
   databaseUrl: string | undefined,
@@ -367,27 +374,26 @@ export async function openCeilings(
       statusLists: createStatusLists({ maxSeconds: 300, maxEntries: 10, maxBytes: 1024 * 1024 }),
     }
 
-    // Three rounds of each, reported as the median: one round is at the mercy of whatever else
-    // the machine is doing at that moment.
-    const median = (values: number[]) =>
-      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
-    const rounds = async (round: () => Promise<number>) =>
-      median([await round(), await round(), await round()])
-    /** The rounds of wallets `prepare` makes before the clock starts; `run` returns the wallet's own CPU, subtracted. */
-    const walletRounds = async <W>(
+    /** A wallet's flow: `prepare` makes its wallets before the clock starts; `run` returns the wallet's own CPU, subtracted. */
+    const walletFlow = <W>(
+      sqlStatements: number,
       prepare: (count: number) => Promise<W[]>,
       run: (prepared: W) => Promise<number>,
-    ) => {
-      for (const prepared of await prepare(warmups)) await run(prepared)
-      return rounds(async () => {
-        const timed = await prepare(iterations)
+    ): CeilingFlow => ({
+      sqlStatements,
+      async warm() {
+        for (const prepared of await prepare(warmups)) await run(prepared)
+      },
+      async round(count) {
+        const timed = await prepare(count)
         let walletCpu = 0
         const started = cpuMs()
         for (const prepared of timed) walletCpu += await run(prepared)
-        return (cpuMs() - started - walletCpu) / iterations
-      })
-    }
-    const measurements = new Map<string, () => Promise<CeilingResult>>()
+        return (cpuMs() - started - walletCpu) / count
+      },
+    })
+    /** Each flow's ceiling, made on first use (some need set-up of their own). */
+    const makers = new Map<string, () => Promise<CeilingFlow>>()
     const issuances: [CeilingIssuance, string, number][] = [
       // The c_nonce is stateless (issue 44): no statement at the nonce request.
       ['sd-jwt', 'issuance (SD-JWT VC)', 5],
@@ -396,45 +402,33 @@ export async function openCeilings(
       ['sd-jwt with status', 'issuance with status list (SD-JWT VC)', 6],
     ]
     for (const [format, flow, sqlStatements] of issuances)
-      measurements.set(flow, async () => {
-        for (const proof of await proofs(warmups)) await issuanceFlow(sql, s, format, proof)
-        const cpuMsPerFlow = await rounds(async () => {
-          const timed = await proofs(iterations)
-          const started = cpuMs()
-          for (const proof of timed) await issuanceFlow(sql, s, format, proof)
-          return (cpuMs() - started) / iterations
-        })
-        return { flow, cpuMsPerFlow, sqlStatements }
-      })
-    const codeFlowName = 'issuance, authorization code (PAR + PKCE + DPoP)'
-    measurements.set(codeFlowName, async () => {
+      makers.set(flow, async () =>
+        walletFlow(sqlStatements, proofs, async (proof) => {
+          await issuanceFlow(sql, s, format, proof)
+          return 0
+        }),
+      )
+    makers.set('issuance, authorization code (PAR + PKCE + DPoP)', async () => {
       const nonceKey = randomBytes(32)
-      const codeWallets = await codeFlowWallets(s.tenant, nonceKey)
       const code = { ...s, nonceKey }
-      return {
-        flow: codeFlowName,
-        cpuMsPerFlow: await walletRounds(codeWallets, (prepared) => codeFlow(sql, code, prepared)),
-        sqlStatements: 11,
-      }
+      return walletFlow(11, await codeFlowWallets(s.tenant, nonceKey), (prepared) =>
+        codeFlow(sql, code, prepared),
+      )
     })
     const presentations: [string, Wallet, StatusSource][] = [
       ['presentation (direct_post.jwt)', wallet, NO_STATUS],
       ['presentation with status list (direct_post.jwt)', statusWallet, cachedStatus],
     ]
     for (const [flow, presenting, status] of presentations)
-      measurements.set(flow, async () => {
-        for (let i = 0; i < warmups; i++) await presentationFlow(sql, s, presenting, status)
-        const cpuMsPerFlow = await rounds(async () => {
-          let walletCpu = 0
-          const started = cpuMs()
-          for (let i = 0; i < iterations; i++) walletCpu += await presentationFlow(sql, s, presenting, status)
-          return (cpuMs() - started - walletCpu) / iterations
-        })
-        return { flow, cpuMsPerFlow, sqlStatements: 5 }
-      })
+      makers.set(flow, async () =>
+        walletFlow(
+          5,
+          async (count) => Array.from({ length: count }),
+          () => presentationFlow(sql, s, presenting, status),
+        ),
+      )
     // Issue 44 item 5: Interactive Authorization, the PID presented inline, an mdoc issued.
-    const interactiveFlowName = 'issuance, interactive authorization (PID presented → mdoc)'
-    measurements.set(interactiveFlowName, async () => {
+    makers.set('issuance, interactive authorization (PID presented → mdoc)', async () => {
       const iaTrust = presentationTrust({
         anchors: [parseCertificate(s.certificate)],
         acceptAnyIssuer: false,
@@ -450,17 +444,35 @@ export async function openCeilings(
         )
       const iaWallets = async (count: number) =>
         (await proofs(count)).map((proof) => interactiveWallet(presentPid, proof))
-      return {
-        flow: interactiveFlowName,
-        cpuMsPerFlow: await walletRounds(iaWallets, (prepared) => interactiveFlow(sql, s, iaTrust, prepared)),
-        sqlStatements: 6,
-      }
+      return walletFlow(6, iaWallets, (prepared) => interactiveFlow(sql, s, iaTrust, prepared))
     })
+    const ready = new Map<string, Promise<CeilingFlow>>()
+    const flowOf = (name: string) => {
+      const make = makers.get(name)
+      if (!make) return undefined
+      let made = ready.get(name)
+      if (!made) {
+        made = make().then(async (flow) => {
+          await flow.warm()
+          return flow
+        })
+        ready.set(name, made)
+      }
+      return made
+    }
     const close = async () => {
       await stopStatusServer()
       await sql.close()
     }
-    return { measure: async (flow) => measurements.get(flow)?.(), close }
+    return {
+      async round(name, count = iterations) {
+        const flow = await flowOf(name)
+        return (
+          flow && { flow: name, cpuMsPerFlow: await flow.round(count), sqlStatements: flow.sqlStatements }
+        )
+      },
+      close,
+    }
   } catch (error) {
     await stopStatusServer()
     await sql.close()

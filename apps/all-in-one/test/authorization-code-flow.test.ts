@@ -494,8 +494,17 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
   })
 
   it('RFC 6749 §4.1.3, PKCE §4.6 (I-40, S-35, S-36): code bound to client, redirect_uri, verifier; reuse revokes', async () => {
+    // The offer's session: the token request checks the code's bindings in the statement that
+    // issues the session's token, so a refused binding must leave the session offered.
+    let sessionId = ''
     const state = () =>
-      offer().then((o) => o.credentialOffer.grants.authorization_code.issuer_state as string)
+      offer().then((o) => {
+        sessionId = o.sessionId as string
+        return o.credentialOffer.grants.authorization_code.issuer_state as string
+      })
+    const sessionStatus = async () =>
+      ((await (await fetch(`${baseUrl}/api/sessions/${sessionId}`, { headers: admin })).json()) as Json)
+        .status
     const base = (code: string, verifier: string) => ({
       grant_type: 'authorization_code',
       code,
@@ -507,12 +516,19 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     expect((await token({ ...base(flow.code, flow.verifier), client_id: 'wallet-2' })).body.error).toBe(
       'invalid_grant',
     )
+    expect(await sessionStatus()).toBe('offered')
     flow = await codeFor(await state())
     expect(
       (await token({ ...base(flow.code, flow.verifier), redirect_uri: `${REDIRECT}/x` })).body.error,
     ).toBe('invalid_grant')
+    expect(await sessionStatus()).toBe('offered')
     flow = await codeFor(await state())
     expect((await token(base(flow.code, pkce().verifier))).body.error).toBe('invalid_grant')
+    expect(await sessionStatus()).toBe('offered')
+    // A verifier that is not one (RFC 7636 §4.1: 43-128 unreserved characters) is refused the same way.
+    flow = await codeFor(await state())
+    expect((await token(base(flow.code, `${flow.verifier}!`))).body.error).toBe('invalid_grant')
+    expect(await sessionStatus()).toBe('offered')
     flow = await codeFor(await state())
     const { code_verifier: _v, ...noVerifier } = base(flow.code, flow.verifier)
     expect((await token(noVerifier)).body.error).toBe('invalid_request')
@@ -528,6 +544,7 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
     const first = await token(base(flow.code, flow.verifier))
     expect(first.status).toBe(200)
     expect(first.body.token_type).toBe('Bearer')
+    expect(await sessionStatus()).toBe('token_issued')
     const second = await token(base(flow.code, flow.verifier))
     expect(second.body.error).toBe('invalid_grant')
     // The reuse revoked the grant: the first access token and refresh token no longer work.
@@ -690,7 +707,8 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
   })
 
   it('DPoP §10 (I-38): a code pushed with dpop_jkt is refused without that key (invalid_dpop_proof)', async () => {
-    const issuerState = (await offer()).credentialOffer.grants.authorization_code.issuer_state
+    const offered = await offer()
+    const issuerState = offered.credentialOffer.grants.authorization_code.issuer_state
     const flow = await codeFor(issuerState, { dpop_jkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs' })
     const answer = await token({
       grant_type: 'authorization_code',
@@ -700,6 +718,11 @@ describe('OpenID4VCI 1.0 §5 authorization code flow (PAR, PKCE, issuer_state, u
       client_id: 'wallet-1',
     })
     expect(answer.body.error).toBe('invalid_dpop_proof')
+    // The binding is checked in the statement that would issue the session's token: none issued.
+    const session = (await (
+      await fetch(`${baseUrl}/api/sessions/${offered.sessionId}`, { headers: admin })
+    ).json()) as Json
+    expect(session.status).toBe('offered')
   })
 
   it('RFC 6749 §4.1.2, PAR §7.3 (I-32, I-40, S-35, S-37): expired request_uri and expired code are refused', async () => {

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { tenantMac } from './server-nonces'
 
 /** A c_nonce this issuer made, as the credential endpoint spends it. */
 export interface IssuedNonce {
@@ -27,8 +28,7 @@ const MAC_BYTES = 16
  * tenant-scoped and time-limited by the MAC (I-51).
  */
 export function createCNonces(key: Buffer, seconds: number, now: () => Date): CNonces {
-  const mac = (tenantId: string, body: string) =>
-    createHmac('sha256', key).update(`${tenantId}|${body}`).digest().subarray(0, MAC_BYTES)
+  const mac = (tenantId: string, body: string) => tenantMac(key, tenantId, body, MAC_BYTES)
   return {
     issue(tenantId) {
       const expiry = Math.ceil(now().getTime() / 1000) + seconds

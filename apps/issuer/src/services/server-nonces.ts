@@ -10,6 +10,10 @@ export interface ServerNonces {
   valid(tenantId: string, nonce: unknown): boolean
 }
 
+/** HMAC-SHA256 of `<tenant>|<input>` under `key`, its first `bytes`: what binds a stateless nonce to its tenant. */
+export const tenantMac = (key: Buffer, tenantId: string, input: string, bytes: number): Buffer =>
+  createHmac('sha256', key).update(`${tenantId}|${input}`).digest().subarray(0, bytes)
+
 /**
  * Stateless server nonces: `<window>.<HMAC-SHA256(key, tenant|window)>`, so every pod issues and
  * checks them without storage. One instance per use, each with its own key derived from
@@ -25,7 +29,7 @@ export function createServerNonces(key: Buffer, now: () => Date): ServerNonces {
     let value = macs.get(input)
     if (!value) {
       if (macs.size >= 10_000) macs.clear()
-      value = createHmac('sha256', key).update(input).digest().subarray(0, 18)
+      value = tenantMac(key, tenantId, String(window), 18)
       macs.set(input, value)
     }
     return value
